@@ -1,0 +1,1100 @@
+//! One leaderboard: its config, members, and the counted tree that ranks
+//! them. Every non-I/O operation of SPEC §2 is a method here; protocols
+//! translate their requests into these calls and encode what they return.
+//!
+//! The tree is kept in *rank order* (best first): the key of a member is the
+//! order-preserving encoding of its score, bit-inverted on a `desc` board,
+//! and ties go to the member table (member bytes, or arrival sequence for
+//! `first`/`last`). So a position in the tree is a unique rank minus one,
+//! competition rank is "entries with a strictly smaller key", and dense rank
+//! is the same question asked of a second tree holding one entry per distinct
+//! score (kept only by `dense` boards).
+
+use std::cmp::Ordering;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use crate::config::{BoardConfig, Order, Ranking, Tiebreak, UpdateOp};
+use crate::error::{Error, Result};
+use crate::members::{Extra, Members, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+use crate::score;
+use crate::tree::{CountedTree, NoTie, TieBreak};
+
+/// Which existing/new members a submission may touch (Redis NX / XX).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Presence {
+    #[default]
+    Any,
+    /// Only add new members (NX).
+    OnlyNew,
+    /// Only update existing members (XX).
+    OnlyExisting,
+}
+
+/// An extra condition on updating an existing member (Redis GT / LT),
+/// tested against the score the operator produces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Cond {
+    #[default]
+    Always,
+    Greater,
+    Less,
+}
+
+/// One submission (SPEC §2 `submit`).
+#[derive(Debug, Clone, Default)]
+pub struct Submit<'a> {
+    pub member: &'a [u8],
+    pub score: f64,
+    /// Overrides the board's `update` operator for this call.
+    pub op: Option<UpdateOp>,
+    pub presence: Presence,
+    pub cond: Cond,
+    /// `Some` sets the display name (`Some("")` clears it).
+    pub name: Option<&'a str>,
+    /// `Some` sets the JSON object (`Some("")` clears it).
+    pub data: Option<&'a str>,
+}
+
+impl<'a> Submit<'a> {
+    pub fn new(member: &'a [u8], score: f64) -> Self {
+        Submit {
+            member,
+            score,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a submission did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubmitResult {
+    /// The member's score afterwards (`None`: not on the board).
+    pub score: Option<f64>,
+    /// The member's rank afterwards, in the board's ranking mode.
+    pub rank: Option<u64>,
+    /// The score before, if the member existed.
+    pub previous: Option<f64>,
+    /// The operator ran (false when NX/XX, GT/LT or `best` stopped it).
+    pub applied: bool,
+    /// The member was added.
+    pub created: bool,
+    /// The member was added or its score changed.
+    pub changed: bool,
+    /// Members evicted by `max_members` (possibly this one).
+    pub evicted: u64,
+}
+
+/// A member as a read returns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub member: Vec<u8>,
+    pub score: f64,
+    /// 1-based, in the board's ranking mode.
+    pub rank: u64,
+    pub name: Option<Arc<str>>,
+    pub data: Option<Arc<str>>,
+}
+
+/// `entry`: a member with everything a profile screen shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryInfo {
+    pub entry: Entry,
+    pub percentile: f64,
+    /// The page (1-based) holding the member at the requested page size.
+    pub page: u64,
+    pub ranking: Ranking,
+}
+
+/// `top`: one page of the board.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub entries: Vec<Entry>,
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub total_pages: u64,
+    pub ranking: Ranking,
+}
+
+/// `around`: the page centred on a member.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Around {
+    pub entries: Vec<Entry>,
+    /// The centre member's rank.
+    pub rank: u64,
+    pub total: u64,
+    pub ranking: Ranking,
+}
+
+/// `ranks`: the requested members that exist, best first, and the rest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ranks {
+    pub entries: Vec<Entry>,
+    pub missing: Vec<Vec<u8>>,
+    pub ranking: Ranking,
+}
+
+/// `board_info`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardInfo {
+    pub members: u64,
+    pub config: BoardConfig,
+    pub read_only: bool,
+    pub heap_bytes: u64,
+}
+
+/// A score interval (`min` ≤ `max` numerically; either end may be open or
+/// unbounded), as in Redis's `(1.5` and `-inf` bounds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScoreRange {
+    pub min: Bound<f64>,
+    pub max: Bound<f64>,
+}
+
+impl ScoreRange {
+    pub fn all() -> Self {
+        ScoreRange {
+            min: Bound::Unbounded,
+            max: Bound::Unbounded,
+        }
+    }
+    pub fn inclusive(min: f64, max: f64) -> Self {
+        ScoreRange {
+            min: Bound::Included(min),
+            max: Bound::Included(max),
+        }
+    }
+    fn validate(&self) -> Result<()> {
+        for b in [self.min, self.max] {
+            if let Bound::Included(x) | Bound::Excluded(x) = b {
+                if x.is_nan() {
+                    return Err(Error::NanScore);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How `merge`/`intersect` combine one member's weighted scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Aggregate {
+    #[default]
+    Sum,
+    Min,
+    Max,
+}
+
+impl Aggregate {
+    /// Redis's rule: a NaN (e.g. `inf + -inf`) becomes 0.
+    fn apply(self, acc: f64, x: f64) -> f64 {
+        let r = match self {
+            Aggregate::Sum => acc + x,
+            Aggregate::Min => acc.min(x),
+            Aggregate::Max => acc.max(x),
+        };
+        if r.is_nan() {
+            0.0
+        } else {
+            r
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum TieMode {
+    BytesAsc,
+    BytesDesc,
+    SeqAsc,
+    SeqDesc,
+}
+
+/// Orders equal-score members; borrows the member table.
+struct Ties<'a> {
+    members: &'a Members,
+    mode: TieMode,
+}
+
+impl TieBreak<u32> for Ties<'_> {
+    #[inline]
+    fn tie(&self, a: u32, b: u32) -> Ordering {
+        let m = self.members;
+        match self.mode {
+            TieMode::BytesAsc => m.bytes(a).cmp(m.bytes(b)),
+            TieMode::BytesDesc => m.bytes(b).cmp(m.bytes(a)),
+            TieMode::SeqAsc => m.seq(a).cmp(&m.seq(b)),
+            TieMode::SeqDesc => m.seq(b).cmp(&m.seq(a)),
+        }
+    }
+}
+
+fn tie_mode(c: &BoardConfig) -> TieMode {
+    match (c.tiebreak, c.order) {
+        (Tiebreak::Member, Order::Asc) => TieMode::BytesAsc,
+        (Tiebreak::Member, Order::Desc) => TieMode::BytesDesc,
+        (Tiebreak::First, _) => TieMode::SeqAsc,
+        (Tiebreak::Last, _) => TieMode::SeqDesc,
+    }
+}
+
+/// A leaderboard.
+pub struct Board {
+    config: BoardConfig,
+    tree: CountedTree<u32>,
+    /// Dense boards: one entry per distinct key, payload = multiplicity.
+    distinct: Option<CountedTree<u32>>,
+    members: Members,
+    next_seq: u64,
+    read_only: bool,
+}
+
+macro_rules! ties {
+    ($self:ident) => {
+        Ties {
+            members: &$self.members,
+            mode: tie_mode(&$self.config),
+        }
+    };
+}
+
+impl Board {
+    pub fn new(config: BoardConfig) -> Result<Board> {
+        config.validate()?;
+        Ok(Self::empty(config))
+    }
+
+    fn empty(config: BoardConfig) -> Board {
+        let seqs = config.tiebreak != Tiebreak::Member;
+        let dense = config.ranking == Ranking::Dense;
+        Board {
+            config,
+            tree: CountedTree::new(),
+            distinct: dense.then(CountedTree::new),
+            members: Members::new(seqs),
+            next_seq: 0,
+            read_only: false,
+        }
+    }
+
+    pub fn config(&self) -> &BoardConfig {
+        &self.config
+    }
+
+    pub fn ranking(&self) -> Ranking {
+        self.config.ranking
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    pub fn set_read_only(&mut self, ro: bool) {
+        self.read_only = ro;
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.tree.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tree.is_empty()
+    }
+
+    pub fn info(&self) -> BoardInfo {
+        BoardInfo {
+            members: self.len() as u64,
+            config: self.config.clone(),
+            read_only: self.read_only,
+            heap_bytes: self.heap_bytes() as u64,
+        }
+    }
+
+    /// Heap bytes held by this board's structures.
+    pub fn heap_bytes(&self) -> usize {
+        self.tree.heap_bytes()
+            + self.distinct.as_ref().map_or(0, |d| d.heap_bytes())
+            + self.members.heap_bytes()
+    }
+
+    // ------------------------------------------------------------ helpers
+
+    #[inline]
+    fn key_of(&self, s: f64) -> u64 {
+        let k = score::encode(s);
+        match self.config.order {
+            Order::Asc => k,
+            Order::Desc => !k,
+        }
+    }
+
+    #[inline]
+    fn score_of_key(&self, key: u64) -> f64 {
+        score::decode(match self.config.order {
+            Order::Asc => key,
+            Order::Desc => !key,
+        })
+    }
+
+    fn writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::ReadOnly(String::new()));
+        }
+        Ok(())
+    }
+
+    fn check_member(member: &[u8]) -> Result<()> {
+        if member.is_empty() || member.len() > MAX_MEMBER_BYTES {
+            return Err(Error::BadMember {
+                len: member.len(),
+                max: MAX_MEMBER_BYTES,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_extra(&self, name: Option<&str>, data: Option<&str>) -> Result<()> {
+        if name.is_some_and(|n| n.len() > MAX_NAME_BYTES) {
+            return Err(Error::BadName {
+                max: MAX_NAME_BYTES,
+            });
+        }
+        if let Some(d) = data.filter(|d| !d.is_empty()) {
+            let max = self.config.max_data_bytes;
+            let ok = d.len() <= max
+                && serde_json::from_str::<serde_json::Value>(d).is_ok_and(|v| v.is_object());
+            if !ok {
+                return Err(Error::BadData { max });
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_extra(&mut self, id: u32, name: Option<&str>, data: Option<&str>) {
+        if name.is_none() && data.is_none() {
+            return;
+        }
+        let mut e = self.members.extra(id).cloned().unwrap_or_default();
+        let opt = |s: &str| (!s.is_empty()).then(|| Arc::<str>::from(s));
+        if let Some(n) = name {
+            e.name = opt(n);
+        }
+        if let Some(d) = data {
+            e.data = opt(d);
+        }
+        self.members.set_extra(id, e);
+    }
+
+    fn bump_seq(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq
+    }
+
+    fn tree_insert(&mut self, key: u64, id: u32) -> usize {
+        let pos = self.tree.insert(key, id, &ties!(self));
+        if let Some(d) = self.distinct.as_mut() {
+            match d.get_key_mut(key) {
+                Some(n) => *n += 1,
+                None => {
+                    d.insert(key, 1, &NoTie);
+                }
+            }
+        }
+        pos
+    }
+
+    fn tree_remove(&mut self, key: u64, id: u32) -> Option<usize> {
+        let pos = self.tree.remove(key, id, &ties!(self));
+        if pos.is_some() {
+            self.distinct_remove(key);
+        }
+        pos
+    }
+
+    fn distinct_remove(&mut self, key: u64) {
+        if let Some(d) = self.distinct.as_mut() {
+            if let Some(n) = d.get_key_mut(key) {
+                *n -= 1;
+                if *n == 0 {
+                    d.remove(key, 0, &NoTie);
+                }
+            }
+        }
+    }
+
+    /// Rank (1-based, per the ranking mode) of the entry at `pos` with `key`.
+    #[inline]
+    fn rank_at(&self, pos: usize, key: u64) -> u64 {
+        (match self.config.ranking {
+            Ranking::Unique => pos,
+            Ranking::Competition => self.tree.key_rank(key, false),
+            Ranking::Dense => self.distinct.as_ref().map_or(0, |d| d.key_rank(key, false)),
+        }) as u64
+            + 1
+    }
+
+    fn make_entry(&self, key: u64, id: u32, rank: u64) -> Entry {
+        let extra = self.members.extra(id);
+        Entry {
+            member: self.members.bytes(id).to_vec(),
+            score: self.score_of_key(key),
+            rank,
+            name: extra.and_then(|e| e.name.clone()),
+            data: extra.and_then(|e| e.data.clone()),
+        }
+    }
+
+    /// Entries at tree positions `from..` (forward) or `..=from` (backward),
+    /// at most `limit`, each with its rank.
+    fn collect(&self, from: usize, limit: usize, backward: bool) -> Vec<Entry> {
+        let mut out = Vec::with_capacity(limit.min(1024));
+        if limit == 0 || from >= self.len() {
+            return out;
+        }
+        let mut prev: Option<(u64, u64)> = None; // (key, rank)
+        let mut pos = from;
+        let mut push = |board: &Board, key: u64, id: u32, pos: usize| {
+            let rank = match (board.config.ranking, prev) {
+                (Ranking::Unique, _) => pos as u64 + 1,
+                (_, Some((k, r))) if k == key => r,
+                (Ranking::Dense, Some((_, r))) => {
+                    if backward {
+                        r - 1
+                    } else {
+                        r + 1
+                    }
+                }
+                (Ranking::Competition, Some(_)) if !backward => pos as u64 + 1,
+                _ => board.rank_at(pos, key),
+            };
+            prev = Some((key, rank));
+            out.push(board.make_entry(key, id, rank));
+        };
+        if backward {
+            for (key, id) in self.tree.iter_rev_from(from).take(limit) {
+                push(self, key, id, pos);
+                pos = pos.wrapping_sub(1);
+            }
+        } else {
+            for (key, id) in self.tree.iter_from(from).take(limit) {
+                push(self, key, id, pos);
+                pos += 1;
+            }
+        }
+        out
+    }
+
+    /// Tree positions `[lo, hi)` of the members whose score is in `r`.
+    fn score_span(&self, r: &ScoreRange) -> (usize, usize) {
+        // In tree order, the best end of the range comes first.
+        let (first, last) = match self.config.order {
+            Order::Asc => (r.min, r.max),
+            Order::Desc => (r.max, r.min),
+        };
+        let lo = match first {
+            Bound::Unbounded => 0,
+            Bound::Included(s) => self.tree.key_rank(self.key_of(s), false),
+            Bound::Excluded(s) => self.tree.key_rank(self.key_of(s), true),
+        };
+        let hi = match last {
+            Bound::Unbounded => self.len(),
+            Bound::Included(s) => self.tree.key_rank(self.key_of(s), true),
+            Bound::Excluded(s) => self.tree.key_rank(self.key_of(s), false),
+        };
+        (lo, hi.max(lo))
+    }
+
+    fn locate(&self, member: &[u8]) -> Option<(usize, u64, u32)> {
+        let id = self.members.find(member)?;
+        let key = self.key_of(self.members.score(id));
+        let pos = self.tree.position(key, id, &ties!(self))?;
+        Some((pos, key, id))
+    }
+
+    fn evict_overflow(&mut self) -> u64 {
+        let Some(max) = self.config.max_members else {
+            return 0;
+        };
+        let mut evicted = 0;
+        while self.tree.len() as u64 > max {
+            let Some((key, id)) = self.tree.remove_at(self.tree.len() - 1) else {
+                break;
+            };
+            self.distinct_remove(key);
+            self.members.remove(id);
+            evicted += 1;
+        }
+        evicted
+    }
+
+    // ------------------------------------------------------------- writes
+
+    /// `submit`: adds or updates one member.
+    pub fn submit(&mut self, s: &Submit) -> Result<SubmitResult> {
+        self.writable()?;
+        Self::check_member(s.member)?;
+        if s.score.is_nan() {
+            return Err(Error::NanScore);
+        }
+        self.check_extra(s.name, s.data)?;
+        let op = s.op.unwrap_or(self.config.update);
+        if op != UpdateOp::Incr {
+            self.config.in_bounds(s.score)?;
+        }
+        let Some(id) = self.members.find(s.member) else {
+            return self.submit_new(s);
+        };
+        let old = self.members.score(id);
+        let new = match op {
+            UpdateOp::Set | UpdateOp::Best => s.score,
+            UpdateOp::Incr => old + s.score,
+        };
+        if new.is_nan() {
+            return Err(Error::NanResult);
+        }
+        let blocked = s.presence == Presence::OnlyNew
+            || (op == UpdateOp::Best && !self.config.better(new, old))
+            || (s.cond == Cond::Greater && new <= old)
+            || (s.cond == Cond::Less && new >= old);
+        let changed = !blocked && score::encode(new) != score::encode(old);
+        if changed {
+            self.config.in_bounds(new)?;
+        }
+        self.apply_extra(id, s.name, s.data);
+        let old_key = self.key_of(old);
+        let (key, pos) = if changed {
+            self.tree_remove(old_key, id);
+            self.members.set_score(id, new);
+            let seq = self.bump_seq();
+            self.members.set_seq(id, seq);
+            let key = self.key_of(new);
+            (key, self.tree_insert(key, id))
+        } else {
+            let pos = self.tree.position(old_key, id, &ties!(self)).unwrap_or(0);
+            (old_key, pos)
+        };
+        Ok(SubmitResult {
+            score: Some(self.members.score(id)),
+            rank: Some(self.rank_at(pos, key)),
+            previous: Some(old),
+            applied: !blocked,
+            created: false,
+            changed,
+            evicted: 0,
+        })
+    }
+
+    fn submit_new(&mut self, s: &Submit) -> Result<SubmitResult> {
+        let absent = SubmitResult {
+            score: None,
+            rank: None,
+            previous: None,
+            applied: false,
+            created: false,
+            changed: false,
+            evicted: 0,
+        };
+        if s.presence == Presence::OnlyExisting {
+            return Ok(absent);
+        }
+        // An absent member counts as 0 for `incr`, as in Redis.
+        self.config.in_bounds(s.score)?;
+        let seq = self.bump_seq();
+        let id = self.members.insert(s.member, s.score, seq);
+        self.apply_extra(id, s.name, s.data);
+        let key = self.key_of(s.score);
+        let pos = self.tree_insert(key, id);
+        let evicted = self.evict_overflow();
+        let kept = (pos as u64) < self.tree.len() as u64
+            && self.config.max_members.is_none_or(|m| (pos as u64) < m);
+        Ok(SubmitResult {
+            score: kept.then_some(s.score),
+            rank: kept.then(|| self.rank_at(pos, key)),
+            previous: None,
+            applied: true,
+            created: kept,
+            changed: kept,
+            evicted,
+        })
+    }
+
+    /// `submit_many`: a batch applied in order. Bad input anywhere in the
+    /// batch (NaN, over-long member, bad data, a `set` out of bounds) refuses
+    /// the whole batch before anything changes; a failure that depends on
+    /// the board's state (an `incr` leaving the bounds) fails that item only.
+    pub fn submit_many(&mut self, batch: &[Submit]) -> Result<Vec<Result<SubmitResult>>> {
+        self.writable()?;
+        for s in batch {
+            Self::check_member(s.member)?;
+            if s.score.is_nan() {
+                return Err(Error::NanScore);
+            }
+            self.check_extra(s.name, s.data)?;
+            if s.op.unwrap_or(self.config.update) != UpdateOp::Incr {
+                self.config.in_bounds(s.score)?;
+            }
+        }
+        Ok(batch.iter().map(|s| self.submit(s)).collect())
+    }
+
+    /// `set_data`: sets or clears a member's name and data; false if absent.
+    pub fn set_data(
+        &mut self,
+        member: &[u8],
+        name: Option<&str>,
+        data: Option<&str>,
+    ) -> Result<bool> {
+        self.writable()?;
+        self.check_extra(name, data)?;
+        match self.members.find(member) {
+            Some(id) => {
+                self.apply_extra(id, name, data);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    /// `remove`: returns how many of `members` were on the board.
+    pub fn remove<M: AsRef<[u8]>>(&mut self, members: &[M]) -> Result<u64> {
+        self.writable()?;
+        let mut n = 0;
+        for m in members {
+            if let Some(id) = self.members.find(m.as_ref()) {
+                let key = self.key_of(self.members.score(id));
+                self.tree_remove(key, id);
+                self.members.remove(id);
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// Removes tree positions `[lo, hi)`; returns the removed entries when
+    /// `collect` is set.
+    fn remove_span(&mut self, lo: usize, hi: usize, collect: bool) -> Vec<Entry> {
+        let mut out = Vec::new();
+        if collect {
+            out = self.collect(lo, hi.saturating_sub(lo), false);
+        }
+        for _ in lo..hi {
+            let Some((key, id)) = self.tree.remove_at(lo) else {
+                break;
+            };
+            self.distinct_remove(key);
+            self.members.remove(id);
+        }
+        out
+    }
+
+    /// `remove_range` by rank: 1-based ranks `start..=stop` (unique ranks,
+    /// i.e. positions, best first); returns how many were removed.
+    pub fn remove_range_by_rank(&mut self, start: u64, stop: u64) -> Result<u64> {
+        self.writable()?;
+        let (lo, hi) = self.rank_span(start, stop);
+        self.remove_span(lo, hi, false);
+        Ok((hi - lo) as u64)
+    }
+
+    /// `remove_range` by score.
+    pub fn remove_range_by_score(&mut self, r: &ScoreRange) -> Result<u64> {
+        self.writable()?;
+        r.validate()?;
+        let (lo, hi) = self.score_span(r);
+        self.remove_span(lo, hi, false);
+        Ok((hi - lo) as u64)
+    }
+
+    /// Removes and returns up to `count` entries from the best end
+    /// (`worst == false`) or the worst end (Redis ZPOPMIN / ZPOPMAX).
+    pub fn pop(&mut self, count: u64, worst: bool) -> Result<Vec<Entry>> {
+        self.writable()?;
+        let n = self.len();
+        let count = (count as usize).min(n);
+        if worst {
+            let mut v = self.remove_span(n - count, n, true);
+            v.reverse();
+            Ok(v)
+        } else {
+            Ok(self.remove_span(0, count, true))
+        }
+    }
+
+    /// Empties the board, keeping its config.
+    pub fn clear(&mut self) {
+        let ro = self.read_only;
+        *self = Self::empty(self.config.clone());
+        self.read_only = ro;
+    }
+
+    /// Moves the content out into a new board (for archives), leaving this
+    /// one empty with the same config.
+    pub fn take(&mut self) -> Board {
+        let fresh = Self::empty(self.config.clone());
+        std::mem::replace(self, fresh)
+    }
+
+    /// `board_update`: applies a new config, re-ranking the members when the
+    /// order or tiebreak changed and evicting beyond a lowered `max_members`.
+    pub fn set_config(&mut self, config: BoardConfig) -> Result<()> {
+        config.validate()?;
+        let rebuild = config.order != self.config.order
+            || config.tiebreak != self.config.tiebreak
+            || config.ranking != self.config.ranking;
+        if !rebuild {
+            self.config = config;
+            self.evict_overflow();
+            return Ok(());
+        }
+        // Re-submit every member in its current rank order, so `first`/`last`
+        // sequences follow the old order.
+        let old = std::mem::replace(self, Self::empty(config));
+        self.read_only = old.read_only;
+        for (key, id) in old.tree.iter() {
+            let seq = self.bump_seq();
+            let score = old.score_of_key(key);
+            let nid = self.members.insert(old.members.bytes(id), score, seq);
+            if let Some(e) = old.members.extra(id) {
+                self.members.set_extra(nid, e.clone());
+            }
+            let k = self.key_of(score);
+            self.tree_insert(k, nid);
+        }
+        self.evict_overflow();
+        Ok(())
+    }
+
+    // -------------------------------------------------------------- reads
+
+    /// `score`.
+    pub fn score(&self, member: &[u8]) -> Option<f64> {
+        self.members.find(member).map(|id| self.members.score(id))
+    }
+
+    /// `rank` (1-based, in the board's ranking mode).
+    pub fn rank(&self, member: &[u8]) -> Option<u64> {
+        self.locate(member)
+            .map(|(pos, key, _)| self.rank_at(pos, key))
+    }
+
+    /// 0-based position in rank order (the unique rank minus one), for
+    /// protocols that index from 0.
+    pub fn position(&self, member: &[u8]) -> Option<usize> {
+        self.locate(member).map(|(pos, _, _)| pos)
+    }
+
+    /// `entry`.
+    pub fn entry(&self, member: &[u8], page_size: u64) -> Option<EntryInfo> {
+        let (pos, key, id) = self.locate(member)?;
+        let rank = self.rank_at(pos, key);
+        Some(EntryInfo {
+            entry: self.make_entry(key, id, rank),
+            percentile: self.percentile_of(key),
+            page: pos as u64 / page_size.max(1) + 1,
+            ranking: self.config.ranking,
+        })
+    }
+
+    /// `count` of members whose score is in `r`.
+    pub fn count_range(&self, r: &ScoreRange) -> Result<u64> {
+        r.validate()?;
+        let (lo, hi) = self.score_span(r);
+        Ok((hi - lo) as u64)
+    }
+
+    /// `top`: page `page` (1-based) of `page_size` entries. A page past the
+    /// end is empty; `total_pages` says how many there are.
+    pub fn top(&self, page: u64, page_size: u64) -> Result<Page> {
+        if page == 0 || page_size == 0 {
+            return Err(Error::BadArgument("page and page_size start at 1".into()));
+        }
+        let total = self.len() as u64;
+        let from = (page - 1).saturating_mul(page_size);
+        let entries = if from < total {
+            self.collect(from as usize, page_size as usize, false)
+        } else {
+            Vec::new()
+        };
+        Ok(Page {
+            entries,
+            page,
+            page_size,
+            total,
+            total_pages: total.div_ceil(page_size),
+            ranking: self.config.ranking,
+        })
+    }
+
+    /// Positions `[lo, hi)` for 1-based unique ranks `start..=stop`, clipped.
+    fn rank_span(&self, start: u64, stop: u64) -> (usize, usize) {
+        let n = self.len() as u64;
+        let lo = start.max(1) - 1;
+        let hi = stop.min(n);
+        if lo >= hi {
+            (0, 0)
+        } else {
+            (lo as usize, hi as usize)
+        }
+    }
+
+    /// `range_by_rank`: 1-based unique ranks `start..=stop`, best first; with
+    /// `from_worst`, ranks count from the worst end and entries come worst
+    /// first (Redis ZREVRANGE on an ascending set).
+    pub fn range_by_rank(&self, start: u64, stop: u64, from_worst: bool) -> Vec<Entry> {
+        let (lo, hi) = self.rank_span(start, stop);
+        if lo >= hi {
+            return Vec::new();
+        }
+        if from_worst {
+            self.collect(self.len() - 1 - lo, hi - lo, true)
+        } else {
+            self.collect(lo, hi - lo, false)
+        }
+    }
+
+    /// `range_by_score`: members with a score in `r`, best first (or worst
+    /// first), skipping `offset` and returning at most `limit`.
+    pub fn range_by_score(
+        &self,
+        r: &ScoreRange,
+        from_worst: bool,
+        offset: u64,
+        limit: u64,
+    ) -> Result<Vec<Entry>> {
+        r.validate()?;
+        let (lo, hi) = self.score_span(r);
+        let n = (hi - lo) as u64;
+        if offset >= n {
+            return Ok(Vec::new());
+        }
+        let take = limit.min(n - offset) as usize;
+        Ok(if from_worst {
+            self.collect(hi - 1 - offset as usize, take, true)
+        } else {
+            self.collect(lo + offset as usize, take, false)
+        })
+    }
+
+    /// `around`: `page_size` entries starting `page_size / 2` above the
+    /// member, clipped at the top and at the bottom of the board (as the
+    /// Redis leaderboard libraries' `around_me` does).
+    pub fn around(&self, member: &[u8], page_size: u64) -> Option<Around> {
+        let (pos, key, _) = self.locate(member)?;
+        let start = pos.saturating_sub(page_size as usize / 2);
+        Some(Around {
+            entries: self.collect(start, page_size as usize, false),
+            rank: self.rank_at(pos, key),
+            total: self.len() as u64,
+            ranking: self.config.ranking,
+        })
+    }
+
+    /// `ranks`: each listed member (e.g. a friends list) with rank and score,
+    /// best first; absent ones listed apart. Duplicates count once.
+    pub fn ranks<M: AsRef<[u8]>>(&self, members: &[M]) -> Ranks {
+        let mut found: Vec<(usize, u64, u32)> = Vec::new();
+        let mut missing = Vec::new();
+        for m in members {
+            match self.locate(m.as_ref()) {
+                Some(hit) => found.push(hit),
+                None => missing.push(m.as_ref().to_vec()),
+            }
+        }
+        found.sort_unstable_by_key(|h| h.0);
+        found.dedup_by_key(|h| h.0);
+        missing.sort();
+        missing.dedup();
+        Ranks {
+            entries: found
+                .into_iter()
+                .map(|(pos, key, id)| self.make_entry(key, id, self.rank_at(pos, key)))
+                .collect(),
+            missing,
+            ranking: self.config.ranking,
+        }
+    }
+
+    /// The share of the board (0–100] whose score is not better than `key`'s.
+    fn percentile_of(&self, key: u64) -> f64 {
+        let n = self.len() as f64;
+        let better = self.tree.key_rank(key, false) as f64;
+        100.0 * (n - better) / n
+    }
+
+    /// `percentile`: the percentage of the board whose score is not better
+    /// than the member's (the best member is at 100).
+    pub fn percentile(&self, member: &[u8]) -> Option<f64> {
+        let id = self.members.find(member)?;
+        Some(self.percentile_of(self.key_of(self.members.score(id))))
+    }
+
+    /// `score_at_percentile`: the worst-ranked entry whose percentile is at
+    /// least `p` (0 ≤ p ≤ 100); `None` on an empty board.
+    pub fn score_at_percentile(&self, p: f64) -> Result<Option<Entry>> {
+        if !(0.0..=100.0).contains(&p) {
+            return Err(Error::BadArgument(
+                "percentile must be between 0 and 100".into(),
+            ));
+        }
+        let n = self.len();
+        if n == 0 {
+            return Ok(None);
+        }
+        let r = ((n as f64 + 1.0 - p * n as f64 / 100.0).floor() as usize).clamp(1, n);
+        Ok(self.collect(r - 1, 1, false).pop())
+    }
+
+    /// `export`: every entry best first, borrowed: `(member, score, name, data)`.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64, Option<&Extra>)> + '_ {
+        self.tree.iter().map(move |(key, id)| {
+            (
+                self.members.bytes(id),
+                self.score_of_key(key),
+                self.members.extra(id),
+            )
+        })
+    }
+
+    /// Every entry from `pos` (0-based) on, best first, with ranks.
+    pub fn entries_from(&self, pos: usize, limit: usize) -> Vec<Entry> {
+        self.collect(pos, limit, false)
+    }
+
+    // ----------------------------------------------------- merge/intersect
+
+    /// `merge` (union) or `intersect` of weighted sources into a new board
+    /// with `config`, as Redis ZUNIONSTORE / ZINTERSTORE: sources are visited
+    /// from the smallest, a weighted NaN counts as 0, and a member's result
+    /// is the aggregate of its weighted scores.
+    pub fn combine(
+        config: BoardConfig,
+        sources: &[(&Board, f64)],
+        agg: Aggregate,
+        intersect: bool,
+    ) -> Result<Board> {
+        config.validate()?;
+        if sources.iter().any(|s| s.1.is_nan()) {
+            return Err(Error::BadArgument("weight is not a number".into()));
+        }
+        let mut order: Vec<&(&Board, f64)> = sources.iter().collect();
+        order.sort_by_key(|s| s.0.len());
+        let weighted = |w: f64, s: f64| {
+            let x = s * w;
+            if x.is_nan() {
+                0.0
+            } else {
+                x
+            }
+        };
+        // Insertion-ordered, so the result (and `first`/`last` sequences)
+        // is the same on every replay.
+        let mut acc: Vec<(&[u8], f64)> = Vec::new();
+        let mut index: hashbrown::HashMap<&[u8], usize> = hashbrown::HashMap::new();
+        if intersect {
+            if let Some(&&(first, w0)) = order.first() {
+                'members: for (m, s, _) in first.iter() {
+                    let mut total = weighted(w0, s);
+                    for &&(other, w) in &order[1..] {
+                        match other.score(m) {
+                            Some(x) => total = agg.apply(total, weighted(w, x)),
+                            None => continue 'members,
+                        }
+                    }
+                    acc.push((m, total));
+                }
+            }
+        } else {
+            for &&(src, w) in &order {
+                for (m, s, _) in src.iter() {
+                    let x = weighted(w, s);
+                    match index.entry(m) {
+                        hashbrown::hash_map::Entry::Occupied(e) => {
+                            let slot = &mut acc[*e.get()].1;
+                            *slot = agg.apply(*slot, x);
+                        }
+                        hashbrown::hash_map::Entry::Vacant(e) => {
+                            e.insert(acc.len());
+                            acc.push((m, x));
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = Board::empty(config);
+        for (m, s) in acc {
+            out.submit_unchecked(m, s);
+        }
+        out.evict_overflow();
+        Ok(out)
+    }
+
+    /// Inserts or overwrites without validation (for combine and restore).
+    fn submit_unchecked(&mut self, member: &[u8], s: f64) {
+        if let Some(id) = self.members.find(member) {
+            let key = self.key_of(self.members.score(id));
+            self.tree_remove(key, id);
+            self.members.remove(id);
+        }
+        let seq = self.bump_seq();
+        let id = self.members.insert(member, s, seq);
+        let key = self.key_of(s);
+        self.tree_insert(key, id);
+    }
+
+    // ------------------------------------------------------ invariants
+
+    /// Checks that the tree, the distinct-score tree and the member table
+    /// agree; for tests.
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.tree.check_invariants(&ties!(self))?;
+        if self.members.len() != self.tree.len() {
+            return Err(format!(
+                "{} members but {} tree entries",
+                self.members.len(),
+                self.tree.len()
+            ));
+        }
+        let mut distinct = 0usize;
+        let mut prev = None;
+        for (key, id) in self.tree.iter() {
+            if self.key_of(self.members.score(id)) != key {
+                return Err("tree key disagrees with the member's score".into());
+            }
+            if self.members.find(self.members.bytes(id)) != Some(id) {
+                return Err("member index disagrees with the tree".into());
+            }
+            if prev != Some(key) {
+                distinct += 1;
+                prev = Some(key);
+            }
+        }
+        if let Some(d) = &self.distinct {
+            d.check_invariants(&NoTie)?;
+            if d.len() != distinct {
+                return Err(format!(
+                    "{} distinct scores but dense index holds {}",
+                    distinct,
+                    d.len()
+                ));
+            }
+            let total: u64 = d.iter().map(|(_, n)| n as u64).sum();
+            if total != self.len() as u64 {
+                return Err("dense multiplicities do not add up".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board")
+            .field("config", &self.config)
+            .field("members", &self.len())
+            .field("read_only", &self.read_only)
+            .finish()
+    }
+}
+
+pub(crate) mod snapshot;

@@ -1,0 +1,334 @@
+//! Board configuration (SPEC §1): ordering, ranking mode, tiebreak, update
+//! operator, bounds, capacity, reset schedule and search fields.
+
+use crate::error::{Error, Result};
+
+/// Which scores are better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Order {
+    /// Higher is better.
+    #[default]
+    Desc,
+    /// Lower is better (lap times).
+    Asc,
+}
+
+/// How ties share ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Ranking {
+    /// 1, 2, 3, 4: every member its own rank.
+    #[default]
+    Unique,
+    /// 1, 1, 2: ties share a rank, the next rank follows on.
+    Dense,
+    /// 1, 1, 3: ties share a rank, the next rank skips.
+    Competition,
+}
+
+/// The order among equal scores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tiebreak {
+    /// Member bytes, exactly as Redis: ascending on an `asc` board, the
+    /// exact reverse on a `desc` board (like ZREVRANGE).
+    #[default]
+    Member,
+    /// Who reached the score first ranks higher.
+    First,
+    /// Who reached the score last ranks higher.
+    Last,
+}
+
+/// The operator a submission applies to an existing score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpdateOp {
+    /// Replace.
+    #[default]
+    Set,
+    /// Keep only an improvement, per the board's order.
+    Best,
+    /// Add (a negative number decrements).
+    Incr,
+}
+
+/// When a board archives its content and starts empty.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Reset {
+    #[default]
+    Never,
+    Daily,
+    Weekly,
+    Monthly,
+    /// A cron expression; parsed and scheduled by the server.
+    Cron(String),
+}
+
+/// Default limit on a member's `data` (a JSON object), in bytes.
+pub const DEFAULT_MAX_DATA_BYTES: usize = 4096;
+
+/// Every option of a board (SPEC §1). `Default` is the spec's defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoardConfig {
+    pub order: Order,
+    pub ranking: Ranking,
+    pub tiebreak: Tiebreak,
+    pub update: UpdateOp,
+    pub min_score: Option<f64>,
+    pub max_score: Option<f64>,
+    pub max_members: Option<u64>,
+    pub reset: Reset,
+    pub keep_archives: Option<u32>,
+    pub search_fields: Vec<String>,
+    pub max_data_bytes: usize,
+}
+
+impl Default for BoardConfig {
+    fn default() -> Self {
+        BoardConfig {
+            order: Order::Desc,
+            ranking: Ranking::Unique,
+            tiebreak: Tiebreak::Member,
+            update: UpdateOp::Set,
+            min_score: None,
+            max_score: None,
+            max_members: None,
+            reset: Reset::Never,
+            keep_archives: None,
+            search_fields: vec!["name".to_string()],
+            max_data_bytes: DEFAULT_MAX_DATA_BYTES,
+        }
+    }
+}
+
+impl BoardConfig {
+    /// Refuses contradictory or meaningless settings.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: &str| Err(Error::BadConfig(m.to_string()));
+        if self.min_score.is_some_and(f64::is_nan) || self.max_score.is_some_and(f64::is_nan) {
+            return bad("min_score and max_score must be numbers");
+        }
+        if let (Some(lo), Some(hi)) = (self.min_score, self.max_score) {
+            if lo > hi {
+                return bad("min_score must not exceed max_score");
+            }
+        }
+        if self.max_members == Some(0) {
+            return bad("max_members must be at least 1");
+        }
+        if self
+            .search_fields
+            .iter()
+            .any(|f| f.is_empty() || f.len() > 64)
+        {
+            return bad("search_fields must be names of 1 to 64 bytes");
+        }
+        if let Reset::Cron(expr) = &self.reset {
+            if expr.trim().is_empty() {
+                return bad("reset cron expression is empty");
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `candidate` is strictly better than `current` on this board.
+    #[inline]
+    pub fn better(&self, candidate: f64, current: f64) -> bool {
+        match self.order {
+            Order::Desc => candidate > current,
+            Order::Asc => candidate < current,
+        }
+    }
+
+    pub fn in_bounds(&self, score: f64) -> Result<()> {
+        let min = self.min_score.unwrap_or(f64::NEG_INFINITY);
+        let max = self.max_score.unwrap_or(f64::INFINITY);
+        if score < min || score > max {
+            return Err(Error::OutOfBounds { score, min, max });
+        }
+        Ok(())
+    }
+}
+
+macro_rules! names {
+    ($ty:ty { $($variant:ident = $name:literal),* $(,)? }) => {
+        impl $ty {
+            pub fn as_str(&self) -> &'static str {
+                match self { $(Self::$variant => $name),* }
+            }
+        }
+        impl std::str::FromStr for $ty {
+            type Err = Error;
+            fn from_str(s: &str) -> Result<Self> {
+                match s {
+                    $($name => Ok(Self::$variant),)*
+                    _ => Err(Error::BadConfig(format!(
+                        "unknown {} {s:?}; expected one of: {}",
+                        stringify!($ty).to_lowercase(),
+                        [$($name),*].join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+names!(Order { Desc = "desc", Asc = "asc" });
+names!(Ranking { Unique = "unique", Dense = "dense", Competition = "competition" });
+names!(Tiebreak { Member = "member", First = "first", Last = "last" });
+names!(UpdateOp { Set = "set", Best = "best", Incr = "incr" });
+
+impl Reset {
+    pub fn parse(s: &str) -> Result<Reset> {
+        Ok(match s {
+            "never" => Reset::Never,
+            "daily" => Reset::Daily,
+            "weekly" => Reset::Weekly,
+            "monthly" => Reset::Monthly,
+            other if other.split_whitespace().count() >= 5 => Reset::Cron(other.to_string()),
+            other => {
+                return Err(Error::BadConfig(format!(
+                    "unknown reset {other:?}; expected never, daily, weekly, monthly or a cron expression"
+                )))
+            }
+        })
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            Reset::Never => "never",
+            Reset::Daily => "daily",
+            Reset::Weekly => "weekly",
+            Reset::Monthly => "monthly",
+            Reset::Cron(e) => e,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_is_clear() {
+        for o in [Order::Desc, Order::Asc] {
+            assert_eq!(o.as_str().parse::<Order>().unwrap(), o);
+        }
+        let err = "sideways".parse::<Order>().unwrap_err().to_string();
+        assert!(err.contains("desc, asc"), "{err}");
+        assert_eq!(
+            Reset::parse("0 0 * * 1").unwrap(),
+            Reset::Cron("0 0 * * 1".into())
+        );
+        assert!(Reset::parse("hourly").is_err());
+    }
+
+    #[test]
+    fn validate_refuses_nonsense() {
+        let c = BoardConfig {
+            min_score: Some(5.0),
+            max_score: Some(1.0),
+            ..Default::default()
+        };
+        assert!(c.validate().is_err());
+        let c = BoardConfig {
+            max_members: Some(0),
+            ..Default::default()
+        };
+        assert!(c.validate().is_err());
+        assert!(BoardConfig::default().validate().is_ok());
+    }
+}
+
+impl BoardConfig {
+    /// The config as the JSON object the HTTP API and snapshots use.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "order": self.order.as_str(),
+            "ranking": self.ranking.as_str(),
+            "tiebreak": self.tiebreak.as_str(),
+            "update": self.update.as_str(),
+            "min_score": self.min_score,
+            "max_score": self.max_score,
+            "max_members": self.max_members,
+            "reset": self.reset.as_str(),
+            "keep_archives": self.keep_archives,
+            "search_fields": self.search_fields,
+            "max_data_bytes": self.max_data_bytes,
+        })
+    }
+
+    /// Reads a config object; absent or `null` fields keep the defaults,
+    /// unknown fields and wrong types are refused with a clear message.
+    pub fn from_json(v: &serde_json::Value) -> Result<BoardConfig> {
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::BadConfig("config must be a JSON object".into()))?;
+        let mut c = BoardConfig::default();
+        let bad = |field: &str, want: &str| Error::BadConfig(format!("{field} must be {want}"));
+        for (k, v) in obj {
+            if v.is_null() {
+                continue;
+            }
+            let s = || v.as_str().ok_or_else(|| bad(k, "a string"));
+            let num = || v.as_f64().ok_or_else(|| bad(k, "a number"));
+            let int = || v.as_u64().ok_or_else(|| bad(k, "a non-negative integer"));
+            match k.as_str() {
+                "order" => c.order = s()?.parse()?,
+                "ranking" => c.ranking = s()?.parse()?,
+                "tiebreak" => c.tiebreak = s()?.parse()?,
+                "update" => c.update = s()?.parse()?,
+                "min_score" => c.min_score = Some(num()?),
+                "max_score" => c.max_score = Some(num()?),
+                "max_members" => c.max_members = Some(int()?),
+                "reset" => c.reset = Reset::parse(s()?)?,
+                "keep_archives" => {
+                    c.keep_archives =
+                        Some(u32::try_from(int()?).map_err(|_| bad(k, "at most 2^32-1"))?)
+                }
+                "max_data_bytes" => c.max_data_bytes = int()? as usize,
+                "search_fields" => {
+                    let arr = v.as_array().ok_or_else(|| bad(k, "an array of strings"))?;
+                    c.search_fields = arr
+                        .iter()
+                        .map(|f| {
+                            f.as_str()
+                                .map(str::to_string)
+                                .ok_or_else(|| bad(k, "an array of strings"))
+                        })
+                        .collect::<Result<_>>()?;
+                }
+                other => return Err(Error::BadConfig(format!("unknown config field {other:?}"))),
+            }
+        }
+        c.validate()?;
+        Ok(c)
+    }
+}
+
+#[cfg(test)]
+mod json_tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip() {
+        let c = BoardConfig {
+            order: Order::Asc,
+            ranking: Ranking::Dense,
+            tiebreak: Tiebreak::First,
+            update: UpdateOp::Best,
+            min_score: Some(0.0),
+            max_score: Some(1e9),
+            max_members: Some(100),
+            reset: Reset::Cron("0 0 * * 1".into()),
+            keep_archives: Some(4),
+            search_fields: vec!["name".into(), "team".into()],
+            max_data_bytes: 1024,
+        };
+        assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
+        assert_eq!(
+            BoardConfig::from_json(&serde_json::json!({})).unwrap(),
+            BoardConfig::default()
+        );
+        assert!(BoardConfig::from_json(&serde_json::json!({"colour": "red"})).is_err());
+        assert!(BoardConfig::from_json(&serde_json::json!({"order": 3})).is_err());
+    }
+}

@@ -1,0 +1,37 @@
+//! podium's ranking engine: pure data structures, no I/O, no async.
+//!
+//! - [`tree::CountedTree`]: a counted B+tree, the heart of the product —
+//!   O(log n) insert, remove, rank-of-entry and entry-at-rank, with wide
+//!   contiguous leaves of 12-byte entries.
+//! - [`Board`]: one leaderboard with every option of SPEC §1 and every
+//!   non-I/O operation of SPEC §2 (submit, ranges, around, percentiles,
+//!   merge/intersect, snapshots…).
+//! - [`Store`]: many named boards shared by every protocol: concurrent
+//!   readers, one writer per board, no global lock on the hot path.
+//!
+//! ```
+//! use podium_engine::{Board, BoardConfig, Submit};
+//! let mut b = Board::new(BoardConfig::default()).unwrap();
+//! b.submit(&Submit::new(b"alice", 120.0)).unwrap();
+//! b.submit(&Submit::new(b"bob", 300.0)).unwrap();
+//! assert_eq!(b.rank(b"alice"), Some(2));
+//! let page = b.top(1, 25).unwrap();
+//! assert_eq!(page.entries[0].member, b"bob");
+//! ```
+
+pub mod board;
+pub mod config;
+pub mod error;
+mod members;
+pub mod score;
+pub mod store;
+pub mod tree;
+
+pub use board::{
+    Aggregate, Around, Board, BoardInfo, Cond, Entry, EntryInfo, Page, Presence, Ranks, ScoreRange,
+    Submit, SubmitResult,
+};
+pub use config::{BoardConfig, Order, Ranking, Reset, Tiebreak, UpdateOp};
+pub use error::{Error, Result};
+pub use members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+pub use store::Store;
