@@ -454,35 +454,166 @@ impl Board {
         }
         let mut prev: Option<(u64, u64)> = None; // (key, rank)
         let mut pos = from;
-        let mut push = |board: &Board, key: u64, id: u32, pos: usize| {
-            let rank = match (board.config.ranking, prev) {
-                (Ranking::Unique, _) => pos as u64 + 1,
-                (_, Some((k, r))) if k == key => r,
-                (Ranking::Dense, Some((_, r))) => {
-                    if backward {
-                        r - 1
-                    } else {
-                        r + 1
-                    }
-                }
-                (Ranking::Competition, Some(_)) if !backward => pos as u64 + 1,
-                _ => board.rank_at(pos, key),
-            };
-            prev = Some((key, rank));
-            out.push(board.make_entry(key, id, rank));
-        };
-        if backward {
-            for (key, id) in self.tree.iter_rev_from(from).take(limit) {
-                push(self, key, id, pos);
-                pos = pos.wrapping_sub(1);
+        let mut window: Vec<(u64, u32)> = Vec::with_capacity(64);
+        let mut fwd = self
+            .tree
+            .iter_from(if backward { usize::MAX } else { from });
+        let mut rev = self.tree.iter_rev_from(if backward { from } else { 0 });
+        let mut left = limit;
+        while left > 0 {
+            // A window of entries at a time: their records and ids are
+            // scattered in memory, so request them all before reading any.
+            window.clear();
+            let take = left.min(64);
+            if backward {
+                window.extend(rev.by_ref().take(take));
+            } else {
+                window.extend(fwd.by_ref().take(take));
             }
-        } else {
-            for (key, id) in self.tree.iter_from(from).take(limit) {
-                push(self, key, id, pos);
-                pos += 1;
+            if window.is_empty() {
+                break;
+            }
+            left -= window.len();
+            for &(_, id) in &window {
+                self.members.prefetch_rec(id);
+            }
+            for &(_, id) in &window {
+                self.members.prefetch_bytes(id);
+            }
+            for &(key, id) in &window {
+                let rank = match (self.config.ranking, prev) {
+                    (Ranking::Unique, _) => pos as u64 + 1,
+                    (_, Some((k, r))) if k == key => r,
+                    (Ranking::Dense, Some((_, r))) => {
+                        if backward {
+                            r - 1
+                        } else {
+                            r + 1
+                        }
+                    }
+                    (Ranking::Competition, Some(_)) if !backward => pos as u64 + 1,
+                    _ => self.rank_at(pos, key),
+                };
+                prev = Some((key, rank));
+                out.push(self.make_entry(key, id, rank));
+                pos = if backward {
+                    pos.wrapping_sub(1)
+                } else {
+                    pos + 1
+                };
             }
         }
         out
+    }
+
+    /// Looks up a group of members with their memory accesses overlapped:
+    /// index slots, then records, then id bytes are requested for the whole
+    /// group before any is read.
+    fn find_batch<M: AsRef<[u8]>>(&self, group: &[M], ids: &mut Vec<Option<u32>>) {
+        let m = &self.members;
+        let hashes: Vec<u64> = group.iter().map(|x| m.hash_of(x.as_ref())).collect();
+        for &h in &hashes {
+            m.prefetch_slot(h);
+        }
+        let cands: Vec<Option<u32>> = hashes.iter().map(|&h| m.candidate(h)).collect();
+        for &c in cands.iter().flatten() {
+            m.prefetch_rec(c);
+        }
+        for &c in cands.iter().flatten() {
+            m.prefetch_bytes(c);
+        }
+        ids.extend(
+            group
+                .iter()
+                .zip(&hashes)
+                .map(|(x, &h)| m.find_hashed(h, x.as_ref())),
+        );
+    }
+
+    /// `rank` of many members at once (a friends list, a pipeline of
+    /// ZREVRANKs): the same answers as calling [`Board::rank`] for each, with
+    /// the cache misses of all the lookups overlapped.
+    pub fn rank_many<M: AsRef<[u8]>>(&self, members: &[M]) -> Vec<Option<u64>> {
+        let mut out = Vec::with_capacity(members.len());
+        let mut ids = Vec::with_capacity(32);
+        let mut queries = Vec::with_capacity(32);
+        let mut positions = Vec::with_capacity(32);
+        for group in members.chunks(32) {
+            ids.clear();
+            self.find_batch(group, &mut ids);
+            queries.clear();
+            queries.extend(
+                ids.iter()
+                    .flatten()
+                    .map(|&id| (self.key_of(self.members.score(id)), id)),
+            );
+            positions.clear();
+            self.tree
+                .positions_batch(&queries, &ties!(self), &mut positions);
+            let mut found = queries.iter().zip(&positions);
+            for id in &ids {
+                out.push(match id {
+                    Some(_) => {
+                        let (&(key, _), pos) = found.next().expect("one query per found member");
+                        pos.map(|p| self.rank_at(p, key))
+                    }
+                    None => None,
+                });
+            }
+        }
+        out
+    }
+
+    /// `score` of many members at once, overlapping their cache misses.
+    pub fn score_many<M: AsRef<[u8]>>(&self, members: &[M]) -> Vec<Option<f64>> {
+        let mut out = Vec::with_capacity(members.len());
+        let mut ids = Vec::with_capacity(32);
+        for group in members.chunks(32) {
+            ids.clear();
+            self.find_batch(group, &mut ids);
+            out.extend(ids.iter().map(|id| id.map(|id| self.members.score(id))));
+        }
+        out
+    }
+
+    /// Prefetches what submitting `s` will touch, one stage of the chain of
+    /// dependent loads at a time: called for items a few places ahead in a
+    /// batch, with the stage shrinking as the item approaches, so that each
+    /// stage reads only what the previous one requested and each submission
+    /// finds its data in cache. Stages: `STAGES - 1` requests the index
+    /// slot, then the record, then the id bytes, then the tree levels from the
+    /// top down to the leaves the update will visit (old and new score).
+    /// Hints only: a wrong guess costs nothing but the load.
+    fn prefetch_submit(&self, s: &Submit, stage: usize) {
+        let m = &self.members;
+        let h = m.hash_of(s.member);
+        let member_stages = 3;
+        let top = member_stages + self.tree.height();
+        if stage >= top {
+            m.prefetch_slot(h);
+            return;
+        }
+        let Some(id) = m.candidate(h) else { return };
+        if stage == top - 1 {
+            m.prefetch_rec(id);
+            return;
+        }
+        if stage == top - 2 {
+            m.prefetch_bytes(id);
+            return;
+        }
+        // Tree stages: `stage` counts down to 0 = the leaves. The levels near
+        // the root are cached anyway, so only the bottom ones get a stage.
+        let depth = self.tree.height().saturating_sub(stage);
+        let old = m.score(id);
+        self.tree.prefetch_path(self.key_of(old), depth);
+        let new = match s.op.unwrap_or(self.config.update) {
+            UpdateOp::Incr => old + s.score,
+            _ => s.score,
+        };
+        if !new.is_nan() {
+            self.tree.prefetch_path(self.key_of(new), depth);
+        }
     }
 
     /// Tree positions `[lo, hi)` of the members whose score is in `r`.
@@ -635,7 +766,19 @@ impl Board {
                 self.config.in_bounds(s.score)?;
             }
         }
-        Ok(batch.iter().map(|s| self.submit(s)).collect())
+        // Items `STEP * (stage + 1)` ahead get prefetch stage `stage`.
+        const STEP: usize = 2;
+        let stages = 4 + self.tree.height().min(2);
+        let mut out = Vec::with_capacity(batch.len());
+        for (i, s) in batch.iter().enumerate() {
+            for stage in 0..stages {
+                if let Some(next) = batch.get(i + STEP * (stage + 1)) {
+                    self.prefetch_submit(next, stage + self.tree.height().saturating_sub(2));
+                }
+            }
+            out.push(self.submit(s));
+        }
+        Ok(out)
     }
 
     /// `set_data`: sets or clears a member's name and data; false if absent.

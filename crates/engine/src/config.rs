@@ -246,8 +246,8 @@ impl BoardConfig {
             "ranking": self.ranking.as_str(),
             "tiebreak": self.tiebreak.as_str(),
             "update": self.update.as_str(),
-            "min_score": self.min_score,
-            "max_score": self.max_score,
+            "min_score": bound_to_json(self.min_score),
+            "max_score": bound_to_json(self.max_score),
             "max_members": self.max_members,
             "reset": self.reset.as_str(),
             "keep_archives": self.keep_archives,
@@ -271,13 +271,17 @@ impl BoardConfig {
             let s = || v.as_str().ok_or_else(|| bad(k, "a string"));
             let num = || v.as_f64().ok_or_else(|| bad(k, "a number"));
             let int = || v.as_u64().ok_or_else(|| bad(k, "a non-negative integer"));
+            let bound = || match v.as_str() {
+                Some(s) => bound_from_str(s).ok_or_else(|| bad(k, r#"a number, "inf" or "-inf""#)),
+                None => num(),
+            };
             match k.as_str() {
                 "order" => c.order = s()?.parse()?,
                 "ranking" => c.ranking = s()?.parse()?,
                 "tiebreak" => c.tiebreak = s()?.parse()?,
                 "update" => c.update = s()?.parse()?,
-                "min_score" => c.min_score = Some(num()?),
-                "max_score" => c.max_score = Some(num()?),
+                "min_score" => c.min_score = Some(bound()?),
+                "max_score" => c.max_score = Some(bound()?),
                 "max_members" => c.max_members = Some(int()?),
                 "reset" => c.reset = Reset::parse(s()?)?,
                 "keep_archives" => {
@@ -301,6 +305,24 @@ impl BoardConfig {
         }
         c.validate()?;
         Ok(c)
+    }
+}
+
+/// A score bound as JSON: a number, or `"inf"` / `"-inf"`, as JSON has no
+/// infinities (serde_json would write `null`, losing e.g. `min_score: inf`).
+fn bound_to_json(b: Option<f64>) -> serde_json::Value {
+    match b {
+        Some(x) if x == f64::INFINITY => "inf".into(),
+        Some(x) if x == f64::NEG_INFINITY => "-inf".into(),
+        other => serde_json::json!(other),
+    }
+}
+
+fn bound_from_str(s: &str) -> Option<f64> {
+    match s.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" => Some(f64::INFINITY),
+        "-inf" => Some(f64::NEG_INFINITY),
+        _ => None,
     }
 }
 
@@ -330,5 +352,27 @@ mod json_tests {
         );
         assert!(BoardConfig::from_json(&serde_json::json!({"colour": "red"})).is_err());
         assert!(BoardConfig::from_json(&serde_json::json!({"order": 3})).is_err());
+    }
+
+    /// Regression: infinite bounds used to be written as `null`, so a
+    /// snapshot of a board with `min_score: inf` came back unbounded.
+    #[test]
+    fn infinite_bounds_survive_the_json_round_trip() {
+        for (min, max) in [
+            (f64::INFINITY, f64::INFINITY),
+            (f64::NEG_INFINITY, f64::NEG_INFINITY),
+            (f64::NEG_INFINITY, f64::INFINITY),
+        ] {
+            let c = BoardConfig {
+                min_score: Some(min),
+                max_score: Some(max),
+                ..Default::default()
+            };
+            assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
+        }
+        let c = BoardConfig::from_json(&serde_json::json!({"min_score": "+INF"})).unwrap();
+        assert_eq!(c.min_score, Some(f64::INFINITY));
+        assert!(BoardConfig::from_json(&serde_json::json!({"min_score": "nan"})).is_err());
+        assert!(BoardConfig::from_json(&serde_json::json!({"max_score": "x"})).is_err());
     }
 }

@@ -22,6 +22,7 @@
 pub mod board;
 pub mod config;
 pub mod error;
+mod index;
 mod members;
 pub mod score;
 pub mod store;

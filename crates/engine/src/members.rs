@@ -9,15 +9,14 @@
 //!   live bytes;
 //! - per-member records (16 bytes) and sequence numbers live in fixed-size
 //!   chunks, so growth never over-allocates by doubling;
-//! - the hash index is a `hashbrown::HashTable<u32>` (5 bytes a slot) that
-//!   hashes the arena bytes of the id it holds;
+//! - the hash index ([`Index`]) holds 8-byte slots (hash tag + id) and
+//!   compares a member's arena bytes only when the tags match;
 //! - names and data exist only for members that have them.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 
-use hashbrown::HashTable;
+use crate::index::Index;
 
 /// Largest member id, in bytes (SPEC §1).
 pub const MAX_MEMBER_BYTES: usize = 512;
@@ -92,13 +91,13 @@ pub(crate) struct Members {
     recs: ChunkVec<Rec>,
     /// Arrival sequence numbers, kept only for `first`/`last` tiebreaks.
     seqs: Option<ChunkVec<u64>>,
-    index: HashTable<u32>,
+    index: Index,
     hasher: foldhash::fast::FixedState,
     free: Vec<u32>,
     live: usize,
     live_bytes: usize,
     garbage_bytes: usize,
-    extras: HashMap<u32, Extra>,
+    extras: hashbrown::HashMap<u32, Extra>,
 }
 
 impl Members {
@@ -107,13 +106,13 @@ impl Members {
             arena: Vec::new(),
             recs: ChunkVec::new(),
             seqs: with_seqs.then(ChunkVec::new),
-            index: HashTable::new(),
+            index: Index::new(),
             hasher: foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15),
             free: Vec::new(),
             live: 0,
             live_bytes: 0,
             garbage_bytes: 0,
-            extras: HashMap::new(),
+            extras: hashbrown::HashMap::new(),
         }
     }
 
@@ -163,8 +162,51 @@ impl Members {
     }
 
     pub fn find(&self, member: &[u8]) -> Option<u32> {
-        let h = self.hash(member);
-        self.index.find(h, |&id| self.bytes(id) == member).copied()
+        self.find_hashed(self.hash(member), member)
+    }
+
+    /// Hash of a member, for batched lookups ([`Members::prefetch_slot`]
+    /// then [`Members::find_hashed`]).
+    #[inline]
+    pub fn hash_of(&self, member: &[u8]) -> u64 {
+        self.hash(member)
+    }
+
+    #[inline]
+    pub fn find_hashed(&self, hash: u64, member: &[u8]) -> Option<u32> {
+        self.index.find(hash, |id| self.bytes(id) == member)
+    }
+
+    /// Starts loading the index slot where `hash`'s lookup begins.
+    #[inline]
+    pub fn prefetch_slot(&self, hash: u64) {
+        self.index.prefetch(hash);
+    }
+
+    /// The id a lookup of `hash` will most likely find (see
+    /// [`Index::candidate`]); for prefetching only.
+    #[inline]
+    pub fn candidate(&self, hash: u64) -> Option<u32> {
+        self.index.candidate(hash)
+    }
+
+    /// Starts loading a member's record.
+    #[inline]
+    pub fn prefetch_rec(&self, id: u32) {
+        let i = id as usize;
+        if let Some(chunk) = self.recs.chunks.get(i / REC_CHUNK) {
+            crate::tree::prefetch_bytes(&chunk[i % REC_CHUNK], 16);
+        }
+    }
+
+    /// Starts loading a member's id bytes (its record should be cached).
+    #[inline]
+    pub fn prefetch_bytes(&self, id: u32) {
+        let loc = self.recs.get(id as usize).loc;
+        if loc != FREE {
+            let off = (loc >> 16) as usize;
+            crate::tree::prefetch_bytes(&self.arena[off / ARENA_CHUNK][off % ARENA_CHUNK], 1);
+        }
     }
 
     fn store_bytes(&mut self, member: &[u8]) -> u64 {
@@ -203,13 +245,7 @@ impl Members {
         };
         self.set_seq(id, seq);
         let h = self.hash(member);
-        let (arena, recs, hasher) = (&self.arena, &self.recs, &self.hasher);
-        self.index.insert_unique(h, id, |&other| {
-            let loc = recs.get(other as usize).loc;
-            let off = (loc >> 16) as usize;
-            let len = (loc & 0xffff) as usize;
-            hasher.hash_one(&arena[off / ARENA_CHUNK][off % ARENA_CHUNK..off % ARENA_CHUNK + len])
-        });
+        self.index.insert(h, id);
         self.live += 1;
         self.live_bytes += member.len();
         id
@@ -220,9 +256,7 @@ impl Members {
         let rec = self.recs.get(id as usize);
         let len = (rec.loc & 0xffff) as usize;
         let h = self.hash(self.arena_bytes(rec.loc));
-        if let Ok(slot) = self.index.find_entry(h, |&x| x == id) {
-            slot.remove();
-        }
+        self.index.remove(h, id);
         self.recs.get_mut(id as usize).loc = FREE;
         self.free.push(id);
         self.extras.remove(&id);
@@ -269,7 +303,7 @@ impl Members {
         self.arena.iter().map(|c| c.capacity()).sum::<usize>()
             + self.recs.heap_bytes()
             + self.seqs.as_ref().map_or(0, |s| s.heap_bytes())
-            + self.index.capacity() * 5
+            + self.index.heap_bytes()
             + self.free.capacity() * 4
             + self.extras.capacity() * 48
     }
