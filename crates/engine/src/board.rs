@@ -329,14 +329,6 @@ impl Board {
         }
     }
 
-    #[inline]
-    fn score_of_key(&self, key: u64) -> f64 {
-        score::decode(match self.config.order {
-            Order::Asc => key,
-            Order::Desc => !key,
-        })
-    }
-
     fn writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::ReadOnly(String::new()));
@@ -434,11 +426,11 @@ impl Board {
             + 1
     }
 
-    fn make_entry(&self, key: u64, id: u32, rank: u64) -> Entry {
+    fn make_entry(&self, id: u32, rank: u64) -> Entry {
         let extra = self.members.extra(id);
         Entry {
             member: self.members.bytes(id).to_vec(),
-            score: self.score_of_key(key),
+            score: self.members.score(id),
             rank,
             name: extra.and_then(|e| e.name.clone()),
             data: extra.and_then(|e| e.data.clone()),
@@ -495,7 +487,7 @@ impl Board {
                     _ => self.rank_at(pos, key),
                 };
                 prev = Some((key, rank));
-                out.push(self.make_entry(key, id, rank));
+                out.push(self.make_entry(id, rank));
                 pos = if backward {
                     pos.wrapping_sub(1)
                 } else {
@@ -576,46 +568,6 @@ impl Board {
         out
     }
 
-    /// Prefetches what submitting `s` will touch, one stage of the chain of
-    /// dependent loads at a time: called for items a few places ahead in a
-    /// batch, with the stage shrinking as the item approaches, so that each
-    /// stage reads only what the previous one requested and each submission
-    /// finds its data in cache. Stages: `STAGES - 1` requests the index
-    /// slot, then the record, then the id bytes, then the tree levels from the
-    /// top down to the leaves the update will visit (old and new score).
-    /// Hints only: a wrong guess costs nothing but the load.
-    fn prefetch_submit(&self, s: &Submit, stage: usize) {
-        let m = &self.members;
-        let h = m.hash_of(s.member);
-        let member_stages = 3;
-        let top = member_stages + self.tree.height();
-        if stage >= top {
-            m.prefetch_slot(h);
-            return;
-        }
-        let Some(id) = m.candidate(h) else { return };
-        if stage == top - 1 {
-            m.prefetch_rec(id);
-            return;
-        }
-        if stage == top - 2 {
-            m.prefetch_bytes(id);
-            return;
-        }
-        // Tree stages: `stage` counts down to 0 = the leaves. The levels near
-        // the root are cached anyway, so only the bottom ones get a stage.
-        let depth = self.tree.height().saturating_sub(stage);
-        let old = m.score(id);
-        self.tree.prefetch_path(self.key_of(old), depth);
-        let new = match s.op.unwrap_or(self.config.update) {
-            UpdateOp::Incr => old + s.score,
-            _ => s.score,
-        };
-        if !new.is_nan() {
-            self.tree.prefetch_path(self.key_of(new), depth);
-        }
-    }
-
     /// Tree positions `[lo, hi)` of the members whose score is in `r`.
     fn score_span(&self, r: &ScoreRange) -> (usize, usize) {
         // In tree order, the best end of the range comes first.
@@ -677,6 +629,22 @@ impl Board {
             return self.submit_new(s);
         };
         let old = self.members.score(id);
+        if s.presence == Presence::OnlyNew {
+            // As Redis: NX on an existing member does nothing, before any
+            // arithmetic (so even an increment that would give NaN).
+            self.apply_extra(id, s.name, s.data);
+            let key = self.key_of(old);
+            let pos = self.tree.position(key, id, &ties!(self)).unwrap_or(0);
+            return Ok(SubmitResult {
+                score: Some(old),
+                rank: Some(self.rank_at(pos, key)),
+                previous: Some(old),
+                applied: false,
+                created: false,
+                changed: false,
+                evicted: 0,
+            });
+        }
         let new = match op {
             UpdateOp::Set | UpdateOp::Best => s.score,
             UpdateOp::Incr => old + s.score,
@@ -766,17 +734,35 @@ impl Board {
                 self.config.in_bounds(s.score)?;
             }
         }
-        // Items `STEP * (stage + 1)` ahead get prefetch stage `stage`.
-        const STEP: usize = 2;
-        let stages = 4 + self.tree.height().min(2);
         let mut out = Vec::with_capacity(batch.len());
-        for (i, s) in batch.iter().enumerate() {
-            for stage in 0..stages {
-                if let Some(next) = batch.get(i + STEP * (stage + 1)) {
-                    self.prefetch_submit(next, stage + self.tree.height().saturating_sub(2));
-                }
+        let mut ids = Vec::with_capacity(32);
+        let mut keys = Vec::with_capacity(64);
+        for group in batch.chunks(32) {
+            // Bring in everything the group will touch, all misses at once:
+            // the members' index slots, records and ids, then the leaves of
+            // their old and new scores. Hints only: later items of the group
+            // see the earlier ones applied, and a stale guess costs a load.
+            ids.clear();
+            let members: Vec<&[u8]> = group.iter().map(|s| s.member).collect();
+            self.find_batch(&members, &mut ids);
+            keys.clear();
+            for (s, id) in group.iter().zip(&ids) {
+                let old = id.map(|id| self.members.score(id));
+                let new = match (s.op.unwrap_or(self.config.update), old) {
+                    (UpdateOp::Incr, Some(old)) => old + s.score,
+                    _ => s.score,
+                };
+                keys.extend(
+                    old.into_iter()
+                        .chain([new])
+                        .filter(|x| !x.is_nan())
+                        .map(|x| self.key_of(x)),
+                );
             }
-            out.push(self.submit(s));
+            self.tree.prefetch_leaves(&keys);
+            for s in group {
+                out.push(self.submit(s));
+            }
         }
         Ok(out)
     }
@@ -894,9 +880,9 @@ impl Board {
         // sequences follow the old order.
         let old = std::mem::replace(self, Self::empty(config));
         self.read_only = old.read_only;
-        for (key, id) in old.tree.iter() {
+        for (_, id) in old.tree.iter() {
             let seq = self.bump_seq();
-            let score = old.score_of_key(key);
+            let score = old.members.score(id);
             let nid = self.members.insert(old.members.bytes(id), score, seq);
             if let Some(e) = old.members.extra(id) {
                 self.members.set_extra(nid, e.clone());
@@ -932,7 +918,7 @@ impl Board {
         let (pos, key, id) = self.locate(member)?;
         let rank = self.rank_at(pos, key);
         Some(EntryInfo {
-            entry: self.make_entry(key, id, rank),
+            entry: self.make_entry(id, rank),
             percentile: self.percentile_of(key),
             page: pos as u64 / page_size.max(1) + 1,
             ranking: self.config.ranking,
@@ -1051,7 +1037,7 @@ impl Board {
         Ranks {
             entries: found
                 .into_iter()
-                .map(|(pos, key, id)| self.make_entry(key, id, self.rank_at(pos, key)))
+                .map(|(pos, key, id)| self.make_entry(id, self.rank_at(pos, key)))
                 .collect(),
             missing,
             ranking: self.config.ranking,
@@ -1072,8 +1058,11 @@ impl Board {
         Some(self.percentile_of(self.key_of(self.members.score(id))))
     }
 
-    /// `score_at_percentile`: the worst-ranked entry whose percentile is at
-    /// least `p` (0 ≤ p ≤ 100); `None` on an empty board.
+    /// `score_at_percentile`: the entry at position
+    /// `clamp(floor(n + 1 − p·n/100), 1, n)` (0 ≤ p ≤ 100): the worst-placed
+    /// score whose percentile is at least `p`. Among tied members it is the
+    /// one placed first at that position; its score is the answer.
+    /// `None` on an empty board.
     pub fn score_at_percentile(&self, p: f64) -> Result<Option<Entry>> {
         if !(0.0..=100.0).contains(&p) {
             return Err(Error::BadArgument(
@@ -1090,10 +1079,10 @@ impl Board {
 
     /// `export`: every entry best first, borrowed: `(member, score, name, data)`.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64, Option<&Extra>)> + '_ {
-        self.tree.iter().map(move |(key, id)| {
+        self.tree.iter().map(move |(_, id)| {
             (
                 self.members.bytes(id),
-                self.score_of_key(key),
+                self.members.score(id),
                 self.members.extra(id),
             )
         })
@@ -1107,7 +1096,9 @@ impl Board {
     // ----------------------------------------------------- merge/intersect
 
     /// `merge` (union) or `intersect` of weighted sources into a new board
-    /// with `config`, as Redis ZUNIONSTORE / ZINTERSTORE: sources are visited
+    /// with `config`, as Redis ZUNIONSTORE / ZINTERSTORE (so, as there, the
+    /// destination's `min_score`/`max_score` do not filter the result; its
+    /// `max_members` does): sources are visited
     /// from the smallest, a weighted NaN counts as 0, and a member's result
     /// is the aggregate of its weighted scores.
     pub fn combine(
@@ -1241,3 +1232,54 @@ impl std::fmt::Debug for Board {
 }
 
 pub(crate) mod snapshot;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Redis keeps `-0` as written (ZSCORE and ZRANGE both say `-0`), so a
+    /// stored -0.0 must read back the same from every operation and survive
+    /// a snapshot, while still ranking equal to 0.0.
+    #[test]
+    fn negative_zero_reads_back_alike_everywhere() {
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        b.submit(&Submit::new(b"z", -0.0)).unwrap();
+        b.submit(&Submit::new(b"p", 0.0)).unwrap();
+        let neg = |x: f64| x == 0.0 && x.is_sign_negative();
+        assert!(neg(b.score(b"z").unwrap()));
+        let z = b.entry(b"z", 25).unwrap().entry;
+        assert!(neg(z.score));
+        assert!(b.top(1, 25).unwrap().entries.iter().any(|e| neg(e.score)));
+        let mut bytes = Vec::new();
+        b.write_snapshot(&mut bytes).unwrap();
+        let back = Board::read_snapshot(&mut bytes.as_slice()).unwrap();
+        assert!(neg(back.score(b"z").unwrap()));
+        // Ties with 0.0 broken by member bytes (desc board: "z" first).
+        assert_eq!(back.rank(b"z"), Some(1));
+        assert_eq!(back.rank(b"p"), Some(2));
+    }
+
+    /// Redis checks NX before the arithmetic: ZADD NX INCR on an existing
+    /// member replies nil even when the sum would be NaN.
+    #[test]
+    fn nx_on_an_existing_member_is_checked_before_a_nan_increment() {
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        b.submit(&Submit::new(b"m", f64::INFINITY)).unwrap();
+        let r = b
+            .submit(&Submit {
+                op: Some(UpdateOp::Incr),
+                presence: Presence::OnlyNew,
+                ..Submit::new(b"m", f64::NEG_INFINITY)
+            })
+            .unwrap();
+        assert!(!r.applied && !r.changed);
+        assert_eq!(r.score, Some(f64::INFINITY));
+        let err = b
+            .submit(&Submit {
+                op: Some(UpdateOp::Incr),
+                ..Submit::new(b"m", f64::NEG_INFINITY)
+            })
+            .unwrap_err();
+        assert_eq!(err, Error::NanResult);
+    }
+}

@@ -62,12 +62,96 @@ const BULK_INNER_FILL: usize = INNER_CAP - INNER_CAP / 8;
 const MAX_HEIGHT: usize = 12;
 const NIL: u32 = u32::MAX;
 
-#[repr(C)]
+/// Nodes per slab chunk.
+const SLAB_CHUNK: usize = 64;
+
+/// Node storage: ids index chunks of 64 nodes. The table of chunks is small
+/// enough to stay cached (a few KB at 10M members), whereas a `Vec` of one
+/// `Box` per node made every node visit a second cache miss.
+struct Slab<T> {
+    chunks: Vec<Vec<T>>,
+    len: usize,
+}
+
+impl<T> Slab<T> {
+    fn new() -> Self {
+        Slab {
+            chunks: Vec::new(),
+            len: 0,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Appends a node; returns its id.
+    fn push(&mut self, node: T) -> usize {
+        if self.chunks.last().is_none_or(|c| c.len() == SLAB_CHUNK) {
+            // The first chunk grows from empty, so a small board stays small;
+            // later ones are allocated whole, never reallocated.
+            let cap = if self.chunks.is_empty() {
+                0
+            } else {
+                SLAB_CHUNK
+            };
+            self.chunks.push(Vec::with_capacity(cap));
+        }
+        self.chunks
+            .last_mut()
+            .expect("a chunk was just ensured")
+            .push(node);
+        self.len += 1;
+        self.len - 1
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.chunks.capacity() * size_of::<Vec<T>>()
+            + self
+                .chunks
+                .iter()
+                .map(|c| c.capacity() * size_of::<T>())
+                .sum::<usize>()
+    }
+}
+
+impl<T> std::ops::Index<usize> for Slab<T> {
+    type Output = T;
+    #[inline(always)]
+    fn index(&self, id: usize) -> &T {
+        &self.chunks[id / SLAB_CHUNK][id % SLAB_CHUNK]
+    }
+}
+
+impl<T> std::ops::IndexMut<usize> for Slab<T> {
+    #[inline(always)]
+    fn index_mut(&mut self, id: usize) -> &mut T {
+        &mut self.chunks[id / SLAB_CHUNK][id % SLAB_CHUNK]
+    }
+}
+
+/// Keys in blocks of 8 (one cache line each).
+const BLOCK: usize = 8;
+const BLOCKS: usize = LEAF_CAP / BLOCK;
+
+/// The first cache line is the leaf's head: its length and the first key of
+/// every 8-key block after the first. A lookup reads the head, then the one
+/// key line and the one payload line it needs: three lines, where a binary
+/// search over the 64 keys touches five one after another and a prefetch of
+/// the whole leaf (14 lines) crowds the core's few outstanding-miss slots
+/// when a batch of lookups runs at once.
+#[repr(C, align(64))]
 struct Leaf<V> {
-    keys: [u64; LEAF_CAP],
-    vals: [V; LEAF_CAP],
     len: u32,
     prev: u32,
+    /// `summary[j]` = `keys[8 (j + 1)]` while that block is in use.
+    summary: [u64; BLOCKS - 1],
+    keys: [u64; LEAF_CAP],
+    vals: [V; LEAF_CAP],
     next: u32,
 }
 
@@ -85,26 +169,27 @@ struct Inner<V> {
 }
 
 impl<V: Copy + Default> Leaf<V> {
-    fn new_boxed() -> Box<Self> {
-        Box::new(Leaf {
-            keys: [0; LEAF_CAP],
-            vals: [V::default(); LEAF_CAP],
+    fn new() -> Self {
+        Leaf {
             len: 0,
             prev: NIL,
+            summary: [u64::MAX; BLOCKS - 1],
+            keys: [0; LEAF_CAP],
+            vals: [V::default(); LEAF_CAP],
             next: NIL,
-        })
+        }
     }
 }
 
 impl<V: Copy + Default> Inner<V> {
-    fn new_boxed() -> Box<Self> {
-        Box::new(Inner {
+    fn new() -> Self {
+        Inner {
             keys: [0; INNER_CAP],
             vals: [V::default(); INNER_CAP],
             counts: [0; INNER_CAP],
             children: [NIL; INNER_CAP],
             len: 0,
-        })
+        }
     }
 
     #[inline]
@@ -146,14 +231,74 @@ pub(crate) fn prefetch_bytes<T>(p: *const T, bytes: usize) {
 }
 
 impl<V> Leaf<V> {
-    /// Keys and payloads: an exact-match check reads the payload next to
-    /// the key it found, and an insert shifts both arrays.
+    /// The whole leaf, for a single operation: all its lines at once is
+    /// one wait instead of three.
     #[inline(always)]
     fn prefetch(&self) {
-        prefetch_bytes(
-            self.keys.as_ptr(),
-            size_of::<[u64; LEAF_CAP]>() + size_of::<[V; LEAF_CAP]>(),
-        );
+        prefetch_bytes(self, size_of::<Self>());
+    }
+
+    /// The head only: the first step of a batched lookup.
+    #[inline(always)]
+    fn prefetch_head(&self) {
+        prefetch_bytes(self, 1);
+    }
+
+    /// The key line and payload line where `key` falls (the head must be
+    /// cached): the second step of a batched lookup.
+    #[inline(always)]
+    fn prefetch_lines_for(&self, key: u64) {
+        let b = self.block_of(key, false);
+        prefetch_bytes(&self.keys[b * BLOCK], 1);
+        prefetch_bytes(&self.vals[b * BLOCK], 1);
+    }
+
+    /// The block holding the first key not below `key` (`or_equal`: the
+    /// first key above it), from the head alone.
+    #[inline(always)]
+    fn block_of(&self, key: u64, or_equal: bool) -> usize {
+        let used = (self.len as usize).div_ceil(BLOCK).saturating_sub(1);
+        let s = &self.summary[..used];
+        if or_equal {
+            count_not_above(s, key)
+        } else {
+            count_below(s, key)
+        }
+    }
+
+    /// Number of keys below `key` (`or_equal`: not above it), reading the
+    /// head and one key line.
+    #[inline(always)]
+    fn rank_of_key(&self, key: u64, or_equal: bool) -> usize {
+        let b = self.block_of(key, or_equal);
+        let n = self.len as usize;
+        let block = &self.keys[b * BLOCK..(b * BLOCK + BLOCK).min(n)];
+        b * BLOCK + search_key(block, key, or_equal)
+    }
+
+    /// Position of the first entry not before `(key, val)`.
+    #[inline(always)]
+    fn lower<T: TieBreak<V>>(&self, key: u64, val: V, tie: &T) -> usize
+    where
+        V: Copy + PartialEq,
+    {
+        let n = self.len as usize;
+        let lo = self.rank_of_key(key, false);
+        if lo >= n || self.keys[lo] != key {
+            return lo;
+        }
+        // Equal keys: rare, so the general search over the whole leaf.
+        search(&self.keys[..n], &self.vals[..n], key, val, tie, false)
+    }
+
+    /// Restores the head after the keys or the length changed.
+    #[inline]
+    fn resummarize(&mut self) {
+        let n = self.len as usize;
+        for j in 0..BLOCKS - 1 {
+            let i = (j + 1) * BLOCK;
+            self.summary[j] = if i < n { self.keys[i] } else { u64::MAX };
+        }
     }
 }
 
@@ -165,10 +310,32 @@ impl<V> Inner<V> {
     }
 }
 
+/// Number of keys below `key`. Short slices (a leaf's head, one 8-key
+/// block) are counted branch-free, which the compiler unrolls; a whole
+/// inner node is binary-searched, as 64 scalar compares cost more than six
+/// dependent steps without wide vector compares.
+#[inline(always)]
+fn count_below(keys: &[u64], key: u64) -> usize {
+    if keys.len() <= BLOCK {
+        keys.iter().map(|&k| (k < key) as usize).sum()
+    } else {
+        keys.partition_point(|&k| k < key)
+    }
+}
+
+#[inline(always)]
+fn count_not_above(keys: &[u64], key: u64) -> usize {
+    if keys.len() <= BLOCK {
+        keys.iter().map(|&k| (k <= key) as usize).sum()
+    } else {
+        keys.partition_point(|&k| k <= key)
+    }
+}
+
 /// Number of entries in `keys`/`vals` ordered before `(key, val)`, or before
 /// or equal to it when `or_equal`.
 #[inline]
-fn search<V: Copy, T: TieBreak<V>>(
+fn search<V: Copy + PartialEq, T: TieBreak<V>>(
     keys: &[u64],
     vals: &[V],
     key: u64,
@@ -176,12 +343,16 @@ fn search<V: Copy, T: TieBreak<V>>(
     tie: &T,
     or_equal: bool,
 ) -> usize {
-    let lo = keys.partition_point(|&k| k < key);
-    // Equal keys are rare (distinct scores): skip the second search then.
+    let lo = count_below(keys, key);
+    // Equal keys are rare (distinct scores): no tiebreak needed then.
     if keys.get(lo) != Some(&key) {
         return lo;
     }
-    let hi = lo + keys[lo..].partition_point(|&k| k == key);
+    let hi = count_not_above(keys, key);
+    // The common equal-key case is an exact lookup finding its own entry.
+    if hi == lo + 1 && vals[lo] == val {
+        return if or_equal { hi } else { lo };
+    }
     lo + vals[lo..hi].partition_point(|&v| match tie.tie(v, val) {
         Ordering::Less => true,
         Ordering::Equal => or_equal,
@@ -193,9 +364,9 @@ fn search<V: Copy, T: TieBreak<V>>(
 #[inline]
 fn search_key(keys: &[u64], key: u64, or_equal: bool) -> usize {
     if or_equal {
-        keys.partition_point(|&k| k <= key)
+        count_not_above(keys, key)
     } else {
-        keys.partition_point(|&k| k < key)
+        count_below(keys, key)
     }
 }
 
@@ -221,8 +392,8 @@ impl Path {
 
 /// An ordered multiset of `(u64, V)` entries with O(log n) rank and select.
 pub struct CountedTree<V> {
-    leaves: Vec<Box<Leaf<V>>>,
-    inners: Vec<Box<Inner<V>>>,
+    leaves: Slab<Leaf<V>>,
+    inners: Slab<Inner<V>>,
     free_leaves: Vec<u32>,
     free_inners: Vec<u32>,
     root: u32,
@@ -231,17 +402,19 @@ pub struct CountedTree<V> {
     len: usize,
 }
 
-impl<V: Copy + Default> Default for CountedTree<V> {
+impl<V: Copy + Default + PartialEq> Default for CountedTree<V> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<V: Copy + Default> CountedTree<V> {
+impl<V: Copy + Default + PartialEq> CountedTree<V> {
     pub fn new() -> Self {
+        let mut leaves = Slab::new();
+        leaves.push(Leaf::new());
         CountedTree {
-            leaves: vec![Leaf::new_boxed()],
-            inners: Vec::new(),
+            leaves,
+            inners: Slab::new(),
             free_leaves: Vec::new(),
             free_inners: Vec::new(),
             root: 0,
@@ -266,10 +439,8 @@ impl<V: Copy + Default> CountedTree<V> {
 
     /// Bytes held by the tree's nodes (allocated, including free ones).
     pub fn heap_bytes(&self) -> usize {
-        self.leaves.capacity() * size_of::<usize>()
-            + self.inners.capacity() * size_of::<usize>()
-            + self.leaves.len() * size_of::<Leaf<V>>()
-            + self.inners.len() * size_of::<Inner<V>>()
+        self.leaves.heap_bytes()
+            + self.inners.heap_bytes()
             + (self.free_leaves.capacity() + self.free_inners.capacity()) * 4
     }
 
@@ -279,10 +450,10 @@ impl<V: Copy + Default> CountedTree<V> {
             l.len = 0;
             l.prev = NIL;
             l.next = NIL;
+            l.resummarize();
             id
         } else {
-            self.leaves.push(Leaf::new_boxed());
-            (self.leaves.len() - 1) as u32
+            self.leaves.push(Leaf::new()) as u32
         }
     }
 
@@ -291,8 +462,7 @@ impl<V: Copy + Default> CountedTree<V> {
             self.inners[id as usize].len = 0;
             id
         } else {
-            self.inners.push(Inner::new_boxed());
-            (self.inners.len() - 1) as u32
+            self.inners.push(Inner::new()) as u32
         }
     }
 
@@ -313,7 +483,7 @@ impl<V: Copy + Default> CountedTree<V> {
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
+        let pos = leaf.lower(key, val, tie);
         (pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal)
             .then_some(rank + pos)
     }
@@ -340,21 +510,45 @@ impl<V: Copy + Default> CountedTree<V> {
                     ranks[i] += inner.count_before(slot);
                     nodes[i] = inner.children[slot];
                     if level == 0 {
-                        self.leaves[nodes[i] as usize].prefetch();
+                        self.leaves[nodes[i] as usize].prefetch_head();
                     } else {
                         self.inners[nodes[i] as usize].prefetch();
                     }
                 }
             }
+            for (i, &(key, _)) in group.iter().enumerate() {
+                self.leaves[nodes[i] as usize].prefetch_lines_for(key);
+            }
             for (i, &(key, val)) in group.iter().enumerate() {
                 let leaf = &self.leaves[nodes[i] as usize];
                 let n = leaf.len as usize;
-                let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
+                let pos = leaf.lower(key, val, tie);
                 let hit = pos < n
                     && leaf.keys[pos] == key
                     && tie.tie(leaf.vals[pos], val) == Ordering::Equal;
                 out.push(hit.then_some(ranks[i] + pos));
             }
+        }
+    }
+
+    /// Starts loading, for every key, the lines of the leaf a lookup of that
+    /// key reads: first all the leaf heads, then each leaf's key line and
+    /// payload line. Batched writes call it before applying a batch, so the
+    /// leaves' misses overlap instead of queueing.
+    pub fn prefetch_leaves(&self, keys: &[u64]) {
+        let mut leaves = Vec::with_capacity(keys.len());
+        for &key in keys {
+            let mut node = self.root;
+            for _ in 0..self.height {
+                let inner = &self.inners[node as usize];
+                let n = inner.len as usize;
+                node = inner.children[search_key(&inner.keys[1..n], key, false)];
+            }
+            self.leaves[node as usize].prefetch_head();
+            leaves.push(node);
+        }
+        for (&key, &leaf) in keys.iter().zip(&leaves) {
+            self.leaves[leaf as usize].prefetch_lines_for(key);
         }
     }
 
@@ -376,10 +570,22 @@ impl<V: Copy + Default> CountedTree<V> {
             node = inner.children[search_key(&inner.keys[1..n], key, false)];
         }
         if depth == self.height {
-            self.leaves[node as usize].prefetch();
+            self.leaves[node as usize].prefetch_head();
         } else {
             self.inners[node as usize].prefetch();
         }
+    }
+
+    /// The last step after [`CountedTree::prefetch_path`] to the leaf:
+    /// starts loading the key line and payload line `key` falls in.
+    pub fn prefetch_leaf_lines(&self, key: u64) {
+        let mut node = self.root;
+        for _ in 0..self.height {
+            let inner = &self.inners[node as usize];
+            let n = inner.len as usize;
+            node = inner.children[search_key(&inner.keys[1..n], key, false)];
+        }
+        self.leaves[node as usize].prefetch_lines_for(key);
     }
 
     /// Number of entries whose key is below `key` (`or_equal`: not above it).
@@ -396,7 +602,7 @@ impl<V: Copy + Default> CountedTree<V> {
         }
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
-        rank + search_key(&leaf.keys[..leaf.len as usize], key, or_equal)
+        rank + leaf.rank_of_key(key, or_equal)
     }
 
     /// The leaf and slot of position `pos`, and the path to it.
@@ -499,13 +705,14 @@ impl<V: Copy + Default> CountedTree<V> {
         let leaf = &mut self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
+        let pos = leaf.lower(key, val, tie);
         if n < LEAF_CAP {
             leaf.keys.copy_within(pos..n, pos + 1);
             leaf.vals.copy_within(pos..n, pos + 1);
             leaf.keys[pos] = key;
             leaf.vals[pos] = val;
             leaf.len += 1;
+            leaf.resummarize();
         } else if !self.spill_leaf(node, pos, key, val, &path) {
             self.split_leaf(node, pos, key, val, &mut path);
         }
@@ -559,10 +766,12 @@ impl<V: Copy + Default> CountedTree<V> {
             (moved, moved)
         };
         s.len = (sn + moved) as u32;
+        s.resummarize();
         let leaf = &mut self.leaves[id as usize];
         leaf.keys[..kept].copy_from_slice(&keys[keep_from..keep_from + kept]);
         leaf.vals[..kept].copy_from_slice(&vals[keep_from..keep_from + kept]);
         leaf.len = kept as u32;
+        leaf.resummarize();
         let p = &mut self.inners[pid as usize];
         p.counts[slot] = kept as u32;
         // The separator in front of whichever of the two is on the right.
@@ -609,6 +818,7 @@ impl<V: Copy + Default> CountedTree<V> {
             right.vals[..rn].copy_from_slice(&vals[mid..]);
             right.len = rn as u32;
             right.prev = id;
+            right.resummarize();
             right.next = old_next;
         }
         if old_next != NIL {
@@ -619,6 +829,7 @@ impl<V: Copy + Default> CountedTree<V> {
         left.vals[..mid].copy_from_slice(&vals[..mid]);
         left.len = mid as u32;
         left.next = new;
+        left.resummarize();
         self.insert_child(
             path,
             new,
@@ -740,7 +951,7 @@ impl<V: Copy + Default> CountedTree<V> {
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
+        let pos = leaf.lower(key, val, tie);
         if pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal {
             self.remove_located(&mut path, node, pos);
             Some(rank + pos)
@@ -772,6 +983,7 @@ impl<V: Copy + Default> CountedTree<V> {
         leaf.keys.copy_within(pos + 1..n, pos);
         leaf.vals.copy_within(pos + 1..n, pos);
         leaf.len -= 1;
+        leaf.resummarize();
         if pos == 0 {
             self.refresh_separator(path, leaf_id);
         }
@@ -836,6 +1048,7 @@ impl<V: Copy + Default> CountedTree<V> {
             left.keys[na..na + nb].copy_from_slice(&keys[..nb]);
             left.vals[na..na + nb].copy_from_slice(&vals[..nb]);
             left.len = (na + nb) as u32;
+            left.resummarize();
             left.next = next;
             if next != NIL {
                 self.leaves[next as usize].prev = la;
@@ -859,10 +1072,12 @@ impl<V: Copy + Default> CountedTree<V> {
             l.keys[..mid].copy_from_slice(&keys[..mid]);
             l.vals[..mid].copy_from_slice(&vals[..mid]);
             l.len = mid as u32;
+            l.resummarize();
             let r = &mut self.leaves[lb as usize];
             r.keys[..total - mid].copy_from_slice(&keys[mid..total]);
             r.vals[..total - mid].copy_from_slice(&vals[mid..total]);
             r.len = (total - mid) as u32;
+            r.resummarize();
             let p = &mut self.inners[pid as usize];
             p.counts[a] = mid as u32;
             p.counts[a + 1] = (total - mid) as u32;
@@ -970,8 +1185,8 @@ impl<V: Copy + Default> CountedTree<V> {
     /// in O(n), leaving each node 7/8 full.
     pub fn from_sorted<I: IntoIterator<Item = (u64, V)>>(entries: I) -> Self {
         let mut tree = CountedTree {
-            leaves: Vec::new(),
-            inners: Vec::new(),
+            leaves: Slab::new(),
+            inners: Slab::new(),
             free_leaves: Vec::new(),
             free_inners: Vec::new(),
             root: 0,
@@ -980,17 +1195,17 @@ impl<V: Copy + Default> CountedTree<V> {
         };
         // (node id, entries below, first key, first val) of the level built last.
         let mut level: Vec<(u32, usize, u64, V)> = Vec::new();
-        let mut cur = Leaf::<V>::new_boxed();
-        let flush = |tree: &mut Self, cur: &mut Box<Leaf<V>>, level: &mut Vec<_>| {
+        let mut cur = Leaf::<V>::new();
+        let flush = |tree: &mut Self, cur: &mut Leaf<V>, level: &mut Vec<_>| {
             let id = tree.leaves.len() as u32;
             cur.prev = if id == 0 { NIL } else { id - 1 };
             if id > 0 {
                 tree.leaves[id as usize - 1].next = id;
             }
+            cur.resummarize();
             level.push((id, cur.len as usize, cur.keys[0], cur.vals[0]));
             tree.len += cur.len as usize;
-            tree.leaves
-                .push(std::mem::replace(cur, Leaf::<V>::new_boxed()));
+            tree.leaves.push(std::mem::replace(cur, Leaf::<V>::new()));
         };
         for (k, v) in entries {
             if cur.len as usize == BULK_LEAF_FILL {
@@ -1054,6 +1269,13 @@ impl<V: Copy + Default> CountedTree<V> {
                 let l = &t.leaves[node as usize];
                 if l.len == 0 && !is_root {
                     return Err(format!("empty non-root leaf {node}"));
+                }
+                let mut fresh = Leaf::<V>::new();
+                fresh.len = l.len;
+                fresh.keys = l.keys;
+                fresh.resummarize();
+                if fresh.summary != l.summary {
+                    return Err(format!("leaf {node}: stale head summary"));
                 }
                 for i in 0..l.len as usize {
                     out.push((l.keys[i], l.vals[i]));

@@ -36,11 +36,11 @@ impl Board {
         w.write_all(&self.next_seq.to_le_bytes())?;
         w.write_all(&[self.read_only as u8])?;
         w.write_all(&(self.len() as u64).to_le_bytes())?;
-        for (key, id) in self.tree.iter() {
+        for (_, id) in self.tree.iter() {
             let m = self.members.bytes(id);
             w.write_all(&(m.len() as u16).to_le_bytes())?;
             w.write_all(m)?;
-            w.write_all(&self.score_of_key(key).to_bits().to_le_bytes())?;
+            w.write_all(&self.members.score(id).to_bits().to_le_bytes())?;
             w.write_all(&self.members.seq(id).to_le_bytes())?;
             let extra = self.members.extra(id);
             let name = extra.and_then(|e| e.name.as_deref());
