@@ -134,25 +134,15 @@ impl<T> std::ops::IndexMut<usize> for Slab<T> {
     }
 }
 
-/// Keys in blocks of 8 (one cache line each).
-const BLOCK: usize = 8;
-const BLOCKS: usize = LEAF_CAP / BLOCK;
-
-/// The first cache line is the leaf's head: its length and the first key of
-/// every 8-key block after the first. A lookup reads the head, then the one
-/// key line and the one payload line it needs: three lines, where a binary
-/// search over the 64 keys touches five one after another and a prefetch of
-/// the whole leaf (14 lines) crowds the core's few outstanding-miss slots
-/// when a batch of lookups runs at once.
-#[repr(C, align(64))]
+/// `len` first: every search reads it before any key, so it must share a
+/// cache line with the keys rather than trail them on a line of its own.
+#[repr(C)]
 struct Leaf<V> {
     len: u32,
     prev: u32,
-    /// `summary[j]` = `keys[8 (j + 1)]` while that block is in use.
-    summary: [u64; BLOCKS - 1],
+    next: u32,
     keys: [u64; LEAF_CAP],
     vals: [V; LEAF_CAP],
-    next: u32,
 }
 
 /// `keys[i]`/`vals[i]` for `i >= 1` is a lower bound of child `i` and above
@@ -171,11 +161,10 @@ struct Inner<V> {
 impl<V: Copy + Default> Leaf<V> {
     fn new() -> Self {
         Leaf {
-            len: 0,
-            prev: NIL,
-            summary: [u64::MAX; BLOCKS - 1],
             keys: [0; LEAF_CAP],
             vals: [V::default(); LEAF_CAP],
+            len: 0,
+            prev: NIL,
             next: NIL,
         }
     }
@@ -231,74 +220,11 @@ pub(crate) fn prefetch_bytes<T>(p: *const T, bytes: usize) {
 }
 
 impl<V> Leaf<V> {
-    /// The whole leaf, for a single operation: all its lines at once is
-    /// one wait instead of three.
+    /// The whole leaf: header, keys, and payloads (an exact-match check
+    /// reads the payload next to the key it found; an insert shifts both).
     #[inline(always)]
     fn prefetch(&self) {
         prefetch_bytes(self, size_of::<Self>());
-    }
-
-    /// The head only: the first step of a batched lookup.
-    #[inline(always)]
-    fn prefetch_head(&self) {
-        prefetch_bytes(self, 1);
-    }
-
-    /// The key line and payload line where `key` falls (the head must be
-    /// cached): the second step of a batched lookup.
-    #[inline(always)]
-    fn prefetch_lines_for(&self, key: u64) {
-        let b = self.block_of(key, false);
-        prefetch_bytes(&self.keys[b * BLOCK], 1);
-        prefetch_bytes(&self.vals[b * BLOCK], 1);
-    }
-
-    /// The block holding the first key not below `key` (`or_equal`: the
-    /// first key above it), from the head alone.
-    #[inline(always)]
-    fn block_of(&self, key: u64, or_equal: bool) -> usize {
-        let used = (self.len as usize).div_ceil(BLOCK).saturating_sub(1);
-        let s = &self.summary[..used];
-        if or_equal {
-            count_not_above(s, key)
-        } else {
-            count_below(s, key)
-        }
-    }
-
-    /// Number of keys below `key` (`or_equal`: not above it), reading the
-    /// head and one key line.
-    #[inline(always)]
-    fn rank_of_key(&self, key: u64, or_equal: bool) -> usize {
-        let b = self.block_of(key, or_equal);
-        let n = self.len as usize;
-        let block = &self.keys[b * BLOCK..(b * BLOCK + BLOCK).min(n)];
-        b * BLOCK + search_key(block, key, or_equal)
-    }
-
-    /// Position of the first entry not before `(key, val)`.
-    #[inline(always)]
-    fn lower<T: TieBreak<V>>(&self, key: u64, val: V, tie: &T) -> usize
-    where
-        V: Copy + PartialEq,
-    {
-        let n = self.len as usize;
-        let lo = self.rank_of_key(key, false);
-        if lo >= n || self.keys[lo] != key {
-            return lo;
-        }
-        // Equal keys: rare, so the general search over the whole leaf.
-        search(&self.keys[..n], &self.vals[..n], key, val, tie, false)
-    }
-
-    /// Restores the head after the keys or the length changed.
-    #[inline]
-    fn resummarize(&mut self) {
-        let n = self.len as usize;
-        for j in 0..BLOCKS - 1 {
-            let i = (j + 1) * BLOCK;
-            self.summary[j] = if i < n { self.keys[i] } else { u64::MAX };
-        }
     }
 }
 
@@ -310,26 +236,17 @@ impl<V> Inner<V> {
     }
 }
 
-/// Number of keys below `key`. Short slices (a leaf's head, one 8-key
-/// block) are counted branch-free, which the compiler unrolls; a whole
-/// inner node is binary-searched, as 64 scalar compares cost more than six
-/// dependent steps without wide vector compares.
+/// Number of keys below `key`: a branchless binary search (64 scalar
+/// compares of a linear scan cost more than its six steps without wide
+/// vector compares).
 #[inline(always)]
 fn count_below(keys: &[u64], key: u64) -> usize {
-    if keys.len() <= BLOCK {
-        keys.iter().map(|&k| (k < key) as usize).sum()
-    } else {
-        keys.partition_point(|&k| k < key)
-    }
+    keys.partition_point(|&k| k < key)
 }
 
 #[inline(always)]
 fn count_not_above(keys: &[u64], key: u64) -> usize {
-    if keys.len() <= BLOCK {
-        keys.iter().map(|&k| (k <= key) as usize).sum()
-    } else {
-        keys.partition_point(|&k| k <= key)
-    }
+    keys.partition_point(|&k| k <= key)
 }
 
 /// Number of entries in `keys`/`vals` ordered before `(key, val)`, or before
@@ -450,7 +367,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             l.len = 0;
             l.prev = NIL;
             l.next = NIL;
-            l.resummarize();
             id
         } else {
             self.leaves.push(Leaf::new()) as u32
@@ -483,7 +399,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = leaf.lower(key, val, tie);
+        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
         (pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal)
             .then_some(rank + pos)
     }
@@ -510,19 +426,16 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
                     ranks[i] += inner.count_before(slot);
                     nodes[i] = inner.children[slot];
                     if level == 0 {
-                        self.leaves[nodes[i] as usize].prefetch_head();
+                        self.leaves[nodes[i] as usize].prefetch();
                     } else {
                         self.inners[nodes[i] as usize].prefetch();
                     }
                 }
             }
-            for (i, &(key, _)) in group.iter().enumerate() {
-                self.leaves[nodes[i] as usize].prefetch_lines_for(key);
-            }
             for (i, &(key, val)) in group.iter().enumerate() {
                 let leaf = &self.leaves[nodes[i] as usize];
                 let n = leaf.len as usize;
-                let pos = leaf.lower(key, val, tie);
+                let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
                 let hit = pos < n
                     && leaf.keys[pos] == key
                     && tie.tie(leaf.vals[pos], val) == Ordering::Equal;
@@ -531,12 +444,15 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         }
     }
 
-    /// Starts loading, for every key, the lines of the leaf a lookup of that
-    /// key reads: first all the leaf heads, then each leaf's key line and
-    /// payload line. Batched writes call it before applying a batch, so the
-    /// leaves' misses overlap instead of queueing.
+    /// Number of inner levels above the leaves.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Starts loading the leaf a lookup of each key reads, all at once, so
+    /// a batch's leaf misses overlap instead of queueing. Batched writes
+    /// call it before applying a group.
     pub fn prefetch_leaves(&self, keys: &[u64]) {
-        let mut leaves = Vec::with_capacity(keys.len());
         for &key in keys {
             let mut node = self.root;
             for _ in 0..self.height {
@@ -544,48 +460,8 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
                 let n = inner.len as usize;
                 node = inner.children[search_key(&inner.keys[1..n], key, false)];
             }
-            self.leaves[node as usize].prefetch_head();
-            leaves.push(node);
+            self.leaves[node as usize].prefetch();
         }
-        for (&key, &leaf) in keys.iter().zip(&leaves) {
-            self.leaves[leaf as usize].prefetch_lines_for(key);
-        }
-    }
-
-    /// Number of inner levels above the leaves.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
-    /// Starts loading the node at `depth` (0 = root, `height()` = leaf) on
-    /// the way to `key`, reading the nodes above it by key alone. Pipelined
-    /// writes call it for one level after another a few items ahead, so each
-    /// read here finds its node already requested by the previous stage.
-    pub fn prefetch_path(&self, key: u64, depth: usize) {
-        let depth = depth.min(self.height);
-        let mut node = self.root;
-        for _ in 0..depth {
-            let inner = &self.inners[node as usize];
-            let n = inner.len as usize;
-            node = inner.children[search_key(&inner.keys[1..n], key, false)];
-        }
-        if depth == self.height {
-            self.leaves[node as usize].prefetch_head();
-        } else {
-            self.inners[node as usize].prefetch();
-        }
-    }
-
-    /// The last step after [`CountedTree::prefetch_path`] to the leaf:
-    /// starts loading the key line and payload line `key` falls in.
-    pub fn prefetch_leaf_lines(&self, key: u64) {
-        let mut node = self.root;
-        for _ in 0..self.height {
-            let inner = &self.inners[node as usize];
-            let n = inner.len as usize;
-            node = inner.children[search_key(&inner.keys[1..n], key, false)];
-        }
-        self.leaves[node as usize].prefetch_lines_for(key);
     }
 
     /// Number of entries whose key is below `key` (`or_equal`: not above it).
@@ -602,7 +478,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         }
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
-        rank + leaf.rank_of_key(key, or_equal)
+        rank + search_key(&leaf.keys[..leaf.len as usize], key, or_equal)
     }
 
     /// The leaf and slot of position `pos`, and the path to it.
@@ -705,14 +581,13 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         let leaf = &mut self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = leaf.lower(key, val, tie);
+        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
         if n < LEAF_CAP {
             leaf.keys.copy_within(pos..n, pos + 1);
             leaf.vals.copy_within(pos..n, pos + 1);
             leaf.keys[pos] = key;
             leaf.vals[pos] = val;
             leaf.len += 1;
-            leaf.resummarize();
         } else if !self.spill_leaf(node, pos, key, val, &path) {
             self.split_leaf(node, pos, key, val, &mut path);
         }
@@ -766,12 +641,10 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             (moved, moved)
         };
         s.len = (sn + moved) as u32;
-        s.resummarize();
         let leaf = &mut self.leaves[id as usize];
         leaf.keys[..kept].copy_from_slice(&keys[keep_from..keep_from + kept]);
         leaf.vals[..kept].copy_from_slice(&vals[keep_from..keep_from + kept]);
         leaf.len = kept as u32;
-        leaf.resummarize();
         let p = &mut self.inners[pid as usize];
         p.counts[slot] = kept as u32;
         // The separator in front of whichever of the two is on the right.
@@ -818,7 +691,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             right.vals[..rn].copy_from_slice(&vals[mid..]);
             right.len = rn as u32;
             right.prev = id;
-            right.resummarize();
             right.next = old_next;
         }
         if old_next != NIL {
@@ -829,7 +701,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         left.vals[..mid].copy_from_slice(&vals[..mid]);
         left.len = mid as u32;
         left.next = new;
-        left.resummarize();
         self.insert_child(
             path,
             new,
@@ -951,7 +822,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         let leaf = &self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
-        let pos = leaf.lower(key, val, tie);
+        let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
         if pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal {
             self.remove_located(&mut path, node, pos);
             Some(rank + pos)
@@ -983,7 +854,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         leaf.keys.copy_within(pos + 1..n, pos);
         leaf.vals.copy_within(pos + 1..n, pos);
         leaf.len -= 1;
-        leaf.resummarize();
         if pos == 0 {
             self.refresh_separator(path, leaf_id);
         }
@@ -1048,7 +918,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             left.keys[na..na + nb].copy_from_slice(&keys[..nb]);
             left.vals[na..na + nb].copy_from_slice(&vals[..nb]);
             left.len = (na + nb) as u32;
-            left.resummarize();
             left.next = next;
             if next != NIL {
                 self.leaves[next as usize].prev = la;
@@ -1072,12 +941,10 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             l.keys[..mid].copy_from_slice(&keys[..mid]);
             l.vals[..mid].copy_from_slice(&vals[..mid]);
             l.len = mid as u32;
-            l.resummarize();
             let r = &mut self.leaves[lb as usize];
             r.keys[..total - mid].copy_from_slice(&keys[mid..total]);
             r.vals[..total - mid].copy_from_slice(&vals[mid..total]);
             r.len = (total - mid) as u32;
-            r.resummarize();
             let p = &mut self.inners[pid as usize];
             p.counts[a] = mid as u32;
             p.counts[a + 1] = (total - mid) as u32;
@@ -1202,7 +1069,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             if id > 0 {
                 tree.leaves[id as usize - 1].next = id;
             }
-            cur.resummarize();
             level.push((id, cur.len as usize, cur.keys[0], cur.vals[0]));
             tree.len += cur.len as usize;
             tree.leaves.push(std::mem::replace(cur, Leaf::<V>::new()));
@@ -1269,13 +1135,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
                 let l = &t.leaves[node as usize];
                 if l.len == 0 && !is_root {
                     return Err(format!("empty non-root leaf {node}"));
-                }
-                let mut fresh = Leaf::<V>::new();
-                fresh.len = l.len;
-                fresh.keys = l.keys;
-                fresh.resummarize();
-                if fresh.summary != l.summary {
-                    return Err(format!("leaf {node}: stale head summary"));
                 }
                 for i in 0..l.len as usize {
                     out.push((l.keys[i], l.vals[i]));
