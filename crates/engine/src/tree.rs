@@ -450,17 +450,23 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
     }
 
     /// Starts loading the leaf a lookup of each key reads, all at once, so
-    /// a batch's leaf misses overlap instead of queueing. Batched writes
-    /// call it before applying a group.
+    /// a batch's misses overlap instead of queueing. The walk goes level by
+    /// level across all the keys, requesting every next node before reading
+    /// any, so inner-node misses overlap too. Batched writes call it before
+    /// applying a group.
     pub fn prefetch_leaves(&self, keys: &[u64]) {
-        for &key in keys {
-            let mut node = self.root;
-            for _ in 0..self.height {
-                let inner = &self.inners[node as usize];
+        let mut nodes = vec![self.root; keys.len()];
+        for level in (0..self.height).rev() {
+            for (node, &key) in nodes.iter_mut().zip(keys) {
+                let inner = &self.inners[*node as usize];
                 let n = inner.len as usize;
-                node = inner.children[search_key(&inner.keys[1..n], key, false)];
+                *node = inner.children[search_key(&inner.keys[1..n], key, false)];
+                if level == 0 {
+                    self.leaves[*node as usize].prefetch();
+                } else {
+                    self.inners[*node as usize].prefetch();
+                }
             }
-            self.leaves[node as usize].prefetch();
         }
     }
 
