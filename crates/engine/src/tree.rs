@@ -896,21 +896,27 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         inner.vals[slot as usize] = first.1;
     }
 
+    /// Pops the parent of the under-full node at the end of `path` and picks
+    /// the node and a neighbour under it: returns the parent and the slot of
+    /// the left one of the pair, or `None` if the parent has one child.
+    fn sibling_pair(&self, path: &mut Path) -> Option<(u32, usize)> {
+        path.depth -= 1;
+        let (pid, slot) = path.steps[path.depth];
+        let n = self.inners[pid as usize].len as usize;
+        let slot = slot as usize;
+        if n < 2 {
+            return None;
+        }
+        Some((pid, if slot + 1 < n { slot } else { slot - 1 }))
+    }
+
     /// The leaf at the end of `path` is under-full: merge it with a sibling
     /// or even the two out.
     fn rebalance_leaf(&mut self, path: &mut Path) {
-        path.depth -= 1;
-        let (pid, slot) = path.steps[path.depth];
-        let parent = &self.inners[pid as usize];
-        let slot = slot as usize;
-        if parent.len < 2 {
+        let Some((pid, a)) = self.sibling_pair(path) else {
             return;
-        }
-        let a = if slot + 1 < parent.len as usize {
-            slot
-        } else {
-            slot - 1
         };
+        let parent = &self.inners[pid as usize];
         let (la, lb) = (parent.children[a], parent.children[a + 1]);
         let na = self.leaves[la as usize].len as usize;
         let nb = self.leaves[lb as usize].len as usize;
@@ -983,18 +989,10 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         if len >= INNER_MIN {
             return;
         }
-        path.depth -= 1;
-        let (gid, gslot) = path.steps[path.depth];
-        let g = &self.inners[gid as usize];
-        let gslot = gslot as usize;
-        if g.len < 2 {
+        let Some((gid, a)) = self.sibling_pair(path) else {
             return;
-        }
-        let a = if gslot + 1 < g.len as usize {
-            gslot
-        } else {
-            gslot - 1
         };
+        let g = &self.inners[gid as usize];
         let sep = (g.keys[a + 1], g.vals[a + 1]);
         let (ia, ib) = (g.children[a], g.children[a + 1]);
         let na = self.inners[ia as usize].len as usize;
