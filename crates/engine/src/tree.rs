@@ -444,11 +444,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         }
     }
 
-    /// Number of inner levels above the leaves.
-    pub fn height(&self) -> usize {
-        self.height
-    }
-
     /// Starts loading the leaf a lookup of each key reads, all at once, so
     /// a batch's misses overlap instead of queueing. The walk goes level by
     /// level across all the keys, requesting every next node before reading
