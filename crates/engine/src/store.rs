@@ -146,7 +146,10 @@ impl Store {
     }
 
     /// `reset`: moves the board's content into a read-only archive board
-    /// `archive` (replacing one of that name) and empties the live board;
+    /// `archive` (replacing one of that name) and empties the live board.
+    /// The content is taken under the live board's write lock, so every
+    /// write lands wholly before or after the reset; the archive appears
+    /// just after (a reader may see the live board empty a moment earlier);
     /// then keeps only the newest `keep_archives` archives `NAME@…`.
     /// Returns how many members were archived.
     pub fn archive(&self, name: &str, archive: &str) -> Result<u64> {
