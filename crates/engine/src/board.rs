@@ -447,19 +447,18 @@ impl Board {
         let mut prev: Option<(u64, u64)> = None; // (key, rank)
         let mut pos = from;
         let mut window: Vec<(u64, u32)> = Vec::with_capacity(64);
-        let mut fwd = self
-            .tree
-            .iter_from(if backward { usize::MAX } else { from });
-        let mut rev = self.tree.iter_rev_from(if backward { from } else { 0 });
+        // Only the iterator this read walks: each one costs a descent.
+        let mut fwd = (!backward).then(|| self.tree.iter_from(from));
+        let mut rev = backward.then(|| self.tree.iter_rev_from(from));
         let mut left = limit;
         while left > 0 {
             // A window of entries at a time: their records and ids are
             // scattered in memory, so request them all before reading any.
             window.clear();
             let take = left.min(64);
-            if backward {
+            if let Some(rev) = rev.as_mut() {
                 window.extend(rev.by_ref().take(take));
-            } else {
+            } else if let Some(fwd) = fwd.as_mut() {
                 window.extend(fwd.by_ref().take(take));
             }
             if window.is_empty() {
@@ -629,23 +628,10 @@ impl Board {
             return self.submit_new(s);
         };
         let old = self.members.score(id);
-        if s.presence == Presence::OnlyNew {
-            // As Redis: NX on an existing member does nothing, before any
-            // arithmetic (so even an increment that would give NaN).
-            self.apply_extra(id, s.name, s.data);
-            let key = self.key_of(old);
-            let pos = self.tree.position(key, id, &ties!(self)).unwrap_or(0);
-            return Ok(SubmitResult {
-                score: Some(old),
-                rank: Some(self.rank_at(pos, key)),
-                previous: Some(old),
-                applied: false,
-                created: false,
-                changed: false,
-                evicted: 0,
-            });
-        }
+        // As Redis: NX on an existing member is blocked before any
+        // arithmetic (so even an increment that would give NaN does nothing).
         let new = match op {
+            _ if s.presence == Presence::OnlyNew => old,
             UpdateOp::Set | UpdateOp::Best => s.score,
             UpdateOp::Incr => old + s.score,
         };
