@@ -238,7 +238,9 @@ fn tie_mode(c: &BoardConfig) -> TieMode {
     }
 }
 
-/// A leaderboard.
+/// A leaderboard. `Clone` is a deep copy (the storage layer snapshots a
+/// copy so writers wait only for the copy, not for the disk).
+#[derive(Clone)]
 pub struct Board {
     config: BoardConfig,
     tree: CountedTree<u32>,

@@ -15,6 +15,7 @@
 const MAX_LOAD_EIGHTHS: usize = 6;
 const EMPTY: u64 = 0;
 
+#[derive(Clone)]
 pub(crate) struct Index {
     slots: Vec<u64>,
     mask: usize,

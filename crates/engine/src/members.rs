@@ -29,6 +29,7 @@ const REC_CHUNK: usize = 4096;
 const FREE: u64 = u64::MAX;
 
 /// A vector that grows by fixed chunks instead of doubling.
+#[derive(Clone)]
 struct ChunkVec<T> {
     chunks: Vec<Box<[T]>>,
     len: usize,
@@ -86,6 +87,7 @@ pub struct Extra {
     pub data: Option<Arc<str>>,
 }
 
+#[derive(Clone)]
 pub(crate) struct Members {
     arena: Vec<Vec<u8>>,
     recs: ChunkVec<Rec>,

@@ -68,6 +68,7 @@ const SLAB_CHUNK: usize = 64;
 /// Node storage: ids index chunks of 64 nodes. The table of chunks is small
 /// enough to stay cached (a few KB at 10M members), whereas a `Vec` of one
 /// `Box` per node made every node visit a second cache miss.
+#[derive(Clone)]
 struct Slab<T> {
     chunks: Vec<Vec<T>>,
     len: usize,
@@ -136,6 +137,7 @@ impl<T> std::ops::IndexMut<usize> for Slab<T> {
 
 /// `len` first: every search reads it before any key, so it must share a
 /// cache line with the keys rather than trail them on a line of its own.
+#[derive(Clone)]
 #[repr(C)]
 struct Leaf<V> {
     len: u32,
@@ -147,6 +149,7 @@ struct Leaf<V> {
 
 /// `keys[i]`/`vals[i]` for `i >= 1` is a lower bound of child `i` and above
 /// every entry of child `i - 1`; slot 0 is unused.
+#[derive(Clone)]
 #[repr(C)]
 struct Inner<V> {
     // Searched on every descent: kept together at the front.
@@ -308,6 +311,7 @@ impl Path {
 }
 
 /// An ordered multiset of `(u64, V)` entries with O(log n) rank and select.
+#[derive(Clone)]
 pub struct CountedTree<V> {
     leaves: Slab<Leaf<V>>,
     inners: Slab<Inner<V>>,
