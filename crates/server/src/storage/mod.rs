@@ -1,0 +1,206 @@
+//! Durable storage of the embedded backend (SPEC §5): the data directory,
+//! recovery (newest snapshot, then the log after it, a torn tail cut off),
+//! and snapshots with log rotation. The write path itself — apply, append,
+//! wait for the fsync — lives in [`crate::service`], which owns the order.
+//!
+//! A data directory holds `snapshot-<lsn>.pdms` (every board as of log
+//! position `lsn`), `log-<lsn>.pdml` segments (records from `lsn` on) and a
+//! `LOCK` file held while a server uses it. docs/storage.md has the bytes.
+
+pub mod log;
+pub mod record;
+pub mod snapshot;
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use podium_engine::Store;
+use thiserror::Error;
+
+use crate::settings::FsyncPolicy;
+use log::{Log, SegmentEnd};
+use record::Replayed;
+
+#[derive(Debug, Error)]
+pub enum StorageError {
+    #[error("storage failed: {0}")]
+    Failed(String),
+    #[error("data directory {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("data directory {0} is in use by another podium process")]
+    Locked(PathBuf),
+    #[error("cannot recover {path}: {why}")]
+    Corrupt { path: PathBuf, why: String },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StorageError + '_ {
+    move |source| StorageError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What recovery found, for the startup log line and tests.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct RecoveryReport {
+    pub snapshot_lsn: u64,
+    pub boards: usize,
+    pub replayed: u64,
+    /// `(segment file, bytes cut off, why)` for a damaged tail.
+    pub truncated: Option<(PathBuf, u64, String)>,
+}
+
+/// An open data directory.
+pub struct Storage {
+    pub dir: PathBuf,
+    pub log: Log,
+    _lock: File,
+}
+
+/// Opens (creating if needed) and recovers `dir` into `store`.
+/// Returns the storage, the reset periods recorded for boards, and a report.
+pub fn open(
+    dir: &Path,
+    policy: FsyncPolicy,
+    store: &Store,
+) -> Result<(Storage, HashMap<String, String>, RecoveryReport), StorageError> {
+    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let lock_path = dir.join("LOCK");
+    let lock = File::create(&lock_path).map_err(io_err(&lock_path))?;
+    match lock.try_lock() {
+        Ok(()) => {}
+        Err(fs::TryLockError::WouldBlock) => return Err(StorageError::Locked(dir.to_path_buf())),
+        Err(fs::TryLockError::Error(e)) => return Err(io_err(&lock_path)(e)),
+    }
+    let mut report = RecoveryReport::default();
+    let mut periods = HashMap::new();
+
+    // Leftovers of a snapshot interrupted before its rename.
+    for e in fs::read_dir(dir).map_err(io_err(dir))?.flatten() {
+        if e.file_name().to_string_lossy().ends_with(".pdms.tmp") {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+
+    let snaps = snapshot::list_snapshots(dir).map_err(io_err(dir))?;
+    if let Some((_, path)) = snaps.last() {
+        // The newest snapshot was synced before its rename: damage here is
+        // disk corruption, and older segments are gone, so refuse to guess.
+        let (lsn, boards) = snapshot::read(path).map_err(|why| StorageError::Corrupt {
+            path: path.clone(),
+            why,
+        })?;
+        report.snapshot_lsn = lsn;
+        report.boards = boards.len();
+        for b in boards {
+            if let Some(p) = b.period {
+                periods.insert(b.name.clone(), p);
+            }
+            store
+                .insert(&b.name, b.board)
+                .map_err(|e| StorageError::Corrupt {
+                    path: path.clone(),
+                    why: e.to_string(),
+                })?;
+        }
+    }
+
+    let segments = log::list_segments(dir).map_err(io_err(dir))?;
+    let mut last = report.snapshot_lsn;
+    let mut live_bytes = 0;
+    for (i, (start, path)) in segments.iter().enumerate() {
+        let is_last = i + 1 == segments.len();
+        if *start > last + 1 {
+            return Err(StorageError::Corrupt {
+                path: path.clone(),
+                why: format!("log records {} to {} are missing", last + 1, start - 1),
+            });
+        }
+        let mut replayed = 0;
+        let end = log::read_segment(path, |lsn, op| {
+            if lsn > last {
+                if let Replayed::Period { board, label } = op.replay(store) {
+                    periods.insert(board, label);
+                }
+                last = lsn;
+                replayed += 1;
+            }
+        })
+        .map_err(io_err(path))?;
+        report.replayed += replayed;
+        match end {
+            SegmentEnd::Clean { .. } => {}
+            SegmentEnd::Damaged {
+                valid_len,
+                file_len,
+                why,
+                ..
+            } => {
+                if !is_last {
+                    return Err(StorageError::Corrupt {
+                        path: path.clone(),
+                        why: format!("{why} at byte {valid_len}, and later segments exist"),
+                    });
+                }
+                if valid_len < log::SEGMENT_MAGIC.len() as u64 {
+                    // Not even a header (a crash while creating it): no records.
+                    fs::remove_file(path).map_err(io_err(path))?;
+                } else {
+                    let f = fs::OpenOptions::new()
+                        .write(true)
+                        .open(path)
+                        .map_err(io_err(path))?;
+                    f.set_len(valid_len).map_err(io_err(path))?;
+                    f.sync_all().map_err(io_err(path))?;
+                }
+                let dropped = file_len - valid_len;
+                tracing::warn!(
+                    segment = %path.display(),
+                    dropped_bytes = dropped,
+                    "log tail damaged ({why}): kept {valid_len} bytes, dropped {dropped}"
+                );
+                report.truncated = Some((path.clone(), dropped, why));
+            }
+        }
+        live_bytes += fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    }
+    let log = Log::open(dir, last + 1, policy, live_bytes).map_err(io_err(dir))?;
+    Ok((
+        Storage {
+            dir: dir.to_path_buf(),
+            log,
+            _lock: lock,
+        },
+        periods,
+        report,
+    ))
+}
+
+impl Storage {
+    /// Writes the snapshot of log position `lsn` and deletes the snapshots
+    /// and segments it replaces. `boards` must be exactly the state after
+    /// record `lsn`, and [`Log::rotate`] must have returned `lsn`.
+    pub fn snapshot(&self, lsn: u64, boards: &[snapshot::SnapBoard]) -> io::Result<u64> {
+        let size = snapshot::write(&self.dir, lsn, boards)?;
+        for (l, p) in snapshot::list_snapshots(&self.dir)? {
+            if l < lsn {
+                fs::remove_file(p)?;
+            }
+        }
+        let mut freed = 0;
+        for (start, p) in log::list_segments(&self.dir)? {
+            if start <= lsn {
+                freed += fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+                fs::remove_file(p)?;
+            }
+        }
+        self.log.forget_bytes(freed);
+        Ok(size)
+    }
+}

@@ -1,0 +1,657 @@
+//! The operations the log records, their binary encoding, and how recovery
+//! replays one onto a [`Store`].
+//!
+//! A record is the *request* of a write that succeeded, not its effect:
+//! every engine operation is deterministic given the board's state, and the
+//! log is written in the order the operations were applied to each board,
+//! so replaying the requests in log order rebuilds the same state. The one
+//! input that is not deterministic — the clock, for resets — is captured in
+//! the record (the archive's name). docs/storage.md has the byte layout.
+
+use std::ops::Bound;
+
+use podium_engine::{
+    Aggregate, BoardConfig, Cond, Error, Presence, ScoreRange, Store, Submit, UpdateOp,
+};
+
+/// One submission inside a [`LogOp::Submit`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubmitRec {
+    pub member: Vec<u8>,
+    pub score: f64,
+    pub op: Option<UpdateOp>,
+    pub presence: Presence,
+    pub cond: Cond,
+    pub name: Option<String>,
+    pub data: Option<String>,
+}
+
+impl SubmitRec {
+    pub fn as_submit(&self) -> Submit<'_> {
+        Submit {
+            member: &self.member,
+            score: self.score,
+            op: self.op,
+            presence: self.presence,
+            cond: self.cond,
+            name: self.name.as_deref(),
+            data: self.data.as_deref(),
+        }
+    }
+}
+
+/// A logged write.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LogOp {
+    /// `submit` / `submit_many` / an `import` batch.
+    Submit {
+        board: String,
+        entries: Vec<SubmitRec>,
+    },
+    SetData {
+        board: String,
+        member: Vec<u8>,
+        name: Option<String>,
+        data: Option<String>,
+    },
+    Remove {
+        board: String,
+        members: Vec<Vec<u8>>,
+    },
+    RemoveRankRange {
+        board: String,
+        start: u64,
+        stop: u64,
+    },
+    RemoveScoreRange {
+        board: String,
+        range: ScoreRange,
+    },
+    Pop {
+        board: String,
+        count: u64,
+        worst: bool,
+    },
+    /// `if_absent`: the implicit creation of a board by its first write
+    /// (a no-op on replay when the board already exists).
+    Create {
+        board: String,
+        config: BoardConfig,
+        if_absent: bool,
+    },
+    /// `board_update` (PUT): create or reconfigure.
+    Put {
+        board: String,
+        config: BoardConfig,
+    },
+    Delete {
+        board: String,
+    },
+    /// `reset`: archive `board` as `archive` and empty it.
+    Archive {
+        board: String,
+        archive: String,
+    },
+    Combine {
+        dest: String,
+        sources: Vec<(String, f64)>,
+        aggregate: Aggregate,
+        intersect: bool,
+    },
+    /// The reset schedule's current period of a board (so a restart knows
+    /// whether a reset fell due while the server was down).
+    Period {
+        board: String,
+        label: String,
+    },
+}
+
+/// Where replaying a record changed something beyond the engine.
+pub enum Replayed {
+    Done,
+    Period { board: String, label: String },
+}
+
+impl LogOp {
+    /// Applies the record to `store` during recovery. An engine error is
+    /// not a recovery failure: the original request got the same error,
+    /// deterministically, and changed nothing then either.
+    pub fn replay(&self, store: &Store) -> Replayed {
+        let _ = match self {
+            LogOp::Submit { board, entries } => store
+                .write(board, |b| {
+                    let subs: Vec<Submit> = entries.iter().map(SubmitRec::as_submit).collect();
+                    b.submit_many(&subs).map(drop)
+                })
+                .map(drop),
+            LogOp::SetData {
+                board,
+                member,
+                name,
+                data,
+            } => store
+                .write(board, |b| {
+                    b.set_data(member, name.as_deref(), data.as_deref())
+                })
+                .map(drop),
+            LogOp::Remove { board, members } => store.write(board, |b| b.remove(members)).map(drop),
+            LogOp::RemoveRankRange { board, start, stop } => store
+                .write(board, |b| b.remove_range_by_rank(*start, *stop))
+                .map(drop),
+            LogOp::RemoveScoreRange { board, range } => store
+                .write(board, |b| b.remove_range_by_score(range))
+                .map(drop),
+            LogOp::Pop {
+                board,
+                count,
+                worst,
+            } => store.write(board, |b| b.pop(*count, *worst)).map(drop),
+            LogOp::Create {
+                board,
+                config,
+                if_absent,
+            } => match store.create(board, config.clone()) {
+                Err(Error::BoardExists(_)) if *if_absent => Ok(()),
+                r => r.map(drop),
+            },
+            LogOp::Put { board, config } => store.put(board, config.clone()).map(drop),
+            LogOp::Delete { board } => {
+                store.delete(board);
+                Ok(())
+            }
+            LogOp::Archive { board, archive } => store.archive(board, archive).map(drop),
+            LogOp::Combine {
+                dest,
+                sources,
+                aggregate,
+                intersect,
+            } => {
+                let srcs: Vec<(&str, f64)> =
+                    sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();
+                store.combine(dest, &srcs, *aggregate, *intersect).map(drop)
+            }
+            LogOp::Period { board, label } => {
+                return Replayed::Period {
+                    board: board.clone(),
+                    label: label.clone(),
+                }
+            }
+        };
+        Replayed::Done
+    }
+
+    /// Appends the encoding (docs/storage.md, "Record payloads") to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let mut w = W(out);
+        match self {
+            LogOp::Submit { board, entries } => {
+                w.u8(1);
+                w.str(board);
+                w.u32(entries.len() as u32);
+                for e in entries {
+                    w.bytes(&e.member);
+                    w.f64(e.score);
+                    w.u8(match e.op {
+                        None => 0,
+                        Some(UpdateOp::Set) => 1,
+                        Some(UpdateOp::Best) => 2,
+                        Some(UpdateOp::Incr) => 3,
+                    });
+                    w.u8(match e.presence {
+                        Presence::Any => 0,
+                        Presence::OnlyNew => 1,
+                        Presence::OnlyExisting => 2,
+                    });
+                    w.u8(match e.cond {
+                        Cond::Always => 0,
+                        Cond::Greater => 1,
+                        Cond::Less => 2,
+                    });
+                    w.opt_str(e.name.as_deref());
+                    w.opt_str(e.data.as_deref());
+                }
+            }
+            LogOp::SetData {
+                board,
+                member,
+                name,
+                data,
+            } => {
+                w.u8(2);
+                w.str(board);
+                w.bytes(member);
+                w.opt_str(name.as_deref());
+                w.opt_str(data.as_deref());
+            }
+            LogOp::Remove { board, members } => {
+                w.u8(3);
+                w.str(board);
+                w.u32(members.len() as u32);
+                for m in members {
+                    w.bytes(m);
+                }
+            }
+            LogOp::RemoveRankRange { board, start, stop } => {
+                w.u8(4);
+                w.str(board);
+                w.u64(*start);
+                w.u64(*stop);
+            }
+            LogOp::RemoveScoreRange { board, range } => {
+                w.u8(5);
+                w.str(board);
+                w.bound(range.min);
+                w.bound(range.max);
+            }
+            LogOp::Pop {
+                board,
+                count,
+                worst,
+            } => {
+                w.u8(6);
+                w.str(board);
+                w.u64(*count);
+                w.u8(*worst as u8);
+            }
+            LogOp::Create {
+                board,
+                config,
+                if_absent,
+            } => {
+                w.u8(7);
+                w.str(board);
+                w.config(config);
+                w.u8(*if_absent as u8);
+            }
+            LogOp::Put { board, config } => {
+                w.u8(8);
+                w.str(board);
+                w.config(config);
+            }
+            LogOp::Delete { board } => {
+                w.u8(9);
+                w.str(board);
+            }
+            LogOp::Archive { board, archive } => {
+                w.u8(10);
+                w.str(board);
+                w.str(archive);
+            }
+            LogOp::Combine {
+                dest,
+                sources,
+                aggregate,
+                intersect,
+            } => {
+                w.u8(11);
+                w.str(dest);
+                w.u32(sources.len() as u32);
+                for (n, weight) in sources {
+                    w.str(n);
+                    w.f64(*weight);
+                }
+                w.u8(match aggregate {
+                    Aggregate::Sum => 0,
+                    Aggregate::Min => 1,
+                    Aggregate::Max => 2,
+                });
+                w.u8(*intersect as u8);
+            }
+            LogOp::Period { board, label } => {
+                w.u8(12);
+                w.str(board);
+                w.str(label);
+            }
+        }
+    }
+
+    /// Decodes one payload; `None` if it is not a well-formed record (the
+    /// checksum matched, so this means a bug or a newer format).
+    pub fn decode(buf: &[u8]) -> Option<LogOp> {
+        let mut r = R(buf);
+        let op = match r.u8()? {
+            1 => {
+                let board = r.str()?;
+                let n = r.u32()? as usize;
+                let mut entries = Vec::with_capacity(n.min(r.0.len() / 16));
+                for _ in 0..n {
+                    entries.push(SubmitRec {
+                        member: r.bytes()?,
+                        score: r.f64()?,
+                        op: match r.u8()? {
+                            0 => None,
+                            1 => Some(UpdateOp::Set),
+                            2 => Some(UpdateOp::Best),
+                            3 => Some(UpdateOp::Incr),
+                            _ => return None,
+                        },
+                        presence: match r.u8()? {
+                            0 => Presence::Any,
+                            1 => Presence::OnlyNew,
+                            2 => Presence::OnlyExisting,
+                            _ => return None,
+                        },
+                        cond: match r.u8()? {
+                            0 => Cond::Always,
+                            1 => Cond::Greater,
+                            2 => Cond::Less,
+                            _ => return None,
+                        },
+                        name: r.opt_str()?,
+                        data: r.opt_str()?,
+                    });
+                }
+                LogOp::Submit { board, entries }
+            }
+            2 => LogOp::SetData {
+                board: r.str()?,
+                member: r.bytes()?,
+                name: r.opt_str()?,
+                data: r.opt_str()?,
+            },
+            3 => {
+                let board = r.str()?;
+                let n = r.u32()? as usize;
+                let mut members = Vec::with_capacity(n.min(r.0.len() / 4));
+                for _ in 0..n {
+                    members.push(r.bytes()?);
+                }
+                LogOp::Remove { board, members }
+            }
+            4 => LogOp::RemoveRankRange {
+                board: r.str()?,
+                start: r.u64()?,
+                stop: r.u64()?,
+            },
+            5 => LogOp::RemoveScoreRange {
+                board: r.str()?,
+                range: ScoreRange {
+                    min: r.bound()?,
+                    max: r.bound()?,
+                },
+            },
+            6 => LogOp::Pop {
+                board: r.str()?,
+                count: r.u64()?,
+                worst: r.u8()? != 0,
+            },
+            7 => LogOp::Create {
+                board: r.str()?,
+                config: r.config()?,
+                if_absent: r.u8()? != 0,
+            },
+            8 => LogOp::Put {
+                board: r.str()?,
+                config: r.config()?,
+            },
+            9 => LogOp::Delete { board: r.str()? },
+            10 => LogOp::Archive {
+                board: r.str()?,
+                archive: r.str()?,
+            },
+            11 => {
+                let dest = r.str()?;
+                let n = r.u32()? as usize;
+                let mut sources = Vec::with_capacity(n.min(r.0.len() / 12));
+                for _ in 0..n {
+                    sources.push((r.str()?, r.f64()?));
+                }
+                let aggregate = match r.u8()? {
+                    0 => Aggregate::Sum,
+                    1 => Aggregate::Min,
+                    2 => Aggregate::Max,
+                    _ => return None,
+                };
+                LogOp::Combine {
+                    dest,
+                    sources,
+                    aggregate,
+                    intersect: r.u8()? != 0,
+                }
+            }
+            12 => LogOp::Period {
+                board: r.str()?,
+                label: r.str()?,
+            },
+            _ => return None,
+        };
+        r.0.is_empty().then_some(op)
+    }
+}
+
+struct W<'a>(&'a mut Vec<u8>);
+
+impl W<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.u32(b.len() as u32);
+        self.0.extend_from_slice(b);
+    }
+    fn str(&mut self, s: &str) {
+        self.bytes(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            None => self.u8(0),
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+        }
+    }
+    fn bound(&mut self, b: Bound<f64>) {
+        match b {
+            Bound::Unbounded => self.u8(0),
+            Bound::Included(x) => {
+                self.u8(1);
+                self.f64(x);
+            }
+            Bound::Excluded(x) => {
+                self.u8(2);
+                self.f64(x);
+            }
+        }
+    }
+    fn config(&mut self, c: &BoardConfig) {
+        self.str(&c.to_json().to_string());
+    }
+}
+
+struct R<'a>(&'a [u8]);
+
+impl R<'_> {
+    fn take(&mut self, n: usize) -> Option<&[u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn f64(&mut self) -> Option<f64> {
+        Some(f64::from_bits(self.u64()?))
+    }
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        let n = self.u32()? as usize;
+        Some(self.take(n)?.to_vec())
+    }
+    fn str(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?).ok()
+    }
+    fn opt_str(&mut self) -> Option<Option<String>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.str()?)),
+            _ => None,
+        }
+    }
+    fn bound(&mut self) -> Option<Bound<f64>> {
+        match self.u8()? {
+            0 => Some(Bound::Unbounded),
+            1 => Some(Bound::Included(self.f64()?)),
+            2 => Some(Bound::Excluded(self.f64()?)),
+            _ => None,
+        }
+    }
+    fn config(&mut self) -> Option<BoardConfig> {
+        let json: serde_json::Value = serde_json::from_str(&self.str()?).ok()?;
+        BoardConfig::from_json(&json).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_ops() -> Vec<LogOp> {
+        let cfg = BoardConfig {
+            max_members: Some(10),
+            min_score: Some(f64::NEG_INFINITY),
+            ..Default::default()
+        };
+        vec![
+            LogOp::Submit {
+                board: "b".into(),
+                entries: vec![
+                    SubmitRec {
+                        member: b"alice".to_vec(),
+                        score: 1.5,
+                        op: Some(UpdateOp::Incr),
+                        presence: Presence::OnlyExisting,
+                        cond: Cond::Greater,
+                        name: Some("Alice".into()),
+                        data: Some("{\"lvl\":3}".into()),
+                    },
+                    SubmitRec {
+                        member: vec![0xff, 0],
+                        score: f64::NEG_INFINITY,
+                        op: None,
+                        presence: Presence::Any,
+                        cond: Cond::Always,
+                        name: None,
+                        data: None,
+                    },
+                ],
+            },
+            LogOp::SetData {
+                board: "b".into(),
+                member: b"m".to_vec(),
+                name: None,
+                data: Some(String::new()),
+            },
+            LogOp::Remove {
+                board: "b".into(),
+                members: vec![b"x".to_vec(), Vec::new()],
+            },
+            LogOp::RemoveRankRange {
+                board: "b".into(),
+                start: 1,
+                stop: u64::MAX,
+            },
+            LogOp::RemoveScoreRange {
+                board: "b".into(),
+                range: ScoreRange {
+                    min: Bound::Excluded(1.0),
+                    max: Bound::Unbounded,
+                },
+            },
+            LogOp::Pop {
+                board: "b".into(),
+                count: 3,
+                worst: true,
+            },
+            LogOp::Create {
+                board: "é".into(),
+                config: cfg.clone(),
+                if_absent: true,
+            },
+            LogOp::Put {
+                board: "b".into(),
+                config: cfg,
+            },
+            LogOp::Delete { board: "b".into() },
+            LogOp::Archive {
+                board: "b".into(),
+                archive: "b@2026-W47".into(),
+            },
+            LogOp::Combine {
+                dest: "d".into(),
+                sources: vec![("a".into(), 2.0), ("b".into(), -1.0)],
+                aggregate: Aggregate::Max,
+                intersect: true,
+            },
+            LogOp::Period {
+                board: "b".into(),
+                label: "2026-11-21".into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn every_op_round_trips() {
+        for op in all_ops() {
+            let mut buf = Vec::new();
+            op.encode(&mut buf);
+            assert_eq!(LogOp::decode(&buf), Some(op.clone()), "{op:?}");
+            // Any truncation is refused, never misread.
+            for cut in 0..buf.len() {
+                assert_eq!(LogOp::decode(&buf[..cut]), None, "{op:?} cut at {cut}");
+            }
+        }
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_submit() {
+        // The layout docs/storage.md documents, byte for byte.
+        let op = LogOp::Submit {
+            board: "b".into(),
+            entries: vec![SubmitRec {
+                member: b"m".to_vec(),
+                score: 2.0,
+                op: None,
+                presence: Presence::Any,
+                cond: Cond::Always,
+                name: None,
+                data: None,
+            }],
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let mut want = vec![1u8, 1, 0, 0, 0, b'b', 1, 0, 0, 0, 1, 0, 0, 0, b'm'];
+        want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
+        want.extend_from_slice(&[0, 0, 0, 0, 0]);
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn replay_rebuilds_the_same_boards() {
+        let store = Store::new();
+        for op in all_ops() {
+            op.replay(&store);
+        }
+        // Submit then delete of "b", archive of a missing board refused,
+        // combine into "d" of missing sources: an empty "d"; "é" created.
+        let names: Vec<String> = store.list().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, vec!["d".to_string(), "é".to_string()]);
+    }
+}

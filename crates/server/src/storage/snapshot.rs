@@ -1,0 +1,211 @@
+//! Snapshot files: every board at one log position, written beside the live
+//! data and renamed into place, checked by a whole-file CRC-32C when read.
+//! The layout is in docs/storage.md.
+
+use std::fs::{self, File};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use podium_engine::Board;
+
+use super::log::sync_dir;
+
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x01";
+const END: &[u8; 4] = b"END\n";
+
+pub fn snapshot_name(lsn: u64) -> String {
+    format!("snapshot-{lsn:020}.pdms")
+}
+
+/// Snapshots in `dir` by LSN, oldest first.
+pub fn list_snapshots(dir: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(lsn) = name
+            .strip_prefix("snapshot-")
+            .and_then(|s| s.strip_suffix(".pdms"))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push((lsn, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// One board in a snapshot: its name, its reset period label (empty when
+/// none) and its content.
+pub struct SnapBoard {
+    pub name: String,
+    pub period: Option<String>,
+    pub board: Board,
+}
+
+struct CrcWriter<W> {
+    inner: W,
+    crc: u32,
+    bytes: u64,
+}
+
+impl<W: Write> Write for CrcWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+struct CrcReader<R> {
+    inner: R,
+    crc: u32,
+}
+
+impl<R: Read> Read for CrcReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
+        Ok(n)
+    }
+}
+
+fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    w.write_all(&(s.len() as u16).to_le_bytes())?;
+    w.write_all(s.as_bytes())
+}
+
+/// Writes the snapshot of position `lsn` to a temporary file, syncs it,
+/// renames it into place and syncs the directory. Returns the file size.
+pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard]) -> io::Result<u64> {
+    let tmp = dir.join(format!("{}.tmp", snapshot_name(lsn)));
+    let file = File::create(&tmp)?;
+    let mut w = CrcWriter {
+        inner: BufWriter::with_capacity(1 << 20, file),
+        crc: 0,
+        bytes: 0,
+    };
+    w.write_all(SNAPSHOT_MAGIC)?;
+    w.write_all(&lsn.to_le_bytes())?;
+    w.write_all(&(boards.len() as u32).to_le_bytes())?;
+    for b in boards {
+        write_str(&mut w, &b.name)?;
+        write_str(&mut w, b.period.as_deref().unwrap_or(""))?;
+        b.board.write_snapshot(&mut w)?;
+    }
+    let crc = w.crc;
+    let mut inner = w.inner;
+    inner.write_all(&crc.to_le_bytes())?;
+    inner.write_all(END)?;
+    let file = inner.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    let size = file.metadata()?.len();
+    drop(file);
+    fs::rename(&tmp, dir.join(snapshot_name(lsn)))?;
+    sync_dir(dir)?;
+    Ok(size)
+}
+
+/// Reads a snapshot: its LSN and boards. Any damage is an error naming it.
+pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>), String> {
+    let file = File::open(path).map_err(|e| e.to_string())?;
+    let mut r = CrcReader {
+        inner: BufReader::with_capacity(1 << 20, file),
+        crc: 0,
+    };
+    let io = |e: io::Error| e.to_string();
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).map_err(io)?;
+    if &magic != SNAPSHOT_MAGIC {
+        return Err("not a podium snapshot (bad magic)".into());
+    }
+    let mut b8 = [0u8; 8];
+    r.read_exact(&mut b8).map_err(io)?;
+    let lsn = u64::from_le_bytes(b8);
+    let mut b4 = [0u8; 4];
+    r.read_exact(&mut b4).map_err(io)?;
+    let count = u32::from_le_bytes(b4);
+    let mut boards = Vec::new();
+    for _ in 0..count {
+        let name = read_str(&mut r)?;
+        let period = read_str(&mut r)?;
+        let board = Board::read_snapshot(&mut r).map_err(|e| format!("board {name:?}: {e}"))?;
+        boards.push(SnapBoard {
+            name,
+            period: (!period.is_empty()).then_some(period),
+            board,
+        });
+    }
+    let crc = r.crc;
+    let mut tail = [0u8; 8];
+    r.inner.read_exact(&mut tail).map_err(io)?;
+    if u32::from_le_bytes(tail[..4].try_into().unwrap()) != crc || &tail[4..] != END {
+        return Err("checksum mismatch".into());
+    }
+    let mut extra = [0u8; 1];
+    if r.inner.read(&mut extra).map_err(io)? != 0 {
+        return Err("bytes after the end marker".into());
+    }
+    Ok((lsn, boards))
+}
+
+fn read_str<R: Read>(r: &mut R) -> Result<String, String> {
+    let mut b2 = [0u8; 2];
+    r.read_exact(&mut b2).map_err(|e| e.to_string())?;
+    let mut s = vec![0u8; u16::from_le_bytes(b2) as usize];
+    r.read_exact(&mut s).map_err(|e| e.to_string())?;
+    String::from_utf8(s).map_err(|_| "name is not UTF-8".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podium_engine::{BoardConfig, Submit};
+
+    #[test]
+    fn round_trip_and_damage() {
+        let dir = std::env::temp_dir().join(format!("podium-snap-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        for i in 0..1000 {
+            b.submit(&Submit::new(format!("m{i}").as_bytes(), i as f64))
+                .unwrap();
+        }
+        let boards = vec![
+            SnapBoard {
+                name: "weekly".into(),
+                period: Some("2026-W47".into()),
+                board: b,
+            },
+            SnapBoard {
+                name: "empty".into(),
+                period: None,
+                board: Board::new(BoardConfig::default()).unwrap(),
+            },
+        ];
+        let size = write(&dir, 42, &boards).unwrap();
+        let path = dir.join(snapshot_name(42));
+        assert_eq!(fs::metadata(&path).unwrap().len(), size);
+        assert_eq!(list_snapshots(&dir).unwrap(), vec![(42, path.clone())]);
+        let (lsn, back) = read(&path).unwrap();
+        assert_eq!(lsn, 42);
+        assert_eq!(back.len(), 2);
+        assert_eq!(back[0].period.as_deref(), Some("2026-W47"));
+        assert_eq!(back[0].board.rank(b"m999"), Some(1));
+        assert_eq!(back[1].period, None);
+
+        let full = fs::read(&path).unwrap();
+        let mut bad = full.clone();
+        bad[full.len() / 2] ^= 1;
+        fs::write(&path, &bad).unwrap();
+        assert!(read(&path).is_err());
+        fs::write(&path, &full[..full.len() - 3]).unwrap();
+        assert!(read(&path).is_err());
+    }
+}
