@@ -1,0 +1,414 @@
+//! The request and result shapes of SPEC §2, shared by every protocol
+//! frontend: HTTP encodes them as JSON, MessagePack-RPC as maps with the same
+//! field names. Conversions from the engine's types live here too, so no
+//! frontend formats a result on its own.
+
+use std::fmt;
+
+use podium_engine::{BoardConfig, Entry, Ranking};
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::ApiError;
+
+/// A score on the wire: a JSON number, or `"inf"` / `"-inf"` (JSON has no
+/// infinities; Redis accepts them). Strings holding a number are accepted
+/// too, so a CSV or form value passes through unchanged. NaN is refused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Score(pub f64);
+
+pub fn parse_score(s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v = match t.to_ascii_lowercase().as_str() {
+        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
+        "-inf" | "-infinity" => f64::NEG_INFINITY,
+        _ => t
+            .parse::<f64>()
+            .map_err(|_| format!("score {s:?} is not a number"))?,
+    };
+    if v.is_nan() {
+        return Err("score is not a number (NaN)".into());
+    }
+    Ok(v)
+}
+
+impl Serialize for Score {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_finite() {
+            s.serialize_f64(self.0)
+        } else if self.0 > 0.0 {
+            s.serialize_str("inf")
+        } else {
+            s.serialize_str("-inf")
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Score {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Score, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Score;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(r#"a number, "inf" or "-inf""#)
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Score, E> {
+                if v.is_nan() {
+                    return Err(E::custom("score is not a number (NaN)"));
+                }
+                Ok(Score(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Score, E> {
+                Ok(Score(v as f64))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Score, E> {
+                Ok(Score(v as f64))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Score, E> {
+                parse_score(v).map(Score).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `only`: which members a submission may touch (Redis NX / XX).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Only {
+    New,
+    Existing,
+}
+
+/// `cond`: update an existing member only if the new score is greater /
+/// less (Redis GT / LT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CondIn {
+    Gt,
+    Lt,
+}
+
+/// One entry of `submit` / `submit_many` / `import`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubmitIn {
+    pub member: String,
+    pub score: Score,
+    /// `set`, `best` or `incr`; the board's `update` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<Only>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cond: Option<CondIn>,
+    /// Display name; `""` clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A JSON object; `null` leaves it, `{}` stores an empty object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+impl SubmitIn {
+    pub fn new(member: impl Into<String>, score: f64) -> Self {
+        SubmitIn {
+            member: member.into(),
+            score: Score(score),
+            op: None,
+            only: None,
+            cond: None,
+            name: None,
+            data: None,
+        }
+    }
+}
+
+/// What one submission did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmitOut {
+    pub member: String,
+    /// The score afterwards; `null` when the member is not on the board
+    /// (refused by `only: existing`, or evicted by `max_members`).
+    pub score: Option<Score>,
+    pub rank: Option<u64>,
+    pub previous: Option<Score>,
+    /// The member was added or its score changed.
+    pub changed: bool,
+    pub created: bool,
+    /// The operator ran (false when `only`, `cond` or `best` stopped it).
+    pub applied: bool,
+    /// Members evicted by `max_members` (possibly this one).
+    pub evicted: u64,
+}
+
+/// `submit_many` / `import`: per-entry results, or per-entry errors.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SubmitItem {
+    Ok(SubmitOut),
+    Err { member: String, error: ErrorBody },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+}
+
+impl From<&ApiError> for ErrorBody {
+    fn from(e: &ApiError) -> Self {
+        ErrorBody {
+            code: e.code.as_str().to_string(),
+            message: e.message.clone(),
+        }
+    }
+}
+
+/// A member as every read returns it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryOut {
+    pub member: String,
+    pub score: Score,
+    pub rank: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+/// Member ids are bytes in the engine (the Redis protocol allows any);
+/// JSON shows them as UTF-8, replacing invalid sequences.
+pub fn member_str(m: &[u8]) -> String {
+    String::from_utf8_lossy(m).into_owned()
+}
+
+pub fn entry_out(e: &Entry, with_data: bool) -> EntryOut {
+    EntryOut {
+        member: member_str(&e.member),
+        score: Score(e.score),
+        rank: e.rank,
+        name: e.name.as_deref().map(str::to_string),
+        data: if with_data {
+            e.data.as_deref().and_then(|d| serde_json::from_str(d).ok())
+        } else {
+            None
+        },
+    }
+}
+
+pub fn entries_out(v: &[Entry], with_data: bool) -> Vec<EntryOut> {
+    v.iter().map(|e| entry_out(e, with_data)).collect()
+}
+
+pub fn ranking_str(r: Ranking) -> &'static str {
+    r.as_str()
+}
+
+/// `entry`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EntryInfoOut {
+    pub board: String,
+    pub ranking: String,
+    #[serde(flatten)]
+    pub entry: EntryOut,
+    /// Share of the board this member is at least as good as, 0–100.
+    pub percentile: f64,
+    /// The page holding the member at `page_size`.
+    pub page: u64,
+    pub total: u64,
+}
+
+/// `rank`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankOut {
+    pub board: String,
+    pub ranking: String,
+    pub member: String,
+    pub rank: u64,
+    pub score: Score,
+}
+
+/// `top`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopOut {
+    pub board: String,
+    pub ranking: String,
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub total_pages: u64,
+    pub entries: Vec<EntryOut>,
+}
+
+/// `range_by_rank`, `range_by_score`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RangeOut {
+    pub board: String,
+    pub ranking: String,
+    /// Members on the board.
+    pub total: u64,
+    pub entries: Vec<EntryOut>,
+}
+
+/// `around`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AroundOut {
+    pub board: String,
+    pub ranking: String,
+    pub member: String,
+    pub rank: u64,
+    pub total: u64,
+    pub entries: Vec<EntryOut>,
+}
+
+/// `ranks`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RanksOut {
+    pub board: String,
+    pub ranking: String,
+    pub entries: Vec<EntryOut>,
+    pub missing: Vec<String>,
+}
+
+/// `count`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountOut {
+    pub board: String,
+    pub count: u64,
+}
+
+/// `percentile`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PercentileOut {
+    pub board: String,
+    pub member: String,
+    pub percentile: f64,
+}
+
+/// `score_at_percentile`: the entry at that percentile, none on an empty
+/// board.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScoreAtOut {
+    pub board: String,
+    pub percentile: f64,
+    pub entry: Option<EntryOut>,
+}
+
+/// Writes that report a count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RemovedOut {
+    pub board: String,
+    pub removed: u64,
+}
+
+/// `board_info`, `board_create`, `board_update`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardOut {
+    pub board: String,
+    pub members: u64,
+    pub read_only: bool,
+    pub heap_bytes: u64,
+    pub config: serde_json::Value,
+    /// The reset period the board is in, when it has a reset schedule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<String>,
+    /// `board_update` (PUT): whether it created the board.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created: Option<bool>,
+}
+
+/// `boards`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardsOut {
+    pub boards: Vec<BoardSize>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BoardSize {
+    pub board: String,
+    pub members: u64,
+}
+
+/// `reset`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResetOut {
+    pub board: String,
+    pub archive: String,
+    pub archived: u64,
+}
+
+/// `merge` / `intersect` request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CombineIn {
+    pub sources: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub weights: Option<Vec<f64>>,
+    /// `sum` (default), `min` or `max`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggregate: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CombineOut {
+    pub board: String,
+    pub members: u64,
+}
+
+/// `set_data` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetDataOut {
+    pub board: String,
+    pub member: String,
+    pub found: bool,
+}
+
+/// One line of `export` (NDJSON): the fields `import` reads back.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExportLine {
+    pub member: String,
+    pub score: Score,
+    pub rank: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<serde_json::Value>,
+}
+
+/// A board config from its JSON form.
+pub fn config_from_json(v: &serde_json::Value) -> Result<BoardConfig, ApiError> {
+    let c = BoardConfig::from_json(v)?;
+    crate::schedule::validate(&c.reset)
+        .map_err(|m| ApiError::new(crate::error::Code::InvalidConfig, format!("reset: {m}")))?;
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_on_the_wire() {
+        let s: Score = serde_json::from_str("1.5").unwrap();
+        assert_eq!(s.0, 1.5);
+        let s: Score = serde_json::from_str("\"-inf\"").unwrap();
+        assert_eq!(s.0, f64::NEG_INFINITY);
+        let s: Score = serde_json::from_str("\"42\"").unwrap();
+        assert_eq!(s.0, 42.0);
+        assert!(serde_json::from_str::<Score>("\"nan\"").is_err());
+        assert!(serde_json::from_str::<Score>("\"abc\"").is_err());
+        assert!(serde_json::from_str::<Score>("null").is_err());
+        assert_eq!(
+            serde_json::to_string(&Score(f64::INFINITY)).unwrap(),
+            "\"inf\""
+        );
+        assert_eq!(serde_json::to_string(&Score(2.0)).unwrap(), "2.0");
+    }
+
+    #[test]
+    fn submit_refuses_unknown_fields() {
+        let e = serde_json::from_str::<SubmitIn>(r#"{"member":"a","score":1,"scroe":2}"#);
+        assert!(e.unwrap_err().to_string().contains("scroe"));
+    }
+}

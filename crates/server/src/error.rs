@@ -1,0 +1,151 @@
+//! The error every protocol reports: a stable machine-readable code, an
+//! HTTP status, and a message for people (SPEC §4:
+//! `{"error": {"code": "...", "message": "..."}}`).
+
+use podium_engine::Error as EngineError;
+
+use crate::storage::StorageError;
+
+/// Stable error codes, shared by HTTP, MessagePack-RPC and the CLI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    InvalidArgument,
+    InvalidScore,
+    InvalidMember,
+    InvalidBoardName,
+    InvalidData,
+    InvalidConfig,
+    MalformedRequest,
+    PayloadTooLarge,
+    BoardNotFound,
+    MemberNotFound,
+    NotFound,
+    MethodNotAllowed,
+    BoardExists,
+    ReadOnly,
+    Unauthorized,
+    Forbidden,
+    StorageUnavailable,
+    Internal,
+}
+
+impl Code {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::InvalidArgument => "invalid_argument",
+            Code::InvalidScore => "invalid_score",
+            Code::InvalidMember => "invalid_member",
+            Code::InvalidBoardName => "invalid_board_name",
+            Code::InvalidData => "invalid_data",
+            Code::InvalidConfig => "invalid_config",
+            Code::MalformedRequest => "malformed_request",
+            Code::PayloadTooLarge => "payload_too_large",
+            Code::BoardNotFound => "board_not_found",
+            Code::MemberNotFound => "member_not_found",
+            Code::NotFound => "not_found",
+            Code::MethodNotAllowed => "method_not_allowed",
+            Code::BoardExists => "board_exists",
+            Code::ReadOnly => "read_only",
+            Code::Unauthorized => "unauthorized",
+            Code::Forbidden => "forbidden",
+            Code::StorageUnavailable => "storage_unavailable",
+            Code::Internal => "internal",
+        }
+    }
+
+    pub fn status(self) -> u16 {
+        match self {
+            Code::InvalidArgument
+            | Code::InvalidScore
+            | Code::InvalidMember
+            | Code::InvalidBoardName
+            | Code::InvalidData
+            | Code::InvalidConfig
+            | Code::MalformedRequest => 400,
+            Code::Unauthorized => 401,
+            Code::Forbidden => 403,
+            Code::BoardNotFound | Code::MemberNotFound | Code::NotFound => 404,
+            Code::MethodNotAllowed => 405,
+            Code::BoardExists | Code::ReadOnly => 409,
+            Code::PayloadTooLarge => 413,
+            Code::Internal => 500,
+            Code::StorageUnavailable => 503,
+        }
+    }
+
+    /// Every code, for the OpenAPI document and tests.
+    pub const ALL: [Code; 18] = [
+        Code::InvalidArgument,
+        Code::InvalidScore,
+        Code::InvalidMember,
+        Code::InvalidBoardName,
+        Code::InvalidData,
+        Code::InvalidConfig,
+        Code::MalformedRequest,
+        Code::PayloadTooLarge,
+        Code::BoardNotFound,
+        Code::MemberNotFound,
+        Code::NotFound,
+        Code::MethodNotAllowed,
+        Code::BoardExists,
+        Code::ReadOnly,
+        Code::Unauthorized,
+        Code::Forbidden,
+        Code::StorageUnavailable,
+        Code::Internal,
+    ];
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: Code,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self::new(Code::InvalidArgument, message)
+    }
+    pub fn no_board(board: &str) -> Self {
+        Self::new(Code::BoardNotFound, format!("board {board:?} not found"))
+    }
+    pub fn no_member(board: &str, member: &str) -> Self {
+        Self::new(
+            Code::MemberNotFound,
+            format!("member {member:?} not found on board {board:?}"),
+        )
+    }
+}
+
+impl From<EngineError> for ApiError {
+    fn from(e: EngineError) -> Self {
+        let code = match &e {
+            EngineError::NanScore | EngineError::NanResult | EngineError::OutOfBounds { .. } => {
+                Code::InvalidScore
+            }
+            EngineError::BadMember { .. } => Code::InvalidMember,
+            EngineError::BadBoardName => Code::InvalidBoardName,
+            EngineError::BadData { .. } | EngineError::BadName { .. } => Code::InvalidData,
+            EngineError::BadConfig(_) => Code::InvalidConfig,
+            EngineError::BadArgument(_) => Code::InvalidArgument,
+            EngineError::NoSuchBoard(_) => Code::BoardNotFound,
+            EngineError::BoardExists(_) => Code::BoardExists,
+            EngineError::ReadOnly(_) => Code::ReadOnly,
+            _ => Code::Internal,
+        };
+        ApiError::new(code, e.to_string())
+    }
+}
+
+impl From<StorageError> for ApiError {
+    fn from(e: StorageError) -> Self {
+        ApiError::new(Code::StorageUnavailable, e.to_string())
+    }
+}

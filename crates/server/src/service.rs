@@ -1,0 +1,1094 @@
+//! Command execution: one method per operation of SPEC §2, called by every
+//! protocol frontend. A method validates its arguments, runs one engine
+//! call under the board's lock, appends the request to the log while still
+//! holding that lock (so the log order is the apply order), and — for
+//! writes under `--fsync always` — returns only once the record is on disk.
+//!
+//! Ordering: ordinary writes hold the `gate` shared; operations that change
+//! which boards exist or touch several boards (create, update, delete,
+//! reset, merge, intersect) and the snapshot cut hold it exclusively. Those
+//! are rare, and holding the gate exclusively means no other write is half
+//! done, so the log order is a valid serial order of all boards together
+//! and a snapshot taken then is exactly the log up to its cut.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use podium_engine::{
+    Aggregate, Board, BoardConfig, Cond, Presence, Reset, ScoreRange, Store, Submit, UpdateOp,
+};
+
+use crate::api::*;
+use crate::error::{ApiError, Code};
+use crate::schedule::{self, Clock, SystemClock};
+use crate::storage::record::{LogOp, SubmitRec};
+use crate::storage::snapshot::SnapBoard;
+use crate::storage::{RecoveryReport, Storage};
+
+/// Default and largest page sizes of page reads.
+pub const DEFAULT_PAGE_SIZE: u64 = 25;
+pub const MAX_PAGE_SIZE: u64 = 10_000;
+/// Largest `range_by_*` / `ranks` answer in one call.
+pub const MAX_RANGE: u64 = 1_000_000;
+
+pub struct Service {
+    store: Store,
+    storage: Option<Storage>,
+    gate: RwLock<()>,
+    /// Reset period each scheduled board is in (`NAME` → label).
+    periods: Mutex<HashMap<String, String>>,
+    clock: Arc<dyn Clock>,
+    snapshot_every: u64,
+    snapshotting: AtomicBool,
+    pub recovery: RecoveryReport,
+}
+
+/// A score-range bound as the API takes it: `None` is unbounded, and
+/// `exclusive` opens it, as Redis's `(` does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RangeBounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub min_exclusive: bool,
+    pub max_exclusive: bool,
+}
+
+impl RangeBounds {
+    fn to_range(self) -> ScoreRange {
+        let b = |v: Option<f64>, ex: bool| match v {
+            None => Bound::Unbounded,
+            Some(x) if ex => Bound::Excluded(x),
+            Some(x) => Bound::Included(x),
+        };
+        ScoreRange {
+            min: b(self.min, self.min_exclusive),
+            max: b(self.max, self.max_exclusive),
+        }
+    }
+}
+
+fn op_from_str(s: &str) -> Result<UpdateOp, ApiError> {
+    s.parse::<UpdateOp>()
+        .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {s:?}")))
+}
+
+fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
+    let data = match &e.data {
+        None => None,
+        Some(v @ serde_json::Value::Object(_)) => Some(v.to_string()),
+        Some(serde_json::Value::Null) => None,
+        Some(_) => {
+            return Err(ApiError::new(
+                Code::InvalidData,
+                "data must be a JSON object",
+            ))
+        }
+    };
+    Ok(SubmitRec {
+        member: e.member.as_bytes().to_vec(),
+        score: e.score.0,
+        op: e.op.as_deref().map(op_from_str).transpose()?,
+        presence: match e.only {
+            None => Presence::Any,
+            Some(Only::New) => Presence::OnlyNew,
+            Some(Only::Existing) => Presence::OnlyExisting,
+        },
+        cond: match e.cond {
+            None => Cond::Always,
+            Some(CondIn::Gt) => Cond::Greater,
+            Some(CondIn::Lt) => Cond::Less,
+        },
+        name: e.name.clone(),
+        data,
+    })
+}
+
+fn submit_out(member: &str, r: &podium_engine::SubmitResult) -> SubmitOut {
+    SubmitOut {
+        member: member.to_string(),
+        score: r.score.map(Score),
+        rank: r.rank,
+        previous: r.previous.map(Score),
+        changed: r.changed,
+        created: r.created,
+        applied: r.applied,
+        evicted: r.evicted,
+    }
+}
+
+fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
+    match ps.unwrap_or(DEFAULT_PAGE_SIZE) {
+        0 => Err(ApiError::bad("page_size must be at least 1")),
+        n if n > MAX_PAGE_SIZE => Err(ApiError::bad(format!(
+            "page_size must be at most {MAX_PAGE_SIZE}"
+        ))),
+        n => Ok(n),
+    }
+}
+
+impl Service {
+    /// A service over `store`, durable through `storage` when given
+    /// (`None`: memory only, for tests and benchmarks).
+    pub fn new(
+        store: Store,
+        storage: Option<Storage>,
+        periods: HashMap<String, String>,
+        recovery: RecoveryReport,
+        snapshot_every: u64,
+    ) -> Service {
+        Service {
+            store,
+            storage,
+            gate: RwLock::new(()),
+            periods: Mutex::new(periods),
+            clock: Arc::new(SystemClock),
+            snapshot_every,
+            snapshotting: AtomicBool::new(false),
+            recovery,
+        }
+    }
+
+    /// A memory-only service (tests, benchmarks).
+    pub fn in_memory() -> Service {
+        Service::new(
+            Store::new(),
+            None,
+            HashMap::new(),
+            RecoveryReport::default(),
+            u64::MAX,
+        )
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Service {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn storage(&self) -> Option<&Storage> {
+        self.storage.as_ref()
+    }
+
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    // ------------------------------------------------------------ plumbing
+
+    fn append(&self, op: &LogOp) -> Result<u64, ApiError> {
+        match &self.storage {
+            Some(s) => Ok(s.log.append(op)?),
+            None => Ok(0),
+        }
+    }
+
+    async fn durable(&self, lsn: u64) -> Result<(), ApiError> {
+        match &self.storage {
+            Some(s) if lsn > 0 => Ok(s.log.wait(lsn).await?),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `f` on `board` (created with the defaults if absent), appending
+    /// the record `f` returns while the board is still locked. Returns the
+    /// result and the LSN to wait for.
+    fn write_board<R>(
+        &self,
+        board: &str,
+        f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
+    ) -> Result<(R, u64), ApiError> {
+        let _gate = self.gate.read();
+        let b = match self.store.get(board) {
+            Some(b) => b,
+            None => {
+                match self.store.create(board, BoardConfig::default()) {
+                    Ok(_) => {
+                        self.append(&LogOp::Create {
+                            board: board.to_string(),
+                            config: BoardConfig::default(),
+                            if_absent: true,
+                        })?;
+                    }
+                    Err(podium_engine::Error::BoardExists(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                self.store
+                    .get(board)
+                    .ok_or_else(|| ApiError::no_board(board))?
+            }
+        };
+        let mut g = b.write();
+        let (r, rec) = f(&mut g).map_err(|e| match e.code {
+            Code::ReadOnly => ApiError::new(
+                Code::ReadOnly,
+                format!("board {board:?} is a read-only archive"),
+            ),
+            _ => e,
+        })?;
+        let lsn = match rec {
+            Some(rec) => self.append(&rec)?,
+            None => 0,
+        };
+        Ok((r, lsn))
+    }
+
+    fn read<R>(&self, board: &str, f: impl FnOnce(&Board) -> R) -> Result<R, ApiError> {
+        self.store
+            .read(board, f)
+            .map_err(|_| ApiError::no_board(board))
+    }
+
+    // -------------------------------------------------------------- writes
+
+    /// `submit` / `submit_many`: entries applied in order, one durable
+    /// commit. A bad entry (NaN, bounds, over-long member…) fails alone with
+    /// its error; entries that fail their static checks fail the whole
+    /// batch before anything is applied, as the engine does.
+    pub async fn submit(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<SubmitItem>, ApiError> {
+        let recs = entries
+            .iter()
+            .map(submit_rec)
+            .collect::<Result<Vec<_>, _>>()?;
+        let (items, lsn) = self.write_board(board, |b| {
+            let subs: Vec<Submit> = recs.iter().map(SubmitRec::as_submit).collect();
+            let results = b.submit_many(&subs)?;
+            let mut changed_any = false;
+            let items = results
+                .iter()
+                .zip(entries)
+                .map(|(r, e)| match r {
+                    Ok(r) => {
+                        changed_any |= r.changed
+                            || r.applied
+                            || r.evicted > 0
+                            || e.name.is_some()
+                            || e.data.is_some();
+                        SubmitItem::Ok(submit_out(&e.member, r))
+                    }
+                    Err(err) => SubmitItem::Err {
+                        member: e.member.clone(),
+                        error: ErrorBody::from(&ApiError::from(err.clone())),
+                    },
+                })
+                .collect::<Vec<_>>();
+            // A batch that changed nothing needs no record (e.g. `best`
+            // submissions that were not improvements).
+            let rec = changed_any.then(|| LogOp::Submit {
+                board: board.to_string(),
+                entries: recs.clone(),
+            });
+            Ok((items, rec))
+        })?;
+        self.durable(lsn).await?;
+        Ok(items)
+    }
+
+    /// `submit` of one entry: an entry error is the call's error.
+    pub async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+        let mut v = self.submit(board, std::slice::from_ref(entry)).await?;
+        match v.pop() {
+            Some(SubmitItem::Ok(o)) => Ok(o),
+            Some(SubmitItem::Err { error, .. }) => Err(ApiError::new(
+                Code::ALL
+                    .into_iter()
+                    .find(|c| c.as_str() == error.code)
+                    .unwrap_or(Code::InvalidArgument),
+                error.message,
+            )),
+            None => Err(ApiError::new(Code::Internal, "no result")),
+        }
+    }
+
+    pub async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        if self.store.get(board).is_none() {
+            return Err(ApiError::no_board(board));
+        }
+        let (n, lsn) = self.write_board(board, |b| {
+            let n = b.remove(members)?;
+            let rec = (n > 0).then(|| LogOp::Remove {
+                board: board.to_string(),
+                members: members.iter().map(|m| m.as_bytes().to_vec()).collect(),
+            });
+            Ok((n, rec))
+        })?;
+        self.durable(lsn).await?;
+        Ok(RemovedOut {
+            board: board.to_string(),
+            removed: n,
+        })
+    }
+
+    /// `remove_range` by 1-based rank, `start..=stop`.
+    pub async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError> {
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        if self.store.get(board).is_none() {
+            return Err(ApiError::no_board(board));
+        }
+        let (n, lsn) = self.write_board(board, |b| {
+            let n = b.remove_range_by_rank(start, stop)?;
+            let rec = (n > 0).then(|| LogOp::RemoveRankRange {
+                board: board.to_string(),
+                start,
+                stop,
+            });
+            Ok((n, rec))
+        })?;
+        self.durable(lsn).await?;
+        Ok(RemovedOut {
+            board: board.to_string(),
+            removed: n,
+        })
+    }
+
+    pub async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError> {
+        if self.store.get(board).is_none() {
+            return Err(ApiError::no_board(board));
+        }
+        let range = bounds.to_range();
+        let (n, lsn) = self.write_board(board, |b| {
+            let n = b.remove_range_by_score(&range)?;
+            let rec = (n > 0).then(|| LogOp::RemoveScoreRange {
+                board: board.to_string(),
+                range,
+            });
+            Ok((n, rec))
+        })?;
+        self.durable(lsn).await?;
+        Ok(RemovedOut {
+            board: board.to_string(),
+            removed: n,
+        })
+    }
+
+    pub async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError> {
+        if self.store.get(board).is_none() {
+            return Err(ApiError::no_board(board));
+        }
+        let data = match data {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v @ serde_json::Value::Object(_)) => Some(v.to_string()),
+            Some(_) => {
+                return Err(ApiError::new(
+                    Code::InvalidData,
+                    "data must be a JSON object",
+                ))
+            }
+        };
+        let (found, lsn) = self.write_board(board, |b| {
+            let found = b.set_data(member.as_bytes(), name.as_deref(), data.as_deref())?;
+            let rec = found.then(|| LogOp::SetData {
+                board: board.to_string(),
+                member: member.as_bytes().to_vec(),
+                name: name.clone(),
+                data: data.clone(),
+            });
+            Ok((found, rec))
+        })?;
+        self.durable(lsn).await?;
+        if !found {
+            return Err(ApiError::no_member(board, member));
+        }
+        Ok(SetDataOut {
+            board: board.to_string(),
+            member: member.to_string(),
+            found,
+        })
+    }
+
+    /// Starts tracking the reset period of a scheduled board.
+    fn start_period(&self, board: &str, reset: &Reset) -> Result<(), ApiError> {
+        let Some(label) = schedule::period_label(reset, self.clock.now()) else {
+            self.periods.lock().remove(board);
+            return Ok(());
+        };
+        let mut p = self.periods.lock();
+        if p.get(board).is_none() {
+            self.append(&LogOp::Period {
+                board: board.to_string(),
+                label: label.clone(),
+            })?;
+            p.insert(board.to_string(), label);
+        }
+        Ok(())
+    }
+
+    /// `board_create`: fails if it exists.
+    pub async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        let lsn = {
+            let _gate = self.gate.write();
+            self.store.create(board, config.clone())?;
+            let lsn = self.append(&LogOp::Create {
+                board: board.to_string(),
+                config: config.clone(),
+                if_absent: false,
+            })?;
+            self.start_period(board, &config.reset)?;
+            lsn
+        };
+        self.durable(self.last_lsn().max(lsn)).await?;
+        self.board_info(board)
+    }
+
+    /// `board_update` (PUT): creates or reconfigures (re-ranking when the
+    /// order, ranking or tiebreak changes).
+    pub async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        let created = {
+            let _gate = self.gate.write();
+            let created = self.store.put(board, config.clone())?;
+            self.append(&LogOp::Put {
+                board: board.to_string(),
+                config: config.clone(),
+            })?;
+            self.start_period(board, &config.reset)?;
+            created
+        };
+        self.durable(self.last_lsn()).await?;
+        let mut out = self.board_info(board)?;
+        out.created = Some(created);
+        Ok(out)
+    }
+
+    pub async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        {
+            let _gate = self.gate.write();
+            if !self.store.delete(board) {
+                return Err(ApiError::no_board(board));
+            }
+            self.append(&LogOp::Delete {
+                board: board.to_string(),
+            })?;
+            self.periods.lock().remove(board);
+        }
+        self.durable(self.last_lsn()).await
+    }
+
+    /// `reset`: archives the board now as `NAME@PERIOD` (the current period
+    /// of a scheduled board, else the current UTC time) and empties it.
+    pub async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        let out = {
+            let _gate = self.gate.write();
+            let b = self
+                .store
+                .get(board)
+                .ok_or_else(|| ApiError::no_board(board))?;
+            let reset = b.read().config().reset.clone();
+            let now = self.clock.now();
+            let label = match self.periods.lock().get(board) {
+                Some(l) => l.clone(),
+                None => schedule::period_label(&reset, now)
+                    .unwrap_or_else(|| now.format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+            };
+            let out = self.archive_locked(board, &label)?;
+            if let Some(next) = schedule::period_label(&reset, now) {
+                self.set_period_locked(board, next)?;
+            }
+            out
+        };
+        self.durable(self.last_lsn()).await?;
+        Ok(out)
+    }
+
+    /// Archives `board` as `board@label` (or `board@label.N` if that name
+    /// is taken). Call with the gate held exclusively.
+    fn archive_locked(&self, board: &str, label: &str) -> Result<ResetOut, ApiError> {
+        let mut archive = format!("{board}@{label}");
+        let mut n = 2;
+        while self.store.get(&archive).is_some() {
+            archive = format!("{board}@{label}.{n}");
+            n += 1;
+        }
+        let archived = self.store.archive(board, &archive)?;
+        self.append(&LogOp::Archive {
+            board: board.to_string(),
+            archive: archive.clone(),
+        })?;
+        Ok(ResetOut {
+            board: board.to_string(),
+            archive,
+            archived,
+        })
+    }
+
+    fn set_period_locked(&self, board: &str, label: String) -> Result<(), ApiError> {
+        self.append(&LogOp::Period {
+            board: board.to_string(),
+            label: label.clone(),
+        })?;
+        self.periods.lock().insert(board.to_string(), label);
+        Ok(())
+    }
+
+    /// Runs every reset that fell due by the clock's now: called every
+    /// second by the server, and by tests after moving a manual clock.
+    /// Returns the archives made.
+    pub async fn run_due_resets(&self) -> Result<Vec<ResetOut>, ApiError> {
+        let now = self.clock.now();
+        let mut made = Vec::new();
+        for (name, _) in self.store.list() {
+            let Some(b) = self.store.get(&name) else {
+                continue;
+            };
+            let (reset, ro) = {
+                let g = b.read();
+                (g.config().reset.clone(), g.is_read_only())
+            };
+            if ro || reset == Reset::Never {
+                continue;
+            }
+            let Some(label) = schedule::period_label(&reset, now) else {
+                continue;
+            };
+            let current = self.periods.lock().get(&name).cloned();
+            match current {
+                Some(c) if c == label => {}
+                None => {
+                    let _gate = self.gate.write();
+                    self.start_period(&name, &reset)?;
+                }
+                Some(c) => {
+                    let _gate = self.gate.write();
+                    // Re-check under the gate: a manual reset may have won.
+                    if self.periods.lock().get(&name) != Some(&c) || self.store.get(&name).is_none()
+                    {
+                        continue;
+                    }
+                    made.push(self.archive_locked(&name, &c)?);
+                    self.set_period_locked(&name, label)?;
+                }
+            }
+        }
+        if !made.is_empty() {
+            self.durable(self.last_lsn()).await?;
+        }
+        Ok(made)
+    }
+
+    /// `merge` (`intersect == false`) or `intersect` into `dest`.
+    pub async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError> {
+        if req.sources.is_empty() {
+            return Err(ApiError::bad("at least one source board is needed"));
+        }
+        let weights = match &req.weights {
+            None => vec![1.0; req.sources.len()],
+            Some(w) if w.len() == req.sources.len() => w.clone(),
+            Some(_) => {
+                return Err(ApiError::bad(
+                    "weights must have one number per source board",
+                ))
+            }
+        };
+        if weights.iter().any(|w| w.is_nan()) {
+            return Err(ApiError::bad("weights must be numbers"));
+        }
+        let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
+            "sum" => Aggregate::Sum,
+            "min" => Aggregate::Min,
+            "max" => Aggregate::Max,
+            other => {
+                return Err(ApiError::bad(format!(
+                    "aggregate must be sum, min or max, got {other:?}"
+                )))
+            }
+        };
+        for s in &req.sources {
+            Store::validate_name(s)?;
+        }
+        let sources: Vec<(String, f64)> = req.sources.iter().cloned().zip(weights).collect();
+        let members = {
+            let _gate = self.gate.write();
+            let srcs: Vec<(&str, f64)> = sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();
+            let created = self.store.get(dest).is_none();
+            let n = self.store.combine(dest, &srcs, aggregate, intersect)?;
+            if created {
+                self.append(&LogOp::Create {
+                    board: dest.to_string(),
+                    config: BoardConfig::default(),
+                    if_absent: true,
+                })?;
+            }
+            self.append(&LogOp::Combine {
+                dest: dest.to_string(),
+                sources: sources.clone(),
+                aggregate,
+                intersect,
+            })?;
+            n
+        };
+        self.durable(self.last_lsn()).await?;
+        Ok(CombineOut {
+            board: dest.to_string(),
+            members,
+        })
+    }
+
+    /// The LSN of the newest record (0 without storage).
+    fn last_lsn(&self) -> u64 {
+        self.storage
+            .as_ref()
+            .map_or(0, |s| s.log.next_lsn().saturating_sub(1))
+    }
+
+    // --------------------------------------------------------------- reads
+
+    pub fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        let info = self.read(board, |b| b.info())?;
+        Ok(BoardOut {
+            board: board.to_string(),
+            members: info.members,
+            read_only: info.read_only,
+            heap_bytes: info.heap_bytes,
+            config: info.config.to_json(),
+            period: self.periods.lock().get(board).cloned(),
+            created: None,
+        })
+    }
+
+    pub fn boards(&self) -> BoardsOut {
+        BoardsOut {
+            boards: self
+                .store
+                .list()
+                .into_iter()
+                .map(|(board, members)| BoardSize { board, members })
+                .collect(),
+        }
+    }
+
+    pub fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let (info, total) = self.read(board, |b| (b.entry(member.as_bytes(), ps), b.len()))?;
+        let info = info.ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(EntryInfoOut {
+            board: board.to_string(),
+            ranking: ranking_str(info.ranking).to_string(),
+            entry: entry_out(&info.entry, true),
+            percentile: info.percentile,
+            page: info.page,
+            total: total as u64,
+        })
+    }
+
+    pub fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        let (r, s, ranking) = self.read(board, |b| {
+            (
+                b.rank(member.as_bytes()),
+                b.score(member.as_bytes()),
+                b.ranking(),
+            )
+        })?;
+        match (r, s) {
+            (Some(rank), Some(score)) => Ok(RankOut {
+                board: board.to_string(),
+                ranking: ranking_str(ranking).to_string(),
+                member: member.to_string(),
+                rank,
+                score: Score(score),
+            }),
+            _ => Err(ApiError::no_member(board, member)),
+        }
+    }
+
+    pub fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        let range = bounds.to_range();
+        let count = self.read(board, |b| b.count_range(&range))??;
+        Ok(CountOut {
+            board: board.to_string(),
+            count,
+        })
+    }
+
+    pub fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        let p = self.read(board, |b| b.top(page, ps))??;
+        Ok(TopOut {
+            board: board.to_string(),
+            ranking: ranking_str(p.ranking).to_string(),
+            page: p.page,
+            page_size: p.page_size,
+            total: p.total,
+            total_pages: p.total_pages,
+            entries: entries_out(&p.entries, with_data),
+        })
+    }
+
+    /// 1-based ranks `start..=stop` (positions), best first, or counted from
+    /// the worst end with `from_worst`.
+    pub fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        if stop - start >= MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} entries per call; use export for more"
+            )));
+        }
+        let (v, total, ranking) = self.read(board, |b| {
+            (
+                b.range_by_rank(start, stop, from_worst),
+                b.len(),
+                b.ranking(),
+            )
+        })?;
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            total: total as u64,
+            entries: entries_out(&v, with_data),
+        })
+    }
+
+    pub fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
+        let range = bounds.to_range();
+        let (v, total, ranking) = self.read(board, |b| {
+            (
+                b.range_by_score(&range, from_worst, offset.unwrap_or(0), limit),
+                b.len(),
+                b.ranking(),
+            )
+        })?;
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            total: total as u64,
+            entries: entries_out(&v?, with_data),
+        })
+    }
+
+    pub fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let a = self
+            .read(board, |b| b.around(member.as_bytes(), ps))?
+            .ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(AroundOut {
+            board: board.to_string(),
+            ranking: ranking_str(a.ranking).to_string(),
+            member: member.to_string(),
+            rank: a.rank,
+            total: a.total,
+            entries: entries_out(&a.entries, with_data),
+        })
+    }
+
+    pub fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        if members.len() as u64 > MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} members per call"
+            )));
+        }
+        let r = self.read(board, |b| b.ranks(members))?;
+        Ok(RanksOut {
+            board: board.to_string(),
+            ranking: ranking_str(r.ranking).to_string(),
+            entries: entries_out(&r.entries, with_data),
+            missing: r.missing.iter().map(|m| member_str(m)).collect(),
+        })
+    }
+
+    pub fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        let p = self
+            .read(board, |b| b.percentile(member.as_bytes()))?
+            .ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(PercentileOut {
+            board: board.to_string(),
+            member: member.to_string(),
+            percentile: p,
+        })
+    }
+
+    pub fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        let e = self.read(board, |b| b.score_at_percentile(p))??;
+        Ok(ScoreAtOut {
+            board: board.to_string(),
+            percentile: p,
+            entry: e.as_ref().map(|e| entry_out(e, false)),
+        })
+    }
+
+    /// One chunk of `export`: up to `limit` entries from position `pos`
+    /// (0-based), best first. Export walks the board chunk by chunk so a
+    /// huge board never sits in memory twice; a write between chunks can
+    /// shift entries across a chunk boundary (like Redis's ZSCAN).
+    pub fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        let v = self.read(board, |b| b.entries_from(pos, limit))?;
+        Ok(v.iter()
+            .map(|e| {
+                let o = entry_out(e, true);
+                ExportLine {
+                    member: o.member,
+                    score: o.score,
+                    rank: o.rank,
+                    name: o.name,
+                    data: o.data,
+                }
+            })
+            .collect())
+    }
+
+    // ----------------------------------------------------------- snapshots
+
+    /// Takes a snapshot if the log has grown past the threshold since the
+    /// last one (or always, with `force`). Blocking: run it off the async
+    /// workers. Returns the snapshot's size, if one was written.
+    pub fn maybe_snapshot(&self, force: bool) -> Result<Option<u64>, ApiError> {
+        let Some(storage) = &self.storage else {
+            return Ok(None);
+        };
+        if !force && storage.log.bytes_since_rotation() < self.snapshot_every {
+            return Ok(None);
+        }
+        if self.snapshotting.swap(true, Ordering::AcqRel) {
+            return Ok(None);
+        }
+        let result = (|| {
+            let t = std::time::Instant::now();
+            let (lsn, boards) = {
+                let _gate = self.gate.write();
+                let lsn = storage.log.rotate();
+                let periods = self.periods.lock().clone();
+                let boards: Vec<SnapBoard> = self
+                    .store
+                    .list()
+                    .into_iter()
+                    .filter_map(|(name, _)| {
+                        let b = self.store.get(&name)?;
+                        let board = b.read().clone();
+                        Some(SnapBoard {
+                            period: periods.get(&name).cloned(),
+                            name,
+                            board,
+                        })
+                    })
+                    .collect();
+                (lsn, boards)
+            };
+            let paused = t.elapsed();
+            let size = storage.snapshot(lsn, &boards).map_err(|e| {
+                ApiError::new(Code::StorageUnavailable, format!("snapshot failed: {e}"))
+            })?;
+            tracing::info!(
+                lsn,
+                bytes = size,
+                writers_paused_ms = paused.as_millis() as u64,
+                total_ms = t.elapsed().as_millis() as u64,
+                "snapshot written"
+            );
+            metrics::gauge!("podium_snapshot_bytes").set(size as f64);
+            metrics::histogram!("podium_snapshot_seconds").record(t.elapsed().as_secs_f64());
+            Ok(Some(size))
+        })();
+        self.snapshotting.store(false, Ordering::Release);
+        result
+    }
+
+    /// Flushes and syncs the log (graceful shutdown).
+    pub fn close(&self) -> Result<(), ApiError> {
+        if let Some(s) = &self.storage {
+            s.log.close()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::ManualClock;
+    use crate::settings::FsyncPolicy;
+    use chrono::TimeZone;
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("podium-svc-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    fn open(dir: &std::path::Path) -> Service {
+        let store = Store::new();
+        let (storage, periods, report) =
+            crate::storage::open(dir, FsyncPolicy::Always, &store).unwrap();
+        Service::new(store, Some(storage), periods, report, u64::MAX)
+    }
+
+    fn e(m: &str, s: f64) -> SubmitIn {
+        SubmitIn::new(m, s)
+    }
+
+    #[tokio::test]
+    async fn writes_survive_restart_with_and_without_snapshot() {
+        let dir = tmp("restart");
+        {
+            let svc = open(&dir);
+            svc.submit("b", &[e("a", 1.0), e("b", 2.0), e("c", 3.0)])
+                .await
+                .unwrap();
+            svc.remove("b", &["a".to_string()]).await.unwrap();
+            svc.board_put("asc", &serde_json::json!({"order": "asc"}))
+                .await
+                .unwrap();
+            svc.submit("asc", &[e("x", 5.0), e("y", 1.0)])
+                .await
+                .unwrap();
+            assert!(svc.maybe_snapshot(true).unwrap().is_some());
+            svc.submit("b", &[e("d", 10.0)]).await.unwrap();
+            let mut s = e("b", 5.0);
+            s.op = Some("incr".into());
+            svc.submit_one("b", &s).await.unwrap();
+            svc.close().unwrap();
+        }
+        let svc = open(&dir);
+        assert_eq!(svc.recovery.replayed, 2);
+        assert_eq!(svc.rank("b", "d").unwrap().rank, 1);
+        assert_eq!(svc.rank("b", "b").unwrap().score, Score(7.0));
+        assert!(svc.rank("b", "a").is_err());
+        assert_eq!(svc.rank("asc", "y").unwrap().rank, 1);
+    }
+
+    #[tokio::test]
+    async fn failed_write_on_a_new_board_leaves_the_same_state_after_restart() {
+        let dir = tmp("failed");
+        {
+            let svc = open(&dir);
+            let bad = SubmitIn::new("", 1.0);
+            assert!(svc.submit_one("fresh", &bad).await.is_err());
+            assert_eq!(svc.boards().boards.len(), 1);
+            svc.close().unwrap();
+        }
+        let svc = open(&dir);
+        assert_eq!(svc.boards().boards.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn scheduled_resets_archive_by_period_and_keep_archives() {
+        let dir = tmp("reset");
+        let clock = Arc::new(ManualClock::new(
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 20, 23, 59, 0)
+                .unwrap(),
+        ));
+        let svc = open(&dir).with_clock(clock.clone());
+        svc.board_create(
+            "daily",
+            &serde_json::json!({"reset": "daily", "keep_archives": 2}),
+        )
+        .await
+        .unwrap();
+        svc.submit("daily", &[e("a", 1.0)]).await.unwrap();
+        assert!(svc.run_due_resets().await.unwrap().is_empty());
+        for day in 0..3 {
+            clock.advance(chrono::Duration::days(1));
+            let made = svc.run_due_resets().await.unwrap();
+            assert_eq!(made.len(), 1, "day {day}");
+            svc.submit("daily", &[e("b", day as f64)]).await.unwrap();
+        }
+        let names: Vec<String> = svc.boards().boards.into_iter().map(|b| b.board).collect();
+        assert_eq!(
+            names,
+            vec!["daily", "daily@2026-11-21", "daily@2026-11-22"],
+            "keep_archives 2 dropped the oldest"
+        );
+        assert_eq!(svc.board_info("daily@2026-11-22").unwrap().members, 1);
+        assert!(svc.board_info("daily@2026-11-22").unwrap().read_only);
+        svc.close().unwrap();
+        drop(svc);
+        // The period survives a restart: a reset that fell due while down
+        // runs at the first tick.
+        let svc = open(&dir).with_clock(clock.clone());
+        assert_eq!(
+            svc.board_info("daily").unwrap().period.as_deref(),
+            Some("2026-11-23")
+        );
+        clock.advance(chrono::Duration::days(1));
+        let made = svc.run_due_resets().await.unwrap();
+        assert_eq!(made[0].archive, "daily@2026-11-23");
+        assert_eq!(made[0].archived, 1);
+    }
+}
