@@ -1270,4 +1270,22 @@ mod tests {
             .unwrap_err();
         assert_eq!(err, Error::NanResult);
     }
+
+    #[test]
+    fn a_small_board_holds_kilobytes_not_megabytes() {
+        // Servers keep many small boards (per level, per friend group):
+        // their first chunks grow from small instead of being allocated whole.
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        for m in ["alice", "bob", "carol"] {
+            b.submit(&Submit::new(m.as_bytes(), 1.0)).unwrap();
+        }
+        assert!(b.heap_bytes() < 8 << 10, "{} bytes", b.heap_bytes());
+        for i in 0..20_000 {
+            b.submit(&Submit::new(format!("member-{i}").as_bytes(), i as f64))
+                .unwrap();
+        }
+        b.check_invariants().unwrap();
+        assert_eq!(b.rank(b"member-19999"), Some(1));
+        assert_eq!(b.score(b"alice"), Some(1.0));
+    }
 }

@@ -51,16 +51,32 @@ impl<T: Copy + Default> ChunkVec<T> {
         &mut self.chunks[i / REC_CHUNK][i % REC_CHUNK]
     }
     fn push(&mut self, v: T) {
-        if self.len == self.chunks.len() * REC_CHUNK {
-            self.chunks
-                .push(vec![T::default(); REC_CHUNK].into_boxed_slice());
+        let cap = match self.chunks.len() {
+            0 => 0,
+            n => (n - 1) * REC_CHUNK + self.chunks[n - 1].len(),
+        };
+        if self.len == cap {
+            match self.chunks.len() {
+                // The first chunk grows by doubling up to a whole chunk, so a
+                // small board stays small; indexes are unchanged by growth.
+                1 if cap < REC_CHUNK => {
+                    let mut grown = vec![T::default(); (cap * 2).min(REC_CHUNK)];
+                    grown[..cap].copy_from_slice(&self.chunks[0]);
+                    self.chunks[0] = grown.into_boxed_slice();
+                }
+                0 => self.chunks.push(vec![T::default(); 16].into_boxed_slice()),
+                _ => self
+                    .chunks
+                    .push(vec![T::default(); REC_CHUNK].into_boxed_slice()),
+            }
         }
         let i = self.len;
         self.len += 1;
         *self.get_mut(i) = v;
     }
     fn heap_bytes(&self) -> usize {
-        self.chunks.len() * REC_CHUNK * size_of::<T>() + self.chunks.capacity() * 16
+        self.chunks.iter().map(|c| c.len()).sum::<usize>() * size_of::<T>()
+            + self.chunks.capacity() * 16
     }
 }
 
@@ -217,10 +233,24 @@ impl Members {
             .last()
             .is_none_or(|c| c.len() + member.len() > ARENA_CHUNK);
         if need_chunk {
-            self.arena.push(Vec::with_capacity(ARENA_CHUNK));
+            // The first chunk grows from small, so a board of a few members
+            // does not hold a whole megabyte; later ones come whole.
+            let cap = if self.arena.is_empty() {
+                0
+            } else {
+                ARENA_CHUNK
+            };
+            self.arena.push(Vec::with_capacity(cap));
         }
         let ci = self.arena.len() - 1;
         let chunk = &mut self.arena[ci];
+        let need = chunk.len() + member.len();
+        if need > chunk.capacity() {
+            // Doubling, capped at the chunk size (offsets assume chunks of
+            // at most ARENA_CHUNK bytes).
+            let cap = (chunk.capacity() * 2).max(need).clamp(256, ARENA_CHUNK);
+            chunk.reserve_exact(cap - chunk.len());
+        }
         let off = ci * ARENA_CHUNK + chunk.len();
         chunk.extend_from_slice(member);
         ((off as u64) << 16) | member.len() as u64
