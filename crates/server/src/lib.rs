@@ -1,8 +1,11 @@
 //! podium-server: the pieces of the `podium` binary.
 
 pub mod api;
+pub mod client;
 pub mod error;
+pub mod http;
 pub mod schedule;
+pub mod server;
 pub mod service;
 pub mod settings;
 pub mod storage;

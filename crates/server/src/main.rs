@@ -1,12 +1,14 @@
 //! The `podium` binary: its command line (SPEC §6) and the process-wide
-//! setup. Today it has the `bench` subcommand; `serve` and the client
-//! commands join [`Command`] as they are built.
+//! setup — `serve`, the client commands that talk to a running server, and
+//! `bench`.
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use podium_bench::alloc::CountingAlloc;
 use podium_bench::engine::EngineOptions;
 use podium_bench::report::{parse_count, Record};
+use podium_server::client;
+use podium_server::settings::{ServeArgs, Settings};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -27,6 +29,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Run the server (HTTP/JSON on 127.0.0.1:7070 by default).
+    Serve(ServeArgs),
+    /// Show a page of a board.
+    Top(client::TopArgs),
+    /// Submit one score.
+    Submit(client::SubmitArgs),
+    /// Load a CSV (member,score[,name]) or NDJSON file into a board.
+    Import(client::ImportArgs),
+    /// Write every entry of a board as NDJSON, best first.
+    Export(client::ExportArgs),
     /// Run a benchmark scenario (SPEC §7) and print its figures.
     Bench(BenchArgs),
 }
@@ -75,6 +87,11 @@ struct EngineArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Top(a) => client::top(&a),
+        Command::Submit(a) => client::submit(&a),
+        Command::Import(a) => client::import(&a),
+        Command::Export(a) => client::export(&a),
         Command::Bench(args) => bench(args),
     };
     match result {
@@ -87,6 +104,18 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn serve(args: ServeArgs) -> Result<()> {
+    let settings = Settings::resolve(&args)?;
+    let filter = tracing_subscriber::EnvFilter::try_new(&settings.log_level)
+        .with_context(|| format!("--log-level {:?}", settings.log_level))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    podium_server::server::run(settings)
 }
 
 fn bench(args: BenchArgs) -> Result<()> {
@@ -140,7 +169,9 @@ mod tests {
     #[test]
     fn engine_defaults_and_options() {
         let cli = Cli::try_parse_from(["podium", "bench", "engine"]).unwrap();
-        let Command::Bench(b) = cli.command;
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
         let Scenario::Engine(e) = b.scenario;
         assert_eq!(e.members, [1_000_000, 10_000_000]);
         assert_eq!(e.ops, 1_000_000);
@@ -159,7 +190,9 @@ mod tests {
             "7",
         ])
         .unwrap();
-        let Command::Bench(b) = cli.command;
+        let Command::Bench(b) = cli.command else {
+            panic!("not bench")
+        };
         let Scenario::Engine(e) = b.scenario;
         assert_eq!(e.members, [100_000, 2_000_000]);
         assert_eq!(b.json.as_deref(), Some(std::path::Path::new("out.json")));

@@ -247,9 +247,11 @@ impl Service {
     // -------------------------------------------------------------- writes
 
     /// `submit` / `submit_many`: entries applied in order, one durable
-    /// commit. A bad entry (NaN, bounds, over-long member…) fails alone with
-    /// its error; entries that fail their static checks fail the whole
-    /// batch before anything is applied, as the engine does.
+    /// commit. An entry that fails a check needing no board state (NaN, an
+    /// over-long member, name or data, a `set` outside the bounds) refuses
+    /// the whole batch before anything is applied; one that fails against
+    /// the board's state (an `incr` leaving the bounds) fails alone, in its
+    /// item, and the rest apply.
     pub async fn submit(
         &self,
         board: &str,

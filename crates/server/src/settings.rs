@@ -374,7 +374,7 @@ pub enum Scope {
     Read,
     /// Also submit and delete scores.
     Write,
-    /// Also create, delete and import whole boards, flush, configure.
+    /// Also the administrative operations (which ones is the API layer's call).
     Admin,
 }
 

@@ -1,0 +1,497 @@
+//! One handler per route: parse, call one `Service` method, encode.
+
+use std::sync::OnceLock;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::{Deserialize, Deserializer};
+use serde_json::{json, Value};
+
+use super::error::{parse_json, read_body, BoardP, HttpError, HttpResult, MemberP, Q};
+use super::St;
+use crate::api::*;
+use crate::error::{ApiError, Code};
+use crate::service::RangeBounds;
+
+// ------------------------------------------------------------- parsing
+
+/// A query flag: `true`/`1`/`yes`/`on` or empty (`?with_data`) is true,
+/// `false`/`0`/`no`/`off` false.
+fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    let s = String::deserialize(d)?;
+    match s.trim().to_ascii_lowercase().as_str() {
+        "" | "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(serde::de::Error::custom(format!(
+            "expected true or false, got {s:?}"
+        ))),
+    }
+}
+
+/// One submission from a JSON value. A bad `score` is `invalid_score`
+/// (NaN, `"abc"`), any other shape error `malformed_request`. `drop_rank`
+/// accepts `export`'s lines, which carry a `rank`.
+pub(crate) fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError> {
+    let Value::Object(mut map) = v else {
+        return Err(ApiError::new(
+            Code::MalformedRequest,
+            "an entry must be a JSON object",
+        ));
+    };
+    if drop_rank {
+        map.remove("rank");
+    }
+    if let Some(s) = map.get("score") {
+        if let Err(e) = Score::deserialize(s) {
+            return Err(ApiError::new(Code::InvalidScore, format!("score: {e}")));
+        }
+    }
+    serde_json::from_value(Value::Object(map))
+        .map_err(|e| ApiError::new(Code::MalformedRequest, e.to_string()))
+}
+
+/// A score bound in Redis syntax: a number, `-inf`, `+inf`/`inf`, with `(`
+/// in front for an exclusive bound.
+fn parse_bound(name: &str, s: Option<&str>) -> Result<(Option<f64>, bool), ApiError> {
+    let Some(s) = s else {
+        return Ok((None, false));
+    };
+    let (exclusive, rest) = match s.strip_prefix('(') {
+        Some(r) => (true, r),
+        None => (false, s),
+    };
+    let v = parse_score(rest).map_err(|e| {
+        ApiError::bad(format!(
+            "{name} must be a number, -inf, +inf or (number: {e}"
+        ))
+    })?;
+    Ok((Some(v), exclusive))
+}
+
+fn bounds(min: Option<&str>, max: Option<&str>) -> Result<RangeBounds, ApiError> {
+    let (min, min_exclusive) = parse_bound("min", min)?;
+    let (max, max_exclusive) = parse_bound("max", max)?;
+    Ok(RangeBounds {
+        min,
+        max,
+        min_exclusive,
+        max_exclusive,
+    })
+}
+
+fn from_worst(from: Option<&str>) -> Result<bool, ApiError> {
+    match from {
+        None | Some("best") => Ok(false),
+        Some("worst") => Ok(true),
+        Some(other) => Err(ApiError::bad(format!(
+            "from must be best or worst, got {other:?}"
+        ))),
+    }
+}
+
+// ---------------------------------------------------------------- misc
+
+pub(crate) async fn not_found(method: Method, uri: Uri) -> HttpError {
+    ApiError::new(
+        Code::NotFound,
+        format!("no route for {method} {}", uri.path()),
+    )
+    .into()
+}
+
+pub(crate) async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+pub(crate) async fn metrics(State(st): State<St>) -> Response {
+    st.update_gauges();
+    let text = match &st.metrics {
+        Some(h) => {
+            h.run_upkeep();
+            h.render()
+        }
+        None => "# the metrics recorder is not installed\n".to_string(),
+    };
+    (
+        [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
+
+pub(crate) async fn openapi() -> Response {
+    static DOC: OnceLock<String> = OnceLock::new();
+    let doc = DOC.get_or_init(|| super::openapi::document().to_string());
+    ([(CONTENT_TYPE, "application/json")], doc.as_str()).into_response()
+}
+
+// -------------------------------------------------------------- boards
+
+pub(crate) async fn boards(State(st): State<St>) -> Json<BoardsOut> {
+    Json(st.svc.boards())
+}
+
+pub(crate) async fn board_put(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Response> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    let config: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
+        json!({})
+    } else {
+        parse_json(&bytes)?
+    };
+    let out = st.svc.board_put(&board, &config).await?;
+    let status = if out.created == Some(true) {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, Json(out)).into_response())
+}
+
+pub(crate) async fn board_info(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+) -> HttpResult<Json<BoardOut>> {
+    Ok(Json(st.svc.board_info(&board)?))
+}
+
+pub(crate) async fn board_delete(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+) -> HttpResult<Json<Value>> {
+    st.svc.board_delete(&board).await?;
+    Ok(Json(json!({"board": board, "deleted": true})))
+}
+
+pub(crate) async fn reset(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+) -> HttpResult<Json<ResetOut>> {
+    Ok(Json(st.svc.reset(&board).await?))
+}
+
+async fn combine(
+    st: St,
+    board: String,
+    headers: HeaderMap,
+    body: Body,
+    intersect: bool,
+) -> HttpResult<Json<CombineOut>> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    let req: CombineIn = parse_json(&bytes)?;
+    Ok(Json(st.svc.combine(&board, &req, intersect).await?))
+}
+
+pub(crate) async fn merge(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Json<CombineOut>> {
+    combine(st, board, headers, body, false).await
+}
+
+pub(crate) async fn intersect(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Json<CombineOut>> {
+    combine(st, board, headers, body, true).await
+}
+
+// -------------------------------------------------------------- writes
+
+pub(crate) async fn submit(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Response> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    match parse_json::<Value>(&bytes)? {
+        Value::Array(items) => {
+            let entries = items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    submit_in(v, false)
+                        .map_err(|e| ApiError::new(e.code, format!("entry {i}: {}", e.message)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let results = st.svc.submit(&board, &entries).await?;
+            Ok(Json(json!({"board": board, "results": results})).into_response())
+        }
+        v @ Value::Object(_) => {
+            let entry = submit_in(v, false)?;
+            Ok(Json(st.svc.submit_one(&board, &entry).await?).into_response())
+        }
+        _ => Err(ApiError::new(
+            Code::MalformedRequest,
+            "expected an entry object or an array of entries",
+        )
+        .into()),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SetDataIn {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    data: Option<Value>,
+}
+
+pub(crate) async fn set_data(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Json<SetDataOut>> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    let req: SetDataIn = parse_json(&bytes)?;
+    Ok(Json(
+        st.svc.set_data(&board, &member, req.name, req.data).await?,
+    ))
+}
+
+pub(crate) async fn remove_member(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+) -> HttpResult<Json<RemovedOut>> {
+    let out = st.svc.remove(&board, std::slice::from_ref(&member)).await?;
+    if out.removed == 0 {
+        return Err(ApiError::no_member(&board, &member).into());
+    }
+    Ok(Json(out))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct MembersIn {
+    members: Vec<String>,
+    #[serde(default)]
+    with_data: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RemoveIn {
+    members: Vec<String>,
+}
+
+pub(crate) async fn remove(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Json<RemovedOut>> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    let req: RemoveIn = parse_json(&bytes)?;
+    Ok(Json(st.svc.remove(&board, &req.members).await?))
+}
+
+// --------------------------------------------------------------- reads
+
+#[derive(Deserialize)]
+pub(crate) struct PageQ {
+    page: Option<u64>,
+    page_size: Option<u64>,
+    #[serde(default, deserialize_with = "flag")]
+    with_data: bool,
+}
+
+pub(crate) async fn top(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<PageQ>,
+) -> HttpResult<Json<TopOut>> {
+    Ok(Json(st.svc.top(
+        &board,
+        q.page,
+        q.page_size,
+        q.with_data,
+    )?))
+}
+
+pub(crate) async fn entry(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+    Q(q): Q<PageQ>,
+) -> HttpResult<Json<EntryInfoOut>> {
+    Ok(Json(st.svc.entry(&board, &member, q.page_size)?))
+}
+
+pub(crate) async fn around(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+    Q(q): Q<PageQ>,
+) -> HttpResult<Json<AroundOut>> {
+    Ok(Json(st.svc.around(
+        &board,
+        &member,
+        q.page_size,
+        q.with_data,
+    )?))
+}
+
+pub(crate) async fn rank(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+) -> HttpResult<Json<RankOut>> {
+    Ok(Json(st.svc.rank(&board, &member)?))
+}
+
+pub(crate) async fn percentile(
+    State(st): State<St>,
+    MemberP(board, member): MemberP,
+) -> HttpResult<Json<PercentileOut>> {
+    Ok(Json(st.svc.percentile(&board, &member)?))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct PercentileQ {
+    p: Option<f64>,
+}
+
+pub(crate) async fn score_at_percentile(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<PercentileQ>,
+) -> HttpResult<Json<ScoreAtOut>> {
+    let p =
+        q.p.ok_or_else(|| ApiError::bad("p (a percentile, 0 to 100) is required"))?;
+    Ok(Json(st.svc.score_at_percentile(&board, p)?))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct RangeQ {
+    by: Option<String>,
+    start: Option<u64>,
+    stop: Option<u64>,
+    min: Option<String>,
+    max: Option<String>,
+    from: Option<String>,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    #[serde(default, deserialize_with = "flag")]
+    with_data: bool,
+}
+
+enum RangeBy {
+    Rank { start: u64, stop: u64 },
+    Score(RangeBounds),
+}
+
+impl RangeQ {
+    /// Checks that only the parameters of the chosen `by` are given.
+    fn by(&self, require_bounds: bool) -> Result<RangeBy, ApiError> {
+        match self.by.as_deref().unwrap_or("rank") {
+            "rank" => {
+                if self.min.is_some()
+                    || self.max.is_some()
+                    || self.offset.is_some()
+                    || self.limit.is_some()
+                {
+                    return Err(ApiError::bad(
+                        "min, max, offset and limit go with by=score; by=rank takes start and stop",
+                    ));
+                }
+                match (self.start, self.stop) {
+                    (Some(start), Some(stop)) => Ok(RangeBy::Rank { start, stop }),
+                    _ => Err(ApiError::bad(
+                        "by=rank needs start and stop (1-based ranks)",
+                    )),
+                }
+            }
+            "score" => {
+                if self.start.is_some() || self.stop.is_some() {
+                    return Err(ApiError::bad(
+                        "start and stop go with by=rank; by=score takes min and max",
+                    ));
+                }
+                if require_bounds && (self.min.is_none() || self.max.is_none()) {
+                    return Err(ApiError::bad(
+                        "removing by=score needs both min and max (use -inf / +inf for no bound)",
+                    ));
+                }
+                Ok(RangeBy::Score(bounds(
+                    self.min.as_deref(),
+                    self.max.as_deref(),
+                )?))
+            }
+            other => Err(ApiError::bad(format!(
+                "by must be rank or score, got {other:?}"
+            ))),
+        }
+    }
+}
+
+pub(crate) async fn range(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<RangeQ>,
+) -> HttpResult<Json<RangeOut>> {
+    let worst = from_worst(q.from.as_deref())?;
+    let out = match q.by(false)? {
+        RangeBy::Rank { start, stop } => {
+            st.svc
+                .range_by_rank(&board, start, stop, worst, q.with_data)?
+        }
+        RangeBy::Score(b) => {
+            st.svc
+                .range_by_score(&board, b, worst, q.offset, q.limit, q.with_data)?
+        }
+    };
+    Ok(Json(out))
+}
+
+pub(crate) async fn remove_range(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<RangeQ>,
+) -> HttpResult<Json<RemovedOut>> {
+    if q.from.is_some() {
+        return Err(ApiError::bad("from does not apply to removing a range").into());
+    }
+    let out = match q.by(true)? {
+        RangeBy::Rank { start, stop } => st.svc.remove_rank_range(&board, start, stop).await?,
+        RangeBy::Score(b) => st.svc.remove_score_range(&board, b).await?,
+    };
+    Ok(Json(out))
+}
+
+#[derive(Deserialize)]
+pub(crate) struct CountQ {
+    min: Option<String>,
+    max: Option<String>,
+}
+
+pub(crate) async fn count(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<CountQ>,
+) -> HttpResult<Json<CountOut>> {
+    let b = bounds(q.min.as_deref(), q.max.as_deref())?;
+    Ok(Json(st.svc.count(&board, b)?))
+}
+
+pub(crate) async fn ranks(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Json<RanksOut>> {
+    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
+    let req: MembersIn = parse_json(&bytes)?;
+    Ok(Json(st.svc.ranks(&board, &req.members, req.with_data)?))
+}

@@ -1,0 +1,327 @@
+//! The HTTP/JSON frontend (SPEC §4): parses a request, calls one
+//! [`Service`] method, encodes its result. No business logic lives here.
+//!
+//! Every route is one row of [`ROUTES`]: the router is built from that
+//! table, the auth layer reads each route's scope from it, and the OpenAPI
+//! document ([`openapi`]) is generated from it, so the three cannot drift
+//! apart (a test checks the router answers every row, and that the
+//! document lists exactly the rows).
+//!
+//! Errors of every kind — the service's, bad paths and queries, bodies
+//! over the limit, unknown routes, wrong methods, panics — are answered as
+//! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
+
+mod error;
+mod handlers;
+pub mod openapi;
+mod stream;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, Method};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{on, MethodFilter, MethodRouter};
+use axum::Router;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use parking_lot::Mutex;
+use tower_http::catch_panic::CatchPanicLayer;
+
+use crate::error::{ApiError, Code};
+use crate::service::Service;
+use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
+
+pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
+
+/// What the HTTP frontend needs from the settings.
+#[derive(Clone)]
+pub struct HttpConfig {
+    /// Keys accepted in `Authorization: Bearer KEY`; empty: no auth.
+    pub api_keys: Vec<ApiKey>,
+    /// Largest JSON request body (`import` streams and is not bound by it).
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            api_keys: Vec::new(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl From<&Settings> for HttpConfig {
+    fn from(s: &Settings) -> Self {
+        HttpConfig {
+            api_keys: s.api_keys.clone(),
+            max_body_bytes: s.max_body_bytes,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The scope of the configured key equal to `presented`, comparing
+    /// with every key so the time taken does not tell which matched.
+    fn scope_of(&self, presented: &str) -> Option<Scope> {
+        self.api_keys.iter().fold(None, |found, k| {
+            if k.matches(presented) {
+                Some(k.scope)
+            } else {
+                found
+            }
+        })
+    }
+}
+
+/// Shared by every handler.
+pub(crate) struct AppState {
+    pub(crate) svc: Arc<Service>,
+    pub(crate) cfg: HttpConfig,
+    pub(crate) metrics: Option<PrometheusHandle>,
+    /// Boards that had a `podium_board_members` gauge at the last scrape,
+    /// so a deleted board's gauge drops to 0 instead of staying stale.
+    gauge_boards: Mutex<HashSet<String>>,
+}
+
+pub(crate) type St = Arc<AppState>;
+
+/// One route: method, path template (axum syntax, also the OpenAPI path),
+/// operation id, the scope a key needs (`None`: open even with keys
+/// configured), and its handler.
+pub(crate) struct RouteDef {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub op: &'static str,
+    pub scope: Option<Scope>,
+    pub handler: fn(MethodFilter) -> MethodRouter<St>,
+}
+
+use handlers as h;
+use Scope::{Admin, Read, Write};
+
+/// Every route of the HTTP API. The router, the auth layer and the OpenAPI
+/// document all read this one table.
+#[rustfmt::skip]
+pub(crate) const ROUTES: &[RouteDef] = &[
+    RouteDef { method: "GET", path: "/healthz", op: "healthz", scope: None, handler: |f| on(f, h::healthz) },
+    RouteDef { method: "GET", path: "/metrics", op: "metrics", scope: Some(Read), handler: |f| on(f, h::metrics) },
+    RouteDef { method: "GET", path: "/openapi.json", op: "openapi", scope: None, handler: |f| on(f, h::openapi) },
+    RouteDef { method: "GET", path: "/v1/boards", op: "boards", scope: Some(Read), handler: |f| on(f, h::boards) },
+    RouteDef { method: "PUT", path: "/v1/boards/{board}", op: "board_put", scope: Some(Admin), handler: |f| on(f, h::board_put) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}", op: "board_info", scope: Some(Read), handler: |f| on(f, h::board_info) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: "board_delete", scope: Some(Admin), handler: |f| on(f, h::board_delete) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: "submit", scope: Some(Write), handler: |f| on(f, h::submit) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: "top", scope: Some(Read), handler: |f| on(f, h::top) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/members/{member}", op: "entry", scope: Some(Read), handler: |f| on(f, h::entry) },
+    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members/{member}", op: "set_data", scope: Some(Write), handler: |f| on(f, h::set_data) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members/{member}", op: "remove_member", scope: Some(Write), handler: |f| on(f, h::remove_member) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/remove", op: "remove", scope: Some(Write), handler: |f| on(f, h::remove) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/rank/{member}", op: "rank", scope: Some(Read), handler: |f| on(f, h::rank) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: "percentile", scope: Some(Read), handler: |f| on(f, h::percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: "score_at_percentile", scope: Some(Read), handler: |f| on(f, h::score_at_percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: "around", scope: Some(Read), handler: |f| on(f, h::around) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/range", op: "range", scope: Some(Read), handler: |f| on(f, h::range) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range", op: "remove_range", scope: Some(Write), handler: |f| on(f, h::remove_range) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: "count", scope: Some(Read), handler: |f| on(f, h::count) },
+    // A read sent as POST (the member list may be long): read scope.
+    RouteDef { method: "POST", path: "/v1/boards/{board}/ranks", op: "ranks", scope: Some(Read), handler: |f| on(f, h::ranks) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/reset", op: "reset", scope: Some(Admin), handler: |f| on(f, h::reset) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/merge", op: "merge", scope: Some(Admin), handler: |f| on(f, h::merge) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: "intersect", scope: Some(Admin), handler: |f| on(f, h::intersect) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: "export", scope: Some(Read), handler: |f| on(f, stream::export) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: "import", scope: Some(Write), handler: |f| on(f, stream::import) },
+];
+
+/// `(method, path template)` of every route, e.g. for clients and tests.
+pub fn route_list() -> Vec<(&'static str, &'static str)> {
+    ROUTES.iter().map(|r| (r.method, r.path)).collect()
+}
+
+fn method_filter(m: &str) -> MethodFilter {
+    match m {
+        "GET" => MethodFilter::GET,
+        "PUT" => MethodFilter::PUT,
+        "POST" => MethodFilter::POST,
+        "DELETE" => MethodFilter::DELETE,
+        "PATCH" => MethodFilter::PATCH,
+        _ => unreachable!("ROUTES holds only GET/PUT/POST/DELETE/PATCH"),
+    }
+}
+
+/// The HTTP API over `svc`. `metrics`: the handle `/metrics` renders (from
+/// [`install_metrics`]); without one `/metrics` answers an empty document.
+pub fn router(svc: Arc<Service>, cfg: HttpConfig, metrics: Option<PrometheusHandle>) -> Router {
+    let st: St = Arc::new(AppState {
+        svc,
+        cfg,
+        metrics,
+        gauge_boards: Mutex::new(HashSet::new()),
+    });
+    let mut r: Router<St> = Router::new();
+    for def in ROUTES {
+        r = r.route(def.path, (def.handler)(method_filter(def.method)));
+    }
+    r.fallback(h::not_found)
+        .route_layer(middleware::from_fn_with_state(st.clone(), auth))
+        .layer(CatchPanicLayer::custom(error::panic_response))
+        .layer(middleware::from_fn(error::jsonify_errors))
+        .layer(middleware::from_fn(track))
+        .with_state(st)
+}
+
+/// Histogram buckets (seconds) of every `*_seconds` metric: request
+/// latency, fsync and snapshot time.
+pub const SECONDS_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0,
+];
+
+/// Installs the process-wide Prometheus recorder (once; later calls return
+/// the same handle) and starts a thread that runs its upkeep every 5 s.
+pub fn install_metrics() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new();
+            let builder = match builder
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), SECONDS_BUCKETS)
+            {
+                Ok(b) => b,
+                Err(_) => PrometheusBuilder::new(),
+            };
+            match builder.install_recorder() {
+                Ok(handle) => {
+                    let h = handle.clone();
+                    let _ = std::thread::Builder::new()
+                        .name("metrics-upkeep".into())
+                        .spawn(move || loop {
+                            std::thread::sleep(Duration::from_secs(5));
+                            h.run_upkeep();
+                        });
+                    handle
+                }
+                Err(e) => {
+                    // Another recorder is installed: this handle renders
+                    // nothing, but the server keeps working.
+                    tracing::warn!("metrics recorder not installed: {e}");
+                    PrometheusBuilder::new().build_recorder().handle()
+                }
+            }
+        })
+        .clone()
+}
+
+impl AppState {
+    /// Sets the gauges read at scrape time.
+    pub(crate) fn update_gauges(&self) {
+        let boards = self.svc.boards().boards;
+        metrics::gauge!("podium_boards").set(boards.len() as f64);
+        let mut seen = self.gauge_boards.lock();
+        let mut now = HashSet::with_capacity(boards.len());
+        for b in boards {
+            metrics::gauge!("podium_board_members", "board" => b.board.clone())
+                .set(b.members as f64);
+            now.insert(b.board);
+        }
+        for gone in seen.difference(&now) {
+            metrics::gauge!("podium_board_members", "board" => gone.clone()).set(0.0);
+        }
+        *seen = now;
+        if let Some(s) = self.svc.storage() {
+            metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
+        }
+    }
+}
+
+/// The scope a request for `path` (a matched template) with `method`
+/// needs; `None`: open.
+fn needed_scope(path: &str, method: &Method) -> Option<Scope> {
+    let mut any = false;
+    for r in ROUTES.iter().filter(|r| r.path == path) {
+        if r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD) {
+            return r.scope;
+        }
+        any |= r.scope.is_some();
+    }
+    // Another method on a known path: guarded like the path's routes.
+    any.then_some(Read)
+}
+
+async fn auth(State(st): State<St>, req: Request, next: Next) -> Response {
+    if st.cfg.api_keys.is_empty() {
+        return next.run(req).await;
+    }
+    let path = req.extensions().get::<MatchedPath>().map(|p| p.as_str());
+    let Some(needed) = path.and_then(|p| needed_scope(p, req.method())) else {
+        return next.run(req).await;
+    };
+    let key = req
+        .headers()
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            let (scheme, key) = v.trim().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+        });
+    let Some(key) = key else {
+        return unauthorized("this request needs an API key: Authorization: Bearer KEY");
+    };
+    match st.cfg.scope_of(key) {
+        None => unauthorized("unknown API key"),
+        Some(s) if !s.allows(needed) => error::error_response(&ApiError::new(
+            Code::Forbidden,
+            format!(
+                "this request needs a key of scope {}; this key has scope {}",
+                needed.as_str(),
+                s.as_str()
+            ),
+        )),
+        Some(_) => next.run(req).await,
+    }
+}
+
+fn unauthorized(msg: &str) -> Response {
+    let mut r = error::error_response(&ApiError::new(Code::Unauthorized, msg));
+    r.headers_mut()
+        .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    r
+}
+
+/// Counts and times every request by route template, method and status.
+async fn track(req: Request, next: Next) -> Response {
+    let start = Instant::now();
+    let method = match *req.method() {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::PUT => "PUT",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    };
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+    let resp = next.run(req).await;
+    let status = resp.status().as_u16().to_string();
+    metrics::counter!(
+        "podium_http_requests_total",
+        "route" => route.clone(),
+        "method" => method,
+        "status" => status
+    )
+    .increment(1);
+    metrics::histogram!("podium_http_request_seconds", "route" => route, "method" => method)
+        .record(start.elapsed().as_secs_f64());
+    resp.into_response()
+}

@@ -1,0 +1,593 @@
+//! The OpenAPI 3.1 document served at `/openapi.json`. Paths and methods
+//! come from [`ROUTES`](super::ROUTES), so the document lists exactly the
+//! routes the server has; what each operation takes and returns is written
+//! out below.
+
+use serde_json::{json, Map, Value};
+
+use super::{ROUTES, SECONDS_BUCKETS};
+use crate::error::Code;
+use crate::service::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
+
+fn r(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/schemas/{name}") })
+}
+
+fn p(name: &str) -> Value {
+    json!({ "$ref": format!("#/components/parameters/{name}") })
+}
+
+fn query(name: &str, schema: Value, description: &str) -> Value {
+    json!({ "name": name, "in": "query", "required": false, "schema": schema, "description": description })
+}
+
+fn query_required(name: &str, schema: Value, description: &str) -> Value {
+    json!({ "name": name, "in": "query", "required": true, "schema": schema, "description": description })
+}
+
+fn json_body(schema: Value, description: &str) -> Value {
+    json!({
+        "required": true,
+        "description": description,
+        "content": { "application/json": { "schema": schema } }
+    })
+}
+
+fn ok(schema: Value, description: &str) -> Value {
+    json!({ "200": { "description": description, "content": { "application/json": { "schema": schema } } } })
+}
+
+/// What one operation takes and returns: `summary`, `parameters`,
+/// optional `requestBody`, and its success `responses`.
+pub(crate) fn operation(op: &str) -> Option<Value> {
+    let b = p("board");
+    let m = p("member");
+    let v = match op {
+        "healthz" => json!({
+            "summary": "Liveness check",
+            "parameters": [],
+            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}}, "required": ["status"]}), "The server is up"),
+        }),
+        "metrics" => json!({
+            "summary": "Prometheus metrics",
+            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_boards, podium_log_bytes, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
+            "parameters": [],
+            "responses": { "200": { "description": "Metrics", "content": { "text/plain": { "schema": { "type": "string" } } } } },
+        }),
+        "openapi" => json!({
+            "summary": "This document",
+            "parameters": [],
+            "responses": ok(json!({"type": "object"}), "OpenAPI 3.1 document"),
+        }),
+        "boards" => json!({
+            "summary": "List boards with their sizes",
+            "parameters": [],
+            "responses": ok(r("BoardsOut"), "Every board, archives included"),
+        }),
+        "board_put" => json!({
+            "summary": "Create or reconfigure a board",
+            "description": "Creates the board with this config, or reconfigures it (re-ranking when order, ranking or tiebreak change). An empty body is the default config.",
+            "parameters": [b],
+            "requestBody": { "required": false, "content": { "application/json": { "schema": r("BoardConfig") } } },
+            "responses": {
+                "200": { "description": "Reconfigured", "content": { "application/json": { "schema": r("BoardOut") } } },
+                "201": { "description": "Created", "content": { "application/json": { "schema": r("BoardOut") } } }
+            },
+        }),
+        "board_info" => json!({
+            "summary": "A board's size and config",
+            "parameters": [b],
+            "responses": ok(r("BoardOut"), "The board"),
+        }),
+        "board_delete" => json!({
+            "summary": "Delete a board",
+            "parameters": [b],
+            "responses": ok(r("DeletedOut"), "Deleted"),
+        }),
+        "submit" => json!({
+            "summary": "Submit one score, or a batch",
+            "description": "An entry object submits one score (its error is the request's error); an array submits a batch in order with one durable commit, each entry answered by its result or its own error. The board is created with the default config if absent.",
+            "parameters": [b],
+            "requestBody": json_body(json!({"oneOf": [r("SubmitIn"), {"type": "array", "items": r("SubmitIn")}]}), "An entry or an array of entries"),
+            "responses": ok(json!({"oneOf": [r("SubmitOut"), r("SubmitBatchOut")]}), "SubmitOut for an object, SubmitBatchOut for an array"),
+        }),
+        "top" => json!({
+            "summary": "A page of the board, best first",
+            "parameters": [b, p("page"), p("page_size"), p("with_data")],
+            "responses": ok(r("TopOut"), "The page"),
+        }),
+        "entry" => json!({
+            "summary": "A member's rank, score, name, data, percentile and page",
+            "parameters": [b, m, p("page_size")],
+            "responses": ok(r("EntryInfoOut"), "The member"),
+        }),
+        "set_data" => json!({
+            "summary": "Set a member's display name and/or data",
+            "parameters": [b, m],
+            "requestBody": json_body(r("SetDataIn"), "The fields to set"),
+            "responses": ok(r("SetDataOut"), "Set"),
+        }),
+        "remove_member" => json!({
+            "summary": "Remove a member",
+            "parameters": [b, m],
+            "responses": ok(r("RemovedOut"), "Removed (404 member_not_found if it was not there)"),
+        }),
+        "remove" => json!({
+            "summary": "Remove members",
+            "parameters": [b],
+            "requestBody": json_body(r("RemoveIn"), "The members"),
+            "responses": ok(r("RemovedOut"), "How many were removed"),
+        }),
+        "rank" => json!({
+            "summary": "A member's rank and score",
+            "parameters": [b, m],
+            "responses": ok(r("RankOut"), "The rank"),
+        }),
+        "percentile" => json!({
+            "summary": "A member's percentile",
+            "parameters": [b, m],
+            "responses": ok(r("PercentileOut"), "The share of the board (0–100) the member is at least as good as"),
+        }),
+        "score_at_percentile" => json!({
+            "summary": "The entry at a percentile",
+            "parameters": [b, query_required("p", json!({"type": "number", "minimum": 0, "maximum": 100}), "Percentile, 0 to 100")],
+            "responses": ok(r("ScoreAtOut"), "The entry (null on an empty board)"),
+        }),
+        "around" => json!({
+            "summary": "The page centred on a member",
+            "parameters": [b, m, p("page_size"), p("with_data")],
+            "responses": ok(r("AroundOut"), "The entries around the member"),
+        }),
+        "range" => json!({
+            "summary": "Entries by rank or by score",
+            "description": format!("by=rank: positions start..=stop (1-based), at most {MAX_RANGE} per call. by=score: scores between min and max (Redis syntax), skipping offset and returning at most limit (default {DEFAULT_PAGE_SIZE}). from=worst counts from the worst end."),
+            "parameters": [b, p("by"), p("start"), p("stop"), p("min"), p("max"), p("from"),
+                query("offset", json!({"type": "integer", "minimum": 0}), "by=score: entries to skip"),
+                query("limit", json!({"type": "integer", "minimum": 0, "maximum": MAX_RANGE}), "by=score: most entries to return"),
+                p("with_data")],
+            "responses": ok(r("RangeOut"), "The entries"),
+        }),
+        "remove_range" => json!({
+            "summary": "Remove entries by rank or by score",
+            "description": "by=rank needs start and stop; by=score needs both min and max (-inf / +inf for no bound).",
+            "parameters": [b, p("by"), p("start"), p("stop"), p("min"), p("max")],
+            "responses": ok(r("RemovedOut"), "How many were removed"),
+        }),
+        "count" => json!({
+            "summary": "Members, all or in a score range",
+            "parameters": [b, p("min"), p("max")],
+            "responses": ok(r("CountOut"), "The count"),
+        }),
+        "ranks" => json!({
+            "summary": "Ranks of a list of members (e.g. friends), sorted",
+            "parameters": [b],
+            "requestBody": json_body(r("RanksIn"), "The members"),
+            "responses": ok(r("RanksOut"), "Found members in board order, and the missing ones"),
+        }),
+        "reset" => json!({
+            "summary": "Archive the board now and empty it",
+            "parameters": [b],
+            "responses": ok(r("ResetOut"), "The archive made"),
+        }),
+        "merge" => json!({
+            "summary": "Union of boards into this board (ZUNIONSTORE)",
+            "parameters": [b],
+            "requestBody": json_body(r("CombineIn"), "Sources, weights, aggregate"),
+            "responses": ok(r("CombineOut"), "The destination's size"),
+        }),
+        "intersect" => json!({
+            "summary": "Intersection of boards into this board (ZINTERSTORE)",
+            "parameters": [b],
+            "requestBody": json_body(r("CombineIn"), "Sources, weights, aggregate"),
+            "responses": ok(r("CombineOut"), "The destination's size"),
+        }),
+        "export" => json!({
+            "summary": "Every entry, best first, as NDJSON",
+            "description": "Streamed: one ExportLine per line.",
+            "parameters": [b],
+            "responses": { "200": { "description": "NDJSON stream", "content": { "application/x-ndjson": { "schema": r("ExportLine") } } } },
+        }),
+        "import" => json!({
+            "summary": "Bulk load from NDJSON or CSV (streamed)",
+            "description": format!("The body is read as a stream (not bound by the body size limit; each line at most {} bytes) and submitted in batches of {}, one durable commit each. NDJSON: one SubmitIn per line (export's lines are accepted: their rank is ignored). CSV: member,score[,name] with an optional header line, RFC 4180 quoting. A bad line fails alone.", super::MAX_IMPORT_LINE_BYTES, super::IMPORT_BATCH),
+            "parameters": [b, query("format", json!({"type": "string", "enum": ["ndjson", "csv"]}), "Default: csv for Content-Type text/csv, else ndjson")],
+            "requestBody": { "required": true, "content": {
+                "application/x-ndjson": { "schema": { "type": "string" } },
+                "text/csv": { "schema": { "type": "string" } }
+            } },
+            "responses": ok(r("ImportOut"), "Counts and the first errors"),
+        }),
+        _ => return None,
+    };
+    Some(v)
+}
+
+fn schemas() -> Value {
+    let codes: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    let ranking = json!({"type": "string", "enum": ["unique", "dense", "competition"], "description": "The board's ranking mode"});
+    let entry_props = json!({
+        "member": {"type": "string"},
+        "score": r("Score"),
+        "rank": {"type": "integer", "minimum": 1},
+        "name": {"type": "string"},
+        "data": {"type": "object"}
+    });
+    let mut m = Map::new();
+    m.insert(
+        "Error".into(),
+        json!({
+            "type": "object",
+            "required": ["error"],
+            "properties": { "error": r("ErrorBody") }
+        }),
+    );
+    m.insert(
+        "ErrorBody".into(),
+        json!({
+            "type": "object",
+            "required": ["code", "message"],
+            "properties": {
+                "code": {"type": "string", "enum": codes},
+                "message": {"type": "string"}
+            }
+        }),
+    );
+    m.insert("Score".into(), json!({
+            "description": "A finite number, or \"inf\" / \"-inf\". Strings holding a number are accepted on input; NaN is refused.",
+            "oneOf": [{"type": "number"}, {"type": "string", "enum": ["inf", "-inf"]}]
+        }));
+    m.insert("SubmitIn".into(), json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["member", "score"],
+            "properties": {
+                "member": {"type": "string", "description": "1–512 bytes"},
+                "score": r("Score"),
+                "op": {"type": "string", "enum": ["set", "best", "incr"], "description": "Default: the board's update"},
+                "only": {"type": "string", "enum": ["new", "existing"]},
+                "cond": {"type": "string", "enum": ["gt", "lt"]},
+                "name": {"type": "string", "description": "Display name; \"\" clears it"},
+                "data": {"type": ["object", "null"], "description": "A JSON object stored with the member"}
+            }
+        }));
+    m.insert("SubmitOut".into(), json!({
+            "type": "object",
+            "required": ["member", "score", "rank", "previous", "changed", "created", "applied", "evicted"],
+            "properties": {
+                "member": {"type": "string"},
+                "score": {"oneOf": [r("Score"), {"type": "null"}]},
+                "rank": {"type": ["integer", "null"]},
+                "previous": {"oneOf": [r("Score"), {"type": "null"}]},
+                "changed": {"type": "boolean"},
+                "created": {"type": "boolean"},
+                "applied": {"type": "boolean"},
+                "evicted": {"type": "integer"}
+            }
+        }));
+    m.insert(
+        "SubmitItem".into(),
+        json!({
+            "oneOf": [r("SubmitOut"), {
+                "type": "object",
+                "required": ["member", "error"],
+                "properties": {"member": {"type": "string"}, "error": r("ErrorBody")}
+            }]
+        }),
+    );
+    m.insert("SubmitBatchOut".into(), json!({
+            "type": "object",
+            "required": ["board", "results"],
+            "properties": {"board": {"type": "string"}, "results": {"type": "array", "items": r("SubmitItem")}}
+        }));
+    m.insert(
+        "EntryOut".into(),
+        json!({
+            "type": "object",
+            "required": ["member", "score", "rank"],
+            "properties": entry_props
+        }),
+    );
+    m.insert("EntryInfoOut".into(), json!({
+            "type": "object",
+            "required": ["board", "ranking", "member", "score", "rank", "percentile", "page", "total"],
+            "properties": {
+                "board": {"type": "string"},
+                "ranking": ranking,
+                "member": {"type": "string"},
+                "score": r("Score"),
+                "rank": {"type": "integer"},
+                "name": {"type": "string"},
+                "data": {"type": "object"},
+                "percentile": {"type": "number"},
+                "page": {"type": "integer"},
+                "total": {"type": "integer"}
+            }
+        }));
+    m.insert("RankOut".into(), json!({
+            "type": "object",
+            "required": ["board", "ranking", "member", "rank", "score"],
+            "properties": {"board": {"type": "string"}, "ranking": ranking, "member": {"type": "string"}, "rank": {"type": "integer"}, "score": r("Score")}
+        }));
+    m.insert("TopOut".into(), json!({
+            "type": "object",
+            "required": ["board", "ranking", "page", "page_size", "total", "total_pages", "entries"],
+            "properties": {
+                "board": {"type": "string"}, "ranking": ranking,
+                "page": {"type": "integer"}, "page_size": {"type": "integer"},
+                "total": {"type": "integer"}, "total_pages": {"type": "integer"},
+                "entries": {"type": "array", "items": r("EntryOut")}
+            }
+        }));
+    m.insert("RangeOut".into(), json!({
+            "type": "object",
+            "required": ["board", "ranking", "total", "entries"],
+            "properties": {"board": {"type": "string"}, "ranking": ranking, "total": {"type": "integer"}, "entries": {"type": "array", "items": r("EntryOut")}}
+        }));
+    m.insert(
+        "AroundOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "ranking", "member", "rank", "total", "entries"],
+            "properties": {
+                "board": {"type": "string"}, "ranking": ranking, "member": {"type": "string"},
+                "rank": {"type": "integer"}, "total": {"type": "integer"},
+                "entries": {"type": "array", "items": r("EntryOut")}
+            }
+        }),
+    );
+    m.insert("RanksIn".into(), json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["members"],
+            "properties": {"members": {"type": "array", "items": {"type": "string"}}, "with_data": {"type": "boolean"}}
+        }));
+    m.insert(
+        "RanksOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "ranking", "entries", "missing"],
+            "properties": {
+                "board": {"type": "string"}, "ranking": ranking,
+                "entries": {"type": "array", "items": r("EntryOut")},
+                "missing": {"type": "array", "items": {"type": "string"}}
+            }
+        }),
+    );
+    m.insert(
+        "RemoveIn".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["members"],
+            "properties": {"members": {"type": "array", "items": {"type": "string"}}}
+        }),
+    );
+    m.insert(
+        "RemovedOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "removed"],
+            "properties": {"board": {"type": "string"}, "removed": {"type": "integer"}}
+        }),
+    );
+    m.insert(
+        "CountOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "count"],
+            "properties": {"board": {"type": "string"}, "count": {"type": "integer"}}
+        }),
+    );
+    m.insert("PercentileOut".into(), json!({
+            "type": "object",
+            "required": ["board", "member", "percentile"],
+            "properties": {"board": {"type": "string"}, "member": {"type": "string"}, "percentile": {"type": "number"}}
+        }));
+    m.insert("ScoreAtOut".into(), json!({
+            "type": "object",
+            "required": ["board", "percentile", "entry"],
+            "properties": {"board": {"type": "string"}, "percentile": {"type": "number"}, "entry": {"oneOf": [r("EntryOut"), {"type": "null"}]}}
+        }));
+    m.insert("BoardConfig".into(), json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "order": {"type": "string", "enum": ["desc", "asc"]},
+                "ranking": {"type": "string", "enum": ["unique", "dense", "competition"]},
+                "tiebreak": {"type": "string", "enum": ["member", "first", "last"]},
+                "update": {"type": "string", "enum": ["set", "best", "incr"]},
+                "min_score": {"oneOf": [r("Score"), {"type": "null"}]},
+                "max_score": {"oneOf": [r("Score"), {"type": "null"}]},
+                "max_members": {"type": ["integer", "null"], "minimum": 1},
+                "reset": {"type": "string", "description": "never, daily, weekly, monthly or a cron expression (UTC)"},
+                "keep_archives": {"type": ["integer", "null"], "minimum": 0},
+                "search_fields": {"type": "array", "items": {"type": "string"}},
+                "max_data_bytes": {"type": "integer", "minimum": 0}
+            }
+        }));
+    m.insert(
+        "BoardOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "members", "read_only", "heap_bytes", "config"],
+            "properties": {
+                "board": {"type": "string"},
+                "members": {"type": "integer"},
+                "read_only": {"type": "boolean"},
+                "heap_bytes": {"type": "integer"},
+                "config": r("BoardConfig"),
+                "period": {"type": "string", "description": "The reset period the board is in"},
+                "created": {"type": "boolean", "description": "PUT: whether it created the board"}
+            }
+        }),
+    );
+    m.insert(
+        "BoardsOut".into(),
+        json!({
+            "type": "object",
+            "required": ["boards"],
+            "properties": {"boards": {"type": "array", "items": {
+                "type": "object",
+                "required": ["board", "members"],
+                "properties": {"board": {"type": "string"}, "members": {"type": "integer"}}
+            }}}
+        }),
+    );
+    m.insert(
+        "DeletedOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "deleted"],
+            "properties": {"board": {"type": "string"}, "deleted": {"const": true}}
+        }),
+    );
+    m.insert("ResetOut".into(), json!({
+            "type": "object",
+            "required": ["board", "archive", "archived"],
+            "properties": {"board": {"type": "string"}, "archive": {"type": "string"}, "archived": {"type": "integer"}}
+        }));
+    m.insert(
+        "CombineIn".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["sources"],
+            "properties": {
+                "sources": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+                "weights": {"type": "array", "items": {"type": "number"}},
+                "aggregate": {"type": "string", "enum": ["sum", "min", "max"]}
+            }
+        }),
+    );
+    m.insert(
+        "CombineOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "members"],
+            "properties": {"board": {"type": "string"}, "members": {"type": "integer"}}
+        }),
+    );
+    m.insert(
+        "SetDataIn".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"name": {"type": "string"}, "data": {"type": ["object", "null"]}}
+        }),
+    );
+    m.insert("SetDataOut".into(), json!({
+            "type": "object",
+            "required": ["board", "member", "found"],
+            "properties": {"board": {"type": "string"}, "member": {"type": "string"}, "found": {"type": "boolean"}}
+        }));
+    m.insert(
+        "ExportLine".into(),
+        json!({
+            "type": "object",
+            "required": ["member", "score", "rank"],
+            "properties": entry_props
+        }),
+    );
+    m.insert(
+        "ImportOut".into(),
+        json!({
+            "type": "object",
+            "required": ["board", "imported", "failed", "errors"],
+            "properties": {
+                "board": {"type": "string"},
+                "imported": {"type": "integer"},
+                "failed": {"type": "integer"},
+                "errors": {"type": "array", "maxItems": super::stream::MAX_IMPORT_ERRORS, "items": {
+                    "type": "object",
+                    "required": ["line", "member", "error"],
+                    "properties": {
+                        "line": {"type": "integer", "minimum": 1},
+                        "member": {"type": ["string", "null"]},
+                        "error": r("ErrorBody")
+                    }
+                }}
+            }
+        }),
+    );
+    Value::Object(m)
+}
+
+fn parameters() -> Value {
+    let bound = |which: &str| {
+        format!("Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no {which} bound.")
+    };
+    json!({
+        "board": {"name": "board", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 200},
+                  "description": "Board name (1–200 bytes of UTF-8, percent-encoded)"},
+        "member": {"name": "member", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 512},
+                   "description": "Member id (percent-encoded; '/' as %2F)"},
+        "page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}), "1-based page number"),
+        "page_size": query("page_size", json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}), "Entries per page"),
+        "with_data": query("with_data", json!({"type": "boolean", "default": false}), "Include each entry's data"),
+        "by": query("by", json!({"type": "string", "enum": ["rank", "score"], "default": "rank"}), "Select by rank positions or by score"),
+        "start": query("start", json!({"type": "integer", "minimum": 1}), "by=rank: first rank (required)"),
+        "stop": query("stop", json!({"type": "integer", "minimum": 1}), "by=rank: last rank, inclusive (required)"),
+        "min": query("min", json!({"type": "string", "examples": ["-inf", "10", "(10"]}), &bound("lower")),
+        "max": query("max", json!({"type": "string", "examples": ["+inf", "100", "(100"]}), &bound("upper")),
+        "from": query("from", json!({"type": "string", "enum": ["best", "worst"], "default": "best"}), "Count from the best or the worst end"),
+    })
+}
+
+/// The whole document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for route in ROUTES {
+        let Some(mut op) = operation(route.op) else {
+            continue;
+        };
+        let o = op.as_object_mut().expect("operations are objects");
+        o.insert("operationId".into(), json!(route.op));
+        let responses = o
+            .entry("responses")
+            .or_insert_with(|| json!({}))
+            .as_object_mut()
+            .expect("responses are objects");
+        let err = json!({"$ref": "#/components/responses/Error"});
+        match route.scope {
+            None => {
+                o.insert("security".into(), json!([]));
+            }
+            Some(s) => {
+                responses.insert("401".into(), err.clone());
+                responses.insert("403".into(), err.clone());
+                o.insert("x-podium-scope".into(), json!(s.as_str()));
+            }
+        }
+        let responses = o["responses"].as_object_mut().expect("responses");
+        responses.insert("default".into(), err);
+        let item = paths
+            .entry(route.path.to_string())
+            .or_insert_with(|| json!({}));
+        item.as_object_mut()
+            .expect("path items are objects")
+            .insert(route.method.to_ascii_lowercase(), op);
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "podium",
+            "version": env!("CARGO_PKG_VERSION"),
+            "description": "podium leaderboard server: HTTP/JSON API. Every error is {\"error\": {\"code\", \"message\"}} with the code's status. When API keys are configured, /v1 routes and /metrics need Authorization: Bearer KEY with the scope in x-podium-scope (read ⊂ write ⊂ admin).",
+            "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}
+        },
+        "servers": [{"url": "http://127.0.0.1:7070"}],
+        "security": [{"bearer": []}],
+        "paths": paths,
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "An API key"}},
+            "schemas": schemas(),
+            "parameters": parameters(),
+            "responses": {
+                "Error": {
+                    "description": "An error: 4xx/5xx with its code",
+                    "content": {"application/json": {"schema": r("Error")}}
+                }
+            }
+        }
+    })
+}

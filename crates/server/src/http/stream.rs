@@ -1,0 +1,611 @@
+//! `export` (an NDJSON response streamed chunk by chunk) and `import` (an
+//! NDJSON or CSV request body read as a stream and submitted in batches).
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::error::{media_type, BoardP, HttpResult, Q};
+use super::handlers::submit_in;
+use super::St;
+use crate::api::{parse_score, ErrorBody, SubmitIn, SubmitItem};
+use crate::error::{ApiError, Code};
+use crate::service::Service;
+
+/// Entries per `export` chunk (one board read lock each).
+pub const EXPORT_CHUNK: usize = 10_000;
+/// Entries per `import` batch (one durable commit each).
+pub const IMPORT_BATCH: usize = 10_000;
+/// The longest line (record) `import` accepts, without its line break.
+pub const MAX_IMPORT_LINE_BYTES: usize = 1 << 20;
+/// How many line errors an `import` answer lists.
+pub const MAX_IMPORT_ERRORS: usize = 100;
+
+// ------------------------------------------------------------- export
+
+/// One chunk of NDJSON from position `pos`, and how many entries it holds.
+/// Runs off the async workers: a chunk is a few milliseconds of work.
+async fn export_bytes(
+    svc: Arc<Service>,
+    board: String,
+    pos: usize,
+) -> Result<(Bytes, usize), ApiError> {
+    tokio::task::spawn_blocking(move || {
+        let lines = svc.export_chunk(&board, pos, EXPORT_CHUNK)?;
+        let mut buf = Vec::with_capacity(lines.len() * 64);
+        for l in &lines {
+            serde_json::to_writer(&mut buf, l)
+                .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
+            buf.push(b'\n');
+        }
+        Ok((Bytes::from(buf), lines.len()))
+    })
+    .await
+    .map_err(|e| ApiError::new(Code::Internal, format!("export task failed: {e}")))?
+}
+
+struct ExportState {
+    svc: Arc<Service>,
+    board: String,
+    pos: usize,
+    ready: Option<Bytes>,
+    done: bool,
+}
+
+pub(crate) async fn export(State(st): State<St>, BoardP(board): BoardP) -> HttpResult<Response> {
+    // The first chunk is read before answering, so a missing board is a
+    // 404 rather than a broken stream.
+    let (first, n) = export_bytes(st.svc.clone(), board.clone(), 0).await?;
+    let state = ExportState {
+        svc: st.svc.clone(),
+        board,
+        pos: n,
+        ready: (n > 0).then_some(first),
+        done: n < EXPORT_CHUNK,
+    };
+    let stream = futures_util::stream::unfold(state, |mut s| async move {
+        if let Some(b) = s.ready.take() {
+            return Some((Ok(b), s));
+        }
+        if s.done {
+            return None;
+        }
+        match export_bytes(s.svc.clone(), s.board.clone(), s.pos).await {
+            Ok((_, 0)) => None,
+            Ok((b, n)) => {
+                s.pos += n;
+                s.done = n < EXPORT_CHUNK;
+                Some((Ok(b), s))
+            }
+            Err(e) => {
+                // The board went away mid-stream: end the body with an
+                // error, so the client sees a broken transfer.
+                s.done = true;
+                Some((Err(std::io::Error::other(e.message)), s))
+            }
+        }
+    });
+    Ok((
+        [(CONTENT_TYPE, "application/x-ndjson")],
+        Body::from_stream(stream),
+    )
+        .into_response())
+}
+
+// ------------------------------------------------------------- import
+
+/// Splits a byte stream into records: lines, or for CSV, lines whose line
+/// breaks inside quoted fields do not end the record. A record longer than
+/// [`MAX_IMPORT_LINE_BYTES`] is reported as an error and skipped up to the
+/// next line break.
+struct Splitter {
+    buf: BytesMut,
+    csv: bool,
+    /// Where the terminator scan resumes, and the quote state there.
+    scan_from: usize,
+    in_quotes: bool,
+    /// Line number (1-based) where the pending record starts.
+    rec_line: u64,
+    /// The pending record is over-long; its bytes are being dropped.
+    skipping: bool,
+}
+
+/// A record: its first line's number, and its bytes (without the line
+/// break) or `None` if it was over-long.
+type Rec = (u64, Option<Bytes>);
+
+fn newlines(b: &[u8]) -> u64 {
+    b.iter().filter(|&&c| c == b'\n').count() as u64
+}
+
+impl Splitter {
+    fn new(csv: bool) -> Self {
+        Splitter {
+            buf: BytesMut::new(),
+            csv,
+            scan_from: 0,
+            in_quotes: false,
+            rec_line: 1,
+            skipping: false,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+    }
+
+    /// The end (index of the `\n`) of the pending record, if buffered.
+    fn find_end(&mut self) -> Option<usize> {
+        let from = self.scan_from;
+        if !self.csv || self.skipping {
+            let found = self.buf[from..].iter().position(|&c| c == b'\n');
+            self.scan_from = self.buf.len();
+            return found.map(|i| from + i);
+        }
+        for i in from..self.buf.len() {
+            match self.buf[i] {
+                b'"' => self.in_quotes = !self.in_quotes,
+                b'\n' if !self.in_quotes => return Some(i),
+                _ => {}
+            }
+        }
+        self.scan_from = self.buf.len();
+        None
+    }
+
+    fn take(&mut self, end: usize, eof: bool) -> Rec {
+        let raw = self.buf.split_to(end).freeze();
+        if !eof {
+            let _ = self.buf.split_to(1); // the '\n'
+        }
+        self.scan_from = 0;
+        self.in_quotes = false;
+        let line = self.rec_line;
+        self.rec_line += newlines(&raw) + u64::from(!eof);
+        if std::mem::take(&mut self.skipping) {
+            return (line, None);
+        }
+        let mut rec = raw;
+        if rec.last() == Some(&b'\r') {
+            rec.truncate(rec.len() - 1);
+        }
+        if rec.len() > MAX_IMPORT_LINE_BYTES {
+            return (line, None);
+        }
+        (line, Some(rec))
+    }
+
+    /// The next complete record, if one is buffered.
+    fn next(&mut self) -> Option<Rec> {
+        if let Some(end) = self.find_end() {
+            return Some(self.take(end, false));
+        }
+        // +1: a line of exactly the limit may still be waiting for its "\r".
+        if self.buf.len() > MAX_IMPORT_LINE_BYTES + 1 {
+            let rescan = !self.skipping;
+            self.skipping = true;
+            self.in_quotes = false;
+            if rescan && self.csv {
+                // Likely an unclosed quote: the record ends at the first
+                // line break after all.
+                self.scan_from = 0;
+                if let Some(end) = self.find_end() {
+                    return Some(self.take(end, false));
+                }
+            }
+            // No line break buffered (a plain scan found none): drop it all.
+            self.buf.clear();
+            self.scan_from = 0;
+        }
+        None
+    }
+
+    /// The last record, without a final line break, at the end of input.
+    fn finish(&mut self) -> Option<Rec> {
+        if self.buf.is_empty() && !self.skipping {
+            return None;
+        }
+        Some(self.take(self.buf.len(), true))
+    }
+}
+
+/// The fields of one CSV record (RFC 4180: `"` quotes a field, `""` is a
+/// quote inside one; line breaks may sit inside quotes).
+fn csv_fields(s: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    loop {
+        if let Some(q) = rest.strip_prefix('"') {
+            let mut field = String::new();
+            let mut r = q;
+            loop {
+                let Some(k) = r.find('"') else {
+                    return Err("a quoted field is not closed".into());
+                };
+                field.push_str(&r[..k]);
+                r = &r[k + 1..];
+                match r.strip_prefix('"') {
+                    Some(after) => {
+                        field.push('"');
+                        r = after;
+                    }
+                    None => break,
+                }
+            }
+            out.push(field);
+            if r.is_empty() {
+                return Ok(out);
+            }
+            match r.strip_prefix(',') {
+                Some(after) => rest = after,
+                None => return Err("a quoted field is followed by more than a comma".into()),
+            }
+        } else {
+            match rest.find(',') {
+                Some(k) => {
+                    out.push(rest[..k].to_string());
+                    rest = &rest[k + 1..];
+                }
+                None => {
+                    out.push(rest.to_string());
+                    return Ok(out);
+                }
+            }
+        }
+    }
+}
+
+/// The checks `Service::submit` makes of a whole batch at once (op name,
+/// data shape), made here line by line so one bad line cannot fail the
+/// lines batched with it.
+fn check_entry(e: &SubmitIn) -> Result<(), ApiError> {
+    if let Some(op) = &e.op {
+        op.parse::<podium_engine::UpdateOp>()
+            .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {op:?}")))?;
+    }
+    match &e.data {
+        None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            Code::InvalidData,
+            "data must be a JSON object",
+        )),
+    }
+}
+
+#[derive(Serialize)]
+struct LineError {
+    line: u64,
+    member: Option<String>,
+    error: ErrorBody,
+}
+
+struct Importer {
+    svc: Arc<Service>,
+    board: String,
+    csv: bool,
+    /// No record seen yet (the CSV header may come).
+    first: bool,
+    batch: Vec<SubmitIn>,
+    lines: Vec<u64>,
+    imported: u64,
+    failed: u64,
+    /// Errors of the lines in the pending batch.
+    pending: Vec<LineError>,
+    errors: Vec<LineError>,
+}
+
+impl Importer {
+    fn fail(&mut self, line: u64, member: Option<String>, e: &ApiError) {
+        self.failed += 1;
+        if self.errors.len() + self.pending.len() < MAX_IMPORT_ERRORS {
+            self.pending.push(LineError {
+                line,
+                member,
+                error: ErrorBody::from(e),
+            });
+        }
+    }
+
+    fn parse_ndjson(line: &[u8]) -> Result<SubmitIn, (Option<String>, ApiError)> {
+        let v: Value = serde_json::from_slice(line).map_err(|e| {
+            (
+                None,
+                ApiError::new(Code::MalformedRequest, format!("malformed JSON: {e}")),
+            )
+        })?;
+        let member = v.get("member").and_then(Value::as_str).map(str::to_string);
+        let e = submit_in(v, true).map_err(|e| (member.clone(), e))?;
+        check_entry(&e).map_err(|err| (member, err))?;
+        Ok(e)
+    }
+
+    /// `Ok(None)`: the header line.
+    fn parse_csv(&self, line: &[u8]) -> Result<Option<SubmitIn>, (Option<String>, ApiError)> {
+        let mut s = std::str::from_utf8(line).map_err(|_| {
+            (
+                None,
+                ApiError::new(Code::MalformedRequest, "the line is not UTF-8"),
+            )
+        })?;
+        if self.first {
+            s = s.strip_prefix('\u{feff}').unwrap_or(s);
+        }
+        let f = csv_fields(s).map_err(|m| (None, ApiError::new(Code::MalformedRequest, m)))?;
+        if self.first
+            && f.len() >= 2
+            && f[0].trim().eq_ignore_ascii_case("member")
+            && f[1].trim().eq_ignore_ascii_case("score")
+        {
+            return Ok(None);
+        }
+        let member = f[0].clone();
+        if !(2..=3).contains(&f.len()) {
+            return Err((
+                Some(member),
+                ApiError::new(
+                    Code::MalformedRequest,
+                    format!("expected member,score[,name]; got {} fields", f.len()),
+                ),
+            ));
+        }
+        let score = parse_score(&f[1])
+            .map_err(|m| (Some(member.clone()), ApiError::new(Code::InvalidScore, m)))?;
+        let mut e = SubmitIn::new(member, score);
+        e.name = f.get(2).filter(|n| !n.is_empty()).cloned();
+        Ok(Some(e))
+    }
+
+    fn record(&mut self, (line, bytes): Rec) {
+        let Some(bytes) = bytes else {
+            let e = ApiError::new(
+                Code::PayloadTooLarge,
+                format!("line is longer than {MAX_IMPORT_LINE_BYTES} bytes"),
+            );
+            self.first = false;
+            self.fail(line, None, &e);
+            return;
+        };
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        let parsed = if self.csv {
+            self.parse_csv(&bytes)
+        } else {
+            Self::parse_ndjson(&bytes).map(Some)
+        };
+        self.first = false;
+        match parsed {
+            Ok(Some(e)) => {
+                self.batch.push(e);
+                self.lines.push(line);
+            }
+            Ok(None) => {}
+            Err((member, e)) => self.fail(line, member, &e),
+        }
+    }
+
+    /// Submits the pending batch: one durable commit. The engine refuses a
+    /// whole batch when one entry fails its checks (a bad member id, a
+    /// score out of the board's bounds, data too large), applying nothing;
+    /// then the batch is split in halves, recursively, until the bad
+    /// entries stand alone and fail as their lines. Refused attempts write
+    /// nothing, so they cost no commit, and the order of the entries is
+    /// kept. Errors of the board itself (read-only, storage) end the import.
+    async fn flush(&mut self) -> Result<(), ApiError> {
+        let batch = std::mem::take(&mut self.batch);
+        let lines = std::mem::take(&mut self.lines);
+        let mut todo = vec![(0, batch.len())];
+        while let Some((a, b)) = todo.pop() {
+            if a == b {
+                continue;
+            }
+            match self.svc.submit(&self.board, &batch[a..b]).await {
+                Ok(items) => {
+                    for (&line, item) in lines[a..b].iter().zip(items) {
+                        match item {
+                            SubmitItem::Ok(_) => self.imported += 1,
+                            SubmitItem::Err { member, error } => {
+                                self.failed += 1;
+                                if self.errors.len() + self.pending.len() < MAX_IMPORT_ERRORS {
+                                    self.pending.push(LineError {
+                                        line,
+                                        member: Some(member),
+                                        error,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+                Err(e) if entry_error(e.code) && b - a > 1 => {
+                    let mid = a + (b - a) / 2;
+                    todo.push((mid, b));
+                    todo.push((a, mid));
+                }
+                Err(e) if entry_error(e.code) => {
+                    self.fail(lines[a], Some(batch[a].member.clone()), &e);
+                }
+                Err(mut e) => {
+                    if self.imported > 0 {
+                        e.message = format!(
+                            "{} (the import stopped; {} entries were imported before)",
+                            e.message, self.imported
+                        );
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by_key(|e| e.line);
+        self.errors.extend(pending);
+        self.errors.truncate(MAX_IMPORT_ERRORS);
+        self.batch = batch;
+        self.batch.clear();
+        self.lines = lines;
+        self.lines.clear();
+        Ok(())
+    }
+}
+
+/// Errors that belong to one entry, not to the board or the server.
+fn entry_error(c: Code) -> bool {
+    matches!(
+        c,
+        Code::InvalidMember | Code::InvalidScore | Code::InvalidData | Code::InvalidArgument
+    )
+}
+
+#[derive(Deserialize)]
+pub(crate) struct ImportQ {
+    format: Option<String>,
+}
+
+pub(crate) async fn import(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<ImportQ>,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResult<Response> {
+    let csv = match q.format.as_deref() {
+        Some("csv") => true,
+        Some("ndjson") => false,
+        Some(other) => {
+            return Err(
+                ApiError::bad(format!("format must be ndjson or csv, got {other:?}")).into(),
+            )
+        }
+        None => media_type(&headers).as_deref() == Some("text/csv"),
+    };
+    let mut imp = Importer {
+        svc: st.svc.clone(),
+        board,
+        csv,
+        first: true,
+        batch: Vec::with_capacity(IMPORT_BATCH),
+        lines: Vec::with_capacity(IMPORT_BATCH),
+        imported: 0,
+        failed: 0,
+        pending: Vec::new(),
+        errors: Vec::new(),
+    };
+    let mut split = Splitter::new(csv);
+    let mut body = body.into_data_stream();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| {
+            ApiError::new(
+                Code::MalformedRequest,
+                format!("could not read the request body: {e}"),
+            )
+        })?;
+        split.push(&chunk);
+        while let Some(rec) = split.next() {
+            imp.record(rec);
+            if imp.batch.len() >= IMPORT_BATCH {
+                imp.flush().await?;
+            }
+        }
+    }
+    if let Some(rec) = split.finish() {
+        imp.record(rec);
+    }
+    imp.flush().await?;
+    Ok(Json(serde_json::json!({
+        "board": imp.board,
+        "imported": imp.imported,
+        "failed": imp.failed,
+        "errors": imp.errors,
+    }))
+    .into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split_all(csv: bool, chunks: &[&[u8]]) -> Vec<(u64, Option<String>)> {
+        let mut s = Splitter::new(csv);
+        let mut out = Vec::new();
+        for c in chunks {
+            s.push(c);
+            while let Some((l, b)) = s.next() {
+                out.push((l, b.map(|b| String::from_utf8(b.to_vec()).unwrap())));
+            }
+        }
+        if let Some((l, b)) = s.finish() {
+            out.push((l, b.map(|b| String::from_utf8(b.to_vec()).unwrap())));
+        }
+        out
+    }
+
+    #[test]
+    fn splitter_lines_and_numbers() {
+        let got = split_all(false, &[b"a\r\nb", b"c\n\nd"]);
+        assert_eq!(
+            got,
+            vec![
+                (1, Some("a".into())),
+                (2, Some("bc".into())),
+                (3, Some("".into())),
+                (4, Some("d".into())),
+            ]
+        );
+        // CSV: a quoted line break does not end the record.
+        let got = split_all(true, &[b"a,1\n\"x\ny\",2\n", b"c,3"]);
+        assert_eq!(
+            got,
+            vec![
+                (1, Some("a,1".into())),
+                (2, Some("\"x\ny\",2".into())),
+                (4, Some("c,3".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn splitter_drops_overlong_lines_and_goes_on() {
+        let long = vec![b'x'; MAX_IMPORT_LINE_BYTES + 10];
+        let got = split_all(false, &[b"a\n", &long, &long, b"\nb\n"]);
+        assert_eq!(
+            got,
+            vec![(1, Some("a".into())), (2, None), (3, Some("b".into()))]
+        );
+        // Exactly the limit is fine, with or without "\r".
+        let mut exact = vec![b'y'; MAX_IMPORT_LINE_BYTES];
+        exact.extend_from_slice(b"\r\nz");
+        let got = split_all(false, &[&exact]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1.as_ref().unwrap().len(), MAX_IMPORT_LINE_BYTES);
+        assert_eq!(got[1], (2, Some("z".into())));
+        // An unclosed CSV quote is cut off at the limit, then the next
+        // line is read normally.
+        let mut bad = b"\"open,1\n".to_vec();
+        bad.extend(std::iter::repeat_n(b'q', MAX_IMPORT_LINE_BYTES + 5));
+        bad.extend_from_slice(b"\nok,2\n");
+        let got = split_all(true, &[&bad]);
+        assert_eq!(got, vec![(1, None), (2, None), (3, Some("ok,2".into()))]);
+    }
+
+    #[test]
+    fn csv_fields_follow_rfc4180() {
+        assert_eq!(csv_fields("a,1,bob").unwrap(), ["a", "1", "bob"]);
+        assert_eq!(
+            csv_fields(r#""a,b",2,"say ""hi""""#).unwrap(),
+            ["a,b", "2", r#"say "hi""#]
+        );
+        assert_eq!(csv_fields("a,1,").unwrap(), ["a", "1", ""]);
+        assert_eq!(csv_fields("\"x\ny\",3").unwrap(), ["x\ny", "3"]);
+        assert!(csv_fields("\"open,1").is_err());
+        assert!(csv_fields("\"a\"b,1").is_err());
+    }
+}
