@@ -31,6 +31,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             settings.backend
         );
     }
+    // Installed before anything is announced: a SIGTERM that arrives just
+    // after the listening line must still shut down gracefully.
+    let shutdown = shutdown_signal()?;
     let store = Store::new();
     let dir = settings.data_dir.clone();
     let fsync = settings.fsync;
@@ -98,7 +101,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     }
 
     let bg = tokio::spawn(background(svc.clone(), stop_rx.clone()));
-    shutdown_signal().await;
+    shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {
@@ -137,19 +140,25 @@ async fn background(svc: Arc<Service>, mut stop: tokio::sync::watch::Receiver<bo
     }
 }
 
-async fn shutdown_signal() {
-    let ctrl_c = tokio::signal::ctrl_c();
+/// A future that completes at SIGINT or SIGTERM. The handlers are
+/// registered when this is called, not when the future is first polled.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-            .expect("installing a SIGTERM handler");
-        tokio::select! {
-            _ = ctrl_c => {}
-            _ = term.recv() => {}
-        }
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = signal(SignalKind::terminate()).context("installing a SIGTERM handler")?;
+        let mut int = signal(SignalKind::interrupt()).context("installing a SIGINT handler")?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = ctrl_c.await;
+        Ok(async move {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -1,0 +1,557 @@
+//! Crash tests of SPEC §5 against the real binary: no acknowledged write
+//! is lost to `kill -9`, and a damaged or torn log tail is cut at the last
+//! good record with a warning that says how many bytes were dropped
+//! (docs/storage.md §7).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::{board_path, client, enc, Server};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
+
+// ------------------------------------------------------------ the log format
+
+/// docs/storage.md §2: segment header.
+const SEGMENT_MAGIC: &[u8; 8] = b"PDMLOG\0\x01";
+/// `len` u32 | crc32c u32 | lsn u64.
+const FRAME_HEADER: usize = 16;
+
+/// One frame of a segment: where it starts, its LSN and payload length.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    offset: usize,
+    lsn: u64,
+    len: usize,
+}
+
+impl Frame {
+    fn end(&self) -> usize {
+        self.offset + FRAME_HEADER + self.len
+    }
+}
+
+/// Parses a whole, undamaged segment, checking every CRC and the LSN
+/// sequence as the reader does.
+fn parse_segment(bytes: &[u8]) -> Vec<Frame> {
+    assert!(
+        bytes.len() >= 8 && &bytes[..8] == SEGMENT_MAGIC,
+        "segment header missing or wrong"
+    );
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut at = 8;
+    while at < bytes.len() {
+        assert!(
+            bytes.len() - at >= FRAME_HEADER,
+            "incomplete frame header at {at}"
+        );
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap());
+        let lsn = u64::from_le_bytes(bytes[at + 8..at + 16].try_into().unwrap());
+        let end = at + FRAME_HEADER + len;
+        assert!(end <= bytes.len(), "incomplete frame at {at}");
+        assert_eq!(
+            crc32c::crc32c(&bytes[at + 8..end]),
+            crc,
+            "checksum mismatch at {at}"
+        );
+        if let Some(prev) = frames.last() {
+            assert_eq!(lsn, prev.lsn + 1, "LSN out of sequence at {at}");
+        }
+        frames.push(Frame {
+            offset: at,
+            lsn,
+            len,
+        });
+        at = end;
+    }
+    frames
+}
+
+/// The newest log segment (`log-<start>.pdml`, highest start) of `dir`.
+fn newest_segment(dir: &Path) -> PathBuf {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name()?.to_str()?.to_string();
+            let start: u64 = name
+                .strip_prefix("log-")?
+                .strip_suffix(".pdml")?
+                .parse()
+                .ok()?;
+            Some((start, p))
+        })
+        .max()
+        .expect("no log segment in the data directory")
+        .1
+}
+
+fn snapshots(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_str()?.to_string();
+            (name.starts_with("snapshot-") && name.ends_with(".pdms")).then_some(name)
+        })
+        .collect()
+}
+
+// ------------------------------------------------------- (a) kill -9 cycles
+
+const BOARD: &str = "crash";
+const THREADS: usize = 4;
+const HOT: usize = 3;
+const MEMBERS: usize = 150;
+/// `kill -9` cycles, then SIGTERM cycles (graceful stop under load).
+const CYCLES: usize = 22;
+const TERM_CYCLES: usize = 2;
+
+/// One write a thread sent.
+#[derive(Debug, Clone)]
+enum Write {
+    Set { member: String, score: f64 },
+    Incr { member: String },
+}
+
+impl Write {
+    fn member(&self) -> &str {
+        match self {
+            Write::Set { member, .. } | Write::Incr { member } => member,
+        }
+    }
+}
+
+/// What a writer thread knows at the end of a cycle.
+struct Outcome {
+    /// Its members' scores after every acknowledged write (a member is
+    /// here once a write to it was acknowledged).
+    model: HashMap<String, f64>,
+    /// The write sent but not acknowledged when the server died.
+    in_flight: Option<Write>,
+    acked: u64,
+}
+
+/// Writes until the server dies (or `stop`), recording every acknowledged
+/// write in `model`.
+fn writer(
+    base: String,
+    t: usize,
+    seed: u64,
+    mut model: HashMap<String, f64>,
+    stop: Arc<AtomicBool>,
+) -> Outcome {
+    let http = client();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let url = format!("{base}{}", board_path(BOARD, "/scores"));
+    let mut acked = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let w = if rng.random_bool(0.3) {
+            Write::Incr {
+                member: format!("t{t}-hot{}", rng.random_range(0..HOT)),
+            }
+        } else {
+            // Multiples of 1/64 below 2^24: exact in JSON both ways.
+            Write::Set {
+                member: format!("t{t}-m{}", rng.random_range(0..MEMBERS)),
+                score: rng.random_range(0..1u64 << 24) as f64 / 64.0,
+            }
+        };
+        let body = match &w {
+            Write::Set { member, score } => json!({"member": member, "score": score, "op": "set"}),
+            Write::Incr { member } => json!({"member": member, "score": 1, "op": "incr"}),
+        };
+        let resp = match http.post(&url).json(&body).send() {
+            Ok(r) => r,
+            // The server died with this write in flight.
+            Err(_) => {
+                return Outcome {
+                    model,
+                    in_flight: Some(w),
+                    acked,
+                }
+            }
+        };
+        let status = resp.status().as_u16();
+        let Ok(text) = resp.text() else {
+            return Outcome {
+                model,
+                in_flight: Some(w),
+                acked,
+            };
+        };
+        assert_eq!(status, 200, "POST {url} {body} answered {status}: {text}");
+        let out: Value = serde_json::from_str(&text).expect("SubmitOut JSON");
+        let expected = match &w {
+            Write::Set { score, .. } => *score,
+            Write::Incr { member } => model.get(member).copied().unwrap_or(0.0) + 1.0,
+        };
+        assert_eq!(
+            out["score"].as_f64(),
+            Some(expected),
+            "POST {body}: the acknowledged score is not the model's: {text}"
+        );
+        model.insert(w.member().to_string(), expected);
+        acked += 1;
+    }
+    Outcome {
+        model,
+        in_flight: None,
+        acked,
+    }
+}
+
+/// Every entry of `board`, best first, through `GET top` pages.
+fn whole_board(s: &Server, board: &str) -> Vec<(String, f64, u64)> {
+    let mut all = Vec::new();
+    let mut page = 1;
+    loop {
+        let v = s
+            .get(&board_path(
+                board,
+                &format!("/top?page={page}&page_size=100"),
+            ))
+            .expect(200);
+        let entries = v["entries"].as_array().unwrap();
+        for e in entries {
+            all.push((
+                e["member"].as_str().unwrap().to_string(),
+                e["score"].as_f64().unwrap(),
+                e["rank"].as_u64().unwrap(),
+            ));
+        }
+        let total_pages = v["total_pages"].as_u64().unwrap();
+        assert!(v["total"].as_u64().unwrap() as usize >= all.len());
+        if page >= total_pages {
+            assert_eq!(v["total"].as_u64().unwrap() as usize, all.len());
+            break;
+        }
+        page += 1;
+    }
+    all
+}
+
+#[test]
+fn no_acknowledged_write_is_lost_to_kill_9() {
+    let t0 = Instant::now();
+    let mut s = Server::start(&["--snapshot-every", "16KiB"]);
+    s.put(&board_path(BOARD, ""), &json!({})).expect(201);
+    let mut rng = SmallRng::seed_from_u64(0x5eed);
+    // Each thread's model of its own members: they never share a member,
+    // so each thread knows its members' exact history.
+    let mut models: Vec<HashMap<String, f64>> = vec![HashMap::new(); THREADS];
+    let mut total_acked = 0;
+    let mut total_in_flight_applied = 0;
+    let mut snapshots_written = 0;
+    let mut torn_tails = 0;
+    for cycle in 0..CYCLES + TERM_CYCLES {
+        let stop = Arc::new(AtomicBool::new(false));
+        let handles: Vec<_> = models
+            .drain(..)
+            .enumerate()
+            .map(|(t, m)| {
+                let base = s.url("");
+                let stop = stop.clone();
+                let seed = rng.random();
+                thread::spawn(move || writer(base, t, seed, m, stop))
+            })
+            .collect();
+        // Mostly short runs; every third one outlives the server's 1 s
+        // background tick so snapshots and log rotations happen too.
+        let run_ms = if cycle % 3 == 2 {
+            rng.random_range(1100..1600)
+        } else {
+            rng.random_range(50..400)
+        };
+        thread::sleep(Duration::from_millis(run_ms));
+        if cycle < CYCLES {
+            s.kill9();
+        } else {
+            // A graceful stop with writers still sending: exit 0, and the
+            // same guarantees.
+            let status = s.terminate();
+            assert!(
+                status.success(),
+                "cycle {cycle}: exit status {status} after SIGTERM under load:\n{}",
+                s.output()
+            );
+        }
+        stop.store(true, Ordering::Relaxed);
+        let outcomes: Vec<Outcome> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let log = s.stderr();
+        assert!(
+            !log.contains("panicked") && !log.contains(" ERROR "),
+            "cycle {cycle}: the server logged an error before the kill:\n{log}"
+        );
+        snapshots_written += log.matches("snapshot written").count();
+        s.restart();
+        if s.output().contains("log tail damaged") {
+            torn_tails += 1;
+        }
+
+        let board = whole_board(&s, BOARD);
+        let found: BTreeMap<&str, f64> = board.iter().map(|(m, sc, _)| (m.as_str(), *sc)).collect();
+        assert_eq!(found.len(), board.len(), "a member listed twice: {board:?}");
+
+        // Every entry is one the model allows.
+        for (t, o) in outcomes.iter().enumerate() {
+            let prefix = format!("t{t}-");
+            let mine: BTreeMap<&str, f64> = found
+                .iter()
+                .filter(|(m, _)| m.starts_with(&prefix))
+                .map(|(m, s)| (*m, *s))
+                .collect();
+            for (m, &acked) in &o.model {
+                let got = mine.get(m.as_str()).copied();
+                let in_flight = o.in_flight.as_ref().filter(|w| w.member() == m);
+                let ok = match in_flight {
+                    None => got == Some(acked),
+                    Some(Write::Set { score, .. }) => got == Some(acked) || got == Some(*score),
+                    Some(Write::Incr { .. }) => got == Some(acked) || got == Some(acked + 1.0),
+                };
+                assert!(
+                    ok,
+                    "cycle {cycle}: {m} has {got:?} after the restart; the last \
+                     acknowledged write left {acked}, in flight: {in_flight:?}"
+                );
+            }
+            for (m, &got) in &mine {
+                if o.model.contains_key(*m) {
+                    continue;
+                }
+                // Never acknowledged: only the in-flight write can have
+                // put it there.
+                let ok = match &o.in_flight {
+                    Some(Write::Set { member, score }) if member == m => got == *score,
+                    Some(Write::Incr { member }) if member == m => got == 1.0,
+                    _ => false,
+                };
+                assert!(
+                    ok,
+                    "cycle {cycle}: {m} = {got} is on the board, but no write to it \
+                     was acknowledged (in flight: {:?})",
+                    o.in_flight
+                );
+            }
+            total_acked += o.acked;
+        }
+        assert!(
+            found.keys().all(|m| m.starts_with('t')),
+            "unexpected members: {found:?}"
+        );
+
+        // Ranks: the position in (score desc, member bytes desc) order,
+        // the default `member` tiebreak of a desc board.
+        let mut sorted: Vec<(&str, f64)> = found.iter().map(|(m, s)| (*m, *s)).collect();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(a.0)));
+        for (i, ((m, sc, rank), (em, esc))) in board.iter().zip(&sorted).enumerate() {
+            assert_eq!(
+                (m.as_str(), *sc, *rank),
+                (*em, *esc, i as u64 + 1),
+                "cycle {cycle}: position {} of the board",
+                i + 1
+            );
+        }
+        // And `rank` agrees with `top` for a few members.
+        for _ in 0..5.min(sorted.len()) {
+            let i = rng.random_range(0..sorted.len());
+            let (m, sc) = sorted[i];
+            let v = s
+                .get(&board_path(BOARD, &format!("/rank/{}", enc(m))))
+                .expect(200);
+            assert_eq!(v["rank"].as_u64(), Some(i as u64 + 1), "rank of {m}: {v}");
+            assert_eq!(v["score"].as_f64(), Some(sc), "score of {m}: {v}");
+        }
+
+        // The restarted state is the truth from here on: resolve the
+        // in-flight writes to what the server kept.
+        for (t, o) in outcomes.into_iter().enumerate() {
+            let prefix = format!("t{t}-");
+            let mut m: HashMap<String, f64> = HashMap::new();
+            for (k, v) in &found {
+                if k.starts_with(&prefix) {
+                    m.insert(k.to_string(), *v);
+                }
+            }
+            if let Some(w) = &o.in_flight {
+                let before = o.model.get(w.member()).copied();
+                if m.get(w.member()).copied() != before {
+                    total_in_flight_applied += 1;
+                }
+            }
+            models.push(m);
+        }
+        eprintln!(
+            "cycle {cycle}: ran {run_ms} ms, {} members, {total_acked} writes acknowledged so far",
+            board.len()
+        );
+    }
+    let snaps = snapshots(s.data_dir());
+    eprintln!(
+        "{CYCLES} kill -9 and {TERM_CYCLES} SIGTERM cycles in {:?}: {total_acked} acknowledged writes, \
+         {total_in_flight_applied} in-flight writes kept, {snapshots_written} snapshots \
+         written, {torn_tails} restarts found a torn log tail; snapshots now {snaps:?}",
+        t0.elapsed()
+    );
+    assert!(total_acked > 1000, "too few writes to mean anything");
+    assert!(
+        snapshots_written > 0 && !snaps.is_empty(),
+        "no snapshot was taken during the test (--snapshot-every 16KiB)"
+    );
+    assert!(s.terminate().success());
+}
+
+// ------------------------------------------------- (b), (c) damaged log tail
+
+/// Writes `n` members, one record each, then stops the server gracefully.
+/// Returns the newest segment, its frames, and the last frame (the write
+/// of member `m{n-1}`).
+fn write_and_stop(s: &mut Server, n: usize) -> (PathBuf, Vec<u8>, Frame) {
+    for i in 0..n {
+        let v = s
+            .post(
+                &board_path("tail", "/scores"),
+                &json!({"member": format!("m{i}"), "score": i * 10}),
+            )
+            .expect(200);
+        assert_eq!(v["rank"].as_u64(), Some(1), "{v}");
+    }
+    assert!(s.terminate().success(), "{}", s.output());
+    let seg = newest_segment(s.data_dir());
+    let bytes = std::fs::read(&seg).unwrap();
+    let frames = parse_segment(&bytes);
+    // The board's implicit creation, then one record per member.
+    assert_eq!(
+        frames.len(),
+        n + 1,
+        "frames of {}: {frames:?}",
+        seg.display()
+    );
+    let last = *frames.last().unwrap();
+    assert_eq!(last.end(), bytes.len());
+    (seg, bytes, last)
+}
+
+/// After a restart on a damaged tail: the members before the damaged
+/// record are all there, the damaged one is not, and the log said how
+/// many bytes it dropped. Then the server keeps working across restarts.
+fn check_recovered(s: &mut Server, n: usize, seg: &Path, kept: usize, dropped: usize) {
+    let board = whole_board(s, "tail");
+    let expect: Vec<(String, f64, u64)> = (0..n - 1)
+        .rev()
+        .enumerate()
+        .map(|(i, m)| (format!("m{m}"), (m * 10) as f64, i as u64 + 1))
+        .collect();
+    assert_eq!(board, expect, "the board after recovery");
+    s.get(&board_path("tail", &format!("/members/m{}", n - 1)))
+        .expect_error(404, "member_not_found");
+    let log = s.stderr();
+    let warning = log
+        .lines()
+        .find(|l| l.contains("log tail damaged"))
+        .unwrap_or_else(|| panic!("no \"log tail damaged\" warning on stderr:\n{}", s.output()));
+    assert!(warning.contains("WARN"), "not a warning: {warning}");
+    assert!(
+        warning.contains(&format!("dropped {dropped}")),
+        "the warning should say dropped {dropped}: {warning}"
+    );
+    assert!(
+        warning.contains(&format!("kept {kept}")),
+        "the warning should say kept {kept}: {warning}"
+    );
+    // The damaged segment was cut at the last good frame.
+    assert_eq!(std::fs::metadata(seg).unwrap().len() as usize, kept);
+
+    // New writes go on, and everything survives another restart with no
+    // warning.
+    s.post(
+        &board_path("tail", "/scores"),
+        &json!({"member": "after", "score": 1000}),
+    )
+    .expect(200);
+    assert!(s.terminate().success());
+    s.restart();
+    let board = whole_board(s, "tail");
+    assert_eq!(board.len(), n);
+    assert_eq!(board[0].0, "after");
+    assert!(
+        !s.output().contains("log tail damaged"),
+        "a second warning after a clean restart:\n{}",
+        s.output()
+    );
+}
+
+#[test]
+fn a_corrupted_last_record_is_dropped_with_a_warning() {
+    let n = 10;
+    let mut s = Server::start(&[]);
+    let (seg, mut bytes, last) = write_and_stop(&mut s, n);
+    // Flip a byte inside the last record's payload: its CRC no longer
+    // matches.
+    let at = last.offset + FRAME_HEADER + last.len / 2;
+    bytes[at] ^= 0x5a;
+    std::fs::write(&seg, &bytes).unwrap();
+    s.restart();
+    check_recovered(&mut s, n, &seg, last.offset, bytes.len() - last.offset);
+}
+
+#[test]
+fn a_corrupted_last_frame_header_is_dropped_with_a_warning() {
+    let n = 6;
+    let mut s = Server::start(&[]);
+    let (seg, mut bytes, last) = write_and_stop(&mut s, n);
+    // Damage the LSN field: covered by the CRC.
+    bytes[last.offset + 8] ^= 0x01;
+    std::fs::write(&seg, &bytes).unwrap();
+    s.restart();
+    check_recovered(&mut s, n, &seg, last.offset, bytes.len() - last.offset);
+}
+
+#[test]
+fn a_truncated_last_record_is_dropped_with_a_warning() {
+    let n = 10;
+    let mut s = Server::start(&[]);
+    let (seg, bytes, last) = write_and_stop(&mut s, n);
+    // Cut in the middle of the last record's payload.
+    let cut = last.offset + FRAME_HEADER + last.len / 2;
+    std::fs::write(&seg, &bytes[..cut]).unwrap();
+    s.restart();
+    check_recovered(&mut s, n, &seg, last.offset, cut - last.offset);
+}
+
+#[test]
+fn a_tail_torn_inside_the_frame_header_is_dropped_with_a_warning() {
+    let n = 5;
+    let mut s = Server::start(&[]);
+    let (seg, bytes, last) = write_and_stop(&mut s, n);
+    let cut = last.offset + 7;
+    std::fs::write(&seg, &bytes[..cut]).unwrap();
+    s.restart();
+    check_recovered(&mut s, n, &seg, last.offset, cut - last.offset);
+}
+
+/// A sanity check of the parser above against the worked example of
+/// docs/storage.md §3, so the tail tests cut where they mean to.
+#[test]
+fn frame_parser_reads_the_documented_example() {
+    let mut seg = SEGMENT_MAGIC.to_vec();
+    let payload = [
+        0x01, 0x01, 0, 0, 0, 0x62, 0x01, 0, 0, 0, 0x01, 0, 0, 0, 0x6d, 0, 0, 0, 0, 0, 0, 0, 0x40,
+        0, 0, 0, 0, 0,
+    ];
+    seg.extend_from_slice(&28u32.to_le_bytes());
+    seg.extend_from_slice(&0x5E65_7E8Fu32.to_le_bytes());
+    seg.extend_from_slice(&1u64.to_le_bytes());
+    seg.extend_from_slice(&payload);
+    let frames = parse_segment(&seg);
+    assert_eq!(frames.len(), 1);
+    assert_eq!((frames[0].offset, frames[0].lsn, frames[0].len), (8, 1, 28));
+    assert_eq!(frames[0].end(), seg.len());
+}
