@@ -179,6 +179,11 @@ struct Shared {
     /// Bytes in live segment files.
     live_bytes: AtomicU64,
     error: Mutex<Option<String>>,
+    /// fsyncs done (group commit shows as fewer syncs than records).
+    syncs: AtomicU64,
+    /// Held by a test to stop the flusher between batches.
+    #[cfg(test)]
+    pause: Mutex<()>,
 }
 
 /// The log of one data directory.
@@ -213,6 +218,9 @@ impl Log {
             since_rotation: AtomicU64::new(0),
             live_bytes: AtomicU64::new(live_bytes + SEGMENT_MAGIC.len() as u64),
             error: Mutex::new(None),
+            syncs: AtomicU64::new(0),
+            #[cfg(test)]
+            pause: Mutex::new(()),
         });
         let s = shared.clone();
         let dir = dir.to_path_buf();
@@ -321,6 +329,11 @@ impl Log {
         self.shared.state.lock().next_lsn
     }
 
+    /// fsyncs done so far.
+    pub fn syncs(&self) -> u64 {
+        self.shared.syncs.load(Ordering::Relaxed)
+    }
+
     pub fn bytes_since_rotation(&self) -> u64 {
         self.shared.since_rotation.load(Ordering::Relaxed)
     }
@@ -360,7 +373,7 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
     let mut last_sync = Instant::now();
     let mut dirty = false;
     loop {
-        let (work, last_lsn, shutdown) = {
+        {
             let mut st = s.state.lock();
             while st.buf.is_empty() && st.queue.is_empty() && !st.shutdown {
                 if policy == FsyncPolicy::EverySec && dirty {
@@ -372,6 +385,11 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
                     s.wake.wait(&mut st);
                 }
             }
+        }
+        #[cfg(test)]
+        drop(s.pause.lock());
+        let (work, last_lsn, shutdown) = {
+            let mut st = s.state.lock();
             let buf = std::mem::take(&mut st.buf);
             if !buf.is_empty() {
                 st.queue.push_back(Work::Bytes(buf));
@@ -389,7 +407,7 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
                     Work::Rotate(next) => {
                         // Even under `no`: a gap between segments would
                         // make the directory unrecoverable.
-                        sync(&file)?;
+                        sync(&s, &file)?;
                         file = create_segment(&dir, next)?;
                         s.live_bytes
                             .fetch_add(SEGMENT_MAGIC.len() as u64, Ordering::Relaxed);
@@ -403,7 +421,7 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
                 FsyncPolicy::No => false,
             };
             if dirty && (due || shutdown) {
-                sync(&file)?;
+                sync(&s, &file)?;
                 last_sync = Instant::now();
                 dirty = false;
             }
@@ -426,9 +444,10 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
     }
 }
 
-fn sync(file: &File) -> io::Result<()> {
+fn sync(s: &Shared, file: &File) -> io::Result<()> {
     let t = Instant::now();
     file.sync_data()?;
+    s.syncs.fetch_add(1, Ordering::Relaxed);
     metrics::histogram!("podium_fsync_seconds").record(t.elapsed().as_secs_f64());
     Ok(())
 }
@@ -526,6 +545,35 @@ mod tests {
         fs::write(&path, &huge).unwrap();
         let end = read_segment(&path, |_, _| {}).unwrap();
         assert!(matches!(end, SegmentEnd::Damaged { ref why, .. } if why.contains("too large")));
+    }
+
+    #[test]
+    fn writers_waiting_together_share_one_fsync() {
+        let dir = tmp("share");
+        let log = Arc::new(Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap());
+        // Stop the flusher between batches while 8 writers append and
+        // wait: when it resumes, all 8 records are one batch, one fsync.
+        let pause = log.shared.pause.lock();
+        let before = log.syncs();
+        let threads: Vec<_> = (0..8)
+            .map(|t| {
+                let log = log.clone();
+                std::thread::spawn(move || {
+                    let l = log.append(&op(t)).unwrap();
+                    log.wait_blocking(l).unwrap();
+                })
+            })
+            .collect();
+        while log.next_lsn() < 9 {
+            std::thread::yield_now();
+        }
+        assert_eq!(log.syncs(), before, "nothing synced while paused");
+        drop(pause);
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(log.syncs(), before + 1);
+        log.close().unwrap();
     }
 
     #[test]
