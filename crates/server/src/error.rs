@@ -23,6 +23,8 @@ pub enum Code {
     MethodNotAllowed,
     BoardExists,
     ReadOnly,
+    /// A key of another type (Redis's WRONGTYPE).
+    WrongType,
     Unauthorized,
     Forbidden,
     StorageUnavailable,
@@ -46,6 +48,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::BoardExists => "board_exists",
             Code::ReadOnly => "read_only",
+            Code::WrongType => "wrong_type",
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
             Code::StorageUnavailable => "storage_unavailable",
@@ -66,7 +69,7 @@ impl Code {
             Code::Forbidden => 403,
             Code::BoardNotFound | Code::MemberNotFound | Code::NotFound => 404,
             Code::MethodNotAllowed => 405,
-            Code::BoardExists | Code::ReadOnly => 409,
+            Code::BoardExists | Code::ReadOnly | Code::WrongType => 409,
             Code::PayloadTooLarge => 413,
             Code::Internal => 500,
             Code::StorageUnavailable => 503,
@@ -74,7 +77,7 @@ impl Code {
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 18] = [
+    pub const ALL: [Code; 19] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -89,6 +92,7 @@ impl Code {
         Code::MethodNotAllowed,
         Code::BoardExists,
         Code::ReadOnly,
+        Code::WrongType,
         Code::Unauthorized,
         Code::Forbidden,
         Code::StorageUnavailable,

@@ -4,6 +4,7 @@ pub mod api;
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod keyspace;
 pub mod schedule;
 pub mod server;
 pub mod service;

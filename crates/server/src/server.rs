@@ -44,7 +44,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         (store, r)
     })
     .await?;
-    let (storage, periods, report) =
+    let (storage, aux, report) =
         opened.with_context(|| format!("cannot open {}", settings.data_dir.display()))?;
     tracing::info!(
         dir = %settings.data_dir.display(),
@@ -58,7 +58,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         Service::new(
             store,
             Some(storage),
-            periods,
+            aux,
             report,
             settings.snapshot_every_bytes,
         )
@@ -113,15 +113,23 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     Ok(())
 }
 
-/// Every second: run resets that fell due, take a snapshot when the log
-/// has grown enough.
+/// Ten times a second: delete expired keys (as Redis's active expiry
+/// does). Every second: run resets that fell due, take a snapshot when the
+/// log has grown enough.
 async fn background(svc: Arc<Service>, mut stop: tokio::sync::watch::Receiver<bool>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut n: u64 = 0;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stop.wait_for(|s| *s) => return,
+        }
+        let s = svc.clone();
+        let _ = tokio::task::spawn_blocking(move || s.sweep_expired()).await;
+        n += 1;
+        if !n.is_multiple_of(10) {
+            continue;
         }
         match svc.run_due_resets().await {
             Ok(made) => {

@@ -11,12 +11,14 @@
 //! done, so the log order is a valid serial order of all boards together
 //! and a snapshot taken then is exactly the log up to its cut.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use dashmap::DashMap;
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use podium_engine::{
     Aggregate, Board, BoardConfig, Cond, Presence, Reset, ScoreRange, Store, Submit, UpdateOp,
 };
@@ -25,8 +27,8 @@ use crate::api::*;
 use crate::error::{ApiError, Code};
 use crate::schedule::{self, Clock, SystemClock};
 use crate::storage::record::{LogOp, SubmitRec};
-use crate::storage::snapshot::SnapBoard;
-use crate::storage::{RecoveryReport, Storage};
+use crate::storage::snapshot::{SnapAux, SnapBoard};
+use crate::storage::{Aux, RecoveryReport, Storage};
 
 /// Default and largest page sizes of page reads.
 pub const DEFAULT_PAGE_SIZE: u64 = 25;
@@ -34,12 +36,25 @@ pub const MAX_PAGE_SIZE: u64 = 10_000;
 /// Largest `range_by_*` / `ranks` answer in one call.
 pub const MAX_RANGE: u64 = 1_000_000;
 
+thread_local! {
+    /// Set while this thread runs a transaction under the exclusive gate
+    /// (`Service::atomically`): gate acquisitions inside it are no-ops.
+    static IN_TX: Cell<bool> = const { Cell::new(false) };
+}
+
 pub struct Service {
-    store: Store,
+    pub(crate) store: Store,
     storage: Option<Storage>,
     gate: RwLock<()>,
     /// Reset period each scheduled board is in (`NAME` → label).
-    periods: Mutex<HashMap<String, String>>,
+    pub(crate) periods: Mutex<HashMap<String, String>>,
+    /// Redis hash keys (the Redis frontend's member data).
+    pub(crate) hashes: DashMap<Vec<u8>, HashMap<Vec<u8>, Vec<u8>>>,
+    /// Key expiry times in ms since the epoch, any key type.
+    pub(crate) expires: Mutex<HashMap<Vec<u8>, i64>>,
+    /// `expires.len()`, readable without the lock: most deployments set no
+    /// expiry, and then no request touches the mutex.
+    pub(crate) expiring: AtomicUsize,
     clock: Arc<dyn Clock>,
     snapshot_every: u64,
     snapshotting: AtomicBool,
@@ -135,7 +150,7 @@ impl Service {
     pub fn new(
         store: Store,
         storage: Option<Storage>,
-        periods: HashMap<String, String>,
+        aux: Aux,
         recovery: RecoveryReport,
         snapshot_every: u64,
     ) -> Service {
@@ -143,7 +158,10 @@ impl Service {
             store,
             storage,
             gate: RwLock::new(()),
-            periods: Mutex::new(periods),
+            periods: Mutex::new(aux.periods),
+            hashes: aux.hashes.into_iter().collect(),
+            expiring: AtomicUsize::new(aux.expires.len()),
+            expires: Mutex::new(aux.expires),
             clock: Arc::new(SystemClock),
             snapshot_every,
             snapshotting: AtomicBool::new(false),
@@ -156,7 +174,7 @@ impl Service {
         Service::new(
             Store::new(),
             None,
-            HashMap::new(),
+            Aux::default(),
             RecoveryReport::default(),
             u64::MAX,
         )
@@ -181,11 +199,42 @@ impl Service {
 
     // ------------------------------------------------------------ plumbing
 
-    fn append(&self, op: &LogOp) -> Result<u64, ApiError> {
+    /// The gate, shared: taken by every ordinary read and write.
+    pub(crate) fn shared(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        (!IN_TX.get()).then(|| self.gate.read())
+    }
+
+    /// The gate, exclusive: structural operations.
+    pub(crate) fn exclusive(&self) -> Option<RwLockWriteGuard<'_, ()>> {
+        (!IN_TX.get()).then(|| self.gate.write())
+    }
+
+    /// Runs `f` with every other operation of every client excluded (Redis
+    /// MULTI/EXEC). Service calls inside `f` run without taking the gate
+    /// again. `f` must not await: the exclusion is per thread.
+    pub fn atomically<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                IN_TX.set(false);
+            }
+        }
+        let _g = self.exclusive();
+        let was = IN_TX.replace(true);
+        let _reset = (!was).then_some(Reset);
+        f()
+    }
+
+    pub(crate) fn append(&self, op: &LogOp) -> Result<u64, ApiError> {
         match &self.storage {
             Some(s) => Ok(s.log.append(op)?),
             None => Ok(0),
         }
+    }
+
+    /// Waits until record `lsn` is durable (per the fsync policy).
+    pub async fn wait_durable(&self, lsn: u64) -> Result<(), ApiError> {
+        self.durable(lsn).await
     }
 
     async fn durable(&self, lsn: u64) -> Result<(), ApiError> {
@@ -198,12 +247,13 @@ impl Service {
     /// Runs `f` on `board` (created with the defaults if absent), appending
     /// the record `f` returns while the board is still locked. Returns the
     /// result and the LSN to wait for.
-    fn write_board<R>(
+    pub(crate) fn write_board<R>(
         &self,
         board: &str,
         f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
     ) -> Result<(R, u64), ApiError> {
-        let _gate = self.gate.read();
+        self.purge_if_expired(board.as_bytes());
+        let _gate = self.shared();
         let b = match self.store.get(board) {
             Some(b) => b,
             None => {
@@ -239,6 +289,8 @@ impl Service {
     }
 
     fn read<R>(&self, board: &str, f: impl FnOnce(&Board) -> R) -> Result<R, ApiError> {
+        self.purge_if_expired(board.as_bytes());
+        let _gate = self.shared();
         self.store
             .read(board, f)
             .map_err(|_| ApiError::no_board(board))
@@ -449,7 +501,7 @@ impl Service {
     ) -> Result<BoardOut, ApiError> {
         let config = config_from_json(config)?;
         let lsn = {
-            let _gate = self.gate.write();
+            let _gate = self.exclusive();
             self.store.create(board, config.clone())?;
             let lsn = self.append(&LogOp::Create {
                 board: board.to_string(),
@@ -472,7 +524,7 @@ impl Service {
     ) -> Result<BoardOut, ApiError> {
         let config = config_from_json(config)?;
         let created = {
-            let _gate = self.gate.write();
+            let _gate = self.exclusive();
             let created = self.store.put(board, config.clone())?;
             self.append(&LogOp::Put {
                 board: board.to_string(),
@@ -489,7 +541,7 @@ impl Service {
 
     pub async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
         {
-            let _gate = self.gate.write();
+            let _gate = self.exclusive();
             if !self.store.delete(board) {
                 return Err(ApiError::no_board(board));
             }
@@ -497,6 +549,7 @@ impl Service {
                 board: board.to_string(),
             })?;
             self.periods.lock().remove(board);
+            self.forget_expiry(board.as_bytes());
         }
         self.durable(self.last_lsn()).await
     }
@@ -505,7 +558,7 @@ impl Service {
     /// of a scheduled board, else the current UTC time) and empties it.
     pub async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
         let out = {
-            let _gate = self.gate.write();
+            let _gate = self.exclusive();
             let b = self
                 .store
                 .get(board)
@@ -581,11 +634,11 @@ impl Service {
             match current {
                 Some(c) if c == label => {}
                 None => {
-                    let _gate = self.gate.write();
+                    let _gate = self.exclusive();
                     self.start_period(&name, &reset)?;
                 }
                 Some(c) => {
-                    let _gate = self.gate.write();
+                    let _gate = self.exclusive();
                     // Re-check under the gate: a manual reset may have won.
                     if self.periods.lock().get(&name) != Some(&c) || self.store.get(&name).is_none()
                     {
@@ -639,7 +692,7 @@ impl Service {
         }
         let sources: Vec<(String, f64)> = req.sources.iter().cloned().zip(weights).collect();
         let members = {
-            let _gate = self.gate.write();
+            let _gate = self.exclusive();
             let srcs: Vec<(&str, f64)> = sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();
             let created = self.store.get(dest).is_none();
             let n = self.store.combine(dest, &srcs, aggregate, intersect)?;
@@ -932,10 +985,26 @@ impl Service {
         }
         let result = (|| {
             let t = std::time::Instant::now();
-            let (lsn, boards) = {
-                let _gate = self.gate.write();
+            let (lsn, boards, aux) = {
+                let _gate = self.exclusive();
                 let lsn = storage.log.rotate();
                 let periods = self.periods.lock().clone();
+                let aux = SnapAux {
+                    hashes: self
+                        .hashes
+                        .iter()
+                        .map(|e| {
+                            let fields = e.value().iter().map(|(f, v)| (f.clone(), v.clone()));
+                            (e.key().clone(), fields.collect())
+                        })
+                        .collect(),
+                    expires: self
+                        .expires
+                        .lock()
+                        .iter()
+                        .map(|(k, v)| (k.clone(), *v))
+                        .collect(),
+                };
                 let boards: Vec<SnapBoard> = self
                     .store
                     .list()
@@ -950,10 +1019,10 @@ impl Service {
                         })
                     })
                     .collect();
-                (lsn, boards)
+                (lsn, boards, aux)
             };
             let paused = t.elapsed();
-            let size = storage.snapshot(lsn, &boards).map_err(|e| {
+            let size = storage.snapshot(lsn, &boards, &aux).map_err(|e| {
                 ApiError::new(Code::StorageUnavailable, format!("snapshot failed: {e}"))
             })?;
             tracing::info!(
@@ -995,9 +1064,9 @@ mod tests {
 
     fn open(dir: &std::path::Path) -> Service {
         let store = Store::new();
-        let (storage, periods, report) =
+        let (storage, aux, report) =
             crate::storage::open(dir, FsyncPolicy::Always, &store).unwrap();
-        Service::new(store, Some(storage), periods, report, u64::MAX)
+        Service::new(store, Some(storage), aux, report, u64::MAX)
     }
 
     fn e(m: &str, s: f64) -> SubmitIn {

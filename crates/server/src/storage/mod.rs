@@ -21,7 +21,8 @@ use thiserror::Error;
 
 use crate::settings::FsyncPolicy;
 use log::{Log, SegmentEnd};
-use record::Replayed;
+use record::{LogOp, Replayed};
+use snapshot::SnapAux;
 
 #[derive(Debug, Error)]
 pub enum StorageError {
@@ -56,6 +57,68 @@ pub struct RecoveryReport {
     pub truncated: Option<(PathBuf, u64, String)>,
 }
 
+/// The state recovery rebuilds beside the boards.
+#[derive(Debug, Default)]
+pub struct Aux {
+    /// Reset period of each scheduled board.
+    pub periods: HashMap<String, String>,
+    /// Redis hashes.
+    pub hashes: HashMap<Vec<u8>, HashMap<Vec<u8>, Vec<u8>>>,
+    /// Key expiry times, ms since the epoch.
+    pub expires: HashMap<Vec<u8>, i64>,
+}
+
+impl Aux {
+    /// Applies a replayed record's non-board part.
+    pub fn apply(&mut self, op: &LogOp) {
+        match op {
+            LogOp::Period { board, label } => {
+                self.periods.insert(board.clone(), label.clone());
+            }
+            LogOp::HSet { key, pairs } => {
+                let h = self.hashes.entry(key.clone()).or_default();
+                for (f, v) in pairs {
+                    h.insert(f.clone(), v.clone());
+                }
+            }
+            LogOp::HDel { key, fields } => {
+                if let Some(h) = self.hashes.get_mut(key) {
+                    for f in fields {
+                        h.remove(f);
+                    }
+                    if h.is_empty() {
+                        self.hashes.remove(key);
+                        self.expires.remove(key);
+                    }
+                }
+            }
+            LogOp::DelKey { key } => {
+                self.hashes.remove(key);
+                self.expires.remove(key);
+                if let Ok(name) = std::str::from_utf8(key) {
+                    self.periods.remove(name);
+                }
+            }
+            LogOp::Delete { board } => {
+                self.expires.remove(board.as_bytes());
+                self.periods.remove(board);
+            }
+            LogOp::Expire { key, at_ms } => {
+                self.expires.insert(key.clone(), *at_ms);
+            }
+            LogOp::Persist { key } => {
+                self.expires.remove(key);
+            }
+            LogOp::FlushAll => {
+                self.hashes.clear();
+                self.expires.clear();
+                self.periods.clear();
+            }
+            _ => {}
+        }
+    }
+}
+
 /// An open data directory.
 pub struct Storage {
     pub dir: PathBuf,
@@ -69,7 +132,7 @@ pub fn open(
     dir: &Path,
     policy: FsyncPolicy,
     store: &Store,
-) -> Result<(Storage, HashMap<String, String>, RecoveryReport), StorageError> {
+) -> Result<(Storage, Aux, RecoveryReport), StorageError> {
     fs::create_dir_all(dir).map_err(io_err(dir))?;
     let lock_path = dir.join("LOCK");
     let lock = File::create(&lock_path).map_err(io_err(&lock_path))?;
@@ -79,7 +142,7 @@ pub fn open(
         Err(fs::TryLockError::Error(e)) => return Err(io_err(&lock_path)(e)),
     }
     let mut report = RecoveryReport::default();
-    let mut periods = HashMap::new();
+    let mut aux = Aux::default();
 
     // Leftovers of a snapshot interrupted before its rename.
     for e in fs::read_dir(dir).map_err(io_err(dir))?.flatten() {
@@ -92,15 +155,20 @@ pub fn open(
     if let Some((_, path)) = snaps.last() {
         // The newest snapshot was synced before its rename: damage here is
         // disk corruption, and older segments are gone, so refuse to guess.
-        let (lsn, boards) = snapshot::read(path).map_err(|why| StorageError::Corrupt {
-            path: path.clone(),
-            why,
-        })?;
+        let (lsn, boards, snap_aux) =
+            snapshot::read(path).map_err(|why| StorageError::Corrupt {
+                path: path.clone(),
+                why,
+            })?;
         report.snapshot_lsn = lsn;
         report.boards = boards.len();
+        for (key, fields) in snap_aux.hashes {
+            aux.hashes.insert(key, fields.into_iter().collect());
+        }
+        aux.expires.extend(snap_aux.expires);
         for b in boards {
             if let Some(p) = b.period {
-                periods.insert(b.name.clone(), p);
+                aux.periods.insert(b.name.clone(), p);
             }
             store
                 .insert(&b.name, b.board)
@@ -125,8 +193,8 @@ pub fn open(
         let mut replayed = 0;
         let end = log::read_segment(path, |lsn, op| {
             if lsn > last {
-                if let Replayed::Period { board, label } = op.replay(store) {
-                    periods.insert(board, label);
+                if let Replayed::Aux(op) = op.replay(store) {
+                    aux.apply(op);
                 }
                 last = lsn;
                 replayed += 1;
@@ -177,7 +245,7 @@ pub fn open(
             log,
             _lock: lock,
         },
-        periods,
+        aux,
         report,
     ))
 }
@@ -186,8 +254,13 @@ impl Storage {
     /// Writes the snapshot of log position `lsn` and deletes the snapshots
     /// and segments it replaces. `boards` must be exactly the state after
     /// record `lsn`, and [`Log::rotate`] must have returned `lsn`.
-    pub fn snapshot(&self, lsn: u64, boards: &[snapshot::SnapBoard]) -> io::Result<u64> {
-        let size = snapshot::write(&self.dir, lsn, boards)?;
+    pub fn snapshot(
+        &self,
+        lsn: u64,
+        boards: &[snapshot::SnapBoard],
+        aux: &SnapAux,
+    ) -> io::Result<u64> {
+        let size = snapshot::write(&self.dir, lsn, boards, aux)?;
         for (l, p) in snapshot::list_snapshots(&self.dir)? {
             if l < lsn {
                 fs::remove_file(p)?;

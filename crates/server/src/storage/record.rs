@@ -104,19 +104,47 @@ pub enum LogOp {
         board: String,
         label: String,
     },
+    /// Redis hash fields set (HSET/HMSET).
+    HSet {
+        key: Vec<u8>,
+        pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    HDel {
+        key: Vec<u8>,
+        fields: Vec<Vec<u8>>,
+    },
+    /// Deletes whatever `key` is (board or hash) and its expiry.
+    DelKey {
+        key: Vec<u8>,
+    },
+    /// The key expires at `at_ms` (ms since the Unix epoch): absolute, so
+    /// replay needs no clock.
+    Expire {
+        key: Vec<u8>,
+        at_ms: i64,
+    },
+    Persist {
+        key: Vec<u8>,
+    },
+    /// FLUSHALL / FLUSHDB: every board, hash and expiry.
+    FlushAll,
 }
 
-/// Where replaying a record changed something beyond the engine.
-pub enum Replayed {
+/// Where replaying a record changed something beyond the engine: the
+/// caller applies it to the state it keeps beside the store.
+pub enum Replayed<'a> {
     Done,
-    Period { board: String, label: String },
+    /// Not a board operation (periods, hashes, expiries, deletes of any
+    /// key); `Delete` comes here too, after the store part, so the caller
+    /// can drop the key's expiry and period.
+    Aux(&'a LogOp),
 }
 
 impl LogOp {
     /// Applies the record to `store` during recovery. An engine error is
     /// not a recovery failure: the original request got the same error,
     /// deterministically, and changed nothing then either.
-    pub fn replay(&self, store: &Store) -> Replayed {
+    pub fn replay(&self, store: &Store) -> Replayed<'_> {
         let _ = match self {
             LogOp::Submit { board, entries } => store
                 .write(board, |b| {
@@ -157,7 +185,7 @@ impl LogOp {
             LogOp::Put { board, config } => store.put(board, config.clone()).map(drop),
             LogOp::Delete { board } => {
                 store.delete(board);
-                Ok(())
+                return Replayed::Aux(self);
             }
             LogOp::Archive { board, archive } => store.archive(board, archive).map(drop),
             LogOp::Combine {
@@ -170,12 +198,23 @@ impl LogOp {
                     sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();
                 store.combine(dest, &srcs, *aggregate, *intersect).map(drop)
             }
-            LogOp::Period { board, label } => {
-                return Replayed::Period {
-                    board: board.clone(),
-                    label: label.clone(),
+            LogOp::DelKey { key } => {
+                if let Ok(name) = std::str::from_utf8(key) {
+                    store.delete(name);
                 }
+                return Replayed::Aux(self);
             }
+            LogOp::FlushAll => {
+                for (name, _) in store.list() {
+                    store.delete(&name);
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::Period { .. }
+            | LogOp::HSet { .. }
+            | LogOp::HDel { .. }
+            | LogOp::Expire { .. }
+            | LogOp::Persist { .. } => return Replayed::Aux(self),
         };
         Replayed::Done
     }
@@ -302,6 +341,37 @@ impl LogOp {
                 w.str(board);
                 w.str(label);
             }
+            LogOp::HSet { key, pairs } => {
+                w.u8(13);
+                w.bytes(key);
+                w.u32(pairs.len() as u32);
+                for (f, v) in pairs {
+                    w.bytes(f);
+                    w.bytes(v);
+                }
+            }
+            LogOp::HDel { key, fields } => {
+                w.u8(14);
+                w.bytes(key);
+                w.u32(fields.len() as u32);
+                for f in fields {
+                    w.bytes(f);
+                }
+            }
+            LogOp::DelKey { key } => {
+                w.u8(15);
+                w.bytes(key);
+            }
+            LogOp::Expire { key, at_ms } => {
+                w.u8(16);
+                w.bytes(key);
+                w.u64(*at_ms as u64);
+            }
+            LogOp::Persist { key } => {
+                w.u8(17);
+                w.bytes(key);
+            }
+            LogOp::FlushAll => w.u8(18),
         }
     }
 
@@ -413,6 +483,31 @@ impl LogOp {
                 board: r.str()?,
                 label: r.str()?,
             },
+            13 => {
+                let key = r.bytes()?;
+                let n = r.u32()? as usize;
+                let mut pairs = Vec::with_capacity(n.min(r.0.len() / 8));
+                for _ in 0..n {
+                    pairs.push((r.bytes()?, r.bytes()?));
+                }
+                LogOp::HSet { key, pairs }
+            }
+            14 => {
+                let key = r.bytes()?;
+                let n = r.u32()? as usize;
+                let mut fields = Vec::with_capacity(n.min(r.0.len() / 4));
+                for _ in 0..n {
+                    fields.push(r.bytes()?);
+                }
+                LogOp::HDel { key, fields }
+            }
+            15 => LogOp::DelKey { key: r.bytes()? },
+            16 => LogOp::Expire {
+                key: r.bytes()?,
+                at_ms: r.u64()? as i64,
+            },
+            17 => LogOp::Persist { key: r.bytes()? },
+            18 => LogOp::FlushAll,
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -604,6 +699,21 @@ mod tests {
                 board: "b".into(),
                 label: "2026-11-21".into(),
             },
+            LogOp::HSet {
+                key: b"h\xff".to_vec(),
+                pairs: vec![(b"f".to_vec(), b"v".to_vec()), (Vec::new(), Vec::new())],
+            },
+            LogOp::HDel {
+                key: b"h".to_vec(),
+                fields: vec![b"f".to_vec()],
+            },
+            LogOp::Expire {
+                key: b"k".to_vec(),
+                at_ms: 1_790_000_000_000,
+            },
+            LogOp::Persist { key: b"k".to_vec() },
+            LogOp::DelKey { key: b"k".to_vec() },
+            LogOp::FlushAll,
         ]
     }
 
@@ -646,7 +756,7 @@ mod tests {
     #[test]
     fn replay_rebuilds_the_same_boards() {
         let store = Store::new();
-        for op in all_ops() {
+        for op in all_ops().into_iter().take(12) {
             op.replay(&store);
         }
         // Submit then delete of "b", archive of a missing board refused,

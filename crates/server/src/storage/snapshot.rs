@@ -10,7 +10,7 @@ use podium_engine::Board;
 
 use super::log::sync_dir;
 
-pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x01";
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x02";
 const END: &[u8; 4] = b"END\n";
 
 pub fn snapshot_name(lsn: u64) -> String {
@@ -75,6 +75,38 @@ impl<R: Read> Read for CrcReader<R> {
     }
 }
 
+/// Everything in a snapshot besides the boards: Redis hashes and key
+/// expiries.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct SnapAux {
+    pub hashes: Vec<(Vec<u8>, crate::keyspace::Fields)>,
+    pub expires: Vec<(Vec<u8>, i64)>,
+}
+
+fn write_bytes<W: Write>(w: &mut W, b: &[u8]) -> io::Result<()> {
+    w.write_all(&(b.len() as u32).to_le_bytes())?;
+    w.write_all(b)
+}
+
+fn read_u32<R: Read>(r: &mut R) -> Result<u32, String> {
+    let mut b4 = [0u8; 4];
+    r.read_exact(&mut b4).map_err(|e| e.to_string())?;
+    Ok(u32::from_le_bytes(b4))
+}
+
+fn read_bytes<R: Read>(r: &mut R) -> Result<Vec<u8>, String> {
+    let n = read_u32(r)? as usize;
+    // Read in bounded steps: a damaged length must not allocate gigabytes.
+    let mut out = Vec::with_capacity(n.min(1 << 16));
+    r.take(n as u64)
+        .read_to_end(&mut out)
+        .map_err(|e| e.to_string())?;
+    if out.len() != n {
+        return Err("truncated".into());
+    }
+    Ok(out)
+}
+
 fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
     w.write_all(&(s.len() as u16).to_le_bytes())?;
     w.write_all(s.as_bytes())
@@ -82,7 +114,7 @@ fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 
 /// Writes the snapshot of position `lsn` to a temporary file, syncs it,
 /// renames it into place and syncs the directory. Returns the file size.
-pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard]) -> io::Result<u64> {
+pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::Result<u64> {
     let tmp = dir.join(format!("{}.tmp", snapshot_name(lsn)));
     let file = File::create(&tmp)?;
     let mut w = CrcWriter {
@@ -98,6 +130,20 @@ pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard]) -> io::Result<u64> {
         write_str(&mut w, b.period.as_deref().unwrap_or(""))?;
         b.board.write_snapshot(&mut w)?;
     }
+    w.write_all(&(aux.hashes.len() as u32).to_le_bytes())?;
+    for (key, fields) in &aux.hashes {
+        write_bytes(&mut w, key)?;
+        w.write_all(&(fields.len() as u32).to_le_bytes())?;
+        for (f, v) in fields {
+            write_bytes(&mut w, f)?;
+            write_bytes(&mut w, v)?;
+        }
+    }
+    w.write_all(&(aux.expires.len() as u32).to_le_bytes())?;
+    for (key, at) in &aux.expires {
+        write_bytes(&mut w, key)?;
+        w.write_all(&at.to_le_bytes())?;
+    }
     let crc = w.crc;
     let mut inner = w.inner;
     inner.write_all(&crc.to_le_bytes())?;
@@ -112,7 +158,7 @@ pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard]) -> io::Result<u64> {
 }
 
 /// Reads a snapshot: its LSN and boards. Any damage is an error naming it.
-pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>), String> {
+pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
     let file = File::open(path).map_err(|e| e.to_string())?;
     let mut r = CrcReader {
         inner: BufReader::with_capacity(1 << 20, file),
@@ -141,6 +187,21 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>), String> {
             board,
         });
     }
+    let mut aux = SnapAux::default();
+    for _ in 0..read_u32(&mut r)? {
+        let key = read_bytes(&mut r)?;
+        let n = read_u32(&mut r)?;
+        let mut fields = Vec::new();
+        for _ in 0..n {
+            fields.push((read_bytes(&mut r)?, read_bytes(&mut r)?));
+        }
+        aux.hashes.push((key, fields));
+    }
+    for _ in 0..read_u32(&mut r)? {
+        let key = read_bytes(&mut r)?;
+        r.read_exact(&mut b8).map_err(io)?;
+        aux.expires.push((key, i64::from_le_bytes(b8)));
+    }
     let crc = r.crc;
     let mut tail = [0u8; 8];
     r.inner.read_exact(&mut tail).map_err(io)?;
@@ -151,7 +212,7 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>), String> {
     if r.inner.read(&mut extra).map_err(io)? != 0 {
         return Err("bytes after the end marker".into());
     }
-    Ok((lsn, boards))
+    Ok((lsn, boards, aux))
 }
 
 fn read_str<R: Read>(r: &mut R) -> Result<String, String> {
@@ -189,12 +250,17 @@ mod tests {
                 board: Board::new(BoardConfig::default()).unwrap(),
             },
         ];
-        let size = write(&dir, 42, &boards).unwrap();
+        let aux = SnapAux {
+            hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
+            expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
+        };
+        let size = write(&dir, 42, &boards, &aux).unwrap();
         let path = dir.join(snapshot_name(42));
         assert_eq!(fs::metadata(&path).unwrap().len(), size);
         assert_eq!(list_snapshots(&dir).unwrap(), vec![(42, path.clone())]);
-        let (lsn, back) = read(&path).unwrap();
+        let (lsn, back, aux_back) = read(&path).unwrap();
         assert_eq!(lsn, 42);
+        assert_eq!(aux_back, aux);
         assert_eq!(back.len(), 2);
         assert_eq!(back[0].period.as_deref(), Some("2026-W47"));
         assert_eq!(back[0].board.rank(b"m999"), Some(1));
