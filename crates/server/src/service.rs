@@ -363,23 +363,27 @@ impl Service {
         }
     }
 
-    pub async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+    /// Answers a removal on an existing board once it is durable.
+    async fn removed(
+        &self,
+        board: &str,
+        r: impl FnOnce() -> Result<(u64, u64), ApiError>,
+    ) -> Result<RemovedOut, ApiError> {
         if self.store.get(board).is_none() {
             return Err(ApiError::no_board(board));
         }
-        let (n, lsn) = self.write_board(board, |b| {
-            let n = b.remove(members)?;
-            let rec = (n > 0).then(|| LogOp::Remove {
-                board: board.to_string(),
-                members: members.iter().map(|m| m.as_bytes().to_vec()).collect(),
-            });
-            Ok((n, rec))
-        })?;
+        let (removed, lsn) = r()?;
         self.durable(lsn).await?;
         Ok(RemovedOut {
             board: board.to_string(),
-            removed: n,
+            removed,
         })
+    }
+
+    pub async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        let members: Vec<&[u8]> = members.iter().map(|m| m.as_bytes()).collect();
+        self.removed(board, || self.zrem(board.as_bytes(), &members))
+            .await
     }
 
     /// `remove_range` by 1-based rank, `start..=stop`.
@@ -392,23 +396,10 @@ impl Service {
         if start == 0 || stop < start {
             return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
         }
-        if self.store.get(board).is_none() {
-            return Err(ApiError::no_board(board));
-        }
-        let (n, lsn) = self.write_board(board, |b| {
-            let n = b.remove_range_by_rank(start, stop)?;
-            let rec = (n > 0).then(|| LogOp::RemoveRankRange {
-                board: board.to_string(),
-                start,
-                stop,
-            });
-            Ok((n, rec))
-        })?;
-        self.durable(lsn).await?;
-        Ok(RemovedOut {
-            board: board.to_string(),
-            removed: n,
+        self.removed(board, || {
+            self.zrem_positions(board.as_bytes(), start - 1, stop)
         })
+        .await
     }
 
     pub async fn remove_score_range(
@@ -416,23 +407,10 @@ impl Service {
         board: &str,
         bounds: RangeBounds,
     ) -> Result<RemovedOut, ApiError> {
-        if self.store.get(board).is_none() {
-            return Err(ApiError::no_board(board));
-        }
-        let range = bounds.to_range();
-        let (n, lsn) = self.write_board(board, |b| {
-            let n = b.remove_range_by_score(&range)?;
-            let rec = (n > 0).then(|| LogOp::RemoveScoreRange {
-                board: board.to_string(),
-                range,
-            });
-            Ok((n, rec))
-        })?;
-        self.durable(lsn).await?;
-        Ok(RemovedOut {
-            board: board.to_string(),
-            removed: n,
+        self.removed(board, || {
+            self.zrem_score_range(board.as_bytes(), bounds.to_range())
         })
+        .await
     }
 
     pub async fn set_data(

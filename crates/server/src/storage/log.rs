@@ -10,7 +10,7 @@
 //! batch collects (group commit). The frame layout is in docs/storage.md.
 
 use std::collections::VecDeque;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -38,21 +38,7 @@ pub fn segment_name(start_lsn: u64) -> String {
 
 /// Segments in `dir`, by starting LSN.
 pub fn list_segments(dir: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(lsn) = name
-            .strip_prefix("log-")
-            .and_then(|s| s.strip_suffix(".pdml"))
-            .and_then(|s| s.parse::<u64>().ok())
-        {
-            out.push((lsn, e.path()));
-        }
-    }
-    out.sort();
-    Ok(out)
+    super::list_numbered(dir, "log-", ".pdml")
 }
 
 /// Appends one frame for `op` with `lsn` to `out`.
@@ -457,6 +443,7 @@ mod tests {
     use super::*;
     use crate::storage::record::SubmitRec;
     use podium_engine::{Cond, Presence};
+    use std::fs;
 
     fn op(i: u64) -> LogOp {
         LogOp::Submit {

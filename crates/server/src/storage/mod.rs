@@ -47,6 +47,25 @@ fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StorageError + '_ {
     }
 }
 
+/// Files `PREFIX<number>SUFFIX` in `dir`, by number.
+fn list_numbered(dir: &Path, prefix: &str, suffix: &str) -> io::Result<Vec<(u64, PathBuf)>> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let name = e.file_name();
+        let Some(name) = name.to_str() else { continue };
+        if let Some(n) = name
+            .strip_prefix(prefix)
+            .and_then(|s| s.strip_suffix(suffix))
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            out.push((n, e.path()));
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
 /// What recovery found, for the startup log line and tests.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct RecoveryReport {

@@ -19,21 +19,7 @@ pub fn snapshot_name(lsn: u64) -> String {
 
 /// Snapshots in `dir` by LSN, oldest first.
 pub fn list_snapshots(dir: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(lsn) = name
-            .strip_prefix("snapshot-")
-            .and_then(|s| s.strip_suffix(".pdms"))
-            .and_then(|s| s.parse::<u64>().ok())
-        {
-            out.push((lsn, e.path()));
-        }
-    }
-    out.sort();
-    Ok(out)
+    super::list_numbered(dir, "snapshot-", ".pdms")
 }
 
 /// One board in a snapshot: its name, its reset period label (empty when
