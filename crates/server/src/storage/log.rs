@@ -29,6 +29,9 @@ use crate::settings::FsyncPolicy;
 pub const SEGMENT_MAGIC: &[u8; 8] = b"PDMLOG\0\x01";
 /// `len | crc | lsn`.
 pub const FRAME_HEADER: usize = 16;
+/// How often the flusher collects appended records under `everysec` and
+/// `no` (under `always` every append wakes it at once).
+const COLLECT_EVERY: Duration = Duration::from_millis(10);
 /// Largest payload a frame may carry; a length above it is damage, not data.
 pub const MAX_PAYLOAD: usize = 1 << 30;
 
@@ -237,7 +240,12 @@ impl Log {
         drop(st);
         self.shared.since_rotation.fetch_add(n, Ordering::Relaxed);
         self.shared.live_bytes.fetch_add(n, Ordering::Relaxed);
-        self.shared.wake.notify_one();
+        // Only `always` has a writer waiting for this record; under the
+        // other policies the flusher collects every few milliseconds, so a
+        // busy server does not pay a thread wake-up per write.
+        if self.policy == FsyncPolicy::Always {
+            self.shared.wake.notify_one();
+        }
         Ok(lsn)
     }
 
@@ -361,14 +369,21 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
     loop {
         {
             let mut st = s.state.lock();
-            while st.buf.is_empty() && st.queue.is_empty() && !st.shutdown {
-                if policy == FsyncPolicy::EverySec && dirty {
-                    let left = Duration::from_secs(1).saturating_sub(last_sync.elapsed());
-                    if s.wake.wait_for(&mut st, left).timed_out() {
-                        break;
+            loop {
+                if !st.buf.is_empty() || !st.queue.is_empty() || st.shutdown {
+                    break;
+                }
+                if policy == FsyncPolicy::EverySec
+                    && dirty
+                    && last_sync.elapsed() >= Duration::from_secs(1)
+                {
+                    break;
+                }
+                match policy {
+                    FsyncPolicy::Always => s.wake.wait(&mut st),
+                    _ => {
+                        s.wake.wait_for(&mut st, COLLECT_EVERY);
                     }
-                } else {
-                    s.wake.wait(&mut st);
                 }
             }
         }
