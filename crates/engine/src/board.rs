@@ -187,17 +187,33 @@ pub enum Aggregate {
 }
 
 impl Aggregate {
-    /// Redis's rule: a NaN (e.g. `inf + -inf`) becomes 0.
+    /// Redis's `zunionInterAggregate`: a sum that is NaN (`inf + -inf`,
+    /// or a NaN weighted score) becomes 0; MIN and MAX keep the accumulator
+    /// unless the new value compares less / greater, so a NaN never wins.
     fn apply(self, acc: f64, x: f64) -> f64 {
-        let r = match self {
-            Aggregate::Sum => acc + x,
-            Aggregate::Min => acc.min(x),
-            Aggregate::Max => acc.max(x),
-        };
-        if r.is_nan() {
-            0.0
-        } else {
-            r
+        match self {
+            Aggregate::Sum => {
+                let r = acc + x;
+                if r.is_nan() {
+                    0.0
+                } else {
+                    r
+                }
+            }
+            Aggregate::Min => {
+                if x < acc {
+                    x
+                } else {
+                    acc
+                }
+            }
+            Aggregate::Max => {
+                if x > acc {
+                    x
+                } else {
+                    acc
+                }
+            }
         }
     }
 }
@@ -662,7 +678,13 @@ impl Board {
             (old_key, pos)
         };
         Ok(SubmitResult {
-            score: Some(self.members.score(id)),
+            // Applied without moving (e.g. -0 + 0): Redis replies with the
+            // computed score while the stored one stays.
+            score: Some(if !blocked && !changed {
+                new
+            } else {
+                self.members.score(id)
+            }),
             rank: Some(self.rank_at(pos, key)),
             previous: Some(old),
             applied: !blocked,
@@ -1101,6 +1123,8 @@ impl Board {
         }
         let mut order: Vec<&(&Board, f64)> = sources.iter().collect();
         order.sort_by_key(|s| s.0.len());
+        // Redis's rules: a member's first weighted score turns NaN (inf × 0)
+        // into 0; later ones are aggregated as they are (see `apply`).
         let weighted = |w: f64, s: f64| {
             let x = s * w;
             if x.is_nan() {
@@ -1119,7 +1143,7 @@ impl Board {
                     let mut total = weighted(w0, s);
                     for &&(other, w) in &order[1..] {
                         match other.score(m) {
-                            Some(x) => total = agg.apply(total, weighted(w, x)),
+                            Some(x) => total = agg.apply(total, w * x),
                             None => continue 'members,
                         }
                     }
@@ -1133,7 +1157,7 @@ impl Board {
                     match index.entry(m) {
                         hashbrown::hash_map::Entry::Occupied(e) => {
                             let slot = &mut acc[*e.get()].1;
-                            *slot = agg.apply(*slot, x);
+                            *slot = agg.apply(*slot, s * w);
                         }
                         hashbrown::hash_map::Entry::Vacant(e) => {
                             e.insert(acc.len());

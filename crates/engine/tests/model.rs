@@ -468,7 +468,12 @@ impl Model {
         let i = self.find(&s.member.0).expect("still there");
         let view = self.view();
         Ok(SubmitResult {
-            score: Some(self.entries[i].score),
+            // Applied without moving (-0 + 0): the computed score, as Redis.
+            score: Some(if !blocked && !changed {
+                new
+            } else {
+                self.entries[i].score
+            }),
             rank: Some(view[i].0),
             previous: Some(old),
             applied: !blocked,
@@ -788,7 +793,9 @@ impl Model {
                     let mut total = weighted(w0, e.score);
                     for (other, w) in order[1..].iter().map(|s| (s.0, s.1)) {
                         match other.score(&e.member) {
-                            Some(x) => total = apply(total, weighted(w, x)),
+                            // Redis: only a member's first weighted score
+                            // has its NaN turned into 0.
+                            Some(x) => total = apply(total, w * x),
                             None => continue 'members,
                         }
                     }
@@ -798,10 +805,9 @@ impl Model {
         } else {
             for (src, w) in order.iter().map(|s| (s.0, s.1)) {
                 for e in &src.entries {
-                    let x = weighted(w, e.score);
                     match acc.iter_mut().find(|a| a.0 == e.member) {
-                        Some(slot) => slot.1 = apply(slot.1, x),
-                        None => acc.push((e.member.clone(), x)),
+                        Some(slot) => slot.1 = apply(slot.1, w * e.score),
+                        None => acc.push((e.member.clone(), weighted(w, e.score))),
                     }
                 }
             }

@@ -602,6 +602,11 @@ impl Service {
         if self.hashes.contains_key(dest) {
             lsn = self.delete_key_locked(dest)?.1;
         }
+        // The destination is a new key, as in Redis: no expiry carries over.
+        if self.expiry_of(dest).is_some() {
+            lsn = self.append(&LogOp::Persist { key: dest.to_vec() })?;
+            self.forget_expiry(dest);
+        }
         let created = self.store.get(dest_name).is_none();
         let refs: Vec<(&str, f64)> = srcs.iter().map(|(n, w)| (n.as_str(), *w)).collect();
         let n = if refs.is_empty() {
