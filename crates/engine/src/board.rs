@@ -1123,8 +1123,9 @@ impl Board {
         }
         let mut order: Vec<&(&Board, f64)> = sources.iter().collect();
         order.sort_by_key(|s| s.0.len());
-        // Redis's rules: a member's first weighted score turns NaN (inf × 0)
-        // into 0; later ones are aggregated as they are (see `apply`).
+        // Redis's rules (7.0 `zunionInterDiffGenericCommand`): a union maps
+        // every weighted NaN (inf × 0) to 0; an intersection only a member's
+        // first, aggregating the others as they are (see `apply`).
         let weighted = |w: f64, s: f64| {
             let x = s * w;
             if x.is_nan() {
@@ -1157,7 +1158,7 @@ impl Board {
                     match index.entry(m) {
                         hashbrown::hash_map::Entry::Occupied(e) => {
                             let slot = &mut acc[*e.get()].1;
-                            *slot = agg.apply(*slot, s * w);
+                            *slot = agg.apply(*slot, x);
                         }
                         hashbrown::hash_map::Entry::Vacant(e) => {
                             e.insert(acc.len());

@@ -806,7 +806,7 @@ impl Model {
             for (src, w) in order.iter().map(|s| (s.0, s.1)) {
                 for e in &src.entries {
                     match acc.iter_mut().find(|a| a.0 == e.member) {
-                        Some(slot) => slot.1 = apply(slot.1, w * e.score),
+                        Some(slot) => slot.1 = apply(slot.1, weighted(w, e.score)),
                         None => acc.push((e.member.clone(), weighted(w, e.score))),
                     }
                 }

@@ -5,6 +5,7 @@ pub mod client;
 pub mod error;
 pub mod http;
 pub mod keyspace;
+pub mod resp;
 pub mod schedule;
 pub mod server;
 pub mod service;

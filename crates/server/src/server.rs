@@ -94,10 +94,21 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         println!("podium: http listening on {local}");
         tracing::info!(%local, "HTTP/JSON listening");
     }
-    for (name, addr) in [("MessagePack-RPC", settings.rpc), ("Redis", settings.resp)] {
-        if let Some(addr) = addr {
-            tracing::warn!(%addr, "{name} protocol is not built yet in this version; not listening");
-        }
+    if let Some(addr) = settings.rpc {
+        tracing::warn!(%addr, "MessagePack-RPC protocol is not built yet in this version; not listening");
+    }
+    if let Some(addr) = settings.resp {
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for the Redis protocol"))?;
+        let local = listener.local_addr()?;
+        let cfg = crate::resp::RespConfig {
+            api_keys: settings.api_keys.clone(),
+        };
+        let stop = stop_rx.clone();
+        servers.spawn(crate::resp::serve(listener, svc.clone(), cfg, stop));
+        println!("podium: resp listening on {local}");
+        tracing::info!(%local, "Redis protocol listening");
     }
 
     let bg = tokio::spawn(background(svc.clone(), stop_rx.clone()));

@@ -1,0 +1,1118 @@
+//! Requests to commands: the command table (names, arities, what a command
+//! needs), Redis's dispatch checks (unknown command, arity) and each
+//! command's argument parsing into a typed [`Cmd`], with Redis 7.0's error
+//! replies in Redis's order of checks.
+//!
+//! Two kinds of refusal exist, as in Redis: [`lookup`] refuses what
+//! `processCommand` refuses before running anything (unknown command, wrong
+//! arity — inside MULTI these abort the transaction), [`parse`] refuses
+//! what the command itself refuses when it runs (syntax, numbers — inside
+//! MULTI these are queued and answered in EXEC's reply). Errors that Redis
+//! only reports after looking at the keys (ZUNIONSTORE's options come
+//! after its WRONGTYPE check; ZSCAN's after the key lookup) are carried in
+//! the command as a deferred `Result` for the executor to report in order.
+
+use std::ops::Bound;
+
+use bytes::Bytes;
+use podium_engine::{Aggregate, ScoreRange};
+
+use super::num::{parse_bound, parse_double, parse_i64};
+use super::reply::Reply;
+
+/// What a command may need from the connection's key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Runs without authentication (AUTH, HELLO, QUIT).
+    NoAuth,
+    /// Connection or read commands: any key.
+    Read,
+    /// Changes data: a `write` or `admin` key.
+    Write,
+    /// Drops everything (FLUSHALL/FLUSHDB): an `admin` key.
+    Admin,
+}
+
+/// One row of the command table.
+#[derive(Debug)]
+pub struct Spec {
+    /// Lower case, as Redis names it in errors (`config|get` for a
+    /// subcommand).
+    pub name: &'static str,
+    /// Redis arity: `n` exactly `n` arguments (with the name), `-n` at
+    /// least `n`.
+    pub arity: i32,
+    pub access: Access,
+    /// First key, last key (-1: the last argument), step (COMMAND INFO).
+    pub keys: (i32, i32, i32),
+}
+
+const fn spec(name: &'static str, arity: i32, access: Access, keys: (i32, i32, i32)) -> Spec {
+    Spec {
+        name,
+        arity,
+        access,
+        keys,
+    }
+}
+
+use Access::*;
+const NK: (i32, i32, i32) = (0, 0, 0);
+const K1: (i32, i32, i32) = (1, 1, 1);
+const KALL: (i32, i32, i32) = (1, -1, 1);
+
+/// Every command the frontend knows, subcommands after their container.
+pub static COMMANDS: &[Spec] = &[
+    spec("ping", -1, Read, NK),
+    spec("echo", 2, Read, NK),
+    spec("hello", -1, NoAuth, NK),
+    spec("auth", -2, NoAuth, NK),
+    spec("select", 2, Read, NK),
+    spec("quit", -1, NoAuth, NK),
+    spec("command", -1, Read, NK),
+    spec("info", -1, Read, NK),
+    spec("config", -2, Read, NK),
+    spec("client", -2, Read, NK),
+    spec("dbsize", 1, Read, NK),
+    spec("flushdb", -1, Admin, NK),
+    spec("flushall", -1, Admin, NK),
+    spec("exists", -2, Read, KALL),
+    spec("del", -2, Write, KALL),
+    spec("unlink", -2, Write, KALL),
+    spec("type", 2, Read, K1),
+    spec("keys", 2, Read, NK),
+    spec("scan", -2, Read, NK),
+    spec("expire", -3, Write, K1),
+    spec("pexpire", -3, Write, K1),
+    spec("expireat", -3, Write, K1),
+    spec("pexpireat", -3, Write, K1),
+    spec("ttl", 2, Read, K1),
+    spec("pttl", 2, Read, K1),
+    spec("persist", 2, Write, K1),
+    spec("multi", 1, Read, NK),
+    spec("exec", 1, Read, NK),
+    spec("discard", 1, Read, NK),
+    spec("zadd", -4, Write, K1),
+    spec("zincrby", 4, Write, K1),
+    spec("zscore", 3, Read, K1),
+    spec("zmscore", -3, Read, K1),
+    spec("zrank", -3, Read, K1),
+    spec("zrevrank", -3, Read, K1),
+    spec("zcard", 2, Read, K1),
+    spec("zcount", 4, Read, K1),
+    spec("zrange", -4, Read, K1),
+    spec("zrevrange", -4, Read, K1),
+    spec("zrangebyscore", -4, Read, K1),
+    spec("zrevrangebyscore", -4, Read, K1),
+    spec("zrem", -3, Write, K1),
+    spec("zremrangebyrank", 4, Write, K1),
+    spec("zremrangebyscore", 4, Write, K1),
+    spec("zpopmin", -2, Write, K1),
+    spec("zpopmax", -2, Write, K1),
+    spec("zunionstore", -4, Write, K1),
+    spec("zinterstore", -4, Write, K1),
+    spec("zscan", -3, Read, K1),
+    spec("hset", -4, Write, K1),
+    spec("hmset", -4, Write, K1),
+    spec("hget", 3, Read, K1),
+    spec("hmget", -3, Read, K1),
+    spec("hdel", -3, Write, K1),
+    spec("hgetall", 2, Read, K1),
+    spec("hexists", 3, Read, K1),
+    spec("hlen", 2, Read, K1),
+    spec("hkeys", 2, Read, K1),
+    spec("hvals", 2, Read, K1),
+    // Subcommands.
+    spec("config|get", -3, Read, NK),
+    spec("client|setname", 3, Read, NK),
+    spec("client|getname", 2, Read, NK),
+    spec("client|setinfo", 4, Read, NK),
+    spec("client|id", 2, Read, NK),
+    spec("command|count", 2, Read, NK),
+    spec("command|docs", -2, Read, NK),
+    spec("command|info", -2, Read, NK),
+    spec("command|list", -2, Read, NK),
+];
+
+const CONTAINERS: [&str; 3] = ["config", "client", "command"];
+
+fn find(name: &str) -> Option<&'static Spec> {
+    COMMANDS.iter().find(|s| s.name == name)
+}
+
+/// An argument lower-cased, when it is short ASCII (command and option
+/// names); `None` otherwise (cannot match any name).
+pub fn lower(a: &[u8]) -> Option<String> {
+    if a.len() > 32 {
+        return None;
+    }
+    let s = std::str::from_utf8(a).ok()?;
+    Some(s.to_ascii_lowercase())
+}
+
+fn eq(a: &[u8], word: &str) -> bool {
+    a.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// `'%.*s'` of C: at most `max` bytes, stopping at a NUL.
+fn c_str(a: &[u8], max: usize) -> &[u8] {
+    let a = &a[..a.len().min(max)];
+    match a.iter().position(|&c| c == 0) {
+        Some(i) => &a[..i],
+        None => a,
+    }
+}
+
+/// Redis's reply to an unknown command, with the name as sent.
+pub fn unknown_command(args: &[Bytes]) -> Reply {
+    let mut list = Vec::new();
+    for a in &args[1..] {
+        if list.len() >= 128 {
+            break;
+        }
+        let room = 128 - list.len();
+        list.push(b'\'');
+        list.extend_from_slice(c_str(a, room));
+        list.extend_from_slice(b"' ");
+    }
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(c_str(&args[0], 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    msg.extend_from_slice(&list);
+    Reply::Error(msg)
+}
+
+pub fn arity_error(name: &str) -> Reply {
+    Reply::err(format!("wrong number of arguments for '{name}' command"))
+}
+
+/// `processCommand`'s checks: the command (or subcommand) exists and has
+/// an allowed number of arguments. `args` is not empty.
+pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
+    let name = lower(&args[0]);
+    let Some(base) = name
+        .as_deref()
+        .and_then(find)
+        .filter(|s| !s.name.contains('|'))
+    else {
+        return Err(unknown_command(args));
+    };
+    let spec = if args.len() >= 2 && CONTAINERS.contains(&base.name) {
+        let sub = lower(&args[1]).map(|s| format!("{}|{s}", base.name));
+        match sub.as_deref().and_then(find) {
+            Some(s) => s,
+            None => {
+                let mut msg = b"ERR unknown subcommand '".to_vec();
+                msg.extend_from_slice(c_str(&args[1], 128));
+                msg.extend_from_slice(
+                    format!("'. Try {} HELP.", base.name.to_ascii_uppercase()).as_bytes(),
+                );
+                return Err(Reply::Error(msg));
+            }
+        }
+    } else {
+        base
+    };
+    let n = args.len() as i32;
+    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
+        return Err(arity_error(spec.name));
+    }
+    Ok(spec)
+}
+
+/// EXPIRE family conditions (any combination Redis allows).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ExpireFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+}
+
+/// Which end a ZRANGE-family read counts from, and over what.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RangeBy {
+    /// Indexes (0-based, negative from the end), inclusive.
+    Rank(i64, i64),
+    /// Scores, with LIMIT offset and count (-1: no limit).
+    Score {
+        range: ScoreRange,
+        offset: i64,
+        count: i64,
+    },
+}
+
+/// ZSCAN's / SCAN's options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanOpts {
+    pub pattern: Option<Bytes>,
+    pub count: usize,
+    pub ty: Option<Bytes>,
+}
+
+/// ZUNIONSTORE / ZINTERSTORE options.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoreOpts {
+    pub weights: Vec<f64>,
+    pub agg: Aggregate,
+}
+
+/// ZADD's flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ZaddFlags {
+    pub nx: bool,
+    pub xx: bool,
+    pub gt: bool,
+    pub lt: bool,
+    pub ch: bool,
+    pub incr: bool,
+}
+
+/// A parsed command, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    Ping(Option<Bytes>),
+    Echo(Bytes),
+    /// Parsed while running (its options have side effects in order).
+    Hello(Vec<Bytes>),
+    Auth {
+        user: Option<Bytes>,
+        pass: Bytes,
+    },
+    Select(Bytes),
+    Quit,
+    Command(Vec<Bytes>),
+    Info(Vec<Bytes>),
+    ConfigGet(Vec<Bytes>),
+    ClientSetName(Bytes),
+    ClientGetName,
+    ClientSetInfo,
+    ClientId,
+    DbSize,
+    Flush,
+    Exists(Vec<Bytes>),
+    Del(Vec<Bytes>),
+    Type(Bytes),
+    Keys(Bytes),
+    Scan {
+        cursor: u64,
+        opts: ScanOpts,
+    },
+    /// `at`: the argument (seconds or ms); `base`: add the current time;
+    /// `ms`: the argument is in milliseconds.
+    Expire {
+        key: Bytes,
+        at: i64,
+        relative: bool,
+        ms: bool,
+        flags: ExpireFlags,
+        name: &'static str,
+    },
+    Ttl {
+        key: Bytes,
+        ms: bool,
+    },
+    Persist(Bytes),
+    Multi,
+    Exec,
+    Discard,
+    ZAdd {
+        key: Bytes,
+        flags: ZaddFlags,
+        pairs: Vec<(f64, Bytes)>,
+    },
+    ZScore(Bytes, Bytes),
+    ZMScore(Bytes, Vec<Bytes>),
+    ZRank {
+        key: Bytes,
+        member: Bytes,
+        rev: bool,
+        withscore: bool,
+    },
+    ZCard(Bytes),
+    ZCount(Bytes, ScoreRange),
+    ZRange {
+        key: Bytes,
+        by: RangeBy,
+        rev: bool,
+        withscores: bool,
+    },
+    ZRem(Bytes, Vec<Bytes>),
+    ZRemRangeByRank(Bytes, i64, i64),
+    ZRemRangeByScore(Bytes, ScoreRange),
+    /// `max`: ZPOPMAX. `count`: None without the argument.
+    ZPop {
+        key: Bytes,
+        max: bool,
+        count: Option<i64>,
+    },
+    ZStore {
+        dest: Bytes,
+        keys: Vec<Bytes>,
+        inter: bool,
+        opts: Result<StoreOpts, Reply>,
+    },
+    ZScan {
+        key: Bytes,
+        cursor: u64,
+        opts: Result<ScanOpts, Reply>,
+    },
+    HSet {
+        key: Bytes,
+        pairs: Vec<(Bytes, Bytes)>,
+        hmset: bool,
+    },
+    HGet(Bytes, Bytes),
+    HMGet(Bytes, Vec<Bytes>),
+    HDel(Bytes, Vec<Bytes>),
+    HGetAll(Bytes),
+    HExists(Bytes, Bytes),
+    HLen(Bytes),
+    HKeys(Bytes),
+    HVals(Bytes),
+}
+
+fn not_int() -> Reply {
+    Reply::err("value is not an integer or out of range")
+}
+
+fn not_float() -> Reply {
+    Reply::err("value is not a valid float")
+}
+
+fn int(a: &[u8]) -> Result<i64, Reply> {
+    parse_i64(a).ok_or_else(not_int)
+}
+
+fn range(min: &[u8], max: &[u8]) -> Result<ScoreRange, Reply> {
+    match (parse_bound(min), parse_bound(max)) {
+        (Some(min), Some(max)) => Ok(ScoreRange { min, max }),
+        _ => Err(Reply::err("min or max is not a float")),
+    }
+}
+
+/// `parseScanCursorOrReply`: C `strtoul` in base 10 over the whole
+/// argument (a sign is allowed, `-n` wraps), no leading space, no overflow.
+fn cursor(a: &[u8]) -> Result<u64, Reply> {
+    let bad = || Reply::err("invalid cursor");
+    let a = match a.iter().position(|&c| c == 0) {
+        Some(i) => &a[..i],
+        None => a,
+    };
+    if a.is_empty() {
+        return Ok(0);
+    }
+    let (neg, digits) = match a[0] {
+        b'-' => (true, &a[1..]),
+        b'+' => (false, &a[1..]),
+        _ => (false, a),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return Err(bad());
+    }
+    let v: u64 = std::str::from_utf8(digits)
+        .ok()
+        .and_then(|d| d.parse().ok())
+        .ok_or_else(bad)?;
+    Ok(if neg { v.wrapping_neg() } else { v })
+}
+
+/// SCAN/ZSCAN options from `args[from..]` (`scanGenericCommand`).
+fn scan_opts(args: &[Bytes], from: usize, allow_type: bool) -> Result<ScanOpts, Reply> {
+    let mut o = ScanOpts {
+        pattern: None,
+        count: 10,
+        ty: None,
+    };
+    let mut i = from;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if eq(&args[i], "count") && more >= 1 {
+            let n = int(&args[i + 1])?;
+            if n < 1 {
+                return Err(Reply::syntax());
+            }
+            o.count = usize::try_from(n).unwrap_or(usize::MAX);
+        } else if eq(&args[i], "match") && more >= 1 {
+            // "*" matches everything: Redis skips matching then.
+            o.pattern = (args[i + 1][..] != b"*"[..]).then(|| args[i + 1].clone());
+        } else if allow_type && eq(&args[i], "type") && more >= 1 {
+            o.ty = Some(args[i + 1].clone());
+        } else {
+            return Err(Reply::syntax());
+        }
+        i += 2;
+    }
+    Ok(o)
+}
+
+fn zadd(key: &Bytes, args: &[Bytes], mut flags: ZaddFlags) -> Result<Cmd, Reply> {
+    // `args`: everything after the key.
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i][..];
+        if eq(a, "nx") {
+            flags.nx = true;
+        } else if eq(a, "xx") {
+            flags.xx = true;
+        } else if eq(a, "ch") {
+            flags.ch = true;
+        } else if eq(a, "incr") {
+            flags.incr = true;
+        } else if eq(a, "gt") {
+            flags.gt = true;
+        } else if eq(a, "lt") {
+            flags.lt = true;
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    let rest = &args[i..];
+    if rest.is_empty() || rest.len() % 2 == 1 {
+        return Err(Reply::syntax());
+    }
+    if flags.nx && flags.xx {
+        return Err(Reply::err(
+            "XX and NX options at the same time are not compatible",
+        ));
+    }
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
+        return Err(Reply::err(
+            "GT, LT, and/or NX options at the same time are not compatible",
+        ));
+    }
+    if flags.incr && rest.len() > 2 {
+        return Err(Reply::err(
+            "INCR option supports a single increment-element pair",
+        ));
+    }
+    let mut pairs = Vec::with_capacity(rest.len() / 2);
+    for p in rest.chunks(2) {
+        let score = parse_double(&p[0]).ok_or_else(not_float)?;
+        pairs.push((score, p[1].clone()));
+    }
+    Ok(Cmd::ZAdd {
+        key: key.clone(),
+        flags,
+        pairs,
+    })
+}
+
+/// `zrangeGenericCommand`'s parsing. `fixed`: the command's own kind
+/// (ZRANGEBYSCORE…) or None for ZRANGE; `rev`: ZREV* commands.
+fn zrange(args: &[Bytes], by_score: Option<bool>, rev: bool) -> Result<Cmd, Reply> {
+    let key = args[1].clone();
+    let (mut withscores, mut limit) = (false, None::<(i64, i64)>);
+    let (mut rev, mut by_score, mut by_lex) = (rev, by_score, false);
+    let dir_fixed = rev || by_score.is_some();
+    let kind_fixed = by_score.is_some();
+    let mut j = 4;
+    while j < args.len() {
+        let left = args.len() - j - 1;
+        let a = &args[j][..];
+        if eq(a, "withscores") {
+            withscores = true;
+        } else if eq(a, "limit") && left >= 2 {
+            limit = Some((int(&args[j + 1])?, int(&args[j + 2])?));
+            j += 2;
+        } else if !dir_fixed && !rev && eq(a, "rev") {
+            rev = true;
+        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "bylex") {
+            by_lex = true;
+        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "byscore") {
+            by_score = Some(true);
+        } else {
+            return Err(Reply::syntax());
+        }
+        j += 1;
+    }
+    let by_score = by_score == Some(true);
+    if limit.is_some() && !by_score && !by_lex {
+        return Err(Reply::err(
+            "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+        ));
+    }
+    if withscores && by_lex {
+        return Err(Reply::err(
+            "syntax error, WITHSCORES not supported in combination with BYLEX",
+        ));
+    }
+    // Reversed score (and lex) ranges are given as max, min.
+    let (lo, hi) = if rev && (by_score || by_lex) {
+        (&args[3], &args[2])
+    } else {
+        (&args[2], &args[3])
+    };
+    let by = if by_lex {
+        // Lexicographic ranges need a set of one score; boards are not
+        // kept that way, so BYLEX is refused (after Redis's own checks).
+        let ok = |a: &[u8]| matches!(a.first(), Some(b'(' | b'[')) || a == b"+" || a == b"-";
+        if !ok(lo) || !ok(hi) {
+            return Err(Reply::err("min or max not valid string range item"));
+        }
+        return Err(Reply::err("BYLEX is not supported by podium"));
+    } else if by_score {
+        let (offset, count) = limit.unwrap_or((0, -1));
+        RangeBy::Score {
+            range: range(lo, hi)?,
+            offset,
+            count,
+        }
+    } else {
+        RangeBy::Rank(int(lo)?, int(hi)?)
+    };
+    Ok(Cmd::ZRange {
+        key,
+        by,
+        rev,
+        withscores,
+    })
+}
+
+fn zstore(args: &[Bytes], inter: bool) -> Result<Cmd, Reply> {
+    let name = if inter { "zinterstore" } else { "zunionstore" };
+    let n = int(&args[2])?;
+    if n < 1 {
+        return Err(Reply::err(format!(
+            "at least 1 input key is needed for '{name}' command"
+        )));
+    }
+    if n > args.len() as i64 - 3 {
+        return Err(Reply::syntax());
+    }
+    let n = n as usize;
+    let keys: Vec<Bytes> = args[3..3 + n].to_vec();
+    let opts = (|| {
+        let mut o = StoreOpts {
+            weights: vec![1.0; n],
+            agg: Aggregate::Sum,
+        };
+        let mut j = 3 + n;
+        while j < args.len() {
+            let remaining = args.len() - j;
+            if remaining > n && eq(&args[j], "weights") {
+                for (i, w) in args[j + 1..j + 1 + n].iter().enumerate() {
+                    o.weights[i] =
+                        parse_double(w).ok_or_else(|| Reply::err("weight value is not a float"))?;
+                }
+                j += 1 + n;
+            } else if remaining >= 2 && eq(&args[j], "aggregate") {
+                let a = &args[j + 1][..];
+                o.agg = if eq(a, "sum") {
+                    Aggregate::Sum
+                } else if eq(a, "min") {
+                    Aggregate::Min
+                } else if eq(a, "max") {
+                    Aggregate::Max
+                } else {
+                    return Err(Reply::syntax());
+                };
+                j += 2;
+            } else {
+                return Err(Reply::syntax());
+            }
+        }
+        Ok(o)
+    })();
+    Ok(Cmd::ZStore {
+        dest: args[1].clone(),
+        keys,
+        inter,
+        opts,
+    })
+}
+
+fn expire(args: &[Bytes], relative: bool, ms: bool, name: &'static str) -> Result<Cmd, Reply> {
+    let mut f = ExpireFlags::default();
+    for a in &args[3..] {
+        if eq(a, "nx") {
+            f.nx = true;
+        } else if eq(a, "xx") {
+            f.xx = true;
+        } else if eq(a, "gt") {
+            f.gt = true;
+        } else if eq(a, "lt") {
+            f.lt = true;
+        } else {
+            let mut msg = b"ERR Unsupported option ".to_vec();
+            msg.extend_from_slice(c_str(a, usize::MAX));
+            return Err(Reply::Error(msg));
+        }
+    }
+    if f.nx && (f.xx || f.gt || f.lt) {
+        return Err(Reply::err(
+            "NX and XX, GT or LT options at the same time are not compatible",
+        ));
+    }
+    if f.gt && f.lt {
+        return Err(Reply::err(
+            "GT and LT options at the same time are not compatible",
+        ));
+    }
+    Ok(Cmd::Expire {
+        key: args[1].clone(),
+        at: int(&args[2])?,
+        relative,
+        ms,
+        flags: f,
+        name,
+    })
+}
+
+/// The command's own argument checks (what Redis reports when the command
+/// runs). `spec` comes from [`lookup`] on the same `args`.
+pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
+    let a = args;
+    let key = || a[1].clone();
+    let tail = |from: usize| a[from..].to_vec();
+    Ok(match spec.name {
+        "ping" => match a.len() {
+            1 => Cmd::Ping(None),
+            2 => Cmd::Ping(Some(key())),
+            _ => return Err(arity_error("ping")),
+        },
+        "echo" => Cmd::Echo(key()),
+        "hello" => Cmd::Hello(tail(1)),
+        "auth" => match a.len() {
+            2 => Cmd::Auth {
+                user: None,
+                pass: key(),
+            },
+            3 => Cmd::Auth {
+                user: Some(key()),
+                pass: a[2].clone(),
+            },
+            _ => return Err(Reply::syntax()),
+        },
+        "select" => Cmd::Select(key()),
+        "quit" => Cmd::Quit,
+        "command" | "command|count" | "command|docs" | "command|info" | "command|list" => {
+            Cmd::Command(tail(1))
+        }
+        "info" => Cmd::Info(tail(1)),
+        "config|get" => Cmd::ConfigGet(tail(2)),
+        "client|setname" => Cmd::ClientSetName(a[2].clone()),
+        "client|getname" => Cmd::ClientGetName,
+        "client|id" => Cmd::ClientId,
+        "client|setinfo" => {
+            if !(eq(&a[2], "lib-name") || eq(&a[2], "lib-ver")) {
+                let mut msg = b"ERR Unrecognized option '".to_vec();
+                msg.extend_from_slice(c_str(&a[2], 128));
+                msg.push(b'\'');
+                return Err(Reply::Error(msg));
+            }
+            Cmd::ClientSetInfo
+        }
+        "dbsize" => Cmd::DbSize,
+        "flushdb" | "flushall" => match a.len() {
+            1 => Cmd::Flush,
+            2 if eq(&a[1], "sync") || eq(&a[1], "async") => Cmd::Flush,
+            _ => return Err(Reply::syntax()),
+        },
+        "exists" => Cmd::Exists(tail(1)),
+        "del" | "unlink" => Cmd::Del(tail(1)),
+        "type" => Cmd::Type(key()),
+        "keys" => Cmd::Keys(key()),
+        "scan" => Cmd::Scan {
+            cursor: cursor(&a[1])?,
+            opts: scan_opts(a, 2, true)?,
+        },
+        "expire" => expire(a, true, false, "expire")?,
+        "pexpire" => expire(a, true, true, "pexpire")?,
+        "expireat" => expire(a, false, false, "expireat")?,
+        "pexpireat" => expire(a, false, true, "pexpireat")?,
+        "ttl" => Cmd::Ttl {
+            key: key(),
+            ms: false,
+        },
+        "pttl" => Cmd::Ttl {
+            key: key(),
+            ms: true,
+        },
+        "persist" => Cmd::Persist(key()),
+        "multi" => Cmd::Multi,
+        "exec" => Cmd::Exec,
+        "discard" => Cmd::Discard,
+        "zadd" => zadd(&a[1], &a[2..], ZaddFlags::default())?,
+        "zincrby" => zadd(
+            &a[1],
+            &a[2..],
+            ZaddFlags {
+                incr: true,
+                ..Default::default()
+            },
+        )?,
+        "zscore" => Cmd::ZScore(key(), a[2].clone()),
+        "zmscore" => Cmd::ZMScore(key(), tail(2)),
+        "zrank" | "zrevrank" => {
+            if a.len() > 4 {
+                return Err(arity_error(spec.name));
+            }
+            let withscore = match a.get(3) {
+                None => false,
+                Some(o) if eq(o, "withscore") => true,
+                Some(_) => return Err(Reply::syntax()),
+            };
+            Cmd::ZRank {
+                key: key(),
+                member: a[2].clone(),
+                rev: spec.name == "zrevrank",
+                withscore,
+            }
+        }
+        "zcard" => Cmd::ZCard(key()),
+        "zcount" => Cmd::ZCount(key(), range(&a[2], &a[3])?),
+        "zrange" => zrange(a, None, false)?,
+        "zrevrange" => zrange(a, Some(false), true)?,
+        "zrangebyscore" => zrange(a, Some(true), false)?,
+        "zrevrangebyscore" => zrange(a, Some(true), true)?,
+        "zrem" => Cmd::ZRem(key(), tail(2)),
+        "zremrangebyrank" => Cmd::ZRemRangeByRank(key(), int(&a[2])?, int(&a[3])?),
+        "zremrangebyscore" => Cmd::ZRemRangeByScore(key(), range(&a[2], &a[3])?),
+        "zpopmin" | "zpopmax" => {
+            if a.len() > 3 {
+                return Err(Reply::syntax());
+            }
+            let count = match a.get(2) {
+                None => None,
+                Some(c) => match parse_i64(c) {
+                    Some(n) if n >= 0 => Some(n),
+                    _ => return Err(Reply::err("value is out of range, must be positive")),
+                },
+            };
+            Cmd::ZPop {
+                key: key(),
+                max: spec.name == "zpopmax",
+                count,
+            }
+        }
+        "zunionstore" => zstore(a, false)?,
+        "zinterstore" => zstore(a, true)?,
+        "zscan" => Cmd::ZScan {
+            key: key(),
+            cursor: cursor(&a[2])?,
+            opts: scan_opts(a, 3, false),
+        },
+        "hset" | "hmset" => {
+            if a.len() % 2 == 1 {
+                return Err(arity_error(spec.name));
+            }
+            Cmd::HSet {
+                key: key(),
+                pairs: a[2..]
+                    .chunks(2)
+                    .map(|p| (p[0].clone(), p[1].clone()))
+                    .collect(),
+                hmset: spec.name == "hmset",
+            }
+        }
+        "hget" => Cmd::HGet(key(), a[2].clone()),
+        "hmget" => Cmd::HMGet(key(), tail(2)),
+        "hdel" => Cmd::HDel(key(), tail(2)),
+        "hgetall" => Cmd::HGetAll(key()),
+        "hexists" => Cmd::HExists(key(), a[2].clone()),
+        "hlen" => Cmd::HLen(key()),
+        "hkeys" => Cmd::HKeys(key()),
+        "hvals" => Cmd::HVals(key()),
+        // Containers reached without a subcommand have failed arity.
+        _ => return Err(unknown_command(a)),
+    })
+}
+
+/// Both stages at once (tests, and callers outside MULTI).
+pub fn parse_args(args: &[Bytes]) -> Result<Cmd, Reply> {
+    let spec = lookup(args)?;
+    parse(spec, args)
+}
+
+/// A score range in Redis's ascending terms, for tests and callers.
+pub fn bounds(min: f64, max: f64) -> ScoreRange {
+    ScoreRange {
+        min: Bound::Included(min),
+        max: Bound::Included(max),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Result<Cmd, Reply> {
+        let args: Vec<Bytes> = s
+            .split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect();
+        parse_args(&args)
+    }
+
+    fn e(s: &str) -> String {
+        match p(s) {
+            Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
+            other => panic!("{s}: expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_commands_quote_their_arguments() {
+        assert_eq!(
+            e("foo a b"),
+            "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+        );
+        assert_eq!(
+            e("FOO"),
+            "ERR unknown command 'FOO', with args beginning with: "
+        );
+        let long = format!("foo {}", "x".repeat(200));
+        assert_eq!(
+            e(&long),
+            format!(
+                "ERR unknown command 'foo', with args beginning with: '{}' ",
+                "x".repeat(128)
+            )
+        );
+        assert_eq!(
+            e("config foo"),
+            "ERR unknown subcommand 'foo'. Try CONFIG HELP."
+        );
+        assert_eq!(
+            e("client|id"),
+            "ERR unknown command 'client|id', with args beginning with: "
+        );
+    }
+
+    #[test]
+    fn arity_is_checked_for_every_command() {
+        for s in COMMANDS {
+            let name = s.name.split('|').collect::<Vec<_>>();
+            let base = name.len();
+            // One argument too few (or, for fixed arity, one too many).
+            let n = if s.arity > 0 {
+                s.arity as usize + 1
+            } else {
+                (-s.arity) as usize - 1
+            };
+            if n < base {
+                continue;
+            }
+            let mut words: Vec<String> = name.iter().map(|w| w.to_string()).collect();
+            while words.len() < n {
+                words.push("1".into());
+            }
+            let args: Vec<Bytes> = words
+                .iter()
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect();
+            let r = lookup(&args);
+            if base == 2 && n == 1 {
+                continue;
+            }
+            match r {
+                Err(Reply::Error(m)) => assert_eq!(
+                    String::from_utf8(m).unwrap(),
+                    format!("ERR wrong number of arguments for '{}' command", s.name),
+                    "{words:?}"
+                ),
+                other => panic!("{words:?}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            e("zadd k"),
+            "ERR wrong number of arguments for 'zadd' command"
+        );
+        assert_eq!(
+            e("ZADD k 1"),
+            "ERR wrong number of arguments for 'zadd' command"
+        );
+        assert_eq!(
+            e("config"),
+            "ERR wrong number of arguments for 'config' command"
+        );
+        assert_eq!(
+            e("config get"),
+            "ERR wrong number of arguments for 'config|get' command"
+        );
+        assert_eq!(
+            e("ping a b"),
+            "ERR wrong number of arguments for 'ping' command"
+        );
+        assert_eq!(
+            e("hset k f v f2"),
+            "ERR wrong number of arguments for 'hset' command"
+        );
+        assert_eq!(
+            e("zrank k m withscore x"),
+            "ERR wrong number of arguments for 'zrank' command"
+        );
+    }
+
+    #[test]
+    fn zadd_options_and_errors() {
+        assert_eq!(
+            e("zadd k nx xx 1 a"),
+            "ERR XX and NX options at the same time are not compatible"
+        );
+        assert_eq!(
+            e("zadd k gt lt 1 a"),
+            "ERR GT, LT, and/or NX options at the same time are not compatible"
+        );
+        assert_eq!(
+            e("zadd k nx gt 1 a"),
+            "ERR GT, LT, and/or NX options at the same time are not compatible"
+        );
+        assert_eq!(
+            e("zadd k incr 1 a 2 b"),
+            "ERR INCR option supports a single increment-element pair"
+        );
+        assert_eq!(e("zadd k 1 a 2"), "ERR syntax error");
+        assert_eq!(e("zadd k nx xx 1"), "ERR syntax error");
+        assert_eq!(e("zadd k x a"), "ERR value is not a valid float");
+        assert_eq!(e("zadd k nan a"), "ERR value is not a valid float");
+        assert_eq!(e("zincrby k nx a"), "ERR syntax error");
+        assert_eq!(e("zincrby k abc a"), "ERR value is not a valid float");
+        match p("zadd k XX CH gt 1.5 a -inf b").unwrap() {
+            Cmd::ZAdd { flags, pairs, .. } => {
+                assert!(flags.xx && flags.ch && flags.gt && !flags.incr);
+                assert_eq!(pairs.len(), 2);
+                assert_eq!(pairs[1].0, f64::NEG_INFINITY);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn zrange_options_and_errors() {
+        assert_eq!(
+            e("zrange k 0 1 limit 0 1"),
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+        );
+        assert_eq!(
+            e("zrange k a 1"),
+            "ERR value is not an integer or out of range"
+        );
+        assert_eq!(e("zrange k 0 1 foo"), "ERR syntax error");
+        assert_eq!(e("zrange k 0 1 byscore byscore"), "ERR syntax error");
+        assert_eq!(e("zrangebyscore k a 1"), "ERR min or max is not a float");
+        assert_eq!(e("zrangebyscore k 0 1 rev"), "ERR syntax error");
+        assert_eq!(
+            e("zrevrange k 0 1 limit 0 1"),
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+        );
+        assert_eq!(
+            e("zrange k 0 1 byscore limit 0 x"),
+            "ERR value is not an integer or out of range"
+        );
+        assert_eq!(
+            e("zrange k [a [b bylex withscores"),
+            "ERR syntax error, WITHSCORES not supported in combination with BYLEX"
+        );
+        assert_eq!(
+            e("zrange k a b bylex"),
+            "ERR min or max not valid string range item"
+        );
+        match p("zrange k (5 -inf byscore rev limit 1 2 withscores").unwrap() {
+            Cmd::ZRange {
+                by:
+                    RangeBy::Score {
+                        range,
+                        offset,
+                        count,
+                    },
+                rev,
+                withscores,
+                ..
+            } => {
+                assert!(rev && withscores);
+                assert_eq!((offset, count), (1, 2));
+                assert_eq!(range.min, Bound::Included(f64::NEG_INFINITY));
+                assert_eq!(range.max, Bound::Excluded(5.0));
+            }
+            other => panic!("{other:?}"),
+        }
+        match p("zrevrangebyscore k 10 (1").unwrap() {
+            Cmd::ZRange {
+                by: RangeBy::Score { range, .. },
+                rev: true,
+                ..
+            } => {
+                assert_eq!(
+                    (range.min, range.max),
+                    (Bound::Excluded(1.0), Bound::Included(10.0))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn other_option_errors() {
+        assert_eq!(e("zcount k x 1"), "ERR min or max is not a float");
+        assert_eq!(
+            e("zremrangebyrank k 0 x"),
+            "ERR value is not an integer or out of range"
+        );
+        assert_eq!(
+            e("zpopmin k -1"),
+            "ERR value is out of range, must be positive"
+        );
+        assert_eq!(e("zpopmin k 1 2"), "ERR syntax error");
+        assert_eq!(
+            e("zunionstore d 0 a"),
+            "ERR at least 1 input key is needed for 'zunionstore' command"
+        );
+        assert_eq!(
+            e("zinterstore d x a"),
+            "ERR value is not an integer or out of range"
+        );
+        assert_eq!(e("zunionstore d 3 a b"), "ERR syntax error");
+        assert!(matches!(
+            p("zunionstore d 2 a b weights 1").unwrap(),
+            Cmd::ZStore { opts: Err(_), .. }
+        ));
+        assert!(
+            matches!(p("zunionstore d 1 a weights x").unwrap(), Cmd::ZStore { opts: Err(Reply::Error(m)), .. } if m == b"ERR weight value is not a float")
+        );
+        assert!(matches!(
+            p("zunionstore d 1 a aggregate avg").unwrap(),
+            Cmd::ZStore { opts: Err(_), .. }
+        ));
+        assert!(matches!(
+            p("zunionstore d 2 a b weights 1 2 aggregate max").unwrap(),
+            Cmd::ZStore {
+                opts: Ok(StoreOpts {
+                    agg: Aggregate::Max,
+                    ..
+                }),
+                ..
+            }
+        ));
+        assert_eq!(e("expire k 10 foo"), "ERR Unsupported option foo");
+        assert_eq!(
+            e("expire k 10 nx xx"),
+            "ERR NX and XX, GT or LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            e("expire k 10 gt lt"),
+            "ERR GT and LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            e("expire k 1.5"),
+            "ERR value is not an integer or out of range"
+        );
+        assert!(p("expire k 10 xx gt").is_ok());
+        assert_eq!(e("scan x"), "ERR invalid cursor");
+        assert_eq!(e("scan 0 count 0"), "ERR syntax error");
+        assert_eq!(e("scan 0 count"), "ERR syntax error");
+        assert_eq!(e("zscan k x"), "ERR invalid cursor");
+        assert!(matches!(
+            p("zscan k 0 type zset").unwrap(),
+            Cmd::ZScan { opts: Err(_), .. }
+        ));
+        assert_eq!(e("flushall now"), "ERR syntax error");
+        assert_eq!(e("auth a b c"), "ERR syntax error");
+        assert_eq!(e("zrank k m foo"), "ERR syntax error");
+        assert_eq!(e("client setinfo foo bar"), "ERR Unrecognized option 'foo'");
+        assert!(p("client setinfo LIB-NAME redis-py").is_ok());
+        assert!(p("hset k f v f2 v2").is_ok());
+    }
+}

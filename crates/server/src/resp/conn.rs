@@ -1,0 +1,255 @@
+//! One client connection: read bytes, split them into requests, run each,
+//! and send the replies.
+//!
+//! Pipelining: every complete request already read is run before anything
+//! is written, up to [`MAX_BATCH`] requests or [`MAX_BATCH_REPLY`] bytes of
+//! replies; then the connection waits once for the log to be durable up to
+//! the highest position any of them wrote (one group commit per batch
+//! under `--fsync always`), and writes all their replies in one go.
+//! Commands run synchronously between reads: the service's methods do not
+//! await, so a batch (and a MULTI/EXEC queue) runs without yielding.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use bytes::BytesMut;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::codec::Decoder;
+use super::exec::{Session, Shared};
+use super::reply::Reply;
+use crate::service::Service;
+
+/// Most requests run before their replies are flushed.
+pub const MAX_BATCH: usize = 1024;
+/// Most reply bytes gathered before they are flushed.
+pub const MAX_BATCH_REPLY: usize = 1 << 20;
+/// Most request bytes held for one connection (Redis's
+/// `client-query-buffer-limit`): past it the connection is closed.
+pub const MAX_QUERY_BUFFER: usize = 1 << 30;
+
+/// Serves one connection until the client leaves, QUITs, breaks the
+/// protocol, or `stop` turns true (checked between batches).
+pub async fn serve_conn<S>(
+    stream: S,
+    svc: Arc<Service>,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    shared.clients.fetch_add(1, Ordering::Relaxed);
+    struct Count(Arc<Shared>);
+    impl Drop for Count {
+        fn drop(&mut self) {
+            self.0.clients.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let _count = Count(shared.clone());
+
+    let (mut rd, mut wr) = tokio::io::split(stream);
+    let mut session = Session::new(svc.clone(), shared);
+    let mut decoder = Decoder::new();
+    let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    let mut out = BytesMut::with_capacity(16 * 1024);
+    loop {
+        let mut ran = 0;
+        let mut lsn = 0;
+        let mut fatal = None;
+        while ran < MAX_BATCH && out.len() < MAX_BATCH_REPLY && !session.closing {
+            match decoder.decode(&mut inbuf, session.authenticated()) {
+                Ok(Some(args)) if args.is_empty() => {}
+                Ok(Some(args)) => {
+                    let (reply, l) = session.handle(args);
+                    lsn = lsn.max(l);
+                    reply.encode(session.proto, &mut out);
+                    ran += 1;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    fatal = Some(Reply::Error(e.reply_text()));
+                    break;
+                }
+            }
+        }
+        if lsn > 0 {
+            if let Err(e) = svc.wait_durable(lsn).await {
+                // The writes are applied but not durable: say so and
+                // close, as the client cannot know which of them landed.
+                out.clear();
+                Reply::err(format!("storage unavailable: {e}")).encode(session.proto, &mut out);
+                wr.write_all(&out).await?;
+                return wr.shutdown().await;
+            }
+        }
+        // The batch stopped at a limit: more requests may be buffered.
+        let more = ran >= MAX_BATCH || out.len() >= MAX_BATCH_REPLY;
+        let close = fatal.is_some() || session.closing;
+        if let Some(err) = fatal {
+            err.encode(session.proto, &mut out);
+        }
+        if !out.is_empty() {
+            wr.write_all(&out).await?;
+            out.clear();
+            if out.capacity() > 4 * MAX_BATCH_REPLY {
+                out = BytesMut::with_capacity(16 * 1024);
+            }
+        }
+        if close {
+            return wr.shutdown().await;
+        }
+        if more {
+            continue;
+        }
+        // Whatever is buffered is an incomplete request: read more.
+        if inbuf.len() >= MAX_QUERY_BUFFER {
+            return wr.shutdown().await;
+        }
+        if inbuf.capacity() - inbuf.len() < 4096 {
+            inbuf.reserve(16 * 1024);
+        }
+        let stopping = tokio::select! {
+            biased;
+            _ = stop.wait_for(|s| *s) => true,
+            n = rd.read_buf(&mut inbuf) => {
+                if n? == 0 {
+                    return Ok(());
+                }
+                false
+            }
+        };
+        if stopping {
+            return wr.shutdown().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::duplex;
+
+    /// Sends `input` in pieces of `chunk` bytes, then reads every reply
+    /// byte until the server closes or goes quiet.
+    async fn session_bytes(input: &[u8], chunk: usize) -> Vec<u8> {
+        let svc = Arc::new(Service::in_memory());
+        let shared = Arc::new(Shared::new(Vec::new(), 7379));
+        let (client, server) = duplex(1 << 16);
+        let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(serve_conn(server, svc, shared, stop_rx));
+        let (mut rd, mut wr) = tokio::io::split(client);
+        let input = input.to_vec();
+        let writer = tokio::spawn(async move {
+            for piece in input.chunks(chunk.max(1)) {
+                if wr.write_all(piece).await.is_err() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            wr
+        });
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        loop {
+            match tokio::time::timeout(std::time::Duration::from_millis(300), rd.read(&mut buf))
+                .await
+            {
+                Ok(Ok(0)) | Ok(Err(_)) | Err(_) => break,
+                Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        drop(writer.await);
+        task.abort();
+        got
+    }
+
+    #[tokio::test]
+    async fn pipelined_commands_answer_in_order_whatever_the_chunking() {
+        let input = b"*3\r\n$4\r\nZADD\r\n$2\r\nlb\r\n$1\r\n1\r\n\
+            ZADD lb 2.5 b 1 a\r\nZSCORE lb b\r\nZRANGE lb 0 -1 WITHSCORES\r\n\
+            FOO bar\r\nZSCORE lb nope\r\nPING\r\n";
+        let want = "-ERR wrong number of arguments for 'zadd' command\r\n:2\r\n$3\r\n2.5\r\n\
+            *4\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$3\r\n2.5\r\n\
+            -ERR unknown command 'FOO', with args beginning with: 'bar' \r\n$-1\r\n+PONG\r\n";
+        for chunk in [1, 3, 7, 1000] {
+            let got = session_bytes(input, chunk).await;
+            assert_eq!(String::from_utf8_lossy(&got), want, "chunk {chunk}");
+        }
+    }
+
+    #[tokio::test]
+    async fn resp3_after_hello() {
+        let got = session_bytes(
+            b"HELLO 3\r\nZADD z 1.5 a\r\nZSCORE z a\r\nZSCORE z b\r\nZRANGE z 0 -1 WITHSCORES\r\nHGETALL h\r\n",
+            64,
+        )
+        .await;
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.starts_with("%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$6\r\n7.0.15\r\n$5\r\nproto\r\n:3\r\n"), "{text}");
+        assert!(
+            text.ends_with(":1\r\n,1.5\r\n_\r\n*1\r\n*2\r\n$1\r\na\r\n,1.5\r\n%0\r\n"),
+            "{text}"
+        );
+    }
+
+    #[tokio::test]
+    async fn protocol_errors_answer_then_close() {
+        let got = session_bytes(b"PING\r\n*1\r\n$1099511627776\r\nPING\r\n", 1000).await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "+PONG\r\n-ERR Protocol error: invalid bulk length\r\n"
+        );
+        let got = session_bytes(b"ECHO \"abc\r\n", 1000).await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "-ERR Protocol error: unbalanced quotes in request\r\n"
+        );
+        let mut big = vec![b'x'; 2 << 20];
+        big.extend_from_slice(b"\r\n");
+        let got = session_bytes(&big, 1 << 16).await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "-ERR Protocol error: too big inline request\r\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn negative_zero_reads_back_as_zero_but_incr_replies_keep_it() {
+        let got = session_bytes(
+            b"ZADD n -0 a\r\nZSCORE n a\r\nZINCRBY n -0 b\r\nZSCAN n 0\r\n",
+            1000,
+        )
+        .await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            ":1\r\n$1\r\n0\r\n$2\r\n-0\r\n*2\r\n$1\r\n0\r\n*4\r\n$1\r\na\r\n$1\r\n0\r\n$1\r\nb\r\n$1\r\n0\r\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn quit_and_multi() {
+        let got = session_bytes(
+            b"MULTI\r\nZADD z 1 a\r\nZINCRBY z 2 a\r\nEXEC\r\nQUIT\r\nPING\r\n",
+            5,
+        )
+        .await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n$1\r\n3\r\n+OK\r\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn deep_pipelines_are_flushed_in_batches() {
+        let mut input = Vec::new();
+        for i in 0..5000 {
+            input.extend_from_slice(format!("ZADD lb {i} m{i}\r\n").as_bytes());
+        }
+        input.extend_from_slice(b"ZCARD lb\r\n");
+        let got = session_bytes(&input, 1 << 16).await;
+        let text = String::from_utf8_lossy(&got);
+        assert_eq!(text.matches(":1\r\n").count(), 5000);
+        assert!(text.ends_with(":5000\r\n"));
+    }
+}

@@ -1,0 +1,73 @@
+//! The Redis protocol frontend (SPEC §4): RESP2, and RESP3 after `HELLO 3`,
+//! on port 7379. A sorted-set key is a board; hash keys and key expiry live
+//! in the same durable store (crate::keyspace).
+//!
+//! Layers, each testable alone: [`codec`] splits bytes into requests
+//! (Redis's limits and protocol errors), [`command`] turns a request into
+//! a typed [`command::Cmd`] (Redis's argument errors), [`exec`] runs it
+//! against the [`Service`] and returns a [`reply::Reply`], which [`reply`]
+//! encodes per protocol version; [`conn`] drives one connection
+//! (pipelining, one durable commit per batch) and [`serve`] accepts them.
+
+pub mod codec;
+pub mod command;
+pub mod conn;
+pub mod exec;
+pub mod num;
+pub mod reply;
+
+use std::sync::Arc;
+
+use anyhow::Result;
+use tokio::net::TcpListener;
+
+use crate::service::Service;
+use crate::settings::ApiKey;
+
+/// What the listener needs from the settings.
+#[derive(Clone, Default)]
+pub struct RespConfig {
+    /// With keys, a connection must AUTH (with a key as the password)
+    /// before other commands; writes need a `write` or `admin` key.
+    pub api_keys: Vec<ApiKey>,
+}
+
+/// Accepts connections on `listener` until `stop` turns true, then waits
+/// for the open connections to finish their current batch and close.
+pub async fn serve(
+    listener: TcpListener,
+    svc: Arc<Service>,
+    cfg: RespConfig,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<()> {
+    let port = listener.local_addr()?.port();
+    let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
+    let mut conns = tokio::task::JoinSet::new();
+    let mut stop_accept = stop.clone();
+    loop {
+        while conns.try_join_next().is_some() {}
+        let accepted = tokio::select! {
+            _ = stop_accept.wait_for(|s| *s) => break,
+            a = listener.accept() => a,
+        };
+        let (sock, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of file descriptors and the like: back off a little.
+                tracing::warn!("accepting a Redis connection failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = sock.set_nodelay(true);
+        let (svc, shared, stop) = (svc.clone(), shared.clone(), stop.clone());
+        conns.spawn(async move {
+            if let Err(e) = conn::serve_conn(sock, svc, shared, stop).await {
+                tracing::debug!(%peer, "Redis connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    while conns.join_next().await.is_some() {}
+    Ok(())
+}
