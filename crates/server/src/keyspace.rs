@@ -115,6 +115,11 @@ impl Service {
         }
     }
 
+    /// How many keys have an expiry (INFO's `expires`).
+    pub fn expiring_keys(&self) -> usize {
+        self.expiring.load(Ordering::Relaxed)
+    }
+
     /// Deletes every key whose expiry has passed (the background sweep).
     /// Returns how many were deleted.
     pub fn sweep_expired(&self) -> usize {

@@ -779,15 +779,21 @@ impl Session {
                     let m = used_memory();
                     format!("# Memory\r\nused_memory:{m}\r\nused_memory_human:{}\r\n", human(m))
                 }
-                "persistence" => "# Persistence\r\nloading:0\r\naof_enabled:1\r\n".to_string(),
+                "persistence" => {
+                    // podium_log_fsyncs shows group commit from the outside:
+                    // a pipeline batch costs one fsync, not one per write.
+                    let fsyncs = self.svc.storage().map_or(0, |s| s.log.syncs());
+                    format!(
+                        "# Persistence\r\nloading:0\r\naof_enabled:1\r\npodium_log_fsyncs:{fsyncs}\r\n"
+                    )
+                }
                 "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
                 _ => {
                     let n = self.svc.dbsize();
                     let mut s = "# Keyspace\r\n".to_string();
                     if n > 0 {
-                        // Keys with an expiry are not counted by the
-                        // service API; reported as 0.
-                        s.push_str(&format!("db0:keys={n},expires=0,avg_ttl=0\r\n"));
+                        let e = self.svc.expiring_keys();
+                        s.push_str(&format!("db0:keys={n},expires={e},avg_ttl=0\r\n"));
                     }
                     s
                 }
