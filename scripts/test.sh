@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every check CI runs, in the order a failure is cheapest to report.
-# Installs nothing beyond the Rust toolchain for now: the engine has no
-# external services. Later issues add their servers here.
+# Installs what the tests need beyond the Rust toolchain: redis-server,
+# redis-tools and redis-py for the Redis-protocol tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,27 @@ cargo fmt --all -- --check
 
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
+
+echo "== test dependencies (redis-server, redis-cli, redis-py)"
+# The Redis-protocol tests (crates/server/tests/resp_*.rs) diff podium's
+# replies against a real redis-server and drive it with redis-cli and
+# redis-py. Install them when missing; the tests start their own servers.
+install_redis() {
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+        if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server redis-tools >/dev/null 2>&1; then
+            $sudo apt-get update -qq >/dev/null
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq redis-server redis-tools >/dev/null
+        fi
+    fi
+    if ! python3 -c 'import redis, sys; sys.exit(int(redis.__version__.split(".")[0]) < 5)' >/dev/null 2>&1; then
+        # A Debian-managed python3 refuses a plain pip install (PEP 668).
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'redis>=5' 2>/dev/null ||
+            PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'redis>=5'
+    fi
+}
+install_redis
 
 echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.
