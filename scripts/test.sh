@@ -29,6 +29,13 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'redis>=5' 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'redis>=5'
     fi
+    # The Python leaderboard library of the Redis world (agoragames'
+    # `leaderboard`) is written for redis-py 2.x: it gets a venv of its own.
+    local venv=target/py-leaderboard
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import leaderboard' >/dev/null 2>&1; then
+        python3 -m venv "$venv"
+        PIP_ROOT_USER_ACTION=ignore "$venv/bin/pip" install --quiet 'redis==2.10.6' 'leaderboard==3.7.3'
+    fi
 }
 install_redis
 

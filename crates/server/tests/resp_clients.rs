@@ -253,3 +253,43 @@ fn redis_py() {
         podium.output()
     );
 }
+
+/// agoragames' `leaderboard` library for Python, unchanged, runs its
+/// leaderboard flow (rank_member, leaders, around_me, ranked_in_list,
+/// percentile, score ranges, tie ranking) against real Redis and against
+/// podium with the same assertions.
+#[test]
+fn python_leaderboard_library() {
+    let python =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/py-leaderboard/bin/python");
+    let ok = Command::new(&python)
+        .args(["-c", "import leaderboard"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "the `leaderboard` library's venv is missing at {}: {INSTALL_HINT}",
+        python.display()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/leaderboard_lib_test.py");
+    let redis = RedisServer::start();
+    let mut podium = Podium::start(&[]);
+    for (who, port) in [("redis", redis.port()), ("podium", podium.port())] {
+        let out = Command::new(&python)
+            .arg(&script)
+            .arg(port.to_string())
+            .output()
+            .expect("running the leaderboard library test");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains("leaderboard library OK"),
+            "the leaderboard library against {who} failed ({}):\n{text}",
+            out.status
+        );
+    }
+    assert!(podium.running(), "podium exited:\n{}", podium.output());
+}
