@@ -468,10 +468,7 @@ impl Service {
         f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
     ) -> Result<Option<(R, Lsn)>, ApiError> {
         self.purge_if_expired(key);
-        {
-            let _gate = self.shared();
-            self.check_not_hash(key)?;
-        }
+        self.check_not_hash(key)?;
         let Ok(name) = std::str::from_utf8(key) else {
             return Ok(None);
         };
@@ -490,18 +487,22 @@ impl Service {
         key: &[u8],
         entries: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Lsn), ApiError> {
+        // `write_board` takes the gate and drops an expired key; the type
+        // check needs neither.
         self.purge_if_expired(key);
-        {
-            let _gate = self.shared();
-            self.check_not_hash(key)?;
-        }
+        self.check_not_hash(key)?;
         let name = board_name(key)?;
         self.write_board(name, |b| {
             let subs: Vec<Submit> = entries.iter().map(SubmitRec::as_submit).collect();
             let results = b.submit_many(&subs)?;
-            let changed = results
-                .iter()
-                .any(|r| r.as_ref().is_ok_and(|r| r.changed || r.evicted > 0));
+            // Only a batch that changed something is logged (e.g. not
+            // `best` submissions that were no improvement). A name or data
+            // is stored even when the score is not.
+            let changed = results.iter().zip(&entries).any(|(r, e)| {
+                r.as_ref().is_ok_and(|r| {
+                    r.changed || r.evicted > 0 || e.name.is_some() || e.data.is_some()
+                })
+            });
             let out = results
                 .into_iter()
                 .map(|r| r.map_err(ApiError::from))

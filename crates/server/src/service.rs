@@ -20,7 +20,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use podium_engine::{
-    Aggregate, Board, BoardConfig, Cond, Presence, Reset, ScoreRange, Store, Submit, UpdateOp,
+    Aggregate, Board, BoardConfig, Cond, Presence, Reset, ScoreRange, Store, UpdateOp,
 };
 
 use crate::api::*;
@@ -309,58 +309,47 @@ impl Service {
         board: &str,
         entries: &[SubmitIn],
     ) -> Result<Vec<SubmitItem>, ApiError> {
-        let recs = entries
-            .iter()
-            .map(submit_rec)
-            .collect::<Result<Vec<_>, _>>()?;
-        let (items, lsn) = self.write_board(board, |b| {
-            let subs: Vec<Submit> = recs.iter().map(SubmitRec::as_submit).collect();
-            let results = b.submit_many(&subs)?;
-            let mut changed_any = false;
-            let items = results
-                .iter()
-                .zip(entries)
-                .map(|(r, e)| match r {
-                    Ok(r) => {
-                        changed_any |= r.changed
-                            || r.applied
-                            || r.evicted > 0
-                            || e.name.is_some()
-                            || e.data.is_some();
-                        SubmitItem::Ok(submit_out(&e.member, r))
-                    }
-                    Err(err) => SubmitItem::Err {
-                        member: e.member.clone(),
-                        error: ErrorBody::from(&ApiError::from(err.clone())),
-                    },
-                })
-                .collect::<Vec<_>>();
-            // A batch that changed nothing needs no record (e.g. `best`
-            // submissions that were not improvements).
-            let rec = changed_any.then(|| LogOp::Submit {
-                board: board.to_string(),
-                entries: recs.clone(),
-            });
-            Ok((items, rec))
-        })?;
-        self.durable(lsn).await?;
-        Ok(items)
+        let results = self.submit_results(board, entries).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| match r {
+                Ok(out) => SubmitItem::Ok(out),
+                Err(err) => SubmitItem::Err {
+                    member: e.member.clone(),
+                    error: ErrorBody::from(&err),
+                },
+            })
+            .collect())
     }
 
     /// `submit` of one entry: an entry error is the call's error.
     pub async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
-        let mut v = self.submit(board, std::slice::from_ref(entry)).await?;
-        match v.pop() {
-            Some(SubmitItem::Ok(o)) => Ok(o),
-            Some(SubmitItem::Err { error, .. }) => Err(ApiError::new(
-                Code::ALL
-                    .into_iter()
-                    .find(|c| c.as_str() == error.code)
-                    .unwrap_or(Code::InvalidArgument),
-                error.message,
-            )),
-            None => Err(ApiError::new(Code::Internal, "no result")),
-        }
+        let mut v = self
+            .submit_results(board, std::slice::from_ref(entry))
+            .await?;
+        v.pop()
+            .unwrap_or_else(|| Err(ApiError::new(Code::Internal, "no result")))
+    }
+
+    /// The engine's submission path (shared with Redis's ZADD), each
+    /// entry's own result, once durable.
+    async fn submit_results(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+        let recs = entries
+            .iter()
+            .map(submit_rec)
+            .collect::<Result<Vec<_>, _>>()?;
+        let (results, lsn) = self.zadd(board.as_bytes(), recs)?;
+        self.durable(lsn).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
+            .collect())
     }
 
     /// Answers a removal on an existing board once it is durable.
