@@ -12,11 +12,12 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
+#[path = "../support/launch.rs"]
+mod launch;
+
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -226,75 +227,15 @@ impl Server {
     fn spawn(&mut self) {
         assert!(self.child.is_none(), "server already running");
         self.starts += 1;
-        let stderr = File::create(self.stderr_path(self.starts)).expect("creating the stderr log");
-        let mut child = self
-            .command()
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .expect("spawning podium serve");
-        let out = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel::<String>();
-        let buf = Arc::new(Mutex::new(String::new()));
-        self.stdout = buf.clone();
-        // Reads stdout to its end (so the child never blocks on a full
-        // pipe), handing over the listening line.
-        thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                {
-                    let mut b = buf.lock().unwrap();
-                    b.push_str(&line);
-                    b.push('\n');
-                }
-                if let Some(addr) = line.strip_prefix(LISTENING) {
-                    let _ = tx.send(addr.trim().to_string());
-                }
-            }
-        });
-        self.child = Some(child);
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(addr) => {
-                    self.addr = addr;
-                    return;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    // stdout closed without the line: the process ended.
-                    let status = self.child.as_mut().unwrap().wait().ok();
-                    self.child = None;
-                    panic!(
-                        "podium serve exited ({status:?}) before listening:\n{}",
-                        self.output()
-                    );
-                }
-            }
-            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
-                // Give the reader a moment to pass on a line printed
-                // just before the exit.
-                if let Ok(addr) = rx.recv_timeout(Duration::from_millis(200)) {
-                    self.addr = addr;
-                    return;
-                }
-                self.child = None;
-                panic!(
-                    "podium serve exited ({status}) before listening:\n{}",
-                    self.output()
-                );
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.as_mut().unwrap().kill();
-                let _ = self.child.as_mut().unwrap().wait();
-                self.child = None;
-                panic!(
-                    "podium serve did not listen within {START_TIMEOUT:?}:\n{}",
-                    self.output()
-                );
-            }
-        }
+        let l = launch::launch(
+            self.command(),
+            &self.stderr_path(self.starts),
+            LISTENING,
+            START_TIMEOUT,
+        );
+        self.child = Some(l.child);
+        self.addr = l.addr;
+        self.stdout = l.stdout;
     }
 
     /// `kill -9`: the process dies at once, whatever it was doing.

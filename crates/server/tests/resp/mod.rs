@@ -16,6 +16,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod diff;
+#[path = "../support/launch.rs"]
+pub mod launch;
 pub mod servers;
 pub mod wire;
 

@@ -3,11 +3,10 @@
 //! listener on, each killed when dropped.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -234,9 +233,8 @@ impl Podium {
 
     fn spawn(&mut self) {
         self.starts += 1;
-        let stderr = File::create(self.stderr_path()).expect("stderr log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_podium"))
-            .arg("serve")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_podium"));
+        cmd.arg("serve")
             .arg("--data-dir")
             .arg(&self.data_dir)
             .args(["--http", "off", "--rpc", "off", "--resp", "127.0.0.1:0"])
@@ -245,57 +243,11 @@ impl Podium {
             .env_remove("PODIUM_CONFIG")
             .env_remove("PODIUM_API_KEYS")
             .env_remove("PODIUM_LOG_LEVEL")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr))
-            .spawn()
-            .expect("spawning podium serve");
-        let out = child.stdout.take().expect("piped stdout");
-        let (tx, rx) = mpsc::channel::<String>();
-        let buf = Arc::new(Mutex::new(String::new()));
-        self.stdout = buf.clone();
-        thread::spawn(move || {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                {
-                    let mut b = buf.lock().unwrap();
-                    b.push_str(&line);
-                    b.push('\n');
-                }
-                if let Some(addr) = line.strip_prefix(RESP_LISTENING) {
-                    let _ = tx.send(addr.trim().to_string());
-                }
-            }
-        });
-        self.child = Some(child);
-        let deadline = Instant::now() + START_TIMEOUT;
-        loop {
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(addr) => {
-                    self.addr = addr;
-                    return;
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    let status = self.child.as_mut().unwrap().wait().ok();
-                    self.child = None;
-                    panic!(
-                        "podium serve exited ({status:?}) before printing `{RESP_LISTENING}…`:\n{}",
-                        self.output()
-                    );
-                }
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.as_mut().unwrap().kill();
-                let _ = self.child.as_mut().unwrap().wait();
-                self.child = None;
-                panic!(
-                    "podium serve did not print `{RESP_LISTENING}…` within {START_TIMEOUT:?}:\n{}",
-                    self.output()
-                );
-            }
-        }
+            .env("NO_COLOR", "1");
+        let l = super::launch::launch(cmd, &self.stderr_path(), RESP_LISTENING, START_TIMEOUT);
+        self.child = Some(l.child);
+        self.addr = l.addr;
+        self.stdout = l.stdout;
     }
 }
 
