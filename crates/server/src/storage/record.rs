@@ -382,10 +382,8 @@ impl LogOp {
         let op = match r.u8()? {
             1 => {
                 let board = r.str()?;
-                let n = r.u32()? as usize;
-                let mut entries = Vec::with_capacity(n.min(r.0.len() / 16));
-                for _ in 0..n {
-                    entries.push(SubmitRec {
+                let entries = r.list(16, |r| {
+                    Some(SubmitRec {
                         member: r.bytes()?,
                         score: r.f64()?,
                         op: match r.u8()? {
@@ -409,8 +407,8 @@ impl LogOp {
                         },
                         name: r.opt_str()?,
                         data: r.opt_str()?,
-                    });
-                }
+                    })
+                })?;
                 LogOp::Submit { board, entries }
             }
             2 => LogOp::SetData {
@@ -421,11 +419,7 @@ impl LogOp {
             },
             3 => {
                 let board = r.str()?;
-                let n = r.u32()? as usize;
-                let mut members = Vec::with_capacity(n.min(r.0.len() / 4));
-                for _ in 0..n {
-                    members.push(r.bytes()?);
-                }
+                let members = r.list(4, R::bytes)?;
                 LogOp::Remove { board, members }
             }
             4 => LogOp::RemoveRankRange {
@@ -461,11 +455,7 @@ impl LogOp {
             },
             11 => {
                 let dest = r.str()?;
-                let n = r.u32()? as usize;
-                let mut sources = Vec::with_capacity(n.min(r.0.len() / 12));
-                for _ in 0..n {
-                    sources.push((r.str()?, r.f64()?));
-                }
+                let sources = r.list(12, |r| Some((r.str()?, r.f64()?)))?;
                 let aggregate = match r.u8()? {
                     0 => Aggregate::Sum,
                     1 => Aggregate::Min,
@@ -485,20 +475,12 @@ impl LogOp {
             },
             13 => {
                 let key = r.bytes()?;
-                let n = r.u32()? as usize;
-                let mut pairs = Vec::with_capacity(n.min(r.0.len() / 8));
-                for _ in 0..n {
-                    pairs.push((r.bytes()?, r.bytes()?));
-                }
+                let pairs = r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?;
                 LogOp::HSet { key, pairs }
             }
             14 => {
                 let key = r.bytes()?;
-                let n = r.u32()? as usize;
-                let mut fields = Vec::with_capacity(n.min(r.0.len() / 4));
-                for _ in 0..n {
-                    fields.push(r.bytes()?);
-                }
+                let fields = r.list(4, R::bytes)?;
                 LogOp::HDel { key, fields }
             }
             15 => LogOp::DelKey { key: r.bytes()? },
@@ -576,6 +558,21 @@ impl R<'_> {
     }
     fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
+    }
+    /// `count u32 | count × item`; reserves no more than the bytes left
+    /// could hold (at least `min_item` bytes an item), so a damaged count
+    /// cannot allocate.
+    fn list<T>(
+        &mut self,
+        min_item: usize,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        let n = self.u32()? as usize;
+        let mut v = Vec::with_capacity(n.min(self.0.len() / min_item));
+        for _ in 0..n {
+            v.push(item(self)?);
+        }
+        Some(v)
     }
     fn u32(&mut self) -> Option<u32> {
         Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
