@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check CI runs, in the order a failure is cheapest to report.
 # Installs what the tests need beyond the Rust toolchain: redis-server,
-# redis-tools and redis-py for the Redis-protocol tests.
+# redis-tools and redis-py for the Redis-protocol tests, and the Python and
+# Node.js leaderboard libraries they run unchanged.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +12,7 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --workspace --all-targets --release -- -D warnings
 
-echo "== test dependencies (redis-server, redis-cli, redis-py)"
+echo "== test dependencies (redis-server, redis-cli, redis-py, the leaderboard libraries)"
 # The Redis-protocol tests (crates/server/tests/resp_*.rs) diff podium's
 # replies against a real redis-server and drive it with redis-cli and
 # redis-py. Install them when missing; the tests start their own servers.
@@ -29,6 +30,12 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'redis>=5' 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'redis>=5'
     fi
+    # The MessagePack-RPC test (crates/server/tests/rpc.rs) drives podium
+    # with the `msgpack` package's Packer/Unpacker, a client podium did not write.
+    if ! python3 -c 'import msgpack' >/dev/null 2>&1; then
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet msgpack 2>/dev/null ||
+            PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages msgpack
+    fi
     # The Python leaderboard library of the Redis world (agoragames'
     # `leaderboard`) is written for redis-py 2.x: it gets a venv of its own.
     local venv=target/py-leaderboard
@@ -38,6 +45,21 @@ install_redis() {
     fi
 }
 install_redis
+
+# The Node.js leaderboard library of the Redis world (agoragames'
+# `agoragames-leaderboard`, on node_redis 0.8): the exact version, in a
+# prefix of its own under target/ (never committed); the test
+# node_leaderboard_library finds it through NODE_PATH.
+install_node_leaderboard() {
+    local prefix=target/node-leaderboard
+    if [ -d "$prefix/node_modules/agoragames-leaderboard" ]; then return; fi
+    if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+        echo "node and npm are needed for the Node.js leaderboard library test" >&2
+        exit 1
+    fi
+    npm install --prefix "$prefix" --no-audit --no-fund agoragames-leaderboard@2.1.0
+}
+install_node_leaderboard
 
 echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.

@@ -2,9 +2,14 @@
 //! redis-cli of Debian's redis-tools and redis-py (its current version),
 //! each run the same way against a real redis-server for comparison.
 //!
-//! redis-cli, redis-server and redis-py must be installed:
-//! `scripts/test.sh` installs them; without them these tests fail and say
-//! so.
+//! The leaderboard libraries of agoragames run unchanged the same way:
+//! the Python one (`leaderboard`, in the venv target/py-leaderboard) and
+//! the Node.js one (`agoragames-leaderboard`, under
+//! target/node-leaderboard/node_modules).
+//!
+//! redis-cli, redis-server, redis-py, node and those libraries must be
+//! installed: `scripts/test.sh` installs them; without them these tests
+//! fail and say so.
 
 mod resp;
 
@@ -288,6 +293,51 @@ fn python_leaderboard_library() {
         assert!(
             out.status.success() && text.contains("leaderboard library OK"),
             "the leaderboard library against {who} failed ({}):\n{text}",
+            out.status
+        );
+    }
+    assert!(podium.running(), "podium exited:\n{}", podium.output());
+}
+
+/// agoragames' leaderboard library for Node.js (`agoragames-leaderboard`
+/// 2.1.0 on node_redis 0.8), unchanged, runs the same leaderboard flow
+/// (plus its reverse, tie and competition ranking variants, merges and
+/// intersections) against real Redis and against podium with the same
+/// assertions.
+#[test]
+fn node_leaderboard_library() {
+    let node_modules =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/node-leaderboard/node_modules");
+    let ok = Command::new("node")
+        .args(["-e", "require('agoragames-leaderboard')"])
+        .env("NODE_PATH", &node_modules)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "node or the `agoragames-leaderboard` npm package is missing at {}: run scripts/test.sh, \
+         which installs it (npm install --prefix target/node-leaderboard \
+         agoragames-leaderboard@2.1.0)",
+        node_modules.display()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/leaderboard_lib_test.js");
+    let redis = RedisServer::start();
+    let mut podium = Podium::start(&[]);
+    for (who, port) in [("redis", redis.port()), ("podium", podium.port())] {
+        let out = Command::new("node")
+            .arg(&script)
+            .arg(port.to_string())
+            .env("NODE_PATH", &node_modules)
+            .output()
+            .expect("running the node leaderboard library test");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.status.success() && text.contains("node leaderboard library OK"),
+            "the node leaderboard library against {who} failed ({}):\n{text}",
             out.status
         );
     }
