@@ -12,7 +12,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::ApiError;
 
 /// A score on the wire: a JSON number, or `"inf"` / `"-inf"` (JSON has no
-/// infinities; Redis accepts them). Strings holding a number are accepted
+/// infinities; Redis accepts them); in MessagePack always a float. Strings holding a number are accepted
 /// too, so a CSV or form value passes through unchanged. NaN is refused.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Score(pub f64);
@@ -34,7 +34,9 @@ pub fn parse_score(s: &str) -> Result<f64, String> {
 
 impl Serialize for Score {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        if self.0.is_finite() {
+        // Binary formats (MessagePack) carry infinities as floats; only
+        // text formats need the strings.
+        if self.0.is_finite() || !s.is_human_readable() {
             s.serialize_f64(self.0)
         } else if self.0 > 0.0 {
             s.serialize_str("inf")

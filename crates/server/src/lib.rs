@@ -6,6 +6,7 @@ pub mod error;
 pub mod http;
 pub mod keyspace;
 pub mod resp;
+pub mod rpc;
 pub mod schedule;
 pub mod server;
 pub mod service;

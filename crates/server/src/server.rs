@@ -95,7 +95,17 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         tracing::info!(%local, "HTTP/JSON listening");
     }
     if let Some(addr) = settings.rpc {
-        tracing::warn!(%addr, "MessagePack-RPC protocol is not built yet in this version; not listening");
+        let listener = TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("cannot listen on {addr} for MessagePack-RPC"))?;
+        let local = listener.local_addr()?;
+        let cfg = crate::rpc::RpcConfig {
+            api_keys: settings.api_keys.clone(),
+        };
+        let stop = stop_rx.clone();
+        servers.spawn(crate::rpc::serve(listener, svc.clone(), cfg, stop));
+        println!("podium: rpc listening on {local}");
+        tracing::info!(%local, "MessagePack-RPC listening");
     }
     if let Some(addr) = settings.resp {
         let listener = TcpListener::bind(addr)

@@ -1,0 +1,749 @@
+//! One client connection: read frames, run each request, write the
+//! responses — pipelined, answered out of order, within fixed bounds.
+//!
+//! The reader runs every request as soon as its frame is complete, in the
+//! order sent: reads answer on the spot; a write is applied on the spot too
+//! (its future's first poll) and then waits for durability in a task of its
+//! own, so pipelined writes share one fsync (the log's group commit) and a
+//! write waiting for the disk holds up nothing behind it; a streamed result
+//! is written by a task of its own as well. Responses reach the socket
+//! through one writer task, in the order they are ready.
+//!
+//! Bounds per connection: [`MAX_IN_FLIGHT`] requests read and not yet
+//! answered, and [`MAX_HELD_BYTES`] of request frames and encoded responses
+//! held meanwhile. When either is used up the reader stops reading, so a
+//! client that does not read its answers is slowed by TCP, not buffered
+//! for. A streamed result holds at most a few chunks: its task reads the
+//! next chunk only when the writer has taken the previous one, so a slow
+//! reader stalls only its own connection.
+
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use rmpv::Value;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+use super::codec::{
+    self, Decoder, EnvelopeError, Message, MAX_FRAME_BYTES, UNAUTH_MAX_FRAME_BYTES,
+};
+use super::exec::{self, Chunk, Exec, Session, Shared, Streamed};
+use super::method::{self, Method};
+use crate::error::{ApiError, Code};
+use crate::service::Service;
+
+/// Requests read and not yet answered, per connection.
+pub const MAX_IN_FLIGHT: usize = 1024;
+/// Bytes of request frames and encoded responses a connection may hold
+/// (a single larger response waits until it is the only one held).
+pub const MAX_HELD_BYTES: usize = 128 << 20;
+/// The byte budget's unit.
+const UNIT: usize = 1024;
+/// Small responses are gathered up to this size into one write.
+const WRITE_BATCH: usize = 256 << 10;
+/// A streamed result's chunks aim at this size (entries vary from a few
+/// dozen bytes to several KiB with `data`).
+pub const CHUNK_TARGET_BYTES: usize = 512 << 10;
+/// Bounds on entries per chunk.
+pub const MIN_CHUNK: usize = 64;
+pub const MAX_CHUNK: usize = 10_000;
+/// At shutdown, how long answers still being written may take.
+const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// What a request holds until its answer is written.
+struct Held {
+    _slot: OwnedSemaphorePermit,
+    /// The request's bytes, then the response's.
+    _bytes: Option<OwnedSemaphorePermit>,
+}
+
+enum Out {
+    Bytes(Vec<u8>, Held),
+    /// `head`, then every chunk `rest` yields until it closes.
+    Stream {
+        head: Vec<u8>,
+        rest: mpsc::Receiver<Vec<u8>>,
+        _held: Held,
+    },
+}
+
+/// The per-connection bounds.
+#[derive(Clone)]
+struct Budget {
+    slots: Arc<Semaphore>,
+    bytes: Arc<Semaphore>,
+}
+
+fn units(len: usize) -> u32 {
+    (len.div_ceil(UNIT)).clamp(1, MAX_HELD_BYTES / UNIT) as u32
+}
+
+impl Budget {
+    fn new() -> Budget {
+        Budget {
+            slots: Arc::new(Semaphore::new(MAX_IN_FLIGHT)),
+            bytes: Arc::new(Semaphore::new(MAX_HELD_BYTES / UNIT)),
+        }
+    }
+
+    async fn bytes(&self, len: usize) -> OwnedSemaphorePermit {
+        // The semaphores are never closed.
+        self.bytes
+            .clone()
+            .acquire_many_owned(units(len))
+            .await
+            .expect("budget semaphore closed")
+    }
+
+    async fn request(&self, len: usize) -> Held {
+        let slot = self
+            .slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("budget semaphore closed");
+        Held {
+            _slot: slot,
+            _bytes: Some(self.bytes(len).await),
+        }
+    }
+}
+
+/// Where answers go: the writer task's queue.
+#[derive(Clone)]
+struct Replier {
+    tx: mpsc::UnboundedSender<Out>,
+    budget: Budget,
+}
+
+impl Replier {
+    /// Queues the answer to `msgid` (none for a notification: dropped).
+    async fn reply(&self, msgid: Option<u32>, res: Result<Vec<u8>, ApiError>, mut held: Held) {
+        if let Err(e) = &res {
+            metrics::counter!("podium_rpc_errors_total", "code" => e.code.as_str()).increment(1);
+        }
+        let Some(id) = msgid else { return };
+        let bytes = match res {
+            Ok(r) => codec::ok_response(id, &r),
+            Err(e) => codec::error_response(id, &e),
+        };
+        // The request's bytes are spent: swap them for the answer's, after
+        // letting go (a response the size of the whole budget must not wait
+        // for its own request).
+        held._bytes = None;
+        held._bytes = Some(self.budget.bytes(bytes.len()).await);
+        let _ = self.tx.send(Out::Bytes(bytes, held));
+    }
+}
+
+/// Serves one connection until the client leaves, breaks the protocol,
+/// or `stop` turns true.
+pub async fn serve_conn<S>(
+    stream: S,
+    svc: Arc<Service>,
+    shared: Arc<Shared>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> std::io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let (mut rd, wr) = tokio::io::split(stream);
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut writer = tokio::spawn(write_loop(wr, rx));
+    let replier = Replier {
+        tx,
+        budget: Budget::new(),
+    };
+    let mut conn = Conn {
+        svc,
+        session: Session::new(shared),
+        replier,
+        tasks: JoinSet::new(),
+    };
+    let mut decoder = Decoder::new();
+    let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    let mut stopping = false;
+    'read: loop {
+        loop {
+            while conn.tasks.try_join_next().is_some() {}
+            let max = if conn.session.authenticated() {
+                MAX_FRAME_BYTES
+            } else {
+                UNAUTH_MAX_FRAME_BYTES
+            };
+            match decoder.decode(&mut inbuf, max) {
+                Ok(Some(frame)) => {
+                    let held = tokio::select! {
+                        biased;
+                        _ = stop.wait_for(|s| *s) => { stopping = true; break 'read }
+                        h = conn.replier.budget.request(frame.len()) => h,
+                    };
+                    if !conn.frame(&frame, held).await {
+                        break 'read;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    tracing::debug!("closing a MessagePack-RPC connection: {e:?}");
+                    if let Some(id) = codec::peek_msgid(&inbuf) {
+                        let held = conn.replier.budget.request(0).await;
+                        conn.replier.reply(Some(id), Err(e.to_api()), held).await;
+                    }
+                    break 'read;
+                }
+            }
+        }
+        // A large frame's buffer is not kept for the connection's life.
+        if inbuf.is_empty() && inbuf.capacity() > 1 << 20 {
+            inbuf = BytesMut::with_capacity(16 * 1024);
+        }
+        if inbuf.capacity() - inbuf.len() < 8192 {
+            inbuf.reserve(64 * 1024);
+        }
+        tokio::select! {
+            biased;
+            _ = stop.wait_for(|s| *s) => { stopping = true; break 'read }
+            // The writer ends only on a write error: the client is gone.
+            _ = &mut writer => return Ok(()),
+            n = rd.read_buf(&mut inbuf) => {
+                // EOF, possibly inside a frame: nothing more to answer.
+                if n? == 0 {
+                    break 'read;
+                }
+            }
+        }
+    }
+    // Let the answers in progress finish, then the writer drains and
+    // closes. At shutdown a client that does not read gets a grace period.
+    let Conn { tasks, replier, .. } = conn;
+    drop(replier);
+    let finish = async move {
+        let mut tasks = tasks;
+        while tasks.join_next().await.is_some() {}
+        writer.await
+    };
+    let done = if stopping {
+        match tokio::time::timeout(STOP_GRACE, finish).await {
+            Ok(r) => r,
+            Err(_) => return Ok(()),
+        }
+    } else {
+        finish.await
+    };
+    match done {
+        Ok(r) => r,
+        Err(e) => Err(std::io::Error::other(e)),
+    }
+}
+
+struct Conn {
+    svc: Arc<Service>,
+    session: Session,
+    replier: Replier,
+    tasks: JoinSet<()>,
+}
+
+impl Conn {
+    /// Handles one frame; false: close the connection.
+    async fn frame(&mut self, frame: &[u8], held: Held) -> bool {
+        let value = match codec::decode_frame(frame) {
+            Ok(v) => v,
+            Err(e) => {
+                if let Some(id) = codec::peek_msgid(frame) {
+                    self.replier.reply(Some(id), Err(e), held).await;
+                }
+                return false;
+            }
+        };
+        match codec::envelope(value) {
+            Ok(Message::Request {
+                msgid,
+                method,
+                params,
+            }) => {
+                self.request(Some(msgid), &method, params, held).await;
+                true
+            }
+            Ok(Message::Notification { method, params }) => {
+                self.request(None, &method, params, held).await;
+                true
+            }
+            Err(EnvelopeError::Answer(id, e)) => {
+                self.replier.reply(Some(id), Err(e), held).await;
+                true
+            }
+            Err(EnvelopeError::Close(why)) => {
+                tracing::debug!("closing a MessagePack-RPC connection: {why}");
+                false
+            }
+        }
+    }
+
+    /// Runs one request (`msgid` None: a notification, never answered;
+    /// unknown ones and refused ones are dropped silently).
+    async fn request(&mut self, msgid: Option<u32>, name: &str, params: Vec<Value>, held: Held) {
+        let r = &self.replier;
+        metrics::counter!("podium_rpc_requests_total").increment(1);
+        let Some(m) = Method::from_name(name) else {
+            let e = ApiError::new(Code::NotFound, format!("unknown method {name:?}"));
+            return r.reply(msgid, Err(e), held).await;
+        };
+        if let Err(e) = self.session.check(m) {
+            return r.reply(msgid, Err(e), held).await;
+        }
+        if msgid.is_none() && !m.is_write() {
+            return;
+        }
+        let call = match method::parse(m, params) {
+            Ok(c) => c,
+            Err(e) => return r.reply(msgid, Err(e), held).await,
+        };
+        if let method::Call::Auth { key } = &call {
+            let res = self.session.auth(key);
+            return r.reply(msgid, res, held).await;
+        }
+        match exec::execute(&self.svc, call) {
+            Exec::Ready(res) => r.reply(msgid, res, held).await,
+            Exec::Later(mut fut) => {
+                // The first poll applies the write now, before the next
+                // request is read: writes apply in the order sent.
+                let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+                match first {
+                    Poll::Ready(res) => r.reply(msgid, res, held).await,
+                    Poll::Pending => {
+                        let r = r.clone();
+                        self.tasks.spawn(async move {
+                            let res = fut.await;
+                            r.reply(msgid, res, held).await;
+                        });
+                    }
+                }
+            }
+            Exec::Stream(s) => {
+                // Notifications of reads never get here.
+                let Some(id) = msgid else { return };
+                let r = r.clone();
+                self.tasks.spawn(stream(r, id, s, held));
+            }
+        }
+    }
+}
+
+/// Writes a streamed result: envelope, head and first chunk at once, then
+/// chunk after chunk, each read only once the writer has room for it.
+/// Exactly `total` entries follow the head: if the board lost entries
+/// meanwhile (or was deleted), the rest of the array is nil.
+async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
+    let Streamed {
+        head: result_head,
+        total,
+        first,
+        fetch,
+    } = s;
+    let mut head = Vec::with_capacity(result_head.len() + first.bytes.len() + 8);
+    codec::ok_head(msgid, &mut head);
+    head.extend_from_slice(&result_head);
+    head.extend_from_slice(&first.bytes);
+    let mut done = first.count as u64;
+    let mut want = next_want(first.count, first.bytes.len(), exec::FIRST_CHUNK);
+    drop(first);
+    let (tx, rest) = mpsc::channel::<Vec<u8>>(1);
+    if r.tx
+        .send(Out::Stream {
+            head,
+            rest,
+            _held: held,
+        })
+        .is_err()
+    {
+        return;
+    }
+    let mut ended = false;
+    while done < total {
+        let n = want.min((total - done) as usize);
+        let chunk = if ended {
+            None
+        } else {
+            let f = fetch.clone();
+            // A chunk is milliseconds of work under the board's read lock:
+            // off the async workers, as HTTP's export does.
+            match tokio::task::spawn_blocking(move || f(done, n)).await {
+                // More than asked for cannot be cut out of encoded bytes;
+                // the service never returns more, so it is treated as the end.
+                Ok(Ok(c)) if c.count > 0 && c.count <= n => Some(c),
+                Ok(Err(e)) => {
+                    tracing::debug!("a streamed answer ended early: {e}");
+                    None
+                }
+                _ => None,
+            }
+        };
+        let bytes = match chunk {
+            Some(Chunk { bytes, count }) => {
+                done += count as u64;
+                want = next_want(count, bytes.len(), want);
+                bytes
+            }
+            None => {
+                ended = true;
+                let pad = ((total - done) as usize).min(64 << 10);
+                done += pad as u64;
+                vec![0xc0; pad]
+            }
+        };
+        if tx.send(bytes).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The next chunk's entry count, from the last one's bytes per entry.
+fn next_want(count: usize, bytes: usize, last: usize) -> usize {
+    if count == 0 || bytes == 0 {
+        return last.clamp(MIN_CHUNK, MAX_CHUNK);
+    }
+    let per = bytes.div_ceil(count).max(1);
+    (CHUNK_TARGET_BYTES / per).clamp(MIN_CHUNK, MAX_CHUNK)
+}
+
+/// Writes answers as they are queued, small ones gathered into one write.
+async fn write_loop<W: AsyncWrite + Unpin>(
+    mut wr: W,
+    mut rx: mpsc::UnboundedReceiver<Out>,
+) -> std::io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut held: Vec<Held> = Vec::new();
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(out) = next.take() {
+            match out {
+                Out::Bytes(b, h) => {
+                    if buf.is_empty() && b.len() >= WRITE_BATCH {
+                        wr.write_all(&b).await?;
+                    } else {
+                        buf.extend_from_slice(&b);
+                        held.push(h);
+                    }
+                }
+                Out::Stream {
+                    head,
+                    mut rest,
+                    _held,
+                } => {
+                    buf.extend_from_slice(&head);
+                    wr.write_all(&buf).await?;
+                    buf.clear();
+                    held.clear();
+                    while let Some(chunk) = rest.recv().await {
+                        wr.write_all(&chunk).await?;
+                    }
+                }
+            }
+            if buf.len() >= WRITE_BATCH {
+                wr.write_all(&buf).await?;
+                buf.clear();
+                held.clear();
+            }
+            next = rx.try_recv().ok();
+        }
+        if !buf.is_empty() {
+            wr.write_all(&buf).await?;
+            buf.clear();
+            held.clear();
+        }
+        if buf.capacity() > 4 * WRITE_BATCH {
+            buf = Vec::with_capacity(64 * 1024);
+        }
+        wr.flush().await?;
+    }
+    wr.shutdown().await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::duplex;
+
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut b = Vec::new();
+        rmpv::encode::write_value(&mut b, v).unwrap();
+        b
+    }
+
+    fn req(id: u32, method: &str, params: Vec<Value>) -> Vec<u8> {
+        enc(&Value::Array(vec![
+            0.into(),
+            id.into(),
+            method.into(),
+            Value::Array(params),
+        ]))
+    }
+
+    fn map(kv: &[(&str, Value)]) -> Value {
+        Value::Map(
+            kv.iter()
+                .map(|(k, v)| (Value::from(*k), v.clone()))
+                .collect(),
+        )
+    }
+
+    /// Sends `input` in pieces, then reads every message until the server
+    /// closes (or goes quiet for a while).
+    async fn session(
+        svc: Arc<Service>,
+        keys: Vec<crate::settings::ApiKey>,
+        input: Vec<u8>,
+        chunk: usize,
+    ) -> (Vec<Value>, bool) {
+        let shared = Arc::new(Shared { api_keys: keys });
+        let (client, server) = duplex(1 << 16);
+        let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let task = tokio::spawn(serve_conn(server, svc, shared, stop_rx));
+        let (mut rd, mut wr) = tokio::io::split(client);
+        let writer = tokio::spawn(async move {
+            for piece in input.chunks(chunk.max(1)) {
+                if wr.write_all(piece).await.is_err() {
+                    break;
+                }
+                tokio::task::yield_now().await;
+            }
+            wr
+        });
+        let mut got = Vec::new();
+        let mut buf = [0u8; 8192];
+        let mut closed = false;
+        loop {
+            match tokio::time::timeout(Duration::from_millis(500), rd.read(&mut buf)).await {
+                Ok(Ok(0)) | Ok(Err(_)) => {
+                    closed = true;
+                    break;
+                }
+                Err(_) => break,
+                Ok(Ok(n)) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        drop(writer.await);
+        task.abort();
+        let mut rdr = &got[..];
+        let mut out = Vec::new();
+        while !rdr.is_empty() {
+            out.push(rmpv::decode::read_value(&mut rdr).unwrap());
+        }
+        (out, closed)
+    }
+
+    fn by_id(msgs: &[Value], id: u32) -> &Value {
+        msgs.iter()
+            .find(|m| m[1].as_u64() == Some(u64::from(id)))
+            .unwrap_or_else(|| panic!("no answer to {id} in {msgs:?}"))
+    }
+
+    #[tokio::test]
+    async fn pipelined_requests_and_notifications_whatever_the_chunking() {
+        let mut input = Vec::new();
+        input.extend(enc(&Value::Array(vec![
+            2.into(),
+            "nvim_hello".into(),
+            Value::Array(vec![]),
+        ])));
+        input.extend(req(
+            0,
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[("member", "a".into()), ("score", 1.into())]),
+            ],
+        ));
+        input.extend(enc(&Value::Array(vec![
+            2.into(),
+            "submit".into(),
+            Value::Array(vec![
+                "lb".into(),
+                map(&[("member", "b".into()), ("score", 2.into())]),
+            ]),
+        ])));
+        input.extend(req(u32::MAX, "rank", vec!["lb".into(), "b".into()]));
+        input.extend(req(2, "nope", vec![]));
+        input.extend(req(3, "rank", vec!["lb".into(), "zz".into()]));
+        for chunk in [1, 5, 1000] {
+            let svc = Arc::new(Service::in_memory());
+            let (msgs, _) = session(svc, vec![], input.clone(), chunk).await;
+            assert_eq!(msgs.len(), 4, "chunk {chunk}: {msgs:?}");
+            assert_eq!(by_id(&msgs, 0)[2], Value::Nil);
+            let rank = &by_id(&msgs, u32::MAX)[3];
+            assert_eq!(rank["rank"], Value::from(1), "{rank}");
+            let e = &by_id(&msgs, 2)[2];
+            assert_eq!(e[0], Value::from("not_found"));
+            assert_eq!(e[1], Value::from("unknown method \"nope\""));
+            assert_eq!(by_id(&msgs, 3)[2][0], Value::from("member_not_found"));
+        }
+    }
+
+    #[tokio::test]
+    async fn hostile_frames_answer_when_possible_and_close() {
+        // 2^31 string length: answered (the id is readable), then closed.
+        let mut f = vec![0x94, 0x00, 0x07, 0xa3, b't', b'o', b'p', 0x91, 0xdb];
+        f.extend_from_slice(&(1u32 << 31).to_be_bytes());
+        let mut input = req(1, "boards", vec![]);
+        input.extend(f);
+        let (msgs, closed) = session(Arc::new(Service::in_memory()), vec![], input, 3).await;
+        assert!(closed);
+        assert_eq!(msgs.len(), 2, "{msgs:?}");
+        assert_eq!(by_id(&msgs, 7)[2][0], Value::from("payload_too_large"));
+        // Not a request and no id: just closed, after earlier answers.
+        let mut input = req(1, "boards", vec![]);
+        input.extend(enc(&Value::from("hello")));
+        input.extend(req(2, "boards", vec![]));
+        let (msgs, closed) = session(Arc::new(Service::in_memory()), vec![], input, 100).await;
+        assert!(closed);
+        assert_eq!(msgs.len(), 1);
+        // Bad envelope with an id: answered, and the connection goes on.
+        let mut input = enc(&Value::Array(vec![0.into(), 5.into(), "rank".into()]));
+        input.extend(req(6, "boards", vec![]));
+        let (msgs, _) = session(Arc::new(Service::in_memory()), vec![], input, 100).await;
+        assert_eq!(by_id(&msgs, 5)[2][0], Value::from("malformed_request"));
+        assert_eq!(by_id(&msgs, 6)[2], Value::Nil);
+    }
+
+    #[tokio::test]
+    async fn auth_first_and_small_frames_before_it() {
+        let keys = vec![crate::settings::ApiKey::new(
+            "readkey-0123456789abcdef",
+            crate::settings::Scope::Read,
+        )
+        .unwrap()];
+        let mut input = req(1, "boards", vec![]);
+        input.extend(req(2, "auth", vec!["readkey-0123456789abcdef".into()]));
+        input.extend(req(3, "boards", vec![]));
+        input.extend(req(4, "board_delete", vec!["x".into()]));
+        let (msgs, _) = session(Arc::new(Service::in_memory()), keys.clone(), input, 7).await;
+        assert_eq!(by_id(&msgs, 1)[2][0], Value::from("unauthorized"));
+        assert_eq!(by_id(&msgs, 2)[3]["scope"], Value::from("read"));
+        assert_eq!(by_id(&msgs, 3)[2], Value::Nil);
+        assert_eq!(by_id(&msgs, 4)[2][0], Value::from("forbidden"));
+        // Before auth, a frame over 64 KiB is refused.
+        let big = req(
+            9,
+            "submit_many",
+            vec!["lb".into(), Value::Array(vec!["x".repeat(70_000).into()])],
+        );
+        let (msgs, closed) = session(Arc::new(Service::in_memory()), keys, big, 4096).await;
+        assert!(closed);
+        assert_eq!(by_id(&msgs, 9)[2][0], Value::from("payload_too_large"));
+    }
+
+    #[tokio::test]
+    async fn streamed_results_declare_and_deliver_exactly_their_count() {
+        let svc = Arc::new(Service::in_memory());
+        let n = 3000;
+        let entries: Vec<_> = (0..n)
+            .map(|i| crate::api::SubmitIn::new(format!("m{i:05}"), i as f64))
+            .collect();
+        svc.submit("big", &entries).await.unwrap();
+        let mut input = req(1, "export", vec!["big".into()]);
+        input.extend(req(
+            2,
+            "range_by_rank",
+            vec![
+                "big".into(),
+                10.into(),
+                2009.into(),
+                map(&[("with_data", true.into())]),
+            ],
+        ));
+        input.extend(req(
+            3,
+            "range_by_score",
+            vec![
+                "big".into(),
+                map(&[
+                    ("min", 100.into()),
+                    ("limit", 5000.into()),
+                    ("offset", 1.into()),
+                ]),
+            ],
+        ));
+        input.extend(req(
+            4,
+            "range_by_rank",
+            vec!["big".into(), 2900.into(), 4000.into()],
+        ));
+        let (msgs, _) = session(svc, vec![], input, 1000).await;
+        let export = by_id(&msgs, 1)[3].as_array().unwrap();
+        assert_eq!(export.len(), n);
+        assert_eq!(export[0]["member"], Value::from("m02999"));
+        assert_eq!(export[n - 1]["rank"], Value::from(n));
+        let r = &by_id(&msgs, 2)[3];
+        let e = r["entries"].as_array().unwrap();
+        assert_eq!(e.len(), 2000);
+        assert_eq!(e[0]["rank"], Value::from(10));
+        assert_eq!(e[1999]["rank"], Value::from(2009));
+        assert_eq!(r["total"], Value::from(n));
+        let s = by_id(&msgs, 3)[3]["entries"].as_array().unwrap().clone();
+        assert_eq!(s.len(), n - 100 - 1);
+        assert_eq!(s[0]["score"], Value::F64(2998.0));
+        assert_eq!(s[s.len() - 1]["score"], Value::F64(100.0));
+        let tail = by_id(&msgs, 4)[3]["entries"].as_array().unwrap().clone();
+        assert_eq!(tail.len(), 101);
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_runs_short_is_completed_with_nil() {
+        // Declares 10 entries; the "board" holds only 5 by the second chunk.
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let budget = Budget::new();
+        let r = Replier {
+            tx,
+            budget: budget.clone(),
+        };
+        let entry = |i: u64| enc(&Value::from(i));
+        let fetch: exec::Fetch = Arc::new(move |done, want| {
+            let have = 5u64.saturating_sub(done).min(want as u64);
+            let bytes = (done..done + have).flat_map(entry).collect::<Vec<u8>>();
+            Ok(Chunk {
+                bytes,
+                count: have as usize,
+            })
+        });
+        let s = Streamed {
+            head: vec![0x9a],
+            total: 10,
+            first: Chunk {
+                bytes: [entry(0), entry(1), entry(2)].concat(),
+                count: 3,
+            },
+            fetch,
+        };
+        let held = budget.request(10).await;
+        tokio::spawn(stream(r, 42, s, held));
+        let Some(Out::Stream {
+            mut head, mut rest, ..
+        }) = rx.recv().await
+        else {
+            panic!("no stream")
+        };
+        while let Some(c) = rest.recv().await {
+            head.extend(c);
+        }
+        let v = rmpv::decode::read_value(&mut &head[..]).unwrap();
+        let mut want: Vec<Value> = (0..5u64).map(Value::from).collect();
+        want.extend(std::iter::repeat_n(Value::Nil, 5));
+        assert_eq!(
+            v,
+            Value::Array(vec![1.into(), 42.into(), Value::Nil, Value::Array(want)])
+        );
+        // Everything the stream held is given back.
+        assert_eq!(budget.slots.available_permits(), MAX_IN_FLIGHT);
+    }
+
+    #[test]
+    fn chunk_sizes_follow_entry_sizes() {
+        assert_eq!(next_want(100, 100 * 100, 256), CHUNK_TARGET_BYTES / 100);
+        assert_eq!(next_want(100, 100 * 10, 256), MAX_CHUNK);
+        assert_eq!(next_want(100, 100 * 10_000, 256), MIN_CHUNK);
+        assert_eq!(next_want(0, 0, 256), 256);
+    }
+}

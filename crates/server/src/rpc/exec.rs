@@ -1,0 +1,775 @@
+//! Running a typed [`Call`]: one [`Service`] method per operation (the
+//! ones the HTTP handlers call), its result DTO from `crate::api` encoded
+//! as a MessagePack map with the HTTP API's field names; and the
+//! connection's authentication state.
+//!
+//! Results come in three kinds ([`Exec`]): reads answer at once; writes
+//! return a future, whose first poll applies the write and which resolves
+//! once the write is durable; large lists (`export`, long `range_by_*`)
+//! return a [`Streamed`] result: the encoded prefix of the result and its
+//! entry count, plus a function reading later entries chunk by chunk,
+//! which the connection writes to the socket as it goes.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::method::{Call, ImportEntry, Method, RangeBy};
+use crate::api::{ErrorBody, SubmitIn, SubmitItem};
+use crate::error::{ApiError, Code};
+use crate::service::{Service, MAX_RANGE};
+use crate::settings::{ApiKey, Scope};
+
+/// Entries in the first chunk of a streamed result, read before the answer
+/// starts; later chunks are sized by the connection (see `conn`).
+pub const FIRST_CHUNK: usize = 256;
+
+/// An encoded result (no envelope), or the error to answer with.
+pub type Res = Result<Vec<u8>, ApiError>;
+
+pub type Pending = Pin<Box<dyn Future<Output = Res> + Send>>;
+
+/// Encoded entries and how many.
+pub struct Chunk {
+    pub bytes: Vec<u8>,
+    pub count: usize,
+}
+
+/// Reads `want` entries starting `done` entries into the result.
+pub type Fetch = Arc<dyn Fn(u64, usize) -> Result<Chunk, ApiError> + Send + Sync>;
+
+/// A result too large to hold: `head` (the result up to and including the
+/// header of its entry array, which declares `total` entries), the first
+/// entries, and how to read the rest.
+pub struct Streamed {
+    pub head: Vec<u8>,
+    pub total: u64,
+    pub first: Chunk,
+    pub fetch: Fetch,
+}
+
+pub enum Exec {
+    Ready(Res),
+    /// A write: the first poll applies it (the connection polls it before
+    /// reading the next request, so writes apply in the order sent).
+    Later(Pending),
+    Stream(Streamed),
+}
+
+pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
+    rmp_serde::to_vec_named(v)
+        .map_err(|e| ApiError::new(Code::Internal, format!("encoding the result: {e}")))
+}
+
+fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
+    let mut bytes = Vec::with_capacity(items.len() * 48);
+    for it in items {
+        rmp_serde::encode::write_named(&mut bytes, it)
+            .map_err(|e| ApiError::new(Code::Internal, format!("encoding the result: {e}")))?;
+    }
+    Ok(Chunk {
+        bytes,
+        count: items.len(),
+    })
+}
+
+// HTTP answers these with inline JSON objects; the same fields here.
+
+#[derive(Serialize)]
+struct SubmitManyOut<'a> {
+    board: &'a str,
+    results: &'a [SubmitItem],
+}
+
+#[derive(Serialize)]
+struct DeletedOut<'a> {
+    board: &'a str,
+    deleted: bool,
+}
+
+#[derive(Serialize)]
+struct ImportError {
+    line: u64,
+    member: Option<String>,
+    error: ErrorBody,
+}
+
+#[derive(Serialize)]
+struct ImportOut<'a> {
+    board: &'a str,
+    imported: u64,
+    failed: u64,
+    errors: &'a [ImportError],
+}
+
+#[derive(Serialize)]
+struct AuthOut {
+    scope: &'static str,
+}
+
+/// What every connection of one listener shares.
+pub struct Shared {
+    pub api_keys: Vec<ApiKey>,
+}
+
+impl Shared {
+    /// The scope of the key equal to `presented`, comparing with every key
+    /// so the time taken does not tell which matched.
+    fn scope_of(&self, presented: &str) -> Option<Scope> {
+        self.api_keys.iter().fold(None, |found, k| {
+            if k.matches(presented) {
+                Some(k.scope)
+            } else {
+                found
+            }
+        })
+    }
+}
+
+/// One connection's authentication.
+pub struct Session {
+    shared: Arc<Shared>,
+    /// The key's scope; without keys configured, `Admin`.
+    scope: Option<Scope>,
+}
+
+impl Session {
+    pub fn new(shared: Arc<Shared>) -> Session {
+        let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
+        Session { shared, scope }
+    }
+
+    pub fn authenticated(&self) -> bool {
+        self.scope.is_some()
+    }
+
+    /// Whether this connection may call `m` (HTTP's codes and texts).
+    pub fn check(&self, m: Method) -> Result<(), ApiError> {
+        let Some(needed) = m.scope() else {
+            return Ok(());
+        };
+        match self.scope {
+            None => Err(ApiError::new(
+                Code::Unauthorized,
+                "this request needs an API key: call auth(key) first",
+            )),
+            Some(s) if !s.allows(needed) => Err(ApiError::new(
+                Code::Forbidden,
+                format!(
+                    "this request needs a key of scope {}; this key has scope {}",
+                    needed.as_str(),
+                    s.as_str()
+                ),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// `auth(key)`. Without keys configured every call is allowed, so any
+    /// key is accepted (generic clients may authenticate unconditionally).
+    /// A wrong key leaves the connection as it was.
+    pub fn auth(&mut self, key: &str) -> Res {
+        if self.shared.api_keys.is_empty() {
+            return encode(&AuthOut { scope: "admin" });
+        }
+        match self.shared.scope_of(key) {
+            Some(s) => {
+                self.scope = Some(s);
+                encode(&AuthOut { scope: s.as_str() })
+            }
+            None => Err(ApiError::new(Code::Unauthorized, "unknown API key")),
+        }
+    }
+}
+
+fn later<F>(f: F) -> Exec
+where
+    F: Future<Output = Res> + Send + 'static,
+{
+    Exec::Later(Box::pin(f))
+}
+
+/// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
+pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
+    let svc = svc.clone();
+    let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
+    match call {
+        // ------------------------------------------------------ writes
+        Call::Submit { board, entry } => {
+            later(async move { encode(&svc.submit_one(&board, &entry).await?) })
+        }
+        Call::SubmitMany { board, entries } => later(async move {
+            let results = svc.submit(&board, &entries).await?;
+            encode(&SubmitManyOut {
+                board: &board,
+                results: &results,
+            })
+        }),
+        Call::Remove { board, members } => {
+            later(async move { encode(&svc.remove(&board, &members).await?) })
+        }
+        Call::RemoveRange { board, by } => later(async move {
+            let out = match by {
+                RangeBy::Rank { start, stop } => svc.remove_rank_range(&board, start, stop).await?,
+                RangeBy::Score(b) => svc.remove_score_range(&board, b).await?,
+            };
+            encode(&out)
+        }),
+        Call::SetData {
+            board,
+            member,
+            name,
+            data,
+        } => later(async move { encode(&svc.set_data(&board, &member, name, data).await?) }),
+        Call::BoardCreate { board, config } => {
+            later(async move { encode(&svc.board_create(&board, &config).await?) })
+        }
+        Call::BoardUpdate { board, config } => {
+            later(async move { encode(&svc.board_put(&board, &config).await?) })
+        }
+        Call::BoardDelete { board } => later(async move {
+            svc.board_delete(&board).await?;
+            encode(&DeletedOut {
+                board: &board,
+                deleted: true,
+            })
+        }),
+        Call::Reset { board } => later(async move { encode(&svc.reset(&board).await?) }),
+        Call::Combine {
+            dest,
+            req,
+            intersect,
+        } => later(async move { encode(&svc.combine(&dest, &req, intersect).await?) }),
+        Call::Import { board, entries } => {
+            later(async move { import(&svc, &board, entries).await })
+        }
+
+        // ------------------------------------------------------- reads
+        Call::Entry {
+            board,
+            member,
+            page_size,
+        } => ready(
+            svc.entry(&board, &member, page_size)
+                .and_then(|o| encode(&o)),
+        ),
+        Call::Rank { board, member } => ready(svc.rank(&board, &member).and_then(|o| encode(&o))),
+        Call::Count { board, bounds } => ready(svc.count(&board, bounds).and_then(|o| encode(&o))),
+        Call::Top {
+            board,
+            page,
+            page_size,
+            with_data,
+        } => ready(
+            svc.top(&board, page, page_size, with_data)
+                .and_then(|o| encode(&o)),
+        ),
+        Call::RangeByRank {
+            board,
+            start,
+            stop,
+            from_worst,
+            with_data,
+        } => range_by_rank(svc, board, start, stop, from_worst, with_data),
+        Call::RangeByScore {
+            board,
+            bounds,
+            from_worst,
+            offset,
+            limit,
+            with_data,
+        } => {
+            let offset = offset.unwrap_or(0);
+            let limit = limit
+                .unwrap_or(crate::service::DEFAULT_PAGE_SIZE)
+                .min(MAX_RANGE);
+            let fetch: Fetch = {
+                let (svc, board) = (svc.clone(), board.clone());
+                Arc::new(move |done, want| {
+                    let r = svc.range_by_score(
+                        &board,
+                        bounds,
+                        from_worst,
+                        Some(offset + done),
+                        Some(want as u64),
+                        with_data,
+                    )?;
+                    encode_entries(&r.entries)
+                })
+            };
+            if limit <= FIRST_CHUNK as u64 {
+                return ready(
+                    svc.range_by_score(
+                        &board,
+                        bounds,
+                        from_worst,
+                        Some(offset),
+                        Some(limit),
+                        with_data,
+                    )
+                    .and_then(|o| encode(&o)),
+                );
+            }
+            // The count comes first; the first chunk is read with it so
+            // that a bad range is an error answer, not a broken stream.
+            let mut first = match svc.range_by_score(
+                &board,
+                bounds,
+                from_worst,
+                Some(offset),
+                Some(FIRST_CHUNK as u64),
+                with_data,
+            ) {
+                Ok(r) => r,
+                Err(e) => return ready(Err(e)),
+            };
+            let total = match svc.count(&board, bounds) {
+                Ok(c) => limit.min(c.count.saturating_sub(offset)),
+                Err(e) => return ready(Err(e)),
+            };
+            first.entries.truncate(total as usize);
+            let chunk = match encode_entries(&first.entries) {
+                Ok(c) => c,
+                Err(e) => return ready(Err(e)),
+            };
+            first.entries.clear();
+            streamed(&first, total, chunk, fetch)
+        }
+        Call::Around {
+            board,
+            member,
+            page_size,
+            with_data,
+        } => ready(
+            svc.around(&board, &member, page_size, with_data)
+                .and_then(|o| encode(&o)),
+        ),
+        Call::Ranks {
+            board,
+            members,
+            with_data,
+        } => ready(
+            svc.ranks(&board, &members, with_data)
+                .and_then(|o| encode(&o)),
+        ),
+        Call::Percentile { board, member } => {
+            ready(svc.percentile(&board, &member).and_then(|o| encode(&o)))
+        }
+        Call::ScoreAtPercentile { board, p } => {
+            ready(svc.score_at_percentile(&board, p).and_then(|o| encode(&o)))
+        }
+        Call::Boards => ready(encode(&svc.boards())),
+        Call::BoardInfo { board } => ready(svc.board_info(&board).and_then(|o| encode(&o))),
+        Call::Export { board } => export(svc, board),
+        Call::Auth { .. } => ready(Err(ApiError::new(Code::Internal, "auth is the session's"))),
+    }
+}
+
+/// A [`crate::api::RangeOut`] streamed: its fields as the DTO encodes them,
+/// `entries` last with the declared count.
+fn streamed(out: &crate::api::RangeOut, total: u64, first: Chunk, fetch: Fetch) -> Exec {
+    let head = match range_head(out, total) {
+        Ok(h) => h,
+        Err(e) => return Exec::Ready(Err(e)),
+    };
+    if first.count as u64 >= total {
+        let mut all = head;
+        all.extend_from_slice(&first.bytes);
+        return Exec::Ready(Ok(all));
+    }
+    Exec::Stream(Streamed {
+        head,
+        total,
+        first,
+        fetch,
+    })
+}
+
+/// The encoding of `out` (its entries emptied) up to its entry array,
+/// whose header declares `total` entries. `entries` is the DTO's last
+/// field, so its empty array is the encoding's last byte.
+fn range_head(out: &crate::api::RangeOut, total: u64) -> Res {
+    debug_assert!(out.entries.is_empty());
+    let mut head = encode(out)?;
+    if head.pop() != Some(0x90) {
+        return Err(ApiError::new(Code::Internal, "unexpected result encoding"));
+    }
+    let n = u32::try_from(total).map_err(|_| ApiError::bad("too many entries for one answer"))?;
+    let _ = rmp::encode::write_array_len(&mut head, n);
+    Ok(head)
+}
+
+fn range_by_rank(
+    svc: Arc<Service>,
+    board: String,
+    start: u64,
+    stop: u64,
+    from_worst: bool,
+    with_data: bool,
+) -> Exec {
+    let ready = |r: Res| Exec::Ready(r);
+    let len = stop.saturating_sub(start).saturating_add(1);
+    if start == 0 || stop < start || len <= FIRST_CHUNK as u64 {
+        return ready(
+            svc.range_by_rank(&board, start, stop, from_worst, with_data)
+                .and_then(|o| encode(&o)),
+        );
+    }
+    // Over the per-call limit: HTTP's error, before anything is read.
+    if stop - start >= MAX_RANGE {
+        return ready(
+            svc.range_by_rank(&board, start, stop, from_worst, with_data)
+                .and_then(|o| encode(&o)),
+        );
+    }
+    // The first window gives the board's size, and with it the count.
+    let first_stop = start + FIRST_CHUNK as u64 - 1;
+    let mut first = match svc.range_by_rank(&board, start, first_stop, from_worst, with_data) {
+        Ok(r) => r,
+        Err(e) => return ready(Err(e)),
+    };
+    let total = stop.min(first.total).saturating_sub(start - 1);
+    let chunk = match encode_entries(&first.entries) {
+        Ok(c) => c,
+        Err(e) => return ready(Err(e)),
+    };
+    first.entries.clear();
+    let fetch: Fetch = Arc::new(move |done, want| {
+        let from = start + done;
+        let r = svc.range_by_rank(&board, from, from + want as u64 - 1, from_worst, with_data)?;
+        encode_entries(&r.entries)
+    });
+    streamed(&first, total, chunk, fetch)
+}
+
+/// `export`: every entry, best first, as `export`'s NDJSON lines are
+/// (`member`, `score`, `rank`, `name`, `data`), in one array.
+fn export(svc: Arc<Service>, board: String) -> Exec {
+    let total = match svc.board_info(&board) {
+        Ok(i) => i.members,
+        Err(e) => return Exec::Ready(Err(e)),
+    };
+    let fetch: Fetch = Arc::new(move |done, want| {
+        let lines = svc.export_chunk(&board, done as usize, want)?;
+        encode_entries(&lines)
+    });
+    let first = match fetch(0, FIRST_CHUNK.min(total as usize)) {
+        Ok(c) => c,
+        Err(e) => return Exec::Ready(Err(e)),
+    };
+    let mut head = Vec::with_capacity(5);
+    let n = match u32::try_from(total) {
+        Ok(n) => n,
+        Err(_) => return Exec::Ready(Err(ApiError::bad("too many entries for one answer"))),
+    };
+    let _ = rmp::encode::write_array_len(&mut head, n);
+    if first.count as u64 >= total {
+        head.extend_from_slice(&first.bytes);
+        return Exec::Ready(Ok(head));
+    }
+    Exec::Stream(Streamed {
+        head,
+        total,
+        first,
+        fetch,
+    })
+}
+
+/// Errors that belong to one entry, not to the board or the server (as
+/// HTTP's import tells them apart).
+fn entry_error(c: Code) -> bool {
+    matches!(
+        c,
+        Code::InvalidMember | Code::InvalidScore | Code::InvalidData | Code::InvalidArgument
+    )
+}
+
+/// Most per-entry errors an `import` answer lists (as HTTP's).
+const MAX_IMPORT_ERRORS: usize = 100;
+
+/// `import` of one batch, with HTTP import's rules: an entry that fails
+/// fails alone (`line` is its 1-based position in the batch) and the rest
+/// apply; errors of the board itself fail the call.
+async fn import(svc: &Service, board: &str, entries: Vec<ImportEntry>) -> Res {
+    let mut failed = 0u64;
+    let mut errors: Vec<ImportError> = Vec::new();
+    let mut fail =
+        |errors: &mut Vec<ImportError>, line: usize, member: Option<String>, error: ErrorBody| {
+            failed += 1;
+            errors.push(ImportError {
+                line: line as u64 + 1,
+                member,
+                error,
+            });
+        };
+    let mut batch: Vec<SubmitIn> = Vec::with_capacity(entries.len());
+    let mut lines: Vec<usize> = Vec::with_capacity(entries.len());
+    for (i, e) in entries.into_iter().enumerate() {
+        match e {
+            Ok(e) => match check_entry(&e) {
+                Ok(()) => {
+                    batch.push(e);
+                    lines.push(i);
+                }
+                Err(err) => fail(&mut errors, i, Some(e.member), ErrorBody::from(&err)),
+            },
+            Err((member, err)) => fail(&mut errors, i, member, ErrorBody::from(&err)),
+        }
+    }
+    let mut imported = 0u64;
+    // The engine refuses a whole batch when one entry fails its checks:
+    // halve until the bad entries stand alone (refused attempts write
+    // nothing), keeping the order of the rest.
+    let mut todo = vec![(0, batch.len())];
+    while let Some((a, b)) = todo.pop() {
+        if a == b {
+            continue;
+        }
+        match svc.submit(board, &batch[a..b]).await {
+            Ok(items) => {
+                for (&line, item) in lines[a..b].iter().zip(items) {
+                    match item {
+                        SubmitItem::Ok(_) => imported += 1,
+                        SubmitItem::Err { member, error } => {
+                            fail(&mut errors, line, Some(member), error)
+                        }
+                    }
+                }
+            }
+            Err(e) if entry_error(e.code) && b - a > 1 => {
+                let mid = a + (b - a) / 2;
+                todo.push((mid, b));
+                todo.push((a, mid));
+            }
+            Err(e) if entry_error(e.code) => {
+                fail(
+                    &mut errors,
+                    lines[a],
+                    Some(batch[a].member.clone()),
+                    ErrorBody::from(&e),
+                );
+            }
+            Err(mut e) => {
+                if imported > 0 {
+                    e.message = format!(
+                        "{} (the import stopped; {imported} entries were imported before)",
+                        e.message
+                    );
+                }
+                return Err(e);
+            }
+        }
+    }
+    errors.sort_by_key(|e| e.line);
+    errors.truncate(MAX_IMPORT_ERRORS);
+    encode(&ImportOut {
+        board,
+        imported,
+        failed,
+        errors: &errors,
+    })
+}
+
+/// The checks `Service::submit` makes of a whole batch at once, made per
+/// entry so one bad entry cannot fail the others.
+fn check_entry(e: &SubmitIn) -> Result<(), ApiError> {
+    if let Some(op) = &e.op {
+        op.parse::<podium_engine::UpdateOp>()
+            .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {op:?}")))?;
+    }
+    match &e.data {
+        None | Some(serde_json::Value::Null) | Some(serde_json::Value::Object(_)) => Ok(()),
+        Some(_) => Err(ApiError::new(
+            Code::InvalidData,
+            "data must be a JSON object",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{RangeOut, Score, SubmitIn};
+    use rmpv::Value;
+
+    fn run(svc: &Arc<Service>, call: Call) -> Res {
+        match execute(svc, call) {
+            Exec::Ready(r) => r,
+            Exec::Later(f) => {
+                futures_util::FutureExt::now_or_never(f).expect("in-memory writes do not wait")
+            }
+            Exec::Stream(_) => panic!("unexpected stream"),
+        }
+    }
+
+    fn decode(b: &[u8]) -> Value {
+        rmpv::decode::read_value(&mut &b[..]).unwrap()
+    }
+
+    fn get<'a>(v: &'a Value, k: &str) -> &'a Value {
+        v.as_map()
+            .and_then(|m| m.iter().find(|(kk, _)| kk.as_str() == Some(k)))
+            .map(|(_, v)| v)
+            .unwrap_or_else(|| panic!("no {k} in {v}"))
+    }
+
+    #[test]
+    fn scores_are_floats_and_infinities_stay_floats() {
+        let b = encode(&Score(f64::INFINITY)).unwrap();
+        assert_eq!(decode(&b), Value::F64(f64::INFINITY));
+        assert_eq!(
+            serde_json::to_string(&Score(f64::NEG_INFINITY)).unwrap(),
+            "\"-inf\""
+        );
+    }
+
+    #[test]
+    fn results_use_the_http_field_names() {
+        let svc = Arc::new(Service::in_memory());
+        let mut e = SubmitIn::new("ann", 10.0);
+        e.name = Some("Ann".into());
+        let out = decode(
+            &run(
+                &svc,
+                Call::Submit {
+                    board: "lb".into(),
+                    entry: e,
+                },
+            )
+            .unwrap(),
+        );
+        let json = serde_json::to_value(
+            futures_util::FutureExt::now_or_never(
+                svc.submit_one("lb", &SubmitIn::new("bob", f64::NEG_INFINITY)),
+            )
+            .unwrap()
+            .unwrap(),
+        )
+        .unwrap();
+        let keys = |v: &Value| -> Vec<String> {
+            v.as_map()
+                .unwrap()
+                .iter()
+                .map(|(k, _)| k.as_str().unwrap().to_string())
+                .collect()
+        };
+        let json_keys: Vec<String> = json.as_object().unwrap().keys().cloned().collect();
+        let mut a = keys(&out);
+        a.sort();
+        let mut b = json_keys;
+        b.sort();
+        assert_eq!(a, b);
+        let rank = decode(
+            &run(
+                &svc,
+                Call::Rank {
+                    board: "lb".into(),
+                    member: "bob".into(),
+                },
+            )
+            .unwrap(),
+        );
+        assert_eq!(get(&rank, "score"), &Value::F64(f64::NEG_INFINITY));
+        assert_eq!(get(&rank, "rank"), &Value::from(2));
+        // entry flattens the member's fields into the map.
+        let entry = decode(
+            &run(
+                &svc,
+                Call::Entry {
+                    board: "lb".into(),
+                    member: "ann".into(),
+                    page_size: None,
+                },
+            )
+            .unwrap(),
+        );
+        assert_eq!(get(&entry, "name"), &Value::from("Ann"));
+        assert_eq!(get(&entry, "ranking"), &Value::from("unique"));
+        assert_eq!(get(&entry, "member"), &Value::from("ann"));
+    }
+
+    #[test]
+    fn range_head_declares_the_count() {
+        let out = RangeOut {
+            board: "b".into(),
+            ranking: "unique".into(),
+            total: 7,
+            entries: vec![],
+        };
+        let mut h = range_head(&out, 70_000).unwrap();
+        h.extend(std::iter::repeat_n(0xc0, 70_000));
+        let v = decode(&h);
+        assert_eq!(get(&v, "entries").as_array().unwrap().len(), 70_000);
+        assert_eq!(get(&v, "total"), &Value::from(7));
+    }
+
+    #[test]
+    fn auth_scopes() {
+        let shared = Arc::new(Shared {
+            api_keys: vec![
+                ApiKey::new("readkey-0123456789abcdef", Scope::Read).unwrap(),
+                ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap(),
+            ],
+        });
+        let mut s = Session::new(shared);
+        assert!(!s.authenticated());
+        assert_eq!(s.check(Method::Top).unwrap_err().code, Code::Unauthorized);
+        assert!(s.check(Method::Auth).is_ok());
+        assert_eq!(s.auth("nope").unwrap_err().code, Code::Unauthorized);
+        s.auth("readkey-0123456789abcdef").unwrap();
+        assert!(s.check(Method::Top).is_ok());
+        let e = s.check(Method::Submit).unwrap_err();
+        assert_eq!(e.code, Code::Forbidden);
+        assert_eq!(
+            e.message,
+            "this request needs a key of scope write; this key has scope read"
+        );
+        s.auth("writekey-0123456789abcdef").unwrap();
+        assert!(s.check(Method::Submit).is_ok());
+        assert_eq!(
+            s.check(Method::BoardDelete).unwrap_err().code,
+            Code::Forbidden
+        );
+        let open = Session::new(Arc::new(Shared { api_keys: vec![] }));
+        assert!(open.check(Method::BoardDelete).is_ok());
+    }
+
+    #[test]
+    fn import_fails_bad_entries_alone() {
+        let svc = Arc::new(Service::in_memory());
+        let mut bad_op = SubmitIn::new("c", 1.0);
+        bad_op.op = Some("mul".into());
+        let entries: Vec<ImportEntry> = vec![
+            Ok(SubmitIn::new("a", 1.0)),
+            Err((
+                Some("x".into()),
+                ApiError::new(Code::InvalidScore, "score: NaN"),
+            )),
+            Ok(SubmitIn::new("", 2.0)),
+            Ok(bad_op),
+            Ok(SubmitIn::new("b", 3.0)),
+        ];
+        let out = decode(
+            &run(
+                &svc,
+                Call::Import {
+                    board: "imp".into(),
+                    entries,
+                },
+            )
+            .unwrap(),
+        );
+        assert_eq!(get(&out, "imported"), &Value::from(2));
+        assert_eq!(get(&out, "failed"), &Value::from(3));
+        let lines: Vec<u64> = get(&out, "errors")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| get(e, "line").as_u64().unwrap())
+            .collect();
+        assert_eq!(lines, [2, 3, 4]);
+        assert_eq!(svc.boards().boards[0].members, 2);
+    }
+}

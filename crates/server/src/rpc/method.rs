@@ -1,0 +1,1332 @@
+//! A request's method name and params, turned into a typed [`Call`] of one
+//! SPEC §2 operation, with the errors HTTP gives for the same mistakes.
+//!
+//! Params are positional, board first; most methods take an options map
+//! last, whose keys are the HTTP API's query or body field names for the
+//! same operation. Which positional values stand for an HTTP path segment,
+//! a query parameter or a body decides the error code of a bad one, as it
+//! does over HTTP: path and body values → `malformed_request` (or
+//! `invalid_score`, `invalid_board_name`), query values → `invalid_argument`.
+
+use rmpv::Value;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::api::{parse_score, CombineIn, Score, SubmitIn};
+use crate::error::{ApiError, Code};
+use crate::service::RangeBounds;
+use crate::settings::Scope;
+
+/// Every method. The names are SPEC §2's operation names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    Submit,
+    SubmitMany,
+    Remove,
+    RemoveRange,
+    SetData,
+    BoardCreate,
+    BoardUpdate,
+    BoardDelete,
+    Reset,
+    Merge,
+    Intersect,
+    Import,
+    Entry,
+    Rank,
+    Score,
+    Count,
+    Top,
+    RangeByRank,
+    RangeByScore,
+    Around,
+    Ranks,
+    Percentile,
+    ScoreAtPercentile,
+    Search,
+    Boards,
+    BoardInfo,
+    Export,
+    Auth,
+}
+
+use Method as M;
+
+/// `(name, method, HTTP operation id)`. The HTTP operation's row of
+/// `crate::http::ROUTES` gives the scope a key needs, so both protocols
+/// guard each operation alike; `None`: open (auth) or not built (search).
+#[rustfmt::skip]
+pub const METHODS: &[(&str, Method, Option<&str>)] = &[
+    ("submit", M::Submit, Some("submit")),
+    ("submit_many", M::SubmitMany, Some("submit")),
+    ("remove", M::Remove, Some("remove")),
+    ("remove_range", M::RemoveRange, Some("remove_range")),
+    ("set_data", M::SetData, Some("set_data")),
+    ("board_create", M::BoardCreate, Some("board_put")),
+    ("board_update", M::BoardUpdate, Some("board_put")),
+    ("board_delete", M::BoardDelete, Some("board_delete")),
+    ("reset", M::Reset, Some("reset")),
+    ("merge", M::Merge, Some("merge")),
+    ("intersect", M::Intersect, Some("intersect")),
+    ("import", M::Import, Some("import")),
+    ("entry", M::Entry, Some("entry")),
+    ("rank", M::Rank, Some("rank")),
+    ("score", M::Score, Some("rank")),
+    ("count", M::Count, Some("count")),
+    ("top", M::Top, Some("top")),
+    ("range_by_rank", M::RangeByRank, Some("range")),
+    ("range_by_score", M::RangeByScore, Some("range")),
+    ("around", M::Around, Some("around")),
+    ("ranks", M::Ranks, Some("ranks")),
+    ("percentile", M::Percentile, Some("percentile")),
+    ("score_at_percentile", M::ScoreAtPercentile, Some("score_at_percentile")),
+    ("search", M::Search, None),
+    ("boards", M::Boards, Some("boards")),
+    ("board_info", M::BoardInfo, Some("board_info")),
+    ("export", M::Export, Some("export")),
+    ("auth", M::Auth, None),
+];
+
+impl Method {
+    pub fn from_name(name: &str) -> Option<Method> {
+        METHODS
+            .iter()
+            .find(|(n, ..)| *n == name)
+            .map(|&(_, m, _)| m)
+    }
+
+    pub fn name(self) -> &'static str {
+        METHODS
+            .iter()
+            .find(|(_, m, _)| *m == self)
+            .map_or("?", |(n, ..)| n)
+    }
+
+    /// The HTTP operation id this method shares its scope with.
+    pub fn http_op(self) -> Option<&'static str> {
+        METHODS.iter().find(|(_, m, _)| *m == self)?.2
+    }
+
+    /// The scope a key needs; `None`: callable before `auth`.
+    pub fn scope(self) -> Option<Scope> {
+        let op = self.http_op()?;
+        match crate::http::ROUTES.iter().find(|r| r.op == op) {
+            Some(r) => r.scope,
+            // Unreachable (a test checks every op has a route); refusing
+            // all but admin keys is the safe answer.
+            None => Some(Scope::Admin),
+        }
+    }
+
+    /// Whether the method changes state: notifications of reads have
+    /// nothing to show and are not run.
+    pub fn is_write(self) -> bool {
+        matches!(
+            self,
+            M::Submit
+                | M::SubmitMany
+                | M::Remove
+                | M::RemoveRange
+                | M::SetData
+                | M::BoardCreate
+                | M::BoardUpdate
+                | M::BoardDelete
+                | M::Reset
+                | M::Merge
+                | M::Intersect
+                | M::Import
+                | M::Auth
+        )
+    }
+}
+
+/// `remove_range`: by 1-based rank or by score.
+#[derive(Debug, Clone, Copy)]
+pub enum RangeBy {
+    Rank { start: u64, stop: u64 },
+    Score(RangeBounds),
+}
+
+/// One entry of an `import` batch: parsed, or refused with its member id
+/// (when one could be read) — refused entries fail alone.
+pub type ImportEntry = Result<SubmitIn, (Option<String>, ApiError)>;
+
+/// A typed call of one operation.
+#[derive(Debug, Clone)]
+pub enum Call {
+    Submit {
+        board: String,
+        entry: SubmitIn,
+    },
+    SubmitMany {
+        board: String,
+        entries: Vec<SubmitIn>,
+    },
+    Remove {
+        board: String,
+        members: Vec<String>,
+    },
+    RemoveRange {
+        board: String,
+        by: RangeBy,
+    },
+    SetData {
+        board: String,
+        member: String,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    },
+    BoardCreate {
+        board: String,
+        config: serde_json::Value,
+    },
+    BoardUpdate {
+        board: String,
+        config: serde_json::Value,
+    },
+    BoardDelete {
+        board: String,
+    },
+    Reset {
+        board: String,
+    },
+    Combine {
+        dest: String,
+        req: CombineIn,
+        intersect: bool,
+    },
+    Import {
+        board: String,
+        entries: Vec<ImportEntry>,
+    },
+    Entry {
+        board: String,
+        member: String,
+        page_size: Option<u64>,
+    },
+    Rank {
+        board: String,
+        member: String,
+    },
+    Count {
+        board: String,
+        bounds: RangeBounds,
+    },
+    Top {
+        board: String,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        with_data: bool,
+    },
+    RangeByRank {
+        board: String,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    },
+    RangeByScore {
+        board: String,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    },
+    Around {
+        board: String,
+        member: String,
+        page_size: Option<u64>,
+        with_data: bool,
+    },
+    Ranks {
+        board: String,
+        members: Vec<String>,
+        with_data: bool,
+    },
+    Percentile {
+        board: String,
+        member: String,
+    },
+    ScoreAtPercentile {
+        board: String,
+        p: f64,
+    },
+    Boards,
+    BoardInfo {
+        board: String,
+    },
+    Export {
+        board: String,
+    },
+    Auth {
+        key: String,
+    },
+}
+
+fn malformed(m: impl Into<String>) -> ApiError {
+    ApiError::new(Code::MalformedRequest, m)
+}
+
+/// What a value is, for error messages.
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Nil => "nil",
+        Value::Boolean(_) => "a boolean",
+        Value::Integer(_) => "an integer",
+        Value::F32(_) | Value::F64(_) => "a float",
+        Value::String(_) => "a string",
+        Value::Binary(_) => "binary",
+        Value::Array(_) => "an array",
+        Value::Map(_) => "a map",
+        Value::Ext(..) => "an extension value",
+    }
+}
+
+/// A value into `T` through rmp-serde, which reads enums as MessagePack
+/// clients write them (a unit variant as its name) where rmpv's own serde
+/// support wants an array. The value is re-encoded first: it is one entry
+/// or options map, small next to the frame it came from.
+fn from_value<T: DeserializeOwned>(v: Value) -> Result<T, String> {
+    let mut buf = Vec::new();
+    rmpv::encode::write_value(&mut buf, &v).map_err(|e| e.to_string())?;
+    rmp_serde::from_slice(&buf).map_err(|e| e.to_string())
+}
+
+/// A string value (binary holding UTF-8 is taken too: older clients send
+/// strings as raw bytes).
+fn into_string(v: Value) -> Result<String, Value> {
+    match v {
+        Value::String(s) => match s.into_str() {
+            Some(s) => Ok(s),
+            None => Err(Value::Nil),
+        },
+        Value::Binary(b) => String::from_utf8(b).map_err(|_| Value::Nil),
+        other => Err(other),
+    }
+}
+
+/// Positional params of one call, consumed front to back.
+struct Params {
+    method: Method,
+    /// Human list of the positional params, for arity errors.
+    usage: &'static str,
+    items: std::vec::IntoIter<Value>,
+    /// 1-based position of the next param.
+    pos: usize,
+}
+
+impl Params {
+    /// Checks the count: `required` positional params, then up to
+    /// `optional` more (the options map, or an optional config).
+    fn new(
+        method: Method,
+        params: Vec<Value>,
+        required: usize,
+        optional: usize,
+        usage: &'static str,
+    ) -> Result<Params, ApiError> {
+        let n = params.len();
+        if n < required || n > required + optional {
+            let takes = if optional == 0 {
+                format!("{required}")
+            } else {
+                format!("{required} to {}", required + optional)
+            };
+            return Err(malformed(format!(
+                "{} takes {takes} params ({usage}), got {n}",
+                method.name()
+            )));
+        }
+        Ok(Params {
+            method,
+            usage,
+            items: params.into_iter(),
+            pos: 1,
+        })
+    }
+
+    fn next(&mut self) -> Option<(usize, Value)> {
+        let v = self.items.next()?;
+        let pos = self.pos;
+        self.pos += 1;
+        Some((pos, v))
+    }
+
+    fn err(&self, pos: usize, what: &str, msg: impl std::fmt::Display) -> String {
+        format!("{}: param {pos} ({what}) {msg}", self.method.name())
+    }
+
+    fn string(&mut self, what: &str) -> Result<String, ApiError> {
+        let (pos, v) = self.required(what)?;
+        into_string(v).map_err(|v| {
+            malformed(self.err(
+                pos,
+                what,
+                match v {
+                    Value::Nil => "must be a string of valid UTF-8".to_string(),
+                    v => format!("must be a string, got {}", kind(&v)),
+                },
+            ))
+        })
+    }
+
+    fn required(&mut self, what: &str) -> Result<(usize, Value), ApiError> {
+        self.next().ok_or_else(|| {
+            malformed(format!(
+                "{}: {what} is missing ({})",
+                self.method.name(),
+                self.usage
+            ))
+        })
+    }
+
+    /// A board name, checked as HTTP checks the `{board}` path segment.
+    fn board(&mut self, what: &str) -> Result<String, ApiError> {
+        let b = self.string(what)?;
+        podium_engine::Store::validate_name(&b)?;
+        Ok(b)
+    }
+
+    fn strings(&mut self, what: &str) -> Result<Vec<String>, ApiError> {
+        let (pos, v) = self.required(what)?;
+        let Value::Array(items) = v else {
+            return Err(malformed(self.err(
+                pos,
+                what,
+                format!("must be an array of strings, got {}", kind(&v)),
+            )));
+        };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                into_string(v).map_err(|_| {
+                    malformed(self.err(
+                        pos,
+                        what,
+                        format!("item {i} is not a string of valid UTF-8"),
+                    ))
+                })
+            })
+            .collect()
+    }
+
+    fn array(&mut self, what: &str) -> Result<Vec<Value>, ApiError> {
+        let (pos, v) = self.required(what)?;
+        match v {
+            Value::Array(items) => Ok(items),
+            v => Err(malformed(self.err(
+                pos,
+                what,
+                format!("must be an array, got {}", kind(&v)),
+            ))),
+        }
+    }
+
+    /// A query-like positional number (HTTP: `invalid_argument`).
+    fn u64(&mut self, what: &str) -> Result<u64, ApiError> {
+        let (pos, v) = self.required(what)?;
+        v.as_u64().ok_or_else(|| {
+            ApiError::bad(self.err(
+                pos,
+                what,
+                format!("must be a non-negative integer, got {}", kind(&v)),
+            ))
+        })
+    }
+
+    fn f64(&mut self, what: &str) -> Result<f64, ApiError> {
+        let (pos, v) = self.required(what)?;
+        v.as_f64().ok_or_else(|| {
+            ApiError::bad(self.err(pos, what, format!("must be a number, got {}", kind(&v))))
+        })
+    }
+
+    /// The optional trailing map: `nil` or absent is empty.
+    fn map(&mut self, what: &str) -> Result<Vec<(Value, Value)>, ApiError> {
+        match self.next() {
+            None | Some((_, Value::Nil)) => Ok(Vec::new()),
+            Some((_, Value::Map(m))) => Ok(m),
+            Some((pos, v)) => Err(malformed(self.err(
+                pos,
+                what,
+                format!("must be a map, got {}", kind(&v)),
+            ))),
+        }
+    }
+
+    /// The trailing options map, its keys checked against `allowed` (the
+    /// HTTP query parameters of the same operation).
+    fn options(&mut self, allowed: &'static [&'static str]) -> Result<Opts, ApiError> {
+        let method = self.method.name();
+        let raw = self.map("options")?;
+        let mut got = Vec::with_capacity(raw.len());
+        for (k, v) in raw {
+            let Ok(k) = into_string(k) else {
+                return Err(ApiError::bad(format!(
+                    "{method}: option names must be strings"
+                )));
+            };
+            let Some(&name) = allowed.iter().find(|a| **a == k) else {
+                let expected = if allowed.is_empty() {
+                    "it takes none".to_string()
+                } else {
+                    format!("expected {}", allowed.join(", "))
+                };
+                return Err(ApiError::bad(format!(
+                    "{method}: unknown option {k:?}; {expected}"
+                )));
+            };
+            if got.iter().any(|(n, _)| *n == name) {
+                return Err(ApiError::bad(format!(
+                    "{method}: option {name:?} given twice"
+                )));
+            }
+            // nil stands for "not given", as JSON null does.
+            if !v.is_nil() {
+                got.push((name, v));
+            }
+        }
+        Ok(Opts { method, got })
+    }
+}
+
+/// The options given, by name.
+struct Opts {
+    method: &'static str,
+    got: Vec<(&'static str, Value)>,
+}
+
+impl Opts {
+    fn take(&mut self, name: &str) -> Option<Value> {
+        let i = self.got.iter().position(|(n, _)| *n == name)?;
+        Some(self.got.swap_remove(i).1)
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.got.iter().any(|(n, _)| *n == name)
+    }
+
+    fn u64(&mut self, name: &str) -> Result<Option<u64>, ApiError> {
+        self.take(name)
+            .map(|v| {
+                v.as_u64().ok_or_else(|| {
+                    ApiError::bad(format!(
+                        "{}: {name} must be a non-negative integer, got {}",
+                        self.method,
+                        kind(&v)
+                    ))
+                })
+            })
+            .transpose()
+    }
+
+    fn flag(&mut self, name: &str) -> Result<bool, ApiError> {
+        match self.take(name) {
+            None => Ok(false),
+            Some(Value::Boolean(b)) => Ok(b),
+            Some(v) => Err(ApiError::bad(format!(
+                "{}: {name} must be true or false, got {}",
+                self.method,
+                kind(&v)
+            ))),
+        }
+    }
+
+    fn string(&mut self, name: &str) -> Result<Option<String>, ApiError> {
+        self.take(name)
+            .map(|v| {
+                into_string(v)
+                    .map_err(|_| ApiError::bad(format!("{}: {name} must be a string", self.method)))
+            })
+            .transpose()
+    }
+
+    /// A score bound: a number, or a string in Redis syntax (`-inf`,
+    /// `+inf`, `(5` for an exclusive bound), as HTTP's `min` / `max`.
+    fn bound(&mut self, name: &str) -> Result<(Option<f64>, bool), ApiError> {
+        let bad = |e: String| {
+            ApiError::bad(format!(
+                "{name} must be a number, -inf, +inf or (number: {e}"
+            ))
+        };
+        match self.take(name) {
+            None => Ok((None, false)),
+            Some(v) if v.is_number() => {
+                let x = v.as_f64().unwrap_or(f64::NAN);
+                if x.is_nan() {
+                    return Err(bad("score is not a number (NaN)".into()));
+                }
+                Ok((Some(x), false))
+            }
+            Some(v) => {
+                let s = into_string(v).map_err(|v| bad(format!("got {}", kind(&v))))?;
+                let (exclusive, rest) = match s.strip_prefix('(') {
+                    Some(r) => (true, r),
+                    None => (false, s.as_str()),
+                };
+                Ok((Some(parse_score(rest).map_err(bad)?), exclusive))
+            }
+        }
+    }
+
+    fn bounds(&mut self) -> Result<RangeBounds, ApiError> {
+        let (min, min_exclusive) = self.bound("min")?;
+        let (max, max_exclusive) = self.bound("max")?;
+        Ok(RangeBounds {
+            min,
+            max,
+            min_exclusive,
+            max_exclusive,
+        })
+    }
+
+    fn worst_first(&mut self) -> Result<bool, ApiError> {
+        match self.string("from")?.as_deref() {
+            None | Some("best") => Ok(false),
+            Some("worst") => Ok(true),
+            Some(other) => Err(ApiError::bad(format!(
+                "from must be best or worst, got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// One submission from a map, with HTTP's codes: a bad `score` is
+/// `invalid_score`, any other shape error `malformed_request`. `drop_rank`
+/// accepts `export`'s entries, which carry a `rank`.
+pub fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError> {
+    let Value::Map(mut map) = v else {
+        return Err(malformed(format!(
+            "an entry must be a map, got {}",
+            kind(&v)
+        )));
+    };
+    if drop_rank {
+        map.retain(|(k, _)| k.as_str() != Some("rank"));
+    }
+    if let Some((_, s)) = map.iter().find(|(k, _)| k.as_str() == Some("score")) {
+        if let Err(e) = from_value::<Score>(s.clone()) {
+            return Err(ApiError::new(Code::InvalidScore, format!("score: {e}")));
+        }
+    }
+    from_value(Value::Map(map)).map_err(malformed)
+}
+
+/// `set_data`'s options: HTTP's PATCH body.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetDataIn {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    data: Option<serde_json::Value>,
+}
+
+/// `merge` / `intersect` options: the HTTP body less `sources`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CombineOpts {
+    #[serde(default)]
+    weights: Option<Vec<f64>>,
+    #[serde(default)]
+    aggregate: Option<String>,
+}
+
+/// A body-like map into `T` (HTTP: a malformed body).
+fn body<T: DeserializeOwned>(
+    method: Method,
+    what: &str,
+    m: Vec<(Value, Value)>,
+) -> Result<T, ApiError> {
+    from_value(Value::Map(m)).map_err(|e| malformed(format!("{}: {what}: {e}", method.name())))
+}
+
+const PAGE: &[&str] = &["page", "page_size", "with_data"];
+
+/// Turns a method's params into a [`Call`].
+pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
+    let p = |req, opt, usage| Params::new(method, params, req, opt, usage);
+    Ok(match method {
+        M::Submit => {
+            let mut p = p(2, 0, "board, entry")?;
+            let board = p.board("board")?;
+            let (_, v) = p.required("entry")?;
+            Call::Submit {
+                board,
+                entry: submit_in(v, false)?,
+            }
+        }
+        M::SubmitMany => {
+            let mut p = p(2, 0, "board, [entry, ...]")?;
+            let board = p.board("board")?;
+            let entries = p
+                .array("entries")?
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    submit_in(v, false)
+                        .map_err(|e| ApiError::new(e.code, format!("entry {i}: {}", e.message)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Call::SubmitMany { board, entries }
+        }
+        M::Remove => {
+            let mut p = p(2, 0, "board, [member, ...]")?;
+            Call::Remove {
+                board: p.board("board")?,
+                members: p.strings("members")?,
+            }
+        }
+        M::RemoveRange => {
+            let mut p = p(2, 0, "board, {by, start, stop | min, max}")?;
+            let board = p.board("board")?;
+            let mut o = p.options(&["by", "start", "stop", "min", "max"])?;
+            let by = match o.string("by")?.as_deref().unwrap_or("rank") {
+                "rank" => {
+                    if o.has("min") || o.has("max") {
+                        return Err(ApiError::bad(
+                            "min and max go with by=score; by=rank takes start and stop",
+                        ));
+                    }
+                    match (o.u64("start")?, o.u64("stop")?) {
+                        (Some(start), Some(stop)) => RangeBy::Rank { start, stop },
+                        _ => {
+                            return Err(ApiError::bad(
+                                "by=rank needs start and stop (1-based ranks)",
+                            ))
+                        }
+                    }
+                }
+                "score" => {
+                    if o.has("start") || o.has("stop") {
+                        return Err(ApiError::bad(
+                            "start and stop go with by=rank; by=score takes min and max",
+                        ));
+                    }
+                    if !o.has("min") || !o.has("max") {
+                        return Err(ApiError::bad(
+                            "removing by=score needs both min and max (use -inf / +inf for no bound)",
+                        ));
+                    }
+                    RangeBy::Score(o.bounds()?)
+                }
+                other => {
+                    return Err(ApiError::bad(format!(
+                        "by must be rank or score, got {other:?}"
+                    )))
+                }
+            };
+            Call::RemoveRange { board, by }
+        }
+        M::SetData => {
+            let mut p = p(2, 1, "board, member, {name, data}")?;
+            let board = p.board("board")?;
+            let member = p.string("member")?;
+            let req: SetDataIn = body(method, "options", p.map("options")?)?;
+            Call::SetData {
+                board,
+                member,
+                name: req.name,
+                data: req.data,
+            }
+        }
+        M::BoardCreate | M::BoardUpdate => {
+            let mut p = p(1, 1, "board, config")?;
+            let board = p.board("board")?;
+            let config: serde_json::Value = body(method, "config", p.map("config")?)?;
+            if method == M::BoardCreate {
+                Call::BoardCreate { board, config }
+            } else {
+                Call::BoardUpdate { board, config }
+            }
+        }
+        M::BoardDelete => Call::BoardDelete {
+            board: p(1, 0, "board")?.board("board")?,
+        },
+        M::Reset => Call::Reset {
+            board: p(1, 0, "board")?.board("board")?,
+        },
+        M::Merge | M::Intersect => {
+            let mut p = p(
+                2,
+                1,
+                "destination board, [source board, ...], {aggregate, weights}",
+            )?;
+            let dest = p.board("destination board")?;
+            let sources = p.strings("sources")?;
+            let o: CombineOpts = body(method, "options", p.map("options")?)?;
+            Call::Combine {
+                dest,
+                req: CombineIn {
+                    sources,
+                    weights: o.weights,
+                    aggregate: o.aggregate,
+                },
+                intersect: method == M::Intersect,
+            }
+        }
+        M::Import => {
+            let mut p = p(2, 1, "board, [entry, ...], {}")?;
+            let board = p.board("board")?;
+            let items = p.array("entries")?;
+            p.options(&[])?;
+            let entries = items
+                .into_iter()
+                .map(|v| {
+                    let member = match &v {
+                        Value::Map(m) => m
+                            .iter()
+                            .find(|(k, _)| k.as_str() == Some("member"))
+                            .and_then(|(_, v)| v.as_str())
+                            .map(str::to_string),
+                        _ => None,
+                    };
+                    submit_in(v, true).map_err(|e| (member, e))
+                })
+                .collect();
+            Call::Import { board, entries }
+        }
+        M::Entry => {
+            let mut p = p(2, 1, "board, member, {page_size}")?;
+            let board = p.board("board")?;
+            let member = p.string("member")?;
+            // with_data is accepted for symmetry: entry always has its data.
+            let mut o = p.options(&["page_size", "with_data"])?;
+            o.flag("with_data")?;
+            Call::Entry {
+                board,
+                member,
+                page_size: o.u64("page_size")?,
+            }
+        }
+        M::Rank | M::Score | M::Percentile => {
+            let mut p = p(2, 1, "board, member")?;
+            let board = p.board("board")?;
+            let member = p.string("member")?;
+            p.options(&[])?;
+            if method == M::Percentile {
+                Call::Percentile { board, member }
+            } else {
+                Call::Rank { board, member }
+            }
+        }
+        M::Count => {
+            let mut p = p(1, 1, "board, {min, max}")?;
+            let board = p.board("board")?;
+            let bounds = p.options(&["min", "max"])?.bounds()?;
+            Call::Count { board, bounds }
+        }
+        M::Top => {
+            let mut p = p(1, 1, "board, {page, page_size, with_data}")?;
+            let board = p.board("board")?;
+            let mut o = p.options(PAGE)?;
+            Call::Top {
+                board,
+                page: o.u64("page")?,
+                page_size: o.u64("page_size")?,
+                with_data: o.flag("with_data")?,
+            }
+        }
+        M::RangeByRank => {
+            let mut p = p(3, 1, "board, start, stop, {from, with_data}")?;
+            let board = p.board("board")?;
+            let start = p.u64("start")?;
+            let stop = p.u64("stop")?;
+            let mut o = p.options(&["from", "with_data"])?;
+            Call::RangeByRank {
+                board,
+                start,
+                stop,
+                from_worst: o.worst_first()?,
+                with_data: o.flag("with_data")?,
+            }
+        }
+        M::RangeByScore => {
+            let mut p = p(1, 1, "board, {min, max, from, offset, limit, with_data}")?;
+            let board = p.board("board")?;
+            let mut o = p.options(&["min", "max", "from", "offset", "limit", "with_data"])?;
+            Call::RangeByScore {
+                board,
+                bounds: o.bounds()?,
+                from_worst: o.worst_first()?,
+                offset: o.u64("offset")?,
+                limit: o.u64("limit")?,
+                with_data: o.flag("with_data")?,
+            }
+        }
+        M::Around => {
+            let mut p = p(2, 1, "board, member, {page_size, with_data}")?;
+            let board = p.board("board")?;
+            let member = p.string("member")?;
+            let mut o = p.options(&["page_size", "with_data"])?;
+            Call::Around {
+                board,
+                member,
+                page_size: o.u64("page_size")?,
+                with_data: o.flag("with_data")?,
+            }
+        }
+        M::Ranks => {
+            let mut p = p(2, 1, "board, [member, ...], {with_data}")?;
+            let board = p.board("board")?;
+            let members = p.strings("members")?;
+            let mut o = p.options(&["with_data"])?;
+            Call::Ranks {
+                board,
+                members,
+                with_data: o.flag("with_data")?,
+            }
+        }
+        M::ScoreAtPercentile => {
+            let mut p = p(2, 1, "board, p")?;
+            let board = p.board("board")?;
+            let pct = p.f64("p")?;
+            p.options(&[])?;
+            Call::ScoreAtPercentile { board, p: pct }
+        }
+        M::Boards => {
+            p(0, 1, "")?.options(&[])?;
+            Call::Boards
+        }
+        M::BoardInfo => {
+            let mut p = p(1, 1, "board")?;
+            let board = p.board("board")?;
+            p.options(&[])?;
+            Call::BoardInfo { board }
+        }
+        M::Export => {
+            let mut p = p(1, 1, "board")?;
+            let board = p.board("board")?;
+            p.options(&[])?;
+            Call::Export { board }
+        }
+        M::Auth => Call::Auth {
+            key: p(1, 0, "key")?.string("key")?,
+        },
+        M::Search => {
+            return Err(ApiError::new(
+                Code::NotFound,
+                "search is not available yet in this version",
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(kv: &[(&str, Value)]) -> Value {
+        Value::Map(
+            kv.iter()
+                .map(|(k, v)| (Value::from(*k), v.clone()))
+                .collect(),
+        )
+    }
+
+    fn call(name: &str, params: Vec<Value>) -> Result<Call, ApiError> {
+        parse(Method::from_name(name).expect(name), params)
+    }
+
+    #[track_caller]
+    fn err(name: &str, params: Vec<Value>) -> (Code, String) {
+        let e = call(name, params).unwrap_err();
+        (e.code, e.message)
+    }
+
+    #[test]
+    fn every_method_has_a_route_for_its_scope() {
+        for &(name, m, op) in METHODS {
+            assert_eq!(Method::from_name(name), Some(m));
+            assert_eq!(m.name(), name);
+            if let Some(op) = op {
+                assert!(
+                    crate::http::ROUTES.iter().any(|r| r.op == op),
+                    "{name}: no HTTP route {op}"
+                );
+            }
+        }
+        assert_eq!(Method::Top.scope(), Some(Scope::Read));
+        assert_eq!(Method::Score.scope(), Some(Scope::Read));
+        assert_eq!(Method::Submit.scope(), Some(Scope::Write));
+        assert_eq!(Method::Import.scope(), Some(Scope::Write));
+        assert_eq!(Method::BoardCreate.scope(), Some(Scope::Admin));
+        assert_eq!(Method::Reset.scope(), Some(Scope::Admin));
+        assert_eq!(Method::Merge.scope(), Some(Scope::Admin));
+        assert_eq!(Method::Auth.scope(), None);
+        assert_eq!(Method::from_name("nope"), None);
+    }
+
+    #[test]
+    fn submit_entries() {
+        let c = call(
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[
+                    ("member", "ann".into()),
+                    ("score", 12.into()),
+                    ("op", "incr".into()),
+                    ("only", "existing".into()),
+                    ("cond", "gt".into()),
+                    ("name", "Ann".into()),
+                    (
+                        "data",
+                        map(&[("lvl", 3.into()), ("tags", Value::Array(vec!["a".into()]))]),
+                    ),
+                ]),
+            ],
+        )
+        .unwrap();
+        let Call::Submit { board, entry } = c else {
+            panic!()
+        };
+        assert_eq!(board, "lb");
+        assert_eq!(entry.score, Score(12.0));
+        assert_eq!(entry.op.as_deref(), Some("incr"));
+        assert_eq!(entry.only, Some(crate::api::Only::Existing));
+        assert_eq!(entry.cond, Some(crate::api::CondIn::Gt));
+        assert_eq!(
+            entry.data,
+            Some(serde_json::json!({"lvl": 3, "tags": ["a"]}))
+        );
+        // Scores: floats, ints, infinities as floats or strings.
+        for (v, want) in [
+            (Value::F64(f64::NEG_INFINITY), f64::NEG_INFINITY),
+            (Value::F32(1.5), 1.5),
+            (Value::from(-3), -3.0),
+            (Value::from("+inf"), f64::INFINITY),
+        ] {
+            let Call::Submit { entry, .. } = call(
+                "submit",
+                vec!["lb".into(), map(&[("member", "a".into()), ("score", v)])],
+            )
+            .unwrap() else {
+                panic!()
+            };
+            assert_eq!(entry.score.0, want);
+        }
+        let nan = map(&[("member", "a".into()), ("score", f64::NAN.into())]);
+        assert_eq!(err("submit", vec!["lb".into(), nan]).0, Code::InvalidScore);
+        let s = map(&[("member", "a".into()), ("score", "abc".into())]);
+        assert_eq!(err("submit", vec!["lb".into(), s]).0, Code::InvalidScore);
+        let unknown = map(&[
+            ("member", "a".into()),
+            ("score", 1.into()),
+            ("scroe", 2.into()),
+        ]);
+        let (code, msg) = err("submit", vec!["lb".into(), unknown]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.contains("scroe"), "{msg}");
+        let missing = map(&[("score", 1.into())]);
+        assert_eq!(
+            err("submit", vec!["lb".into(), missing]).0,
+            Code::MalformedRequest
+        );
+        let (code, msg) = err(
+            "submit_many",
+            vec!["lb".into(), Value::Array(vec![1.into()])],
+        );
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.starts_with("entry 0: an entry must be a map"), "{msg}");
+    }
+
+    #[test]
+    fn positional_errors() {
+        let (code, msg) = err("rank", vec!["lb".into()]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert_eq!(msg, "rank takes 2 to 3 params (board, member), got 1");
+        let (code, msg) = err("rank", vec![5.into(), "a".into()]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert_eq!(
+            msg,
+            "rank: param 1 (board) must be a string, got an integer"
+        );
+        assert_eq!(
+            err("rank", vec!["".into(), "a".into()]).0,
+            Code::InvalidBoardName
+        );
+        assert_eq!(
+            err("rank", vec!["a\nb".into(), "a".into()]).0,
+            Code::InvalidBoardName
+        );
+        let bad_utf8 = rmpv::decode::read_value(&mut &[0xa2u8, 0xff, 0xfe][..]).unwrap();
+        let (code, msg) = err("rank", vec![bad_utf8, "a".into()]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.contains("UTF-8"), "{msg}");
+        let (code, _) = err("range_by_rank", vec!["lb".into(), (-1).into(), 3.into()]);
+        assert_eq!(code, Code::InvalidArgument);
+        let (code, _) = err("score_at_percentile", vec!["lb".into(), "x".into()]);
+        assert_eq!(code, Code::InvalidArgument);
+        assert_eq!(
+            err("remove", vec!["lb".into(), "a".into()]).0,
+            Code::MalformedRequest
+        );
+        assert_eq!(
+            err("remove", vec!["lb".into(), Value::Array(vec![1.into()])]).0,
+            Code::MalformedRequest
+        );
+        let (code, msg) = err("boards", vec![1.into()]);
+        assert_eq!(code, Code::MalformedRequest, "{msg}");
+        // Binary holding UTF-8 passes as a string.
+        assert!(call("rank", vec![Value::Binary(b"lb".to_vec()), "a".into()]).is_ok());
+    }
+
+    #[test]
+    fn options() {
+        let Call::Top {
+            page,
+            page_size,
+            with_data,
+            ..
+        } = call(
+            "top",
+            vec![
+                "lb".into(),
+                map(&[
+                    ("page", 2.into()),
+                    ("page_size", 10.into()),
+                    ("with_data", true.into()),
+                ]),
+            ],
+        )
+        .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((page, page_size, with_data), (Some(2), Some(10), true));
+        // nil and absent options are the defaults.
+        assert!(call("top", vec!["lb".into(), Value::Nil]).is_ok());
+        assert!(call("top", vec!["lb".into(), map(&[("page", Value::Nil)])]).is_ok());
+        let (code, msg) = err("top", vec!["lb".into(), map(&[("pgae", 1.into())])]);
+        assert_eq!(code, Code::InvalidArgument);
+        assert_eq!(
+            msg,
+            "top: unknown option \"pgae\"; expected page, page_size, with_data"
+        );
+        let (code, msg) = err("top", vec!["lb".into(), map(&[("page", "x".into())])]);
+        assert_eq!(code, Code::InvalidArgument);
+        assert_eq!(
+            msg,
+            "top: page must be a non-negative integer, got a string"
+        );
+        assert_eq!(
+            err("top", vec!["lb".into(), map(&[("with_data", 1.into())])]).0,
+            Code::InvalidArgument
+        );
+        assert_eq!(
+            err("top", vec!["lb".into(), 1.into()]).0,
+            Code::MalformedRequest
+        );
+        let (_, msg) = err("export", vec!["lb".into(), map(&[("x", 1.into())])]);
+        assert_eq!(msg, "export: unknown option \"x\"; it takes none");
+    }
+
+    #[test]
+    fn bounds_take_numbers_and_redis_syntax() {
+        let Call::Count { bounds, .. } = call(
+            "count",
+            vec![
+                "lb".into(),
+                map(&[("min", "(5".into()), ("max", "+inf".into())]),
+            ],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!((bounds.min, bounds.min_exclusive), (Some(5.0), true));
+        assert_eq!(
+            (bounds.max, bounds.max_exclusive),
+            (Some(f64::INFINITY), false)
+        );
+        let Call::RangeByScore {
+            bounds,
+            from_worst,
+            offset,
+            limit,
+            ..
+        } = call(
+            "range_by_score",
+            vec![
+                "lb".into(),
+                map(&[
+                    ("min", 1.into()),
+                    ("max", 2.5.into()),
+                    ("from", "worst".into()),
+                    ("offset", 3.into()),
+                    ("limit", 4.into()),
+                ]),
+            ],
+        )
+        .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((bounds.min, bounds.max), (Some(1.0), Some(2.5)));
+        assert!(from_worst);
+        assert_eq!((offset, limit), (Some(3), Some(4)));
+        let (code, msg) = err("count", vec!["lb".into(), map(&[("min", f64::NAN.into())])]);
+        assert_eq!(code, Code::InvalidArgument);
+        assert!(msg.starts_with("min must be a number"), "{msg}");
+        assert_eq!(
+            err("count", vec!["lb".into(), map(&[("max", "abc".into())])]).0,
+            Code::InvalidArgument
+        );
+        assert_eq!(
+            err(
+                "range_by_score",
+                vec!["lb".into(), map(&[("from", "top".into())])]
+            )
+            .0,
+            Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn remove_range_by_rank_or_score() {
+        let r = |o: Value| call("remove_range", vec!["lb".into(), o]);
+        assert!(matches!(
+            r(map(&[("start", 1.into()), ("stop", 3.into())])).unwrap(),
+            Call::RemoveRange {
+                by: RangeBy::Rank { start: 1, stop: 3 },
+                ..
+            }
+        ));
+        assert!(matches!(
+            r(map(&[
+                ("by", "score".into()),
+                ("min", "-inf".into()),
+                ("max", 3.into())
+            ]))
+            .unwrap(),
+            Call::RemoveRange {
+                by: RangeBy::Score(_),
+                ..
+            }
+        ));
+        for bad in [
+            map(&[("start", 1.into())]),
+            map(&[("by", "score".into()), ("min", 1.into())]),
+            map(&[
+                ("by", "score".into()),
+                ("start", 1.into()),
+                ("min", 1.into()),
+                ("max", 2.into()),
+            ]),
+            map(&[("start", 1.into()), ("stop", 2.into()), ("min", 1.into())]),
+            map(&[("by", "name".into())]),
+            map(&[("from", "worst".into())]),
+        ] {
+            assert_eq!(
+                r(bad.clone()).unwrap_err().code,
+                Code::InvalidArgument,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn bodies_and_batches() {
+        let Call::SetData { name, data, .. } = call(
+            "set_data",
+            vec![
+                "lb".into(),
+                "ann".into(),
+                map(&[("name", "Ann".into()), ("data", map(&[("a", 1.into())]))]),
+            ],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(name.as_deref(), Some("Ann"));
+        assert_eq!(data, Some(serde_json::json!({"a": 1})));
+        assert_eq!(
+            err(
+                "set_data",
+                vec!["lb".into(), "ann".into(), map(&[("nmae", "x".into())])]
+            )
+            .0,
+            Code::MalformedRequest
+        );
+        let Call::Combine {
+            dest,
+            req,
+            intersect,
+        } = call(
+            "intersect",
+            vec![
+                "dst".into(),
+                Value::Array(vec!["a".into(), "b".into()]),
+                map(&[
+                    ("aggregate", "max".into()),
+                    ("weights", Value::Array(vec![1.into(), 0.5.into()])),
+                ]),
+            ],
+        )
+        .unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(dest, "dst");
+        assert!(intersect);
+        assert_eq!(req.sources, ["a", "b"]);
+        assert_eq!(req.weights, Some(vec![1.0, 0.5]));
+        let Call::BoardCreate { config, .. } = call(
+            "board_create",
+            vec![
+                "lb".into(),
+                map(&[("order", "asc".into()), ("max_members", 10.into())]),
+            ],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            config,
+            serde_json::json!({"order": "asc", "max_members": 10})
+        );
+        let Call::BoardUpdate { config, .. } = call("board_update", vec!["lb".into()]).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(config, serde_json::json!({}));
+        // import: bad entries fail alone; export's rank is accepted.
+        let Call::Import { entries, .. } = call(
+            "import",
+            vec![
+                "lb".into(),
+                Value::Array(vec![
+                    map(&[
+                        ("member", "a".into()),
+                        ("score", 1.into()),
+                        ("rank", 1.into()),
+                    ]),
+                    map(&[("member", "b".into()), ("score", f64::NAN.into())]),
+                    5.into(),
+                ]),
+            ],
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert!(entries[0].is_ok());
+        let (m, e) = entries[1].as_ref().unwrap_err();
+        assert_eq!((m.as_deref(), e.code), (Some("b"), Code::InvalidScore));
+        assert_eq!(
+            entries[2].as_ref().unwrap_err().1.code,
+            Code::MalformedRequest
+        );
+    }
+
+    #[test]
+    fn search_and_auth() {
+        let (code, msg) = err("search", vec!["lb".into(), "ann".into()]);
+        assert_eq!(code, Code::NotFound);
+        assert!(msg.contains("not available"), "{msg}");
+        assert!(
+            matches!(call("auth", vec!["k".into()]).unwrap(), Call::Auth { key } if key == "k")
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! The MessagePack-RPC frontend (SPEC §4), port 7071: request
+//! `[0, msgid, method, params]`, response `[1, msgid, error, result]`,
+//! notification `[2, method, params]`. Method names are SPEC §2's
+//! operation names; results are the HTTP API's, as maps with the same
+//! field names. The wire format is documented in `docs/rpc.md`.
+//!
+//! Layers, each testable alone: [`codec`] splits bytes into messages under
+//! hard limits and checks their envelopes; [`method`] turns a method name
+//! and params into a typed [`method::Call`] (with HTTP's error codes);
+//! [`exec`] runs a call against the [`Service`] and encodes its result;
+//! [`conn`] drives one connection (pipelining, out-of-order answers,
+//! streamed results, per-connection bounds) and [`serve`] accepts them.
+
+pub mod codec;
+pub mod conn;
+pub mod exec;
+pub mod method;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Result;
+use tokio::net::TcpListener;
+
+use crate::service::Service;
+use crate::settings::ApiKey;
+
+/// What the listener needs from the settings.
+#[derive(Clone, Default)]
+pub struct RpcConfig {
+    /// With keys, a connection must call `auth(key)` before other methods,
+    /// and each method needs the scope its HTTP route needs.
+    pub api_keys: Vec<ApiKey>,
+}
+
+/// At shutdown, how long open connections get to finish their answers.
+const STOP_GRACE: Duration = Duration::from_secs(15);
+
+/// Accepts connections on `listener` until `stop` turns true, then lets
+/// the open connections finish the requests they have read and close.
+pub async fn serve(
+    listener: TcpListener,
+    svc: Arc<Service>,
+    cfg: RpcConfig,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Result<()> {
+    let shared = Arc::new(exec::Shared {
+        api_keys: cfg.api_keys,
+    });
+    let mut conns = tokio::task::JoinSet::new();
+    let mut stop_accept = stop.clone();
+    loop {
+        while conns.try_join_next().is_some() {}
+        let accepted = tokio::select! {
+            _ = stop_accept.wait_for(|s| *s) => break,
+            a = listener.accept() => a,
+        };
+        let (sock, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) => {
+                // Out of file descriptors and the like: back off a little.
+                tracing::warn!("accepting a MessagePack-RPC connection failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        let _ = sock.set_nodelay(true);
+        let (svc, shared, stop) = (svc.clone(), shared.clone(), stop.clone());
+        conns.spawn(async move {
+            if let Err(e) = conn::serve_conn(sock, svc, shared, stop).await {
+                tracing::debug!(%peer, "MessagePack-RPC connection ended: {e}");
+            }
+        });
+    }
+    drop(listener);
+    let all = async { while conns.join_next().await.is_some() {} };
+    if tokio::time::timeout(STOP_GRACE, all).await.is_err() {
+        // A client that stopped reading: its acknowledgements are lost,
+        // its writes are applied and the log is flushed at exit anyway.
+        tracing::warn!("MessagePack-RPC connections still open at shutdown; closing them");
+        conns.shutdown().await;
+    }
+    Ok(())
+}

@@ -1,0 +1,123 @@
+"""podium's MessagePack-RPC frontend driven by a client podium did not write:
+the `msgpack` package's Packer and Unpacker over a plain socket, framing
+requests as the MessagePack-RPC spec says ([0, msgid, method, params]).
+
+Usage: msgpack_rpc_test.py HOST:PORT   (run by crates/server/tests/rpc.rs)
+"""
+
+import math
+import socket
+import sys
+
+import msgpack
+
+
+class Rpc:
+    """A generic MessagePack-RPC client: pipelined requests, answers matched
+    by msgid (they may come in any order)."""
+
+    def __init__(self, addr):
+        host, port = addr.rsplit(":", 1)
+        self.sock = socket.create_connection((host, int(port)), timeout=60)
+        self.packer = msgpack.Packer(use_bin_type=True)
+        self.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=1 << 30)
+        self.next_id = 0
+        self.answers = {}
+
+    def send(self, method, params):
+        msgid = self.next_id
+        self.next_id += 1
+        self.sock.sendall(self.packer.pack([0, msgid, method, params]))
+        return msgid
+
+    def notify(self, method, params):
+        self.sock.sendall(self.packer.pack([2, method, params]))
+
+    def _read_one(self):
+        while True:
+            for msg in self.unpacker:
+                return msg
+            data = self.sock.recv(1 << 16)
+            if not data:
+                raise EOFError("server closed the connection")
+            self.unpacker.feed(data)
+
+    def wait(self, msgid):
+        while msgid not in self.answers:
+            kind, got, error, result = self._read_one()
+            assert kind == 1, f"not a response: {kind}"
+            assert got not in self.answers, f"msgid {got} answered twice"
+            self.answers[got] = (error, result)
+        return self.answers.pop(msgid)
+
+    def call(self, method, *params):
+        error, result = self.wait(self.send(method, list(params)))
+        if error is not None:
+            raise RuntimeError(f"{method}: {error}")
+        return result
+
+
+def main():
+    rpc = Rpc(sys.argv[1])
+
+    # Generic clients announce themselves with a notification: ignored.
+    rpc.notify("client_hello", [{"name": "python-msgpack", "version": msgpack.version}])
+
+    # Pipelined: every request sent before any answer is read.
+    ids = [rpc.send("board_create", ["py", {"order": "desc", "ranking": "dense"}])]
+    entries = [{"member": f"p{i:03}", "score": float(i % 50), "name": f"Player {i}"} for i in range(300)]
+    ids.append(rpc.send("submit_many", ["py", entries]))
+    ids.append(rpc.send("submit", ["py", {"member": "top", "score": math.inf, "data": {"team": "red"}}]))
+    ids.append(rpc.send("rank", ["py", "top"]))
+    ids.append(rpc.send("top", ["py", {"page_size": 5, "with_data": True}]))
+    ids.append(rpc.send("nope", []))
+    ids.append(rpc.send("rank", ["py", "nobody"]))
+    ids.append(rpc.send("submit", ["py", {"member": "x", "score": math.nan}]))
+    ids.append(rpc.send("count", ["py", {"min": 10, "max": "(20"}]))
+    answers = [rpc.wait(i) for i in ids]
+
+    err, board = answers[0]
+    assert err is None and board["board"] == "py", answers[0]
+    assert board["config"]["ranking"] == "dense", board
+    err, many = answers[1]
+    assert err is None and len(many["results"]) == 300, err
+    err, sub = answers[2]
+    assert err is None and sub["score"] == math.inf and sub["rank"] == 1, answers[2]
+    err, rank = answers[3]
+    assert err is None, err
+    assert rank == {"board": "py", "ranking": "dense", "member": "top", "rank": 1, "score": math.inf}, rank
+    err, top = answers[4]
+    assert err is None and top["total"] == 301 and len(top["entries"]) == 5, answers[4]
+    assert top["entries"][0]["data"] == {"team": "red"}, top["entries"][0]
+    # Dense ranking: the six members scoring 49 share rank 2.
+    assert [e["rank"] for e in top["entries"]] == [1, 2, 2, 2, 2], top["entries"]
+    err, _ = answers[5]
+    assert err == ["not_found", 'unknown method "nope"'], err
+    err, _ = answers[6]
+    assert err[0] == "member_not_found", err
+    err, _ = answers[7]
+    assert err[0] == "invalid_score", err
+    err, count = answers[8]
+    assert err is None and count == {"board": "py", "count": 60}, answers[8]
+
+    # A notification that writes, then a read behind it on the same connection.
+    rpc.notify("submit", ["py", {"member": "late", "score": -1}])
+    assert rpc.call("score", "py", "late")["score"] == -1.0
+
+    # export: every entry, best first, as one array.
+    export = rpc.call("export", "py")
+    assert len(export) == 302, len(export)
+    assert export[0]["member"] == "top" and export[0]["score"] == math.inf, export[0]
+    assert export[-1]["member"] == "late", export[-1]
+    assert all(set(e) >= {"member", "score", "rank"} for e in export)
+
+    # Round trip: export's entries import as they are.
+    imp = rpc.call("import", "copy", export)
+    assert imp["imported"] == 302 and imp["failed"] == 0, imp
+    assert rpc.call("board_info", "copy")["members"] == 302
+
+    print("msgpack-rpc OK")
+
+
+if __name__ == "__main__":
+    main()
