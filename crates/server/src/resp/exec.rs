@@ -142,9 +142,22 @@ fn human(n: u64) -> String {
 /// Live heap bytes: the counting allocator's figure when the binary
 /// installed it, else the resident set size.
 fn used_memory() -> u64 {
-    if let Some(s) = podium_bench::alloc::stats() {
-        return s.live as u64;
+    match podium_bench::alloc::stats() {
+        Some(s) => s.live as u64,
+        None => rss(),
     }
+}
+
+/// The peak of [`used_memory`] (the resident set when not counting).
+fn used_memory_peak() -> u64 {
+    match podium_bench::alloc::stats() {
+        Some(s) => s.peak as u64,
+        None => rss(),
+    }
+}
+
+/// Resident set size, as Redis's `used_memory_rss`.
+fn rss() -> u64 {
     std::fs::read_to_string("/proc/self/statm")
         .ok()
         .and_then(|s| {
@@ -776,8 +789,15 @@ impl Session {
                     self.shared.clients.load(Ordering::Relaxed)
                 ),
                 "memory" => {
-                    let m = used_memory();
-                    format!("# Memory\r\nused_memory:{m}\r\nused_memory_human:{}\r\n", human(m))
+                    let (m, peak, rss) = (used_memory(), used_memory_peak(), rss());
+                    format!(
+                        "# Memory\r\nused_memory:{m}\r\nused_memory_human:{}\r\n\
+                         used_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\n\
+                         used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n",
+                        human(m),
+                        human(rss),
+                        human(peak)
+                    )
                 }
                 "persistence" => {
                     // podium_log_fsyncs shows group commit from the outside:

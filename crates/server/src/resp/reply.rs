@@ -9,8 +9,6 @@
 //! `%` in RESP3; scored members (WITHSCORES) are a flat member, score, …
 //! array in RESP2 and an array of `[member, score]` pairs in RESP3.
 
-use std::io::Write;
-
 use bytes::{BufMut, BytesMut};
 
 /// What a command answers.
@@ -147,8 +145,8 @@ fn line(out: &mut BytesMut, kind: u8, body: &[u8]) {
 
 fn int_line(out: &mut BytesMut, kind: u8, i: i64) {
     out.put_u8(kind);
-    let mut w = out.writer();
-    let _ = write!(w, "{i}\r\n");
+    out.put_slice(itoa::Buffer::new().format(i).as_bytes());
+    out.put_slice(b"\r\n");
 }
 
 fn bulk(out: &mut BytesMut, b: &[u8]) {
@@ -158,12 +156,26 @@ fn bulk(out: &mut BytesMut, b: &[u8]) {
 }
 
 fn double(out: &mut BytesMut, d: f64, resp3: bool) {
-    let s = fmt_double(d);
+    // Replies of scores are mostly integral: format those without a heap
+    // string (the same digits `fmt_double` gives).
+    let mut ibuf = itoa::Buffer::new();
+    let owned;
+    let s: &str = if is_plain_integer(d) {
+        ibuf.format(d as i64)
+    } else {
+        owned = fmt_double(d);
+        &owned
+    };
     if resp3 {
         line(out, b',', s.as_bytes());
     } else {
         bulk(out, s.as_bytes());
     }
+}
+
+/// An integral value that `%.17g` prints as plain digits (not -0).
+fn is_plain_integer(d: f64) -> bool {
+    d == d.trunc() && d.abs() < 1e17 && !(d == 0.0 && d.is_sign_negative())
 }
 
 /// A double as C's `printf("%.17g")` prints it (Redis 7.0 `addReplyDouble`
@@ -177,12 +189,32 @@ pub fn fmt_double(d: f64) -> String {
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    // Correctly rounded to 17 significant digits, as glibc does.
+    // Integral scores are the common case in leaderboards, and below 1e17
+    // `%.17g` prints every digit of them: skip the float formatter.
+    if is_plain_integer(d) {
+        return itoa::Buffer::new().format(d as i64).to_string();
+    }
+    if d == 0.0 {
+        return "-0".into();
+    }
+    // Correctly rounded to 17 significant digits, as glibc does; `%g`
+    // rounds to the same digits in fixed and exponent form, so one
+    // formatting serves both.
     let sci = format!("{d:.16e}");
     let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if (-4..17).contains(&exp) {
-        let fixed = format!("{:.*}", (16 - exp) as usize, d);
+        let (sign, mant) = match mant.strip_prefix('-') {
+            Some(m) => ("-", m),
+            None => ("", mant),
+        };
+        let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+        let fixed = if exp >= 0 {
+            let (int, frac) = digits.split_at(exp as usize + 1);
+            format!("{sign}{int}.{frac}")
+        } else {
+            format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
+        };
         trim_fraction(&fixed).to_string()
     } else {
         let m = trim_fraction(mant);
@@ -249,6 +281,33 @@ mod tests {
         ];
         for &(d, want) in cases {
             assert_eq!(fmt_double(d), want, "{d:e}");
+        }
+    }
+
+    /// C's own `snprintf("%.17g")` on random bit patterns, integers and
+    /// short decimals: the fast paths must not change a single byte.
+    #[test]
+    fn doubles_match_the_c_library() {
+        use rand::{Rng, SeedableRng};
+        fn c_17g(d: f64) -> String {
+            let mut buf = [0u8; 64];
+            // SAFETY: the format takes one double; the buffer is bounded.
+            let n =
+                unsafe { libc::snprintf(buf.as_mut_ptr().cast(), buf.len(), c"%.17g".as_ptr(), d) };
+            String::from_utf8_lossy(&buf[..n as usize]).into_owned()
+        }
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(17);
+        for i in 0..200_000u32 {
+            let d = match i % 4 {
+                0 => f64::from_bits(rng.random()),
+                1 => rng.random_range(-1e18..1e18_f64).trunc(),
+                2 => rng.random_range(-100_000i64..100_000) as f64 / 100.0,
+                _ => rng.random_range(-1e-3..1e-3_f64),
+            };
+            if d.is_nan() {
+                continue;
+            }
+            assert_eq!(fmt_double(d), c_17g(d), "{d:e} ({:#x})", d.to_bits());
         }
     }
 
