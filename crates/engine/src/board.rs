@@ -96,6 +96,19 @@ pub struct Entry {
     pub data: Option<Arc<str>>,
 }
 
+/// An entry borrowed from the board, for readers that encode entries
+/// straight into their output (an export of millions) instead of copying
+/// each into an [`Entry`] first.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EntryRef<'a> {
+    pub member: &'a [u8],
+    pub score: f64,
+    /// 1-based, in the board's ranking mode.
+    pub rank: u64,
+    pub name: Option<&'a str>,
+    pub data: Option<&'a str>,
+}
+
 /// `entry`: a member with everything a profile screen shows.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryInfo {
@@ -459,8 +472,41 @@ impl Board {
     /// at most `limit`, each with its rank.
     fn collect(&self, from: usize, limit: usize, backward: bool) -> Vec<Entry> {
         let mut out = Vec::with_capacity(limit.min(1024));
+        self.walk(from, limit, backward, |id, rank| {
+            out.push(self.make_entry(id, rank))
+        });
+        out
+    }
+
+    /// [`Board::entries_from`] without copying: `f` sees each entry of
+    /// positions `pos..pos + limit` (best first), or `..=pos` going towards
+    /// the best when `backward`, in place. Returns how many it saw.
+    pub fn visit(
+        &self,
+        pos: usize,
+        limit: usize,
+        backward: bool,
+        mut f: impl FnMut(EntryRef<'_>),
+    ) -> usize {
+        let mut n = 0;
+        self.walk(pos, limit, backward, |id, rank| {
+            let extra = self.members.extra(id);
+            f(EntryRef {
+                member: self.members.bytes(id),
+                score: self.members.score(id),
+                rank,
+                name: extra.and_then(|e| e.name.as_deref()),
+                data: extra.and_then(|e| e.data.as_deref()),
+            });
+            n += 1;
+        });
+        n
+    }
+
+    /// The member ids at positions `from..` / `..=from` with their ranks.
+    fn walk(&self, from: usize, limit: usize, backward: bool, mut f: impl FnMut(u32, u64)) {
         if limit == 0 || from >= self.len() {
-            return out;
+            return;
         }
         let mut prev: Option<(u64, u64)> = None; // (key, rank)
         let mut pos = from;
@@ -504,7 +550,7 @@ impl Board {
                     _ => self.rank_at(pos, key),
                 };
                 prev = Some((key, rank));
-                out.push(self.make_entry(id, rank));
+                f(id, rank);
                 pos = if backward {
                     pos.wrapping_sub(1)
                 } else {
@@ -512,7 +558,6 @@ impl Board {
                 };
             }
         }
-        out
     }
 
     /// Looks up a group of members with their memory accesses overlapped:

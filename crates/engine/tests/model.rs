@@ -1386,7 +1386,21 @@ fn check_read(b: &Board, m: &Model, r: &Read) -> Result<(), TestCaseError> {
             prop_assert_eq!(b.score_many(&raw), want)
         }
         Read::EntriesFrom(pos, lim) => {
-            prop_assert_eq!(b.entries_from(*pos, *lim), m.entries_at(m.span(*pos, *lim)))
+            let want = m.entries_at(m.span(*pos, *lim));
+            // The borrowing visitor sees exactly what the copying read returns.
+            let mut seen = Vec::new();
+            let n = b.visit(*pos, *lim, false, |e| {
+                seen.push(Entry {
+                    member: e.member.to_vec(),
+                    score: e.score,
+                    rank: e.rank,
+                    name: e.name.map(Into::into),
+                    data: e.data.map(Into::into),
+                })
+            });
+            prop_assert_eq!(n, want.len());
+            prop_assert_eq!(&seen, &want);
+            prop_assert_eq!(b.entries_from(*pos, *lim), want)
         }
     }
     Ok(())

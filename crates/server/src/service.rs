@@ -914,6 +914,29 @@ impl Service {
     /// (0-based), best first. Export walks the board chunk by chunk so a
     /// huge board never sits in memory twice; a write between chunks can
     /// shift entries across a chunk boundary (like Redis's ZSCAN).
+    /// `limit` entries in place, starting `skip` entries from the best (or,
+    /// `from_worst`, from the worst, going up), under one short hold of the
+    /// board's read lock: for encoders that write entries straight into
+    /// their output. Returns how many `f` saw.
+    pub fn visit_entries(
+        &self,
+        board: &str,
+        skip: usize,
+        limit: usize,
+        from_worst: bool,
+        f: impl FnMut(podium_engine::EntryRef<'_>),
+    ) -> Result<usize, ApiError> {
+        self.read(board, |b| {
+            if !from_worst {
+                b.visit(skip, limit, false, f)
+            } else if skip < b.len() {
+                b.visit(b.len() - 1 - skip, limit, true, f)
+            } else {
+                0
+            }
+        })
+    }
+
     pub fn export_chunk(
         &self,
         board: &str,

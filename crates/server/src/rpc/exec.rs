@@ -63,6 +63,55 @@ pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
         .map_err(|e| ApiError::new(Code::Internal, format!("encoding the result: {e}")))
 }
 
+/// One entry as `rmp_serde` encodes [`crate::api::EntryOut`] (and, with
+/// `with_data`, `export`'s lines), byte for byte, written straight from the
+/// board: a streamed export of millions of entries then costs no
+/// allocation per entry and no trip through the DTOs.
+fn encode_entry_ref(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_data: bool) {
+    use rmp::encode as w;
+    let data = match e.data {
+        Some(d) if with_data => serde_json::from_str::<serde_json::Value>(d).ok(),
+        _ => None,
+    };
+    let fields = 3 + e.name.is_some() as u32 + data.is_some() as u32;
+    // Writing into a Vec cannot fail.
+    let _ = w::write_map_len(out, fields);
+    let _ = w::write_str(out, "member");
+    match std::str::from_utf8(e.member) {
+        Ok(m) => w::write_str(out, m),
+        Err(_) => w::write_str(out, &String::from_utf8_lossy(e.member)),
+    }
+    .ok();
+    let _ = w::write_str(out, "score");
+    let _ = w::write_f64(out, e.score);
+    let _ = w::write_str(out, "rank");
+    let _ = w::write_uint(out, e.rank);
+    if let Some(name) = e.name {
+        let _ = w::write_str(out, "name");
+        let _ = w::write_str(out, name);
+    }
+    if let Some(d) = data {
+        let _ = w::write_str(out, "data");
+        let _ = rmp_serde::encode::write_named(out, &d);
+    }
+}
+
+/// A chunk of entries read in place by [`Service::visit_entries`].
+fn visit_chunk(
+    svc: &Service,
+    board: &str,
+    skip: u64,
+    want: usize,
+    from_worst: bool,
+    with_data: bool,
+) -> Result<Chunk, ApiError> {
+    let mut bytes = Vec::with_capacity(want * 40);
+    let count = svc.visit_entries(board, skip as usize, want, from_worst, |e| {
+        encode_entry_ref(&mut bytes, &e, with_data)
+    })?;
+    Ok(Chunk { bytes, count })
+}
+
 fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
     let mut bytes = Vec::with_capacity(items.len() * 48);
     for it in items {
@@ -437,9 +486,7 @@ fn range_by_rank(
     };
     first.entries.clear();
     let fetch: Fetch = Arc::new(move |done, want| {
-        let from = start + done;
-        let r = svc.range_by_rank(&board, from, from + want as u64 - 1, from_worst, with_data)?;
-        encode_entries(&r.entries)
+        visit_chunk(&svc, &board, start - 1 + done, want, from_worst, with_data)
     });
     streamed(&first, total, chunk, fetch)
 }
@@ -451,10 +498,8 @@ fn export(svc: Arc<Service>, board: String) -> Exec {
         Ok(i) => i.members,
         Err(e) => return Exec::Ready(Err(e)),
     };
-    let fetch: Fetch = Arc::new(move |done, want| {
-        let lines = svc.export_chunk(&board, done as usize, want)?;
-        encode_entries(&lines)
-    });
+    let fetch: Fetch =
+        Arc::new(move |done, want| visit_chunk(&svc, &board, done, want, false, true));
     let first = match fetch(0, FIRST_CHUNK.min(total as usize)) {
         Ok(c) => c,
         Err(e) => return Exec::Ready(Err(e)),
@@ -601,6 +646,78 @@ mod tests {
                 futures_util::FutureExt::now_or_never(f).expect("in-memory writes do not wait")
             }
             Exec::Stream(_) => panic!("unexpected stream"),
+        }
+    }
+
+    /// The in-place encoder writes exactly the bytes rmp-serde gives for
+    /// the DTOs (`EntryOut` with and without data, `export`'s lines), for
+    /// names, data, ±inf, fractions, big ranks, members
+    /// that are not UTF-8, in every ranking mode and both directions.
+    #[test]
+    fn in_place_entries_encode_as_the_dtos() {
+        use podium_engine::{Board, BoardConfig, Ranking, Submit};
+        for ranking in [Ranking::Unique, Ranking::Dense, Ranking::Competition] {
+            let mut b = Board::new(BoardConfig {
+                ranking,
+                ..BoardConfig::default()
+            })
+            .unwrap();
+            let mut subs = Vec::new();
+            let ids: Vec<Vec<u8>> = (0..300u32)
+                .map(|i| match i % 7 {
+                    0 => vec![0xff, 0xfe, i as u8],
+                    _ => format!("m{i}").into_bytes(),
+                })
+                .collect();
+            let names: Vec<String> = (0..300).map(|i| format!("Name {i}")).collect();
+            let datas: Vec<String> = (0..300)
+                .map(|i| format!(r#"{{"lvl":{i},"tags":["a",{{"x":null}}]}}"#))
+                .collect();
+            for (i, id) in ids.iter().enumerate() {
+                let score = match i % 11 {
+                    0 => f64::INFINITY,
+                    1 => f64::NEG_INFINITY,
+                    2 => 0.5 + i as f64,
+                    _ => (i / 3) as f64 * 1e12,
+                };
+                let mut s = Submit::new(id, score);
+                if i % 3 == 0 {
+                    s.name = Some(&names[i]);
+                }
+                match i % 5 {
+                    0 => s.data = Some(&datas[i]),
+                    1 => s.data = Some(r#"{"s":"é\u0000","f":1.5,"n":-3}"#),
+                    _ => {}
+                }
+                subs.push(s);
+            }
+            for r in b.submit_many(&subs).unwrap() {
+                r.unwrap();
+            }
+            for backward in [false, true] {
+                let from = if backward { b.len() - 1 } else { 0 };
+                let want = if backward {
+                    b.range_by_rank(1, b.len() as u64, true)
+                } else {
+                    b.entries_from(0, b.len())
+                };
+                for with_data in [false, true] {
+                    let mut got = Vec::new();
+                    let n = b.visit(from, b.len(), backward, |e| {
+                        encode_entry_ref(&mut got, &e, with_data)
+                    });
+                    assert_eq!(n, want.len());
+                    let mut expect = Vec::new();
+                    for e in &want {
+                        let o = crate::api::entry_out(e, with_data);
+                        rmp_serde::encode::write_named(&mut expect, &o).unwrap();
+                    }
+                    assert_eq!(
+                        got, expect,
+                        "{ranking:?} backward={backward} data={with_data}"
+                    );
+                }
+            }
         }
     }
 
