@@ -90,11 +90,25 @@ info_field() { # PORT FIELD
     redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'
 }
 
+# Waits until used_memory holds still for 2 s (at most 60 s): a snapshot
+# (podium) or AOF rewrite (Redis) in progress holds a second copy for a while.
+settle() { # PORT
+    local a b
+    a=$(info_field "$1" used_memory)
+    for _ in $(seq 1 30); do
+        sleep 2
+        b=$(info_field "$1" used_memory)
+        [ "$a" = "$b" ] && return 0
+        a=$b
+    done
+}
+
 run_server() { # KIND PORT SIZE MODE -> lines "figure value"
     local kind=$1 port=$2 size=$3 mode=$4
     local base used card
     base=$(info_field "$port" used_memory)
     echo "zadd_p64 $(rps "$port" $((size * LOAD_FACTOR)) 64 "$size" ZADD lb __rand_int__ m:__rand_int__)"
+    settle "$port"
     used=$(info_field "$port" used_memory)
     card=$(redis-cli -p "$port" ZCARD lb)
     echo "members $card"
