@@ -1043,6 +1043,18 @@ impl Service {
     }
 }
 
+/// Hands freed heap memory back to the OS.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_free_memory() {
+    // SAFETY: malloc_trim only walks glibc's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_free_memory() {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1157,15 +1169,3 @@ mod tests {
         assert_eq!(made[0].archived, 1);
     }
 }
-
-/// Hands freed heap memory back to the OS.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release_free_memory() {
-    // SAFETY: malloc_trim only walks glibc's own free lists.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_free_memory() {}
