@@ -90,15 +90,21 @@ info_field() { # PORT FIELD
     redis-cli -p "$1" INFO memory | tr -d '\r' | awk -F: -v f="$2" '$1 == f {print $2}'
 }
 
-# Waits until used_memory holds still for 2 s (at most 60 s): a snapshot
-# (podium) or AOF rewrite (Redis) in progress holds a second copy for a while.
+busy() { # PORT -> "0" once no snapshot / AOF rewrite / RDB save runs
+    redis-cli -p "$1" INFO persistence | tr -d '\r' |
+        awk -F: '$1 == "aof_rewrite_in_progress" || $1 == "rdb_bgsave_in_progress" {n += $2} END {print n + 0}'
+}
+
+# Waits (at most 120 s) until no snapshot (podium) or AOF rewrite (Redis)
+# runs, as either holds a second copy of the data for a while, and
+# used_memory then holds still for 2 s.
 settle() { # PORT
     local a b
     a=$(info_field "$1" used_memory)
-    for _ in $(seq 1 30); do
+    for _ in $(seq 1 60); do
         sleep 2
         b=$(info_field "$1" used_memory)
-        [ "$a" = "$b" ] && return 0
+        [ "$a" = "$b" ] && [ "$(busy "$1")" = 0 ] && return 0
         a=$b
     done
 }

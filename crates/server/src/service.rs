@@ -963,6 +963,11 @@ impl Service {
     /// Takes a snapshot if the log has grown past the threshold since the
     /// last one (or always, with `force`). Blocking: run it off the async
     /// workers. Returns the snapshot's size, if one was written.
+    /// Whether a snapshot is being taken (its copy of the boards held).
+    pub fn snapshot_in_progress(&self) -> bool {
+        self.snapshotting.load(Ordering::Acquire)
+    }
+
     pub fn maybe_snapshot(&self, force: bool) -> Result<Option<u64>, ApiError> {
         let Some(storage) = &self.storage else {
             return Ok(None);

@@ -803,8 +803,12 @@ impl Session {
                     // podium_log_fsyncs shows group commit from the outside:
                     // a pipeline batch costs one fsync, not one per write.
                     let fsyncs = self.svc.storage().map_or(0, |s| s.log.syncs());
+                    // A snapshot rotates the log, as an AOF rewrite does.
+                    let rewriting = self.svc.snapshot_in_progress() as u8;
                     format!(
-                        "# Persistence\r\nloading:0\r\naof_enabled:1\r\npodium_log_fsyncs:{fsyncs}\r\n"
+                        "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\n\
+                         aof_enabled:1\r\naof_rewrite_in_progress:{rewriting}\r\n\
+                         podium_log_fsyncs:{fsyncs}\r\n"
                     )
                 }
                 "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
