@@ -18,6 +18,7 @@ use crate::config::{BoardConfig, Order, Ranking, Tiebreak, UpdateOp};
 use crate::error::{Error, Result};
 use crate::members::{Extra, Members, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 use crate::score;
+use crate::search::index::SearchIndex;
 use crate::tree::{CountedTree, NoTie, TieBreak};
 
 /// Which existing/new members a submission may touch (Redis NX / XX).
@@ -240,7 +241,7 @@ enum TieMode {
 }
 
 /// Orders equal-score members; borrows the member table.
-struct Ties<'a> {
+pub(crate) struct Ties<'a> {
     members: &'a Members,
     mode: TieMode,
 }
@@ -271,13 +272,16 @@ fn tie_mode(c: &BoardConfig) -> TieMode {
 /// copy so writers wait only for the copy, not for the disk).
 #[derive(Clone)]
 pub struct Board {
-    config: BoardConfig,
-    tree: CountedTree<u32>,
+    pub(crate) config: BoardConfig,
+    pub(crate) tree: CountedTree<u32>,
     /// Dense boards: one entry per distinct key, payload = multiplicity.
     distinct: Option<CountedTree<u32>>,
-    members: Members,
+    pub(crate) members: Members,
     next_seq: u64,
     read_only: bool,
+    /// The search index, once a search asked for it
+    /// ([`Board::enable_search`]); kept current by every write after.
+    pub(crate) search: Option<Box<SearchIndex>>,
 }
 
 macro_rules! ties {
@@ -305,6 +309,54 @@ impl Board {
             members: Members::new(seqs),
             next_seq: 0,
             read_only: false,
+            search: None,
+        }
+    }
+
+    /// The same board emptied, keeping its config, its read-only flag and
+    /// an (empty) search index if it had one.
+    fn emptied(&self) -> Board {
+        let mut b = Self::empty(self.config.clone());
+        b.read_only = self.read_only;
+        if let Some(ix) = &self.search {
+            b.search = Some(Box::new(SearchIndex::new(
+                &self.config.search_fields,
+                ix.max_planes(),
+            )));
+        }
+        b
+    }
+
+    /// The tiebreak of this board, for tree calls.
+    pub(crate) fn ties(&self) -> Ties<'_> {
+        ties!(self)
+    }
+
+    // ------------------------------------------------- search index hooks
+
+    /// A member was added (its name and data already set).
+    #[inline]
+    fn index_insert(&mut self, id: u32) {
+        if let Some(ix) = self.search.as_deref_mut() {
+            ix.insert(id, &self.members);
+        }
+    }
+
+    /// A member is about to leave the member table.
+    #[inline]
+    fn index_remove(&mut self, id: u32) {
+        if let Some(ix) = self.search.as_deref_mut() {
+            ix.remove(id);
+        }
+    }
+
+    /// A member's name and/or data were just set.
+    #[inline]
+    fn index_refresh(&mut self, id: u32, name: bool, data: bool) {
+        if let Some(ix) = self.search.as_deref_mut() {
+            if ix.watches(name, data) {
+                ix.refresh(id, &self.members);
+            }
         }
     }
 
@@ -347,12 +399,13 @@ impl Board {
         self.tree.heap_bytes()
             + self.distinct.as_ref().map_or(0, |d| d.heap_bytes())
             + self.members.heap_bytes()
+            + self.search_heap_bytes()
     }
 
     // ------------------------------------------------------------ helpers
 
     #[inline]
-    fn key_of(&self, s: f64) -> u64 {
+    pub(crate) fn key_of(&self, s: f64) -> u64 {
         let k = score::encode(s);
         match self.config.order {
             Order::Asc => k,
@@ -448,7 +501,7 @@ impl Board {
 
     /// Rank (1-based, per the ranking mode) of the entry at `pos` with `key`.
     #[inline]
-    fn rank_at(&self, pos: usize, key: u64) -> u64 {
+    pub(crate) fn rank_at(&self, pos: usize, key: u64) -> u64 {
         (match self.config.ranking {
             Ranking::Unique => pos,
             Ranking::Competition => self.tree.key_rank(key, false),
@@ -457,7 +510,7 @@ impl Board {
             + 1
     }
 
-    fn make_entry(&self, id: u32, rank: u64) -> Entry {
+    pub(crate) fn make_entry(&self, id: u32, rank: u64) -> Entry {
         let extra = self.members.extra(id);
         Entry {
             member: self.members.bytes(id).to_vec(),
@@ -667,6 +720,7 @@ impl Board {
                 break;
             };
             self.distinct_remove(key);
+            self.index_remove(id);
             self.members.remove(id);
             evicted += 1;
         }
@@ -710,6 +764,7 @@ impl Board {
             self.config.in_bounds(new)?;
         }
         self.apply_extra(id, s.name, s.data);
+        self.index_refresh(id, s.name.is_some(), s.data.is_some());
         let old_key = self.key_of(old);
         let (key, pos) = if changed {
             self.tree_remove(old_key, id);
@@ -757,6 +812,7 @@ impl Board {
         let seq = self.bump_seq();
         let id = self.members.insert(s.member, s.score, seq);
         self.apply_extra(id, s.name, s.data);
+        self.index_insert(id);
         let key = self.key_of(s.score);
         let pos = self.tree_insert(key, id);
         let evicted = self.evict_overflow();
@@ -834,6 +890,7 @@ impl Board {
         match self.members.find(member) {
             Some(id) => {
                 self.apply_extra(id, name, data);
+                self.index_refresh(id, name.is_some(), data.is_some());
                 Ok(true)
             }
             None => Ok(false),
@@ -848,6 +905,7 @@ impl Board {
             if let Some(id) = self.members.find(m.as_ref()) {
                 let key = self.key_of(self.members.score(id));
                 self.tree_remove(key, id);
+                self.index_remove(id);
                 self.members.remove(id);
                 n += 1;
             }
@@ -867,6 +925,7 @@ impl Board {
                 break;
             };
             self.distinct_remove(key);
+            self.index_remove(id);
             self.members.remove(id);
         }
         out
@@ -907,15 +966,14 @@ impl Board {
 
     /// Empties the board, keeping its config.
     pub fn clear(&mut self) {
-        let ro = self.read_only;
-        *self = Self::empty(self.config.clone());
-        self.read_only = ro;
+        *self = self.emptied();
     }
 
     /// Moves the content out into a new board (for archives), leaving this
     /// one empty with the same config.
     pub fn take(&mut self) -> Board {
-        let fresh = Self::empty(self.config.clone());
+        let mut fresh = self.emptied();
+        fresh.read_only = false;
         std::mem::replace(self, fresh)
     }
 
@@ -926,9 +984,14 @@ impl Board {
         let rebuild = config.order != self.config.order
             || config.tiebreak != self.config.tiebreak
             || config.ranking != self.config.ranking;
+        let searched = self.search.as_ref().map(|ix| ix.max_planes());
+        let reindex = config.search_fields != self.config.search_fields;
         if !rebuild {
             self.config = config;
             self.evict_overflow();
+            if reindex {
+                self.reindex_after_config(searched);
+            }
             return Ok(());
         }
         // Re-submit every member in its current rank order, so `first`/`last`
@@ -946,7 +1009,31 @@ impl Board {
             self.tree_insert(k, nid);
         }
         self.evict_overflow();
+        self.reindex_after_config(searched);
         Ok(())
+    }
+
+    /// After a config change that replaced the member ids or the search
+    /// fields: rebuilds the index of a board that had one (none when the
+    /// new `search_fields` is empty: search is then disabled).
+    fn reindex_after_config(&mut self, searched: Option<usize>) {
+        self.search = None;
+        if let Some(max_planes) = searched {
+            if !self.config.search_fields.is_empty() {
+                self.rebuild_search(max_planes);
+            }
+        }
+    }
+
+    /// Replaces this board's content with `other`'s (merge/intersect into
+    /// an existing destination), keeping this board's search index
+    /// enabled: it is rebuilt for the new content at once.
+    pub fn replace_content(&mut self, other: Board) {
+        let searched = self.search.as_ref().map(|ix| ix.max_planes());
+        *self = other;
+        if self.search.is_none() {
+            self.reindex_after_config(searched);
+        }
     }
 
     // -------------------------------------------------------------- reads
@@ -1226,10 +1313,12 @@ impl Board {
         if let Some(id) = self.members.find(member) {
             let key = self.key_of(self.members.score(id));
             self.tree_remove(key, id);
+            self.index_remove(id);
             self.members.remove(id);
         }
         let seq = self.bump_seq();
         let id = self.members.insert(member, s, seq);
+        self.index_insert(id);
         let key = self.key_of(s);
         self.tree_insert(key, id);
     }

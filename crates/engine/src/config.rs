@@ -121,6 +121,29 @@ impl BoardConfig {
         {
             return bad("search_fields must be names of 1 to 64 bytes");
         }
+        // A query names a field as `field:word`, so a name holding a colon,
+        // a quote or a space could never be asked for.
+        if self
+            .search_fields
+            .iter()
+            .any(|f| f.contains([':', '"']) || f.contains(char::is_whitespace))
+        {
+            return bad("search_fields names must not contain ':', '\"' or whitespace");
+        }
+        if self.search_fields.len() > crate::search::MAX_SEARCH_FIELDS {
+            return Err(Error::BadConfig(format!(
+                "search_fields may list at most {} fields",
+                crate::search::MAX_SEARCH_FIELDS
+            )));
+        }
+        if self
+            .search_fields
+            .iter()
+            .enumerate()
+            .any(|(i, f)| self.search_fields[..i].contains(f))
+        {
+            return bad("search_fields must not list a field twice");
+        }
         if let Reset::Cron(expr) = &self.reset {
             if expr.trim().is_empty() {
                 return bad("reset cron expression is empty");

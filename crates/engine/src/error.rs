@@ -32,6 +32,9 @@ pub enum Error {
     ReadOnly(String),
     #[error("snapshot is corrupt: {0}")]
     CorruptSnapshot(String),
+    /// A search was refused (a bad query, or the board is not searchable).
+    #[error(transparent)]
+    Search(#[from] crate::search::SearchError),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -6,6 +6,8 @@
 //! - [`Board`]: one leaderboard with every option of SPEC §1 and every
 //!   non-I/O operation of SPEC §2 (submit, ranges, around, percentiles,
 //!   merge/intersect, snapshots…).
+//! - [`search`]: player search by name (SPEC §3), an index per board
+//!   built on the first search and kept current by every write.
 //! - [`Store`]: many named boards shared by every protocol: concurrent
 //!   readers, one writer per board, no global lock on the hot path.
 //!
@@ -25,6 +27,7 @@ pub mod error;
 mod index;
 mod members;
 pub mod score;
+pub mod search;
 pub mod store;
 pub mod tree;
 
@@ -35,4 +38,5 @@ pub use board::{
 pub use config::{BoardConfig, Order, Ranking, Reset, Tiebreak, UpdateOp};
 pub use error::{Error, Result};
 pub use members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+pub use search::{Plan, SearchError, SearchOptions, SearchPage};
 pub use store::Store;

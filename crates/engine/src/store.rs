@@ -244,7 +244,7 @@ impl Store {
         let result = Board::combine(dest_guard.config().clone(), &srcs, agg, intersect)?;
         drop(srcs);
         let n = result.len() as u64;
-        *dest_guard = result;
+        dest_guard.replace_content(result);
         Ok(n)
     }
 }
