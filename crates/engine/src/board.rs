@@ -525,7 +525,7 @@ impl Board {
     /// at most `limit`, each with its rank.
     fn collect(&self, from: usize, limit: usize, backward: bool) -> Vec<Entry> {
         let mut out = Vec::with_capacity(limit.min(1024));
-        self.walk(from, limit, backward, |id, rank| {
+        self.walk_positions(from, limit, backward, |id, rank| {
             out.push(self.make_entry(id, rank))
         });
         out
@@ -542,7 +542,7 @@ impl Board {
         mut f: impl FnMut(EntryRef<'_>),
     ) -> usize {
         let mut n = 0;
-        self.walk(pos, limit, backward, |id, rank| {
+        self.walk_positions(pos, limit, backward, |id, rank| {
             let extra = self.members.extra(id);
             f(EntryRef {
                 member: self.members.bytes(id),
@@ -557,7 +557,13 @@ impl Board {
     }
 
     /// The member ids at positions `from..` / `..=from` with their ranks.
-    fn walk(&self, from: usize, limit: usize, backward: bool, mut f: impl FnMut(u32, u64)) {
+    fn walk_positions(
+        &self,
+        from: usize,
+        limit: usize,
+        backward: bool,
+        mut f: impl FnMut(u32, u64),
+    ) {
         if limit == 0 || from >= self.len() {
             return;
         }

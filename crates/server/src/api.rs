@@ -264,6 +264,19 @@ pub struct AroundOut {
     pub entries: Vec<EntryOut>,
 }
 
+/// `search`: one page of the members matching a query, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchOut {
+    pub board: String,
+    pub ranking: String,
+    pub query: String,
+    /// Every member that matches, not only this page.
+    pub total: u64,
+    pub offset: u64,
+    pub limit: u64,
+    pub entries: Vec<EntryOut>,
+}
+
 /// `ranks`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RanksOut {

@@ -914,6 +914,54 @@ impl Service {
     /// (0-based), best first. Export walks the board chunk by chunk so a
     /// huge board never sits in memory twice; a write between chunks can
     /// shift entries across a chunk boundary (like Redis's ZSCAN).
+    /// `search` (SPEC §3): a page of the members matching `query`, best
+    /// first. A board's index is built by its first search (under the
+    /// board's write lock, once) and kept current by every write after.
+    pub fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        use podium_engine::search::{SearchError, SearchOptions};
+        if limit > MAX_PAGE_SIZE {
+            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
+        }
+        let opts = SearchOptions {
+            limit,
+            offset,
+            ..SearchOptions::default()
+        };
+        let mut page = self.read(board, |b| b.search(query, &opts))?;
+        if matches!(page, Err(SearchError::NotIndexed)) {
+            let arc = self
+                .store
+                .get(board)
+                .ok_or_else(|| ApiError::no_board(board))?;
+            {
+                let _gate = self.shared();
+                // Straight on the lock: an archive (read-only) is searchable.
+                let mut b = arc.write();
+                if !b.search_enabled() {
+                    b.enable_search().map_err(podium_engine::Error::from)?;
+                }
+            }
+            page = self.read(board, |b| b.search(query, &opts))?;
+        }
+        let page = page.map_err(podium_engine::Error::from)?;
+        Ok(SearchOut {
+            board: board.to_string(),
+            ranking: ranking_str(page.ranking).to_string(),
+            query: query.to_string(),
+            total: page.total,
+            offset: page.offset,
+            limit: page.limit,
+            entries: entries_out(&page.entries, with_data),
+        })
+    }
+
     /// `limit` entries in place, starting `skip` entries from the best (or,
     /// `from_worst`, from the worst, going up), under one short hold of the
     /// board's read lock: for encoders that write entries straight into

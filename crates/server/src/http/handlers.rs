@@ -15,7 +15,7 @@ use super::error::{parse_json, read_body, BoardP, HttpError, HttpResult, MemberP
 use super::St;
 use crate::api::*;
 use crate::error::{ApiError, Code};
-use crate::service::RangeBounds;
+use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE};
 
 // ------------------------------------------------------------- parsing
 
@@ -342,6 +342,37 @@ pub(crate) async fn around(
         q.page_size,
         q.with_data,
     )?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SearchQ {
+    q: String,
+    limit: Option<u64>,
+    offset: Option<u64>,
+    #[serde(default, deserialize_with = "flag")]
+    with_data: bool,
+}
+
+pub(crate) async fn search(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<SearchQ>,
+) -> HttpResult<Json<SearchOut>> {
+    // The first search of a large board builds its index: off the async
+    // workers.
+    let out = tokio::task::spawn_blocking(move || {
+        st.svc.search(
+            &board,
+            &q.q,
+            q.limit.unwrap_or(DEFAULT_PAGE_SIZE),
+            q.offset.unwrap_or(0),
+            q.with_data,
+        )
+    })
+    .await
+    .map_err(|e| ApiError::new(Code::Internal, e.to_string()))??;
+    Ok(Json(out))
 }
 
 pub(crate) async fn rank(

@@ -128,6 +128,7 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: "percentile", scope: Some(Read), handler: |f| on(f, h::percentile) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: "score_at_percentile", scope: Some(Read), handler: |f| on(f, h::score_at_percentile) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: "around", scope: Some(Read), handler: |f| on(f, h::around) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: "search", scope: Some(Read), handler: |f| on(f, h::search) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/range", op: "range", scope: Some(Read), handler: |f| on(f, h::range) },
     RouteDef { method: "DELETE", path: "/v1/boards/{board}/range", op: "remove_range", scope: Some(Write), handler: |f| on(f, h::remove_range) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: "count", scope: Some(Read), handler: |f| on(f, h::count) },

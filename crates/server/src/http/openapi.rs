@@ -138,6 +138,16 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "parameters": [b, m, p("page_size"), p("with_data")],
             "responses": ok(r("AroundOut"), "The entries around the member"),
         }),
+        "search" => json!({
+            "summary": "Find members by name (SPEC §3)",
+            "description": "Words separated by spaces; the last word and `word*` match by prefix, others exactly; `\"word\"` forces exact; `field:word` restricts a word to one of the board's search_fields. Every word must match a distinct word of the member. Results best first, with `total` for paging. The first search of a board builds its index.",
+            "parameters": [b,
+                query_required("q", json!({"type": "string"}), "The query"),
+                query("limit", json!({"type": "integer", "minimum": 0, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}), "Most entries to return"),
+                query("offset", json!({"type": "integer", "minimum": 0, "default": 0}), "Matches to skip"),
+                p("with_data")],
+            "responses": ok(r("SearchOut"), "The matching entries"),
+        }),
         "range" => json!({
             "summary": "Entries by rank or by score",
             "description": format!("by=rank: positions start..=stop (1-based), at most {MAX_RANGE} per call. by=score: scores between min and max (Redis syntax), skipping offset and returning at most limit (default {DEFAULT_PAGE_SIZE}). from=worst counts from the worst end."),
@@ -322,6 +332,13 @@ fn schemas() -> Value {
             "type": "object",
             "required": ["board", "ranking", "total", "entries"],
             "properties": {"board": {"type": "string"}, "ranking": ranking, "total": {"type": "integer"}, "entries": {"type": "array", "items": r("EntryOut")}}
+        }));
+    m.insert("SearchOut".into(), json!({
+            "type": "object",
+            "required": ["board", "ranking", "query", "total", "offset", "limit", "entries"],
+            "properties": {"board": {"type": "string"}, "ranking": ranking, "query": {"type": "string"},
+                "total": {"type": "integer"}, "offset": {"type": "integer"}, "limit": {"type": "integer"},
+                "entries": {"type": "array", "items": r("EntryOut")}}
         }));
     m.insert(
         "AroundOut".into(),

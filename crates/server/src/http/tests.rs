@@ -1747,3 +1747,107 @@ async fn openapi_and_router_list_the_same_routes() {
         }
     }
 }
+
+/// `GET /v1/boards/{board}/search`: diacritics folded, prefix on the last
+/// word, leaderboard order with ranks and `total`, paging, the index
+/// following writes made after the first search, and clear errors.
+#[tokio::test]
+async fn search_finds_members_by_name_in_rank_order() {
+    let app = app();
+    let entries = json!([
+        {"member": "p1", "score": 50, "name": "José Álvarez"},
+        {"member": "p2", "score": 70, "name": "Josephine Baker"},
+        {"member": "p3", "score": 60, "name": "Ann Jones", "data": {"team": "red"}},
+        {"member": "p4", "score": 90, "name": "Bob Marley"}
+    ]);
+    let r = call(&app, "POST", "/v1/boards/s/scores", Some(entries)).await;
+    assert_eq!(r.status, StatusCode::OK);
+
+    let r = call(&app, "GET", "/v1/boards/s/search?q=jose", None).await;
+    let j = r.json();
+    assert_eq!(j["total"], 2, "{j}");
+    let found: Vec<(String, u64)> = j["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["member"].as_str().unwrap().to_string(),
+                e["rank"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    // Best first: Josephine (70, rank 2) before José (50, rank 4).
+    assert_eq!(found, vec![("p2".to_string(), 2), ("p1".to_string(), 4)]);
+    assert_eq!(j["ranking"], "unique");
+
+    // An exact first word, a prefix last word; paging.
+    let r = call(&app, "GET", "/v1/boards/s/search?q=jose%20alv", None).await;
+    assert_eq!(r.json()["entries"][0]["member"], "p1");
+    let r = call(
+        &app,
+        "GET",
+        "/v1/boards/s/search?q=j&limit=1&offset=1",
+        None,
+    )
+    .await;
+    let j = r.json();
+    assert_eq!(
+        (j["total"].as_u64(), j["entries"].as_array().unwrap().len()),
+        (Some(3), 1)
+    );
+    assert_eq!(j["entries"][0]["member"], "p3");
+
+    // Writes after the first search are found at once.
+    let r = call(
+        &app,
+        "POST",
+        "/v1/boards/s/scores",
+        Some(json!({"member": "p5", "score": 100, "name": "Jörg Müller"})),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = call(&app, "GET", "/v1/boards/s/search?q=jorg%20mu", None).await;
+    assert_eq!(r.json()["entries"][0]["rank"], 1);
+    let r = call(&app, "DELETE", "/v1/boards/s/members/p2", None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let r = call(&app, "GET", "/v1/boards/s/search?q=jose", None).await;
+    assert_eq!(r.json()["total"], 1);
+
+    expect_err(
+        &app,
+        "GET",
+        "/v1/boards/s/search?q=%20-%20",
+        None,
+        400,
+        "invalid_argument",
+    )
+    .await;
+    expect_err(
+        &app,
+        "GET",
+        "/v1/boards/s/search?q=team:red",
+        None,
+        400,
+        "invalid_argument",
+    )
+    .await;
+    expect_err(
+        &app,
+        "GET",
+        "/v1/boards/nope/search?q=a",
+        None,
+        404,
+        "board_not_found",
+    )
+    .await;
+    expect_err(
+        &app,
+        "GET",
+        "/v1/boards/s/search",
+        None,
+        400,
+        "invalid_argument",
+    )
+    .await;
+}

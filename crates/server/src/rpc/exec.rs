@@ -386,6 +386,31 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             first.entries.clear();
             streamed(&first, total, chunk, fetch)
         }
+        Call::Search {
+            board,
+            query,
+            limit,
+            offset,
+            with_data,
+        } => {
+            // The first search of a large board builds its index: off the
+            // async workers.
+            let svc = svc.clone();
+            Exec::Later(Box::pin(async move {
+                tokio::task::spawn_blocking(move || {
+                    svc.search(
+                        &board,
+                        &query,
+                        limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE),
+                        offset.unwrap_or(0),
+                        with_data,
+                    )
+                    .and_then(|o| encode(&o))
+                })
+                .await
+                .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
+            }))
+        }
         Call::Around {
             board,
             member,

@@ -80,7 +80,7 @@ pub const METHODS: &[(&str, Method, Option<&str>)] = &[
     ("ranks", M::Ranks, Some("ranks")),
     ("percentile", M::Percentile, Some("percentile")),
     ("score_at_percentile", M::ScoreAtPercentile, Some("score_at_percentile")),
-    ("search", M::Search, None),
+    ("search", M::Search, Some("search")),
     ("boards", M::Boards, Some("boards")),
     ("board_info", M::BoardInfo, Some("board_info")),
     ("export", M::Export, Some("export")),
@@ -237,6 +237,13 @@ pub enum Call {
         board: String,
         member: String,
         page_size: Option<u64>,
+        with_data: bool,
+    },
+    Search {
+        board: String,
+        query: String,
+        limit: Option<u64>,
+        offset: Option<u64>,
         with_data: bool,
     },
     Ranks {
@@ -906,10 +913,17 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             key: p(1, 0, "key")?.string("key")?,
         },
         M::Search => {
-            return Err(ApiError::new(
-                Code::NotFound,
-                "search is not available yet in this version",
-            ))
+            let mut p = p(2, 1, "board, query, {limit, offset, with_data}")?;
+            let board = p.board("board")?;
+            let query = p.string("query")?;
+            let mut o = p.options(&["limit", "offset", "with_data"])?;
+            Call::Search {
+                board,
+                query,
+                limit: o.u64("limit")?,
+                offset: o.u64("offset")?,
+                with_data: o.flag("with_data")?,
+            }
         }
     })
 }
@@ -1322,9 +1336,12 @@ mod tests {
 
     #[test]
     fn search_and_auth() {
-        let (code, msg) = err("search", vec!["lb".into(), "ann".into()]);
-        assert_eq!(code, Code::NotFound);
-        assert!(msg.contains("not available"), "{msg}");
+        assert!(matches!(
+            call("search", vec!["lb".into(), "ann".into()]).unwrap(),
+            Call::Search { board, query, limit: None, .. } if board == "lb" && query == "ann"
+        ));
+        let (code, _) = err("search", vec!["lb".into()]);
+        assert_eq!(code, Code::MalformedRequest);
         assert!(
             matches!(call("auth", vec!["k".into()]).unwrap(), Call::Auth { key } if key == "k")
         );
