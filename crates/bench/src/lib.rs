@@ -5,7 +5,20 @@
 //! - [`report`]: the JSON record and the terminal table every scenario uses.
 //! - [`engine`]: the in-process `engine` scenario, podium's `Board` against
 //!   a std-collections leaderboard.
+//! - [`search`]: the in-process `search` scenario: index build time and
+//!   memory, and `a` / `a* a` / `a* a* a` queries on generated names.
+//! - the network scenarios, each against a `podium serve` it starts and,
+//!   when installed, a Redis 7 beside it ([`net`] starts both; [`load`]
+//!   bulk-loads through each one's pipelined protocol): [`rank10m`],
+//!   [`http_updates`], [`rpc_payload`] and [`import`].
 
 pub mod alloc;
 pub mod engine;
+pub mod http_updates;
+pub mod import;
+pub mod load;
+pub mod net;
+pub mod rank10m;
 pub mod report;
+pub mod rpc_payload;
+pub mod search;

@@ -29,8 +29,10 @@ pub struct Record {
     pub redis: Option<f64>,
     pub baseline: Option<f64>,
     pub baseline_name: Option<String>,
-    /// Podium's advantage over the baseline (or Redis when there is no
-    /// baseline); higher is better for podium.
+    /// Podium's advantage over the scenario's comparison, higher is better
+    /// for podium: over the in-process baseline in `engine`, over Redis in
+    /// the network scenarios (`None` without Redis; their `baseline`, when
+    /// set, is an in-process reference shown beside, not compared).
     pub ratio: Option<f64>,
     pub members: Option<u64>,
 }
@@ -170,6 +172,29 @@ pub fn parse_count(s: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{s:?} is too large"))
 }
 
+/// Parses a byte size such as `1048576`, `64KiB`, `128MiB` or `1GiB`
+/// (binary units; `k`/`M`/`G` alone mean the same).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(t.len());
+    let (digits, unit) = t.split_at(split);
+    let digits: String = digits.chars().filter(|c| *c != '_').collect();
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 1048576, 64KiB, 128MiB)"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" | "kb" => 1 << 10,
+        "m" | "mib" | "mb" => 1 << 20,
+        "g" | "gib" | "gb" => 1 << 30,
+        _ => return Err(format!("{s:?}: unknown unit (use KiB, MiB or GiB)")),
+    };
+    n.checked_mul(mult)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +218,16 @@ mod tests {
         assert_eq!(parse_count("10_000_000"), Ok(10_000_000));
         assert!(parse_count("ten").is_err());
         assert!(parse_count("1,000").is_err());
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_bytes("128MiB"), Ok(128 << 20));
+        assert_eq!(parse_bytes("64KiB"), Ok(64 << 10));
+        assert_eq!(parse_bytes("1048576"), Ok(1 << 20));
+        assert_eq!(parse_bytes("1 GiB"), Ok(1 << 30));
+        assert!(parse_bytes("MiB").is_err());
+        assert!(parse_bytes("3 parsecs").is_err());
     }
 
     #[test]

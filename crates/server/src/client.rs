@@ -1,27 +1,34 @@
 //! The client commands of `podium` (SPEC §6): `top`, `submit`, `import` and
-//! `export`, talking to a running server over its HTTP API (SPEC §4).
+//! `export`, talking to a running server over MessagePack-RPC (`--rpc`,
+//! default `127.0.0.1:7071`, with [`podium_client`]) or, with `--http URL`,
+//! over its HTTP API (SPEC §4).
 //!
 //! Requests and results use the shapes of [`crate::api`]. A server error
-//! (`{"error": {"code", "message"}}` with a 4xx/5xx status) becomes a
-//! [`ServerError`] whose text is `message (code)`; an unreachable server
-//! becomes "cannot reach podium at URL: is `podium serve` running?".
-//! Imports and exports stream: neither side of a transfer is held in memory,
-//! and a progress bar on stderr follows it (hidden when stderr is not a
-//! terminal, or with `--quiet`).
+//! (an RPC error `[code, message]`, or over HTTP `{"error": {"code",
+//! "message"}}` with a 4xx/5xx status) reads `message (code)`; an
+//! unreachable server "cannot reach podium at ADDR: is `podium serve`
+//! running?". Over RPC, `import` reads the NDJSON or CSV file itself and
+//! sends it as `import` calls of 10,000 entries, several in flight, and
+//! `export` receives one response and writes it out as NDJSON, entry by
+//! entry; over HTTP both stream their bodies. A progress bar on stderr
+//! follows long transfers (hidden when stderr is not a terminal, or with
+//! `--quiet`).
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::fs::File;
-use std::io::{self, BufWriter, IsTerminal, Read, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use podium_client::{blocking, ClientError, ResponseFuture, Ser};
 use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::{Deserialize, Serialize};
 
-use crate::api::{parse_score, BoardOut, ErrorBody, Score, SubmitIn, SubmitOut, TopOut};
+use crate::api::{parse_score, BoardOut, EntryOut, ErrorBody, Score, SubmitIn, SubmitOut, TopOut};
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
 /// segment, so `/`, `?`, `#`, `%`, spaces and non-ASCII survive the trip.
@@ -36,14 +43,38 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many per-entry import errors are shown.
 const SHOWN_ERRORS: usize = 10;
+/// Entries per `import` call over RPC (one durable commit each).
+pub const IMPORT_BATCH: usize = 10_000;
+/// Bytes of records per `import` call at most (a batch of large `data`
+/// objects is sent before it has 10,000 entries).
+const IMPORT_BATCH_BYTES: usize = 8 << 20;
+/// `import` calls in flight.
+const IMPORT_IN_FLIGHT: usize = 4;
+/// The longest import record (line) accepted, as over HTTP.
+const MAX_RECORD_BYTES: usize = 1 << 20;
 
 /// Where the server is and how to authenticate.
 #[derive(clap::Args, Debug, Clone)]
 pub struct Conn {
-    /// Base URL of the podium server's HTTP API.
-    #[arg(long, env = "PODIUM_SERVER", default_value = "http://127.0.0.1:7070")]
-    pub server: String,
-    /// API key, sent as `Authorization: Bearer KEY`.
+    /// Address (HOST:PORT) of the podium server's MessagePack-RPC port.
+    #[arg(
+        long,
+        env = "PODIUM_RPC_SERVER",
+        default_value = "127.0.0.1:7071",
+        value_name = "ADDR"
+    )]
+    pub rpc: String,
+    /// Use the HTTP API at this base URL instead of MessagePack-RPC
+    /// (e.g. http://127.0.0.1:7070); --rpc is then ignored.
+    #[arg(
+        long,
+        visible_alias = "server",
+        env = "PODIUM_SERVER",
+        value_name = "URL"
+    )]
+    pub http: Option<String>,
+    /// API key: sent with `auth` over RPC, as `Authorization: Bearer KEY`
+    /// over HTTP.
     #[arg(long, env = "PODIUM_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 }
@@ -301,7 +332,7 @@ struct Api {
 }
 
 impl Api {
-    fn new(conn: &Conn) -> Result<Api> {
+    fn new(server: &str, conn: &Conn) -> Result<Api> {
         let http = Client::builder()
             .no_proxy()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -311,7 +342,7 @@ impl Api {
             .build()
             .context("cannot set up the HTTP client")?;
         Ok(Api {
-            base: base_url(&conn.server)?,
+            base: base_url(server)?,
             key: conn.api_key.clone().filter(|k| !k.is_empty()),
             http,
         })
@@ -483,28 +514,46 @@ fn print_raw(body: &[u8]) -> Result<()> {
 
 /// `podium top BOARD`: one page of the board as a table.
 pub fn top(a: &TopArgs) -> Result<()> {
-    let api = Api::new(&a.conn)?;
+    match &a.conn.http {
+        Some(url) => top_http(a, url),
+        None => top_rpc(a),
+    }
+}
+
+fn print_top(t: &TopOut) -> Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(render_top(t).as_bytes())?;
+    out.flush()?;
+    Ok(())
+}
+
+fn top_http(a: &TopArgs, url: &str) -> Result<()> {
+    let api = Api::new(url, &a.conn)?;
     let url = top_url(&api.base, &a.board, a.page, a.page_size)?;
     let body = api.call(api.http.get(url))?;
     if a.json {
         return print_raw(&body);
     }
     let t: TopOut = parse(&body)?;
-    let mut out = io::stdout().lock();
-    out.write_all(render_top(&t).as_bytes())?;
-    out.flush()?;
-    Ok(())
+    print_top(&t)
 }
 
 /// `podium submit BOARD MEMBER SCORE`.
 pub fn submit(a: &SubmitArgs) -> Result<()> {
     let score = parse_score(&a.score).map_err(|e| anyhow!("{e}"))?;
-    let api = Api::new(&a.conn)?;
     let mut entry = SubmitIn::new(a.member.clone(), score);
     entry.op = a.op.clone();
     entry.name = a.name.clone();
+    match &a.conn.http {
+        Some(url) => submit_http(a, url, &entry),
+        None => submit_rpc(a, &entry),
+    }
+}
+
+fn submit_http(a: &SubmitArgs, url: &str, entry: &SubmitIn) -> Result<()> {
+    let api = Api::new(url, &a.conn)?;
     let url = scores_url(&api.base, &a.board)?;
-    let body = api.call(api.http.post(url).json(&entry))?;
+    let body = api.call(api.http.post(url).json(entry))?;
     if a.json {
         return print_raw(&body);
     }
@@ -542,38 +591,56 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
-/// `podium import BOARD FILE`: streams the file as the request body.
+/// `podium import BOARD FILE`: loads an NDJSON or CSV file into a board.
 pub fn import(a: &ImportArgs) -> Result<()> {
     let format = Format::choose(a.format.as_deref(), &a.file)?;
-    let api = Api::new(&a.conn)?;
-    let url = import_url(&api.base, &a.board, format)?;
-    let stdin = a.file.as_os_str() == "-";
-    let (body, pb) = if stdin {
+    let out = match &a.conn.http {
+        Some(url) => import_http(a, url, format)?,
+        None => import_rpc(a, format)?,
+    };
+    report_import(&out)
+}
+
+/// The input of an import (a file or stdin) with a progress bar counting
+/// its bytes.
+fn import_input(
+    a: &ImportArgs,
+    verb: &str,
+) -> Result<(Box<dyn Read + Send>, Option<u64>, ProgressBar)> {
+    if a.file.as_os_str() == "-" {
         let pb = ProgressBar::with_draw_target(None, draw_target(a.quiet));
-        pb.set_style(style(
-            "{spinner} importing {bytes} ({bytes_per_sec}) {elapsed_precise}",
-        ));
+        pb.set_style(style(&format!(
+            "{{spinner}} {verb} {{bytes}} ({{bytes_per_sec}}) {{elapsed_precise}}"
+        )));
         let reader = Counted {
             inner: io::stdin(),
             pb: pb.clone(),
         };
-        (Body::new(reader), pb)
-    } else {
-        let file =
-            File::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
-        let len = file
-            .metadata()
-            .with_context(|| format!("cannot read {}", a.file.display()))?
-            .len();
-        let pb = ProgressBar::with_draw_target(Some(len), draw_target(a.quiet));
-        pb.set_style(style(
-            "importing [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec:>12} eta {eta}",
-        ));
-        let reader = Counted {
-            inner: file,
-            pb: pb.clone(),
-        };
-        (Body::sized(reader, len), pb)
+        return Ok((Box::new(reader), None, pb));
+    }
+    let file = File::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
+    let len = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", a.file.display()))?
+        .len();
+    let pb = ProgressBar::with_draw_target(Some(len), draw_target(a.quiet));
+    pb.set_style(style(&format!(
+        "{verb} [{{bar:32}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec:>12}} eta {{eta}}"
+    )));
+    let reader = Counted {
+        inner: file,
+        pb: pb.clone(),
+    };
+    Ok((Box::new(reader), Some(len), pb))
+}
+
+fn import_http(a: &ImportArgs, url: &str, format: Format) -> Result<ImportOut> {
+    let api = Api::new(url, &a.conn)?;
+    let url = import_url(&api.base, &a.board, format)?;
+    let (reader, len, pb) = import_input(a, "importing")?;
+    let body = match len {
+        Some(len) => Body::sized(reader, len),
+        None => Body::new(reader),
     };
     let rb = api
         .http
@@ -585,7 +652,12 @@ pub fn import(a: &ImportArgs) -> Result<()> {
         parse::<ImportOut>(&body)
     });
     pb.finish_and_clear();
-    let out = result?;
+    result
+}
+
+/// Prints an import's summary and its first errors; fails when entries
+/// failed.
+fn report_import(out: &ImportOut) -> Result<()> {
     println!("imported {}, failed {}", out.imported, out.failed);
     for e in out.errors.iter().take(SHOWN_ERRORS) {
         let mut where_ = String::new();
@@ -615,16 +687,18 @@ pub fn import(a: &ImportArgs) -> Result<()> {
     Ok(())
 }
 
-/// `podium export BOARD`: the board as NDJSON, streamed to the output.
+/// `podium export BOARD`: the board as NDJSON, best first.
 pub fn export(a: &ExportArgs) -> Result<()> {
-    let api = Api::new(&a.conn)?;
-    // The member count sizes the progress bar, and a missing board is
-    // reported before the output file is touched.
-    let info = api.board_info(&a.board)?;
-    let url = export_url(&api.base, &a.board)?;
-    let mut resp = api.send(api.http.get(url))?;
+    match &a.conn.http {
+        Some(url) => export_http(a, url),
+        None => export_rpc(a),
+    }
+}
 
-    let (mut out, to_stdout): (Box<dyn Write>, bool) = match &a.output {
+/// The export's output: the file of `--output`, or stdout; and whether it
+/// is stdout.
+fn export_output(a: &ExportArgs) -> Result<(Box<dyn Write>, bool)> {
+    Ok(match &a.output {
         Some(p) if p.as_os_str() != "-" => {
             let f = File::create(p).with_context(|| format!("cannot create {}", p.display()))?;
             (Box::new(BufWriter::with_capacity(256 * 1024, f)), false)
@@ -633,7 +707,33 @@ pub fn export(a: &ExportArgs) -> Result<()> {
             Box::new(BufWriter::with_capacity(256 * 1024, io::stdout().lock())),
             true,
         ),
-    };
+    })
+}
+
+fn export_summary(a: &ExportArgs, to_stdout: bool, lines: u64) {
+    if !a.quiet {
+        match &a.output {
+            Some(p) if !to_stdout => {
+                eprintln!(
+                    "exported {lines} members of {:?} to {}",
+                    a.board,
+                    p.display()
+                )
+            }
+            _ => eprintln!("exported {lines} members of {:?}", a.board),
+        }
+    }
+}
+
+fn export_http(a: &ExportArgs, url: &str) -> Result<()> {
+    let api = Api::new(url, &a.conn)?;
+    // The member count sizes the progress bar, and a missing board is
+    // reported before the output file is touched.
+    let info = api.board_info(&a.board)?;
+    let url = export_url(&api.base, &a.board)?;
+    let mut resp = api.send(api.http.get(url))?;
+
+    let (mut out, to_stdout) = export_output(a)?;
     // A progress bar over a terminal that shows the NDJSON itself would
     // garble both.
     let quiet = a.quiet || (to_stdout && io::stdout().is_terminal());
@@ -650,18 +750,7 @@ pub fn export(a: &ExportArgs) -> Result<()> {
         Err(e) if to_stdout && is_broken_pipe(&e) => return Ok(()),
         Err(e) => return Err(e),
     };
-    if !a.quiet {
-        match &a.output {
-            Some(p) if !to_stdout => {
-                eprintln!(
-                    "exported {lines} members of {:?} to {}",
-                    a.board,
-                    p.display()
-                )
-            }
-            _ => eprintln!("exported {lines} members of {:?}", a.board),
-        }
-    }
+    export_summary(a, to_stdout, lines);
     Ok(())
 }
 
@@ -699,6 +788,533 @@ fn copy_lines(
         lines += 1;
         pb.inc(1);
         out.write_all(b"\n").context("cannot write the export")?;
+    }
+    out.flush().context("cannot write the export")?;
+    Ok(lines)
+}
+
+// -------------------------------------------------------- MessagePack-RPC
+
+/// A connection to the server's MessagePack-RPC port.
+struct Rpc {
+    c: blocking::Client,
+    addr: String,
+}
+
+impl Rpc {
+    fn connect(conn: &Conn) -> Result<Rpc> {
+        let addr = conn.rpc.trim();
+        let addr = addr
+            .strip_prefix("tcp://")
+            .unwrap_or(addr)
+            .trim_end_matches('/');
+        if addr.is_empty() {
+            bail!("--rpc is empty");
+        }
+        let c = blocking::Client::connect_timeout(
+            addr,
+            CONNECT_TIMEOUT,
+            podium_client::Config::default(),
+        )
+        .map_err(|e| anyhow!("cannot reach podium at {addr}: is `podium serve` running? ({e})"))?;
+        let rpc = Rpc {
+            c,
+            addr: addr.to_string(),
+        };
+        if let Some(key) = conn.api_key.as_deref().filter(|k| !k.is_empty()) {
+            rpc.small(rpc.c.start("auth", &Ser((key,))))?;
+        }
+        Ok(rpc)
+    }
+
+    /// Waits for a small request's answer, at most [`REQUEST_TIMEOUT`].
+    fn small(&self, f: ResponseFuture) -> Result<podium_client::RawResponse> {
+        self.c
+            .wait_timeout(f, REQUEST_TIMEOUT)
+            .map_err(|e| match e {
+                ClientError::Io(io) if io.kind() == io::ErrorKind::TimedOut => {
+                    anyhow!("podium at {} did not answer in time ({io})", self.addr)
+                }
+                e => self.error(e),
+            })
+    }
+
+    /// A small call decoded into `T`.
+    fn call<T: serde::de::DeserializeOwned, P: podium_client::Params + ?Sized>(
+        &self,
+        method: &str,
+        params: &P,
+    ) -> Result<T> {
+        let r = self.small(self.c.start(method, params))?;
+        r.decode().map_err(|e| self.error(e))
+    }
+
+    /// A failed call, worded for people: a server error reads `message
+    /// (code)`, as over HTTP.
+    fn error(&self, e: ClientError) -> anyhow::Error {
+        match e {
+            ClientError::Server { .. } => anyhow!("{e}"),
+            ClientError::Io(io) => anyhow!("talking to podium at {} failed: {io}", self.addr),
+            ClientError::Protocol(m) => {
+                anyhow!("unexpected answer from podium at {}: {m}", self.addr)
+            }
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct PageOpts {
+    page: u64,
+    page_size: u64,
+}
+
+fn top_rpc(a: &TopArgs) -> Result<()> {
+    let rpc = Rpc::connect(&a.conn)?;
+    let opts = PageOpts {
+        page: a.page,
+        page_size: a.page_size,
+    };
+    let t: TopOut = rpc.call("top", &Ser((a.board.as_str(), opts)))?;
+    if a.json {
+        println!("{}", serde_json::to_string(&t)?);
+        return Ok(());
+    }
+    print_top(&t)
+}
+
+fn submit_rpc(a: &SubmitArgs, entry: &SubmitIn) -> Result<()> {
+    let rpc = Rpc::connect(&a.conn)?;
+    let s: SubmitOut = rpc.call("submit", &Ser((a.board.as_str(), entry)))?;
+    if a.json {
+        println!("{}", serde_json::to_string(&s)?);
+        return Ok(());
+    }
+    println!("{}", render_submit(&s));
+    Ok(())
+}
+
+/// Reads `rd` up to and including the next `\n` into `buf`; a line longer
+/// than `limit` is consumed but not kept (`buf` is emptied). Returns the
+/// bytes consumed (0 at the end of input) and whether the line was too long.
+fn read_line_limited(
+    rd: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    limit: usize,
+) -> io::Result<(usize, bool)> {
+    let (mut consumed, mut over) = (0, false);
+    loop {
+        let avail = match rd.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if avail.is_empty() {
+            return Ok((consumed, over));
+        }
+        let (n, done) = match avail.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (avail.len(), false),
+        };
+        if !over && buf.len() + n > limit + 2 {
+            over = true;
+            buf.clear();
+            buf.shrink_to(64 << 10);
+        }
+        if !over {
+            buf.extend_from_slice(&avail[..n]);
+        }
+        rd.consume(n);
+        consumed += n;
+        if done {
+            return Ok((consumed, over));
+        }
+    }
+}
+
+/// Splits the input into records: lines, or for CSV, lines whose line
+/// breaks inside quoted fields do not end the record.
+struct Records<R> {
+    rd: R,
+    csv: bool,
+    /// Number of the next line to read (1-based).
+    line: u64,
+}
+
+/// A record: its first line's number and its bytes without the line
+/// break, or `None` when it was longer than [`MAX_RECORD_BYTES`].
+type Record = (u64, Option<Vec<u8>>);
+
+impl<R: BufRead> Records<R> {
+    fn next(&mut self) -> io::Result<Option<Record>> {
+        let start = self.line;
+        let mut rec = Vec::new();
+        let mut over = false;
+        // An odd number of quotes so far: the record goes on.
+        let mut open_quote = false;
+        loop {
+            let from = rec.len();
+            let limit = MAX_RECORD_BYTES.saturating_sub(from);
+            let mut part = Vec::new();
+            let (n, too_long) = read_line_limited(&mut self.rd, &mut part, limit)?;
+            if n == 0 {
+                if rec.is_empty() && !over {
+                    return Ok(None);
+                }
+                break;
+            }
+            self.line += 1;
+            over |= too_long;
+            if over {
+                // The rest of an over-long record ends at a line break.
+                break;
+            }
+            rec.extend_from_slice(&part);
+            if !self.csv || !rec.ends_with(b"\n") {
+                break;
+            }
+            open_quote ^= part.iter().filter(|&&b| b == b'"').count() & 1 == 1;
+            if !open_quote {
+                break;
+            }
+        }
+        if over {
+            return Ok(Some((start, None)));
+        }
+        if rec.ends_with(b"\n") {
+            rec.pop();
+        }
+        if rec.ends_with(b"\r") {
+            rec.pop();
+        }
+        Ok(Some((start, Some(rec))))
+    }
+}
+
+/// The fields of one CSV record (RFC 4180: `"` quotes a field, `""` is a
+/// quote inside one; line breaks may sit inside quotes).
+fn csv_fields(s: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    loop {
+        if let Some(q) = rest.strip_prefix('"') {
+            let mut field = String::new();
+            let mut r = q;
+            loop {
+                let Some(k) = r.find('"') else {
+                    return Err("a quoted field is not closed".into());
+                };
+                field.push_str(&r[..k]);
+                r = &r[k + 1..];
+                match r.strip_prefix('"') {
+                    Some(after) => {
+                        field.push('"');
+                        r = after;
+                    }
+                    None => break,
+                }
+            }
+            out.push(field);
+            if r.is_empty() {
+                return Ok(out);
+            }
+            match r.strip_prefix(',') {
+                Some(after) => rest = after,
+                None => return Err("a quoted field is followed by more than a comma".into()),
+            }
+        } else {
+            match rest.find(',') {
+                Some(k) => {
+                    out.push(rest[..k].to_string());
+                    rest = &rest[k + 1..];
+                }
+                None => {
+                    out.push(rest.to_string());
+                    return Ok(out);
+                }
+            }
+        }
+    }
+}
+
+/// A JSON value as MessagePack (integers stay integers).
+fn json_to_msgpack(v: serde_json::Value) -> rmpv::Value {
+    use serde_json::Value as J;
+    match v {
+        J::Null => rmpv::Value::Nil,
+        J::Bool(b) => b.into(),
+        J::Number(n) => {
+            if let Some(u) = n.as_u64() {
+                u.into()
+            } else if let Some(i) = n.as_i64() {
+                i.into()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into()
+            }
+        }
+        J::String(s) => s.into(),
+        J::Array(a) => rmpv::Value::Array(a.into_iter().map(json_to_msgpack).collect()),
+        J::Object(o) => rmpv::Value::Map(
+            o.into_iter()
+                .map(|(k, v)| (k.into(), json_to_msgpack(v)))
+                .collect(),
+        ),
+    }
+}
+
+/// An import record as an `import` entry: `Ok(None)` for a blank line or
+/// the CSV header; `Err` for a record that cannot be sent (with its member
+/// when known). The entry's own checks (score, member, fields) are the
+/// server's, which lists the entries it refuses.
+fn import_entry(
+    rec: &[u8],
+    csv: bool,
+    first: &mut bool,
+) -> Result<Option<rmpv::Value>, (Option<String>, ErrorBody)> {
+    let bad = |m: Option<String>, msg: String| {
+        (
+            m,
+            ErrorBody {
+                code: "malformed_request".into(),
+                message: msg,
+            },
+        )
+    };
+    if rec.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let was_first = std::mem::replace(first, false);
+    if !csv {
+        let v: serde_json::Value =
+            serde_json::from_slice(rec).map_err(|e| bad(None, format!("malformed JSON: {e}")))?;
+        return Ok(Some(json_to_msgpack(v)));
+    }
+    let mut s = std::str::from_utf8(rec).map_err(|_| bad(None, "the line is not UTF-8".into()))?;
+    if was_first {
+        s = s.strip_prefix('\u{feff}').unwrap_or(s);
+    }
+    let f = csv_fields(s).map_err(|m| bad(None, m))?;
+    if was_first
+        && f.len() >= 2
+        && f[0].trim().eq_ignore_ascii_case("member")
+        && f[1].trim().eq_ignore_ascii_case("score")
+    {
+        return Ok(None);
+    }
+    if !(2..=3).contains(&f.len()) {
+        return Err(bad(
+            Some(f[0].clone()),
+            format!("expected member,score[,name]; got {} fields", f.len()),
+        ));
+    }
+    let mut entry = vec![
+        ("member".into(), f[0].as_str().into()),
+        // The server parses the score text (numbers, inf, -inf).
+        ("score".into(), f[1].as_str().into()),
+    ];
+    if let Some(name) = f.get(2).filter(|n| !n.is_empty()) {
+        entry.push(("name".into(), name.as_str().into()));
+    }
+    Ok(Some(rmpv::Value::Map(entry)))
+}
+
+impl ImportOut {
+    fn fail(&mut self, line: u64, member: Option<String>, error: ErrorBody) {
+        self.failed += 1;
+        self.errors.push(ImportError {
+            line: Some(line),
+            member,
+            error,
+        });
+    }
+
+    /// Adds one batch's answer; its `line`s are positions in the batch,
+    /// turned into the file's line numbers.
+    fn add(&mut self, batch: ImportOut, lines: &[u64]) {
+        self.imported += batch.imported;
+        self.failed += batch.failed;
+        for mut e in batch.errors {
+            e.line = e
+                .line
+                .and_then(|l| l.checked_sub(1))
+                .and_then(|k| lines.get(k as usize).copied());
+            self.errors.push(e);
+        }
+    }
+}
+
+/// An `import` call in flight and the line number of each of its entries.
+type InFlight = (ResponseFuture, Vec<u64>);
+
+fn import_rpc(a: &ImportArgs, format: Format) -> Result<ImportOut> {
+    let rpc = Rpc::connect(&a.conn)?;
+    let (reader, _, pb) = import_input(a, "importing")?;
+    let result = import_records(&rpc, &a.board, format, reader);
+    pb.finish_and_clear();
+    result
+}
+
+fn import_records(
+    rpc: &Rpc,
+    board: &str,
+    format: Format,
+    reader: Box<dyn Read + Send>,
+) -> Result<ImportOut> {
+    let csv = format == Format::Csv;
+    let mut records = Records {
+        rd: BufReader::with_capacity(256 << 10, reader),
+        csv,
+        line: 1,
+    };
+    let mut out = ImportOut {
+        board: board.to_string(),
+        imported: 0,
+        failed: 0,
+        errors: Vec::new(),
+    };
+    let mut flight: VecDeque<InFlight> = VecDeque::new();
+    let (mut entries, mut lines, mut bytes) = (Vec::new(), Vec::new(), 0usize);
+    let mut first = true;
+    let wait = |out: &mut ImportOut, (f, lines): InFlight| -> Result<()> {
+        let r = rpc.c.wait(f).map_err(|e| {
+            let e = rpc.error(e);
+            if out.imported > 0 {
+                e.context(format!(
+                    "the import stopped; {} entries were imported before",
+                    out.imported
+                ))
+            } else {
+                e
+            }
+        })?;
+        let batch: ImportOut = r.decode().map_err(|e| rpc.error(e))?;
+        out.add(batch, &lines);
+        Ok(())
+    };
+    let send = |out: &mut ImportOut,
+                entries: Vec<rmpv::Value>,
+                lines: Vec<u64>,
+                flight: &mut VecDeque<InFlight>|
+     -> Result<()> {
+        let params = vec![board.into(), rmpv::Value::Array(entries)];
+        flight.push_back((rpc.c.start("import", &params), lines));
+        while flight.len() > IMPORT_IN_FLIGHT {
+            let oldest = flight.pop_front().expect("not empty");
+            wait(out, oldest)?;
+        }
+        Ok(())
+    };
+    loop {
+        let rec = records.next().context("cannot read the import input")?;
+        let Some((line, rec)) = rec else { break };
+        let Some(rec) = rec else {
+            first = false;
+            out.fail(
+                line,
+                None,
+                ErrorBody {
+                    code: "payload_too_large".into(),
+                    message: format!("line is longer than {MAX_RECORD_BYTES} bytes"),
+                },
+            );
+            continue;
+        };
+        match import_entry(&rec, csv, &mut first) {
+            Ok(None) => {}
+            Ok(Some(e)) => {
+                entries.push(e);
+                lines.push(line);
+                bytes += rec.len();
+            }
+            Err((member, e)) => out.fail(line, member, e),
+        }
+        if entries.len() >= IMPORT_BATCH || bytes >= IMPORT_BATCH_BYTES {
+            send(
+                &mut out,
+                std::mem::take(&mut entries),
+                std::mem::take(&mut lines),
+                &mut flight,
+            )?;
+            bytes = 0;
+        }
+    }
+    if !entries.is_empty() {
+        send(&mut out, entries, lines, &mut flight)?;
+    }
+    while let Some(f) = flight.pop_front() {
+        wait(&mut out, f)?;
+    }
+    out.errors.sort_by_key(|e| e.line);
+    Ok(out)
+}
+
+fn export_rpc(a: &ExportArgs) -> Result<()> {
+    let rpc = Rpc::connect(&a.conn)?;
+    // The member count sizes the progress bar, and a missing board is
+    // reported before the output file is touched.
+    let info: BoardOut = rpc.call("board_info", &Ser((a.board.as_str(),)))?;
+    let f = rpc.c.start("export", &Ser((a.board.as_str(),)));
+    let (mut out, to_stdout) = export_output(a)?;
+    // A progress bar over a terminal that shows the NDJSON itself would
+    // garble both.
+    let quiet = a.quiet || (to_stdout && io::stdout().is_terminal());
+    let pb = ProgressBar::with_draw_target(None, draw_target(quiet));
+    pb.set_style(style(
+        "{spinner} receiving {bytes} ({bytes_per_sec}) {elapsed_precise}",
+    ));
+    let base = rpc.c.bytes_received();
+    let r = rpc
+        .c
+        .wait_with_progress(f, Duration::from_millis(100), |b| {
+            pb.set_position(b.saturating_sub(base))
+        });
+    pb.finish_and_clear();
+    let r = r.map_err(|e| {
+        let hint = match &e {
+            ClientError::Protocol(m) if m.contains("limit") => {
+                " (over MessagePack-RPC an export is one response; --http streams it)"
+            }
+            _ => "",
+        };
+        rpc.error(e)
+            .context(format!("the export of {:?} failed{hint}", a.board))
+    })?;
+    let pb = ProgressBar::with_draw_target(Some(info.members), draw_target(quiet));
+    pb.set_style(style(
+        "exporting [{bar:32}] {human_pos}/{human_len} members {per_sec:>12} eta {eta}",
+    ));
+    let result = write_export(r.result_bytes(), &mut out, &pb);
+    pb.finish_and_clear();
+    let lines = match result {
+        Ok(n) => n,
+        Err(e) if to_stdout && is_broken_pipe(&e) => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    export_summary(a, to_stdout, lines);
+    Ok(())
+}
+
+/// Writes an `export` result (a MessagePack array of entries) as NDJSON,
+/// one entry at a time, as HTTP's export writes it; `nil` items (left by
+/// removals during the export) are skipped. Returns the lines written.
+fn write_export(result: &[u8], out: &mut dyn Write, pb: &ProgressBar) -> Result<u64> {
+    let mut rd = result;
+    let n = rmp::decode::read_array_len(&mut rd)
+        .map_err(|e| anyhow!("unexpected export from the server: {e:?}"))?;
+    let mut de = rmp_serde::Deserializer::from_read_ref(rd);
+    let mut line = Vec::with_capacity(256);
+    let mut lines = 0u64;
+    for _ in 0..n {
+        let e: Option<EntryOut> = Deserialize::deserialize(&mut de)
+            .map_err(|e| anyhow!("unexpected export entry from the server: {e}"))?;
+        let Some(e) = e else { continue };
+        line.clear();
+        serde_json::to_writer(&mut line, &e)?;
+        line.push(b'\n');
+        out.write_all(&line).context("cannot write the export")?;
+        lines += 1;
+        if lines & 4095 == 0 {
+            pb.set_position(lines);
+        }
     }
     out.flush().context("cannot write the export")?;
     Ok(lines)
@@ -796,9 +1412,10 @@ mod tests {
             .local_addr()
             .unwrap()
             .port();
-        let a = TopArgs {
+        let mut a = TopArgs {
             conn: Conn {
-                server: format!("http://127.0.0.1:{port}"),
+                rpc: "127.0.0.1:7071".into(),
+                http: Some(format!("http://127.0.0.1:{port}")),
                 api_key: None,
             },
             board: "b".into(),
@@ -812,6 +1429,141 @@ mod tests {
                 "cannot reach podium at http://127.0.0.1:{port}: is `podium serve` running?"
             )),
             "{e}"
+        );
+        a.conn.http = None;
+        a.conn.rpc = format!("127.0.0.1:{port}");
+        let e = top(&a).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!(
+                "cannot reach podium at 127.0.0.1:{port}: is `podium serve` running?"
+            )),
+            "{e}"
+        );
+        a.conn.rpc = "nonsense".into();
+        assert!(top(&a).unwrap_err().to_string().contains("nonsense"));
+    }
+
+    fn records(csv: bool, input: &str) -> Vec<(u64, Option<String>)> {
+        let mut r = Records {
+            rd: input.as_bytes(),
+            csv,
+            line: 1,
+        };
+        let mut out = Vec::new();
+        while let Some((line, rec)) = r.next().unwrap() {
+            out.push((line, rec.map(|b| String::from_utf8(b).unwrap())));
+        }
+        out
+    }
+
+    #[test]
+    fn import_records_and_line_numbers() {
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            records(false, "a\r\n\nb\nc"),
+            vec![(1, s("a")), (2, s("")), (3, s("b")), (4, s("c"))]
+        );
+        // A quoted line break stays inside the CSV record.
+        assert_eq!(
+            records(true, "m,1,\"two\nlines\"\nn,2\n"),
+            vec![(1, s("m,1,\"two\nlines\"")), (3, s("n,2"))]
+        );
+        // Over-long records are reported, and reading goes on after them.
+        let long = format!("x{}\ny\n", "z".repeat(MAX_RECORD_BYTES + 10));
+        assert_eq!(records(false, &long), vec![(1, None), (2, s("y"))]);
+        assert!(records(false, "").is_empty());
+    }
+
+    #[test]
+    fn import_entries() {
+        let mut first = true;
+        // The CSV header is skipped (after a BOM), once.
+        assert_eq!(
+            import_entry("\u{feff}member,score".as_bytes(), true, &mut first).unwrap(),
+            None
+        );
+        let e = import_entry(b"p1,12.5,\"Ann, B\"", true, &mut first)
+            .unwrap()
+            .unwrap();
+        assert_eq!(e["member"], rmpv::Value::from("p1"));
+        assert_eq!(e["score"], rmpv::Value::from("12.5"));
+        assert_eq!(e["name"], rmpv::Value::from("Ann, B"));
+        assert!(import_entry(b"member,score", true, &mut first)
+            .unwrap()
+            .is_some());
+        let (m, err) = import_entry(b"a,1,b,c", true, &mut first).unwrap_err();
+        assert_eq!(m.as_deref(), Some("a"));
+        assert_eq!(err.code, "malformed_request");
+        assert_eq!(import_entry(b"  ", true, &mut first).unwrap(), None);
+        let mut first = true;
+        let e = import_entry(
+            br#"{"member":"m","score":"-inf","rank":3,"data":{"lvl":2,"x":[1.5,null]}}"#,
+            false,
+            &mut first,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(e["score"], rmpv::Value::from("-inf"));
+        assert_eq!(e["rank"], rmpv::Value::from(3));
+        assert_eq!(e["data"]["x"][0], rmpv::Value::from(1.5));
+        assert!(import_entry(b"{not json", false, &mut first).is_err());
+    }
+
+    #[test]
+    fn batch_errors_get_file_line_numbers() {
+        let mut out = ImportOut {
+            board: "b".into(),
+            imported: 0,
+            failed: 1,
+            errors: vec![],
+        };
+        let batch = ImportOut {
+            board: "b".into(),
+            imported: 2,
+            failed: 1,
+            errors: vec![ImportError {
+                line: Some(2),
+                member: Some("x".into()),
+                error: ErrorBody {
+                    code: "invalid_score".into(),
+                    message: "no".into(),
+                },
+            }],
+        };
+        out.add(batch, &[10, 12, 13]);
+        assert_eq!((out.imported, out.failed), (2, 2));
+        assert_eq!(out.errors[0].line, Some(12));
+    }
+
+    #[test]
+    fn export_results_become_http_ndjson() {
+        let entries = rmpv::Value::Array(vec![
+            rmpv::Value::Map(vec![
+                ("member".into(), "a".into()),
+                ("score".into(), f64::NEG_INFINITY.into()),
+                ("rank".into(), 1.into()),
+                ("name".into(), "A".into()),
+            ]),
+            rmpv::Value::Nil,
+            rmpv::Value::Map(vec![
+                ("member".into(), "b".into()),
+                ("score".into(), 2.5.into()),
+                ("rank".into(), 2.into()),
+                (
+                    "data".into(),
+                    rmpv::Value::Map(vec![("k".into(), true.into())]),
+                ),
+            ]),
+        ]);
+        let mut bytes = Vec::new();
+        rmpv::encode::write_value(&mut bytes, &entries).unwrap();
+        let mut out = Vec::new();
+        let n = write_export(&bytes, &mut out, &ProgressBar::hidden()).unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"member\":\"a\",\"score\":\"-inf\",\"rank\":1,\"name\":\"A\"}\n\
+             {\"member\":\"b\",\"score\":2.5,\"rank\":2,\"data\":{\"k\":true}}\n"
         );
     }
 
@@ -945,8 +1697,12 @@ mod tests {
         .unwrap();
         let Cmd::Top(t) = c.cmd else { panic!() };
         assert_eq!((t.page, t.page_size), (3, 25));
-        assert_eq!(t.conn.server, "http://h:1");
+        assert_eq!(t.conn.http.as_deref(), Some("http://h:1"));
         assert_eq!(t.conn.api_key.as_deref(), Some("k"));
+        let c = Cli::try_parse_from(["podium", "top", "b", "--rpc", "h:9"]).unwrap();
+        let Cmd::Top(t) = c.cmd else { panic!() };
+        assert_eq!(t.conn.rpc, "h:9");
+        assert_eq!(t.conn.http, None);
         let c =
             Cli::try_parse_from(["podium", "export", "b", "-o", "out.ndjson", "--quiet"]).unwrap();
         let Cmd::Export(e) = c.cmd else { panic!() };

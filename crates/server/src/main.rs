@@ -6,7 +6,12 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use podium_bench::alloc::CountingAlloc;
 use podium_bench::engine::EngineOptions;
-use podium_bench::report::{parse_count, Record};
+use podium_bench::http_updates::HttpUpdatesOptions;
+use podium_bench::import::ImportOptions;
+use podium_bench::net::{Fsync, NetOptions};
+use podium_bench::rank10m::Rank10mOptions;
+use podium_bench::report::{parse_bytes, parse_count, Record};
+use podium_bench::rpc_payload::RpcPayloadOptions;
 use podium_server::client;
 use podium_server::settings::{ServeArgs, Settings};
 use std::fs::File;
@@ -62,6 +67,141 @@ enum Scenario {
     /// In-process updates/s, rank lookups/s, page reads/s and bytes per
     /// member: podium's Board against a std BTreeMap+HashMap leaderboard.
     Engine(EngineArgs),
+    /// Load N members (sequential, then random scores) through pipelined
+    /// submit_many / ZADD, then read random pages of 25 one at a time.
+    Rank10m(Rank10mArgs),
+    /// Concurrent HTTP clients submitting scores for random members:
+    /// sustained updates/s and latency; Redis: unpipelined ZADD.
+    HttpUpdates(HttpUpdatesArgs),
+    /// Large MessagePack-RPC responses (export of 1 to 128 MiB): sync,
+    /// pipelined, parallel and decoded MB/s beside an in-process copy.
+    RpcPayload(RpcPayloadArgs),
+    /// Bulk loads of 10k and 1M members through pipelined import calls.
+    Import(ImportArgs),
+}
+
+/// Options of every scenario that starts servers.
+#[derive(Args, Debug)]
+struct NetArgs {
+    /// Do not run Redis beside podium.
+    #[arg(long)]
+    no_redis: bool,
+
+    /// Flush policy of both servers: podium's --fsync and Redis's
+    /// appendfsync (everysec or always).
+    #[arg(long, default_value = "everysec")]
+    fsync: Fsync,
+
+    /// The Redis server binary (looked up in PATH).
+    #[arg(long, default_value = "redis-server", value_name = "PROGRAM")]
+    redis_server: String,
+
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl NetArgs {
+    fn options(&self, seed: u64) -> Result<NetOptions> {
+        Ok(NetOptions {
+            exe: std::env::current_exe().context("cannot find the podium binary")?,
+            redis: !self.no_redis,
+            redis_server: self.redis_server.clone(),
+            fsync: self.fsync,
+            seed,
+            progress: !self.quiet,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+struct Rank10mArgs {
+    #[command(flatten)]
+    net: NetArgs,
+
+    /// Members of each board (e.g. 10M, 100k).
+    #[arg(long, value_parser = parse_count, default_value = "10M")]
+    members: u64,
+
+    /// Entries per submit_many call (members per ZADD).
+    #[arg(long, value_parser = parse_count, default_value = "1000")]
+    batch: u64,
+
+    /// Calls in flight on the connection while loading.
+    #[arg(long, default_value_t = 8)]
+    depth: usize,
+
+    /// Random page reads, one request at a time.
+    #[arg(long, value_parser = parse_count, default_value = "50k")]
+    reads: u64,
+}
+
+#[derive(Args, Debug)]
+struct HttpUpdatesArgs {
+    #[command(flatten)]
+    net: NetArgs,
+
+    /// Concurrent HTTP clients (Redis: connections).
+    #[arg(long, default_value_t = 64)]
+    clients: usize,
+
+    /// Members the updates pick from at random (loaded first).
+    #[arg(long, value_parser = parse_count, default_value = "100k")]
+    members: u64,
+
+    /// How long each side runs, in seconds.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+}
+
+#[derive(Args, Debug)]
+struct RpcPayloadArgs {
+    #[command(flatten)]
+    net: NetArgs,
+
+    /// Response sizes, comma-separated (e.g. 1MiB,128MiB).
+    #[arg(long, value_delimiter = ',', value_parser = parse_bytes,
+          default_value = "1MiB,8MiB,32MiB,128MiB")]
+    sizes: Vec<u64>,
+
+    /// Entry counts instead of sizes, comma-separated (a smaller run).
+    #[arg(long, value_delimiter = ',', value_parser = parse_count)]
+    members: Option<Vec<u64>>,
+
+    /// Requests in flight in the pipelined mode.
+    #[arg(long, default_value_t = 4)]
+    depth: usize,
+
+    /// Connections in the parallel mode.
+    #[arg(long, default_value_t = 4)]
+    connections: usize,
+
+    /// Seconds each mode runs at least.
+    #[arg(long, default_value_t = 1.0)]
+    seconds: f64,
+}
+
+#[derive(Args, Debug)]
+struct ImportArgs {
+    #[command(flatten)]
+    net: NetArgs,
+
+    /// Member counts, comma-separated, one fresh board each.
+    #[arg(long, value_delimiter = ',', value_parser = parse_count,
+          default_value = "10k,1M")]
+    members: Vec<u64>,
+
+    /// Entries per import call (members per ZADD).
+    #[arg(long, value_parser = parse_count, default_value = "10k")]
+    batch: u64,
+
+    /// Calls in flight.
+    #[arg(long, default_value_t = 4)]
+    depth: usize,
+}
+
+fn seconds(s: f64, flag: &str) -> Result<Duration> {
+    Duration::try_from_secs_f64(s).with_context(|| format!("{flag} must be a non-negative number"))
 }
 
 #[derive(Args, Debug)]
@@ -140,6 +280,45 @@ fn bench(args: BenchArgs) -> Result<()> {
             let stdout = std::io::stdout();
             podium_bench::engine::run(&opts, &mut stdout.lock())?
         }
+        Scenario::Rank10m(a) => {
+            let opts = Rank10mOptions {
+                net: a.net.options(args.seed)?,
+                members: a.members,
+                batch: a.batch,
+                depth: a.depth,
+                reads: a.reads,
+            };
+            podium_bench::rank10m::run(&opts, &mut std::io::stdout().lock())?
+        }
+        Scenario::HttpUpdates(a) => {
+            let opts = HttpUpdatesOptions {
+                net: a.net.options(args.seed)?,
+                clients: a.clients,
+                members: a.members,
+                duration: seconds(a.seconds, "--seconds")?,
+            };
+            podium_bench::http_updates::run(&opts, &mut std::io::stdout().lock())?
+        }
+        Scenario::RpcPayload(a) => {
+            let opts = RpcPayloadOptions {
+                net: a.net.options(args.seed)?,
+                sizes: a.sizes,
+                members: a.members,
+                depth: a.depth,
+                connections: a.connections,
+                min_time: seconds(a.seconds, "--seconds")?,
+            };
+            podium_bench::rpc_payload::run(&opts, &mut std::io::stdout().lock())?
+        }
+        Scenario::Import(a) => {
+            let opts = ImportOptions {
+                net: a.net.options(args.seed)?,
+                members: a.members,
+                batch: a.batch,
+                depth: a.depth,
+            };
+            podium_bench::import::run(&opts, &mut std::io::stdout().lock())?
+        }
     };
     if let Some((path, file)) = json {
         write_json(file, &records).with_context(|| format!("cannot write {}", path.display()))?;
@@ -172,7 +351,9 @@ mod tests {
         let Command::Bench(b) = cli.command else {
             panic!("not bench")
         };
-        let Scenario::Engine(e) = b.scenario;
+        let Scenario::Engine(e) = b.scenario else {
+            panic!("not engine")
+        };
         assert_eq!(e.members, [1_000_000, 10_000_000]);
         assert_eq!(e.ops, 1_000_000);
         assert_eq!(b.seed, 42);
@@ -193,11 +374,72 @@ mod tests {
         let Command::Bench(b) = cli.command else {
             panic!("not bench")
         };
-        let Scenario::Engine(e) = b.scenario;
+        let Scenario::Engine(e) = b.scenario else {
+            panic!("not engine")
+        };
         assert_eq!(e.members, [100_000, 2_000_000]);
         assert_eq!(b.json.as_deref(), Some(std::path::Path::new("out.json")));
         assert_eq!(b.seed, 7);
 
         assert!(Cli::try_parse_from(["podium", "bench", "engine", "--members", "x"]).is_err());
+    }
+
+    fn scenario(args: &[&str]) -> Scenario {
+        let mut all = vec!["podium", "bench"];
+        all.extend_from_slice(args);
+        let Command::Bench(b) = Cli::try_parse_from(all).unwrap().command else {
+            panic!("not bench")
+        };
+        b.scenario
+    }
+
+    #[test]
+    fn network_scenarios_defaults_and_options() {
+        let Scenario::Rank10m(r) = scenario(&["rank10m"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (r.members, r.batch, r.depth, r.reads),
+            (10_000_000, 1000, 8, 50_000)
+        );
+        assert!(!r.net.no_redis);
+        assert_eq!(r.net.fsync, Fsync::EverySec);
+        let Scenario::Rank10m(r) = scenario(&[
+            "rank10m",
+            "--members",
+            "20k",
+            "--no-redis",
+            "--fsync",
+            "always",
+            "--quiet",
+        ]) else {
+            panic!()
+        };
+        assert_eq!(r.members, 20_000);
+        assert!(r.net.no_redis && r.net.quiet);
+        assert_eq!(r.net.fsync, Fsync::Always);
+
+        let Scenario::HttpUpdates(h) = scenario(&["http-updates"]) else {
+            panic!()
+        };
+        assert_eq!((h.clients, h.members, h.seconds), (64, 100_000, 10.0));
+
+        let Scenario::RpcPayload(p) = scenario(&["rpc-payload"]) else {
+            panic!()
+        };
+        assert_eq!(p.sizes, [1 << 20, 8 << 20, 32 << 20, 128 << 20]);
+        assert!(p.members.is_none());
+        let Scenario::RpcPayload(p) = scenario(&["rpc-payload", "--members", "1000,5k"]) else {
+            panic!()
+        };
+        assert_eq!(p.members, Some(vec![1000, 5000]));
+
+        let Scenario::Import(i) = scenario(&["import"]) else {
+            panic!()
+        };
+        assert_eq!(i.members, [10_000, 1_000_000]);
+        assert_eq!(i.batch, 10_000);
+
+        assert!(Cli::try_parse_from(["podium", "bench", "import", "--fsync", "no"]).is_err());
     }
 }

@@ -1,115 +1,508 @@
 //! The client commands of SPEC §6 (`podium submit`, `top`, `import`,
-//! `export`) against the real server: what they print, that they change
-//! what the server holds, and that errors exit non-zero with the server's
-//! message.
+//! `export`) against the real server, over MessagePack-RPC (the default)
+//! and over HTTP (`--http`): what they print, that they change what the
+//! server holds, and that errors exit non-zero with the server's message.
+//!
+//! Also the Rust client library they use (`podium-client`) against the
+//! real server — here because Cargo hands the `podium` binary
+//! (`CARGO_BIN_EXE_podium`) to this package's tests only: typed calls,
+//! pipelining, errors, auth, a large export, clients on several tasks.
 
-mod common;
+#[path = "support/launch.rs"]
+mod launch;
 
-use common::{board_path, run_to_end, Server};
+use std::fs::File;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-#[test]
-fn submit_top_import_export_round_trip() {
-    let srv = Server::start(&[]);
-    let server = srv.url("");
-    let s = server.as_str();
+use podium_client::{blocking, Client, ClientError, Ser, Submission};
+use rmpv::Value;
 
-    let (st, out) = run_to_end(&[
-        "submit", "--server", s, "week 1", "alice", "1200", "--name", "Alice",
-    ]);
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long one client command may run.
+const RUN_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_podium")
+}
+
+/// Runs `podium ARGS` to its end and returns its exit status and
+/// everything it printed (stdout, then stderr).
+fn run_to_end(args: &[&str]) -> (ExitStatus, String) {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out_path = tmp.path().join("out.log");
+    let err_path = tmp.path().join("err.log");
+    let mut child = Command::new(bin())
+        .args(args)
+        .env_remove("PODIUM_CONFIG")
+        .env_remove("PODIUM_API_KEYS")
+        .env_remove("PODIUM_API_KEY")
+        .env_remove("PODIUM_SERVER")
+        .env_remove("PODIUM_RPC_SERVER")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(File::create(&out_path).unwrap()))
+        .stderr(Stdio::from(File::create(&err_path).unwrap()))
+        .spawn()
+        .expect("spawning podium");
+    let deadline = Instant::now() + RUN_TIMEOUT;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("podium {args:?} still running after {RUN_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let text = format!(
+        "{}{}",
+        std::fs::read_to_string(&out_path).unwrap_or_default(),
+        std::fs::read_to_string(&err_path).unwrap_or_default()
+    );
+    (status, text)
+}
+
+/// `podium serve` with HTTP and MessagePack-RPC on free ports, on a fresh
+/// data directory; killed when dropped.
+struct Podium {
+    child: Child,
+    _tmp: tempfile::TempDir,
+    /// `127.0.0.1:PORT` of the MessagePack-RPC listener.
+    rpc: String,
+    /// `http://127.0.0.1:PORT`.
+    http: String,
+}
+
+impl Podium {
+    fn start(extra: &[&str]) -> Podium {
+        let tmp = tempfile::Builder::new()
+            .prefix("podium-cli-")
+            .tempdir()
+            .expect("temp dir");
+        let mut cmd = Command::new(bin());
+        cmd.arg("serve")
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .args(["--http", "127.0.0.1:0", "--rpc", "127.0.0.1:0"])
+            .args(["--resp", "off", "--fsync", "always"])
+            .args(extra)
+            .env_remove("PODIUM_CONFIG")
+            .env_remove("PODIUM_API_KEYS")
+            .env_remove("PODIUM_LOG_LEVEL")
+            .env("NO_COLOR", "1");
+        // The RPC line comes after the HTTP one.
+        let l = launch::launch(
+            cmd,
+            &tmp.path().join("stderr.log"),
+            "podium: rpc listening on ",
+            START_TIMEOUT,
+        );
+        let http = http_addr(&l.stdout);
+        Podium {
+            child: l.child,
+            _tmp: tmp,
+            rpc: l.addr,
+            http: format!("http://{http}"),
+        }
+    }
+
+    fn client(&self) -> blocking::Client {
+        blocking::Client::connect(self.rpc.as_str()).expect("connecting to podium's RPC port")
+    }
+}
+
+fn http_addr(stdout: &Arc<Mutex<String>>) -> String {
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        if let Some(a) = stdout
+            .lock()
+            .unwrap()
+            .lines()
+            .find_map(|l| l.strip_prefix("podium: http listening on "))
+        {
+            return a.trim().to_string();
+        }
+        assert!(Instant::now() < deadline, "no HTTP listening line");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Drop for Podium {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn members_of(c: &blocking::Client, board: &str) -> u64 {
+    c.board_info(board).expect("board_info").members
+}
+
+/// The round trip of the commands; `conn` picks the transport.
+fn round_trip(srv: &Podium, conn: &[&str]) {
+    let with = |args: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        // After the subcommand name.
+        for (k, c) in conn.iter().enumerate() {
+            v.insert(1 + k, c.to_string());
+        }
+        v
+    };
+    let run = |args: &[&str]| {
+        let v = with(args);
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        run_to_end(&refs)
+    };
+    let c = srv.client();
+
+    let (st, out) = run(&["submit", "week 1", "alice", "1200", "--name", "Alice"]);
     assert!(st.success(), "{out}");
     assert!(out.contains("alice: score 1200, rank 1"), "{out}");
-    let (st, out) = run_to_end(&["submit", "--server", s, "week 1", "bob", "-inf"]);
+    let (st, out) = run(&["submit", "week 1", "bob", "-inf"]);
     assert!(st.success(), "{out}");
+    let (st, out) = run(&["submit", "week 1", "bob", "-inf", "--json"]);
+    assert!(st.success(), "{out}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["score"], "-inf");
+    assert_eq!(j["changed"], false);
 
     let dir = tempfile::tempdir().unwrap();
     let csv = dir.path().join("players.csv");
+    // More than one import batch (10,000), with a quoted line break.
     let mut body = String::from("member,score,name\n");
-    for i in 0..2500 {
+    for i in 0..25_000 {
         body.push_str(&format!("p{i},{i},\"Player, {i}\"\n"));
     }
+    body.push_str("multi,0.5,\"two\nlines\"\n");
     body.push_str("broken,not-a-number\n");
+    body.push_str("toomany,1,x,y\n");
     std::fs::write(&csv, body).unwrap();
-    let (st, out) = run_to_end(&[
-        "import",
-        "--server",
-        s,
-        "--quiet",
-        "week 1",
-        csv.to_str().unwrap(),
-    ]);
+    let (st, out) = run(&["import", "--quiet", "week 1", csv.to_str().unwrap()]);
     assert!(
         !st.success(),
         "a failed line makes import exit non-zero: {out}"
     );
-    assert!(out.contains("imported 2500, failed 1"), "{out}");
+    assert!(out.contains("imported 25001, failed 2"), "{out}");
+    // Errors name the file's lines.
+    assert!(out.contains("line 25004, member \"broken\""), "{out}");
+    assert!(out.contains("line 25005, member \"toomany\""), "{out}");
+    assert_eq!(members_of(&c, "week 1"), 25_003);
+    let e = c.entry("week 1", "multi").unwrap();
+    assert_eq!(e["name"], Value::from("two\nlines"));
 
-    let v = srv.get(&board_path("week 1", "")).expect(200);
-    assert_eq!(v["members"], 2502);
-
-    let (st, out) = run_to_end(&["top", "--server", s, "week 1", "--page-size", "3"]);
+    let (st, out) = run(&["top", "week 1", "--page-size", "3"]);
     assert!(st.success(), "{out}");
     for want in [
-        "p2499",
-        "p2498",
-        "p2497",
-        "Player, 2499",
-        "page 1 of 834 (2502 members, ranking unique)",
+        "p24999",
+        "p24998",
+        "p24997",
+        "Player, 24999",
+        "page 1 of 8335 (25003 members, ranking unique)",
     ] {
         assert!(out.contains(want), "{want:?} missing from:\n{out}");
     }
+    let (st, out) = run(&["top", "week 1", "--page", "2", "--page-size", "2", "--json"]);
+    assert!(st.success(), "{out}");
+    let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(j["entries"][0]["member"], "p24997");
+    assert_eq!(j["total"], 25_003);
 
     let dump = dir.path().join("dump.ndjson");
-    let (st, out) = run_to_end(&[
-        "export",
-        "--server",
-        s,
-        "--quiet",
-        "week 1",
-        "-o",
-        dump.to_str().unwrap(),
-    ]);
+    let (st, out) = run(&["export", "--quiet", "week 1", "-o", dump.to_str().unwrap()]);
     assert!(st.success(), "{out}");
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&dump)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 2502);
-    assert_eq!(lines[0]["member"], "p2499");
-    assert_eq!(lines[0]["name"], "Player, 2499");
-    assert_eq!(lines[2501]["member"], "bob");
-    assert_eq!(lines[2501]["score"], "-inf");
+    assert_eq!(lines.len(), 25_003);
+    assert_eq!(lines[0]["member"], "p24999");
+    assert_eq!(lines[0]["name"], "Player, 24999");
+    assert_eq!(lines[0]["rank"], 1);
+    assert_eq!(lines[25_002]["member"], "bob");
+    assert_eq!(lines[25_002]["score"], "-inf");
 
     // The export imports back into an identical board.
-    let (st, out) = run_to_end(&[
-        "import",
-        "--server",
-        s,
-        "--quiet",
-        "copy",
-        dump.to_str().unwrap(),
-    ]);
+    let (st, out) = run(&["import", "--quiet", "copy", dump.to_str().unwrap()]);
     assert!(st.success(), "{out}");
-    let a = srv
-        .get(&board_path("week 1", "/top?page=7&page_size=100"))
-        .expect(200);
-    let b = srv
-        .get(&board_path("copy", "/top?page=7&page_size=100"))
-        .expect(200);
-    assert_eq!(a["entries"], b["entries"]);
+    assert!(out.contains("imported 25003, failed 0"), "{out}");
+    for page in [1, 7, 251] {
+        let a = c.top("week 1", page, 100).unwrap();
+        let b = c.top("copy", page, 100).unwrap();
+        assert_eq!(a.entries, b.entries);
+    }
+    // An NDJSON file from stdin is not possible with run_to_end; a file
+    // with a bad line is.
+    let nd = dir.path().join("bad.ndjson");
+    std::fs::write(
+        &nd,
+        "{\"member\":\"x\",\"score\":1}\n{oops\n\n{\"member\":\"y\",\"score\":\"nan\"}\n",
+    )
+    .unwrap();
+    let (st, out) = run(&["import", "--quiet", "nd", nd.to_str().unwrap()]);
+    assert!(!st.success(), "{out}");
+    assert!(out.contains("imported 1, failed 2"), "{out}");
+    assert!(out.contains("line 2"), "{out}");
+    assert!(out.contains("line 4, member \"y\""), "{out}");
+}
+
+#[test]
+fn submit_top_import_export_round_trip_over_rpc() {
+    let srv = Podium::start(&[]);
+    round_trip(&srv, &["--rpc", &srv.rpc]);
+}
+
+#[test]
+fn submit_top_import_export_round_trip_over_http() {
+    let srv = Podium::start(&[]);
+    round_trip(&srv, &["--http", &srv.http]);
 }
 
 #[test]
 fn errors_exit_non_zero_with_the_server_message() {
-    let srv = Server::start(&[]);
-    let server = srv.url("");
-    let (st, out) = run_to_end(&["top", "--server", &server, "nope"]);
+    let srv = Podium::start(&[]);
+    for conn in [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]] {
+        let (st, out) = run_to_end(&["top", conn[0], conn[1], "nope"]);
+        assert!(!st.success());
+        assert!(out.contains("board_not_found"), "{out}");
+        let (st, out) = run_to_end(&["export", conn[0], conn[1], "nope"]);
+        assert!(!st.success());
+        assert!(out.contains("board_not_found"), "{out}");
+        let (st, out) = run_to_end(&["submit", conn[0], conn[1], "b", "m", "nan"]);
+        assert!(!st.success());
+        assert!(out.to_lowercase().contains("not a number"), "{out}");
+    }
+    let (st, out) = run_to_end(&["top", "--rpc", "127.0.0.1:1", "b"]);
     assert!(!st.success());
-    assert!(out.contains("board_not_found"), "{out}");
-    let (st, out) = run_to_end(&["submit", "--server", &server, "b", "m", "nan"]);
-    assert!(!st.success());
-    assert!(out.to_lowercase().contains("not a number"), "{out}");
-    let (st, out) = run_to_end(&["top", "--server", "http://127.0.0.1:1", "b"]);
+    assert!(out.contains("cannot reach podium at 127.0.0.1:1"), "{out}");
+    let (st, out) = run_to_end(&["top", "--http", "http://127.0.0.1:1", "b"]);
     assert!(!st.success());
     assert!(out.contains("cannot reach podium"), "{out}");
+}
+
+#[test]
+fn commands_authenticate_with_an_api_key() {
+    let srv = Podium::start(&[
+        "--api-key",
+        "reader-key-0123456789:read",
+        "--api-key",
+        "writer-key-0123456789:write",
+    ]);
+    let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "b", "m", "1"]);
+    assert!(!st.success());
+    assert!(out.contains("unauthorized"), "{out}");
+    let (st, out) = run_to_end(&[
+        "submit",
+        "--rpc",
+        &srv.rpc,
+        "--api-key",
+        "reader-key-0123456789",
+        "b",
+        "m",
+        "1",
+    ]);
+    assert!(!st.success());
+    assert!(out.contains("forbidden"), "{out}");
+    let (st, out) = run_to_end(&[
+        "submit",
+        "--rpc",
+        &srv.rpc,
+        "--api-key",
+        "writer-key-0123456789",
+        "b",
+        "m",
+        "1",
+    ]);
+    assert!(st.success(), "{out}");
+    let (st, out) = run_to_end(&[
+        "top",
+        "--rpc",
+        &srv.rpc,
+        "--api-key",
+        "reader-key-0123456789",
+        "b",
+    ]);
+    assert!(st.success(), "{out}");
+    assert!(out.contains("page 1 of 1 (1 members"), "{out}");
+}
+
+// ------------------------------------------------------- the client library
+
+#[test]
+fn client_typed_calls_against_podium() {
+    let srv = Podium::start(&[]);
+    let c = srv.client();
+    let info = c
+        .board_create("laps", Value::Map(vec![("order".into(), "asc".into())]))
+        .unwrap();
+    assert_eq!((info.board.as_str(), info.members), ("laps", 0));
+    let e = c.board_create("laps", Value::Nil).unwrap_err();
+    assert_eq!(e.code(), Some("board_exists"));
+
+    let r = c.submit("lb", &Submission::new("ann", 30.5)).unwrap();
+    assert_eq!(r["rank"], Value::from(1));
+    assert_eq!(r["created"], Value::from(true));
+    let mut bob = Submission::new("bob", 20.0);
+    bob.name = Some("Bob".into());
+    let r = c
+        .submit_many("lb", &[bob, Submission::new("cat", f64::INFINITY)])
+        .unwrap();
+    assert_eq!(r["results"].as_array().unwrap().len(), 2);
+    let imp = c
+        .import(
+            "lb",
+            &[Submission::new("dan", 1.0), Submission::new("", 2.0)],
+        )
+        .unwrap();
+    assert_eq!((imp.imported, imp.failed), (1, 1));
+    assert_eq!(imp.errors[0].line, Some(2));
+
+    let top = c.top("lb", 1, 2).unwrap();
+    assert_eq!(top.total, 4);
+    assert_eq!(top.total_pages, 2);
+    assert_eq!(top.entries[0].member, "cat");
+    assert_eq!(top.entries[0].score, f64::INFINITY);
+    assert_eq!(top.entries[1].member, "ann");
+    let rank = c.rank("lb", "bob").unwrap();
+    assert_eq!((rank.rank, rank.score), (3, 20.0));
+    let entry = c.entry("lb", "bob").unwrap();
+    assert_eq!(entry["name"], Value::from("Bob"));
+    let around = c.around("lb", "bob", 3).unwrap();
+    assert_eq!(around["entries"].as_array().unwrap().len(), 3);
+    let range = c.range_by_rank("lb", 2, 3).unwrap();
+    assert_eq!(
+        range
+            .entries
+            .iter()
+            .map(|e| e.member.as_str())
+            .collect::<Vec<_>>(),
+        ["ann", "bob"]
+    );
+    let all = c.export("lb").unwrap();
+    assert_eq!(all.len(), 4);
+    assert_eq!(all[3].member, "dan");
+    assert_eq!(all[2].name.as_deref(), Some("Bob"));
+    let boards = c.boards().unwrap();
+    assert!(boards.iter().any(|b| b.board == "lb" && b.members == 4));
+    assert_eq!(c.auth("anything").unwrap(), "admin");
+    let d = c.board_delete("laps").unwrap();
+    assert_eq!(d["deleted"], Value::from(true));
+
+    // Errors: typed, and the connection goes on.
+    let e = c.rank("lb", "zed").unwrap_err();
+    assert_eq!(e.code(), Some("member_not_found"));
+    assert!(e.to_string().ends_with("(member_not_found)"), "{e}");
+    let e = c.call("no_such_method", &Vec::new()).unwrap_err();
+    assert_eq!(e.code(), Some("not_found"));
+    let e = c.call("top", &Ser(("lb", 1))).unwrap_err();
+    assert!(matches!(e, ClientError::Server { .. }), "{e}");
+    assert_eq!(c.rank("lb", "ann").unwrap().rank, 2);
+
+    // A pipeline: every call on the wire before the first answer.
+    let calls: Vec<(&str, Vec<Value>)> = (0..200)
+        .map(|i| {
+            if i % 2 == 0 {
+                ("rank", vec!["lb".into(), "ann".into()])
+            } else {
+                ("rank", vec!["lb".into(), "nobody".into()])
+            }
+        })
+        .collect();
+    let out = c.pipeline(calls);
+    for (i, r) in out.iter().enumerate() {
+        if i % 2 == 0 {
+            assert_eq!(r.as_ref().unwrap()["rank"], Value::from(2));
+        } else {
+            assert_eq!(r.as_ref().unwrap_err().code(), Some("member_not_found"));
+        }
+    }
+}
+
+#[test]
+fn client_pipelines_writes_in_order_and_exports_large_boards() {
+    let srv = Podium::start(&[]);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let c = Client::connect(srv.rpc.as_str()).await.unwrap();
+        // 300 batches of 1,000, all in flight at once: applied in order.
+        let futs: Vec<_> = (0..300u64)
+            .map(|b| {
+                let batch: Vec<Submission> = (0..1000u64)
+                    .map(|k| Submission::new(format!("m{}", b * 1000 + k), (b * 1000 + k) as f64))
+                    .collect();
+                c.submit_many("big", &batch)
+            })
+            .collect();
+        // A read sent after the writes on the same connection sees them.
+        let count = c.board_info("big");
+        for f in futs {
+            f.await.unwrap();
+        }
+        assert_eq!(count.await.unwrap().members, 300_000);
+
+        // Several tasks share the connection (clones) while others use
+        // connections of their own.
+        let mut tasks = Vec::new();
+        for t in 0..4 {
+            let shared = c.clone();
+            let addr = srv.rpc.clone();
+            tasks.push(tokio::spawn(async move {
+                let own = Client::connect(addr.as_str()).await.unwrap();
+                for i in 0..200u64 {
+                    let m = format!("m{}", (t * 7919 + i * 104_729) % 300_000);
+                    let a = shared.rank("big", &m);
+                    let b = own.rank("big", &m);
+                    let (a, b) = (a.await.unwrap(), b.await.unwrap());
+                    assert_eq!(a, b);
+                    let n: u64 = m[1..].parse().unwrap();
+                    assert_eq!(a.rank, 300_000 - n);
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+
+        // ~12 MB of export, streamed by podium in chunks, twice pipelined.
+        let (a, b) = (c.export("big"), c.export("big"));
+        let (a, b) = (a.await.unwrap(), b.await.unwrap());
+        assert_eq!(a.len(), 300_000);
+        assert_eq!(a, b);
+        for (k, e) in a.iter().enumerate() {
+            assert_eq!(e.rank, k as u64 + 1);
+            assert_eq!(e.score, (299_999 - k) as f64);
+        }
+        assert!(c.bytes_received() > 10_000_000);
+    });
+}
+
+#[test]
+fn client_limits_response_size() {
+    let srv = Podium::start(&[]);
+    let c = srv.client();
+    let batch: Vec<Submission> = (0..20_000)
+        .map(|i| Submission::new(format!("member-{i}"), i as f64))
+        .collect();
+    c.import("b", &batch).unwrap();
+    let small = blocking::Client::connect_with(
+        srv.rpc.as_str(),
+        podium_client::Config {
+            max_message_bytes: 100_000,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let e = small.export("b").unwrap_err();
+    assert!(matches!(e, ClientError::Protocol(_)), "{e}");
+    // The refused response closed that connection; others are fine.
+    assert!(small.top("b", 1, 1).is_err());
+    assert_eq!(c.top("b", 1, 1).unwrap().total, 20_000);
 }

@@ -1,0 +1,699 @@
+//! What the network scenarios share: a `podium serve` and a `redis-server`
+//! started on free ports with temporary data directories (and stopped when
+//! dropped), member ids, latency statistics, a window of requests in
+//! flight, progress bars, and the podium-vs-Redis table.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::Future;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::report::{self, Better, Record, Table};
+
+/// How long a server may take to start.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// When both servers flush their logs: podium's `--fsync`, Redis's
+/// `appendfsync`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Fsync {
+    #[default]
+    EverySec,
+    Always,
+}
+
+impl Fsync {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fsync::EverySec => "everysec",
+            Fsync::Always => "always",
+        }
+    }
+}
+
+impl std::str::FromStr for Fsync {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Fsync, String> {
+        match s {
+            "everysec" => Ok(Fsync::EverySec),
+            "always" => Ok(Fsync::Always),
+            _ => Err(format!("{s:?}: expected everysec or always")),
+        }
+    }
+}
+
+impl fmt::Display for Fsync {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The options every network scenario takes.
+#[derive(Debug, Clone)]
+pub struct NetOptions {
+    /// The `podium` binary to start (`serve`).
+    pub exe: PathBuf,
+    /// Run Redis beside podium (when `redis-server` is found).
+    pub redis: bool,
+    /// The `redis-server` binary; looked up in `PATH` when not a path.
+    pub redis_server: String,
+    pub fsync: Fsync,
+    pub seed: u64,
+    pub progress: bool,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            exe: PathBuf::from("podium"),
+            redis: true,
+            redis_server: "redis-server".into(),
+            fsync: Fsync::EverySec,
+            seed: 42,
+            progress: true,
+        }
+    }
+}
+
+// ------------------------------------------------------------- processes
+
+/// Makes the child die with the bench (a Ctrl-C'd run must not leave a
+/// server holding gigabytes behind): Linux's parent-death signal.
+fn die_with_parent(cmd: &mut Command) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: the closure runs in the child between fork and exec and
+        // calls only prctl(2), which is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = cmd;
+}
+
+/// A free TCP port on 127.0.0.1 (bound, then released).
+pub fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// `podium serve` on a temporary data directory: HTTP and MessagePack-RPC
+/// on free ports, the Redis protocol off. Killed when dropped.
+pub struct PodiumServer {
+    child: Child,
+    dir: tempfile::TempDir,
+    pub rpc: SocketAddr,
+    pub http: SocketAddr,
+}
+
+impl PodiumServer {
+    pub fn start(exe: &Path, fsync: Fsync) -> Result<PodiumServer> {
+        let dir = tempfile::Builder::new()
+            .prefix("podium-bench-")
+            .tempdir()
+            .context("cannot create a temporary directory")?;
+        let stderr = std::fs::File::create(dir.path().join("podium.log"))?;
+        let mut cmd = Command::new(exe);
+        cmd.arg("serve")
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .args(["--http", "127.0.0.1:0", "--rpc", "127.0.0.1:0"])
+            .args(["--resp", "off", "--fsync", fsync.as_str()])
+            .args(["--log-level", "warn"]);
+        // Flags alone decide: no config file, API keys or other settings
+        // from the environment.
+        for (k, _) in std::env::vars_os() {
+            if k.to_string_lossy().starts_with("PODIUM_") {
+                cmd.env_remove(k);
+            }
+        }
+        die_with_parent(&mut cmd);
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .spawn()
+            .with_context(|| format!("cannot start {}", exe.display()))?;
+        let out = child.stdout.take().expect("piped");
+        let (tx, rx) = mpsc::channel::<(String, String)>();
+        std::thread::spawn(move || {
+            // Read to the end so the server never blocks on a full pipe.
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                for proto in ["http", "rpc"] {
+                    if let Some(a) = line.strip_prefix(&format!("podium: {proto} listening on ")) {
+                        let _ = tx.send((proto.to_string(), a.trim().to_string()));
+                    }
+                }
+            }
+        });
+        let (mut http, mut rpc) = (None, None);
+        let deadline = Instant::now() + START_TIMEOUT;
+        let log = |dir: &tempfile::TempDir| {
+            std::fs::read_to_string(dir.path().join("podium.log")).unwrap_or_default()
+        };
+        while http.is_none() || rpc.is_none() {
+            match rx.recv_timeout(Duration::from_millis(50)) {
+                Ok((p, a)) => {
+                    let a: SocketAddr = a.parse().with_context(|| format!("address {a:?}"))?;
+                    if p == "http" {
+                        http = Some(a);
+                    } else {
+                        rpc = Some(a);
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let st = child.wait().ok();
+                    bail!(
+                        "podium serve exited ({st:?}) before listening:\n{}",
+                        log(&dir)
+                    );
+                }
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!(
+                    "podium serve did not start within {START_TIMEOUT:?}:\n{}",
+                    log(&dir)
+                );
+            }
+        }
+        Ok(PodiumServer {
+            child,
+            rpc: rpc.expect("set"),
+            http: http.expect("set"),
+            dir,
+        })
+    }
+
+    /// The server's log so far.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("podium.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for PodiumServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `redis-server` on a free port with a temporary directory, no RDB
+/// snapshots, and an append-only file flushed per `fsync`. Killed when
+/// dropped.
+pub struct RedisServer {
+    child: Child,
+    _dir: tempfile::TempDir,
+    pub addr: SocketAddr,
+    pub version: String,
+}
+
+/// `name` itself when it holds a `/`, else the first match in `PATH`.
+pub fn find_program(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let p = PathBuf::from(name);
+        return p.is_file().then_some(p);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+}
+
+impl RedisServer {
+    /// `Ok(None)` when `redis-server` is not installed.
+    pub fn start(program: &str, fsync: Fsync) -> Result<Option<RedisServer>> {
+        let Some(bin) = find_program(program) else {
+            return Ok(None);
+        };
+        let dir = tempfile::Builder::new()
+            .prefix("podium-bench-redis-")
+            .tempdir()?;
+        let port = free_port()?;
+        let log = dir.path().join("redis.log");
+        let mut cmd = Command::new(&bin);
+        die_with_parent(&mut cmd);
+        let mut child = cmd
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "yes"])
+            .args(["--appendfsync", fsync.as_str()])
+            .arg("--dir")
+            .arg(dir.path())
+            .arg("--logfile")
+            .arg(&log)
+            .args(["--daemonize", "no"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", bin.display()))?;
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        let deadline = Instant::now() + START_TIMEOUT;
+        let version = loop {
+            if let Some(st) = child.try_wait()? {
+                bail!(
+                    "redis-server exited ({st}):\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+            if let Ok(v) = redis_version(addr) {
+                break v;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                bail!("redis-server did not answer within {START_TIMEOUT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        Ok(Some(RedisServer {
+            child,
+            _dir: dir,
+            addr,
+            version,
+        }))
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr)
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `INFO server`'s `redis_version`, over a plain socket.
+fn redis_version(addr: SocketAddr) -> Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
+    s.set_read_timeout(Some(Duration::from_secs(2)))?;
+    s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")?;
+    // One bulk string: `$LEN\r\n` then LEN bytes and `\r\n`.
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(eol) = buf.windows(2).position(|w| w == b"\r\n") {
+            if buf[0] != b'$' {
+                bail!("{}", String::from_utf8_lossy(&buf[..eol]));
+            }
+            let len: usize = std::str::from_utf8(&buf[1..eol])?.parse()?;
+            if buf.len() >= eol + 2 + len {
+                let text = String::from_utf8_lossy(&buf[eol + 2..eol + 2 + len]);
+                return text
+                    .lines()
+                    .find_map(|l| l.strip_prefix("redis_version:"))
+                    .map(|v| v.trim().to_string())
+                    .ok_or_else(|| anyhow!("no redis_version in INFO"));
+            }
+        }
+        let n = s.read(&mut chunk)?;
+        if n == 0 {
+            bail!("redis closed the connection");
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
+/// Starts Redis when asked and installed; says so either way.
+pub fn maybe_redis(opts: &NetOptions, out: &mut dyn Write) -> Result<Option<RedisServer>> {
+    if !opts.redis {
+        writeln!(out, "Redis: skipped (--no-redis)")?;
+        return Ok(None);
+    }
+    match RedisServer::start(&opts.redis_server, opts.fsync)? {
+        Some(r) => {
+            writeln!(
+                out,
+                "Redis {} on {} (appendonly yes, appendfsync {}, no RDB snapshots)",
+                r.version, r.addr, opts.fsync
+            )?;
+            Ok(Some(r))
+        }
+        None => {
+            writeln!(
+                out,
+                "Redis: {} not found in PATH, the Redis column stays empty",
+                opts.redis_server
+            )?;
+            Ok(None)
+        }
+    }
+}
+
+/// A tokio runtime for the clients: `threads` workers (0 = one thread,
+/// the caller's).
+pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
+    let rt = if threads == 0 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .enable_all()
+            .build()?
+    };
+    Ok(rt)
+}
+
+// ------------------------------------------------------------- workload
+
+/// Member id `m{i}` written into `buf`, without allocating (the same ids
+/// as the engine scenario's [`crate::engine::member_id`]).
+pub fn member_id(i: u64, buf: &mut [u8; 24]) -> &[u8] {
+    let mut pos = buf.len();
+    let mut v = i;
+    loop {
+        pos -= 1;
+        buf[pos] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    pos -= 1;
+    buf[pos] = b'm';
+    &buf[pos..]
+}
+
+/// Up to `depth` futures in flight: push one, and once `depth` are
+/// pending the oldest is awaited first (requests of equal work are
+/// answered about in order).
+pub struct Window<F: Future> {
+    depth: usize,
+    q: VecDeque<F>,
+}
+
+impl<F: Future> Window<F> {
+    pub fn new(depth: usize) -> Window<F> {
+        Window {
+            depth: depth.max(1),
+            q: VecDeque::new(),
+        }
+    }
+
+    /// Queues `f`; returns the oldest's output when the window was full.
+    pub async fn push(&mut self, f: F) -> Option<F::Output> {
+        self.q.push_back(f);
+        if self.q.len() > self.depth {
+            let oldest = self.q.pop_front().expect("not empty");
+            return Some(oldest.await);
+        }
+        None
+    }
+
+    /// Awaits the rest, oldest first.
+    pub async fn drain(&mut self) -> Vec<F::Output> {
+        let mut out = Vec::with_capacity(self.q.len());
+        while let Some(f) = self.q.pop_front() {
+            out.push(f.await);
+        }
+        out
+    }
+}
+
+/// Latencies in nanoseconds.
+#[derive(Debug, Clone, Default)]
+pub struct Latencies(pub Vec<u64>);
+
+impl Latencies {
+    pub fn record(&mut self, d: Duration) {
+        self.0.push(d.as_nanos() as u64);
+    }
+
+    pub fn extend(&mut self, other: Latencies) {
+        self.0.extend(other.0);
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Sorts (once) so percentiles can be read.
+    pub fn summary(mut self) -> Summary {
+        self.0.sort_unstable();
+        let n = self.0.len();
+        let at = |q: f64| -> f64 {
+            if n == 0 {
+                return f64::NAN;
+            }
+            // Nearest rank.
+            let k = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+            self.0[k] as f64
+        };
+        Summary {
+            count: n,
+            mean_ns: if n == 0 {
+                f64::NAN
+            } else {
+                self.0.iter().map(|&v| v as f64).sum::<f64>() / n as f64
+            },
+            p50_ns: at(0.50),
+            p90_ns: at(0.90),
+            p99_ns: at(0.99),
+            max_ns: self.0.last().map_or(f64::NAN, |&v| v as f64),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Summary {
+    pub count: usize,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p90_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: f64,
+}
+
+// ------------------------------------------------------------- progress
+
+pub fn bar(progress: bool, len: u64, what: &str) -> ProgressBar {
+    let target = if progress {
+        ProgressDrawTarget::stderr()
+    } else {
+        ProgressDrawTarget::hidden()
+    };
+    let pb = ProgressBar::with_draw_target(Some(len), target);
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "{what:>24} [{{bar:30}}] {{human_pos}}/{{human_len}} {{per_sec:>14}} eta {{eta}}"
+        ))
+        .expect("valid template")
+        .progress_chars("=> "),
+    );
+    pb
+}
+
+// ------------------------------------------------------------- reporting
+
+/// One figure of a network scenario.
+pub struct Figure {
+    /// JSON key (snake_case).
+    pub key: String,
+    /// Table label.
+    pub label: String,
+    pub unit: &'static str,
+    pub podium: Option<f64>,
+    pub redis: Option<f64>,
+    pub better: Better,
+    /// Where the ratio makes no sense (error counts): no ratio.
+    pub compare: bool,
+    pub members: Option<u64>,
+    /// A reference figure measured in process, shown beside the two.
+    pub baseline: Option<(f64, &'static str)>,
+}
+
+impl Figure {
+    pub fn new(
+        key: impl Into<String>,
+        label: impl Into<String>,
+        unit: &'static str,
+        podium: f64,
+        redis: Option<f64>,
+        better: Better,
+    ) -> Figure {
+        Figure {
+            key: key.into(),
+            label: label.into(),
+            unit,
+            podium: Some(podium),
+            redis,
+            better,
+            compare: true,
+            members: None,
+            baseline: None,
+        }
+    }
+
+    pub fn members(mut self, n: u64) -> Figure {
+        self.members = Some(n);
+        self
+    }
+
+    pub fn no_ratio(mut self) -> Figure {
+        self.compare = false;
+        self
+    }
+
+    pub fn baseline(mut self, v: f64, name: &'static str) -> Figure {
+        self.baseline = Some((v, name));
+        self
+    }
+
+    fn ratio(&self) -> Option<f64> {
+        if self.compare {
+            report::ratio(self.podium, self.redis, self.better)
+        } else {
+            None
+        }
+    }
+
+    pub fn record(&self, scenario: &'static str) -> Record {
+        Record {
+            scenario,
+            figure: self.key.clone(),
+            unit: self.unit.into(),
+            podium: self.podium,
+            redis: self.redis,
+            baseline: self.baseline.map(|b| b.0),
+            baseline_name: self.baseline.map(|b| b.1.to_string()),
+            ratio: self.ratio(),
+            members: self.members,
+        }
+    }
+}
+
+/// Prints the figures as a table (with a column for the in-process
+/// reference when any figure has one) and returns their records.
+pub fn report(
+    scenario: &'static str,
+    figures: &[Figure],
+    redis_ran: bool,
+    redis_label: &str,
+    out: &mut dyn Write,
+) -> Result<Vec<Record>> {
+    let with_baseline = figures.iter().any(|f| f.baseline.is_some());
+    let mut header = vec![
+        "figure".to_string(),
+        "unit".into(),
+        "podium".into(),
+        redis_label.to_string(),
+        "podium/redis".into(),
+    ];
+    if with_baseline {
+        header.push(
+            figures
+                .iter()
+                .find_map(|f| f.baseline.map(|b| b.1.to_string()))
+                .unwrap_or_default(),
+        );
+    }
+    let mut t = Table::new(header);
+    for f in figures {
+        let redis = if redis_ran {
+            report::num(f.redis)
+        } else {
+            "–".to_string()
+        };
+        let mut row = vec![
+            f.label.clone(),
+            f.unit.to_string(),
+            report::num(f.podium),
+            redis,
+            if f.compare {
+                report::ratio_cell(f.ratio())
+            } else {
+                String::new()
+            },
+        ];
+        if with_baseline {
+            row.push(f.baseline.map_or(String::new(), |b| report::num(Some(b.0))));
+        }
+        t.row(row);
+    }
+    write!(out, "{}", t.render())?;
+    out.flush()?;
+    Ok(figures.iter().map(|f| f.record(scenario)).collect())
+}
+
+/// "met" / "NOT met" for a goal line.
+pub fn met(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "NOT met"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_ids_match_the_engine_scenarios() {
+        let mut buf = [0u8; 24];
+        let mut s = String::new();
+        for i in [0u64, 7, 10, 99, 1234567, u64::MAX] {
+            crate::engine::member_id(&mut s, i);
+            assert_eq!(member_id(i, &mut buf), s.as_bytes());
+        }
+    }
+
+    #[test]
+    fn percentiles() {
+        let l = Latencies((1..=100).rev().collect());
+        let s = l.summary();
+        assert_eq!(s.count, 100);
+        assert_eq!(s.p50_ns, 50.0);
+        assert_eq!(s.p90_ns, 90.0);
+        assert_eq!(s.p99_ns, 99.0);
+        assert_eq!(s.max_ns, 100.0);
+        assert_eq!(s.mean_ns, 50.5);
+    }
+
+    #[test]
+    fn window_keeps_depth_in_flight() {
+        let rt = runtime(0).unwrap();
+        rt.block_on(async {
+            let mut w = Window::new(3);
+            let mut done = Vec::new();
+            for i in 0..10 {
+                if let Some(v) = w.push(async move { i }).await {
+                    done.push(v);
+                }
+            }
+            assert_eq!(done, (0..7).collect::<Vec<_>>());
+            assert_eq!(w.drain().await, vec![7, 8, 9]);
+        });
+    }
+
+    #[test]
+    fn fsync_names() {
+        assert_eq!("always".parse::<Fsync>().unwrap(), Fsync::Always);
+        assert!("sometimes".parse::<Fsync>().is_err());
+    }
+}

@@ -1,0 +1,343 @@
+//! The `rank10m` scenario (SPEC §7.1): load N members (default 10M) with
+//! sequential scores, then a fresh board of N random scores, through each
+//! server's pipelined network protocol; then read random pages of 25 one
+//! request at a time.
+//!
+//! podium: `submit_many` calls of `batch` entries over MessagePack-RPC,
+//! `depth` in flight on one connection, then `top(board, {page,
+//! page_size: 25})` decoded into a page. Redis: `ZADD` commands of `batch`
+//! members, `depth` in flight on one connection (redis-rs multiplexed),
+//! then `ZREVRANGE key start start+24 WITHSCORES` decoded into
+//! (member, score) pairs. The client side is one thread for both.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use podium_client::Client;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::engine::random_score;
+use crate::load::{self, Load, Method, Scores};
+use crate::net::{self, bar, met, Figure, Latencies, NetOptions, PodiumServer, Summary};
+use crate::report::{Better, Record};
+
+pub const SCENARIO: &str = "rank10m";
+pub const PAGE_SIZE: u64 = 25;
+
+#[derive(Debug, Clone)]
+pub struct Rank10mOptions {
+    pub net: NetOptions,
+    pub members: u64,
+    /// Entries per `submit_many` call / members per ZADD.
+    pub batch: u64,
+    /// Calls in flight on the connection while loading.
+    pub depth: usize,
+    /// Page reads, one at a time.
+    pub reads: u64,
+}
+
+impl Default for Rank10mOptions {
+    fn default() -> Self {
+        Rank10mOptions {
+            net: NetOptions::default(),
+            members: 10_000_000,
+            batch: 1_000,
+            depth: 8,
+            reads: 50_000,
+        }
+    }
+}
+
+/// One side's figures.
+struct Side {
+    sequential: Duration,
+    random: Duration,
+    reads: Summary,
+}
+
+pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
+    if opts.members == 0 || opts.batch == 0 || opts.reads == 0 {
+        bail!("--members, --batch and --reads must be at least 1");
+    }
+    let n = opts.members;
+    writeln!(
+        out,
+        "\nrank10m: {} members, batches of {}, {} in flight, {} page reads of {PAGE_SIZE}, \
+         fsync {}, seed {}",
+        crate::report::thousands(n as i128),
+        opts.batch,
+        opts.depth,
+        crate::report::thousands(opts.reads as i128),
+        opts.net.fsync,
+        opts.net.seed
+    )?;
+    // The same random scores and pages for both servers.
+    let mut rng = SmallRng::seed_from_u64(opts.net.seed);
+    let scores: Vec<f64> = (0..n).map(|_| random_score(&mut rng)).collect();
+    let pages = n.div_ceil(PAGE_SIZE);
+    let reads: Vec<u64> = (0..opts.reads)
+        .map(|_| rng.random_range(1..=pages))
+        .collect();
+
+    let server = PodiumServer::start(&opts.net.exe, opts.net.fsync)?;
+    writeln!(out, "podium on {} (fsync {})", server.rpc, opts.net.fsync)?;
+    out.flush()?;
+    let podium = run_podium(opts, &server, &scores, &reads)
+        .with_context(|| format!("podium side; its log:\n{}", server.log()))?;
+    drop(server);
+
+    let redis = match net::maybe_redis(&opts.net, out)? {
+        Some(r) => {
+            out.flush()?;
+            Some(run_redis(opts, &r.url(), &scores, &reads).context("Redis side")?)
+        }
+        None => None,
+    };
+
+    let secs = |d: Duration| d.as_secs_f64();
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    let us = |ns: f64| ns / 1000.0;
+    let r = redis.as_ref();
+    let figures = vec![
+        Figure::new(
+            "load_sequential_s",
+            format!("load {n} sequential scores"),
+            "s",
+            secs(podium.sequential),
+            r.map(|r| secs(r.sequential)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_sequential_rate",
+            "  members/s",
+            "members/s",
+            rate(podium.sequential),
+            r.map(|r| rate(r.sequential)),
+            Better::Higher,
+        ),
+        Figure::new(
+            "load_random_s",
+            format!("load {n} random scores (fresh board)"),
+            "s",
+            secs(podium.random),
+            r.map(|r| secs(r.random)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_random_rate",
+            "  members/s",
+            "members/s",
+            rate(podium.random),
+            r.map(|r| rate(r.random)),
+            Better::Higher,
+        ),
+        Figure::new(
+            "page_read_mean_us",
+            format!("random page of {PAGE_SIZE}, one at a time: mean"),
+            "µs",
+            us(podium.reads.mean_ns),
+            r.map(|r| us(r.reads.mean_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_p50_us",
+            "  p50",
+            "µs",
+            us(podium.reads.p50_ns),
+            r.map(|r| us(r.reads.p50_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_p99_us",
+            "  p99",
+            "µs",
+            us(podium.reads.p99_ns),
+            r.map(|r| us(r.reads.p99_ns)),
+            Better::Lower,
+        ),
+    ];
+    let figures: Vec<Figure> = figures.into_iter().map(|f| f.members(n)).collect();
+    writeln!(out)?;
+    let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
+
+    let goal_load = |d: Duration, other: Option<Duration>| {
+        let fast = d.as_secs_f64() <= 10.0;
+        let vs = other.map(|o| o.as_secs_f64() / d.as_secs_f64());
+        format!(
+            "{:.2} s ≤ 10 s: {}; ≥ 3× Redis: {}",
+            d.as_secs_f64(),
+            met(fast),
+            match vs {
+                Some(v) => format!("{} ({v:.2}×)", met(v >= 3.0)),
+                None => "not measured".into(),
+            }
+        )
+    };
+    writeln!(
+        out,
+        "  goals: sequential load {}",
+        goal_load(podium.sequential, r.map(|r| r.sequential))
+    )?;
+    writeln!(
+        out,
+        "         random load {}",
+        goal_load(podium.random, r.map(|r| r.random))
+    )?;
+    let mean = us(podium.reads.mean_ns);
+    writeln!(
+        out,
+        "         page read {mean:.1} µs ≤ 50 µs: {}; below Redis: {}",
+        met(mean <= 50.0),
+        match r {
+            Some(r) => format!(
+                "{} ({:.1} µs)",
+                met(mean < us(r.reads.mean_ns)),
+                us(r.reads.mean_ns)
+            ),
+            None => "not measured".into(),
+        }
+    )?;
+    writeln!(
+        out,
+        "  load = first request sent to last answer received; podium acknowledges a \
+         submit_many once durable per --fsync, Redis a ZADD once in its AOF buffer \
+         (appendfsync {})",
+        opts.net.fsync
+    )?;
+    Ok(records)
+}
+
+fn run_podium(
+    opts: &Rank10mOptions,
+    server: &PodiumServer,
+    scores: &[f64],
+    reads: &[u64],
+) -> Result<Side> {
+    let n = opts.members;
+    let rt = net::runtime(0)?;
+    rt.block_on(async {
+        let c = Client::connect(server.rpc).await?;
+        let pb = bar(opts.net.progress, n, "podium sequential");
+        let sequential = load::podium(
+            &c,
+            Method::SubmitMany,
+            &Load {
+                board: "seq",
+                n,
+                batch: opts.batch,
+                depth: opts.depth,
+                scores: Scores::Sequential,
+            },
+            &pb,
+        )
+        .await?;
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, n, "podium random");
+        let random = load::podium(
+            &c,
+            Method::SubmitMany,
+            &Load {
+                board: "rand",
+                n,
+                batch: opts.batch,
+                depth: opts.depth,
+                scores: Scores::Given(scores),
+            },
+            &pb,
+        )
+        .await?;
+        pb.finish_and_clear();
+        for b in ["seq", "rand"] {
+            let info = c.board_info(b).await?;
+            if info.members != n {
+                bail!("board {b} holds {} members, not {n}", info.members);
+            }
+        }
+        let pb = bar(opts.net.progress, reads.len() as u64, "podium page reads");
+        let mut lat = Latencies::default();
+        for &p in reads {
+            let t = Instant::now();
+            let page = c.top("rand", p, PAGE_SIZE).await?;
+            lat.record(t.elapsed());
+            if page.entries.is_empty() {
+                bail!("page {p} of rand is empty");
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        Ok(Side {
+            sequential,
+            random,
+            reads: lat.summary(),
+        })
+    })
+}
+
+fn run_redis(opts: &Rank10mOptions, url: &str, scores: &[f64], reads: &[u64]) -> Result<Side> {
+    let n = opts.members;
+    let rt = net::runtime(0)?;
+    rt.block_on(async {
+        let con = load::redis_connect(url).await?;
+        let pb = bar(opts.net.progress, n, "redis sequential");
+        let sequential = load::redis(
+            &con,
+            &Load {
+                board: "seq",
+                n,
+                batch: opts.batch,
+                depth: opts.depth,
+                scores: Scores::Sequential,
+            },
+            &pb,
+        )
+        .await?;
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, n, "redis random");
+        let random = load::redis(
+            &con,
+            &Load {
+                board: "rand",
+                n,
+                batch: opts.batch,
+                depth: opts.depth,
+                scores: Scores::Given(scores),
+            },
+            &pb,
+        )
+        .await?;
+        pb.finish_and_clear();
+        let mut con = con;
+        for k in ["seq", "rand"] {
+            let card: u64 = redis::cmd("ZCARD").arg(k).query_async(&mut con).await?;
+            if card != n {
+                bail!("sorted set {k} holds {card} members, not {n}");
+            }
+        }
+        let pb = bar(opts.net.progress, reads.len() as u64, "redis page reads");
+        let mut lat = Latencies::default();
+        for &p in reads {
+            let start = (p - 1) * PAGE_SIZE;
+            let t = Instant::now();
+            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+                .arg("rand")
+                .arg(start)
+                .arg(start + PAGE_SIZE - 1)
+                .arg("WITHSCORES")
+                .query_async(&mut con)
+                .await?;
+            lat.record(t.elapsed());
+            if page.is_empty() {
+                bail!("page {p} of rand is empty");
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        Ok(Side {
+            sequential,
+            random,
+            reads: lat.summary(),
+        })
+    })
+}

@@ -1,0 +1,684 @@
+//! The `rpc-payload` scenario (SPEC §7.4): large MessagePack-RPC
+//! responses. For each size (default 1, 8, 32 and 128 MiB) a board is
+//! loaded with as many entries as make its `export` response that size;
+//! then the export is read repeatedly:
+//!
+//! - **sync**: one request at a time on one connection;
+//! - **pipelined**: `depth` requests in flight on one connection;
+//! - **parallel**: `connections` connections, one request at a time each;
+//! - **sync, decoded**: as sync, the result decoded into entries (member
+//!   string, score, rank) — the other modes only frame the response (the
+//!   client walks it once and hands over its bytes).
+//!
+//! Beside them, an in-process copy (memcpy) of a buffer of the same size:
+//! the most any transport of those bytes could do on this machine.
+//!
+//! Redis: `ZRANGE key 0 -1 WITHSCORES` of a sorted set with the same
+//! entries. Its framed modes read the reply with a minimal RESP reader
+//! written here (framing only, as podium's client does); its decoded mode
+//! uses redis-rs, into `(String, f64)` pairs. MB/s counts each server's own
+//! response bytes (podium's entries carry their rank and field names, so
+//! they are larger than Redis's), hence the entries/s row.
+
+use std::hint::black_box;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytes::{Buf, BytesMut};
+use podium_client::{Client, Ser};
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::engine::random_score;
+use crate::load::{self, Load, Method, Scores};
+use crate::net::{self, bar, met, Figure, NetOptions, PodiumServer};
+use crate::report::{Better, Record};
+
+pub const SCENARIO: &str = "rpc-payload";
+const MIB: u64 = 1 << 20;
+const COPY: &str = "in-process copy";
+
+#[derive(Debug, Clone)]
+pub struct RpcPayloadOptions {
+    pub net: NetOptions,
+    /// Response sizes in bytes.
+    pub sizes: Vec<u64>,
+    /// Entry counts instead of sizes (a smaller run).
+    pub members: Option<Vec<u64>>,
+    /// Requests in flight in the pipelined mode.
+    pub depth: usize,
+    /// Connections in the parallel mode.
+    pub connections: usize,
+    /// Each mode runs at least this long (and at least 3 requests).
+    pub min_time: Duration,
+}
+
+impl Default for RpcPayloadOptions {
+    fn default() -> Self {
+        RpcPayloadOptions {
+            net: NetOptions::default(),
+            sizes: vec![MIB, 8 * MIB, 32 * MIB, 128 * MIB],
+            members: None,
+            depth: 4,
+            connections: 4,
+            min_time: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Bytes of podium's `export` response for members `m0..m{n-1}` (ranks
+/// 1..=n), as podium encodes it: `[1, msgid, nil, [entry, …]]`, each entry
+/// `{member, score: float 64, rank: smallest uint}`.
+pub fn export_bytes(n: u64) -> u64 {
+    let mut total = 4 + 5; // envelope with a one-byte msgid; array 32 header
+    total += export_entries_bytes(0, n);
+    total
+}
+
+fn export_entries_bytes(from: u64, to: u64) -> u64 {
+    let mut total = 0;
+    for i in from..to {
+        total += entry_bytes(i);
+    }
+    total
+}
+
+fn digits(mut v: u64) -> u64 {
+    let mut d = 1;
+    while v >= 10 {
+        v /= 10;
+        d += 1;
+    }
+    d
+}
+
+fn entry_bytes(i: u64) -> u64 {
+    let rank = i + 1;
+    let rank_bytes = match rank {
+        0..=127 => 1,
+        128..=255 => 2,
+        256..=65_535 => 3,
+        _ => 5,
+    };
+    // fixmap, "member" (7), fixstr id (1 + 'm' + digits), "score" (6),
+    // float 64 (9), "rank" (5), the rank.
+    1 + 7 + (2 + digits(i)) + 6 + 9 + 5 + rank_bytes
+}
+
+/// The entry count whose export is at least `bytes`.
+pub fn entries_for(bytes: u64) -> u64 {
+    let mut total = 9;
+    let mut n = 0;
+    while total < bytes {
+        total += entry_bytes(n);
+        n += 1;
+    }
+    n.max(1)
+}
+
+/// One mode's outcome.
+#[derive(Debug, Clone, Copy, Default)]
+struct Rate {
+    bytes: u64,
+    requests: u64,
+    secs: f64,
+}
+
+impl Rate {
+    fn mbps(&self) -> f64 {
+        self.bytes as f64 / self.secs / 1e6
+    }
+    fn per_request(&self) -> f64 {
+        self.bytes as f64 / self.requests as f64
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Modes {
+    sync: Rate,
+    pipelined: Rate,
+    parallel: Rate,
+    decoded: Rate,
+}
+
+/// Evaluates `$one` (a request; gives its bytes, in an async context that
+/// returns `Result`) until `$min` has passed and at least 3 requests are
+/// done; gives the [`Rate`].
+macro_rules! time_loop {
+    ($min:expr, $one:expr) => {{
+        let min: Duration = $min;
+        let start = Instant::now();
+        let mut r = Rate::default();
+        while r.requests < 3 || start.elapsed() < min {
+            let bytes: u64 = $one;
+            r.bytes += bytes;
+            r.requests += 1;
+        }
+        r.secs = start.elapsed().as_secs_f64();
+        r
+    }};
+}
+
+pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
+    let counts: Vec<(String, u64)> = match &opts.members {
+        Some(m) => m.iter().map(|&n| (format!("{n} entries"), n)).collect(),
+        None => opts
+            .sizes
+            .iter()
+            .map(|&b| (size_label(b), entries_for(b)))
+            .collect(),
+    };
+    if counts.is_empty() || counts.iter().any(|c| c.1 == 0) {
+        bail!("--sizes / --members need one or more values, each at least 1");
+    }
+    if opts.depth == 0 || opts.connections == 0 {
+        bail!("--depth and --connections must be at least 1");
+    }
+    writeln!(
+        out,
+        "\nrpc-payload: export responses of {}; sync, pipelined ({} in flight), parallel \
+         ({} connections), decoded; seed {}",
+        counts
+            .iter()
+            .map(|c| c.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        opts.depth,
+        opts.connections,
+        opts.net.seed
+    )?;
+    let mut rng = SmallRng::seed_from_u64(opts.net.seed);
+    let max_n = counts.iter().map(|c| c.1).max().unwrap_or(0);
+    let scores: Vec<f64> = (0..max_n).map(|_| random_score(&mut rng)).collect();
+
+    let server = PodiumServer::start(&opts.net.exe, opts.net.fsync)?;
+    writeln!(out, "podium on {}", server.rpc)?;
+    out.flush()?;
+    let podium = podium_side(opts, server.rpc, &counts, &scores)
+        .with_context(|| format!("podium side; its log:\n{}", server.log()))?;
+    drop(server);
+
+    let redis = match net::maybe_redis(&opts.net, out)? {
+        Some(r) => {
+            out.flush()?;
+            Some(redis_side(opts, &r, &counts, &scores).context("Redis side")?)
+        }
+        None => None,
+    };
+
+    let mut figures = Vec::new();
+    let mut goal = None;
+    for (k, (label, n)) in counts.iter().enumerate() {
+        let p = &podium[k];
+        let r = redis.as_ref().map(|r| &r[k]);
+        let copy = memcpy_mbps(p.sync.per_request() as usize, opts.min_time);
+        let key = label.replace(' ', "_").to_lowercase();
+        let what = format!(
+            "{label} ({} entries, {:.1} MiB)",
+            crate::report::thousands(*n as i128),
+            p.sync.per_request() / MIB as f64
+        );
+        let mode = |name: &str, f: fn(&Modes) -> Rate, with_copy: bool| {
+            let fig = Figure::new(
+                format!("{key}_{}", name.replace([' ', ','], "_").replace("__", "_")),
+                format!("{what}: {name}"),
+                "MB/s",
+                f(p).mbps(),
+                r.map(|r| f(r).mbps()),
+                Better::Higher,
+            )
+            .members(*n);
+            if with_copy {
+                fig.baseline(copy, COPY)
+            } else {
+                fig
+            }
+        };
+        figures.push(mode("sync", |m| m.sync, true));
+        figures.push(mode("pipelined", |m| m.pipelined, true));
+        figures.push(mode("parallel", |m| m.parallel, true));
+        figures.push(mode("sync, decoded", |m| m.decoded, false));
+        figures.push(
+            Figure::new(
+                format!("{key}_sync_entries"),
+                format!("{what}: sync, entries/s"),
+                "entries/s",
+                *n as f64 * p.sync.requests as f64 / p.sync.secs,
+                r.map(|r| *n as f64 * r.sync.requests as f64 / r.sync.secs),
+                Better::Higher,
+            )
+            .members(*n),
+        );
+        goal = Some((label.clone(), *p, copy));
+    }
+    writeln!(out)?;
+    let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
+    if let Some((label, p, copy)) = goal {
+        let best = p.sync.mbps().max(p.pipelined.mbps()).max(p.parallel.mbps());
+        writeln!(
+            out,
+            "  goal ≥ 1 GB/s (1,000 MB/s) at {label}: sync {:.0}, pipelined {:.0}, parallel {:.0} \
+             MB/s: {}; in-process copy {:.0} MB/s",
+            p.sync.mbps(),
+            p.pipelined.mbps(),
+            p.parallel.mbps(),
+            met(best >= 1000.0),
+            copy
+        )?;
+    }
+    writeln!(
+        out,
+        "  MB = 10^6 bytes of each server's own response; podium's framed modes hand over \
+         the whole message as bytes, Redis's read the RESP reply with a framing-only reader; \
+         the parallel mode runs its client on 2 threads, the others on 1"
+    )?;
+    if let Some(r) = &redis {
+        if let (Some(p0), Some(r0)) = (podium.last(), r.last()) {
+            writeln!(
+                out,
+                "  response bytes per entry: podium {:.1}, Redis {:.1}",
+                p0.sync.per_request() / counts.last().map_or(1, |c| c.1) as f64,
+                r0.sync.per_request() / counts.last().map_or(1, |c| c.1) as f64
+            )?;
+        }
+    }
+    Ok(records)
+}
+
+fn size_label(b: u64) -> String {
+    // (A multiple of 2^20 has 20 trailing zero bits.)
+    if b > 0 && b.trailing_zeros() >= 20 {
+        format!("{} MiB", b / MIB)
+    } else if b > 0 && b.trailing_zeros() >= 10 {
+        format!("{} KiB", b / 1024)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn podium_side(
+    opts: &RpcPayloadOptions,
+    addr: SocketAddr,
+    counts: &[(String, u64)],
+    scores: &[f64],
+) -> Result<Vec<Modes>> {
+    let rt = net::runtime(0)?;
+    let boards: Vec<String> = (0..counts.len()).map(|k| format!("p{k}")).collect();
+    rt.block_on(async {
+        let c = Client::connect(addr).await?;
+        for ((_, n), board) in counts.iter().zip(&boards) {
+            let pb = bar(opts.net.progress, *n, &format!("podium load {board}"));
+            let load = Load {
+                board,
+                n: *n,
+                batch: 10_000,
+                depth: 4,
+                scores: Scores::Given(scores),
+            };
+            load::podium(&c, Method::Import, &load, &pb).await?;
+            pb.finish_and_clear();
+        }
+        anyhow::Ok(())
+    })?;
+    let mut all = Vec::new();
+    for ((label, n), board) in counts.iter().zip(&boards) {
+        let pb = bar(opts.net.progress, 4, &format!("podium {label}"));
+        let m = rt.block_on(podium_modes(opts, addr, board, *n))?;
+        pb.inc(3);
+        // Parallel connections: their client on two threads.
+        let rt2 = net::runtime(2)?;
+        let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
+        pb.finish_and_clear();
+        all.push(Modes { parallel, ..m });
+    }
+    Ok(all)
+}
+
+async fn podium_modes(
+    opts: &RpcPayloadOptions,
+    addr: SocketAddr,
+    board: &str,
+    n: u64,
+) -> Result<Modes> {
+    let c = Client::connect(addr).await?;
+    // One export first: checks the count, warms the board up.
+    let first = c.export(board).await?;
+    if first.len() as u64 != n {
+        bail!(
+            "board {board}: export gave {} entries, not {n}",
+            first.len()
+        );
+    }
+    drop(first);
+    let sync = time_loop!(
+        opts.min_time,
+        c.call_raw("export", &Ser((board,))).await?.message_len() as u64
+    );
+    let pipelined = {
+        let start = Instant::now();
+        let mut r = Rate::default();
+        let mut w = net::Window::new(opts.depth);
+        let mut sent = 0u64;
+        loop {
+            let more = sent < 3 || start.elapsed() < opts.min_time;
+            if !more {
+                break;
+            }
+            if let Some(res) = w.push(c.call_raw("export", &Ser((board,)))).await {
+                r.bytes += res?.message_len() as u64;
+                r.requests += 1;
+            }
+            sent += 1;
+        }
+        for res in w.drain().await {
+            r.bytes += res?.message_len() as u64;
+            r.requests += 1;
+        }
+        r.secs = start.elapsed().as_secs_f64();
+        r
+    };
+    let decoded = time_loop!(opts.min_time, {
+        let raw = c.call_raw("export", &Ser((board,))).await?;
+        let entries = podium_client::decode_export(&raw)?;
+        if entries.len() as u64 != n {
+            bail!("export gave {} entries, not {n}", entries.len());
+        }
+        black_box(&entries);
+        raw.message_len() as u64
+    });
+    Ok(Modes {
+        sync,
+        pipelined,
+        decoded,
+        parallel: Rate::default(),
+    })
+}
+
+async fn podium_parallel(opts: &RpcPayloadOptions, addr: SocketAddr, board: &str) -> Result<Rate> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..opts.connections {
+        let (board, min) = (board.to_string(), opts.min_time);
+        tasks.push(tokio::spawn(async move {
+            let c = Client::connect(addr).await?;
+            anyhow::Ok(time_loop!(
+                min,
+                c.call_raw("export", &Ser((board.as_str(),)))
+                    .await?
+                    .message_len() as u64
+            ))
+        }));
+    }
+    let mut total = Rate::default();
+    for t in tasks {
+        let r = t.await??;
+        total.bytes += r.bytes;
+        total.requests += r.requests;
+    }
+    total.secs = start.elapsed().as_secs_f64();
+    Ok(total)
+}
+
+fn redis_side(
+    opts: &RpcPayloadOptions,
+    redis: &net::RedisServer,
+    counts: &[(String, u64)],
+    scores: &[f64],
+) -> Result<Vec<Modes>> {
+    let rt = net::runtime(0)?;
+    let keys: Vec<String> = (0..counts.len()).map(|k| format!("p{k}")).collect();
+    let url = redis.url();
+    rt.block_on(async {
+        let con = load::redis_connect(&url).await?;
+        for ((_, n), key) in counts.iter().zip(&keys) {
+            let pb = bar(opts.net.progress, *n, &format!("redis load {key}"));
+            let load = Load {
+                board: key,
+                n: *n,
+                batch: 10_000,
+                depth: 4,
+                scores: Scores::Given(scores),
+            };
+            load::redis(&con, &load, &pb).await?;
+            pb.finish_and_clear();
+        }
+        anyhow::Ok(())
+    })?;
+    let mut all = Vec::new();
+    for ((label, n), key) in counts.iter().zip(&keys) {
+        let pb = bar(opts.net.progress, 4, &format!("redis {label}"));
+        let m = rt.block_on(redis_modes(opts, redis.addr, &url, key, *n))?;
+        pb.inc(3);
+        let rt2 = net::runtime(2)?;
+        let parallel = rt2.block_on(redis_parallel(opts, redis.addr, key, *n))?;
+        pb.finish_and_clear();
+        all.push(Modes { parallel, ..m });
+    }
+    Ok(all)
+}
+
+async fn redis_modes(
+    opts: &RpcPayloadOptions,
+    addr: SocketAddr,
+    url: &str,
+    key: &str,
+    n: u64,
+) -> Result<Modes> {
+    let mut r = RespReader::connect(addr).await?;
+    let sync = time_loop!(opts.min_time, {
+        r.send_zrange(key).await?;
+        r.read_reply(n).await?
+    });
+    let pipelined = {
+        let start = Instant::now();
+        let mut rate = Rate::default();
+        let mut in_flight = 0;
+        let mut sent = 0u64;
+        loop {
+            // Keep `depth` in flight until the time is up, then drain.
+            let more = sent < 3 || start.elapsed() < opts.min_time;
+            while more && in_flight < opts.depth {
+                r.send_zrange(key).await?;
+                in_flight += 1;
+                sent += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            rate.bytes += r.read_reply(n).await?;
+            rate.requests += 1;
+            in_flight -= 1;
+        }
+        rate.secs = start.elapsed().as_secs_f64();
+        rate
+    };
+    // Byte count of one reply, for the decoded mode's MB/s.
+    let reply_bytes = sync.per_request() as u64;
+    let mut con = load::redis_connect(url).await?;
+    let decoded = time_loop!(opts.min_time, {
+        let v: Vec<(String, f64)> = redis::cmd("ZRANGE")
+            .arg(key)
+            .arg(0)
+            .arg(-1)
+            .arg("WITHSCORES")
+            .query_async(&mut con)
+            .await?;
+        if v.len() as u64 != n {
+            bail!("ZRANGE gave {} entries, not {n}", v.len());
+        }
+        black_box(&v);
+        reply_bytes
+    });
+    Ok(Modes {
+        sync,
+        pipelined,
+        decoded,
+        parallel: Rate::default(),
+    })
+}
+
+async fn redis_parallel(
+    opts: &RpcPayloadOptions,
+    addr: SocketAddr,
+    key: &str,
+    n: u64,
+) -> Result<Rate> {
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..opts.connections {
+        let (key, min) = (key.to_string(), opts.min_time);
+        tasks.push(tokio::spawn(async move {
+            let mut r = RespReader::connect(addr).await?;
+            anyhow::Ok(time_loop!(min, {
+                r.send_zrange(&key).await?;
+                r.read_reply(n).await?
+            }))
+        }));
+    }
+    let mut total = Rate::default();
+    for t in tasks {
+        let r = t.await??;
+        total.bytes += r.bytes;
+        total.requests += r.requests;
+    }
+    total.secs = start.elapsed().as_secs_f64();
+    Ok(total)
+}
+
+/// A minimal RESP client for one reply shape: `ZRANGE key 0 -1
+/// WITHSCORES`'s array of bulk strings, framed (every item header read,
+/// payloads skipped) and not decoded.
+struct RespReader {
+    sock: TcpStream,
+    buf: BytesMut,
+}
+
+impl RespReader {
+    async fn connect(addr: SocketAddr) -> Result<RespReader> {
+        let sock = TcpStream::connect(addr).await?;
+        sock.set_nodelay(true)?;
+        Ok(RespReader {
+            sock,
+            buf: BytesMut::with_capacity(1 << 20),
+        })
+    }
+
+    async fn send_zrange(&mut self, key: &str) -> Result<()> {
+        let cmd = format!(
+            "*5\r\n$6\r\nZRANGE\r\n${}\r\n{key}\r\n$1\r\n0\r\n$2\r\n-1\r\n$10\r\nWITHSCORES\r\n",
+            key.len()
+        );
+        self.sock.write_all(cmd.as_bytes()).await?;
+        Ok(())
+    }
+
+    async fn fill(&mut self) -> Result<()> {
+        self.buf.reserve(1 << 20);
+        if self.sock.read_buf(&mut self.buf).await? == 0 {
+            bail!("Redis closed the connection");
+        }
+        Ok(())
+    }
+
+    /// A `\r\n`-terminated header at `pos`: its type byte and number, and
+    /// where the line ends.
+    async fn line(&mut self, pos: usize) -> Result<(u8, i64, usize)> {
+        loop {
+            if let Some(k) = self.buf[pos..].windows(2).position(|w| w == b"\r\n") {
+                let line = &self.buf[pos..pos + k];
+                let Some((&t, num)) = line.split_first() else {
+                    bail!("empty RESP line");
+                };
+                if t == b'-' {
+                    bail!("Redis: {}", String::from_utf8_lossy(num));
+                }
+                let v: i64 = std::str::from_utf8(num)?.parse()?;
+                return Ok((t, v, pos + k + 2));
+            }
+            self.fill().await?;
+        }
+    }
+
+    /// Reads one reply of `2 * n` bulk strings; returns its size in bytes.
+    async fn read_reply(&mut self, n: u64) -> Result<u64> {
+        let (t, items, mut pos) = self.line(0).await?;
+        if t != b'*' || items != 2 * n as i64 {
+            bail!(
+                "expected an array of {} items, got {}{items}",
+                2 * n,
+                t as char
+            );
+        }
+        let mut total = pos as u64;
+        for _ in 0..items {
+            let (t, len, after) = self.line(pos).await?;
+            if t != b'$' || len < 0 {
+                bail!("expected a bulk string");
+            }
+            let end = after + len as usize + 2;
+            while self.buf.len() < end {
+                self.fill().await?;
+            }
+            total += (end - pos) as u64;
+            pos = end;
+            // Drop what is read now and then: the reply is not kept.
+            if pos > (1 << 20) {
+                self.buf.advance(pos);
+                pos = 0;
+            }
+        }
+        self.buf.advance(pos);
+        Ok(total)
+    }
+}
+
+/// MB/s of copying a buffer of `size` bytes into another, in process.
+fn memcpy_mbps(size: usize, min: Duration) -> f64 {
+    let size = size.max(1);
+    let src = vec![0x5au8; size];
+    let mut dst = vec![0u8; size];
+    dst.copy_from_slice(&src); // fault the pages in
+    let start = Instant::now();
+    let mut copies = 0u64;
+    while copies < 3 || start.elapsed() < min.min(Duration::from_millis(500)) {
+        dst.copy_from_slice(black_box(&src));
+        black_box(&mut dst);
+        copies += 1;
+    }
+    (size as u64 * copies) as f64 / start.elapsed().as_secs_f64() / 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_sizes_are_computed_from_the_encoding() {
+        // One entry: {member: "m0", score: f64, rank: 1}.
+        let mut one = Vec::new();
+        rmpv::encode::write_value(
+            &mut one,
+            &rmpv::Value::Map(vec![
+                ("member".into(), "m0".into()),
+                ("score".into(), 1.5f64.into()),
+                ("rank".into(), 1u64.into()),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(entry_bytes(0), one.len() as u64);
+        assert_eq!(entry_bytes(999_999) - entry_bytes(99_999), 1);
+        let n = entries_for(MIB);
+        assert!(export_bytes(n) >= MIB && export_bytes(n - 1) < MIB + 64);
+        assert_eq!(size_label(128 * MIB), "128 MiB");
+        assert_eq!(size_label(64 * 1024), "64 KiB");
+    }
+
+    #[test]
+    fn memcpy_reference_is_positive() {
+        assert!(memcpy_mbps(1 << 16, Duration::from_millis(10)) > 0.0);
+    }
+}
