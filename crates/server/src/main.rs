@@ -78,6 +78,20 @@ enum Scenario {
     RpcPayload(RpcPayloadArgs),
     /// Bulk loads of 10k and 1M members through pipelined import calls.
     Import(ImportArgs),
+    /// In-process player search on boards of generated names: index build
+    /// time and memory, `a` / `a* a` / `a* a* a` queries/s with p50/p99.
+    Search(SearchArgs),
+}
+
+#[derive(Args, Debug)]
+struct SearchArgs {
+    /// Member counts, comma-separated; the query figures are taken at each.
+    #[arg(long, value_delimiter = ',', value_parser = parse_count, default_value = "10k,1M")]
+    members: Vec<u64>,
+
+    /// Queries timed per query kind and member count.
+    #[arg(long, value_parser = parse_count, default_value = "100k")]
+    queries: u64,
 }
 
 /// Options of every scenario that starts servers.
@@ -318,6 +332,14 @@ fn bench(args: BenchArgs) -> Result<()> {
                 depth: a.depth,
             };
             podium_bench::import::run(&opts, &mut std::io::stdout().lock())?
+        }
+        Scenario::Search(a) => {
+            let opts = podium_bench::search::SearchBenchOptions {
+                members: a.members,
+                queries: usize::try_from(a.queries)?,
+                seed: args.seed,
+            };
+            podium_bench::search::run(&opts, &mut std::io::stdout().lock())?
         }
     };
     if let Some((path, file)) = json {
