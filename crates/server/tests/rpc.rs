@@ -652,9 +652,20 @@ fn every_method_matches_the_http_api() {
         to_json(&c.call("auth", vec!["anything".into()])),
         json!({"scope": "admin"})
     );
-    let e = c.call_err("search", vec!["lb".into(), "ann".into()]);
-    assert_eq!(e.code, "not_found");
-    assert!(e.message.contains("not available"), "{e:?}");
+    // Search answers as HTTP's search does; a query with no word is a
+    // bad argument.
+    let r = to_json(&c.call("search", vec!["lb".into(), "ann".into()]));
+    assert_eq!(
+        (&r["board"], &r["query"], &r["offset"], &r["limit"]),
+        (&json!("lb"), &json!("ann"), &json!(0), &json!(25))
+    );
+    assert_eq!(
+        r["total"].as_u64(),
+        Some(r["entries"].as_array().unwrap().len() as u64),
+        "{r}"
+    );
+    let e = c.call_err("search", vec!["lb".into(), " - ".into()]);
+    assert_eq!(e.code, "invalid_argument");
 }
 
 #[test]
