@@ -29,6 +29,7 @@ use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::{Deserialize, Serialize};
 
 use crate::api::{parse_score, BoardOut, EntryOut, ErrorBody, Score, SubmitIn, SubmitOut, TopOut};
+use crate::http::stream::csv_fields;
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
 /// segment, so `/`, `?`, `#`, `%`, spaces and non-ASCII survive the trip.
@@ -987,52 +988,6 @@ impl<R: BufRead> Records<R> {
             rec.pop();
         }
         Ok(Some((start, Some(rec))))
-    }
-}
-
-/// The fields of one CSV record (RFC 4180: `"` quotes a field, `""` is a
-/// quote inside one; line breaks may sit inside quotes).
-fn csv_fields(s: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    loop {
-        if let Some(q) = rest.strip_prefix('"') {
-            let mut field = String::new();
-            let mut r = q;
-            loop {
-                let Some(k) = r.find('"') else {
-                    return Err("a quoted field is not closed".into());
-                };
-                field.push_str(&r[..k]);
-                r = &r[k + 1..];
-                match r.strip_prefix('"') {
-                    Some(after) => {
-                        field.push('"');
-                        r = after;
-                    }
-                    None => break,
-                }
-            }
-            out.push(field);
-            if r.is_empty() {
-                return Ok(out);
-            }
-            match r.strip_prefix(',') {
-                Some(after) => rest = after,
-                None => return Err("a quoted field is followed by more than a comma".into()),
-            }
-        } else {
-            match rest.find(',') {
-                Some(k) => {
-                    out.push(rest[..k].to_string());
-                    rest = &rest[k + 1..];
-                }
-                None => {
-                    out.push(rest.to_string());
-                    return Ok(out);
-                }
-            }
-        }
     }
 }
 

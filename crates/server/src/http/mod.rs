@@ -14,7 +14,7 @@
 mod error;
 mod handlers;
 pub mod openapi;
-mod stream;
+pub(crate) mod stream;
 
 #[cfg(test)]
 mod tests;

@@ -220,7 +220,7 @@ impl Splitter {
 
 /// The fields of one CSV record (RFC 4180: `"` quotes a field, `""` is a
 /// quote inside one; line breaks may sit inside quotes).
-fn csv_fields(s: &str) -> Result<Vec<String>, String> {
+pub(crate) fn csv_fields(s: &str) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     let mut rest = s;
     loop {
