@@ -771,8 +771,11 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             counts[slot] = left_count as u32;
             counts[slot + 1] = right_count as u32;
             children[slot + 1] = new;
+            // Appends split unevenly so sequential boards stay packed, but
+            // the right node keeps two children: a lone child could not be
+            // merged away once emptied (it has no sibling under its parent).
             let mid = if at_end && slot + 1 == INNER_CAP {
-                INNER_CAP
+                INNER_CAP - 1
             } else {
                 INNER_CAP.div_ceil(2)
             };
@@ -1146,11 +1149,9 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
                 return Ok(l.len as usize);
             }
             let n = &t.inners[node as usize];
-            if n.len < 2 && is_root {
-                return Err(format!("root inner {node} with {} children", n.len));
-            }
-            if n.len == 0 {
-                return Err(format!("empty inner {node}"));
+            // A lone child could never be merged away once emptied.
+            if n.len < 2 {
+                return Err(format!("inner {node} with {} children", n.len));
             }
             let mut total = 0;
             for i in 0..n.len as usize {
@@ -1535,6 +1536,29 @@ mod separator_tests {
                 t.insert(7, 10_000_000 + i, &tie);
                 live.push((7, 10_000_000 + i));
             }
+            check_all(&t, &tie, &live);
+        }
+    }
+
+    #[test]
+    fn appending_past_a_full_inner_node_leaves_no_lone_child() {
+        // Appends split full nodes unevenly so that sequential boards fill
+        // up; an inner node split that way once kept a single leaf on its
+        // right, and emptying that leaf stranded it (it had no sibling to
+        // merge with).
+        let tie = Guarded(RefCell::new(HashSet::new()));
+        let n = (LEAF_CAP * INNER_CAP + 1) as u32;
+        let mut t = CountedTree::<u32>::new();
+        let mut live = Vec::new();
+        for i in 0..n {
+            t.insert(u64::from(i), i, &tie);
+            live.push((u64::from(i), i));
+            t.check_invariants(&tie).unwrap();
+        }
+        while t.len() > n as usize - 3 * LEAF_CAP {
+            let e = t.remove_at(t.len() - 1).unwrap();
+            assert_eq!(live.pop(), Some(e));
+            tie.0.borrow_mut().insert(e.1);
             check_all(&t, &tie, &live);
         }
     }
