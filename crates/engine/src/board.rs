@@ -815,6 +815,11 @@ impl Board {
         }
         // An absent member counts as 0 for `incr`, as in Redis.
         self.config.in_bounds(s.score)?;
+        if !self.members.has_room(s.member.len()) {
+            return Err(Error::BoardFull {
+                max: crate::members::MAX_ARENA_BYTES,
+            });
+        }
         let seq = self.bump_seq();
         let id = self.members.insert(s.member, s.score, seq);
         self.apply_extra(id, s.name, s.data);
@@ -1305,6 +1310,14 @@ impl Board {
                     }
                 }
             }
+        }
+        let need: usize = acc.iter().map(|(m, _)| Members::stored_size(m.len())).sum();
+        // A fresh arena wastes under 1% at chunk tails (an entry is at most
+        // 514 bytes of a 64 KiB chunk).
+        if need + need / 100 + (1 << 16) > crate::members::MAX_ARENA_BYTES {
+            return Err(Error::BoardFull {
+                max: crate::members::MAX_ARENA_BYTES,
+            });
         }
         let mut out = Board::empty(config);
         for (m, s) in acc {

@@ -20,6 +20,8 @@ pub enum Error {
     BadData { max: usize },
     #[error("member name must be at most {max} bytes")]
     BadName { max: usize },
+    #[error("board is full: its member ids would take more than {max} bytes")]
+    BoardFull { max: usize },
     #[error("invalid config: {0}")]
     BadConfig(String),
     #[error("invalid argument: {0}")]

@@ -4,11 +4,14 @@
 //!
 //! Memory is the point of this module (SPEC target: ≤ 48 bytes a member
 //! plus the id's bytes, at 10M members):
-//! - id bytes live in 1 MiB arena chunks, never a heap allocation per
-//!   member; removal leaves garbage that is compacted once it outweighs the
-//!   live bytes;
-//! - per-member records (16 bytes) and sequence numbers live in fixed-size
-//!   chunks, so growth never over-allocates by doubling;
+//! - id bytes live in 64 KiB arena chunks, never a heap allocation per
+//!   member, each behind a 1–2 byte length and padded to an even offset;
+//!   removal leaves garbage that is compacted once it outweighs the live
+//!   bytes;
+//! - per-member records (12 bytes: the score and the id's arena position
+//!   in 2-byte units, which bounds a board's id bytes to 8 GiB) and
+//!   sequence numbers live in fixed-size chunks, so growth never
+//!   over-allocates by doubling;
 //! - the hash index ([`Index`]) holds 8-byte slots (hash tag + id) and
 //!   compares a member's arena bytes only when the tags match;
 //! - names and data exist only for members that have them.
@@ -23,10 +26,15 @@ pub const MAX_MEMBER_BYTES: usize = 512;
 /// Largest display name, in bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
-const ARENA_CHUNK: usize = 1 << 20;
+const ARENA_CHUNK: usize = 1 << 16;
 const REC_CHUNK: usize = 4096;
+/// Arena positions count in units of this many bytes.
+const UNIT: usize = 2;
 /// `loc` of a free record.
-const FREE: u64 = u64::MAX;
+const FREE: u32 = u32::MAX;
+/// Most arena bytes a board can address (live ids, their length headers
+/// and garbage not yet compacted).
+pub const MAX_ARENA_BYTES: usize = FREE as usize * UNIT;
 
 /// A vector that grows by fixed chunks instead of doubling.
 #[derive(Clone)]
@@ -80,11 +88,14 @@ impl<T: Copy + Default> ChunkVec<T> {
     }
 }
 
+/// Packed to 12 bytes: at millions of members every byte of the record is
+/// a megabyte per million, and an unaligned score read costs nothing here.
 #[derive(Clone, Copy)]
+#[repr(C, packed(4))]
 struct Rec {
     score: f64,
-    /// `offset << 16 | len` of the id bytes in the arena, or [`FREE`].
-    loc: u64,
+    /// Arena position of the id's entry in [`UNIT`]s, or [`FREE`].
+    loc: u32,
 }
 
 impl Default for Rec {
@@ -144,11 +155,49 @@ impl Members {
         self.hasher.hash_one(bytes)
     }
 
+    /// An arena entry's bytes: a length (one byte below 128, else two with
+    /// the top bit set: ids are at most 512 bytes) then the id.
     #[inline]
-    fn arena_bytes(&self, loc: u64) -> &[u8] {
-        let off = (loc >> 16) as usize;
-        let len = (loc & 0xffff) as usize;
-        &self.arena[off / ARENA_CHUNK][off % ARENA_CHUNK..off % ARENA_CHUNK + len]
+    fn arena_bytes(&self, loc: u32) -> &[u8] {
+        Self::entry_in(&self.arena, loc)
+    }
+
+    #[inline]
+    fn entry_in(arena: &[Vec<u8>], loc: u32) -> &[u8] {
+        let off = loc as usize * UNIT;
+        let c = &arena[off / ARENA_CHUNK];
+        let o = off % ARENA_CHUNK;
+        let b0 = c[o] as usize;
+        let (start, len) = if b0 < 0x80 {
+            (o + 1, b0)
+        } else {
+            (o + 2, ((b0 & 0x7f) << 8) | c[o + 1] as usize)
+        };
+        &c[start..start + len]
+    }
+
+    /// Arena bytes an id of `len` bytes takes: header, id, padding.
+    #[inline]
+    pub fn stored_size(len: usize) -> usize {
+        (len + if len < 0x80 { 1 } else { 2 }).next_multiple_of(UNIT)
+    }
+
+    /// Whether an id of `len` more bytes can be stored (compacting first if
+    /// garbage is in the way).
+    pub fn has_room(&mut self, len: usize) -> bool {
+        if self.arena_end() + Self::stored_size(len) + ARENA_CHUNK <= MAX_ARENA_BYTES {
+            return true;
+        }
+        if self.garbage_bytes > 0 {
+            self.compact();
+        }
+        self.arena_end() + Self::stored_size(len) + ARENA_CHUNK <= MAX_ARENA_BYTES
+    }
+
+    fn arena_end(&self) -> usize {
+        self.arena
+            .last()
+            .map_or(0, |c| (self.arena.len() - 1) * ARENA_CHUNK + c.len())
     }
 
     /// The id bytes of a live member.
@@ -213,7 +262,7 @@ impl Members {
     pub fn prefetch_rec(&self, id: u32) {
         let i = id as usize;
         if let Some(chunk) = self.recs.chunks.get(i / REC_CHUNK) {
-            crate::tree::prefetch_bytes(&chunk[i % REC_CHUNK], 16);
+            crate::tree::prefetch_bytes(&chunk[i % REC_CHUNK], size_of::<Rec>());
         }
     }
 
@@ -222,19 +271,20 @@ impl Members {
     pub fn prefetch_bytes(&self, id: u32) {
         let loc = self.recs.get(id as usize).loc;
         if loc != FREE {
-            let off = (loc >> 16) as usize;
+            let off = loc as usize * UNIT;
             crate::tree::prefetch_bytes(&self.arena[off / ARENA_CHUNK][off % ARENA_CHUNK], 1);
         }
     }
 
-    fn store_bytes(&mut self, member: &[u8]) -> u64 {
+    fn store_bytes(&mut self, member: &[u8]) -> u32 {
+        let size = Self::stored_size(member.len());
         let need_chunk = self
             .arena
             .last()
-            .is_none_or(|c| c.len() + member.len() > ARENA_CHUNK);
+            .is_none_or(|c| c.len() + size > ARENA_CHUNK);
         if need_chunk {
             // The first chunk grows from small, so a board of a few members
-            // does not hold a whole megabyte; later ones come whole.
+            // does not hold a whole chunk; later ones come whole.
             let cap = if self.arena.is_empty() {
                 0
             } else {
@@ -244,7 +294,7 @@ impl Members {
         }
         let ci = self.arena.len() - 1;
         let chunk = &mut self.arena[ci];
-        let need = chunk.len() + member.len();
+        let need = chunk.len() + size;
         if need > chunk.capacity() {
             // Doubling, capped at the chunk size (offsets assume chunks of
             // at most ARENA_CHUNK bytes).
@@ -252,8 +302,16 @@ impl Members {
             chunk.reserve_exact(cap - chunk.len());
         }
         let off = ci * ARENA_CHUNK + chunk.len();
+        let len = member.len();
+        if len < 0x80 {
+            chunk.push(len as u8);
+        } else {
+            chunk.extend_from_slice(&[0x80 | (len >> 8) as u8, len as u8]);
+        }
         chunk.extend_from_slice(member);
-        ((off as u64) << 16) | member.len() as u64
+        chunk.resize(off % ARENA_CHUNK + size, 0);
+        debug_assert!(off + size <= MAX_ARENA_BYTES, "caller checks has_room");
+        (off / UNIT) as u32
     }
 
     /// Interns a member known to be absent; returns its id.
@@ -279,15 +337,16 @@ impl Members {
         let h = self.hash(member);
         self.index.insert(h, id);
         self.live += 1;
-        self.live_bytes += member.len();
+        self.live_bytes += Self::stored_size(member.len());
         id
     }
 
     /// Forgets a live member.
     pub fn remove(&mut self, id: u32) {
         let rec = self.recs.get(id as usize);
-        let len = (rec.loc & 0xffff) as usize;
-        let h = self.hash(self.arena_bytes(rec.loc));
+        let bytes = self.arena_bytes(rec.loc);
+        let len = Self::stored_size(bytes.len());
+        let h = self.hash(bytes);
         self.index.remove(h, id);
         self.recs.get_mut(id as usize).loc = FREE;
         self.free.push(id);
@@ -309,10 +368,7 @@ impl Members {
             if loc == FREE {
                 continue;
             }
-            let off = (loc >> 16) as usize;
-            let len = (loc & 0xffff) as usize;
-            let bytes = &old[off / ARENA_CHUNK][off % ARENA_CHUNK..off % ARENA_CHUNK + len];
-            let new_loc = self.store_bytes(bytes);
+            let new_loc = self.store_bytes(Self::entry_in(&old, loc));
             self.recs.get_mut(id).loc = new_loc;
         }
         self.garbage_bytes = 0;
@@ -359,6 +415,24 @@ mod tests {
         assert_eq!(c, a, "freed ids are reused");
         assert_eq!(m.find(b"bob"), Some(b));
         assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn ids_of_every_header_size_round_trip() {
+        let mut m = Members::new(false);
+        let ids: Vec<Vec<u8>> = [1usize, 2, 126, 127, 128, 129, 255, 256, 511, 512]
+            .iter()
+            .map(|&n| (0..n).map(|i| (i * 7 + n) as u8).collect())
+            .collect();
+        let got: Vec<u32> = ids.iter().map(|k| m.insert(k, k.len() as f64, 0)).collect();
+        for (k, &id) in ids.iter().zip(&got) {
+            assert_eq!(m.bytes(id), &k[..]);
+            assert_eq!(m.find(k), Some(id));
+            assert_eq!(m.score(id), k.len() as f64);
+        }
+        assert_eq!(Members::stored_size(127), 128);
+        assert_eq!(Members::stored_size(128), 130);
+        assert_eq!(Members::stored_size(14), 16);
     }
 
     #[test]

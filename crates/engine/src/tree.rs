@@ -604,7 +604,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
     /// Random inserts then leave leaves ~80% full instead of ~69%: four
     /// bytes a member at 10M members. Returns false if no sibling has room.
     fn spill_leaf(&mut self, id: u32, pos: usize, key: u64, val: V, path: &Path) -> bool {
-        const MIN_ROOM: usize = 4;
+        const MIN_ROOM: usize = 2;
         if path.depth == 0 {
             return false;
         }

@@ -142,6 +142,7 @@ impl From<EngineError> for ApiError {
             EngineError::NoSuchBoard(_) => Code::BoardNotFound,
             EngineError::BoardExists(_) => Code::BoardExists,
             EngineError::ReadOnly(_) => Code::ReadOnly,
+            EngineError::BoardFull { .. } => Code::PayloadTooLarge,
             // NotIndexed is handled by the service (it builds the index);
             // every other refusal is about the query or the board's config.
             EngineError::Search(podium_engine::search::SearchError::NotIndexed) => Code::Internal,
