@@ -118,8 +118,8 @@ run_server() { # KIND PORT SIZE MODE -> lines "figure value"
     used=$(info_field "$port" used_memory)
     card=$(redis-cli -p "$port" ZCARD lb)
     echo "members $card"
-    echo "bytes_per_member $(((used - base) / card))"
-    echo "rss_per_member $(($(info_field "$port" used_memory_rss) / card))"
+    echo "bytes_per_member $(awk -v u="$used" -v b="$base" -v c="$card" 'BEGIN{printf "%.1f", (u - b) / c}')"
+    echo "rss_per_member $(awk -v r="$(info_field "$port" used_memory_rss)" -v c="$card" 'BEGIN{printf "%.1f", r / c}')"
     echo "zadd_p1 $(rps "$port" "$WRITES_P1" 1 "$size" ZADD lb __rand_int__ m:__rand_int__)"
     [ "$mode" = everysec ] || return 0
     for p in 64 1; do
@@ -158,7 +158,7 @@ for size in "${SIZES[@]}"; do
             echo "| $k (req/s) | ${R[$k]} | ${P[$k]} | $(awk -v a="${P[$k]}" -v b="${R[$k]}" 'BEGIN{printf "%.2f×", a/b}') |"
         done
         for k in bytes_per_member rss_per_member; do
-            echo "| $k | ${R[$k]} | ${P[$k]} | $(awk -v a="${P[$k]}" -v b="${R[$k]}" 'BEGIN{printf "%.2f×", a/b}') |"
+            echo "| $k | ${R[$k]} | ${P[$k]} | $(awk -v a="${P[$k]}" -v b="${R[$k]}" 'BEGIN{printf "%.3f×", a/b}') |"
         done
         unset R P
     done
