@@ -40,6 +40,8 @@ enum Command {
     Top(client::TopArgs),
     /// Submit one score.
     Submit(client::SubmitArgs),
+    /// Find members by name (prefix words), best first.
+    Search(client::SearchArgs),
     /// Load a CSV (member,score[,name]) or NDJSON file into a board.
     Import(client::ImportArgs),
     /// Write every entry of a board as NDJSON, best first.
@@ -244,6 +246,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Top(a) => client::top(&a),
         Command::Submit(a) => client::submit(&a),
+        Command::Search(a) => client::search(&a),
         Command::Import(a) => client::import(&a),
         Command::Export(a) => client::export(&a),
         Command::Bench(args) => bench(args),
