@@ -7,11 +7,12 @@
 //! one search (`a`), which builds the board's index. The figure is the time
 //! from the first call to that search's answer: imported and searchable.
 //!
-//! Redis: autocomplete as the published Redis articles build it (Soulmate's
-//! layout): one sorted set per word prefix (`ac{n}:{prefix}`, every prefix of
-//! every word of the name, scored by the member's score, so a prefix's best
-//! come first) and the names in one hash (`HSET ac{n}:names`), the commands
-//! of 1,000 members to a pipeline, 4 pipelines in flight on one connection.
+//! Redis: autocomplete as Redis autocomplete write-ups build it (the
+//! Soulmate gem's layout): one sorted set per word prefix
+//! (`ac{n}:{prefix}`, every prefix of every word of the name, scored by the
+//! member's score, so a prefix's best come first) and the names in one hash
+//! (`HSET ac{n}:names`), the commands of 1,000 members to a pipeline, 4
+//! pipelines in flight on one connection.
 //! Words are podium's own tokeniser's (the same folding and splitting), and
 //! the check after the load compares podium's `a` total with `ZCARD ac{n}:a`.
 
