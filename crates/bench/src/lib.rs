@@ -6,7 +6,8 @@
 //! - [`engine`]: the in-process `engine` scenario, podium's `Board` against
 //!   a std-collections leaderboard.
 //! - [`search`]: the in-process `search` scenario: index build time and
-//!   memory, and `a` / `a* a` / `a* a* a` queries on generated names.
+//!   memory, and `a` / `a* a` / `a* a* a` queries on generated names;
+//!   [`search_http`]: the same queries over HTTP against a `podium serve`.
 //! - the network scenarios, each against a `podium serve` it starts and,
 //!   when installed, a Redis 7 beside it ([`net`] starts both; [`load`]
 //!   bulk-loads through each one's pipelined protocol): [`rank10m`],
@@ -22,3 +23,4 @@ pub mod rank10m;
 pub mod report;
 pub mod rpc_payload;
 pub mod search;
+pub mod search_http;

@@ -31,12 +31,14 @@ impl Scores<'_> {
     }
 }
 
-/// `[board, [{member, score}, …]]` for members `first..first+count`.
+/// `[board, [{member, score[, name]}, …]]` for members
+/// `first..first+count`; member `m{i}` is named `names[i]` when given.
 pub struct EntryBatch<'a> {
     pub board: &'a str,
     pub first: u64,
     pub count: u64,
     pub scores: Scores<'a>,
+    pub names: Option<&'a [String]>,
 }
 
 fn enc(e: impl std::fmt::Display) -> ClientError {
@@ -52,13 +54,20 @@ impl Params for EntryBatch<'_> {
         write_array_len(buf, self.count as u32).map_err(enc)?;
         let mut id = [0u8; 24];
         for i in self.first..self.first + self.count {
-            // fixmap 2, fixstr "member", the id, fixstr "score", float 64.
-            buf.extend_from_slice(b"\x82\xa6member");
+            let name = self.names.map(|n| n[i as usize].as_str());
+            // fixmap 2 (3 with a name), fixstr "member", the id, fixstr
+            // "score", float 64[, fixstr "name", the name].
+            buf.push(if name.is_some() { 0x83 } else { 0x82 });
+            buf.extend_from_slice(b"\xa6member");
             let m = member_id(i, &mut id);
             write_str_len(buf, m.len() as u32).map_err(enc)?;
             buf.extend_from_slice(m);
             buf.extend_from_slice(b"\xa5score\xcb");
             buf.extend_from_slice(&self.scores.get(i).to_be_bytes());
+            if let Some(name) = name {
+                buf.extend_from_slice(b"\xa4name");
+                write_str(buf, name).map_err(enc)?;
+            }
         }
         Ok(())
     }
@@ -108,6 +117,22 @@ pub async fn podium(
     load: &Load<'_>,
     pb: &ProgressBar,
 ) -> Result<Duration> {
+    podium_named(c, method, load, None, pb).await
+}
+
+/// [`podium`], member `m{i}` named `names[i]` when given.
+pub async fn podium_named(
+    c: &Client,
+    method: Method,
+    load: &Load<'_>,
+    names: Option<&[String]>,
+    pb: &ProgressBar,
+) -> Result<Duration> {
+    if let Some(names) = names {
+        if (names.len() as u64) < load.n {
+            bail!("{} names for {} members", names.len(), load.n);
+        }
+    }
     let &Load {
         board,
         n,
@@ -149,6 +174,7 @@ pub async fn podium(
                 first,
                 count,
                 scores,
+                names,
             },
         );
         if let Some((r, k)) = w.push(Counted(f, count)).await {
@@ -232,6 +258,12 @@ pub async fn redis(
 /// A spawned Redis command and how many members it carries.
 pub struct CountedTask<T>(tokio::task::JoinHandle<T>, u64);
 
+impl<T> CountedTask<T> {
+    pub fn new(task: tokio::task::JoinHandle<T>, members: u64) -> CountedTask<T> {
+        CountedTask(task, members)
+    }
+}
+
 impl<T> std::future::Future for CountedTask<T> {
     type Output = (Result<T, tokio::task::JoinError>, u64);
     fn poll(
@@ -266,6 +298,7 @@ mod tests {
             first: 0,
             count: 3,
             scores: Scores::Given(&scores),
+            names: None,
         }
         .write_params(&mut buf)
         .unwrap();
@@ -290,11 +323,32 @@ mod tests {
             first: 10,
             count: 1,
             scores: Scores::Sequential,
+            names: None,
         }
         .write_params(&mut buf)
         .unwrap();
         let v = rmpv::decode::read_value(&mut buf.as_slice()).unwrap();
         assert_eq!(v[1][0]["member"], Value::from("m10"));
         assert_eq!(v[1][0]["score"], Value::from(10.0));
+        let names = ["Zoé Quark".to_string(), "Al".to_string()];
+        let mut buf = Vec::new();
+        EntryBatch {
+            board: "b",
+            first: 1,
+            count: 1,
+            scores: Scores::Sequential,
+            names: Some(&names),
+        }
+        .write_params(&mut buf)
+        .unwrap();
+        let v = rmpv::decode::read_value(&mut buf.as_slice()).unwrap();
+        assert_eq!(
+            v[1][0],
+            Value::Map(vec![
+                ("member".into(), "m1".into()),
+                ("score".into(), 1.0.into()),
+                ("name".into(), "Al".into()),
+            ])
+        );
     }
 }

@@ -12,6 +12,9 @@
 //! names, a long tail), 10% of players with a middle name, 5% with a
 //! double-barrelled surname and a few accented letters.
 //!
+//! The same queries over HTTP, against a `podium serve` holding 1M of these
+//! names, are [`crate::search_http`]'s; [`run`] runs both.
+//!
 //! The comparison figures are the published ones SPEC.md quotes for a Ruby
 //! prefix-search engine (6,250 / 3,000 / 1,500 queries/s for 1, 2 and 3
 //! tokens, in process) and for loading 10k titles into a Redis
@@ -45,6 +48,8 @@ pub struct SearchBenchOptions {
     /// Queries timed per query kind and member count.
     pub queries: usize,
     pub seed: u64,
+    /// The over-HTTP figures; `None` skips them.
+    pub http: Option<crate::search_http::HttpSearchOptions>,
 }
 
 impl Default for SearchBenchOptions {
@@ -53,6 +58,7 @@ impl Default for SearchBenchOptions {
             members: vec![10_000, 1_000_000],
             queries: 100_000,
             seed: 42,
+            http: Some(Default::default()),
         }
     }
 }
@@ -416,7 +422,8 @@ pub fn measure(n: u64, opts: &SearchBenchOptions) -> Result<Measured> {
     })
 }
 
-fn record(
+/// A record of this scenario, compared with a published figure.
+pub fn record(
     n: u64,
     figure: &str,
     unit: &str,
@@ -591,6 +598,9 @@ pub fn run(opts: &SearchBenchOptions, out: &mut dyn Write) -> Result<Vec<Record>
         out.flush()?;
         records.extend(recs);
     }
+    if let Some(http) = &opts.http {
+        records.extend(crate::search_http::run(http, out)?);
+    }
     Ok(records)
 }
 
@@ -623,6 +633,7 @@ mod tests {
             members: vec![3_000],
             queries: 200,
             seed: 3,
+            http: None,
         };
         let mut out = Vec::new();
         let recs = run(&opts, &mut out).unwrap();

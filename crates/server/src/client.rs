@@ -1,5 +1,5 @@
-//! The client commands of `podium` (SPEC §6): `top`, `submit`, `import` and
-//! `export`, talking to a running server over MessagePack-RPC (`--rpc`,
+//! The client commands of `podium` (SPEC §6): `top`, `submit`, `search`,
+//! `import` and `export`, talking to a running server over MessagePack-RPC (`--rpc`,
 //! default `127.0.0.1:7071`, with [`podium_client`]) or, with `--http URL`,
 //! over its HTTP API (SPEC §4).
 //!
@@ -28,7 +28,9 @@ use podium_client::{blocking, ClientError, ResponseFuture, Ser};
 use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::{Deserialize, Serialize};
 
-use crate::api::{parse_score, BoardOut, EntryOut, ErrorBody, Score, SubmitIn, SubmitOut, TopOut};
+use crate::api::{
+    parse_score, BoardOut, EntryOut, ErrorBody, Score, SearchOut, SubmitIn, SubmitOut, TopOut,
+};
 use crate::http::stream::csv_fields;
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
@@ -93,6 +95,31 @@ pub struct TopArgs {
     /// Entries per page.
     #[arg(long, default_value_t = 25)]
     pub page_size: u64,
+    /// Print the server's JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `podium search BOARD QUERY`.
+#[derive(clap::Args, Debug)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub conn: Conn,
+    /// The board to search.
+    pub board: String,
+    /// Words to find in members' names, e.g. `ali`, `jean luc` or
+    /// `team:red al*` (see docs/search.md); quote it for the shell.
+    #[arg(allow_hyphen_values = true)]
+    pub query: String,
+    /// Matches shown at most.
+    #[arg(long, default_value_t = 25)]
+    pub limit: u64,
+    /// Matches skipped first (the next page starts at offset + limit).
+    #[arg(long, default_value_t = 0)]
+    pub offset: u64,
+    /// Also show each match's data.
+    #[arg(long)]
+    pub with_data: bool,
     /// Print the server's JSON instead of a table.
     #[arg(long)]
     pub json: bool,
@@ -265,6 +292,17 @@ pub fn board_url(base: &str, board: &str, rest: &str) -> Result<String> {
         bail!("board {board:?} cannot be named in an HTTP path");
     }
     Ok(format!("{base}/v1/boards/{}{rest}", segment(board)))
+}
+
+pub fn search_url(base: &str, board: &str, a: &SearchArgs) -> Result<String> {
+    let mut url = board_url(base, board, "/search")?;
+    url.push_str("?q=");
+    url.extend(utf8_percent_encode(&a.query, SEGMENT));
+    url.push_str(&format!("&limit={}&offset={}", a.limit, a.offset));
+    if a.with_data {
+        url.push_str("&with_data=true");
+    }
+    Ok(url)
 }
 
 pub fn top_url(base: &str, board: &str, page: u64, page_size: u64) -> Result<String> {
@@ -440,51 +478,100 @@ fn printable(s: &str) -> String {
     }
 }
 
-/// The `top` table, footer included.
-pub fn render_top(t: &TopOut) -> String {
-    let with_names = t.entries.iter().any(|e| e.name.is_some());
-    let mut rows: Vec<[String; 4]> = vec![[
-        "RANK".into(),
-        "MEMBER".into(),
-        "SCORE".into(),
-        if with_names {
+/// Entries as an aligned table (RANK, MEMBER, SCORE, then NAME when any
+/// has one and DATA when asked), or `empty` when there are none.
+fn render_entries(entries: &[EntryOut], with_data: bool, empty: &str) -> String {
+    if entries.is_empty() {
+        return format!("{empty}\n");
+    }
+    let with_names = entries.iter().any(|e| e.name.is_some());
+    let mut header = vec!["RANK".to_string(), "MEMBER".into(), "SCORE".into()];
+    if with_names || with_data {
+        header.push(if with_names {
             "NAME".into()
         } else {
             String::new()
-        },
-    ]];
-    for e in &t.entries {
-        rows.push([
+        });
+    }
+    if with_data {
+        header.push("DATA".into());
+    }
+    let mut rows: Vec<Vec<String>> = vec![header];
+    for e in entries {
+        let mut r = vec![
             e.rank.to_string(),
             printable(&e.member),
             fmt_score(e.score.0),
-            e.name.as_deref().map(printable).unwrap_or_default(),
-        ]);
-    }
-    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
-    let (w0, w1, w2) = (width(0), width(1), width(2));
-    let mut out = String::new();
-    if !t.entries.is_empty() {
-        for r in &rows {
-            let line = format!(
-                "{:>w0$}  {:<w1$}  {:>w2$}  {}",
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                w0 = w0,
-                w1 = w1,
-                w2 = w2
-            );
-            out.push_str(line.trim_end());
-            out.push('\n');
+        ];
+        if with_names || with_data {
+            r.push(e.name.as_deref().map(printable).unwrap_or_default());
         }
-    } else {
-        out.push_str("(no entries on this page)\n");
+        if with_data {
+            r.push(e.data.as_ref().map(|d| d.to_string()).unwrap_or_default());
+        }
+        rows.push(r);
     }
+    let cols = rows[0].len();
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(width).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let mut line = String::new();
+        for (i, cell) in r.iter().enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let pad = widths[i] - cell.chars().count();
+            // Numbers right-aligned, text left-aligned; the last column
+            // is not padded.
+            if i == 0 || i == 2 {
+                line.push_str(&" ".repeat(pad));
+                line.push_str(cell);
+            } else {
+                line.push_str(cell);
+                if i + 1 < cols {
+                    line.push_str(&" ".repeat(pad));
+                }
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The `top` table, footer included.
+pub fn render_top(t: &TopOut) -> String {
+    let mut out = render_entries(&t.entries, false, "(no entries on this page)");
     out.push_str(&format!(
         "page {} of {} ({} members, ranking {})\n",
         t.page, t.total_pages, t.total, t.ranking
+    ));
+    out
+}
+
+/// The `search` table, with how many members match in all and which of
+/// them are shown.
+pub fn render_search(s: &SearchOut, with_data: bool) -> String {
+    let empty = if s.total == 0 {
+        "(no matches)"
+    } else {
+        "(no matches on this page)"
+    };
+    let mut out = render_entries(&s.entries, with_data, empty);
+    let shown = if s.entries.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", showing {}–{}",
+            s.offset + 1,
+            s.offset + s.entries.len() as u64
+        )
+    };
+    let plural = if s.total == 1 { "" } else { "es" };
+    out.push_str(&format!(
+        "{} match{plural} for {:?}{shown} (ranking {})\n",
+        s.total, s.query, s.ranking
     ));
     out
 }
@@ -537,6 +624,40 @@ fn top_http(a: &TopArgs, url: &str) -> Result<()> {
     }
     let t: TopOut = parse(&body)?;
     print_top(&t)
+}
+
+/// `podium search BOARD QUERY`: the matching members, best first.
+pub fn search(a: &SearchArgs) -> Result<()> {
+    let out = match &a.conn.http {
+        Some(url) => {
+            let api = Api::new(url, &a.conn)?;
+            let url = search_url(&api.base, &a.board, a)?;
+            let body = api.call(api.http.get(url))?;
+            if a.json {
+                return print_raw(&body);
+            }
+            parse(&body)?
+        }
+        None => {
+            let rpc = Rpc::connect(&a.conn)?;
+            let opts = SearchOpts {
+                limit: a.limit,
+                offset: a.offset,
+                with_data: a.with_data,
+            };
+            let s: SearchOut =
+                rpc.call("search", &Ser((a.board.as_str(), a.query.as_str(), opts)))?;
+            if a.json {
+                println!("{}", serde_json::to_string(&s)?);
+                return Ok(());
+            }
+            s
+        }
+    };
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(render_search(&out, a.with_data).as_bytes())?;
+    stdout.flush()?;
+    Ok(())
 }
 
 /// `podium submit BOARD MEMBER SCORE`.
@@ -861,6 +982,13 @@ impl Rpc {
             }
         }
     }
+}
+
+#[derive(Serialize)]
+struct SearchOpts {
+    limit: u64,
+    offset: u64,
+    with_data: bool,
 }
 
 #[derive(Serialize)]
@@ -1326,6 +1454,27 @@ mod tests {
             board_url(&base, "b", "").unwrap(),
             "http://127.0.0.1:7070/v1/boards/b"
         );
+        let mut a = SearchArgs {
+            conn: Conn {
+                rpc: String::new(),
+                http: None,
+                api_key: None,
+            },
+            board: "b".into(),
+            query: "jean-luc pi* &x=1".into(),
+            limit: 10,
+            offset: 20,
+            with_data: false,
+            json: false,
+        };
+        assert_eq!(
+            search_url(&base, "b", &a).unwrap(),
+            "http://127.0.0.1:7070/v1/boards/b/search?q=jean-luc%20pi%2A%20%26x%3D1&limit=10&offset=20"
+        );
+        a.with_data = true;
+        assert!(search_url(&base, "b", &a)
+            .unwrap()
+            .ends_with("&offset=20&with_data=true"));
         assert!(board_url(&base, "..", "").is_err());
         assert!(board_url(&base, ".", "").is_err());
         assert!(board_url(&base, "", "").is_err());
@@ -1593,6 +1742,49 @@ mod tests {
     }
 
     #[test]
+    fn search_table() {
+        let mut bob = entry("bob", 9.5, 10, None);
+        bob.data = Some(serde_json::json!({"team": "red"}));
+        let s = SearchOut {
+            board: "b".into(),
+            ranking: "unique".into(),
+            query: "al".into(),
+            total: 30,
+            offset: 5,
+            limit: 2,
+            entries: vec![entry("alice", 100.0, 1, Some("Alice")), bob],
+        };
+        assert_eq!(
+            render_search(&s, false),
+            "RANK  MEMBER  SCORE  NAME\n   1  alice     100  Alice\n  10  bob       9.5\n\
+             30 matches for \"al\", showing 6–7 (ranking unique)\n"
+        );
+        assert_eq!(
+            render_search(&s, true),
+            "RANK  MEMBER  SCORE  NAME   DATA\n   1  alice     100  Alice\n  10  bob       9.5         {\"team\":\"red\"}\n\
+             30 matches for \"al\", showing 6–7 (ranking unique)\n"
+        );
+        let none = SearchOut {
+            entries: vec![],
+            total: 0,
+            ..s.clone()
+        };
+        assert_eq!(
+            render_search(&none, false),
+            "(no matches)\n0 matches for \"al\" (ranking unique)\n"
+        );
+        let past = SearchOut {
+            entries: vec![],
+            total: 1,
+            ..s
+        };
+        assert_eq!(
+            render_search(&past, false),
+            "(no matches on this page)\n1 match for \"al\" (ranking unique)\n"
+        );
+    }
+
+    #[test]
     fn submit_line() {
         let mut s = SubmitOut {
             member: "alice".into(),
@@ -1622,6 +1814,7 @@ mod tests {
     enum Cmd {
         Top(TopArgs),
         Submit(SubmitArgs),
+        Search(SearchArgs),
         Import(ImportArgs),
         Export(ExportArgs),
     }
@@ -1665,5 +1858,9 @@ mod tests {
         let c = Cli::try_parse_from(["podium", "import", "b", "-", "--format", "csv"]).unwrap();
         let Cmd::Import(i) = c.cmd else { panic!() };
         assert_eq!(i.file, Path::new("-"));
+        let c = Cli::try_parse_from(["podium", "search", "b", "-al", "--limit", "5"]).unwrap();
+        let Cmd::Search(s) = c.cmd else { panic!() };
+        assert_eq!((s.query.as_str(), s.limit, s.offset), ("-al", 5, 0));
+        assert!(!s.with_data && s.conn.http.is_none());
     }
 }

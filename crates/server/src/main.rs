@@ -12,6 +12,7 @@ use podium_bench::net::{Fsync, NetOptions};
 use podium_bench::rank10m::Rank10mOptions;
 use podium_bench::report::{parse_bytes, parse_count, Record};
 use podium_bench::rpc_payload::RpcPayloadOptions;
+use podium_bench::search_http::HttpSearchOptions;
 use podium_server::client;
 use podium_server::settings::{ServeArgs, Settings};
 use std::fs::File;
@@ -40,6 +41,8 @@ enum Command {
     Top(client::TopArgs),
     /// Submit one score.
     Submit(client::SubmitArgs),
+    /// Find members by name (prefix words), best first.
+    Search(client::SearchArgs),
     /// Load a CSV (member,score[,name]) or NDJSON file into a board.
     Import(client::ImportArgs),
     /// Write every entry of a board as NDJSON, best first.
@@ -76,10 +79,13 @@ enum Scenario {
     /// Large MessagePack-RPC responses (export of 1 to 128 MiB): sync,
     /// pipelined, parallel and decoded MB/s beside an in-process copy.
     RpcPayload(RpcPayloadArgs),
-    /// Bulk loads of 10k and 1M members through pipelined import calls.
+    /// 10k and 1M named members imported until searchable (index built);
+    /// Redis: an autocomplete index of the same names (a sorted set per
+    /// word prefix).
     Import(ImportArgs),
-    /// In-process player search on boards of generated names: index build
-    /// time and memory, `a` / `a* a` / `a* a* a` queries/s with p50/p99.
+    /// Player search on boards of generated names: index build time and
+    /// memory, `a` / `a* a` / `a* a* a` queries/s with p50/p99 in process,
+    /// then the same queries over HTTP against a podium holding 1M names.
     Search(SearchArgs),
 }
 
@@ -92,6 +98,30 @@ struct SearchArgs {
     /// Queries timed per query kind and member count.
     #[arg(long, value_parser = parse_count, default_value = "100k")]
     queries: u64,
+
+    /// Skip the over-HTTP figures (no server is started).
+    #[arg(long)]
+    no_http: bool,
+
+    /// Named members the server holds for the over-HTTP figures.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    http_members: u64,
+
+    /// Concurrent HTTP clients, one keep-alive connection each.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+
+    /// Threads the HTTP clients run on.
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
+
+    /// Seconds each query is asked over HTTP.
+    #[arg(long, default_value_t = 5.0)]
+    http_seconds: f64,
+
+    /// No progress bars.
+    #[arg(long)]
+    quiet: bool,
 }
 
 /// Options of every scenario that starts servers.
@@ -205,11 +235,11 @@ struct ImportArgs {
           default_value = "10k,1M")]
     members: Vec<u64>,
 
-    /// Entries per import call (members per ZADD).
+    /// Entries per import call.
     #[arg(long, value_parser = parse_count, default_value = "10k")]
     batch: u64,
 
-    /// Calls in flight.
+    /// Calls (Redis: pipelines) in flight.
     #[arg(long, default_value_t = 4)]
     depth: usize,
 }
@@ -244,6 +274,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => serve(args),
         Command::Top(a) => client::top(&a),
         Command::Submit(a) => client::submit(&a),
+        Command::Search(a) => client::search(&a),
         Command::Import(a) => client::import(&a),
         Command::Export(a) => client::export(&a),
         Command::Bench(args) => bench(args),
@@ -334,10 +365,28 @@ fn bench(args: BenchArgs) -> Result<()> {
             podium_bench::import::run(&opts, &mut std::io::stdout().lock())?
         }
         Scenario::Search(a) => {
+            let http = if a.no_http {
+                None
+            } else {
+                Some(HttpSearchOptions {
+                    net: NetOptions {
+                        exe: std::env::current_exe().context("cannot find the podium binary")?,
+                        redis: false,
+                        seed: args.seed,
+                        progress: !a.quiet,
+                        ..NetOptions::default()
+                    },
+                    members: a.http_members,
+                    clients: a.clients,
+                    client_threads: a.client_threads,
+                    duration: seconds(a.http_seconds, "--http-seconds")?,
+                })
+            };
             let opts = podium_bench::search::SearchBenchOptions {
                 members: a.members,
                 queries: usize::try_from(a.queries)?,
                 seed: args.seed,
+                http,
             };
             podium_bench::search::run(&opts, &mut std::io::stdout().lock())?
         }
@@ -463,5 +512,20 @@ mod tests {
         assert_eq!(i.batch, 10_000);
 
         assert!(Cli::try_parse_from(["podium", "bench", "import", "--fsync", "no"]).is_err());
+
+        let Scenario::Search(s) = scenario(&["search"]) else {
+            panic!()
+        };
+        assert_eq!(s.members, [10_000, 1_000_000]);
+        assert_eq!(
+            (s.http_members, s.clients, s.http_seconds),
+            (1_000_000, 32, 5.0)
+        );
+        assert!(!s.no_http);
+        let Scenario::Search(s) = scenario(&["search", "--no-http", "--http-members", "5k"]) else {
+            panic!()
+        };
+        assert!(s.no_http);
+        assert_eq!(s.http_members, 5_000);
     }
 }

@@ -718,6 +718,20 @@ impl Service {
         }
     }
 
+    /// Heap bytes of each board's search index (0 for a board not yet
+    /// searched: its index is built by its first search), by board name.
+    pub fn search_index_bytes(&self) -> Vec<(String, u64)> {
+        self.store
+            .list()
+            .into_iter()
+            .filter_map(|(board, _)| {
+                // A board deleted since the listing is skipped.
+                let bytes = self.store.read(&board, |b| b.search_heap_bytes()).ok()?;
+                Some((board, bytes as u64))
+            })
+            .collect()
+    }
+
     pub fn entry(
         &self,
         board: &str,
@@ -960,6 +974,15 @@ impl Service {
             limit: page.limit,
             entries: entries_out(&page.entries, with_data),
         })
+    }
+
+    /// Whether [`Service::search`] on `board` answers without building an
+    /// index first (the board is indexed, or missing: an error at once), so
+    /// a frontend can run it on its async workers like any other read.
+    pub fn search_is_cheap(&self, board: &str) -> bool {
+        self.store
+            .read(board, |b| b.search_enabled())
+            .unwrap_or(true)
     }
 
     /// `limit` entries in place, starting `skip` entries from the best (or,

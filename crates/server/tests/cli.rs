@@ -1,5 +1,5 @@
-//! The client commands of SPEC §6 (`podium submit`, `top`, `import`,
-//! `export`) against the real server, over MessagePack-RPC (the default)
+//! The client commands of SPEC §6 (`podium submit`, `top`, `search`,
+//! `import`, `export`) against the real server, over MessagePack-RPC (the default)
 //! and over HTTP (`--http`): what they print, that they change what the
 //! server holds, and that errors exit non-zero with the server's message.
 //!
@@ -328,6 +328,123 @@ fn commands_authenticate_with_an_api_key() {
     ]);
     assert!(st.success(), "{out}");
     assert!(out.contains("page 1 of 1 (1 members"), "{out}");
+}
+
+/// `podium search` over RPC and HTTP: names imported by `podium import`
+/// (CSV and NDJSON) are found at once, also when the board's index was
+/// built by an earlier search; paging, `--with-data`, `--json`, errors.
+#[test]
+fn search_finds_imported_names_over_rpc_and_http() {
+    let srv = Podium::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("players.csv");
+    let mut body = String::from("member,score,name\n");
+    body.push_str("jose,50,José Álvarez\njosephine,70,Josephine Baker\nann,60,Ann Jones\n");
+    for i in 0..30 {
+        body.push_str(&format!("p{i},{i},Player {i}\n"));
+    }
+    std::fs::write(&csv, body).unwrap();
+    let conns = [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]];
+    let (st, out) = run_to_end(&[
+        "import",
+        conns[0][0],
+        conns[0][1],
+        "--quiet",
+        "s",
+        csv.to_str().unwrap(),
+    ]);
+    assert!(st.success(), "{out}");
+
+    for conn in conns {
+        let search = |extra: &[&str]| {
+            let mut args = vec!["search", conn[0], conn[1]];
+            args.extend_from_slice(extra);
+            run_to_end(&args)
+        };
+        let (st, out) = search(&["s", "jose"]);
+        assert!(st.success(), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "RANK  MEMBER     SCORE  NAME", "{out}");
+        // Best first, with the rank on the whole board.
+        assert_eq!(lines[1], "   1  josephine     70  Josephine Baker", "{out}");
+        assert_eq!(lines[2], "   3  jose          50  José Álvarez", "{out}");
+        assert_eq!(
+            lines[3], "2 matches for \"jose\", showing 1–2 (ranking unique)",
+            "{out}"
+        );
+
+        let (st, out) = search(&["s", "player", "--limit", "2", "--offset", "4"]);
+        assert!(st.success(), "{out}");
+        assert!(out.contains("  p25  "), "{out}");
+        assert!(out.contains("  p24  "), "{out}");
+        assert!(!out.contains("p26"), "{out}");
+        assert!(
+            out.contains("30 matches for \"player\", showing 5–6"),
+            "{out}"
+        );
+
+        let (st, out) = search(&["s", "nobody"]);
+        assert!(st.success(), "{out}");
+        assert!(
+            out.contains("(no matches)\n0 matches for \"nobody\""),
+            "{out}"
+        );
+
+        let (st, out) = search(&["s", "ann", "--json"]);
+        assert!(st.success(), "{out}");
+        let j: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+        assert_eq!(j["total"], 1);
+        assert_eq!(j["entries"][0]["member"], "ann");
+        assert_eq!(j["entries"][0]["rank"], 2);
+
+        let (st, out) = search(&["nope", "a"]);
+        assert!(!st.success());
+        assert!(out.contains("board_not_found"), "{out}");
+        let (st, out) = search(&["s", " - "]);
+        assert!(!st.success());
+        assert!(out.contains("invalid_argument"), "{out}");
+    }
+
+    // The index exists now: imports after it are found at once, over
+    // both transports, NDJSON (with data) and CSV.
+    let nd = dir.path().join("more.ndjson");
+    std::fs::write(
+        &nd,
+        "{\"member\":\"zoe\",\"score\":100,\"name\":\"Zoé Quark\",\"data\":{\"team\":\"red\"}}\n",
+    )
+    .unwrap();
+    let more_csv = dir.path().join("more.csv");
+    std::fs::write(&more_csv, "zed,1,Zed Quarry\n").unwrap();
+    let (st, out) = run_to_end(&[
+        "import",
+        conns[0][0],
+        conns[0][1],
+        "--quiet",
+        "s",
+        nd.to_str().unwrap(),
+    ]);
+    assert!(st.success(), "{out}");
+    let (st, out) = run_to_end(&[
+        "import",
+        conns[1][0],
+        conns[1][1],
+        "--quiet",
+        "s",
+        more_csv.to_str().unwrap(),
+    ]);
+    assert!(st.success(), "{out}");
+    for conn in conns {
+        let (st, out) = run_to_end(&["search", conn[0], conn[1], "s", "qua", "--with-data"]);
+        assert!(st.success(), "{out}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], "RANK  MEMBER  SCORE  NAME        DATA", "{out}");
+        assert_eq!(
+            lines[1], "   1  zoe       100  Zoé Quark   {\"team\":\"red\"}",
+            "{out}"
+        );
+        assert_eq!(lines[2], "  33  zed         1  Zed Quarry", "{out}");
+        assert!(out.contains("2 matches for \"qua\""), "{out}");
+    }
 }
 
 // ------------------------------------------------------- the client library

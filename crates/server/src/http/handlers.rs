@@ -360,7 +360,19 @@ pub(crate) async fn search(
     Q(q): Q<SearchQ>,
 ) -> HttpResult<Json<SearchOut>> {
     // The first search of a large board builds its index: off the async
-    // workers.
+    // workers. Later ones are reads like `top`, answered here: a hand-off
+    // to the blocking pool would cost more than the search.
+    if st.svc.search_is_cheap(&board) {
+        let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
+        let offset = q.offset.unwrap_or(0);
+        return Ok(Json(st.svc.search(
+            &board,
+            &q.q,
+            limit,
+            offset,
+            q.with_data,
+        )?));
+    }
     let out = tokio::task::spawn_blocking(move || {
         st.svc.search(
             &board,

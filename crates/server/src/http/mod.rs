@@ -232,8 +232,12 @@ impl AppState {
                 .set(b.members as f64);
             now.insert(b.board);
         }
+        for (board, bytes) in self.svc.search_index_bytes() {
+            metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
+        }
         for gone in seen.difference(&now) {
             metrics::gauge!("podium_board_members", "board" => gone.clone()).set(0.0);
+            metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
         }
         *seen = now;
         if let Some(s) = self.svc.storage() {

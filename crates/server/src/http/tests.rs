@@ -1611,6 +1611,23 @@ async fn metrics_are_exported() {
     assert!(has("podium_http_request_seconds_bucket{"), "{text}");
     assert!(has(r#"podium_board_members{board="met"} 4"#), "{text}");
     assert!(has("podium_boards "), "{text}");
+    // A board nobody searched has no index yet; its first search builds
+    // one, which the gauges then count.
+    let gauge = |text: &str, name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    assert_eq!(
+        gauge(&text, r#"podium_search_index_bytes{board="met"}"#),
+        0.0
+    );
+    let r = call(&app, "GET", "/v1/boards/met/search?q=name", None).await;
+    assert_eq!(r.json()["total"], 4);
+    let r = call(&app, "GET", "/metrics", None).await;
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    let met = gauge(&text, r#"podium_search_index_bytes{board="met"}"#);
+    assert!(met > 0.0, "{text}");
     // Deleted boards drop to 0.
     call(&app, "DELETE", "/v1/boards/met", None).await;
     let r = call(&app, "GET", "/metrics", None).await;
@@ -1619,6 +1636,10 @@ async fn metrics_are_exported() {
         text.lines()
             .any(|l| l == r#"podium_board_members{board="met"} 0"#),
         "{text}"
+    );
+    assert_eq!(
+        gauge(&text, r#"podium_search_index_bytes{board="met"}"#),
+        0.0
     );
 }
 
@@ -1850,4 +1871,94 @@ async fn search_finds_members_by_name_in_rank_order() {
         "invalid_argument",
     )
     .await;
+}
+
+async fn import_body(app: &Router, board: &str, format: &str, body: &str) -> Value {
+    let r = send(
+        app,
+        Request::builder()
+            .method("POST")
+            .uri(format!("/v1/boards/{board}/import?format={format}"))
+            .body(Body::from(body.to_string()))
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    r.json()
+}
+
+async fn search_members(app: &Router, board: &str, q: &str) -> Vec<String> {
+    let r = call(
+        app,
+        "GET",
+        &format!("/v1/boards/{board}/search?q={q}"),
+        None,
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    let j = r.json();
+    let found: Vec<String> = j["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["member"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(j["total"], found.len() as u64, "{j}");
+    found
+}
+
+/// Names arrive by import (NDJSON and CSV `member,score,name`) and are
+/// searchable right after, whether the board's index is built by that
+/// search or already existed before the import; a re-import that renames
+/// a member moves it in the index.
+#[tokio::test]
+async fn imported_names_are_searchable_at_once() {
+    let app = app();
+    // No index yet: the first search builds it from the imported names.
+    let j = import_body(
+        &app,
+        "imp",
+        "ndjson",
+        "{\"member\":\"a1\",\"score\":5,\"name\":\"Ada Lovelace\"}\n\
+         {\"member\":\"a2\",\"score\":9,\"name\":\"Alan Turing\"}\n",
+    )
+    .await;
+    assert_eq!(j["imported"], 2, "{j}");
+    let j = import_body(
+        &app,
+        "imp",
+        "csv",
+        "member,score,name\nc1,7,\"Grace Hopper, RADM\"\nc2,3,Adèle Lovelace\n",
+    )
+    .await;
+    assert_eq!(j["imported"], 2, "{j}");
+    assert_eq!(search_members(&app, "imp", "love").await, ["a1", "c2"]);
+    assert_eq!(search_members(&app, "imp", "radm").await, ["c1"]);
+    assert_eq!(search_members(&app, "imp", "adele").await, ["c2"]);
+
+    // The index exists now: later imports, both formats, are found at once.
+    import_body(
+        &app,
+        "imp",
+        "csv",
+        "n1,100,Linus Lovelace\nn2,1,Barbara Liskov\n",
+    )
+    .await;
+    import_body(
+        &app,
+        "imp",
+        "ndjson",
+        "{\"member\":\"n3\",\"score\":50,\"name\":\"Ada Byron\"}\n",
+    )
+    .await;
+    assert_eq!(
+        search_members(&app, "imp", "love").await,
+        ["n1", "a1", "c2"]
+    );
+    assert_eq!(search_members(&app, "imp", "liskov").await, ["n2"]);
+    assert_eq!(search_members(&app, "imp", "ada").await, ["n3", "a1"]);
+    // A re-import with another name replaces the old words.
+    import_body(&app, "imp", "csv", "a1,5,Countess Augusta\n").await;
+    assert_eq!(search_members(&app, "imp", "love").await, ["n1", "c2"]);
+    assert_eq!(search_members(&app, "imp", "augusta").await, ["a1"]);
 }

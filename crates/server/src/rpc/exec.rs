@@ -393,19 +393,21 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             offset,
             with_data,
         } => {
+            let limit = limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE);
+            let offset = offset.unwrap_or(0);
             // The first search of a large board builds its index: off the
-            // async workers.
+            // async workers; later ones are reads like `top`, answered here.
+            if svc.search_is_cheap(&board) {
+                return ready(
+                    svc.search(&board, &query, limit, offset, with_data)
+                        .and_then(|o| encode(&o)),
+                );
+            }
             let svc = svc.clone();
             Exec::Later(Box::pin(async move {
                 tokio::task::spawn_blocking(move || {
-                    svc.search(
-                        &board,
-                        &query,
-                        limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE),
-                        offset.unwrap_or(0),
-                        with_data,
-                    )
-                    .and_then(|o| encode(&o))
+                    svc.search(&board, &query, limit, offset, with_data)
+                        .and_then(|o| encode(&o))
                 })
                 .await
                 .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
