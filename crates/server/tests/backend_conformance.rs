@@ -433,6 +433,13 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
         b.board_put("game", &json!({"order": "asc", "ranking": "competition"}))
             .await,
     );
+    read_all(b, l, "game", &["alice", "carol", "gus", "hal"]).await;
+    l.add(
+        "put game dense",
+        b.board_put("game", &json!({"order": "asc", "ranking": "dense"}))
+            .await,
+    );
+    l.add("game tie", b.submit_one("game", &s("zed", 5.0)).await);
     l.add("put new", b.board_put("fresh", &json!({})).await);
     read_all(b, l, "game", &["alice", "carol", "gus", "hal"]).await;
     l.add(
@@ -497,7 +504,7 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
 
     // Many ties, random scores, both rankings.
     let mut rng = SmallRng::seed_from_u64(7);
-    for ranking in ["unique", "competition"] {
+    for ranking in ["unique", "competition", "dense"] {
         let name = format!("rand-{ranking}");
         l.add(
             "create rand",
@@ -517,6 +524,55 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
             "rand full",
             b.range_by_rank(&name, 1, 400, false, false).await,
         );
+        // Moves, removals and evictions keep the distinct scores right.
+        let moves: Vec<SubmitIn> = (0..100)
+            .map(|i| {
+                let e = s(
+                    &format!("m{:03}", i * 3),
+                    rng.random_range(-4..44) as f64 / 4.0,
+                );
+                if i % 2 == 0 {
+                    with(e, |e| e.op = Some("incr".into()))
+                } else {
+                    e
+                }
+            })
+            .collect();
+        l.add("moves", b.submit(&name, &moves).await);
+        let gone: Vec<String> = (0..60).map(|i| format!("m{:03}", i * 5)).collect();
+        l.add("remove some", b.remove(&name, &gone).await);
+        l.add("remove top", b.remove_rank_range(&name, 1, 7).await);
+        l.add(
+            "remove band",
+            b.remove_score_range(&name, range(Some(3.0), Some(4.0), false, false))
+                .await,
+        );
+        l.add(
+            "rand after",
+            b.range_by_rank(&name, 1, 400, true, false).await,
+        );
+        l.add(
+            "cap it",
+            b.board_put(&name, &json!({"ranking": ranking, "max_members": 50}))
+                .await,
+        );
+        l.add(
+            "capped rand",
+            b.range_by_rank(&name, 1, 400, false, false).await,
+        );
+        read_all(b, l, &name, &["m001", "m002", "m299"]).await;
+        // Switching rankings in place.
+        for other in ["dense", "unique", "competition"] {
+            l.add(
+                &format!("to {other}"),
+                b.board_put(&name, &json!({"ranking": other, "max_members": 50}))
+                    .await,
+            );
+            l.add(
+                &format!("as {other}"),
+                b.range_by_rank(&name, 1, 60, false, false).await,
+            );
+        }
     }
 
     l.add("boards", b.boards().await);
@@ -599,7 +655,6 @@ async fn redis_refuses_what_it_cannot_honour_and_says_what_is_missing() {
     for cfg in [
         json!({"tiebreak": "first"}),
         json!({"tiebreak": "last"}),
-        json!({"ranking": "dense"}),
         json!({"reset": "daily"}),
     ] {
         let e = r.board_create("b", &cfg).await.unwrap_err();

@@ -3,7 +3,8 @@
 -- is atomic on a single Redis and on a cluster node alike (all KEYS share
 -- the board's hash tag, hence one slot).
 --
--- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash.
+-- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash, 5 distinct
+-- scores zset and 6 their multiplicities (kept on dense boards only).
 -- ARGV[1] names the operation; the rest are its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
@@ -12,7 +13,7 @@
 -- Errors are `PODIUM <kind> <args>` replies that the Rust side turns into
 -- the engine's own errors (same codes, same messages).
 
-local C, Z, N, D = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local C, Z, N, D, U, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local OP = ARGV[1]
 local MAX_MEMBER, MAX_NAME = 512, 512
 local cfg
@@ -38,11 +39,56 @@ local function pos_of(m)
   return redis.call('ZREVRANK', Z, m)
 end
 
--- How many members have a strictly better score than the score string s:
--- competition rank minus one, and the complement of the percentile.
+-- How many entries of `key` have a strictly better score than the score
+-- string s.
+local function better_in(key, s)
+  if cfg.asc then return redis.call('ZCOUNT', key, '-inf', '(' .. s) end
+  return redis.call('ZCOUNT', key, '(' .. s, '+inf')
+end
+
+-- Members strictly better than s: competition rank minus one, and the
+-- complement of the percentile.
 local function better(s)
-  if cfg.asc then return redis.call('ZCOUNT', Z, '-inf', '(' .. s) end
-  return redis.call('ZCOUNT', Z, '(' .. s, '+inf')
+  return better_in(Z, s)
+end
+
+-- What a rank is counted from: on a dense board the distinct better
+-- scores, else the better members.
+local function rank_better(s)
+  if cfg.ranking == 'dense' then return better_in(U, s) end
+  return better_in(Z, s)
+end
+
+-- Dense boards keep each distinct score once in U (member = the score as
+-- Redis prints it; ±0 as 0, as they compare equal) and its count in K.
+local function dkey(s)
+  if tonumber(s) == 0 then return '0' end
+  return s
+end
+
+local function dist_add(s)
+  if cfg.ranking ~= 'dense' then return end
+  local k = dkey(s)
+  if redis.call('HINCRBY', K, k, 1) == 1 then redis.call('ZADD', U, k, k) end
+end
+
+local function dist_del(s)
+  if cfg.ranking ~= 'dense' then return end
+  local k = dkey(s)
+  if redis.call('HINCRBY', K, k, -1) <= 0 then
+    redis.call('HDEL', K, k)
+    redis.call('ZREM', U, k)
+  end
+end
+
+local function rebuild_distinct()
+  redis.call('DEL', U, K)
+  if cfg.ranking ~= 'dense' then return end
+  local n = redis.call('ZCARD', Z)
+  for a = 0, n - 1, 1000 do
+    local ms = redis.call('ZRANGE', Z, a, a + 999, 'WITHSCORES')
+    for i = 2, #ms, 2 do dist_add(ms[i]) end
+  end
 end
 
 local function improves(new, old)
@@ -83,6 +129,20 @@ end
 
 local function zrem(mems)
   local n = 0
+  if cfg.ranking == 'dense' then
+    -- One by one: each removed score leaves the distinct set once, even
+    -- when a member is listed twice.
+    for _, m in ipairs(mems) do
+      local sc = redis.call('ZSCORE', Z, m)
+      if sc then
+        redis.call('ZREM', Z, m)
+        dist_del(sc)
+        n = n + 1
+      end
+    end
+    forget(mems)
+    return n
+  end
   chunks(mems, function(part) n = n + redis.call('ZREM', Z, unpack(part)) end)
   forget(mems)
   return n
@@ -108,7 +168,7 @@ local function window(a, b, with_data)
   for i = 1, #ms, 2 do mems[#mems + 1] = ms[i] end
   local data = {}
   if with_data then data = hmget(D, mems) end
-  return {total, a, ms, better(ms[2]), hmget(N, mems), data, cfg.ranking}
+  return {total, a, ms, rank_better(ms[2]), hmget(N, mems), data, cfg.ranking}
 end
 
 -- max_members: drops the worst beyond the cap; returns how many.
@@ -121,7 +181,10 @@ local function evict()
   -- are the smallest members, which ZPOPMIN takes first.
   if cfg.asc then popped = redis.call('ZPOPMAX', Z, over) else popped = redis.call('ZPOPMIN', Z, over) end
   local mems = {}
-  for i = 1, #popped, 2 do mems[#mems + 1] = popped[i] end
+  for i = 1, #popped, 2 do
+    mems[#mems + 1] = popped[i]
+    dist_del(popped[i + 1])
+  end
   forget(mems)
   return over
 end
@@ -188,13 +251,14 @@ function ops.submit()
         out[#out + 1] = {'err', 'oob', s, '-', cfg.minstr, cfg.maxstr}
       else
         redis.call('ZADD', Z, s, m)
+        dist_add(redis.call('ZSCORE', Z, m))
         set_extra(N, m, name)
         set_extra(D, m, data)
         local ev = evict()
         local p = pos_of(m)
         if p then
           local sc = redis.call('ZSCORE', Z, m)
-          out[#out + 1] = {'new', sc, p, better(sc), ev}
+          out[#out + 1] = {'new', sc, p, rank_better(sc), ev}
         else
           out[#out + 1] = {'evicted', ev}
         end
@@ -221,6 +285,7 @@ function ops.submit()
           set_extra(D, m, data)
           local sc
           if changed then
+            dist_del(olds)
             if op == 'incr' then
               sc = redis.call('ZINCRBY', Z, s, m)
             else
@@ -233,7 +298,8 @@ function ops.submit()
             sc = s
           end
           local cur = redis.call('ZSCORE', Z, m)
-          out[#out + 1] = {'upd', sc, pos_of(m), better(cur), olds, blocked and 0 or 1, changed and 1 or 0}
+          if changed then dist_add(cur) end
+          out[#out + 1] = {'upd', sc, pos_of(m), rank_better(cur), olds, blocked and 0 or 1, changed and 1 or 0}
         end
       end
     end
@@ -287,6 +353,7 @@ function ops.put()
   redis.call('DEL', C)
   redis.call('HSET', C, unpack(ARGV, 2))
   cfg = load_cfg()
+  rebuild_distinct()
   evict()
   if existed then return 0 end
   return 1
@@ -294,7 +361,7 @@ end
 
 function ops.delete()
   if redis.call('EXISTS', C) == 0 then return fail('noboard') end
-  redis.call('DEL', C, Z, N, D)
+  redis.call('DEL', C, Z, N, D, U, K)
   return 1
 end
 
@@ -303,7 +370,7 @@ function ops.info()
   local v = redis.call('HMGET', C, 'json', 'ro')
   if not v[1] then return fail('noboard') end
   local bytes = 0
-  for _, k in ipairs({C, Z, N, D}) do
+  for _, k in ipairs({C, Z, N, D, U, K}) do
     bytes = bytes + (redis.call('MEMORY', 'USAGE', k) or 0)
   end
   local ro = 0
@@ -367,18 +434,19 @@ function ops.around()
   if a < 0 then a = 0 end
   local w = window(a, a + ps - 1, ARGV[4] == '1')
   w[8] = p
-  w[9] = better(redis.call('ZSCORE', Z, m))
+  w[9] = rank_better(redis.call('ZSCORE', Z, m))
   return w
 end
 
--- {position, score, better, total, name, data, ranking}, or nil.
+-- {position, score, better members, total, name, data, ranking, rank
+-- count}, or nil.
 function ops.entry()
   local e = readable(); if e then return e end
   local m = ARGV[2]
   local sc = redis.call('ZSCORE', Z, m)
   if not sc then return false end
   return {pos_of(m), sc, better(sc), redis.call('ZCARD', Z),
-          redis.call('HGET', N, m), redis.call('HGET', D, m), cfg.ranking}
+          redis.call('HGET', N, m), redis.call('HGET', D, m), cfg.ranking, rank_better(sc)}
 end
 
 -- ARGV: with_data, members... Reply: {ranking, {member[, position, score,
@@ -393,7 +461,7 @@ function ops.ranks()
     if sc then
       local data = false
       if wd then data = redis.call('HGET', D, m) end
-      out[#out + 1] = {m, pos_of(m), sc, better(sc), redis.call('HGET', N, m), data}
+      out[#out + 1] = {m, pos_of(m), sc, rank_better(sc), redis.call('HGET', N, m), data}
     else
       out[#out + 1] = {m}
     end
@@ -433,6 +501,7 @@ function ops.replace()
     end
     redis.call(unpack(args))
   end
+  rebuild_distinct()
   return evict()
 end
 

@@ -41,6 +41,10 @@ pub struct RedisOptions {
     /// A reply slower than this is a 503 (a 10k-entry submit takes tens of
     /// milliseconds inside Redis, so this is far above any normal call).
     pub response_timeout: Duration,
+    /// The most any call may take, reconnection included: a call that
+    /// finds the connection down waits for the reconnection, which must
+    /// not hold a request for longer than a client would wait.
+    pub call_timeout: Duration,
 }
 
 impl Default for RedisOptions {
@@ -48,6 +52,7 @@ impl Default for RedisOptions {
         RedisOptions {
             connect_timeout: Duration::from_secs(2),
             response_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(15),
         }
     }
 }
@@ -92,6 +97,7 @@ impl ConnectionLike for Conn {
 pub struct RedisBackend {
     conn: Conn,
     script: Script,
+    call_timeout: Duration,
 }
 
 /// The hash tag of a board: its name with `%` and `}` escaped, so the tag
@@ -100,15 +106,10 @@ fn tag(board: &str) -> String {
     board.replace('%', "%25").replace('}', "%7D")
 }
 
-/// The four keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 4] {
+/// The keys of a board, in the script's KEYS order.
+fn keys(board: &str) -> [String; 6] {
     let t = tag(board);
-    [
-        format!("{{{t}}}:c"),
-        format!("{{{t}}}:z"),
-        format!("{{{t}}}:n"),
-        format!("{{{t}}}:d"),
-    ]
+    ["c", "z", "n", "d", "u", "k"].map(|k| format!("{{{t}}}:{k}"))
 }
 
 /// A score as Redis parses it back to the same double (`{:?}` is the
@@ -263,13 +264,13 @@ fn ranking_of(v: Option<&Value>) -> Result<Ranking, ApiError> {
         .ok_or_else(|| protocol("ranking"))
 }
 
-/// The rank of a member from its best-first position and the number of
-/// strictly better scores, per the board's ranking.
+/// The rank of a member from its best-first position and the script's
+/// count of what is strictly better (members; distinct scores on a dense
+/// board), per the board's ranking.
 fn rank_of(ranking: Ranking, pos: u64, better: u64) -> u64 {
     match ranking {
-        Ranking::Competition => better + 1,
-        // Dense boards are refused on Redis (see `supported`).
-        Ranking::Unique | Ranking::Dense => pos + 1,
+        Ranking::Competition | Ranking::Dense => better + 1,
+        Ranking::Unique => pos + 1,
     }
 }
 
@@ -304,13 +305,15 @@ fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
         let member = text(m).ok_or_else(|| protocol("member"))?;
         let sc = score(s)?;
         let pos = first + i as u64;
-        // Ties share a competition rank; the next score's rank is its
-        // position + 1, so only the window's first needs a count.
+        // Ties share a rank; after them a competition rank is the
+        // position + 1 and a dense rank the next number, so only the
+        // window's first needs a count.
         let rank = match (ranking, prev) {
-            (Ranking::Competition, Some((p, r))) if p == sc => r,
+            (Ranking::Unique, _) => pos + 1,
+            (_, Some((p, r))) if p == sc => r,
             (Ranking::Competition, Some(_)) => pos + 1,
-            (Ranking::Competition, None) => better_first + 1,
-            _ => pos + 1,
+            (Ranking::Dense, Some((_, r))) => r + 1,
+            (_, None) => better_first + 1,
         };
         prev = Some((sc, rank));
         entries.push(EntryOut {
@@ -346,13 +349,6 @@ fn supported(c: &BoardConfig) -> Result<(), ApiError> {
                  equal scores by member bytes only (use tiebreak \"member\")",
                 c.tiebreak.as_str()
             ),
-        ));
-    }
-    if c.ranking == Ranking::Dense {
-        return Err(ApiError::new(
-            Code::InvalidConfig,
-            "ranking \"dense\" is not implemented on the redis backend yet \
-             (unique and competition are)",
         ));
     }
     if c.reset != Reset::Never {
@@ -472,10 +468,17 @@ impl RedisBackend {
         } else if url.starts_with("redis://") {
             let client = redis::Client::open(url)
                 .map_err(|e| ApiError::bad(format!("bad redis address: {e}")))?;
+            // The crate's default backoff (factor 100 on a 1 s minimum)
+            // sleeps a minute or more between reconnection attempts, and
+            // every request waits for the attempt in progress: retry fast
+            // and give up soon, so a down Redis is a prompt 503 and a
+            // restarted one is used within a second.
             let config = ConnectionManagerConfig::new()
                 .set_connection_timeout(opts.connect_timeout)
                 .set_response_timeout(opts.response_timeout)
-                .set_number_of_retries(3);
+                .set_number_of_retries(2)
+                .set_factor(2)
+                .set_max_delay(500);
             Conn::Single(
                 client
                     .get_connection_manager_with_config(config)
@@ -487,15 +490,41 @@ impl RedisBackend {
                 "a redis backend is redis://host:port or redis+cluster://host:port,host:port,...",
             ));
         };
-        let script = Script::new(LUA);
+        let backend = RedisBackend {
+            conn,
+            script: Script::new(LUA),
+            call_timeout: opts.call_timeout,
+        };
         // Loaded up front (on every primary of a cluster), so requests go
         // straight to EVALSHA; the invocation reloads it after a restart.
-        script
-            .prepare_invoke()
-            .load_async(&mut conn.clone())
-            .await
-            .map_err(|e| map_err("", e))?;
-        Ok(RedisBackend { conn, script })
+        backend
+            .bounded("", async {
+                backend
+                    .script
+                    .prepare_invoke()
+                    .load_async(&mut backend.conn.clone())
+                    .await
+            })
+            .await?;
+        Ok(backend)
+    }
+
+    /// Runs a Redis call within `call_timeout`, mapping its errors.
+    async fn bounded<T>(
+        &self,
+        board: &str,
+        f: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, ApiError> {
+        match tokio::time::timeout(self.call_timeout, f).await {
+            Ok(r) => r.map_err(|e| map_err(board, e)),
+            Err(_) => Err(ApiError::new(
+                Code::StorageUnavailable,
+                format!(
+                    "redis unavailable: no answer within {:?}",
+                    self.call_timeout
+                ),
+            )),
+        }
     }
 
     /// Runs operation `op` of the script on `board`'s keys.
@@ -512,18 +541,15 @@ impl RedisBackend {
         for a in args {
             inv.arg(a);
         }
-        inv.invoke_async(&mut self.conn.clone())
+        self.bounded(board, inv.invoke_async(&mut self.conn.clone()))
             .await
-            .map_err(|e| map_err(board, e))
     }
 
     async fn registry(&self, cmd: &str, board: &str) -> Result<(), ApiError> {
-        redis::cmd(cmd)
-            .arg(REGISTRY)
-            .arg(board)
-            .query_async::<()>(&mut self.conn.clone())
+        let mut c = redis::cmd(cmd);
+        c.arg(REGISTRY).arg(board);
+        self.bounded(board, c.query_async::<()>(&mut self.conn.clone()))
             .await
-            .map_err(|e| map_err(board, e))
     }
 
     /// Creates `board` with `config`; `if_absent` makes an existing board
@@ -841,10 +867,11 @@ impl Backend for RedisBackend {
     }
 
     async fn ping(&self) -> Result<(), ApiError> {
-        redis::cmd("PING")
-            .query_async::<()>(&mut self.conn.clone())
-            .await
-            .map_err(|e| map_err("", e))
+        self.bounded(
+            "",
+            redis::cmd("PING").query_async::<()>(&mut self.conn.clone()),
+        )
+        .await
     }
 
     async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
@@ -1019,11 +1046,11 @@ impl Backend for RedisBackend {
     }
 
     async fn boards(&self) -> Result<BoardsOut, ApiError> {
-        let mut names: Vec<String> = redis::cmd("SMEMBERS")
-            .arg(REGISTRY)
-            .query_async(&mut self.conn.clone())
-            .await
-            .map_err(|e| map_err("", e))?;
+        let mut c = redis::cmd("SMEMBERS");
+        c.arg(REGISTRY);
+        let mut names: Vec<String> = self
+            .bounded("", c.query_async(&mut self.conn.clone()))
+            .await?;
         names.sort();
         // One call per board, concurrently: on a cluster each lives in its
         // own slot, so they cannot share a pipeline.
@@ -1051,18 +1078,19 @@ impl Backend for RedisBackend {
         if a.is_empty() {
             return Err(ApiError::no_member(board, member));
         }
-        if a.len() < 7 {
+        if a.len() < 8 {
             return Err(protocol("entry"));
         }
         let ranking = ranking_of(a.get(6))?;
         let (pos, better, total) = (int(&a[0])?, int(&a[2])?, int(&a[3])?);
+        let rank_better = int(&a[7])?;
         Ok(EntryInfoOut {
             board: board.to_string(),
             ranking: ranking_str(ranking).to_string(),
             entry: EntryOut {
                 member: member.to_string(),
                 score: Score(score(&a[1])?),
-                rank: rank_of(ranking, pos, better),
+                rank: rank_of(ranking, pos, rank_better),
                 name: text(&a[4]),
                 data: json_data(a.get(5)),
             },
@@ -1355,7 +1383,7 @@ impl Backend for RedisBackend {
                 "window",
                 [
                     pos.to_string(),
-                    (pos + limit - 1).to_string(),
+                    pos.saturating_add(limit - 1).to_string(),
                     "1".to_string(),
                 ],
             )
