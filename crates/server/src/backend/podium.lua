@@ -4,7 +4,8 @@
 -- the board's hash tag, hence one slot).
 --
 -- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash, 5 distinct
--- scores zset and 6 their multiplicities (kept on dense boards only).
+-- scores zset and 6 their multiplicities (kept on dense boards only), 7-9
+-- the staging copies of 2-4 while a reset archives the board.
 -- ARGV[1] names the operation; the rest are its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
@@ -14,6 +15,7 @@
 -- the engine's own errors (same codes, same messages).
 
 local C, Z, N, D, U, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local SZ, SN, SD = KEYS[7], KEYS[8], KEYS[9]
 local OP = ARGV[1]
 local MAX_MEMBER, MAX_NAME = 512, 512
 local cfg
@@ -361,7 +363,7 @@ end
 
 function ops.delete()
   if redis.call('EXISTS', C) == 0 then return fail('noboard') end
-  redis.call('DEL', C, Z, N, D, U, K)
+  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD)
   return 1
 end
 
@@ -503,6 +505,58 @@ function ops.replace()
   end
   rebuild_distinct()
   return evict()
+end
+
+-- reset, step 1: moves the content to the staging keys in one step, so
+-- every write lands wholly before (archived) or after (live board) it.
+-- Reply: {members archived, config field, value, ...}.
+function ops.take()
+  local e = writable(); if e then return e end
+  if redis.call('EXISTS', SZ, SN, SD) > 0 then return fail('staging') end
+  local n = redis.call('ZCARD', Z)
+  for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}}) do
+    if redis.call('EXISTS', p[1]) == 1 then redis.call('RENAME', p[1], p[2]) end
+  end
+  redis.call('DEL', U, K)
+  local out = {n}
+  local fields = redis.call('HGETALL', C)
+  for i = 1, #fields do out[#out + 1] = fields[i] end
+  return out
+end
+
+-- reset, step 2: a chunk of the staged content, best first. ARGV: first,
+-- last. Reply: {{member, score, ...}, names, data}.
+function ops.staged()
+  cfg = load_cfg()
+  if not cfg then return fail('noboard') end
+  local args = {'ZRANGE', SZ, tonumber(ARGV[2]), tonumber(ARGV[3])}
+  if not cfg.asc then args[#args + 1] = 'REV' end
+  args[#args + 1] = 'WITHSCORES'
+  local ms = redis.call(unpack(args))
+  local mems = {}
+  for i = 1, #ms, 2 do mems[#mems + 1] = ms[i] end
+  return {ms, hmget(SN, mems), hmget(SD, mems)}
+end
+
+-- reset, step 3 (on the archive, which is read-only from its creation):
+-- adds entries. ARGV: member, score, name, data quadruples ('' = none).
+function ops.load()
+  cfg = load_cfg()
+  if not cfg then return fail('noboard') end
+  for i = 2, #ARGV, 4 do
+    local m, sc, name, data = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+    redis.call('ZADD', Z, sc, m)
+    dist_add(redis.call('ZSCORE', Z, m))
+    if name ~= '' then redis.call('HSET', N, m, name) end
+    if data ~= '' then redis.call('HSET', D, m, data) end
+  end
+  return 1
+end
+
+-- reset, step 4: drops the staging keys once the archive holds them.
+function ops.unstage()
+  redis.call('DEL', SZ, SN, SD)
+  return 1
 end
 
 local f = ops[OP]

@@ -6,6 +6,7 @@
 //! shapes and the engine's errors. Layout and decisions:
 //! `docs/redis-backend.md`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
 use super::Backend;
 use crate::api::*;
 use crate::error::{ApiError, Code};
+use crate::schedule::{Clock, SystemClock};
 use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
@@ -98,6 +100,8 @@ pub struct RedisBackend {
     conn: Conn,
     script: Script,
     call_timeout: Duration,
+    /// Names archives (`reset`); injected by tests, as `Service`'s is.
+    clock: Arc<dyn Clock>,
 }
 
 /// The hash tag of a board: its name with `%` and `}` escaped, so the tag
@@ -107,9 +111,9 @@ fn tag(board: &str) -> String {
 }
 
 /// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 6] {
+fn keys(board: &str) -> [String; 9] {
     let t = tag(board);
-    ["c", "z", "n", "d", "u", "k"].map(|k| format!("{{{t}}}:{k}"))
+    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd"].map(|k| format!("{{{t}}}:{k}"))
 }
 
 /// A score as Redis parses it back to the same double (`{:?}` is the
@@ -188,6 +192,15 @@ fn podium_err(board: &str, detail: &str) -> ApiError {
         "noboard" => return ApiError::no_board(board),
         "ro" => E::ReadOnly(board.to_string()),
         "exists" => E::BoardExists(board.to_string()),
+        "staging" => {
+            return ApiError::new(
+                Code::Internal,
+                format!(
+                    "an earlier reset of board {board:?} did not finish: its content waits in \
+                     the staging keys (see docs/redis-backend.md)"
+                ),
+            )
+        }
         "member" => E::BadMember {
             len: arg(0).parse().unwrap_or(0),
             max: podium_engine::MAX_MEMBER_BYTES,
@@ -494,6 +507,7 @@ impl RedisBackend {
             conn,
             script: Script::new(LUA),
             call_timeout: opts.call_timeout,
+            clock: Arc::new(SystemClock),
         };
         // Loaded up front (on every primary of a cluster), so requests go
         // straight to EVALSHA; the invocation reloads it after a restart.
@@ -507,6 +521,45 @@ impl RedisBackend {
             })
             .await?;
         Ok(backend)
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> RedisBackend {
+        self.clock = clock;
+        self
+    }
+
+    /// Copies the staged content of `board` (step 1 of `reset` done) into
+    /// the archive, which exists, in chunks.
+    async fn copy_staged(&self, board: &str, archive: &str, n: u64) -> Result<(), ApiError> {
+        const CHUNK: u64 = 10_000;
+        let mut from = 0;
+        while from < n {
+            let to = (from + CHUNK).min(n) - 1;
+            let mut a = arr(self
+                .call(board, "staged", [from.to_string(), to.to_string()])
+                .await?)?;
+            if a.len() != 3 {
+                return Err(protocol("staged"));
+            }
+            let data = arr(a.pop().unwrap_or(Value::Nil))?;
+            let names = arr(a.pop().unwrap_or(Value::Nil))?;
+            let ms = arr(a.pop().unwrap_or(Value::Nil))?;
+            let mut args = Vec::with_capacity(ms.len() * 2);
+            for (i, pair) in ms.chunks(2).enumerate() {
+                let [m, sc] = pair else {
+                    return Err(protocol("staged entries"));
+                };
+                args.extend([
+                    text(m).ok_or_else(|| protocol("member"))?,
+                    text(sc).ok_or_else(|| protocol("score"))?,
+                    names.get(i).and_then(text).unwrap_or_default(),
+                    data.get(i).and_then(text).unwrap_or_default(),
+                ]);
+            }
+            self.call(archive, "load", args).await?;
+            from = to + 1;
+        }
+        Ok(())
     }
 
     /// Runs a Redis call within `call_timeout`, mapping its errors.
@@ -995,8 +1048,70 @@ impl Backend for RedisBackend {
         self.registry("SREM", board).await
     }
 
-    async fn reset(&self, _board: &str) -> Result<ResetOut, ApiError> {
-        Err(not_implemented("reset (archiving a board)"))
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        // Boards with a reset schedule are refused on Redis (`supported`),
+        // so an archive is named by the time, as the embedded engine names
+        // a manual reset of an unscheduled board.
+        let label = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        // Refused before the content moves, as the engine refuses it
+        // (after saying whether the board exists).
+        if let Err(e) = Store::validate_name(&format!("{board}@{label}")) {
+            self.exists(board).await?;
+            return Err(e.into());
+        }
+        let mut taken = arr(self.call(board, "take", Vec::<String>::new()).await?)?;
+        if taken.is_empty() {
+            return Err(protocol("take"));
+        }
+        let archived = int(&taken[0])?;
+        let mut fields: Vec<String> = taken.drain(1..).filter_map(|v| text(&v)).collect();
+        let keep = fields
+            .chunks(2)
+            .find(|f| f.len() == 2 && f[0] == "json")
+            .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
+            .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
+        fields.extend(["ro".to_string(), "1".to_string()]);
+        // The first free name: `NAME@label`, then `.2`, `.3`, ...
+        let mut archive = format!("{board}@{label}");
+        let mut n = 2;
+        loop {
+            Store::validate_name(&archive)?;
+            self.registry("SADD", &archive).await?;
+            match self.call(&archive, "create", fields.clone()).await {
+                Ok(_) => break,
+                Err(e) if e.code == Code::BoardExists => {
+                    archive = format!("{board}@{label}.{n}");
+                    n += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.copy_staged(board, &archive, archived).await?;
+        self.call(board, "unstage", Vec::<String>::new()).await?;
+        if let Some(keep) = keep {
+            let prefix = format!("{board}@");
+            let mut archives: Vec<String> = self
+                .boards()
+                .await?
+                .boards
+                .into_iter()
+                .map(|b| b.board)
+                .filter(|b| b.starts_with(&prefix))
+                .collect();
+            archives.sort();
+            let excess = archives.len().saturating_sub(keep as usize);
+            for old in &archives[..excess] {
+                match self.board_delete(old).await {
+                    Err(e) if e.code != Code::BoardNotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        }
+        Ok(ResetOut {
+            board: board.to_string(),
+            archive,
+            archived,
+        })
     }
 
     async fn combine(
