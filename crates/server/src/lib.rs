@@ -1,6 +1,7 @@
 //! podium-server: the pieces of the `podium` binary.
 
 pub mod api;
+pub mod backend;
 pub mod client;
 pub mod error;
 pub mod http;

@@ -1,0 +1,391 @@
+//! The storage interface every protocol frontend will call (issue 7): one
+//! async, object-safe trait with a method per SPEC §2 operation, taking and
+//! returning the DTOs of `api.rs` and failing with `ApiError`. Two engines
+//! implement it: [`EmbeddedBackend`] (the in-process engine behind
+//! [`Service`]) and [`redis::RedisBackend`] (Redis or Redis Cluster holding
+//! the data, so podium nodes are stateless). The design, the Redis key
+//! layout and the configs Redis refuses are in `docs/redis-backend.md`.
+//!
+//! The methods mirror `Service`'s so the frontends can switch from
+//! `Arc<Service>` to `Arc<dyn Backend>` without changing what they send or
+//! receive. Streaming operations are expressed in chunks (`export_chunk`;
+//! `import` is `submit` of successive batches), so a frontend streams the
+//! same way on either engine.
+
+pub mod redis;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::api::*;
+use crate::error::ApiError;
+use crate::service::{RangeBounds, Service};
+
+pub use self::redis::RedisBackend;
+
+/// Every SPEC §2 operation, whatever holds the data.
+///
+/// Semantics (validation order, error codes, tie order, rank modes) are the
+/// embedded engine's: `tests/backend_conformance.rs` runs the same
+/// sequences against every implementation and requires identical results.
+#[async_trait]
+pub trait Backend: Send + Sync {
+    /// `"embedded"` or `"redis"`, for logs and `/healthz`.
+    fn kind(&self) -> &'static str;
+
+    /// Whether the storage answers: `Ok` for the embedded engine, a round
+    /// trip for Redis (a lost connection is `storage_unavailable`, 503).
+    async fn ping(&self) -> Result<(), ApiError>;
+
+    // ------------------------------------------------------------- writes
+
+    /// `submit_many`: entries applied in order, atomically; input errors
+    /// refuse the whole batch, state-dependent ones fail their own item.
+    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError>;
+
+    /// `submit` of one entry: an entry error is the call's error.
+    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError>;
+
+    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError>;
+
+    /// `remove_range` by 1-based rank, `start..=stop`.
+    async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError>;
+
+    /// `remove_range` by score.
+    async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError>;
+
+    async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError>;
+
+    async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError>;
+
+    /// `board_update` (PUT): creates or reconfigures.
+    async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError>;
+
+    async fn board_delete(&self, board: &str) -> Result<(), ApiError>;
+
+    /// `reset`: archive now as `NAME@PERIOD` and empty the board.
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError>;
+
+    /// `merge` (`intersect == false`) or `intersect` into `dest`.
+    async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError>;
+
+    // -------------------------------------------------------------- reads
+
+    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError>;
+
+    async fn boards(&self) -> Result<BoardsOut, ApiError>;
+
+    async fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError>;
+
+    /// `rank` and `score` (the answer carries both).
+    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError>;
+
+    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError>;
+
+    async fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError>;
+
+    async fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError>;
+
+    #[allow(clippy::too_many_arguments)]
+    async fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError>;
+
+    async fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError>;
+
+    async fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError>;
+
+    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError>;
+
+    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError>;
+
+    async fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError>;
+
+    /// One chunk of `export`: up to `limit` entries from position `pos`
+    /// (0-based), best first. A write between chunks can shift entries
+    /// across a chunk boundary, as with Redis's ZSCAN.
+    async fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError>;
+}
+
+/// The in-process engine, through [`Service`] (its log, group commit and
+/// snapshots included).
+#[derive(Clone)]
+pub struct EmbeddedBackend {
+    svc: Arc<Service>,
+}
+
+impl EmbeddedBackend {
+    pub fn new(svc: Arc<Service>) -> Self {
+        EmbeddedBackend { svc }
+    }
+
+    pub fn service(&self) -> &Arc<Service> {
+        &self.svc
+    }
+}
+
+#[async_trait]
+impl Backend for EmbeddedBackend {
+    fn kind(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn ping(&self) -> Result<(), ApiError> {
+        Ok(())
+    }
+
+    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
+        self.svc.submit(board, entries).await
+    }
+
+    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+        self.svc.submit_one(board, entry).await
+    }
+
+    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        self.svc.remove(board, members).await
+    }
+
+    async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError> {
+        self.svc.remove_rank_range(board, start, stop).await
+    }
+
+    async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError> {
+        self.svc.remove_score_range(board, bounds).await
+    }
+
+    async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError> {
+        self.svc.set_data(board, member, name, data).await
+    }
+
+    async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        self.svc.board_create(board, config).await
+    }
+
+    async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        self.svc.board_put(board, config).await
+    }
+
+    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        self.svc.board_delete(board).await
+    }
+
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        self.svc.reset(board).await
+    }
+
+    async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError> {
+        self.svc.combine(dest, req, intersect).await
+    }
+
+    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        self.svc.board_info(board)
+    }
+
+    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+        Ok(self.svc.boards())
+    }
+
+    async fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        self.svc.entry(board, member, page_size)
+    }
+
+    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        self.svc.rank(board, member)
+    }
+
+    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        self.svc.count(board, bounds)
+    }
+
+    async fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        self.svc.top(board, page, page_size, with_data)
+    }
+
+    async fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        self.svc
+            .range_by_rank(board, start, stop, from_worst, with_data)
+    }
+
+    async fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        self.svc
+            .range_by_score(board, bounds, from_worst, offset, limit, with_data)
+    }
+
+    async fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        self.svc.around(board, member, page_size, with_data)
+    }
+
+    async fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        self.svc.ranks(board, members, with_data)
+    }
+
+    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        self.svc.percentile(board, member)
+    }
+
+    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        self.svc.score_at_percentile(board, p)
+    }
+
+    async fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        self.svc.search(board, query, limit, offset, with_data)
+    }
+
+    async fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        self.svc.export_chunk(board, pos, limit)
+    }
+}

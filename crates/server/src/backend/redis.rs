@@ -1,0 +1,1519 @@
+//! The Redis / Redis Cluster backend: owns the connection (a
+//! `ConnectionManager` that reconnects by itself, or a cluster connection
+//! that follows MOVED/ASK), the key layout of a board under its hash tag,
+//! the Lua script every compound operation runs in (`podium.lua`, loaded
+//! once, called by SHA), and the translation of its replies into the API's
+//! shapes and the engine's errors. Layout and decisions:
+//! `docs/redis-backend.md`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use podium_engine::{BoardConfig, Ranking, Reset, Store, Tiebreak};
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClientBuilder;
+use redis::cluster_async::ClusterConnection;
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
+
+use super::Backend;
+use crate::api::*;
+use crate::error::{ApiError, Code};
+use crate::schedule::{Clock, SystemClock};
+use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
+
+const LUA: &str = include_str!("podium.lua");
+
+// The script checks member and name lengths against these, written out.
+const _: () = assert!(
+    podium_engine::MAX_MEMBER_BYTES == 512 && podium_engine::MAX_NAME_BYTES == 512,
+    "update MAX_MEMBER / MAX_NAME in podium.lua"
+);
+
+/// The set of board names. It lives in its own slot, so it is written
+/// before a board is created and after it is deleted, and every listing
+/// checks the board's config key: a crash between the two steps leaves a
+/// name that lists nothing, never a board that is not listed.
+const REGISTRY: &str = "podium:boards";
+
+/// Connection settings; the defaults suit a LAN.
+#[derive(Debug, Clone, Copy)]
+pub struct RedisOptions {
+    pub connect_timeout: Duration,
+    /// A reply slower than this is a 503 (a 10k-entry submit takes tens of
+    /// milliseconds inside Redis, so this is far above any normal call).
+    pub response_timeout: Duration,
+    /// The most any call may take, reconnection included: a call that
+    /// finds the connection down waits for the reconnection, which must
+    /// not hold a request for longer than a client would wait.
+    pub call_timeout: Duration,
+}
+
+impl Default for RedisOptions {
+    fn default() -> Self {
+        RedisOptions {
+            connect_timeout: Duration::from_secs(2),
+            response_timeout: Duration::from_secs(10),
+            call_timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// One Redis, or a cluster. Both are cheap handles to shared multiplexed
+/// connections, cloned per call.
+#[derive(Clone)]
+enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// Redis holding the boards; podium nodes on top of it keep no state.
+pub struct RedisBackend {
+    conn: Conn,
+    script: Script,
+    call_timeout: Duration,
+    /// Names archives (`reset`); injected by tests, as `Service`'s is.
+    clock: Arc<dyn Clock>,
+}
+
+/// The hash tag of a board: its name with `%` and `}` escaped, so the tag
+/// ends at the first `}` and no two boards' keys can coincide.
+fn tag(board: &str) -> String {
+    board.replace('%', "%25").replace('}', "%7D")
+}
+
+/// The keys of a board, in the script's KEYS order.
+fn keys(board: &str) -> [String; 9] {
+    let t = tag(board);
+    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd"].map(|k| format!("{{{t}}}:{k}"))
+}
+
+/// A score as Redis parses it back to the same double (`{:?}` is the
+/// shortest round-tripping form).
+fn fmt_score(x: f64) -> String {
+    if x == f64::INFINITY {
+        "inf".into()
+    } else if x == f64::NEG_INFINITY {
+        "-inf".into()
+    } else if x.is_nan() {
+        "nan".into()
+    } else {
+        format!("{x:?}")
+    }
+}
+
+fn unavailable(e: &RedisError) -> ApiError {
+    ApiError::new(Code::StorageUnavailable, format!("redis unavailable: {e}"))
+}
+
+fn not_implemented(what: &str) -> ApiError {
+    ApiError::new(
+        Code::MethodNotAllowed,
+        format!("{what} is not implemented on the redis backend yet"),
+    )
+}
+
+fn protocol(what: &str) -> ApiError {
+    ApiError::new(
+        Code::Internal,
+        format!("unexpected reply from redis ({what})"),
+    )
+}
+
+/// A Redis error as the API reports it: the script's `PODIUM` refusals
+/// become the engine's errors (same codes and messages as the embedded
+/// engine); a lost, refused or timed-out connection, a cluster that is
+/// down or resharding, or a server still loading is `storage_unavailable`
+/// (503), which the client retries.
+fn map_err(board: &str, e: RedisError) -> ApiError {
+    if e.code() == Some("PODIUM") {
+        return podium_err(board, e.detail().unwrap_or(""));
+    }
+    let transient = e.is_io_error()
+        || e.is_timeout()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || matches!(
+            e.kind(),
+            ErrorKind::TryAgain
+                | ErrorKind::ClusterDown
+                | ErrorKind::MasterDown
+                | ErrorKind::BusyLoadingError
+                | ErrorKind::ClusterConnectionNotFound
+                | ErrorKind::ReadOnly
+        );
+    if transient {
+        unavailable(&e)
+    } else {
+        ApiError::new(Code::Internal, format!("redis: {e}"))
+    }
+}
+
+fn num(s: &str) -> f64 {
+    parse_score(s).unwrap_or(f64::NAN)
+}
+
+/// The script's refusal `kind args...` as the engine's error.
+fn podium_err(board: &str, detail: &str) -> ApiError {
+    use podium_engine::Error as E;
+    let mut w = detail.split(' ');
+    let kind = w.next().unwrap_or("");
+    let args: Vec<&str> = w.collect();
+    let arg = |i: usize| args.get(i).copied().unwrap_or("");
+    let e = match kind {
+        "noboard" => return ApiError::no_board(board),
+        "ro" => E::ReadOnly(board.to_string()),
+        "exists" => E::BoardExists(board.to_string()),
+        "staging" => {
+            return ApiError::new(
+                Code::Internal,
+                format!(
+                    "an earlier reset of board {board:?} did not finish: its content waits in \
+                     the staging keys (see docs/redis-backend.md)"
+                ),
+            )
+        }
+        "member" => E::BadMember {
+            len: arg(0).parse().unwrap_or(0),
+            max: podium_engine::MAX_MEMBER_BYTES,
+        },
+        "nan" => E::NanScore,
+        "nanres" => E::NanResult,
+        "name" => E::BadName {
+            max: podium_engine::MAX_NAME_BYTES,
+        },
+        "data" => E::BadData {
+            max: arg(0).parse().unwrap_or(0),
+        },
+        "dataobj" => {
+            return ApiError::new(Code::InvalidData, "data must be a JSON object");
+        }
+        "oob" => {
+            let mut score = num(arg(0));
+            if arg(1) != "-" {
+                score += num(arg(1));
+            }
+            E::OutOfBounds {
+                score,
+                min: num(arg(2)),
+                max: num(arg(3)),
+            }
+        }
+        _ => return ApiError::new(Code::Internal, format!("redis script: {detail}")),
+    };
+    e.into()
+}
+
+// ------------------------------------------------------------ replies
+
+fn arr(v: Value) -> Result<Vec<Value>, ApiError> {
+    match v {
+        Value::Array(a) | Value::Set(a) => Ok(a),
+        Value::Nil => Ok(Vec::new()),
+        _ => Err(protocol("array")),
+    }
+}
+
+fn int(v: &Value) -> Result<u64, ApiError> {
+    match v {
+        Value::Int(i) => Ok((*i).max(0) as u64),
+        Value::BulkString(b) => std::str::from_utf8(b)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| protocol("integer")),
+        _ => Err(protocol("integer")),
+    }
+}
+
+fn text(v: &Value) -> Option<String> {
+    match v {
+        Value::BulkString(b) => Some(String::from_utf8_lossy(b).into_owned()),
+        Value::SimpleString(s) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn score(v: &Value) -> Result<f64, ApiError> {
+    text(v)
+        .and_then(|s| parse_score(&s).ok())
+        .ok_or_else(|| protocol("score"))
+}
+
+fn json_data(v: Option<&Value>) -> Option<serde_json::Value> {
+    v.and_then(text).and_then(|d| serde_json::from_str(&d).ok())
+}
+
+fn ranking_of(v: Option<&Value>) -> Result<Ranking, ApiError> {
+    v.and_then(text)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| protocol("ranking"))
+}
+
+/// The rank of a member from its best-first position and the script's
+/// count of what is strictly better (members; distinct scores on a dense
+/// board), per the board's ranking.
+fn rank_of(ranking: Ranking, pos: u64, better: u64) -> u64 {
+    match ranking {
+        Ranking::Competition | Ranking::Dense => better + 1,
+        Ranking::Unique => pos + 1,
+    }
+}
+
+/// A decoded `window` reply.
+struct Window {
+    total: u64,
+    ranking: Ranking,
+    entries: Vec<EntryOut>,
+    /// Elements after the window's own seven (around's centre).
+    rest: Vec<Value>,
+}
+
+fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
+    let mut a = arr(v)?;
+    if a.len() < 7 {
+        return Err(protocol("window"));
+    }
+    let rest = a.split_off(7);
+    let ranking = ranking_of(a.get(6))?;
+    let total = int(&a[0])?;
+    let first = int(&a[1])?;
+    let better_first = int(&a[3])?;
+    let names = arr(std::mem::replace(&mut a[4], Value::Nil))?;
+    let data = arr(std::mem::replace(&mut a[5], Value::Nil))?;
+    let ms = arr(std::mem::replace(&mut a[2], Value::Nil))?;
+    let mut entries: Vec<EntryOut> = Vec::with_capacity(ms.len() / 2);
+    let mut prev: Option<(f64, u64)> = None;
+    for (i, pair) in ms.chunks(2).enumerate() {
+        let [m, s] = pair else {
+            return Err(protocol("window entries"));
+        };
+        let member = text(m).ok_or_else(|| protocol("member"))?;
+        let sc = score(s)?;
+        let pos = first + i as u64;
+        // Ties share a rank; after them a competition rank is the
+        // position + 1 and a dense rank the next number, so only the
+        // window's first needs a count.
+        let rank = match (ranking, prev) {
+            (Ranking::Unique, _) => pos + 1,
+            (_, Some((p, r))) if p == sc => r,
+            (Ranking::Competition, Some(_)) => pos + 1,
+            (Ranking::Dense, Some((_, r))) => r + 1,
+            (_, None) => better_first + 1,
+        };
+        prev = Some((sc, rank));
+        entries.push(EntryOut {
+            member,
+            score: Score(sc),
+            rank,
+            name: names.get(i).and_then(text),
+            data: if with_data {
+                json_data(data.get(i))
+            } else {
+                None
+            },
+        });
+    }
+    Ok(Window {
+        total,
+        ranking,
+        entries,
+        rest,
+    })
+}
+
+// ------------------------------------------------------------ configs
+
+/// Configs Redis cannot honour exactly are refused when a board is
+/// created or reconfigured, never served approximately.
+fn supported(c: &BoardConfig) -> Result<(), ApiError> {
+    if c.tiebreak != Tiebreak::Member {
+        return Err(ApiError::new(
+            Code::InvalidConfig,
+            format!(
+                "tiebreak {:?} is not available on the redis backend: a Redis sorted set orders \
+                 equal scores by member bytes only (use tiebreak \"member\")",
+                c.tiebreak.as_str()
+            ),
+        ));
+    }
+    if c.reset != Reset::Never {
+        return Err(ApiError::new(
+            Code::InvalidConfig,
+            "reset schedules are not implemented on the redis backend yet",
+        ));
+    }
+    Ok(())
+}
+
+/// The config hash the script reads, plus the full config as JSON for
+/// `board_info`.
+fn config_fields(c: &BoardConfig) -> Vec<String> {
+    let mut v = vec![
+        "order".into(),
+        c.order.as_str().into(),
+        "ranking".into(),
+        c.ranking.as_str().into(),
+        "update".into(),
+        c.update.as_str().into(),
+        "maxdata".into(),
+        c.max_data_bytes.to_string(),
+        "json".into(),
+        c.to_json().to_string(),
+    ];
+    if let Some(m) = c.min_score {
+        v.extend(["min".into(), fmt_score(m)]);
+    }
+    if let Some(m) = c.max_score {
+        v.extend(["max".into(), fmt_score(m)]);
+    }
+    if let Some(m) = c.max_members {
+        v.extend(["cap".into(), m.to_string()]);
+    }
+    v
+}
+
+/// A name or data argument of the script: `-` leaves the field, `=value`
+/// sets it, `=` clears it, `!` is data that is not a JSON object.
+fn extra_arg(v: Option<&str>) -> String {
+    match v {
+        None => "-".into(),
+        Some(s) => format!("={s}"),
+    }
+}
+
+fn data_arg(d: &Option<serde_json::Value>) -> Result<String, ()> {
+    match d {
+        None | Some(serde_json::Value::Null) => Ok("-".into()),
+        Some(v @ serde_json::Value::Object(_)) => Ok(format!("={v}")),
+        Some(_) => Err(()),
+    }
+}
+
+fn bound(v: Option<f64>, exclusive: bool, unbounded: &str) -> String {
+    match v {
+        None => unbounded.into(),
+        Some(x) if exclusive => format!("({}", fmt_score(x)),
+        Some(x) => fmt_score(x),
+    }
+}
+
+fn has_nan(b: &RangeBounds) -> bool {
+    b.min.is_some_and(f64::is_nan) || b.max.is_some_and(f64::is_nan)
+}
+
+fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
+    match ps.unwrap_or(DEFAULT_PAGE_SIZE) {
+        0 => Err(ApiError::bad("page_size must be at least 1")),
+        n if n > MAX_PAGE_SIZE => Err(ApiError::bad(format!(
+            "page_size must be at most {MAX_PAGE_SIZE}"
+        ))),
+        n => Ok(n),
+    }
+}
+
+fn flag(b: bool) -> &'static str {
+    if b {
+        "1"
+    } else {
+        "0"
+    }
+}
+
+impl RedisBackend {
+    /// Connects to `redis://host:port[/db]` or
+    /// `redis+cluster://h1:p1,h2:p2,...` and loads the script.
+    pub async fn connect(url: &str) -> Result<RedisBackend, ApiError> {
+        Self::connect_with(url, RedisOptions::default()).await
+    }
+
+    pub async fn connect_with(url: &str, opts: RedisOptions) -> Result<RedisBackend, ApiError> {
+        let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
+            let nodes: Vec<String> = rest
+                .split(',')
+                .map(|h| h.trim().trim_end_matches('/'))
+                .filter(|h| !h.is_empty())
+                .map(|h| format!("redis://{h}"))
+                .collect();
+            if nodes.is_empty() {
+                return Err(ApiError::bad(
+                    "redis+cluster:// needs at least one host:port",
+                ));
+            }
+            let client = ClusterClientBuilder::new(nodes)
+                .connection_timeout(opts.connect_timeout)
+                .response_timeout(opts.response_timeout)
+                .build()
+                .map_err(|e| ApiError::bad(format!("bad redis cluster address: {e}")))?;
+            Conn::Cluster(
+                client
+                    .get_async_connection()
+                    .await
+                    .map_err(|e| unavailable(&e))?,
+            )
+        } else if url.starts_with("redis://") {
+            let client = redis::Client::open(url)
+                .map_err(|e| ApiError::bad(format!("bad redis address: {e}")))?;
+            // The crate's default backoff (factor 100 on a 1 s minimum)
+            // sleeps a minute or more between reconnection attempts, and
+            // every request waits for the attempt in progress: retry fast
+            // and give up soon, so a down Redis is a prompt 503 and a
+            // restarted one is used within a second.
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(opts.connect_timeout)
+                .set_response_timeout(opts.response_timeout)
+                .set_number_of_retries(2)
+                .set_factor(2)
+                .set_max_delay(500);
+            Conn::Single(
+                client
+                    .get_connection_manager_with_config(config)
+                    .await
+                    .map_err(|e| unavailable(&e))?,
+            )
+        } else {
+            return Err(ApiError::bad(
+                "a redis backend is redis://host:port or redis+cluster://host:port,host:port,...",
+            ));
+        };
+        let backend = RedisBackend {
+            conn,
+            script: Script::new(LUA),
+            call_timeout: opts.call_timeout,
+            clock: Arc::new(SystemClock),
+        };
+        // Loaded up front (on every primary of a cluster), so requests go
+        // straight to EVALSHA; the invocation reloads it after a restart.
+        backend
+            .bounded("", async {
+                backend
+                    .script
+                    .prepare_invoke()
+                    .load_async(&mut backend.conn.clone())
+                    .await
+            })
+            .await?;
+        Ok(backend)
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> RedisBackend {
+        self.clock = clock;
+        self
+    }
+
+    /// Copies the staged content of `board` (step 1 of `reset` done) into
+    /// the archive, which exists, in chunks.
+    async fn copy_staged(&self, board: &str, archive: &str, n: u64) -> Result<(), ApiError> {
+        const CHUNK: u64 = 10_000;
+        let mut from = 0;
+        while from < n {
+            let to = (from + CHUNK).min(n) - 1;
+            let mut a = arr(self
+                .call(board, "staged", [from.to_string(), to.to_string()])
+                .await?)?;
+            if a.len() != 3 {
+                return Err(protocol("staged"));
+            }
+            let data = arr(a.pop().unwrap_or(Value::Nil))?;
+            let names = arr(a.pop().unwrap_or(Value::Nil))?;
+            let ms = arr(a.pop().unwrap_or(Value::Nil))?;
+            let mut args = Vec::with_capacity(ms.len() * 2);
+            for (i, pair) in ms.chunks(2).enumerate() {
+                let [m, sc] = pair else {
+                    return Err(protocol("staged entries"));
+                };
+                args.extend([
+                    text(m).ok_or_else(|| protocol("member"))?,
+                    text(sc).ok_or_else(|| protocol("score"))?,
+                    names.get(i).and_then(text).unwrap_or_default(),
+                    data.get(i).and_then(text).unwrap_or_default(),
+                ]);
+            }
+            self.call(archive, "load", args).await?;
+            from = to + 1;
+        }
+        Ok(())
+    }
+
+    /// Runs a Redis call within `call_timeout`, mapping its errors.
+    async fn bounded<T>(
+        &self,
+        board: &str,
+        f: impl std::future::Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, ApiError> {
+        match tokio::time::timeout(self.call_timeout, f).await {
+            Ok(r) => r.map_err(|e| map_err(board, e)),
+            Err(_) => Err(ApiError::new(
+                Code::StorageUnavailable,
+                format!(
+                    "redis unavailable: no answer within {:?}",
+                    self.call_timeout
+                ),
+            )),
+        }
+    }
+
+    /// Runs operation `op` of the script on `board`'s keys.
+    async fn call<I, A>(&self, board: &str, op: &str, args: I) -> Result<Value, ApiError>
+    where
+        I: IntoIterator<Item = A>,
+        A: redis::ToRedisArgs,
+    {
+        let mut inv = self.script.prepare_invoke();
+        for k in keys(board) {
+            inv.key(k);
+        }
+        inv.arg(op);
+        for a in args {
+            inv.arg(a);
+        }
+        self.bounded(board, inv.invoke_async(&mut self.conn.clone()))
+            .await
+    }
+
+    async fn registry(&self, cmd: &str, board: &str) -> Result<(), ApiError> {
+        let mut c = redis::cmd(cmd);
+        c.arg(REGISTRY).arg(board);
+        self.bounded(board, c.query_async::<()>(&mut self.conn.clone()))
+            .await
+    }
+
+    /// Creates `board` with `config`; `if_absent` makes an existing board
+    /// a success (implicit creation by a first write).
+    async fn create(
+        &self,
+        board: &str,
+        config: &BoardConfig,
+        if_absent: bool,
+    ) -> Result<(), ApiError> {
+        Store::validate_name(board)?;
+        self.registry("SADD", board).await?;
+        match self.call(board, "create", config_fields(config)).await {
+            Err(e) if if_absent && e.code == Code::BoardExists => Ok(()),
+            r => r.map(|_| ()),
+        }
+    }
+
+    /// Runs a write, creating the board with the defaults first when it
+    /// does not exist (as the embedded engine and Redis's ZADD do).
+    async fn write<I, A>(&self, board: &str, op: &str, args: I) -> Result<Value, ApiError>
+    where
+        I: IntoIterator<Item = A> + Clone,
+        A: redis::ToRedisArgs,
+    {
+        match self.call(board, op, args.clone()).await {
+            Err(e) if e.code == Code::BoardNotFound => {
+                self.create(board, &BoardConfig::default(), true).await?;
+                self.call(board, op, args).await
+            }
+            r => r,
+        }
+    }
+
+    async fn submit_results(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+        let mut args: Vec<String> = Vec::with_capacity(2 + entries.len() * 7);
+        args.push(entries.len().to_string());
+        // The same checks, in the same order, as the embedded service
+        // makes before the engine sees the batch.
+        for e in entries {
+            let op = match e.op.as_deref() {
+                None => "",
+                Some(s @ ("set" | "best" | "incr")) => s,
+                Some(s) => {
+                    return Err(ApiError::bad(format!(
+                        "op must be set, best or incr, got {s:?}"
+                    )))
+                }
+            };
+            let data = data_arg(&e.data)
+                .map_err(|()| ApiError::new(Code::InvalidData, "data must be a JSON object"))?;
+            args.extend([
+                e.member.clone(),
+                fmt_score(e.score.0),
+                op.to_string(),
+                match e.only {
+                    None => "a",
+                    Some(Only::New) => "n",
+                    Some(Only::Existing) => "e",
+                }
+                .to_string(),
+                match e.cond {
+                    None => "a",
+                    Some(CondIn::Gt) => "g",
+                    Some(CondIn::Lt) => "l",
+                }
+                .to_string(),
+                extra_arg(e.name.as_deref()),
+                data,
+            ]);
+        }
+        if entries.is_empty() {
+            // Nothing to apply, but the board springs into existence as an
+            // empty write does on the embedded engine.
+            self.write(board, "submit", args).await?;
+            return Ok(Vec::new());
+        }
+        let mut items = arr(self.write(board, "submit", args).await?)?;
+        if items.is_empty() {
+            return Err(protocol("submit"));
+        }
+        let ranking = ranking_of(items.first())?;
+        items.remove(0);
+        if items.len() != entries.len() {
+            return Err(protocol("submit results"));
+        }
+        items
+            .into_iter()
+            .zip(entries)
+            .map(|(item, e)| submit_item(board, ranking, &e.member, item))
+            .collect()
+    }
+
+    async fn info_reply(&self, board: &str) -> Result<(BoardOut, u64), ApiError> {
+        let a = arr(self.call(board, "info", Vec::<String>::new()).await?)?;
+        if a.len() < 4 {
+            return Err(protocol("info"));
+        }
+        let config: serde_json::Value = text(&a[0])
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .ok_or_else(|| protocol("config"))?;
+        let members = int(&a[2])?;
+        Ok((
+            BoardOut {
+                board: board.to_string(),
+                members,
+                read_only: int(&a[1])? == 1,
+                heap_bytes: int(&a[3])?,
+                config,
+                period: None,
+                created: None,
+            },
+            members,
+        ))
+    }
+
+    /// Checks that `board` exists (for calls refused before the script
+    /// runs, so a missing board still answers `board_not_found` first).
+    async fn exists(&self, board: &str) -> Result<(), ApiError> {
+        self.info_reply(board).await.map(|_| ())
+    }
+
+    async fn removed(&self, board: &str, v: Value) -> Result<RemovedOut, ApiError> {
+        Ok(RemovedOut {
+            board: board.to_string(),
+            removed: int(&v)?,
+        })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Agg {
+    Sum,
+    Min,
+    Max,
+}
+
+impl Agg {
+    /// Redis's `zunionInterAggregate`, as the engine applies it: a NaN sum
+    /// becomes 0; MIN and MAX keep the accumulator unless the new value
+    /// compares less / greater.
+    fn apply(self, acc: f64, x: f64) -> f64 {
+        match self {
+            Agg::Sum => {
+                let r = acc + x;
+                if r.is_nan() {
+                    0.0
+                } else {
+                    r
+                }
+            }
+            Agg::Min => {
+                if x < acc {
+                    x
+                } else {
+                    acc
+                }
+            }
+            Agg::Max => {
+                if x > acc {
+                    x
+                } else {
+                    acc
+                }
+            }
+        }
+    }
+}
+
+/// The service's checks of a merge/intersect request, in its order.
+fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Agg), ApiError> {
+    if req.sources.is_empty() {
+        return Err(ApiError::bad("at least one source board is needed"));
+    }
+    let weights = match &req.weights {
+        None => vec![1.0; req.sources.len()],
+        Some(w) if w.len() == req.sources.len() => w.clone(),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "weights must have one number per source board",
+            ))
+        }
+    };
+    if weights.iter().any(|w| w.is_nan()) {
+        return Err(ApiError::bad("weights must be numbers"));
+    }
+    let agg = match req.aggregate.as_deref().unwrap_or("sum") {
+        "sum" => Agg::Sum,
+        "min" => Agg::Min,
+        "max" => Agg::Max,
+        other => {
+            return Err(ApiError::bad(format!(
+                "aggregate must be sum, min or max, got {other:?}"
+            )))
+        }
+    };
+    for s in &req.sources {
+        Store::validate_name(s)?;
+    }
+    Ok((req.sources.iter().cloned().zip(weights).collect(), agg))
+}
+
+/// The engine's `Board::combine` over board contents (best first): the
+/// sources visited from the smallest, so floating-point sums add up in
+/// the same order and give the same doubles.
+fn aggregate_boards(
+    boards: &[(Vec<(String, f64)>, f64)],
+    agg: Agg,
+    intersect: bool,
+) -> Vec<(String, f64)> {
+    let mut order: Vec<&(Vec<(String, f64)>, f64)> = boards.iter().collect();
+    order.sort_by_key(|b| b.0.len());
+    let weighted = |w: f64, s: f64| {
+        let x = s * w;
+        if x.is_nan() {
+            0.0
+        } else {
+            x
+        }
+    };
+    let mut acc: Vec<(String, f64)> = Vec::new();
+    if intersect {
+        let Some(&&(ref first, w0)) = order.first() else {
+            return acc;
+        };
+        let lookups: Vec<(std::collections::HashMap<&str, f64>, f64)> = order[1..]
+            .iter()
+            .map(|b| (b.0.iter().map(|(m, x)| (m.as_str(), *x)).collect(), b.1))
+            .collect();
+        'members: for (m, s) in first {
+            let mut total = weighted(w0, *s);
+            for (other, w) in &lookups {
+                match other.get(m.as_str()) {
+                    Some(x) => total = agg.apply(total, w * x),
+                    None => continue 'members,
+                }
+            }
+            acc.push((m.clone(), total));
+        }
+    } else {
+        let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+        for (content, w) in order {
+            for (m, s) in content {
+                let x = weighted(*w, *s);
+                match index.get(m) {
+                    Some(&i) => acc[i].1 = agg.apply(acc[i].1, x),
+                    None => {
+                        index.insert(m.clone(), acc.len());
+                        acc.push((m.clone(), x));
+                    }
+                }
+            }
+        }
+    }
+    acc
+}
+
+/// One item of the submit script's reply.
+fn submit_item(
+    board: &str,
+    ranking: Ranking,
+    member: &str,
+    item: Value,
+) -> Result<Result<SubmitOut, ApiError>, ApiError> {
+    let a = arr(item)?;
+    let kind = a.first().and_then(text).ok_or_else(|| protocol("item"))?;
+    let out = |score, rank, previous, changed, created, applied, evicted| SubmitOut {
+        member: member.to_string(),
+        score,
+        rank,
+        previous,
+        changed,
+        created,
+        applied,
+        evicted,
+    };
+    let get = |i: usize| a.get(i).ok_or_else(|| protocol("item"));
+    Ok(Ok(match kind.as_str() {
+        "absent" => out(None, None, None, false, false, false, 0),
+        "evicted" => out(None, None, None, false, false, true, int(get(1)?)?),
+        "new" => out(
+            Some(Score(score(get(1)?)?)),
+            Some(rank_of(ranking, int(get(2)?)?, int(get(3)?)?)),
+            None,
+            true,
+            true,
+            true,
+            int(get(4)?)?,
+        ),
+        "upd" => out(
+            Some(Score(score(get(1)?)?)),
+            Some(rank_of(ranking, int(get(2)?)?, int(get(3)?)?)),
+            Some(Score(score(get(4)?)?)),
+            int(get(6)?)? == 1,
+            false,
+            int(get(5)?)? == 1,
+            0,
+        ),
+        "err" => {
+            let detail: Vec<String> = a[1..].iter().filter_map(text).collect();
+            return Ok(Err(podium_err(board, &detail.join(" "))));
+        }
+        _ => return Err(protocol("item kind")),
+    }))
+}
+
+#[async_trait]
+impl Backend for RedisBackend {
+    fn kind(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn ping(&self) -> Result<(), ApiError> {
+        self.bounded(
+            "",
+            redis::cmd("PING").query_async::<()>(&mut self.conn.clone()),
+        )
+        .await
+    }
+
+    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
+        let results = self.submit_results(board, entries).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| match r {
+                Ok(out) => SubmitItem::Ok(out),
+                Err(err) => SubmitItem::Err {
+                    member: e.member.clone(),
+                    error: ErrorBody::from(&err),
+                },
+            })
+            .collect())
+    }
+
+    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+        let mut v = self
+            .submit_results(board, std::slice::from_ref(entry))
+            .await?;
+        v.pop()
+            .unwrap_or_else(|| Err(ApiError::new(Code::Internal, "no result")))
+    }
+
+    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        let v = self.call(board, "remove", members).await?;
+        self.removed(board, v).await
+    }
+
+    async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError> {
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        let v = self
+            .call(board, "remove_ranks", [start.to_string(), stop.to_string()])
+            .await?;
+        self.removed(board, v).await
+    }
+
+    async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError> {
+        if has_nan(&bounds) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::NanScore.into());
+        }
+        let v = self
+            .call(
+                board,
+                "remove_scores",
+                [
+                    bound(bounds.min, bounds.min_exclusive, "-inf"),
+                    bound(bounds.max, bounds.max_exclusive, "+inf"),
+                ],
+            )
+            .await?;
+        self.removed(board, v).await
+    }
+
+    async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError> {
+        let data = data_arg(&data).unwrap_or_else(|()| "!".into());
+        let v = self
+            .call(
+                board,
+                "set_data",
+                [member.to_string(), extra_arg(name.as_deref()), data],
+            )
+            .await?;
+        if int(&v)? == 0 {
+            return Err(ApiError::no_member(board, member));
+        }
+        Ok(SetDataOut {
+            board: board.to_string(),
+            member: member.to_string(),
+            found: true,
+        })
+    }
+
+    async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        supported(&config)?;
+        self.create(board, &config, false).await?;
+        self.board_info(board).await
+    }
+
+    async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        Store::validate_name(board)?;
+        supported(&config)?;
+        self.registry("SADD", board).await?;
+        let created = int(&self.call(board, "put", config_fields(&config)).await?)? == 1;
+        let mut out = self.board_info(board).await?;
+        out.created = Some(created);
+        Ok(out)
+    }
+
+    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        self.call(board, "delete", Vec::<String>::new()).await?;
+        self.registry("SREM", board).await
+    }
+
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        // Boards with a reset schedule are refused on Redis (`supported`),
+        // so an archive is named by the time, as the embedded engine names
+        // a manual reset of an unscheduled board.
+        let label = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        // Refused before the content moves, as the engine refuses it
+        // (after saying whether the board exists).
+        if let Err(e) = Store::validate_name(&format!("{board}@{label}")) {
+            self.exists(board).await?;
+            return Err(e.into());
+        }
+        let mut taken = arr(self.call(board, "take", Vec::<String>::new()).await?)?;
+        if taken.is_empty() {
+            return Err(protocol("take"));
+        }
+        let archived = int(&taken[0])?;
+        let mut fields: Vec<String> = taken.drain(1..).filter_map(|v| text(&v)).collect();
+        let keep = fields
+            .chunks(2)
+            .find(|f| f.len() == 2 && f[0] == "json")
+            .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
+            .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
+        fields.extend(["ro".to_string(), "1".to_string()]);
+        // The first free name: `NAME@label`, then `.2`, `.3`, ...
+        let mut archive = format!("{board}@{label}");
+        let mut n = 2;
+        loop {
+            Store::validate_name(&archive)?;
+            self.registry("SADD", &archive).await?;
+            match self.call(&archive, "create", fields.clone()).await {
+                Ok(_) => break,
+                Err(e) if e.code == Code::BoardExists => {
+                    archive = format!("{board}@{label}.{n}");
+                    n += 1;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.copy_staged(board, &archive, archived).await?;
+        self.call(board, "unstage", Vec::<String>::new()).await?;
+        if let Some(keep) = keep {
+            let prefix = format!("{board}@");
+            let mut archives: Vec<String> = self
+                .boards()
+                .await?
+                .boards
+                .into_iter()
+                .map(|b| b.board)
+                .filter(|b| b.starts_with(&prefix))
+                .collect();
+            archives.sort();
+            let excess = archives.len().saturating_sub(keep as usize);
+            for old in &archives[..excess] {
+                match self.board_delete(old).await {
+                    Err(e) if e.code != Code::BoardNotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        }
+        Ok(ResetOut {
+            board: board.to_string(),
+            archive,
+            archived,
+        })
+    }
+
+    async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError> {
+        let (sources, aggregate) = combine_args(req)?;
+        // The sources live in other slots: each is read atomically, then
+        // the destination is replaced in one script run. Missing sources
+        // count as empty, as in Redis.
+        let mut boards: Vec<(Vec<(String, f64)>, f64)> = Vec::with_capacity(sources.len());
+        for (name, w) in &sources {
+            let content = match self
+                .call(
+                    name,
+                    "window",
+                    ["0".to_string(), "-1".to_string(), "0".into()],
+                )
+                .await
+            {
+                Err(e) if e.code == Code::BoardNotFound => Vec::new(),
+                r => window(r?, false)?
+                    .entries
+                    .into_iter()
+                    .map(|e| (e.member, e.score.0))
+                    .collect(),
+            };
+            boards.push((content, *w));
+        }
+        let result = aggregate_boards(&boards, aggregate, intersect);
+        let args: Vec<String> = result
+            .into_iter()
+            .flat_map(|(m, x)| [m, fmt_score(x)])
+            .collect();
+        self.write(dest, "replace", args).await?;
+        let (_, members) = self.info_reply(dest).await?;
+        Ok(CombineOut {
+            board: dest.to_string(),
+            members,
+        })
+    }
+
+    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        Ok(self.info_reply(board).await?.0)
+    }
+
+    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+        let mut c = redis::cmd("SMEMBERS");
+        c.arg(REGISTRY);
+        let mut names: Vec<String> = self
+            .bounded("", c.query_async(&mut self.conn.clone()))
+            .await?;
+        names.sort();
+        // One call per board, concurrently: on a cluster each lives in its
+        // own slot, so they cannot share a pipeline.
+        let infos = futures_util::future::join_all(names.iter().map(|n| self.info_reply(n))).await;
+        let mut boards = Vec::with_capacity(names.len());
+        for (board, info) in names.into_iter().zip(infos) {
+            match info {
+                Ok((_, members)) => boards.push(BoardSize { board, members }),
+                // Listed but not (or no longer) created: see REGISTRY.
+                Err(e) if e.code == Code::BoardNotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(BoardsOut { boards })
+    }
+
+    async fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let a = arr(self.call(board, "entry", [member]).await?)?;
+        if a.is_empty() {
+            return Err(ApiError::no_member(board, member));
+        }
+        if a.len() < 8 {
+            return Err(protocol("entry"));
+        }
+        let ranking = ranking_of(a.get(6))?;
+        let (pos, better, total) = (int(&a[0])?, int(&a[2])?, int(&a[3])?);
+        let rank_better = int(&a[7])?;
+        Ok(EntryInfoOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            entry: EntryOut {
+                member: member.to_string(),
+                score: Score(score(&a[1])?),
+                rank: rank_of(ranking, pos, rank_better),
+                name: text(&a[4]),
+                data: json_data(a.get(5)),
+            },
+            percentile: 100.0 * (total as f64 - better as f64) / total as f64,
+            page: pos / ps + 1,
+            total,
+        })
+    }
+
+    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        let e = self.entry(board, member, None).await?;
+        Ok(RankOut {
+            board: e.board,
+            ranking: e.ranking,
+            member: e.entry.member,
+            rank: e.entry.rank,
+            score: e.entry.score,
+        })
+    }
+
+    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        if has_nan(&bounds) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::NanScore.into());
+        }
+        let v = self
+            .call(
+                board,
+                "count",
+                [
+                    bound(bounds.min, bounds.min_exclusive, "-inf"),
+                    bound(bounds.max, bounds.max_exclusive, "+inf"),
+                ],
+            )
+            .await?;
+        Ok(CountOut {
+            board: board.to_string(),
+            count: int(&v)?,
+        })
+    }
+
+    async fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        let from = (page - 1).saturating_mul(ps);
+        let to = from.saturating_add(ps - 1);
+        let w = window(
+            self.call(
+                board,
+                "window",
+                [from.to_string(), to.to_string(), flag(with_data).into()],
+            )
+            .await?,
+            with_data,
+        )?;
+        Ok(TopOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            page,
+            page_size: ps,
+            total: w.total,
+            total_pages: w.total.div_ceil(ps),
+            entries: w.entries,
+        })
+    }
+
+    async fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        if stop - start >= MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} entries per call; use export for more"
+            )));
+        }
+        let mut w = window(
+            self.call(
+                board,
+                "rank_range",
+                [
+                    start.to_string(),
+                    stop.to_string(),
+                    flag(from_worst).into(),
+                    flag(with_data).into(),
+                ],
+            )
+            .await?,
+            with_data,
+        )?;
+        if from_worst {
+            w.entries.reverse();
+        }
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            total: w.total,
+            entries: w.entries,
+        })
+    }
+
+    async fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
+        if has_nan(&bounds) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::NanScore.into());
+        }
+        let mut w = window(
+            self.call(
+                board,
+                "score_range",
+                [
+                    bound(bounds.min, bounds.min_exclusive, "-inf"),
+                    bound(bounds.max, bounds.max_exclusive, "+inf"),
+                    offset.unwrap_or(0).to_string(),
+                    limit.to_string(),
+                    flag(from_worst).into(),
+                    flag(with_data).into(),
+                ],
+            )
+            .await?,
+            with_data,
+        )?;
+        if from_worst {
+            w.entries.reverse();
+        }
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            total: w.total,
+            entries: w.entries,
+        })
+    }
+
+    async fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let v = self
+            .call(
+                board,
+                "around",
+                [member.to_string(), ps.to_string(), flag(with_data).into()],
+            )
+            .await?;
+        if v == Value::Nil {
+            return Err(ApiError::no_member(board, member));
+        }
+        let w = window(v, with_data)?;
+        let (pos, better) = match w.rest.as_slice() {
+            [p, b, ..] => (int(p)?, int(b)?),
+            _ => return Err(protocol("around")),
+        };
+        Ok(AroundOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            member: member.to_string(),
+            rank: rank_of(w.ranking, pos, better),
+            total: w.total,
+            entries: w.entries,
+        })
+    }
+
+    async fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        if members.len() as u64 > MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} members per call"
+            )));
+        }
+        let args = std::iter::once(flag(with_data).to_string()).chain(members.iter().cloned());
+        let mut a = arr(self.call(board, "ranks", args).await?)?;
+        if a.is_empty() {
+            return Err(protocol("ranks"));
+        }
+        let ranking = ranking_of(a.first())?;
+        let mut found: Vec<(u64, EntryOut)> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
+        for item in a.drain(1..) {
+            let f = arr(item)?;
+            let member = f.first().and_then(text).ok_or_else(|| protocol("ranks"))?;
+            if f.len() < 6 {
+                missing.push(member);
+                continue;
+            }
+            let (pos, better) = (int(&f[1])?, int(&f[3])?);
+            found.push((
+                pos,
+                EntryOut {
+                    member,
+                    score: Score(score(&f[2])?),
+                    rank: rank_of(ranking, pos, better),
+                    name: text(&f[4]),
+                    data: if with_data { json_data(f.get(5)) } else { None },
+                },
+            ));
+        }
+        found.sort_by_key(|f| f.0);
+        found.dedup_by_key(|f| f.0);
+        missing.sort();
+        missing.dedup();
+        Ok(RanksOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            entries: found.into_iter().map(|f| f.1).collect(),
+            missing,
+        })
+    }
+
+    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        let e = self.entry(board, member, None).await?;
+        Ok(PercentileOut {
+            board: e.board,
+            member: e.entry.member,
+            percentile: e.percentile,
+        })
+    }
+
+    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        if !(0.0..=100.0).contains(&p) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::BadArgument(
+                "percentile must be between 0 and 100".into(),
+            )
+            .into());
+        }
+        let mut w = window(self.call(board, "score_at", [fmt_score(p)]).await?, false)?;
+        Ok(ScoreAtOut {
+            board: board.to_string(),
+            percentile: p,
+            entry: w.entries.pop(),
+        })
+    }
+
+    async fn search(
+        &self,
+        _board: &str,
+        _query: &str,
+        _limit: u64,
+        _offset: u64,
+        _with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        Err(not_implemented("search"))
+    }
+
+    async fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        if limit == 0 {
+            self.exists(board).await?;
+            return Ok(Vec::new());
+        }
+        let w = window(
+            self.call(
+                board,
+                "window",
+                [
+                    pos.to_string(),
+                    pos.saturating_add(limit - 1).to_string(),
+                    "1".to_string(),
+                ],
+            )
+            .await?,
+            true,
+        )?;
+        Ok(w.entries
+            .into_iter()
+            .map(|e| ExportLine {
+                member: e.member,
+                score: e.score,
+                rank: e.rank,
+                name: e.name,
+                data: e.data,
+            })
+            .collect())
+    }
+}

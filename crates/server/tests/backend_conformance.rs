@@ -1,0 +1,764 @@
+//! Conformance of the storage backends (issue 7): the same operation
+//! sequences run through the `Backend` trait against the embedded engine,
+//! a single redis-server and a 3-master Redis Cluster that this test starts
+//! on free loopback ports in temp dirs, and every answer (value or error
+//! code and message) must be identical. Also: the configs and operations
+//! the Redis backend refuses, and a lost Redis giving 503s and recovering.
+//!
+//! redis-server and redis-cli must be installed (`scripts/test.sh`
+//! installs them); without them these tests fail and say so. Every Redis
+//! process the test starts is killed when its guard drops, pass or fail.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::TimeZone;
+use podium_server::api::{CombineIn, CondIn, Only, SubmitIn};
+use podium_server::backend::{Backend, EmbeddedBackend, RedisBackend};
+use podium_server::error::{ApiError, Code};
+use podium_server::schedule::ManualClock;
+use podium_server::service::{RangeBounds, Service};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use serde_json::json;
+
+// ------------------------------------------------------------ redis harness
+
+/// Redis processes started by a test, killed on drop.
+struct Redis {
+    procs: Vec<(u16, Child)>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        for (_, c) in &mut self.procs {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    // A cluster node also listens on port + 10000: keep both in range and
+    // both free.
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let p = l.local_addr().unwrap().port();
+        if p < 55000 && TcpListener::bind(("127.0.0.1", p + 10000)).is_ok() {
+            return p;
+        }
+    }
+}
+
+fn spawn_redis(dir: &Path, port: u16, cluster: bool) -> Child {
+    let mut cmd = Command::new("redis-server");
+    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+        .arg("--dir")
+        .arg(dir);
+    if cluster {
+        cmd.args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
+            .args(["--cluster-config-file", &format!("nodes-{port}.conf")]);
+    }
+    cmd.stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("redis-server must be installed (scripts/test.sh installs it)")
+}
+
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let out = Command::new("redis-cli")
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args(args)
+        .output()
+        .expect("redis-cli must be installed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !ok() {
+        assert!(t.elapsed() < Duration::from_secs(30), "timed out: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+impl Redis {
+    fn single() -> Redis {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = spawn_redis(dir.path(), port, false);
+        let r = Redis {
+            procs: vec![(port, child)],
+            _dir: dir,
+        };
+        wait_until("redis-server up", || {
+            redis_cli(port, &["PING"]).contains("PONG")
+        });
+        r
+    }
+
+    fn cluster() -> Redis {
+        let dir = tempfile::tempdir().unwrap();
+        let mut procs = Vec::new();
+        for _ in 0..3 {
+            let port = free_port();
+            procs.push((port, spawn_redis(dir.path(), port, true)));
+        }
+        let r = Redis { procs, _dir: dir };
+        for &(p, _) in &r.procs {
+            wait_until("cluster node up", || {
+                redis_cli(p, &["PING"]).contains("PONG")
+            });
+        }
+        let nodes: Vec<String> = r
+            .procs
+            .iter()
+            .map(|(p, _)| format!("127.0.0.1:{p}"))
+            .collect();
+        let mut args = vec!["--cluster", "create"];
+        args.extend(nodes.iter().map(String::as_str));
+        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        let out = redis_cli(r.procs[0].0, &args);
+        assert!(out.contains("[OK]"), "cluster create failed:\n{out}");
+        for &(p, _) in &r.procs {
+            wait_until("cluster state ok", || {
+                redis_cli(p, &["CLUSTER", "INFO"]).contains("cluster_state:ok")
+            });
+        }
+        r
+    }
+
+    fn url(&self) -> String {
+        if self.procs.len() == 1 {
+            format!("redis://127.0.0.1:{}", self.procs[0].0)
+        } else {
+            let hosts: Vec<String> = self
+                .procs
+                .iter()
+                .map(|(p, _)| format!("127.0.0.1:{p}"))
+                .collect();
+            format!("redis+cluster://{}", hosts.join(","))
+        }
+    }
+}
+
+/// Archive names carry the time: every backend reads the same fixed clock.
+fn clock() -> Arc<ManualClock> {
+    Arc::new(ManualClock::new(
+        chrono::Utc
+            .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
+            .unwrap(),
+    ))
+}
+
+fn embedded() -> EmbeddedBackend {
+    EmbeddedBackend::new(Arc::new(Service::in_memory().with_clock(clock())))
+}
+
+async fn redis_backend(url: &str) -> RedisBackend {
+    RedisBackend::connect(url)
+        .await
+        .unwrap()
+        .with_clock(clock())
+}
+
+// ---------------------------------------------------------------- scenario
+
+/// Every answer of a scenario, one line per operation.
+#[derive(Default)]
+struct Log(Vec<String>);
+
+impl Log {
+    fn add<T: serde::Serialize>(&mut self, what: &str, r: Result<T, ApiError>) {
+        let line = match r {
+            Ok(v) => {
+                let mut v = serde_json::to_value(&v).unwrap();
+                // Memory use is each engine's own measure.
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("heap_bytes");
+                }
+                format!("{what} => {v}")
+            }
+            Err(e) => format!("{what} => ERR {} {}", e.code.as_str(), e.message),
+        };
+        self.0.push(line);
+    }
+}
+
+fn s(m: &str, score: f64) -> SubmitIn {
+    SubmitIn::new(m, score)
+}
+
+fn with(mut e: SubmitIn, f: impl FnOnce(&mut SubmitIn)) -> SubmitIn {
+    f(&mut e);
+    e
+}
+
+fn range(min: Option<f64>, max: Option<f64>, min_ex: bool, max_ex: bool) -> RangeBounds {
+    RangeBounds {
+        min,
+        max,
+        min_exclusive: min_ex,
+        max_exclusive: max_ex,
+    }
+}
+
+/// Reads that every board of the scenario gets after each phase.
+async fn read_all(b: &dyn Backend, log: &mut Log, board: &str, members: &[&str]) {
+    for page in [1, 2, 9] {
+        log.add(
+            &format!("top {board} p{page}"),
+            b.top(board, Some(page), Some(3), true).await,
+        );
+    }
+    log.add("top default", b.top(board, None, None, false).await);
+    for m in members {
+        log.add(&format!("entry {m}"), b.entry(board, m, Some(2)).await);
+        log.add(&format!("rank {m}"), b.rank(board, m).await);
+        log.add(
+            &format!("around {m}"),
+            b.around(board, m, Some(3), true).await,
+        );
+        log.add(
+            &format!("around4 {m}"),
+            b.around(board, m, Some(4), false).await,
+        );
+        log.add(&format!("pct {m}"), b.percentile(board, m).await);
+    }
+    let mut list: Vec<String> = members.iter().map(|m| m.to_string()).collect();
+    list.extend(["nobody".to_string(), members[0].to_string(), "ghost".into()]);
+    log.add("ranks", b.ranks(board, &list, true).await);
+    for p in [0.0, 10.0, 50.0, 99.9, 100.0] {
+        log.add(
+            &format!("score_at {p}"),
+            b.score_at_percentile(board, p).await,
+        );
+    }
+    let ranges = [
+        range(None, None, false, false),
+        range(Some(2.0), Some(7.0), false, false),
+        range(Some(2.0), Some(7.0), true, true),
+        range(Some(5.0), None, true, false),
+        range(None, Some(5.0), false, true),
+        range(Some(f64::NEG_INFINITY), Some(f64::INFINITY), false, false),
+        range(Some(9.0), Some(1.0), false, false),
+    ];
+    for (i, r) in ranges.iter().enumerate() {
+        log.add(&format!("count r{i}"), b.count(board, *r).await);
+        for fw in [false, true] {
+            for (off, lim) in [(None, None), (Some(1), Some(2)), (Some(50), Some(5))] {
+                log.add(
+                    &format!("range_by_score r{i} fw={fw} {off:?} {lim:?}"),
+                    b.range_by_score(board, *r, fw, off, lim, true).await,
+                );
+            }
+        }
+    }
+    for (a, z) in [(1, 3), (2, 2), (4, 100), (50, 60)] {
+        for fw in [false, true] {
+            log.add(
+                &format!("range_by_rank {a}..{z} fw={fw}"),
+                b.range_by_rank(board, a, z, fw, true).await,
+            );
+        }
+    }
+    for (pos, lim) in [(0, 2), (2, 100), (100, 5)] {
+        log.add(
+            &format!("export {pos} {lim}"),
+            b.export_chunk(board, pos, lim).await,
+        );
+    }
+    log.add("info", b.board_info(board).await);
+}
+
+async fn scenario(b: &dyn Backend) -> Vec<String> {
+    let mut log = Log::default();
+    let l = &mut log;
+
+    // Boards: explicit, duplicate, bad config, bad name, implicit.
+    l.add(
+        "create lap",
+        b.board_create(
+            "lap",
+            &json!({"order": "asc", "ranking": "competition", "update": "best",
+                     "min_score": 0, "max_score": 1000}),
+        )
+        .await,
+    );
+    l.add("create lap again", b.board_create("lap", &json!({})).await);
+    l.add(
+        "create bad config",
+        b.board_create("bad", &json!({"order": "sideways"})).await,
+    );
+    l.add("create bad name", b.board_create("", &json!({})).await);
+    l.add("info missing", b.board_info("nope").await);
+    l.add("top missing", b.top("nope", None, None, false).await);
+    l.add("entry missing board", b.entry("nope", "a", None).await);
+    l.add(
+        "count missing",
+        b.count("nope", RangeBounds::default()).await,
+    );
+    l.add("remove missing", b.remove("nope", &["a".into()]).await);
+
+    // A batch with names, data, ties, an incr and a bad one.
+    let batch = vec![
+        with(s("alice", 5.0), |e| e.name = Some("Alice A".into())),
+        with(s("bob", 7.0), |e| {
+            e.data = Some(json!({"team": "red", "n": 1}))
+        }),
+        s("carol", 5.0),
+        s("dave", 2.0),
+        s("erin", 7.0),
+        with(s("alice", 1.5), |e| e.op = Some("incr".into())),
+        s("frank", 9.0),
+        s("gus", f64::INFINITY),
+        s("hal", f64::NEG_INFINITY),
+        s("ivy", 0.1),
+        with(s("ivy", 0.2), |e| e.op = Some("incr".into())),
+    ];
+    l.add("submit game", b.submit("game", &batch).await);
+    read_all(
+        b,
+        l,
+        "game",
+        &["alice", "bob", "carol", "gus", "hal", "ivy"],
+    )
+    .await;
+
+    // One-entry submits through every operator and condition.
+    let ones = vec![
+        with(s("bob", 3.0), |e| e.op = Some("best".into())),
+        with(s("bob", 8.0), |e| e.op = Some("best".into())),
+        with(s("bob", 1.0), |e| e.cond = Some(CondIn::Gt)),
+        with(s("bob", 1.0), |e| e.cond = Some(CondIn::Lt)),
+        with(s("bob", 100.0), |e| e.only = Some(Only::New)),
+        with(s("zed", 4.0), |e| e.only = Some(Only::Existing)),
+        with(s("zed", 4.0), |e| e.only = Some(Only::New)),
+        with(s("dave", -2.0), |e| e.op = Some("incr".into())),
+        with(s("dave", 0.0), |e| e.op = Some("incr".into())),
+        with(s("carol", 5.0), |e| e.name = Some("Carol".into())),
+        with(s("carol", 5.0), |e| e.name = Some(String::new())),
+        with(s("gus", f64::NEG_INFINITY), |e| e.op = Some("incr".into())),
+        with(s("x", 1.0), |e| e.op = Some("double".into())),
+        with(s("x", 1.0), |e| e.data = Some(json!([1, 2]))),
+        with(s("x", 1.0), |e| {
+            e.data = Some(json!({"big": "x".repeat(5000)}))
+        }),
+        with(s("x", 1.0), |e| e.name = Some("n".repeat(600))),
+        s("", 1.0),
+        s(&"m".repeat(513), 1.0),
+        s("nan", f64::NAN),
+    ];
+    for (i, e) in ones.iter().enumerate() {
+        l.add(&format!("submit_one #{i}"), b.submit_one("game", e).await);
+    }
+    read_all(b, l, "game", &["bob", "dave", "zed", "gus"]).await;
+
+    // Bounds and `best` on the asc competition board.
+    let laps = vec![s("p1", 61.5), s("p2", 59.0), s("p3", 61.5), s("p4", 70.0)];
+    l.add("submit lap", b.submit("lap", &laps).await);
+    l.add("lap improve", b.submit_one("lap", &s("p4", 58.0)).await);
+    l.add("lap worse", b.submit_one("lap", &s("p2", 65.0)).await);
+    l.add(
+        "lap out of bounds",
+        b.submit_one("lap", &s("p9", 1001.0)).await,
+    );
+    l.add(
+        "lap batch with one out of bounds",
+        b.submit("lap", &[s("p5", 10.0), s("p6", -1.0)]).await,
+    );
+    l.add(
+        "lap incr out of bounds",
+        b.submit(
+            "lap",
+            &[
+                with(s("p1", 2000.0), |e| e.op = Some("incr".into())),
+                s("p7", 61.5),
+            ],
+        )
+        .await,
+    );
+    read_all(b, l, "lap", &["p1", "p2", "p3", "p4", "p7"]).await;
+
+    // Capped board: the worst are evicted, possibly the newcomer.
+    l.add(
+        "create capped",
+        b.board_create("capped", &json!({"max_members": 3})).await,
+    );
+    l.add(
+        "submit capped",
+        b.submit(
+            "capped",
+            &[
+                s("a", 1.0),
+                s("b", 2.0),
+                s("c", 3.0),
+                s("d", 4.0),
+                s("e", 0.5),
+            ],
+        )
+        .await,
+    );
+    read_all(b, l, "capped", &["b", "c", "d"]).await;
+
+    l.add(
+        "submit rand-src",
+        b.submit("rand-src", &[s("alice", 1.0), s("gus", 2.0), s("ivy", 3.0)])
+            .await,
+    );
+
+    // Data, removal, ranges.
+    l.add(
+        "set_data",
+        b.set_data("game", "carol", Some("C".into()), Some(json!({"k": 1})))
+            .await,
+    );
+    l.add(
+        "set_data missing member",
+        b.set_data("game", "nobody", None, None).await,
+    );
+    l.add(
+        "set_data bad data",
+        b.set_data("game", "carol", None, Some(json!(3))).await,
+    );
+    l.add(
+        "set_data missing board",
+        b.set_data("nope", "carol", None, None).await,
+    );
+    l.add("entry carol", b.entry("game", "carol", None).await);
+    l.add(
+        "remove",
+        b.remove("game", &["bob".into(), "nobody".into(), "bob".into()])
+            .await,
+    );
+    l.add("remove ranks", b.remove_rank_range("game", 2, 3).await);
+    l.add("remove ranks bad", b.remove_rank_range("game", 0, 3).await);
+    l.add(
+        "remove scores",
+        b.remove_score_range("game", range(Some(0.0), Some(2.0), false, true))
+            .await,
+    );
+    read_all(b, l, "game", &["alice", "carol", "gus", "hal"]).await;
+
+    // Reconfiguring flips the order and the ranking in place.
+    l.add(
+        "put game",
+        b.board_put("game", &json!({"order": "asc", "ranking": "competition"}))
+            .await,
+    );
+    read_all(b, l, "game", &["alice", "carol", "gus", "hal"]).await;
+    l.add(
+        "put game dense",
+        b.board_put("game", &json!({"order": "asc", "ranking": "dense"}))
+            .await,
+    );
+    l.add("game tie", b.submit_one("game", &s("zed", 5.0)).await);
+    l.add("put new", b.board_put("fresh", &json!({})).await);
+    read_all(b, l, "game", &["alice", "carol", "gus", "hal"]).await;
+    l.add(
+        "put capped smaller",
+        b.board_put("capped", &json!({"max_members": 1})).await,
+    );
+    read_all(b, l, "capped", &["d"]).await;
+
+    // Merge and intersect, into new and existing boards.
+    let comb = |sources: &[&str], weights: Option<Vec<f64>>, agg: Option<&str>| CombineIn {
+        sources: sources.iter().map(|x| x.to_string()).collect(),
+        weights,
+        aggregate: agg.map(str::to_string),
+    };
+    for (i, (req, inter)) in [
+        (comb(&["game", "lap"], None, None), false),
+        (
+            comb(
+                &["game", "capped", "nope"],
+                Some(vec![2.0, 0.5, 1.0]),
+                Some("max"),
+            ),
+            false,
+        ),
+        (
+            comb(&["game", "game"], Some(vec![1.0, -1.0]), Some("min")),
+            true,
+        ),
+        (comb(&["rand-src", "game"], None, Some("sum")), true),
+        (comb(&[], None, None), false),
+        (comb(&["game"], Some(vec![1.0, 2.0]), None), false),
+        (comb(&["game"], None, Some("avg")), false),
+        (comb(&["game", ""], None, None), false),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        l.add(
+            &format!("combine #{i}"),
+            b.combine(&format!("merged{i}"), &req, inter).await,
+        );
+        l.add(
+            &format!("combined #{i}"),
+            b.range_by_rank(&format!("merged{i}"), 1, 100, false, true)
+                .await,
+        );
+    }
+    l.add(
+        "merge into capped",
+        b.combine("capped", &comb(&["game", "capped"], None, None), false)
+            .await,
+    );
+    read_all(b, l, "capped", &["d"]).await;
+
+    // A board name that needs escaping in the hash tag.
+    let odd = "we}ird%{name} é";
+    l.add(
+        "submit odd",
+        b.submit(odd, &[s("a", 1.0), s("b", 2.0)]).await,
+    );
+    read_all(b, l, odd, &["a", "b"]).await;
+
+    // Many ties, random scores, both rankings.
+    let mut rng = SmallRng::seed_from_u64(7);
+    for ranking in ["unique", "competition", "dense"] {
+        let name = format!("rand-{ranking}");
+        l.add(
+            "create rand",
+            b.board_create(&name, &json!({"ranking": ranking})).await,
+        );
+        let batch: Vec<SubmitIn> = (0..400)
+            .map(|i| {
+                s(
+                    &format!("m{:03}", i % 300),
+                    rng.random_range(0..40) as f64 / 4.0,
+                )
+            })
+            .collect();
+        l.add("submit rand", b.submit(&name, &batch).await);
+        read_all(b, l, &name, &["m000", "m150", "m299"]).await;
+        l.add(
+            "rand full",
+            b.range_by_rank(&name, 1, 400, false, false).await,
+        );
+        // Moves, removals and evictions keep the distinct scores right.
+        let moves: Vec<SubmitIn> = (0..100)
+            .map(|i| {
+                let e = s(
+                    &format!("m{:03}", i * 3),
+                    rng.random_range(-4..44) as f64 / 4.0,
+                );
+                if i % 2 == 0 {
+                    with(e, |e| e.op = Some("incr".into()))
+                } else {
+                    e
+                }
+            })
+            .collect();
+        l.add("moves", b.submit(&name, &moves).await);
+        let gone: Vec<String> = (0..60).map(|i| format!("m{:03}", i * 5)).collect();
+        l.add("remove some", b.remove(&name, &gone).await);
+        l.add("remove top", b.remove_rank_range(&name, 1, 7).await);
+        l.add(
+            "remove band",
+            b.remove_score_range(&name, range(Some(3.0), Some(4.0), false, false))
+                .await,
+        );
+        l.add(
+            "rand after",
+            b.range_by_rank(&name, 1, 400, true, false).await,
+        );
+        l.add(
+            "cap it",
+            b.board_put(&name, &json!({"ranking": ranking, "max_members": 50}))
+                .await,
+        );
+        l.add(
+            "capped rand",
+            b.range_by_rank(&name, 1, 400, false, false).await,
+        );
+        read_all(b, l, &name, &["m001", "m002", "m299"]).await;
+        // Switching rankings in place.
+        for other in ["dense", "unique", "competition"] {
+            l.add(
+                &format!("to {other}"),
+                b.board_put(&name, &json!({"ranking": other, "max_members": 50}))
+                    .await,
+            );
+            l.add(
+                &format!("as {other}"),
+                b.range_by_rank(&name, 1, 60, false, false).await,
+            );
+        }
+    }
+
+    // Resets archive the content under NAME@time (.2, .3 when taken) and
+    // keep_archives drops the oldest.
+    l.add("reset lap", b.reset("lap").await);
+    l.add("reset lap again", b.reset("lap").await);
+    read_all(b, l, "lap", &["p1"]).await;
+    let archive = "lap@2026-11-21T12:00:00Z";
+    read_all(b, l, archive, &["p1", "p2", "p4"]).await;
+    l.add("write archive", b.submit_one(archive, &s("p1", 1.0)).await);
+    l.add("remove archive", b.remove(archive, &["p1".into()]).await);
+    l.add("reset archive", b.reset(archive).await);
+    l.add("put archive", b.board_put(archive, &json!({})).await);
+    l.add("reset missing", b.reset("nope").await);
+    l.add(
+        "create kept",
+        b.board_create("kept", &json!({"keep_archives": 2, "ranking": "dense"}))
+            .await,
+    );
+    for i in 0..4 {
+        l.add(
+            "fill kept",
+            b.submit(
+                "kept",
+                &[
+                    with(s(&format!("k{i}"), 1.0), |e| e.name = Some("K".into())),
+                    s("x", i as f64),
+                ],
+            )
+            .await,
+        );
+        l.add("reset kept", b.reset("kept").await);
+    }
+    // (Four resets in one second: the fourth reuses the freed base name,
+    // which then sorts oldest and is pruned at once, on both engines.)
+    read_all(b, l, "kept@2026-11-21T12:00:00Z.3", &["x", "k2"]).await;
+
+    l.add("boards", b.boards().await);
+    l.add("delete game", b.board_delete("game").await);
+    l.add("delete game again", b.board_delete("game").await);
+    l.add("top deleted", b.top("game", None, None, false).await);
+    l.add("boards after", b.boards().await);
+    log.0
+}
+
+fn compare(name: &str, want: &[String], got: &[String]) {
+    assert_eq!(want.len(), got.len(), "{name}: different number of answers");
+    let diffs: Vec<String> = want
+        .iter()
+        .zip(got)
+        .filter(|(w, g)| w != g)
+        .map(|(w, g)| format!("embedded: {w}\n{name:>8}: {g}"))
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{} of {} answers differ on {name}:\n{}",
+        diffs.len(),
+        want.len(),
+        diffs.join("\n\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn same_answers_on_embedded_single_redis_and_cluster() {
+    let want = scenario(&embedded()).await;
+    assert!(want.len() > 500, "the scenario covers {} calls", want.len());
+    // For reviewing what the scenario asks and answers.
+    if let Some(path) = std::env::var_os("PODIUM_CONFORMANCE_DUMP") {
+        std::fs::write(path, want.join("\n")).unwrap();
+    }
+
+    let single = Redis::single();
+    let rb = redis_backend(&single.url()).await;
+    let got = scenario(&rb).await;
+    compare("redis", &want, &got);
+
+    let cluster = Redis::cluster();
+    let cb = redis_backend(&cluster.url()).await;
+    let got = scenario(&cb).await;
+    compare("cluster", &want, &got);
+    eprintln!(
+        "{} answers identical on embedded, redis and cluster",
+        want.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_nodes_on_one_cluster_see_each_others_writes() {
+    let cluster = Redis::cluster();
+    let a = RedisBackend::connect(&cluster.url()).await.unwrap();
+    let b = RedisBackend::connect(&cluster.url()).await.unwrap();
+    let batch: Vec<SubmitIn> = (0..10_000).map(|i| s(&format!("p{i}"), i as f64)).collect();
+    let r = a.submit("shared", &batch).await.unwrap();
+    assert_eq!(r.len(), 10_000);
+    let top = b.top("shared", Some(1), Some(2), false).await.unwrap();
+    assert_eq!(top.total, 10_000);
+    assert_eq!(top.entries[0].member, "p9999");
+    b.submit_one("shared", &s("p0", 1e9)).await.unwrap();
+    assert_eq!(a.rank("shared", "p0").await.unwrap().rank, 1);
+    let names: Vec<String> = a
+        .boards()
+        .await
+        .unwrap()
+        .boards
+        .into_iter()
+        .map(|x| x.board)
+        .collect();
+    assert_eq!(names, ["shared"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_refuses_what_it_cannot_honour_and_says_what_is_missing() {
+    let single = Redis::single();
+    let r = RedisBackend::connect(&single.url()).await.unwrap();
+    for cfg in [
+        json!({"tiebreak": "first"}),
+        json!({"tiebreak": "last"}),
+        json!({"reset": "daily"}),
+    ] {
+        let e = r.board_create("b", &cfg).await.unwrap_err();
+        assert_eq!(e.code, Code::InvalidConfig, "{cfg}: {e}");
+        let e = r.board_put("b", &cfg).await.unwrap_err();
+        assert_eq!(e.code, Code::InvalidConfig, "{cfg}: {e}");
+    }
+    assert!(r.boards().await.unwrap().boards.is_empty());
+    r.submit_one("b", &s("a", 1.0)).await.unwrap();
+    let e = r.search("b", "a", 10, 0, false).await.unwrap_err();
+    assert!(
+        e.message.contains("not implemented on the redis backend"),
+        "{e}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
+    let mut single = Redis::single();
+    let port = single.procs[0].0;
+    let r = RedisBackend::connect(&single.url()).await.unwrap();
+    r.submit_one("b", &s("a", 1.0)).await.unwrap();
+    {
+        let (_, c) = &mut single.procs[0];
+        c.kill().unwrap();
+        c.wait().unwrap();
+    }
+    let t = Instant::now();
+    let e = r.top("b", None, None, false).await.unwrap_err();
+    assert_eq!(e.code, Code::StorageUnavailable, "{e}");
+    eprintln!("503 after {:?}: {e}", t.elapsed());
+    assert_eq!(e.code.status(), 503);
+    let e = r.submit_one("b", &s("a", 2.0)).await.unwrap_err();
+    assert_eq!(e.code, Code::StorageUnavailable, "{e}");
+    // A new server on the same port (empty: no persistence in this test).
+    single.procs[0].1 = spawn_redis(single._dir.path(), port, false);
+    wait_until("redis back", || redis_cli(port, &["PING"]).contains("PONG"));
+    let t = Instant::now();
+    loop {
+        match r.submit_one("b", &s("a", 3.0)).await {
+            Ok(out) => {
+                assert_eq!(out.score.map(|x| x.0), Some(3.0));
+                eprintln!("recovered {:?} after the restart", t.elapsed());
+                break;
+            }
+            Err(e) => {
+                assert_eq!(e.code, Code::StorageUnavailable, "{e}");
+                assert!(t.elapsed() < Duration::from_secs(20), "no recovery: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    assert_eq!(r.rank("b", "a").await.unwrap().rank, 1);
+}
