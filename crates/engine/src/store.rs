@@ -176,13 +176,39 @@ impl Store {
                 .filter(|e| e.key().starts_with(&prefix))
                 .map(|e| e.key().to_string())
                 .collect();
-            archives.sort();
+            archives.sort_by(|a, b| {
+                archive_order(&a[prefix.len()..]).cmp(&archive_order(&b[prefix.len()..]))
+            });
             let excess = archives.len().saturating_sub(keep as usize);
             for old in &archives[..excess] {
                 self.delete(old);
             }
         }
         Ok(n)
+    }
+
+    /// The name for the next archive of `name` labelled `label`:
+    /// `NAME@LABEL`, or `NAME@LABEL.N` with N one past the highest taken,
+    /// so that a name freed by `keep_archives` is never reused for a newer
+    /// archive (it would sort as the oldest and be dropped at once).
+    pub fn next_archive_name(&self, name: &str, label: &str) -> String {
+        let base = format!("{name}@{label}");
+        let highest = self
+            .boards
+            .iter()
+            .filter_map(|e| {
+                let rest = e.key().strip_prefix(&base)?;
+                if rest.is_empty() {
+                    Some(1)
+                } else {
+                    rest.strip_prefix('.')?.parse::<u64>().ok()
+                }
+            })
+            .max();
+        match highest {
+            None => base,
+            Some(n) => format!("{base}.{}", n + 1),
+        }
     }
 
     /// `merge` (`intersect == false`) or `intersect`: stores the aggregate of
@@ -252,5 +278,17 @@ impl Store {
 impl Board {
     fn empty_default() -> Board {
         Board::new(BoardConfig::default()).expect("default config is valid")
+    }
+}
+
+/// Sort key of an archive name after `NAME@`: its period label, then the
+/// number of a same-label repeat (`LABEL` is 1, `LABEL.2` is 2, …), so that
+/// `.10` sorts after `.9` and `keep_archives` drops the oldest.
+fn archive_order(rest: &str) -> (&str, u64) {
+    match rest.rsplit_once('.') {
+        Some((label, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
+            (label, n.parse().unwrap_or(u64::MAX))
+        }
+        _ => (rest, 1),
     }
 }

@@ -550,12 +550,7 @@ impl Service {
     /// Archives `board` as `board@label` (or `board@label.N` if that name
     /// is taken). Call with the gate held exclusively.
     fn archive_locked(&self, board: &str, label: &str) -> Result<ResetOut, ApiError> {
-        let mut archive = format!("{board}@{label}");
-        let mut n = 2;
-        while self.store.get(&archive).is_some() {
-            archive = format!("{board}@{label}.{n}");
-            n += 1;
-        }
+        let archive = self.store.next_archive_name(board, label);
         let archived = self.store.archive(board, &archive)?;
         self.append(&LogOp::Archive {
             board: board.to_string(),
@@ -1197,6 +1192,46 @@ mod tests {
         }
         let svc = open(&dir);
         assert_eq!(svc.boards().boards.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn manual_resets_in_one_second_keep_the_newest_archives() {
+        // Same label each time (a frozen clock): names freed by
+        // keep_archives must not come back for a newer archive, and `.10`
+        // must sort after `.9`.
+        let dir = tmp("reset-same-second");
+        let clock = Arc::new(ManualClock::new(
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
+                .unwrap(),
+        ));
+        let svc = open(&dir).with_clock(clock.clone());
+        svc.board_create("lb", &serde_json::json!({"keep_archives": 2}))
+            .await
+            .unwrap();
+        let mut made = Vec::new();
+        for i in 0..11 {
+            svc.submit("lb", &[e(&format!("m{i}"), i as f64)])
+                .await
+                .unwrap();
+            made.push(svc.reset("lb").await.unwrap().archive);
+        }
+        assert_eq!(made[0], "lb@2026-11-21T12:00:00Z");
+        assert_eq!(made[1], "lb@2026-11-21T12:00:00Z.2");
+        assert_eq!(made[10], "lb@2026-11-21T12:00:00Z.11");
+        let names: Vec<String> = svc.boards().boards.into_iter().map(|b| b.board).collect();
+        assert_eq!(
+            names,
+            vec![
+                "lb",
+                "lb@2026-11-21T12:00:00Z.10",
+                "lb@2026-11-21T12:00:00Z.11"
+            ]
+        );
+        let newest = svc
+            .top("lb@2026-11-21T12:00:00Z.11", Some(1), Some(10), false)
+            .unwrap();
+        assert_eq!(newest.entries[0].member, "m10");
     }
 
     #[tokio::test]
