@@ -14,6 +14,7 @@
 pub mod codec;
 pub mod conn;
 pub mod exec;
+pub mod fast;
 pub mod method;
 
 use std::sync::Arc;
