@@ -339,17 +339,29 @@ impl Service {
         board: &str,
         entries: &[SubmitIn],
     ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+        let results = self.submit_raw(board, entries).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
+            .collect())
+    }
+
+    /// [`Service::submit`] with the engine's results, for a caller that
+    /// encodes them itself (RPC's `submit_many`): one result per entry,
+    /// once durable.
+    pub async fn submit_raw(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Result<podium_engine::SubmitResult, ApiError>>, ApiError> {
         let recs = entries
             .iter()
             .map(submit_rec)
             .collect::<Result<Vec<_>, _>>()?;
         let (results, lsn) = self.zadd(board.as_bytes(), recs)?;
         self.durable(lsn).await?;
-        Ok(results
-            .into_iter()
-            .zip(entries)
-            .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
-            .collect())
+        Ok(results)
     }
 
     /// Answers a removal on an existing board once it is durable.
