@@ -14,7 +14,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -57,6 +57,8 @@ pub struct Service {
     pub(crate) expiring: AtomicUsize,
     clock: Arc<dyn Clock>,
     snapshot_every: u64,
+    /// Size of the last snapshot this process wrote.
+    last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
     pub recovery: RecoveryReport,
 }
@@ -164,6 +166,7 @@ impl Service {
             expires: Mutex::new(aux.expires),
             clock: Arc::new(SystemClock),
             snapshot_every,
+            last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
             recovery,
         }
@@ -1032,7 +1035,17 @@ impl Service {
         let Some(storage) = &self.storage else {
             return Ok(None);
         };
-        if !force && storage.log.bytes_since_rotation() < self.snapshot_every {
+        // Due after `snapshot_every` bytes of log, or as many bytes as the
+        // last snapshot took if that is more (Redis's AOF rewrite at 100%
+        // growth): each snapshot writes every board, so a fixed step would
+        // make a bulk load write its data over and over (a 10M-member load
+        // wrote ~7 snapshots of a growing board), while this keeps the
+        // snapshot bytes within a small multiple of the log's, and the log
+        // to replay on recovery no larger than the snapshot.
+        let due = self
+            .snapshot_every
+            .max(self.last_snapshot_bytes.load(Ordering::Relaxed));
+        if !force && storage.log.bytes_since_rotation() < due {
             return Ok(None);
         }
         if self.snapshotting.swap(true, Ordering::AcqRel) {
@@ -1087,6 +1100,7 @@ impl Service {
                 total_ms = t.elapsed().as_millis() as u64,
                 "snapshot written"
             );
+            self.last_snapshot_bytes.store(size, Ordering::Relaxed);
             metrics::gauge!("podium_snapshot_bytes").set(size as f64);
             metrics::histogram!("podium_snapshot_seconds").record(t.elapsed().as_secs_f64());
             Ok(Some(size))
