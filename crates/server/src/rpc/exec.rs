@@ -105,7 +105,10 @@ fn visit_chunk(
     from_worst: bool,
     with_data: bool,
 ) -> Result<Chunk, ApiError> {
-    let mut bytes = Vec::with_capacity(want * 40);
+    // An entry without a name or data takes 24 bytes plus its member id
+    // and rank: room for ids of ~20 bytes, so the chunk is not regrown
+    // (and copied) as it fills.
+    let mut bytes = Vec::with_capacity(want * 56);
     let count = svc.visit_entries(board, skip as usize, want, from_worst, |e| {
         encode_entry_ref(&mut bytes, &e, with_data)
     })?;
