@@ -569,28 +569,32 @@ impl Board {
         }
         let mut prev: Option<(u64, u64)> = None; // (key, rank)
         let mut pos = from;
-        let mut window: Vec<(u64, u32)> = Vec::with_capacity(64);
         // Only the iterator this read walks: each one costs a descent.
         let mut fwd = (!backward).then(|| self.tree.iter_from(from));
         let mut rev = backward.then(|| self.tree.iter_rev_from(from));
         let mut left = limit;
-        while left > 0 {
-            // A window of entries at a time: their records and ids are
-            // scattered in memory, so request them all before reading any.
-            window.clear();
+        // A window of entries at a time: their records and ids are scattered
+        // in memory, so they are requested before any is read, one window
+        // ahead: the next window's records load while this one's ids do,
+        // and those while this one is read.
+        let mut fill = |w: &mut Vec<(u64, u32)>| {
+            w.clear();
             let take = left.min(64);
             if let Some(rev) = rev.as_mut() {
-                window.extend(rev.by_ref().take(take));
+                w.extend(rev.by_ref().take(take));
             } else if let Some(fwd) = fwd.as_mut() {
-                window.extend(fwd.by_ref().take(take));
+                w.extend(fwd.by_ref().take(take));
             }
-            if window.is_empty() {
-                break;
-            }
-            left -= window.len();
-            for &(_, id) in &window {
+            left -= w.len();
+            for &(_, id) in w.iter() {
                 self.members.prefetch_rec(id);
             }
+        };
+        let mut window: Vec<(u64, u32)> = Vec::with_capacity(64);
+        let mut ahead: Vec<(u64, u32)> = Vec::with_capacity(64);
+        fill(&mut window);
+        while !window.is_empty() {
+            fill(&mut ahead);
             for &(_, id) in &window {
                 self.members.prefetch_bytes(id);
             }
@@ -616,6 +620,7 @@ impl Board {
                     pos + 1
                 };
             }
+            std::mem::swap(&mut window, &mut ahead);
         }
     }
 

@@ -492,9 +492,10 @@ impl Service {
         self.purge_if_expired(key);
         self.check_not_hash(key)?;
         let name = board_name(key)?;
-        self.write_board(name, |b| {
+        self.write_board(name, move |b| {
             let subs: Vec<Submit> = entries.iter().map(SubmitRec::as_submit).collect();
             let results = b.submit_many(&subs)?;
+            drop(subs);
             // Only a batch that changed something is logged (e.g. not
             // `best` submissions that were no improvement). A name or data
             // is stored even when the score is not.
@@ -507,9 +508,10 @@ impl Service {
                 .into_iter()
                 .map(|r| r.map_err(ApiError::from))
                 .collect();
+            // The record takes the entries: a batch is not copied to be logged.
             let rec = changed.then(|| LogOp::Submit {
                 board: name.to_string(),
-                entries: entries.clone(),
+                entries,
             });
             Ok((out, rec))
         })

@@ -14,7 +14,7 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -57,6 +57,8 @@ pub struct Service {
     pub(crate) expiring: AtomicUsize,
     clock: Arc<dyn Clock>,
     snapshot_every: u64,
+    /// Size of the last snapshot this process wrote.
+    last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
     pub recovery: RecoveryReport,
 }
@@ -164,6 +166,7 @@ impl Service {
             expires: Mutex::new(aux.expires),
             clock: Arc::new(SystemClock),
             snapshot_every,
+            last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
             recovery,
         }
@@ -339,17 +342,29 @@ impl Service {
         board: &str,
         entries: &[SubmitIn],
     ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+        let results = self.submit_raw(board, entries).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
+            .collect())
+    }
+
+    /// [`Service::submit`] with the engine's results, for a caller that
+    /// encodes them itself (RPC's `submit_many`): one result per entry,
+    /// once durable.
+    pub async fn submit_raw(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Result<podium_engine::SubmitResult, ApiError>>, ApiError> {
         let recs = entries
             .iter()
             .map(submit_rec)
             .collect::<Result<Vec<_>, _>>()?;
         let (results, lsn) = self.zadd(board.as_bytes(), recs)?;
         self.durable(lsn).await?;
-        Ok(results
-            .into_iter()
-            .zip(entries)
-            .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
-            .collect())
+        Ok(results)
     }
 
     /// Answers a removal on an existing board once it is durable.
@@ -1038,7 +1053,17 @@ impl Service {
         let Some(storage) = &self.storage else {
             return Ok(None);
         };
-        if !force && storage.log.bytes_since_rotation() < self.snapshot_every {
+        // Due after `snapshot_every` bytes of log, or as many bytes as the
+        // last snapshot took if that is more (Redis's AOF rewrite at 100%
+        // growth): each snapshot writes every board, so a fixed step would
+        // make a bulk load write its data over and over (a 10M-member load
+        // wrote ~7 snapshots of a growing board), while this keeps the
+        // snapshot bytes within a small multiple of the log's, and the log
+        // to replay on recovery no larger than the snapshot.
+        let due = self
+            .snapshot_every
+            .max(self.last_snapshot_bytes.load(Ordering::Relaxed));
+        if !force && storage.log.bytes_since_rotation() < due {
             return Ok(None);
         }
         if self.snapshotting.swap(true, Ordering::AcqRel) {
@@ -1093,6 +1118,7 @@ impl Service {
                 total_ms = t.elapsed().as_millis() as u64,
                 "snapshot written"
             );
+            self.last_snapshot_bytes.store(size, Ordering::Relaxed);
             metrics::gauge!("podium_snapshot_bytes").set(size as f64);
             metrics::histogram!("podium_snapshot_seconds").record(t.elapsed().as_secs_f64());
             Ok(Some(size))

@@ -127,7 +127,8 @@ pub struct ServeArgs {
     pub max_body: Option<ByteSize>,
 
     /// Take a snapshot after this much log has been written since the last
-    /// one (e.g. 64MiB) [default: 64MiB]
+    /// one, or as much as the last snapshot's size if larger (e.g. 64MiB)
+    /// [default: 64MiB]
     #[arg(long, env = "PODIUM_SNAPSHOT_EVERY", value_name = "SIZE")]
     pub snapshot_every: Option<ByteSize>,
 }

@@ -31,6 +31,7 @@ use super::codec::{
     self, Decoder, EnvelopeError, Message, MAX_FRAME_BYTES, UNAUTH_MAX_FRAME_BYTES,
 };
 use super::exec::{self, Chunk, Exec, Session, Shared, Streamed};
+use super::fast;
 use super::method::{self, Method};
 use crate::error::{ApiError, Code};
 use crate::service::Service;
@@ -249,6 +250,29 @@ struct Conn {
 impl Conn {
     /// Handles one frame; false: close the connection.
     async fn frame(&mut self, frame: &[u8], held: Held) -> bool {
+        if let Some(w) = fast::bulk_write(frame) {
+            let (method, call) = if w.import {
+                let entries = w.entries.into_iter().map(Ok).collect();
+                let call = method::Call::Import {
+                    board: w.board,
+                    entries,
+                };
+                (Method::Import, call)
+            } else {
+                let call = method::Call::SubmitMany {
+                    board: w.board,
+                    entries: w.entries,
+                };
+                (Method::SubmitMany, call)
+            };
+            metrics::counter!("podium_rpc_requests_total").increment(1);
+            if let Err(e) = self.session.check(method) {
+                self.replier.reply(Some(w.msgid), Err(e), held).await;
+            } else {
+                self.run(Some(w.msgid), call, held).await;
+            }
+            return true;
+        }
         let value = match codec::decode_frame(frame) {
             Ok(v) => v,
             Err(e) => {
@@ -305,6 +329,12 @@ impl Conn {
             let res = self.session.auth(key);
             return r.reply(msgid, res, held).await;
         }
+        self.run(msgid, call, held).await
+    }
+
+    /// Runs a parsed call whose scope is checked.
+    async fn run(&mut self, msgid: Option<u32>, call: method::Call, held: Held) {
+        let r = &self.replier;
         match exec::execute(&self.svc, call) {
             Exec::Ready(res) => r.reply(msgid, res, held).await,
             Exec::Later(mut fut) => {

@@ -105,7 +105,10 @@ fn visit_chunk(
     from_worst: bool,
     with_data: bool,
 ) -> Result<Chunk, ApiError> {
-    let mut bytes = Vec::with_capacity(want * 40);
+    // An entry without a name or data takes 24 bytes plus its member id
+    // and rank: room for ids of ~20 bytes, so the chunk is not regrown
+    // (and copied) as it fills.
+    let mut bytes = Vec::with_capacity(want * 56);
     let count = svc.visit_entries(board, skip as usize, want, from_worst, |e| {
         encode_entry_ref(&mut bytes, &e, with_data)
     })?;
@@ -124,8 +127,71 @@ fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
     })
 }
 
+/// `submit_many`'s result, `{board, results}`, written as `rmp_serde`
+/// writes [`SubmitManyOut`] (a unit test holds them byte for byte) but
+/// straight from the entries and the engine's results: no `SubmitOut` with
+/// a copy of each member id, no serde per item.
+fn encode_submit_many(
+    board: &str,
+    entries: &[SubmitIn],
+    results: &[Result<podium_engine::SubmitResult, ApiError>],
+) -> Vec<u8> {
+    use rmp::encode as w;
+    let mut out = Vec::with_capacity(32 + board.len() + results.len() * 80);
+    let opt_f64 = |out: &mut Vec<u8>, v: Option<f64>| match v {
+        Some(x) => drop(w::write_f64(out, x)),
+        None => drop(w::write_nil(out)),
+    };
+    // Writing into a Vec cannot fail.
+    let _ = w::write_map_len(&mut out, 2);
+    let _ = w::write_str(&mut out, "board");
+    let _ = w::write_str(&mut out, board);
+    let _ = w::write_str(&mut out, "results");
+    let _ = w::write_array_len(&mut out, results.len() as u32);
+    for (e, r) in entries.iter().zip(results) {
+        match r {
+            Ok(r) => {
+                let _ = w::write_map_len(&mut out, 8);
+                let _ = w::write_str(&mut out, "member");
+                let _ = w::write_str(&mut out, &e.member);
+                let _ = w::write_str(&mut out, "score");
+                opt_f64(&mut out, r.score);
+                let _ = w::write_str(&mut out, "rank");
+                match r.rank {
+                    Some(k) => drop(w::write_uint(&mut out, k)),
+                    None => drop(w::write_nil(&mut out)),
+                }
+                let _ = w::write_str(&mut out, "previous");
+                opt_f64(&mut out, r.previous);
+                let _ = w::write_str(&mut out, "changed");
+                let _ = w::write_bool(&mut out, r.changed);
+                let _ = w::write_str(&mut out, "created");
+                let _ = w::write_bool(&mut out, r.created);
+                let _ = w::write_str(&mut out, "applied");
+                let _ = w::write_bool(&mut out, r.applied);
+                let _ = w::write_str(&mut out, "evicted");
+                let _ = w::write_uint(&mut out, r.evicted);
+            }
+            Err(err) => {
+                let _ = w::write_map_len(&mut out, 2);
+                let _ = w::write_str(&mut out, "member");
+                let _ = w::write_str(&mut out, &e.member);
+                let _ = w::write_str(&mut out, "error");
+                let _ = w::write_map_len(&mut out, 2);
+                let _ = w::write_str(&mut out, "code");
+                let _ = w::write_str(&mut out, err.code.as_str());
+                let _ = w::write_str(&mut out, "message");
+                let _ = w::write_str(&mut out, &err.message);
+            }
+        }
+    }
+    out
+}
+
 // HTTP answers these with inline JSON objects; the same fields here.
 
+/// What [`encode_submit_many`] writes, for its test.
+#[cfg(test)]
 #[derive(Serialize)]
 struct SubmitManyOut<'a> {
     board: &'a str,
@@ -250,11 +316,8 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             later(async move { encode(&svc.submit_one(&board, &entry).await?) })
         }
         Call::SubmitMany { board, entries } => later(async move {
-            let results = svc.submit(&board, &entries).await?;
-            encode(&SubmitManyOut {
-                board: &board,
-                results: &results,
-            })
+            let results = svc.submit_raw(&board, &entries).await?;
+            Ok(encode_submit_many(&board, &entries, &results))
         }),
         Call::Remove { board, members } => {
             later(async move { encode(&svc.remove(&board, &members).await?) })
@@ -746,6 +809,63 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `submit_many`'s in-place result writes exactly the bytes rmp-serde
+    /// gives for `{board, results: [SubmitItem]}`: created, updated,
+    /// unchanged and evicted members, absent ranks and scores, per-entry
+    /// errors, long members.
+    #[test]
+    fn submit_many_results_encode_as_the_dtos() {
+        let setup = || {
+            let svc = Arc::new(Service::in_memory());
+            let config = serde_json::json!({"max_members": 40, "max_score": 1000.0});
+            run(
+                &svc,
+                Call::BoardCreate {
+                    board: "lb".into(),
+                    config,
+                },
+            )
+            .unwrap();
+            svc
+        };
+        let entries: Vec<SubmitIn> = (0..120u32)
+            .map(|i| {
+                let member = match i % 9 {
+                    0 => "x".repeat(40 + i as usize),
+                    _ => format!("m{}", i % 50),
+                };
+                let mut e = SubmitIn::new(member, f64::from(i % 37) * 10.5 - 100.0);
+                match i % 6 {
+                    0 => e.op = Some("incr".into()),
+                    1 => e.op = Some("best".into()),
+                    2 => e.only = Some(crate::api::Only::Existing),
+                    3 => e.score = Score(f64::NEG_INFINITY),
+                    _ => {}
+                }
+                if i % 13 == 0 {
+                    // An increment leaving the bounds fails alone.
+                    e.op = Some("incr".into());
+                    e.score = Score(5000.0);
+                }
+                e
+            })
+            .collect();
+        let (a, b) = (setup(), setup());
+        let items = futures_util::FutureExt::now_or_never(a.submit("lb", &entries))
+            .expect("in memory")
+            .unwrap();
+        assert!(items.iter().any(|i| matches!(i, SubmitItem::Err { .. })));
+        let want = encode(&SubmitManyOut {
+            board: "lb",
+            results: &items,
+        })
+        .unwrap();
+        let raw = futures_util::FutureExt::now_or_never(b.submit_raw("lb", &entries))
+            .expect("in memory")
+            .unwrap();
+        assert_eq!(encode_submit_many("lb", &entries, &raw), want);
     }
 
     fn decode(b: &[u8]) -> Value {

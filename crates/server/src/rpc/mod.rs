@@ -6,14 +6,16 @@
 //!
 //! Layers, each testable alone: [`codec`] splits bytes into messages under
 //! hard limits and checks their envelopes; [`method`] turns a method name
-//! and params into a typed [`method::Call`] (with HTTP's error codes);
-//! [`exec`] runs a call against the [`Service`] and encodes its result;
+//! and params into a typed [`method::Call`] (with HTTP's error codes), and
+//! [`fast`] reads the common bulk-write shape into the same call without
+//! the general decoding; [`exec`] runs a call against the [`Service`] and encodes its result;
 //! [`conn`] drives one connection (pipelining, out-of-order answers,
 //! streamed results, per-connection bounds) and [`serve`] accepts them.
 
 pub mod codec;
 pub mod conn;
 pub mod exec;
+pub mod fast;
 pub mod method;
 
 use std::sync::Arc;
