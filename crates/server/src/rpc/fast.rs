@@ -1,7 +1,7 @@
 //! The common shape of a bulk write, read straight from the frame's bytes.
 //!
 //! A `submit_many` or `import` request is almost always `[0, msgid,
-//! "submit_many", [board, [{member, score}, …]]]`. Decoding it the general
+//! "submit_many", [board, [{member, score[, name]}, …]]]`. Decoding it the general
 //! way builds an `rmpv::Value` tree (a map, two keys and two values per
 //! entry), re-encodes each entry and runs serde on it: at a million entries
 //! a second that was most of the server's time. This reads exactly that
@@ -114,7 +114,7 @@ impl<'a> Rd<'a> {
     }
 }
 
-/// Reads a `submit_many` or `import` request of plain `{member, score}`
+/// Reads a `submit_many` or `import` request of plain `{member, score[, name]}`
 /// entries (`import`'s may carry `rank`, which it ignores); `None` for any
 /// other message, left to the general path.
 pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
@@ -142,13 +142,18 @@ pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
     let mut entries = Vec::with_capacity(n.min(frame.len() / 15));
     for _ in 0..n {
         let fields = r.map_len()?;
-        let (mut member, mut score, mut rank) = (None, None, false);
+        let (mut member, mut score, mut name, mut rank) = (None, None, None, false);
         for _ in 0..fields {
             match r.str()? {
                 b"member" if member.is_none() => {
                     member = Some(std::str::from_utf8(r.str()?).ok()?);
                 }
                 b"score" if score.is_none() => score = Some(r.score()?),
+                // A display name (a named import); its length is the
+                // engine's to check, on either path.
+                b"name" if name.is_none() => {
+                    name = Some(std::str::from_utf8(r.str()?).ok()?.to_owned());
+                }
                 // `import` ignores an export line's rank, whatever its type
                 // (the general path checks nothing else of it); an unsigned
                 // integer is what `export` writes.
@@ -165,7 +170,7 @@ pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
             op: None,
             only: None,
             cond: None,
-            name: None,
+            name,
             data: None,
         });
     }
@@ -297,6 +302,35 @@ mod tests {
             "submit_many",
             vec!["lb".into(), Value::Array(vec![])]
         )));
+        // Named entries (a named import), the name anywhere in the map.
+        let named: Vec<Value> = (0..40)
+            .map(|i| {
+                let n = Value::from(format!("José Ñandú {i}").as_str());
+                if i % 2 == 0 {
+                    entry(&[
+                        ("name", n),
+                        ("member", format!("m{i}").into()),
+                        ("score", i.into()),
+                    ])
+                } else {
+                    entry(&[
+                        ("member", format!("m{i}").into()),
+                        ("score", i.into()),
+                        ("name", n),
+                    ])
+                }
+            })
+            .collect();
+        assert!(agrees(&request(
+            3,
+            "submit_many",
+            vec!["lb".into(), Value::Array(named.clone())]
+        )));
+        assert!(agrees(&request(
+            3,
+            "import",
+            vec!["lb".into(), Value::Array(named)]
+        )));
         // import, with and without export's ranks.
         let ranked: Vec<Value> = (0..50)
             .map(|i| {
@@ -365,6 +399,44 @@ mod tests {
                 1,
                 "submit_many",
                 vec!["lb".into(), batch(entry(&[("member", "b".into())]))],
+            ),
+            // A repeated or nil name, a name that is not a str.
+            request(
+                1,
+                "submit_many",
+                vec![
+                    "lb".into(),
+                    batch(entry(&[
+                        ("member", "b".into()),
+                        ("score", 1.into()),
+                        ("name", "x".into()),
+                        ("name", "y".into()),
+                    ])),
+                ],
+            ),
+            request(
+                1,
+                "submit_many",
+                vec![
+                    "lb".into(),
+                    batch(entry(&[
+                        ("member", "b".into()),
+                        ("score", 1.into()),
+                        ("name", Value::Nil),
+                    ])),
+                ],
+            ),
+            request(
+                1,
+                "submit_many",
+                vec![
+                    "lb".into(),
+                    batch(entry(&[
+                        ("member", "b".into()),
+                        ("score", 1.into()),
+                        ("name", 5.into()),
+                    ])),
+                ],
             ),
             request(
                 1,
