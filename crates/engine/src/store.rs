@@ -187,28 +187,17 @@ impl Store {
         Ok(n)
     }
 
-    /// The name for the next archive of `name` labelled `label`:
-    /// `NAME@LABEL`, or `NAME@LABEL.N` with N one past the highest taken,
-    /// so that a name freed by `keep_archives` is never reused for a newer
-    /// archive (it would sort as the oldest and be dropped at once).
+    /// The name for the next archive of `name` labelled `label` (see
+    /// [`next_archive_name`]).
     pub fn next_archive_name(&self, name: &str, label: &str) -> String {
         let base = format!("{name}@{label}");
-        let highest = self
+        let taken: Vec<String> = self
             .boards
             .iter()
-            .filter_map(|e| {
-                let rest = e.key().strip_prefix(&base)?;
-                if rest.is_empty() {
-                    Some(1)
-                } else {
-                    rest.strip_prefix('.')?.parse::<u64>().ok()
-                }
-            })
-            .max();
-        match highest {
-            None => base,
-            Some(n) => format!("{base}.{}", n + 1),
-        }
+            .filter(|e| e.key().starts_with(&base))
+            .map(|e| e.key().to_string())
+            .collect();
+        next_archive_name(&base, taken.iter().map(String::as_str))
     }
 
     /// `merge` (`intersect == false`) or `intersect`: stores the aggregate of
@@ -279,6 +268,37 @@ impl Board {
     fn empty_default() -> Board {
         Board::new(BoardConfig::default()).expect("default config is valid")
     }
+}
+
+/// The name for a new archive `base` (`NAME@LABEL`) given the board names
+/// `taken`: `base`, or `base.N` with N one past the highest taken, so a name
+/// freed by `keep_archives` is never reused for a newer archive (it would
+/// sort as the oldest and be dropped at once). Shared by every backend.
+pub fn next_archive_name<'a>(base: &str, taken: impl Iterator<Item = &'a str>) -> String {
+    let highest = taken
+        .filter_map(|t| {
+            let rest = t.strip_prefix(base)?;
+            if rest.is_empty() {
+                Some(1)
+            } else {
+                rest.strip_prefix('.')?.parse::<u64>().ok()
+            }
+        })
+        .max();
+    match highest {
+        None => base.to_string(),
+        Some(n) => format!("{base}.{}", n + 1),
+    }
+}
+
+/// Orders the archives of one board (`prefix` is `NAME@`) oldest first, as
+/// `keep_archives` drops them. Shared by every backend.
+pub fn sort_archives(archives: &mut [String], prefix: &str) {
+    archives.sort_by(|a, b| {
+        let ka = archive_order(a.strip_prefix(prefix).unwrap_or(a));
+        let kb = archive_order(b.strip_prefix(prefix).unwrap_or(b));
+        ka.cmp(&kb)
+    });
 }
 
 /// Sort key of an archive name after `NAME@`: its period label, then the

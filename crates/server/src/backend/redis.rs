@@ -1071,18 +1071,26 @@ impl Backend for RedisBackend {
             .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
             .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
         fields.extend(["ro".to_string(), "1".to_string()]);
-        // The first free name: `NAME@label`, then `.2`, `.3`, ...
-        let mut archive = format!("{board}@{label}");
-        let mut n = 2;
+        // Named as the embedded engine names it (one past the highest taken
+        // for the label); a name another node took meanwhile is skipped.
+        let base = format!("{board}@{label}");
+        let mut taken: Vec<String> = self
+            .boards()
+            .await?
+            .boards
+            .into_iter()
+            .map(|b| b.board)
+            .filter(|b| b.starts_with(&base))
+            .collect();
+        let mut archive;
         loop {
+            archive =
+                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str));
             Store::validate_name(&archive)?;
             self.registry("SADD", &archive).await?;
             match self.call(&archive, "create", fields.clone()).await {
                 Ok(_) => break,
-                Err(e) if e.code == Code::BoardExists => {
-                    archive = format!("{board}@{label}.{n}");
-                    n += 1;
-                }
+                Err(e) if e.code == Code::BoardExists => taken.push(archive),
                 Err(e) => return Err(e),
             }
         }
@@ -1098,7 +1106,7 @@ impl Backend for RedisBackend {
                 .map(|b| b.board)
                 .filter(|b| b.starts_with(&prefix))
                 .collect();
-            archives.sort();
+            podium_engine::store::sort_archives(&mut archives, &prefix);
             let excess = archives.len().saturating_sub(keep as usize);
             for old in &archives[..excess] {
                 match self.board_delete(old).await {
