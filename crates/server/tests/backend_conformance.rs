@@ -899,6 +899,35 @@ async fn search_scenario(b: &dyn Backend, l: &mut Log) {
     }
 }
 
+/// The search index leaks nothing: every member of a prefix set is on its
+/// board (a stale entry would be invisible to queries, which intersect
+/// with the board, but would hold memory for good), and a deleted board
+/// left no key behind.
+fn search_index_is_clean(port: u16) {
+    const STALE: &str = r"
+        local bad = {}
+        for _, k in ipairs(redis.call('KEYS', '*:w:*')) do
+          local z = string.match(k, '^(.*}):w:') .. ':z'
+          for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do
+            if not redis.call('ZSCORE', z, m) then bad[#bad + 1] = k .. ' ' .. m end
+          end
+        end
+        bad[#bad + 1] = 'checked ' .. #redis.call('KEYS', '*:w:*')
+        return bad
+    ";
+    let out = redis_cli(port, &["EVAL", STALE, "0"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 1, "stale prefix-set entries:\n{out}");
+    assert!(
+        !lines[0].ends_with("checked 0"),
+        "no prefix set at all: {out}"
+    );
+    for gone in ["{people}:*", "{game}:*"] {
+        let keys = redis_cli(port, &["KEYS", gone]);
+        assert!(keys.trim().is_empty(), "{gone} left: {keys}");
+    }
+}
+
 fn compare(name: &str, want: &[String], got: &[String]) {
     assert_eq!(want.len(), got.len(), "{name}: different number of answers");
     let diffs: Vec<String> = want
@@ -929,6 +958,7 @@ async fn same_answers_on_embedded_single_redis_and_cluster() {
     let rb = redis_backend(&single.url()).await;
     let got = scenario(&rb).await;
     compare("redis", &want, &got);
+    search_index_is_clean(single.procs[0].0);
 
     let cluster = Redis::cluster();
     let cb = redis_backend(&cluster.url()).await;
