@@ -905,14 +905,17 @@ async fn search_scenario(b: &dyn Backend, l: &mut Log) {
 /// left no key behind.
 fn search_index_is_clean(port: u16) {
     const STALE: &str = r"
-        local bad = {}
-        for _, k in ipairs(redis.call('KEYS', '*:w:*')) do
-          local z = string.match(k, '^(.*}):w:') .. ':z'
-          for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do
-            if not redis.call('ZSCORE', z, m) then bad[#bad + 1] = k .. ' ' .. m end
+        local bad, n = {}, 0
+        for _, kind in ipairs({'w', 'x'}) do
+          for _, k in ipairs(redis.call('KEYS', '*:' .. kind .. ':*')) do
+            n = n + 1
+            local z = string.match(k, '^(.*}):' .. kind .. ':') .. ':z'
+            for _, m in ipairs(redis.call('ZRANGE', k, 0, -1)) do
+              if not redis.call('ZSCORE', z, m) then bad[#bad + 1] = k .. ' ' .. m end
+            end
           end
         end
-        bad[#bad + 1] = 'checked ' .. #redis.call('KEYS', '*:w:*')
+        bad[#bad + 1] = 'checked ' .. n
         return bad
     ";
     let out = redis_cli(port, &["EVAL", STALE, "0"]);

@@ -22,6 +22,9 @@ local I, SI = KEYS[10], KEYS[11]
 -- the board's words, so they cannot be listed in KEYS; they share the tag,
 -- hence the slot, and Redis allows undeclared keys of the script's slot.
 local WBASE = string.sub(C, 1, #C - 1) .. 'w:'
+-- Exact-word sets, `{tag}:x:<word>`, so an exact query word is not looked
+-- up in its prefix set (a superset) and need not be checked.
+local XBASE = string.sub(C, 1, #C - 1) .. 'x:'
 -- The engine indexes at most 1,024 words a member; query words are at
 -- most 64 bytes, so longer prefixes could never be asked for.
 local MAX_WORDS, MAX_PREFIX = 1024, 64
@@ -182,11 +185,13 @@ local function record(src, sf)
   return out
 end
 
--- Adds to `set` the prefix-set keys of a record: every prefix of every
--- word, cut at UTF-8 character boundaries (a query word is whole chars).
+-- Adds to `set` the index keys of a record: every prefix of every word,
+-- cut at UTF-8 character boundaries (a query word is whole chars), and
+-- the word's exact set.
 local function prefix_keys(rec, set)
   for _, e in ipairs(rec) do
     local w = e[2]
+    if #w <= MAX_PREFIX then set[XBASE .. w] = true end
     for i = 1, math.min(#w, MAX_PREFIX) do
       local b = string.byte(w, i + 1)
       if not b or b < 128 or b >= 192 then set[WBASE .. string.sub(w, 1, i)] = true end
@@ -763,10 +768,10 @@ end
 -- ARGV: the search fields the query was parsed for, offset, limit,
 -- with_data, verify, then per query word: word, prefix (1/0), field (its
 -- 0-based index, -1 = any). Candidates are the intersection of the words'
--- prefix sets with Z (weights 1 on Z, 0 on the prefix sets, so a
+-- prefix (or, for exact words, exact) sets with Z (weights 1 on Z, 0 on the prefix sets, so a
 -- candidate's score is its board score and the reply is in board order);
--- `verify` checks each against its words (exact words, fields, distinct
--- words), which the sets alone cannot express. Reply: {'stale'} when the
+-- `verify` checks each against its words (fields, distinct words), which
+-- the sets alone cannot express. Reply: {'stale'} when the
 -- search fields changed since, else {total, ranking, {member, position,
 -- score, better, name, data}...}.
 function ops.search()
@@ -777,7 +782,8 @@ function ops.search()
   local toks, keys, seen = {}, {}, {}
   for i = 7, #ARGV, 3 do
     toks[#toks + 1] = {w = ARGV[i], p = ARGV[i + 1] == '1', f = tonumber(ARGV[i + 2]) + 1}
-    local k = WBASE .. ARGV[i]
+    local k = ARGV[i]
+    if ARGV[i + 1] == '1' then k = WBASE .. k else k = XBASE .. k end
     if not seen[k] then
       seen[k] = true
       keys[#keys + 1] = k
