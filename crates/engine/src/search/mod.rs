@@ -26,10 +26,17 @@
 
 mod exec;
 pub(crate) mod index;
-mod query;
+pub mod query;
 pub mod text;
 
+pub use query::{parse, QToken};
 pub use text::tokenize;
+
+/// Word occurrences indexed per member at most (the rest of a long text is
+/// not searchable); other stores of the index (the Redis backend) apply it too.
+pub const MAX_MEMBER_WORDS: usize = index::MAX_MEMBER_WORDS;
+/// Indexed words are cut to this many bytes ([`text::clip`]).
+pub const MAX_WORD_BYTES: usize = text::MAX_WORD_BYTES;
 
 use crate::board::Entry;
 use crate::config::Ranking;

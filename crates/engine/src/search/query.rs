@@ -21,7 +21,7 @@ use super::{SearchError, MAX_QUERY_BYTES, MAX_TOKENS, MAX_TOKEN_BYTES};
 
 /// One query word: matches one distinct word occurrence of a member.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct QToken {
+pub struct QToken {
     /// Folded.
     pub word: String,
     /// Prefix (`true`) or exact match.
@@ -94,7 +94,7 @@ fn lex(q: &str) -> Vec<Raw<'_>> {
 }
 
 /// Parses `q` for a board searching `fields`.
-pub(crate) fn parse(q: &str, fields: &[String]) -> Result<Vec<QToken>, SearchError> {
+pub fn parse(q: &str, fields: &[String]) -> Result<Vec<QToken>, SearchError> {
     if q.len() > MAX_QUERY_BYTES {
         return Err(SearchError::QueryTooLong {
             len: q.len(),

@@ -25,7 +25,7 @@ use unicode_normalization::UnicodeNormalization;
 /// Invisible to queries: a query word is at most
 /// [`super::MAX_TOKEN_BYTES`] bytes, far shorter, so a cut word still
 /// matches every prefix query it matched whole and no exact one it did not.
-pub(crate) const MAX_WORD_BYTES: usize = 255;
+pub const MAX_WORD_BYTES: usize = 255;
 
 #[inline]
 fn dropped(c: char) -> bool {
@@ -64,7 +64,7 @@ fn fold_into(text: &str, out: &mut String) {
 
 /// Cuts `w` to at most [`MAX_WORD_BYTES`] at a char boundary.
 #[inline]
-pub(crate) fn clip(w: &str) -> &str {
+pub fn clip(w: &str) -> &str {
     if w.len() <= MAX_WORD_BYTES {
         return w;
     }

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use podium_engine::search::text::clip;
+use podium_engine::search::{parse, tokenize, QToken, SearchError, MAX_MEMBER_WORDS};
 use podium_engine::{BoardConfig, Ranking, Reset, Store, Tiebreak};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
@@ -111,9 +113,83 @@ fn tag(board: &str) -> String {
 }
 
 /// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 9] {
+fn keys(board: &str) -> [String; 11] {
     let t = tag(board);
-    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd"].map(|k| format!("{{{t}}}:{k}"))
+    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si"].map(|k| format!("{{{t}}}:{k}"))
+}
+
+/// The search words of a text as the engine indexes them (folded, each cut
+/// to 255 bytes, at most 1,024), space-separated: words hold only
+/// alphanumeric chars, so neither spaces nor newlines.
+fn words_line(text: &str) -> String {
+    let mut out = String::new();
+    for w in tokenize(text).iter().take(MAX_MEMBER_WORDS) {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(clip(w));
+    }
+    out
+}
+
+/// The tokenised texts of a write, as the script's `sources` reads them:
+/// the id's words; the name's (when one is given); then `key words` for
+/// each data key that a `search_fields` entry could name (`name` means the
+/// display name, and a field name holds no `:`, `"` or whitespace), with
+/// the engine's reading of a value: a string's words, a number or a
+/// boolean as its JSON text, nothing for the rest. Tokenising happens
+/// here because Lua has no Unicode normalisation.
+fn entry_words(member: &str, name: Option<&str>, data: Option<&serde_json::Value>) -> String {
+    let mut s = words_line(member);
+    s.push('\n');
+    if let Some(n) = name {
+        s.push_str(&words_line(n));
+    }
+    if let Some(serde_json::Value::Object(o)) = data {
+        for (k, v) in o {
+            if k.is_empty()
+                || k == "name"
+                || k.contains([':', '"'])
+                || k.contains(char::is_whitespace)
+            {
+                continue;
+            }
+            let text = match v {
+                serde_json::Value::String(t) => words_line(t),
+                serde_json::Value::Number(x) => words_line(&x.to_string()),
+                serde_json::Value::Bool(b) => words_line(if *b { "true" } else { "false" }),
+                _ => continue,
+            };
+            s.push('\n');
+            s.push_str(k);
+            s.push(' ');
+            s.push_str(&text);
+        }
+    }
+    s
+}
+
+/// Whether one indexed word could match both query words.
+fn overlap(a: &QToken, b: &QToken) -> bool {
+    match (a.prefix, b.prefix) {
+        (true, true) => a.word.starts_with(&b.word) || b.word.starts_with(&a.word),
+        (false, true) => a.word.starts_with(&b.word),
+        (true, false) => b.word.starts_with(&a.word),
+        (false, false) => a.word == b.word,
+    }
+}
+
+/// Whether a query needs each candidate checked against its words: the
+/// sets answer "has, for each query word, a word matching it", which is
+/// the whole answer only when no word is restricted to a field and no two
+/// query words could be matched by the same word (then any choice of
+/// words is a choice of distinct words).
+fn needs_verify(toks: &[QToken]) -> bool {
+    toks.iter().any(|t| t.field.is_some())
+        || toks
+            .iter()
+            .enumerate()
+            .any(|(i, a)| toks[i + 1..].iter().any(|b| overlap(a, b)))
 }
 
 /// A score as Redis parses it back to the same double (`{:?}` is the
@@ -132,13 +208,6 @@ fn fmt_score(x: f64) -> String {
 
 fn unavailable(e: &RedisError) -> ApiError {
     ApiError::new(Code::StorageUnavailable, format!("redis unavailable: {e}"))
-}
-
-fn not_implemented(what: &str) -> ApiError {
-    ApiError::new(
-        Code::MethodNotAllowed,
-        format!("{what} is not implemented on the redis backend yet"),
-    )
 }
 
 fn protocol(what: &str) -> ApiError {
@@ -387,6 +456,8 @@ fn config_fields(c: &BoardConfig) -> Vec<String> {
         c.max_data_bytes.to_string(),
         "json".into(),
         c.to_json().to_string(),
+        "sf".into(),
+        c.search_fields.join(" "),
     ];
     if let Some(m) = c.min_score {
         v.extend(["min".into(), fmt_score(m)]);
@@ -538,9 +609,10 @@ impl RedisBackend {
             let mut a = arr(self
                 .call(board, "staged", [from.to_string(), to.to_string()])
                 .await?)?;
-            if a.len() != 3 {
+            if a.len() != 4 {
                 return Err(protocol("staged"));
             }
+            let srcs = arr(a.pop().unwrap_or(Value::Nil))?;
             let data = arr(a.pop().unwrap_or(Value::Nil))?;
             let names = arr(a.pop().unwrap_or(Value::Nil))?;
             let ms = arr(a.pop().unwrap_or(Value::Nil))?;
@@ -554,6 +626,7 @@ impl RedisBackend {
                     text(sc).ok_or_else(|| protocol("score"))?,
                     names.get(i).and_then(text).unwrap_or_default(),
                     data.get(i).and_then(text).unwrap_or_default(),
+                    srcs.get(i).and_then(text).unwrap_or_default(),
                 ]);
             }
             self.call(archive, "load", args).await?;
@@ -642,7 +715,7 @@ impl RedisBackend {
         board: &str,
         entries: &[SubmitIn],
     ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
-        let mut args: Vec<String> = Vec::with_capacity(2 + entries.len() * 7);
+        let mut args: Vec<String> = Vec::with_capacity(2 + entries.len() * 8);
         args.push(entries.len().to_string());
         // The same checks, in the same order, as the embedded service
         // makes before the engine sees the batch.
@@ -676,6 +749,7 @@ impl RedisBackend {
                 .to_string(),
                 extra_arg(e.name.as_deref()),
                 data,
+                entry_words(&e.member, e.name.as_deref(), e.data.as_ref()),
             ]);
         }
         if entries.is_empty() {
@@ -999,12 +1073,13 @@ impl Backend for RedisBackend {
         name: Option<String>,
         data: Option<serde_json::Value>,
     ) -> Result<SetDataOut, ApiError> {
+        let words = entry_words(member, name.as_deref(), data.as_ref());
         let data = data_arg(&data).unwrap_or_else(|()| "!".into());
         let v = self
             .call(
                 board,
                 "set_data",
-                [member.to_string(), extra_arg(name.as_deref()), data],
+                [member.to_string(), extra_arg(name.as_deref()), data, words],
             )
             .await?;
         if int(&v)? == 0 {
@@ -1154,7 +1229,10 @@ impl Backend for RedisBackend {
         let result = aggregate_boards(&boards, aggregate, intersect);
         let args: Vec<String> = result
             .into_iter()
-            .flat_map(|(m, x)| [m, fmt_score(x)])
+            .flat_map(|(m, x)| {
+                let w = words_line(&m);
+                [m, fmt_score(x), w]
+            })
             .collect();
         self.write(dest, "replace", args).await?;
         let (_, members) = self.info_reply(dest).await?;
@@ -1481,13 +1559,77 @@ impl Backend for RedisBackend {
 
     async fn search(
         &self,
-        _board: &str,
-        _query: &str,
-        _limit: u64,
-        _offset: u64,
-        _with_data: bool,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
     ) -> Result<SearchOut, ApiError> {
-        Err(not_implemented("search"))
+        if limit > MAX_PAGE_SIZE {
+            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
+        }
+        // The query is parsed here, with the engine's parser, against the
+        // board's search fields; the script refuses (`stale`) if they
+        // changed in between, and the search starts again.
+        for _ in 0..5 {
+            let (info, _) = self.info_reply(board).await?;
+            let fields = config_from_json(&info.config)
+                .map_err(|_| protocol("config"))?
+                .search_fields;
+            let engine_err = |e: SearchError| ApiError::from(podium_engine::Error::from(e));
+            if fields.is_empty() {
+                return Err(engine_err(SearchError::Disabled));
+            }
+            let toks = parse(query, &fields).map_err(engine_err)?;
+            let mut args = vec![
+                fields.join(" "),
+                offset.to_string(),
+                limit.to_string(),
+                flag(with_data).into(),
+                flag(needs_verify(&toks)).into(),
+            ];
+            for t in toks {
+                let field = t.field.map_or(-1, i64::from).to_string();
+                args.extend([t.word, flag(t.prefix).into(), field]);
+            }
+            let mut a = arr(self.call(board, "search", args).await?)?;
+            if a.len() == 1 && text(&a[0]).as_deref() == Some("stale") {
+                continue;
+            }
+            if a.len() < 2 {
+                return Err(protocol("search"));
+            }
+            let total = int(&a[0])?;
+            let ranking = ranking_of(a.get(1))?;
+            let mut entries = Vec::with_capacity(a.len() - 2);
+            for item in a.drain(2..) {
+                let f = arr(item)?;
+                if f.len() < 6 {
+                    return Err(protocol("search entry"));
+                }
+                let (pos, better) = (int(&f[1])?, int(&f[3])?);
+                entries.push(EntryOut {
+                    member: text(&f[0]).ok_or_else(|| protocol("member"))?,
+                    score: Score(score(&f[2])?),
+                    rank: rank_of(ranking, pos, better),
+                    name: text(&f[4]),
+                    data: if with_data { json_data(f.get(5)) } else { None },
+                });
+            }
+            return Ok(SearchOut {
+                board: board.to_string(),
+                ranking: ranking_str(ranking).to_string(),
+                query: query.to_string(),
+                total,
+                offset,
+                limit,
+                entries,
+            });
+        }
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "the board's search fields kept changing during the search; try again",
+        ))
     }
 
     async fn export_chunk(
