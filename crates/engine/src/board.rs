@@ -204,7 +204,7 @@ impl Aggregate {
     /// Redis's `zunionInterAggregate`: a sum that is NaN (`inf + -inf`,
     /// or a NaN weighted score) becomes 0; MIN and MAX keep the accumulator
     /// unless the new value compares less / greater, so a NaN never wins.
-    fn apply(self, acc: f64, x: f64) -> f64 {
+    pub fn apply(self, acc: f64, x: f64) -> f64 {
         match self {
             Aggregate::Sum => {
                 let r = acc + x;

@@ -146,6 +146,43 @@ fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
     }
 }
 
+/// The checks of a merge/intersect request, in their order, shared by
+/// every backend: the weighted sources and the aggregate.
+pub(crate) fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Aggregate), ApiError> {
+    if req.sources.is_empty() {
+        return Err(ApiError::bad("at least one source board is needed"));
+    }
+    let weights = match &req.weights {
+        None => vec![1.0; req.sources.len()],
+        Some(w) if w.len() == req.sources.len() => w.clone(),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "weights must have one number per source board",
+            ))
+        }
+    };
+    if weights.iter().any(|w| w.is_nan()) {
+        return Err(ApiError::bad("weights must be numbers"));
+    }
+    let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
+        "sum" => Aggregate::Sum,
+        "min" => Aggregate::Min,
+        "max" => Aggregate::Max,
+        other => {
+            return Err(ApiError::bad(format!(
+                "aggregate must be sum, min or max, got {other:?}"
+            )))
+        }
+    };
+    for s in &req.sources {
+        Store::validate_name(s)?;
+    }
+    Ok((
+        req.sources.iter().cloned().zip(weights).collect(),
+        aggregate,
+    ))
+}
+
 impl Service {
     /// A service over `store`, durable through `storage` when given
     /// (`None`: memory only, for tests and benchmarks).
@@ -639,35 +676,7 @@ impl Service {
         req: &CombineIn,
         intersect: bool,
     ) -> Result<CombineOut, ApiError> {
-        if req.sources.is_empty() {
-            return Err(ApiError::bad("at least one source board is needed"));
-        }
-        let weights = match &req.weights {
-            None => vec![1.0; req.sources.len()],
-            Some(w) if w.len() == req.sources.len() => w.clone(),
-            Some(_) => {
-                return Err(ApiError::bad(
-                    "weights must have one number per source board",
-                ))
-            }
-        };
-        if weights.iter().any(|w| w.is_nan()) {
-            return Err(ApiError::bad("weights must be numbers"));
-        }
-        let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
-            "sum" => Aggregate::Sum,
-            "min" => Aggregate::Min,
-            "max" => Aggregate::Max,
-            other => {
-                return Err(ApiError::bad(format!(
-                    "aggregate must be sum, min or max, got {other:?}"
-                )))
-            }
-        };
-        for s in &req.sources {
-            Store::validate_name(s)?;
-        }
-        let sources: Vec<(String, f64)> = req.sources.iter().cloned().zip(weights).collect();
+        let (sources, aggregate) = combine_args(req)?;
         let members = {
             let _gate = self.exclusive();
             let srcs: Vec<(&str, f64)> = sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();

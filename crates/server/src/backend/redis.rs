@@ -12,7 +12,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use podium_engine::search::text::clip;
 use podium_engine::search::{parse, tokenize, QToken, SearchError, MAX_MEMBER_WORDS};
-use podium_engine::{BoardConfig, Ranking, Reset, Store, Tiebreak};
+use podium_engine::{Aggregate, BoardConfig, Ranking, Reset, Store, Tiebreak};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
@@ -811,84 +811,9 @@ impl RedisBackend {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Agg {
-    Sum,
-    Min,
-    Max,
-}
-
-impl Agg {
-    /// Redis's `zunionInterAggregate`, as the engine applies it: a NaN sum
-    /// becomes 0; MIN and MAX keep the accumulator unless the new value
-    /// compares less / greater.
-    fn apply(self, acc: f64, x: f64) -> f64 {
-        match self {
-            Agg::Sum => {
-                let r = acc + x;
-                if r.is_nan() {
-                    0.0
-                } else {
-                    r
-                }
-            }
-            Agg::Min => {
-                if x < acc {
-                    x
-                } else {
-                    acc
-                }
-            }
-            Agg::Max => {
-                if x > acc {
-                    x
-                } else {
-                    acc
-                }
-            }
-        }
-    }
-}
-
-/// The service's checks of a merge/intersect request, in its order.
-fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Agg), ApiError> {
-    if req.sources.is_empty() {
-        return Err(ApiError::bad("at least one source board is needed"));
-    }
-    let weights = match &req.weights {
-        None => vec![1.0; req.sources.len()],
-        Some(w) if w.len() == req.sources.len() => w.clone(),
-        Some(_) => {
-            return Err(ApiError::bad(
-                "weights must have one number per source board",
-            ))
-        }
-    };
-    if weights.iter().any(|w| w.is_nan()) {
-        return Err(ApiError::bad("weights must be numbers"));
-    }
-    let agg = match req.aggregate.as_deref().unwrap_or("sum") {
-        "sum" => Agg::Sum,
-        "min" => Agg::Min,
-        "max" => Agg::Max,
-        other => {
-            return Err(ApiError::bad(format!(
-                "aggregate must be sum, min or max, got {other:?}"
-            )))
-        }
-    };
-    for s in &req.sources {
-        Store::validate_name(s)?;
-    }
-    Ok((req.sources.iter().cloned().zip(weights).collect(), agg))
-}
-
-/// The engine's `Board::combine` over board contents (best first): the
-/// sources visited from the smallest, so floating-point sums add up in
-/// the same order and give the same doubles.
 fn aggregate_boards(
     boards: &[(Vec<(String, f64)>, f64)],
-    agg: Agg,
+    agg: Aggregate,
     intersect: bool,
 ) -> Vec<(String, f64)> {
     let mut order: Vec<&(Vec<(String, f64)>, f64)> = boards.iter().collect();
@@ -1203,7 +1128,7 @@ impl Backend for RedisBackend {
         req: &CombineIn,
         intersect: bool,
     ) -> Result<CombineOut, ApiError> {
-        let (sources, aggregate) = combine_args(req)?;
+        let (sources, aggregate) = crate::service::combine_args(req)?;
         // The sources live in other slots: each is read atomically, then
         // the destination is replaced in one script run. Missing sources
         // count as empty, as in Redis.
