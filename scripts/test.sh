@@ -54,8 +54,12 @@ install_node_leaderboard() {
     local prefix=target/node-leaderboard
     if [ -d "$prefix/node_modules/agoragames-leaderboard" ]; then return; fi
     if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
-        echo "node and npm are needed for the Node.js leaderboard library test" >&2
-        exit 1
+        local sudo=""
+        if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+        if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null 2>&1; then
+            $sudo apt-get update -qq >/dev/null
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nodejs npm >/dev/null
+        fi
     fi
     npm install --prefix "$prefix" --no-audit --no-fund agoragames-leaderboard@2.1.0
 }
