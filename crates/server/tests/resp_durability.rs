@@ -32,13 +32,14 @@ fn acknowledged_writes_survive_kill_9_and_a_pipeline_is_one_fsync() {
     for _ in 0..200 {
         assert_eq!(c.read_reply().unwrap(), b":1\r\n");
     }
-    // The batch waits once, for its last record; the log's flusher may
-    // already be syncing the first records while the rest execute (it
-    // wakes on the first append), so a batch takes one fsync or a few —
-    // never one per write (4 were seen on a loaded CI machine).
+    // The batch waits once, for its last record, and only that wait wakes
+    // the log's flusher: one fsync. The flusher also collects unwaited
+    // records every 10 ms, so a batch whose execution a loaded machine
+    // stretches across such a tick may take a second one (or a third if
+    // the 200 commands arrive in two reads) — never one per write.
     let used = fsyncs(&mut c) - before;
     assert!(
-        (1..=10).contains(&used),
+        (1..=3).contains(&used),
         "200 pipelined writes took {used} fsyncs (a batch shares its fsyncs)"
     );
 

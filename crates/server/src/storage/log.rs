@@ -29,8 +29,10 @@ use crate::settings::FsyncPolicy;
 pub const SEGMENT_MAGIC: &[u8; 8] = b"PDMLOG\0\x01";
 /// `len | crc | lsn`.
 pub const FRAME_HEADER: usize = 16;
-/// How often the flusher collects appended records under `everysec` and
-/// `no` (under `always` every append wakes it at once).
+/// How often the flusher collects appended records that nobody waits for
+/// (every record under `everysec` and `no`; under `always` a writer's
+/// [`Log::wait`] wakes it at once, so this only bounds how long a record
+/// that no caller waits for, e.g. a scheduled reset's, stays in memory).
 const COLLECT_EVERY: Duration = Duration::from_millis(10);
 /// Largest payload a frame may carry; a length above it is damage, not data.
 pub const MAX_PAYLOAD: usize = 1 << 30;
@@ -240,12 +242,12 @@ impl Log {
         drop(st);
         self.shared.since_rotation.fetch_add(n, Ordering::Relaxed);
         self.shared.live_bytes.fetch_add(n, Ordering::Relaxed);
-        // Only `always` has a writer waiting for this record; under the
-        // other policies the flusher collects every few milliseconds, so a
-        // busy server does not pay a thread wake-up per write.
-        if self.policy == FsyncPolicy::Always {
-            self.shared.wake.notify_one();
-        }
+        // No wake-up here, even under `always`: the writer's `wait` gives
+        // it. A pipeline batch appends all its records and waits once, for
+        // the last; waking at the first append would let the flusher sync
+        // part of the batch while the rest executes (several fsyncs for one
+        // batch). Records nobody waits for are collected every
+        // `COLLECT_EVERY`.
         Ok(lsn)
     }
 
@@ -256,6 +258,7 @@ impl Log {
             return self.check();
         }
         let mut rx = self.shared.durable.subscribe();
+        self.wake_for(&rx, lsn);
         let r = rx.wait_for(|&(d, failed)| d >= lsn || failed).await;
         match r {
             Ok(v) if !v.1 => Ok(()),
@@ -269,6 +272,7 @@ impl Log {
             return self.check();
         }
         let mut rx = self.shared.durable.subscribe();
+        self.wake_for(&rx, lsn);
         loop {
             let (d, failed) = *rx.borrow_and_update();
             if failed {
@@ -280,6 +284,15 @@ impl Log {
             // A plain condvar would do, but the watch is already there;
             // poll it at a short interval (only used by tests and tools).
             std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Wakes the flusher for a writer about to wait for `lsn`. A notify
+    /// that finds the flusher busy is not lost: the flusher looks at the
+    /// buffer, which holds `lsn` already, before it sleeps again.
+    fn wake_for(&self, rx: &watch::Receiver<Durable>, lsn: u64) {
+        if rx.borrow().0 < lsn {
+            self.shared.wake.notify_one();
         }
     }
 
@@ -379,12 +392,7 @@ fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
                 {
                     break;
                 }
-                match policy {
-                    FsyncPolicy::Always => s.wake.wait(&mut st),
-                    _ => {
-                        s.wake.wait_for(&mut st, COLLECT_EVERY);
-                    }
-                }
+                s.wake.wait_for(&mut st, COLLECT_EVERY);
             }
         }
         #[cfg(test)]
