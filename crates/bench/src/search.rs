@@ -4,7 +4,8 @@
 //! of 25, with queries/s and latency percentiles. Also: the index build
 //! time at each member count (SPEC §7.5's "index 10k and 1M named
 //! members"), the index's memory, realistic name-prefix queries, and the
-//! cost the index adds to inserting named members.
+//! cost the index adds to inserting named members and to changing scores
+//! (the index's ranked levels follow scores).
 //!
 //! Names are generated deterministically from the seed: first and last
 //! names built from syllables (onsets weighted roughly like English
@@ -356,6 +357,9 @@ pub struct Measured {
     /// into the same board unindexed.
     pub inserts_indexed: f64,
     pub inserts_plain: f64,
+    /// Score changes of existing members per second, index on and off.
+    pub updates_indexed: f64,
+    pub updates_plain: f64,
 }
 
 fn insert_rate(b: &mut Board, names: &Names, seed: u64, from: u64, count: u64) -> Result<f64> {
@@ -377,6 +381,25 @@ fn insert_rate(b: &mut Board, names: &Names, seed: u64, from: u64, count: u64) -
             name: Some(n),
             ..Submit::new(m.as_bytes(), *s)
         })?;
+    }
+    Ok(count as f64 / start.elapsed().as_secs_f64())
+}
+
+/// Sets `count` random members of `m0..m{n}` to random new scores; returns
+/// updates per second.
+fn update_rate(b: &mut Board, seed: u64, n: u64, count: u64) -> Result<f64> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let subs: Vec<(String, f64)> = (0..count)
+        .map(|_| {
+            (
+                format!("m{}", rng.random_range(0..n)),
+                rng.random_range(0..1_000_000_000u64) as f64,
+            )
+        })
+        .collect();
+    let start = Instant::now();
+    for (m, s) in &subs {
+        b.submit(&Submit::new(m.as_bytes(), *s))?;
     }
     Ok(count as f64 / start.elapsed().as_secs_f64())
 }
@@ -407,8 +430,10 @@ pub fn measure(n: u64, opts: &SearchBenchOptions) -> Result<Measured> {
     let names = Names::new(opts.seed);
     let extra = (n / 10).clamp(1_000, 100_000);
     let inserts_indexed = insert_rate(&mut b, &names, opts.seed ^ 1, n, extra)?;
+    let updates_indexed = update_rate(&mut b, opts.seed ^ 3, n, extra)?;
     b.disable_search();
     let inserts_plain = insert_rate(&mut b, &names, opts.seed ^ 2, n + extra, extra)?;
+    let updates_plain = update_rate(&mut b, opts.seed ^ 4, n, extra)?;
     Ok(Measured {
         members: n,
         load_secs,
@@ -419,6 +444,8 @@ pub fn measure(n: u64, opts: &SearchBenchOptions) -> Result<Measured> {
         prefixes,
         inserts_indexed,
         inserts_plain,
+        updates_indexed,
+        updates_plain,
     })
 }
 
@@ -542,6 +569,14 @@ pub fn summarise(m: &Measured) -> (Table, Vec<String>, Vec<Record>) {
         Some((m.inserts_plain, "same board, no index")),
         Better::Higher,
     );
+    add(
+        "updates_indexed",
+        "score changes, index enabled".into(),
+        "updates/s",
+        Some(m.updates_indexed),
+        Some((m.updates_plain, "same board, no index")),
+        Better::Higher,
+    );
     let mut notes = Vec::new();
     for r in &m.runs {
         notes.push(format!(
@@ -564,8 +599,9 @@ pub fn summarise(m: &Measured) -> (Table, Vec<String>, Vec<Record>) {
         notes.push("index memory not measured: the counting allocator is not installed".into());
     }
     notes.push(format!(
-        "published figures are SPEC.md's quotes, not runs on this machine; the insert \
-         comparison is the same board with its index dropped ({} named inserts each)",
+        "published figures are SPEC.md's quotes, not runs on this machine; the insert and \
+         score-change comparisons are the same board with its index dropped ({} named inserts \
+         and {0} score changes of random members each)",
         report::thousands((n / 10).clamp(1_000, 100_000) as i128)
     ));
     (table, notes, records)
@@ -639,7 +675,7 @@ mod tests {
         let recs = run(&opts, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("query \"a* a\""), "{text}");
-        assert_eq!(recs.len(), 2 + 3 * 3 + 3 + 1);
+        assert_eq!(recs.len(), 2 + 3 * 3 + 3 + 2);
         let q = recs.iter().find(|r| r.figure == "queries_a_a_a").unwrap();
         assert!(q.podium.unwrap() > 0.0);
         assert_eq!(q.baseline, Some(1_500.0));

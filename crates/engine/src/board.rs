@@ -259,6 +259,34 @@ impl TieBreak<u32> for Ties<'_> {
     }
 }
 
+/// The board's order as the tree sees it: a member's key (from its score)
+/// and the tiebreak. Structures kept in tree order outside the tree (the
+/// search index's ranked plane levels) are updated through it.
+pub(crate) struct TreeOrder<'a> {
+    ties: Ties<'a>,
+    desc: bool,
+}
+
+impl TreeOrder<'_> {
+    /// The tree key of a live member, as [`Board::key_of`] gives it.
+    #[inline]
+    pub(crate) fn key(&self, id: u32) -> u64 {
+        let k = score::encode(self.ties.members.score(id));
+        if self.desc {
+            !k
+        } else {
+            k
+        }
+    }
+}
+
+impl TieBreak<u32> for TreeOrder<'_> {
+    #[inline]
+    fn tie(&self, a: u32, b: u32) -> Ordering {
+        self.ties.tie(a, b)
+    }
+}
+
 fn tie_mode(c: &BoardConfig) -> TieMode {
     match (c.tiebreak, c.order) {
         (Tiebreak::Member, Order::Asc) => TieMode::BytesAsc,
@@ -289,6 +317,17 @@ macro_rules! ties {
         Ties {
             members: &$self.members,
             mode: tie_mode(&$self.config),
+        }
+    };
+}
+
+// Borrows only `members` and `config`, so it can be built while
+// `self.search` is borrowed mutably.
+macro_rules! tree_order {
+    ($self:ident) => {
+        TreeOrder {
+            ties: ties!($self),
+            desc: $self.config.order == Order::Desc,
         }
     };
 }
@@ -332,21 +371,27 @@ impl Board {
         ties!(self)
     }
 
+    /// Keys and tiebreak of this board, for structures kept in its order.
+    pub(crate) fn tree_order(&self) -> TreeOrder<'_> {
+        tree_order!(self)
+    }
+
     // ------------------------------------------------- search index hooks
 
-    /// A member was added (its name and data already set).
+    /// A member was added (its name, data, score and sequence already set).
     #[inline]
     fn index_insert(&mut self, id: u32) {
         if let Some(ix) = self.search.as_deref_mut() {
-            ix.insert(id, &self.members);
+            ix.insert(id, &self.members, &tree_order!(self));
         }
     }
 
-    /// A member is about to leave the member table.
+    /// A member is about to leave the member table (its score and
+    /// sequence still set).
     #[inline]
     fn index_remove(&mut self, id: u32) {
         if let Some(ix) = self.search.as_deref_mut() {
-            ix.remove(id);
+            ix.remove(id, &tree_order!(self));
         }
     }
 
@@ -355,8 +400,26 @@ impl Board {
     fn index_refresh(&mut self, id: u32, name: bool, data: bool) {
         if let Some(ix) = self.search.as_deref_mut() {
             if ix.watches(name, data) {
-                ix.refresh(id, &self.members);
+                ix.refresh(id, &self.members, &tree_order!(self));
             }
+        }
+    }
+
+    /// A member's score (or sequence) is about to change: the index's
+    /// ranked plane levels let go of its old place ([`Board::index_rerank`]
+    /// after the change).
+    #[inline]
+    fn index_unrank(&mut self, id: u32) {
+        if let Some(ix) = self.search.as_deref_mut() {
+            ix.unrank(id, &tree_order!(self));
+        }
+    }
+
+    /// A member's score (or sequence) has changed.
+    #[inline]
+    fn index_rerank(&mut self, id: u32) {
+        if let Some(ix) = self.search.as_deref_mut() {
+            ix.rerank(id, &tree_order!(self));
         }
     }
 
@@ -779,9 +842,11 @@ impl Board {
         let old_key = self.key_of(old);
         let (key, pos) = if changed {
             self.tree_remove(old_key, id);
+            self.index_unrank(id);
             self.members.set_score(id, new);
             let seq = self.bump_seq();
             self.members.set_seq(id, seq);
+            self.index_rerank(id);
             let key = self.key_of(new);
             (key, self.tree_insert(key, id))
         } else {

@@ -16,6 +16,7 @@
 //! `PROPTEST_CASES=N` sets the number of cases per test.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 use podium_engine::search::{Plan, SearchError, SearchOptions, SearchPage};
 use podium_engine::{
@@ -244,11 +245,36 @@ fn naive_search(b: &Board, q: &Query) -> Result<(Vec<Entry>, u64), &'static str>
     Ok((page, total))
 }
 
+/// How many pages each plan gave: `[Intersect, Scan, Level]`, forced and
+/// chosen by `Auto` (checked after the runs, so the tests are known to
+/// reach every path).
+static FORCED: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+static AUTO: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
+
+fn count_plan(ran: Plan, asked: Plan) {
+    let i = match ran {
+        Plan::Intersect => 0,
+        Plan::Scan => 1,
+        _ => 2,
+    };
+    let table = if asked == Plan::Auto { &AUTO } else { &FORCED };
+    table[i].fetch_add(1, AtomicOrdering::Relaxed);
+}
+
+fn assert_every_plan_ran() {
+    let get = |t: &[AtomicUsize; 3]| t.each_ref().map(|c| c.load(AtomicOrdering::Relaxed));
+    let (forced, auto) = (get(&FORCED), get(&AUTO));
+    assert!(
+        forced.iter().all(|&n| n > 0) && auto[2] > 0,
+        "plans run (intersect, scan, level): forced {forced:?}, auto {auto:?}"
+    );
+}
+
 fn check_query(b: &Board, q: &Query) -> Result<(), TestCaseError> {
     let text = q.text();
     let want = naive_search(b, q);
     let mut pages: Vec<SearchPage> = Vec::new();
-    for plan in [Plan::Auto, Plan::Intersect, Plan::Scan] {
+    for plan in [Plan::Auto, Plan::Intersect, Plan::Scan, Plan::Level] {
         let opts = SearchOptions {
             limit: q.limit,
             offset: q.offset,
@@ -269,9 +295,12 @@ fn check_query(b: &Board, q: &Query) -> Result<(), TestCaseError> {
                 prop_assert_eq!(page.ranking, b.ranking());
                 prop_assert_eq!((page.offset, page.limit), (q.offset, q.limit));
                 prop_assert!(page.plan != Plan::Auto);
-                if plan != Plan::Auto {
+                if plan == Plan::Level && page.plan == Plan::Scan {
+                    // No ranked level serves this query: documented fallback.
+                } else if plan != Plan::Auto {
                     prop_assert_eq!(page.plan, plan);
                 }
+                count_plan(page.plan, plan);
                 pages.push(page);
             }
             (Err(kind), Err(e)) => prop_assert_eq!(*kind, error_kind(&e), "{:?}: {}", q, e),
@@ -783,6 +812,7 @@ fn search_matches_a_naive_scan_through_every_write() {
     if let Err(e) = result {
         panic!("{e}");
     }
+    assert_every_plan_ran();
 }
 
 /// Boards of a few thousand members: posting lists split into blocks,
@@ -993,9 +1023,10 @@ fn bulk_build_agrees_with_indexing_write_by_write() {
         b.check_search_invariants().unwrap();
     }
     for q in [
-        "a", "al", "al al", "a* a* a", "\"al\"", "team:al", "bo bo", "x", "bob a", "ál* b",
+        "a", "al", "al al", "a* a", "a a", "a* a* a", "\"al\"", "team:al", "bo bo", "x", "bob a",
+        "ál* b",
     ] {
-        for plan in [Plan::Intersect, Plan::Scan] {
+        for plan in [Plan::Intersect, Plan::Scan, Plan::Level] {
             let o = SearchOptions {
                 limit: 40,
                 offset: 3,

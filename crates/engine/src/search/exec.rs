@@ -15,7 +15,10 @@
 //!    order (score key, then tiebreak) and looks up the page's ranks;
 //!    `Scan` walks the tree from the best member, testing membership,
 //!    until `offset + limit` matches have been seen, deriving every rank
-//!    on the way. `Auto` compares the cost of both.
+//!    on the way; `Level`, when two query words start with a char that
+//!    has a plane, walks that plane's ranked level (its members with two
+//!    or more such words, in rank order) the same way and then looks up
+//!    the page's ranks. `Auto` compares the costs.
 
 use super::index::{record_words, Plane, SearchIndex, DEFAULT_MAX_PLANES};
 use super::query::{self, QToken};
@@ -25,10 +28,15 @@ use crate::config::Ranking;
 use crate::tree::TieBreak;
 
 /// Rough costs (ns) for `Auto`: one tree entry walked and tested, one
-/// match keyed and sorted, one bitset word scanned.
+/// match keyed and sorted, one bitset word scanned, one ranked-level entry
+/// walked and tested against the planes or against a sorted list of
+/// matches, one page entry's rank looked up (a batched tree descent).
 const WALK_NS: f64 = 3.0;
 const SORT_NS: f64 = 10.0;
 const WORD_NS: f64 = 1.0;
+const LEVEL_NS: f64 = 4.0;
+const LEVEL_IDS_NS: f64 = 15.0;
+const RANK_NS: f64 = 150.0;
 /// Members tested per prefetch window.
 const WINDOW: usize = 32;
 /// Members whose scores are requested together when ordering matches.
@@ -199,6 +207,27 @@ impl<'a> Prepared<'a> {
                 }
             }
         }
+    }
+
+    /// The ranked level to walk for `Plan::Level`: the shortest among the
+    /// planes of which the query needs two or more words (every match is
+    /// on each of them), and whether every member on it matches.
+    fn level(&self) -> Option<(&'a Plane, bool)> {
+        let (p, k) = self
+            .reqs
+            .iter()
+            .filter(|(_, k)| *k >= 2)
+            .min_by_key(|(p, _)| p.ranked().len())?;
+        Some((p, self.exact && self.reqs.len() == 1 && *k == 2))
+    }
+
+    /// Bitset words the plane enumeration reads at most: the driving
+    /// level's summary, then only the words its summary marks (at most one
+    /// per member of that level).
+    fn plane_words(&self) -> usize {
+        self.reqs.first().map_or(0, |(p, k)| {
+            p.summary_len() + (p.count_at_least(*k) as usize).min(self.words())
+        })
     }
 
     /// Members passing the planes (exact queries: the total).
@@ -442,6 +471,15 @@ impl Matches {
         }
     }
 
+    /// Whether member `id` matches (a bit test, or a binary search).
+    #[inline]
+    fn contains(&self, id: u32) -> bool {
+        match self {
+            Matches::Ids(v) => v.binary_search(&id).is_ok(),
+            Matches::Bits(b, _) => (b[id as usize / 64] >> (id % 64)) & 1 != 0,
+        }
+    }
+
     fn into_ids(self) -> Vec<u32> {
         match self {
             Matches::Ids(v) => v,
@@ -559,21 +597,7 @@ impl<'b> TopK<'b> {
             ..
         } = self;
         heap.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| ties.tie(a.1, b.1)));
-        let page = &heap[offset.min(heap.len())..];
-        match board.config.ranking {
-            Ranking::Unique => {
-                let mut pos = Vec::with_capacity(page.len());
-                board.tree.positions_batch(page, &ties, &mut pos);
-                page.iter()
-                    .zip(pos)
-                    .map(|(&(_, id), p)| (id, p.expect("a member is in the tree") as u64 + 1))
-                    .collect()
-            }
-            _ => page
-                .iter()
-                .map(|&(key, id)| (id, board.rank_at(0, key)))
-                .collect(),
-        }
+        board.ranks_of(&heap[offset.min(heap.len())..], &ties)
     }
 }
 
@@ -651,9 +675,16 @@ impl Board {
             return Err("too many search fields".into());
         }
         let live: Vec<u32> = self.tree.iter().map(|(_, id)| id).collect();
-        ix.check(&live)?;
+        let ord = self.tree_order();
+        ix.check(&live, &ord)?;
         // Every record is what the member's text tokenises to now.
-        let fresh = SearchIndex::build(&self.config.search_fields, 0, &self.members, live.clone());
+        let fresh = SearchIndex::build(
+            &self.config.search_fields,
+            0,
+            &self.members,
+            live.clone(),
+            &ord,
+        );
         for &id in &live {
             if ix.record(id) != fresh.record(id) {
                 return Err(format!(
@@ -672,6 +703,7 @@ impl Board {
             max_planes,
             &self.members,
             ids,
+            &self.tree_order(),
         )));
     }
 
@@ -696,8 +728,10 @@ impl Board {
         };
         let n = self.len();
         let need = opts.offset.saturating_add(opts.limit).min(total);
+        let level = q.level();
         let plan = match opts.plan {
             Plan::Auto => {
+                let page = (need - need.min(opts.offset)) as f64 * RANK_NS;
                 let walk = need as f64 * n as f64 / total.max(1) as f64 * WALK_NS
                     + if q.exact {
                         0.0
@@ -705,41 +739,62 @@ impl Board {
                         q.words() as f64 * WORD_NS
                     };
                 let sort = total as f64 * SORT_NS
+                    + page
                     + if q.exact {
-                        q.words() as f64 * WORD_NS
+                        q.plane_words() as f64 * WORD_NS
                     } else {
                         0.0
                     };
-                if walk < sort {
+                // Matches are spread over the level as over the board.
+                let ranked = level.map_or(f64::INFINITY, |(p, all)| {
+                    let len = p.ranked().len() as f64;
+                    let walked = if all {
+                        need as f64
+                    } else {
+                        (need as f64 * len / total.max(1) as f64).min(len)
+                    };
+                    let each = if q.exact { LEVEL_NS } else { LEVEL_IDS_NS };
+                    walked * each + page
+                });
+                if ranked < walk && ranked < sort {
+                    Plan::Level
+                } else if walk < sort {
                     Plan::Scan
                 } else {
                     Plan::Intersect
                 }
             }
+            Plan::Level if level.is_none() => Plan::Scan,
             p => p,
         };
         let hits: Vec<(u32, u64)> = if need <= opts.offset {
             Vec::new()
         } else {
             let (offset, limit) = (opts.offset, (need - opts.offset) as usize);
-            match (plan, matches) {
-                (Plan::Scan, Some(matches)) if opts.plan == Plan::Auto => {
+            match (plan, matches, level) {
+                (Plan::Level, None, Some((p, all))) => {
+                    self.walk_level(p, all, offset, limit, |id| q.planes_pass(id))
+                }
+                (Plan::Level, Some(matches), Some((p, _))) => {
+                    self.walk_level(p, false, offset, limit, |id| matches.contains(id))
+                }
+                (Plan::Scan, Some(matches), _) if opts.plan == Plan::Auto => {
                     let bits = matches.into_bits(q.words());
                     self.walk(self.tree.iter(), offset, limit, |id| {
                         (bits[id as usize / 64] >> (id % 64)) & 1 != 0
                     })
                 }
-                (Plan::Scan, _) if q.exact => {
+                (Plan::Scan, _, _) if q.exact => {
                     self.walk(self.tree.iter(), offset, limit, |id| q.planes_pass(id))
                 }
-                (Plan::Scan, _) => self.walk(
+                (Plan::Scan, _, _) => self.walk(
                     self.prefetched(|id| ix.prefetch_loc(id)),
                     offset,
                     limit,
                     |id| q.planes_pass(id) && m.matches(&q.tokens, ix.record(id)),
                 ),
-                (_, Some(matches)) => self.order(&matches.into_ids(), offset as usize, limit),
-                (_, None) => self.order_planes(&q, offset as usize, limit),
+                (_, Some(matches), _) => self.order(&matches.into_ids(), offset as usize, limit),
+                (_, None, _) => self.order_planes(&q, offset as usize, limit),
             }
         };
         Ok(SearchPage {
@@ -848,6 +903,58 @@ impl Board {
         });
         top.offer(&batch[..n]);
         top.page(offset)
+    }
+
+    /// The ranks of `page` (tree entries in order), looked up in the tree.
+    fn ranks_of(&self, page: &[(u64, u32)], ties: &crate::board::Ties) -> Vec<(u32, u64)> {
+        match self.config.ranking {
+            Ranking::Unique => {
+                let mut pos = Vec::with_capacity(page.len());
+                self.tree.positions_batch(page, ties, &mut pos);
+                page.iter()
+                    .zip(pos)
+                    .map(|(&(_, id), p)| (id, p.expect("a member is in the tree") as u64 + 1))
+                    .collect()
+            }
+            _ => page
+                .iter()
+                .map(|&(key, id)| (id, self.rank_at(0, key)))
+                .collect(),
+        }
+    }
+
+    /// Walks a ranked level from the best, testing each member with `hit`
+    /// (`all`: every member matches, so the walk starts at `offset`);
+    /// skips `offset` hits and returns the next `limit` with their ranks.
+    fn walk_level(
+        &self,
+        level: &Plane,
+        all: bool,
+        offset: u64,
+        limit: usize,
+        mut hit: impl FnMut(u32) -> bool,
+    ) -> Vec<(u32, u64)> {
+        let mut page: Vec<(u64, u32)> = Vec::with_capacity(limit.min(1024));
+        let ranked = level.ranked();
+        if all {
+            let from = usize::try_from(offset).unwrap_or(usize::MAX);
+            page.extend(ranked.iter_from(from).take(limit));
+        } else {
+            let mut skipped = 0u64;
+            for (key, id) in ranked.iter() {
+                if hit(id) {
+                    if skipped < offset {
+                        skipped += 1;
+                    } else {
+                        page.push((key, id));
+                        if page.len() == limit {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        self.ranks_of(&page, &self.ties())
     }
 
     fn entries_of(&self, hits: &[(u32, u64)]) -> Vec<crate::board::Entry> {

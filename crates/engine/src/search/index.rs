@@ -19,13 +19,23 @@
 //!   that match a large part of the board (`a`, `a* a`, `a* a* a`) are
 //!   answered from these alone: their total is O(1) and testing a member is
 //!   a bit test.
+//! - **Ranked levels**: per plane, the members with at least two words
+//!   starting with its char, as `(tree key, id)` in a counted tree ordered
+//!   like the board's own. A query needing two such words (`a* a`, `al a`)
+//!   reads its page off the front of that list instead of ordering every
+//!   match by score. This is the one part of the index that follows
+//!   scores: the board calls [`SearchIndex::unrank`] / [`SearchIndex::rerank`]
+//!   around every score change, which costs one bit test for members in no
+//!   level.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use super::query::QToken;
 use super::text::{clip, for_each_word};
+use crate::board::TreeOrder;
 use crate::members::Members;
+use crate::tree::{CountedTree, TieBreak};
 
 /// Word occurrences indexed per member at most (a long `data` text beyond
 /// that is not searchable).
@@ -528,8 +538,8 @@ pub(crate) const DEFAULT_MAX_PLANES: usize = 48;
 
 /// 2-bit saturating counts, per member, of its words starting with `ch`,
 /// with a summary per level so sparse levels are enumerated without
-/// reading every word.
-#[derive(Clone, Debug)]
+/// reading every word, and the members of levels ≥ 2 in rank order.
+#[derive(Clone)]
 pub(crate) struct Plane {
     pub ch: char,
     /// Per 64 ids: `[low bits, high bits]`.
@@ -539,6 +549,11 @@ pub(crate) struct Plane {
     sum: [Vec<u64>; 3],
     /// Members whose (saturated) count is 1, 2, 3; `[0]` unused.
     hist: [u64; 4],
+    /// The members with at least 2 such words, `(tree key, id)` in the
+    /// board's order (the ranked level): a page of `a* a` is its first
+    /// entries. Level 1 has none: it holds too many members to be worth
+    /// its memory, and a walk of the board finds its pages quickly.
+    ranked: CountedTree<u32>,
 }
 
 impl Plane {
@@ -548,6 +563,7 @@ impl Plane {
             bits: Vec::new(),
             sum: [Vec::new(), Vec::new(), Vec::new()],
             hist: [0; 4],
+            ranked: CountedTree::new(),
         };
         p.grow(words);
         p
@@ -637,8 +653,31 @@ impl Plane {
         }
     }
 
+    /// The members with at least 2 words starting with `ch`, in the
+    /// board's order.
+    pub fn ranked(&self) -> &CountedTree<u32> {
+        &self.ranked
+    }
+
+    /// Fills the ranked level from the counts (a new plane).
+    fn rank_all(&mut self, ord: &TreeOrder) {
+        let mut v: Vec<(u64, u32)> = Vec::with_capacity(self.count_at_least(2) as usize);
+        for w in 0..self.bits.len() {
+            let mut m = self.mask(w, 2);
+            while m != 0 {
+                let id = (w * 64) as u32 + m.trailing_zeros();
+                m &= m - 1;
+                v.push((ord.key(id), id));
+            }
+        }
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| ord.tie(a.1, b.1)));
+        self.ranked = CountedTree::from_sorted(v);
+    }
+
     fn heap_bytes(&self) -> usize {
-        self.bits.capacity() * 16 + self.sum.iter().map(|s| s.capacity() * 8).sum::<usize>()
+        self.bits.capacity() * 16
+            + self.sum.iter().map(|s| s.capacity() * 8).sum::<usize>()
+            + self.ranked.heap_bytes()
     }
 }
 
@@ -674,6 +713,9 @@ pub(crate) struct SearchIndex {
     dict: BTreeMap<TermKey, Postings>,
     fwd: Forward,
     planes: Planes,
+    /// Bit per member id: whether the member is on some plane's ranked
+    /// level, so a score change of any other member costs one bit test.
+    ranked_ids: Vec<u64>,
     len: usize,
     /// One more than the highest member id indexed so far: the size of
     /// per-id bitsets.
@@ -711,6 +753,7 @@ impl SearchIndex {
                 reviewed_at: 0,
                 max: max_planes,
             },
+            ranked_ids: Vec::new(),
             len: 0,
             id_cap: 0,
         }
@@ -725,11 +768,14 @@ impl SearchIndex {
     /// so each term's ids stay sorted). A map from boxed keys to growing
     /// `Vec`s, as before, visited three scattered cache lines per
     /// occurrence (bucket, key, list tail): most of a 1M build.
+    ///
+    /// `ord` (the board's order) fills the planes' ranked levels.
     pub(crate) fn build(
         search_fields: &[String],
         max_planes: usize,
         members: &Members,
         mut ids: Vec<u32>,
+        ord: &TreeOrder,
     ) -> SearchIndex {
         let mut ix = SearchIndex::empty(search_fields, max_planes);
         ids.sort_unstable();
@@ -795,7 +841,7 @@ impl SearchIndex {
                 (k, Postings::from_slice(&flat[start[t]..start[t + 1]]))
             })
             .collect();
-        ix.review();
+        ix.review(ord);
         ix
     }
 
@@ -868,7 +914,95 @@ impl SearchIndex {
             for p in &mut self.planes.tracked {
                 p.grow(words);
             }
+            if self.ranked_ids.len() < words {
+                let want = words.max(self.ranked_ids.len() + self.ranked_ids.len() / 8);
+                self.ranked_ids.resize(want, 0);
+            }
         }
+    }
+
+    #[inline]
+    fn is_ranked(&self, id: u32) -> bool {
+        self.ranked_ids
+            .get(id as usize / 64)
+            .is_some_and(|w| (w >> (id % 64)) & 1 != 0)
+    }
+
+    fn set_ranked(&mut self, id: u32, on: bool) {
+        if let Some(w) = self.ranked_ids.get_mut(id as usize / 64) {
+            let b = 1u64 << (id % 64);
+            if on {
+                *w |= b;
+            } else {
+                *w &= !b;
+            }
+        }
+    }
+
+    /// Sets every member's ranked bit from the planes (after planes came
+    /// or went).
+    fn rederive_ranked_ids(&mut self) {
+        let words = self.id_cap.div_ceil(64).max(self.ranked_ids.len());
+        self.ranked_ids.clear();
+        self.ranked_ids.resize(words, 0);
+        for p in &self.planes.tracked {
+            for (w, r) in self.ranked_ids.iter_mut().enumerate() {
+                if w < p.bits.len() {
+                    *r |= p.mask(w, 2);
+                }
+            }
+        }
+    }
+
+    /// Sets member `id`'s count in plane `pi`, moving it onto or off the
+    /// plane's ranked level (at its current key) as the count crosses 2.
+    fn set_plane(&mut self, pi: usize, id: u32, count: u32, ord: &TreeOrder) {
+        let p = &mut self.planes.tracked[pi];
+        let was = p.value(id) >= 2;
+        p.set(id, count);
+        let is = p.value(id) >= 2;
+        if was != is {
+            let key = ord.key(id);
+            if is {
+                p.ranked.insert(key, id, ord);
+            } else {
+                let gone = p.ranked.remove(key, id, ord);
+                debug_assert!(gone.is_some(), "a ranked member was not in its level");
+            }
+        }
+    }
+
+    /// Calls `f` with each plane on whose ranked level member `id` is.
+    fn for_each_ranked_plane(&mut self, id: u32, mut f: impl FnMut(&mut Plane)) {
+        if !self.is_ranked(id) {
+            return;
+        }
+        let mut counts = CharCounts::new();
+        char_counts(self.fwd.get(id), &mut counts);
+        for &(c, k) in &counts {
+            if k >= 2 {
+                if let Some(p) = self.planes.tracked.iter_mut().find(|p| p.ch == c) {
+                    f(p);
+                }
+            }
+        }
+    }
+
+    /// Member `id`'s score or sequence is about to change: takes it off
+    /// the ranked levels (at its old key); [`SearchIndex::rerank`] puts it
+    /// back once the change is made.
+    pub(crate) fn unrank(&mut self, id: u32, ord: &TreeOrder) {
+        self.for_each_ranked_plane(id, |p| {
+            let gone = p.ranked.remove(ord.key(id), id, ord);
+            debug_assert!(gone.is_some(), "a ranked member was not in its level");
+        });
+    }
+
+    /// Puts member `id` back on its ranked levels at its new key.
+    pub(crate) fn rerank(&mut self, id: u32, ord: &TreeOrder) {
+        self.for_each_ranked_plane(id, |p| {
+            p.ranked.insert(ord.key(id), id, ord);
+        });
     }
 
     fn add_terms(&mut self, id: u32, terms: &[(u8, &[u8])]) {
@@ -898,8 +1032,8 @@ impl SearchIndex {
 
     /// Moves member `id` from record `old` to record `new` (either may be
     /// empty) in the dictionary and the planes; the forward record must
-    /// already be `new`.
-    fn retarget(&mut self, id: u32, old: &[u8], new: &[u8]) {
+    /// already be `new`, and the member's score set (its ranked levels).
+    fn retarget(&mut self, id: u32, old: &[u8], new: &[u8], ord: &TreeOrder) {
         let (o, n) = (distinct_terms(old), distinct_terms(new));
         let gone: Vec<(u8, &[u8])> = o
             .iter()
@@ -935,8 +1069,8 @@ impl SearchIndex {
                     }
                 }
             }
-            if let Some(p) = self.planes.tracked.iter_mut().find(|p| p.ch == c) {
-                p.set(id, now);
+            if let Some(pi) = self.plane_of(c) {
+                self.set_plane(pi, id, now, ord);
             }
         }
         let threshold = (self.len / PROMOTE_DIV).max(1);
@@ -949,13 +1083,17 @@ impl SearchIndex {
                     .is_some_and(|&k| k as usize >= threshold)
                 && !self.planes.tracked.iter().any(|p| p.ch == c)
             {
-                self.promote(c);
+                self.promote(c, ord);
             }
         }
+        let ranked = nc
+            .iter()
+            .any(|&(c, k)| k >= 2 && self.plane_of(c).is_some());
+        self.set_ranked(id, ranked);
     }
 
     /// Gives `c` a plane, filled from every record.
-    fn promote(&mut self, c: char) {
+    fn promote(&mut self, c: char, ord: &TreeOrder) {
         let mut p = Plane::new(c, self.id_cap.div_ceil(64));
         for id in 0..self.id_cap as u32 {
             let rec = self.fwd.get(id);
@@ -968,22 +1106,28 @@ impl SearchIndex {
                 }
             }
         }
+        p.rank_all(ord);
+        for w in 0..p.bits.len().min(self.ranked_ids.len()) {
+            self.ranked_ids[w] |= p.mask(w, 2);
+        }
         self.planes.tracked.push(p);
     }
 
     /// Re-decides which chars have planes, once the member count has
     /// doubled or halved since the last time: drops the rare ones, adds
     /// the frequent ones (most frequent first).
-    fn review(&mut self) {
+    fn review(&mut self, ord: &TreeOrder) {
         let n = self.len;
         self.planes.reviewed_at = n;
         let floor = n / DEMOTE_DIV;
         let firsts = &self.planes.firsts;
+        let had = self.planes.tracked.len();
         self.planes.tracked.retain(|p| {
             firsts
                 .get(&p.ch)
                 .is_some_and(|&k| k as usize >= floor.max(1))
         });
+        let dropped = self.planes.tracked.len() < had;
         let threshold = (n / PROMOTE_DIV).max(1);
         let mut want: Vec<(u32, char)> = firsts
             .iter()
@@ -995,6 +1139,9 @@ impl SearchIndex {
         want.sort_unstable_by(|a, b| b.cmp(a));
         want.truncate(self.planes.max.saturating_sub(self.planes.tracked.len()));
         if want.is_empty() {
+            if dropped {
+                self.rederive_ranked_ids();
+            }
             return;
         }
         // All new planes in one pass over the records.
@@ -1019,40 +1166,45 @@ impl SearchIndex {
                 }
             }
         }
+        for p in &mut self.planes.tracked[first_new..] {
+            p.rank_all(ord);
+        }
+        self.rederive_ranked_ids();
     }
 
-    fn maybe_review(&mut self) {
+    fn maybe_review(&mut self, ord: &TreeOrder) {
         let at = self.planes.reviewed_at;
         if self.len >= 2 * at.max(8) || self.len < at / 2 {
-            self.review();
+            self.review(ord);
         }
     }
 
     // ------------------------------------------------------------ writes
 
-    /// Indexes a member that is not indexed yet.
-    pub(crate) fn insert(&mut self, id: u32, members: &Members) {
+    /// Indexes a member that is not indexed yet (its score set).
+    pub(crate) fn insert(&mut self, id: u32, members: &Members, ord: &TreeOrder) {
         debug_assert!(self.fwd.get(id).is_empty());
         let mut rec = Vec::new();
         self.record_of(members, id, &mut rec, &mut String::new());
         self.grow_ids(id);
         self.len += 1;
         self.fwd.put(id, &rec);
-        self.retarget(id, &[], &rec);
-        self.maybe_review();
+        self.retarget(id, &[], &rec, ord);
+        self.maybe_review(ord);
     }
 
-    /// Forgets a member (before the member table frees its id).
-    pub(crate) fn remove(&mut self, id: u32) {
+    /// Forgets a member (before the member table frees its id, while its
+    /// score is still set).
+    pub(crate) fn remove(&mut self, id: u32, ord: &TreeOrder) {
         let old = self.fwd.get(id).to_vec();
         self.fwd.put(id, &[]);
         self.len -= 1;
-        self.retarget(id, &old, &[]);
-        self.maybe_review();
+        self.retarget(id, &old, &[], ord);
+        self.maybe_review(ord);
     }
 
     /// Re-reads a member's indexed text after its name or data changed.
-    pub(crate) fn refresh(&mut self, id: u32, members: &Members) {
+    pub(crate) fn refresh(&mut self, id: u32, members: &Members, ord: &TreeOrder) {
         let mut rec = Vec::new();
         self.record_of(members, id, &mut rec, &mut String::new());
         let old = self.fwd.get(id);
@@ -1061,7 +1213,7 @@ impl SearchIndex {
         }
         let old = old.to_vec();
         self.fwd.put(id, &rec);
-        self.retarget(id, &old, &rec);
+        self.retarget(id, &old, &rec, ord);
     }
 
     // ------------------------------------------------------------- reads
@@ -1150,14 +1302,16 @@ impl SearchIndex {
             .map(Plane::heap_bytes)
             .sum::<usize>()
             + self.planes.tracked.capacity() * size_of::<Plane>()
-            + self.planes.firsts.capacity() * 12;
+            + self.planes.firsts.capacity() * 12
+            + self.ranked_ids.capacity() * 8;
         size_of::<SearchIndex>() + nodes + keys + postings + self.fwd.heap_bytes() + planes
     }
 
     /// Checks the dictionary, the records and the planes against each
     /// other (tests): every record word is in its posting list and back,
-    /// and every plane count is right.
-    pub(crate) fn check(&self, live: &[u32]) -> Result<(), String> {
+    /// every plane count is right, and every ranked level holds exactly
+    /// the plane's members with 2 or more words, at their keys, in order.
+    pub(crate) fn check(&self, live: &[u32], ord: &TreeOrder) -> Result<(), String> {
         let mut expect: BTreeMap<Vec<u8>, Vec<u32>> = BTreeMap::new();
         let mut sorted = live.to_vec();
         sorted.sort_unstable();
@@ -1224,6 +1378,33 @@ impl SearchIndex {
                     "plane {:?}: counts {:?}, expected {:?}",
                     p.ch, p.hist, hist
                 ));
+            }
+            let mut want: Vec<(u64, u32)> = sorted
+                .iter()
+                .filter(|&&id| p.value(id) >= 2)
+                .map(|&id| (ord.key(id), id))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| ord.tie(a.1, b.1)));
+            let got: Vec<(u64, u32)> = p.ranked.iter().collect();
+            if got != want || p.ranked.len() != want.len() {
+                return Err(format!(
+                    "plane {:?}: ranked level {got:?}, expected {want:?}",
+                    p.ch
+                ));
+            }
+            p.ranked
+                .check_invariants(ord)
+                .map_err(|e| format!("plane {:?}: ranked level: {e}", p.ch))?;
+        }
+        for w in 0..self.ranked_ids.len().max(self.id_cap.div_ceil(64)) {
+            let want = self
+                .planes
+                .tracked
+                .iter()
+                .filter(|p| w < p.bits.len())
+                .fold(0, |m, p| m | p.mask(w, 2));
+            if self.ranked_ids.get(w).copied().unwrap_or(0) != want {
+                return Err(format!("ranked bits of word {w} are off"));
             }
         }
         let mut firsts: hashbrown::HashMap<char, u32> = hashbrown::HashMap::new();

@@ -64,6 +64,13 @@ pub enum Plan {
     /// Walk the board in rank order, testing each member, until the page
     /// is full.
     Scan,
+    /// Walk a ranked level in rank order — the members with at least two
+    /// words starting with one char, which every match of a query such as
+    /// `a* a` or `al a` is among — testing each, until the page is full;
+    /// then look up the page's ranks. Forced on a query with no such
+    /// level (no two query words start with a char that has a plane), it
+    /// runs `Scan`.
+    Level,
 }
 
 /// Paging and planning of one search.
@@ -97,7 +104,7 @@ pub struct SearchPage {
     pub offset: u64,
     pub limit: u64,
     pub ranking: Ranking,
-    /// The plan that ran (`Intersect` or `Scan`; never `Auto`).
+    /// The plan that ran (`Intersect`, `Scan` or `Level`; never `Auto`).
     pub plan: Plan,
 }
 
