@@ -63,6 +63,18 @@ pub struct Service {
     pub recovery: RecoveryReport,
 }
 
+/// The figures of a `top` page whose entries were visited in place
+/// ([`Service::top_visit`]): [`crate::api::TopOut`] without `board` and
+/// `entries`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TopHead {
+    pub ranking: &'static str,
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub total_pages: u64,
+}
+
 /// A score-range bound as the API takes it: `None` is unbounded, and
 /// `exclusive` opens it, as Redis's `(` does.
 #[derive(Debug, Clone, Copy, Default)]
@@ -820,6 +832,37 @@ impl Service {
             total: p.total,
             total_pages: p.total_pages,
             entries: entries_out(&p.entries, with_data),
+        })
+    }
+
+    /// [`Service::top`] without building the page: `f` sees each entry in
+    /// place under the board's read lock (the RPC writes them straight into
+    /// its response), and the page's figures come back.
+    pub fn top_visit(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        f: impl FnMut(podium_engine::EntryRef<'_>),
+    ) -> Result<TopHead, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        self.read(board, |b| {
+            let total = b.len() as u64;
+            let from = (page - 1).saturating_mul(ps);
+            if from < total {
+                b.visit(from as usize, ps as usize, false, f);
+            }
+            TopHead {
+                ranking: ranking_str(b.ranking()),
+                page,
+                page_size: ps,
+                total,
+                total_pages: total.div_ceil(ps),
+            }
         })
     }
 

@@ -115,6 +115,46 @@ fn visit_chunk(
     Ok(Chunk { bytes, count })
 }
 
+/// `top`'s result written as `rmp_serde` writes [`crate::api::TopOut`]
+/// (a unit test holds them byte for byte), its entries straight from the
+/// board: a page read, the latency-bound call, allocates no `EntryOut`
+/// with copies of its strings per entry.
+fn top(
+    svc: &Service,
+    board: &str,
+    page: Option<u64>,
+    page_size: Option<u64>,
+    with_data: bool,
+) -> Res {
+    use rmp::encode as w;
+    let mut entries = Vec::with_capacity(page_size.unwrap_or(25).min(1024) as usize * 40);
+    let mut count = 0u32;
+    let head = svc.top_visit(board, page, page_size, |e| {
+        count += 1;
+        encode_entry_ref(&mut entries, &e, with_data)
+    })?;
+    let mut out = Vec::with_capacity(entries.len() + board.len() + 80);
+    // Writing into a Vec cannot fail.
+    let _ = w::write_map_len(&mut out, 7);
+    let _ = w::write_str(&mut out, "board");
+    let _ = w::write_str(&mut out, board);
+    let _ = w::write_str(&mut out, "ranking");
+    let _ = w::write_str(&mut out, head.ranking);
+    for (k, v) in [
+        ("page", head.page),
+        ("page_size", head.page_size),
+        ("total", head.total),
+        ("total_pages", head.total_pages),
+    ] {
+        let _ = w::write_str(&mut out, k);
+        let _ = w::write_uint(&mut out, v);
+    }
+    let _ = w::write_str(&mut out, "entries");
+    let _ = w::write_array_len(&mut out, count);
+    out.extend_from_slice(&entries);
+    Ok(out)
+}
+
 fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
     let mut bytes = Vec::with_capacity(items.len() * 48);
     for it in items {
@@ -374,10 +414,7 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             page,
             page_size,
             with_data,
-        } => ready(
-            svc.top(&board, page, page_size, with_data)
-                .and_then(|o| encode(&o)),
-        ),
+        } => ready(top(&svc, &board, page, page_size, with_data)),
         Call::RangeByRank {
             board,
             start,
@@ -952,6 +989,55 @@ mod tests {
         assert_eq!(get(&entry, "name"), &Value::from("Ann"));
         assert_eq!(get(&entry, "ranking"), &Value::from("unique"));
         assert_eq!(get(&entry, "member"), &Value::from("ann"));
+    }
+
+    /// `top` written in place gives exactly the bytes of `TopOut` through
+    /// rmp-serde, with and without data, on every page including the last,
+    /// a page past the end, page sizes from 1 up, and in every ranking mode.
+    #[test]
+    fn top_in_place_encodes_as_the_dto() {
+        let svc = Arc::new(Service::in_memory());
+        for (board, ranking) in [("u", "unique"), ("d", "dense"), ("c", "competition")] {
+            let cfg = serde_json::json!({ "ranking": ranking });
+            futures_util::FutureExt::now_or_never(svc.board_create(board, &cfg))
+                .unwrap()
+                .unwrap();
+            let mut entries = Vec::new();
+            for i in 0..130u32 {
+                let mut e = SubmitIn::new(format!("m{i}"), f64::from(i / 4) * 0.5);
+                if i % 3 == 0 {
+                    e.name = Some(format!("Name {i}"));
+                }
+                if i % 5 == 0 {
+                    e.data = Some(serde_json::json!({ "lvl": i, "t": ["a", null] }));
+                }
+                entries.push(e);
+            }
+            futures_util::FutureExt::now_or_never(svc.submit(board, &entries))
+                .unwrap()
+                .unwrap();
+            for page_size in [None, Some(1), Some(7), Some(130), Some(500)] {
+                for page in [None, Some(1), Some(2), Some(19), Some(200)] {
+                    for with_data in [false, true] {
+                        let want = encode(&svc.top(board, page, page_size, with_data).unwrap());
+                        let got = top(&svc, board, page, page_size, with_data);
+                        assert_eq!(
+                            got.unwrap(),
+                            want.unwrap(),
+                            "{board} {page:?} {page_size:?}"
+                        );
+                    }
+                }
+            }
+        }
+        for (page, page_size) in [(Some(0), None), (None, Some(0)), (None, Some(1 << 40))] {
+            let want = svc.top("u", page, page_size, false).unwrap_err();
+            let got = top(&svc, "u", page, page_size, false).unwrap_err();
+            assert_eq!((got.code, got.message), (want.code, want.message));
+        }
+        let want = svc.top("nope", None, None, false).unwrap_err();
+        let got = top(&svc, "nope", None, None, false).unwrap_err();
+        assert_eq!((got.code, got.message), (want.code, want.message));
     }
 
     #[test]
