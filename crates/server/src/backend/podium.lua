@@ -523,19 +523,25 @@ function ops.remove_scores()
   return zrem(redis.call('ZRANGE', Z, ARGV[2], ARGV[3], 'BYSCORE'))
 end
 
--- ARGV: the config hash's field/value pairs.
+-- ARGV: the config hash's field/value pairs (`p`, the reset period, for
+-- a board with a schedule).
 function ops.create()
   if redis.call('EXISTS', C) == 1 then return fail('exists') end
   redis.call('HSET', C, unpack(ARGV, 2))
   return 1
 end
 
+-- ARGV: as create's. A board that keeps a schedule keeps the period it
+-- is in (the caller's `p` is the period of now, for a board that had
+-- none), so the next scheduled reset still archives that period.
 function ops.put()
   local existed = redis.call('EXISTS', C) == 1
   if existed and redis.call('HGET', C, 'ro') == '1' then return fail('ro') end
   local old = existed and load_cfg()
+  local period = redis.call('HGET', C, 'p')
   redis.call('DEL', C)
   redis.call('HSET', C, unpack(ARGV, 2))
+  if period and redis.call('HEXISTS', C, 'p') == 1 then redis.call('HSET', C, 'p', period) end
   cfg = load_cfg()
   rebuild_distinct()
   if old and table.concat(old.sf, ' ') ~= table.concat(cfg.sf, ' ') then
@@ -555,9 +561,9 @@ function ops.delete()
   return 1
 end
 
--- {config json, read-only, members, bytes}
+-- {config json, read-only, members, bytes, reset period or nil}
 function ops.info()
-  local v = redis.call('HMGET', C, 'json', 'ro')
+  local v = redis.call('HMGET', C, 'json', 'ro', 'p')
   if not v[1] then return fail('noboard') end
   local bytes = 0
   for _, k in ipairs({C, Z, N, D, U, K, I}) do
@@ -565,7 +571,7 @@ function ops.info()
   end
   local ro = 0
   if v[2] == '1' then ro = 1 end
-  return {v[1], ro, redis.call('ZCARD', Z), bytes}
+  return {v[1], ro, redis.call('ZCARD', Z), bytes, v[3]}
 end
 
 -- ARGV: first, last (0-based best-first positions; -1 = the end), with_data.
@@ -699,21 +705,45 @@ function ops.replace()
 end
 
 -- reset, step 1: moves the content to the staging keys in one step, so
--- every write lands wholly before (archived) or after (live board) it.
--- Reply: {members archived, config field, value, ...}.
+-- every write lands wholly before (archived) or after (live board) it,
+-- and moves the board to its next period in the same step, so a period is
+-- archived once however many nodes ask at the same time. ARGV: the config
+-- JSON and the period ('' = none) the caller saw and computed from, the
+-- label when the board has no period, the period to enter ('' = none).
+-- Reply: {'stale'} when the config or the period moved meanwhile (another
+-- node's reset, a reconfiguration), else {members archived, the archive's
+-- label, config field, value, ...} (the period left out: an archive has
+-- none).
 function ops.take()
   local e = writable(); if e then return e end
+  local v = redis.call('HMGET', C, 'json', 'p')
+  if v[1] ~= ARGV[2] or (v[2] or '') ~= ARGV[3] then return {'stale'} end
   if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then return fail('staging') end
+  local label = v[2] or ARGV[4]
+  if ARGV[5] ~= '' then redis.call('HSET', C, 'p', ARGV[5]) end
   local n = redis.call('ZCARD', Z)
   drop_index(cfg.sf)
   for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}, {I, SI}}) do
     if redis.call('EXISTS', p[1]) == 1 then redis.call('RENAME', p[1], p[2]) end
   end
   redis.call('DEL', U, K)
-  local out = {n}
+  local out = {n, label}
   local fields = redis.call('HGETALL', C)
-  for i = 1, #fields do out[#out + 1] = fields[i] end
+  for i = 1, #fields, 2 do
+    if fields[i] ~= 'p' then
+      out[#out + 1] = fields[i]
+      out[#out + 1] = fields[i + 1]
+    end
+  end
   return out
+end
+
+-- A scheduled board without a period enters the caller's (ARGV: config
+-- JSON seen, period), unless it was reconfigured or got one meanwhile.
+function ops.period()
+  local e = writable(); if e then return e end
+  if redis.call('HGET', C, 'json') == ARGV[2] then redis.call('HSETNX', C, 'p', ARGV[3]) end
+  return 1
 end
 
 -- reset, step 2: a chunk of the staged content, best first. ARGV: first,
