@@ -901,8 +901,8 @@ async fn search_scenario(b: &dyn Backend, l: &mut Log) {
 
 /// The search index leaks nothing: every member of a prefix set is on its
 /// board (a stale entry would be invisible to queries, which intersect
-/// with the board, but would hold memory for good), and a deleted board
-/// left no key behind.
+/// with the board, but would hold memory for good), no search left a
+/// scratch set, and a deleted board left no key behind.
 fn search_index_is_clean(port: u16, gone: &[&str]) {
     const STALE: &str = r"
         local bad, n = {}, 0
@@ -925,6 +925,9 @@ fn search_index_is_clean(port: u16, gone: &[&str]) {
         !lines[0].ends_with("checked 0"),
         "no prefix set at all: {out}"
     );
+    // A search's scratch sets (`{B}:q:<i>`) live only inside its script run.
+    let scratch = redis_cli(port, &["KEYS", "*:q:*"]);
+    assert!(scratch.trim().is_empty(), "search scratch left: {scratch}");
     for gone in gone {
         let keys = redis_cli(port, &["KEYS", gone]);
         assert!(keys.trim().is_empty(), "{gone} left: {keys}");

@@ -169,27 +169,14 @@ fn entry_words(member: &str, name: Option<&str>, data: Option<&serde_json::Value
     s
 }
 
-/// Whether one indexed word could match both query words.
-fn overlap(a: &QToken, b: &QToken) -> bool {
-    match (a.prefix, b.prefix) {
-        (true, true) => a.word.starts_with(&b.word) || b.word.starts_with(&a.word),
-        (false, true) => a.word.starts_with(&b.word),
-        (true, false) => b.word.starts_with(&a.word),
-        (false, false) => a.word == b.word,
-    }
-}
-
-/// Whether a query needs each candidate checked against its words: the
-/// sets answer "has, for each query word, a word matching it", which is
-/// the whole answer only when no word is restricted to a field and no two
-/// query words could be matched by the same word (then any choice of
-/// words is a choice of distinct words).
+/// Whether a query needs each candidate checked against its words. The
+/// sets, scored by how many of a member's words each holds, answer every
+/// query whose words match a laminar family of word sets (see the script's
+/// `search`): any query without a field restriction. A `field:` word on a
+/// board with several search fields (the parser drops the restriction on
+/// a board with one) matches a set that overlaps others without nesting.
 fn needs_verify(toks: &[QToken]) -> bool {
     toks.iter().any(|t| t.field.is_some())
-        || toks
-            .iter()
-            .enumerate()
-            .any(|(i, a)| toks[i + 1..].iter().any(|b| overlap(a, b)))
 }
 
 /// A score as Redis parses it back to the same double (`{:?}` is the
