@@ -3,8 +3,9 @@
 //! that follows MOVED/ASK), the key layout of a board under its hash tag,
 //! the Lua script every compound operation runs in (`podium.lua`, loaded
 //! once, called by SHA), and the translation of its replies into the API's
-//! shapes and the engine's errors. Layout and decisions:
-//! `docs/redis-backend.md`.
+//! shapes and the engine's errors, and the scheduled resets of boards kept
+//! in Redis (`run_due_resets`, `spawn_reset_scheduler`), safe with any
+//! number of podium nodes. Layout and decisions: `docs/redis-backend.md`.
 
 use std::sync::Arc;
 use std::time::Duration;
