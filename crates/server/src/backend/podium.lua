@@ -185,24 +185,30 @@ local function record(src, sf)
   return out
 end
 
--- Adds to `set` the index keys of a record: every prefix of every word,
--- cut at UTF-8 character boundaries (a query word is whole chars), and
--- the word's exact set.
+-- Counts into `set` the index keys of a record: every prefix of every
+-- word, cut at UTF-8 character boundaries (a query word is whole chars),
+-- and the word's exact set; each key's count is how many of the record's
+-- words it holds (the member's score in that set).
 local function prefix_keys(rec, set)
   for _, e in ipairs(rec) do
     local w = e[2]
-    if #w <= MAX_PREFIX then set[XBASE .. w] = true end
+    if #w <= MAX_PREFIX then set[XBASE .. w] = (set[XBASE .. w] or 0) + 1 end
     for i = 1, math.min(#w, MAX_PREFIX) do
       local b = string.byte(w, i + 1)
-      if not b or b < 128 or b >= 192 then set[WBASE .. string.sub(w, 1, i)] = true end
+      if not b or b < 128 or b >= 192 then
+        local k = WBASE .. string.sub(w, 1, i)
+        set[k] = (set[k] or 0) + 1
+      end
     end
   end
   return set
 end
 
 -- Moves member m's index entries from its stored sources to `new` (nil:
--- the member left). Prefix sets hold score 0: a search intersects them
--- with Z, which brings the board score, so a score change touches none.
+-- the member left). A member's score in a prefix or word set is how many
+-- of its indexed words the set stands for (a search asks for at least as
+-- many as its query words need, see ops.search); the board score comes
+-- from intersecting with Z, so a score change touches no set.
 local function reindex(m, new)
   local old = redis.call('HGET', I, m)
   if old == new then return end
@@ -211,7 +217,7 @@ local function reindex(m, new)
     if old then prefix_keys(record(old, cfg.sf), a) end
     if new then prefix_keys(record(new, cfg.sf), b) end
     for k in pairs(a) do if not b[k] then redis.call('ZREM', k, m) end end
-    for k in pairs(b) do if not a[k] then redis.call('ZADD', k, 0, m) end end
+    for k, c in pairs(b) do if a[k] ~= c then redis.call('ZADD', k, c, m) end end
   end
   if new then redis.call('HSET', I, m, new) else redis.call('HDEL', I, m) end
 end
@@ -254,7 +260,7 @@ local function build_index()
   if #cfg.sf == 0 then return end
   local all = redis.call('HGETALL', I)
   for i = 1, #all, 2 do
-    for k in pairs(prefix_keys(record(all[i + 1], cfg.sf), {})) do redis.call('ZADD', k, 0, all[i]) end
+    for k, c in pairs(prefix_keys(record(all[i + 1], cfg.sf), {})) do redis.call('ZADD', k, c, all[i]) end
   end
 end
 
@@ -523,19 +529,25 @@ function ops.remove_scores()
   return zrem(redis.call('ZRANGE', Z, ARGV[2], ARGV[3], 'BYSCORE'))
 end
 
--- ARGV: the config hash's field/value pairs.
+-- ARGV: the config hash's field/value pairs (`p`, the reset period, for
+-- a board with a schedule).
 function ops.create()
   if redis.call('EXISTS', C) == 1 then return fail('exists') end
   redis.call('HSET', C, unpack(ARGV, 2))
   return 1
 end
 
+-- ARGV: as create's. A board that keeps a schedule keeps the period it
+-- is in (the caller's `p` is the period of now, for a board that had
+-- none), so the next scheduled reset still archives that period.
 function ops.put()
   local existed = redis.call('EXISTS', C) == 1
   if existed and redis.call('HGET', C, 'ro') == '1' then return fail('ro') end
   local old = existed and load_cfg()
+  local period = redis.call('HGET', C, 'p')
   redis.call('DEL', C)
   redis.call('HSET', C, unpack(ARGV, 2))
+  if period and redis.call('HEXISTS', C, 'p') == 1 then redis.call('HSET', C, 'p', period) end
   cfg = load_cfg()
   rebuild_distinct()
   if old and table.concat(old.sf, ' ') ~= table.concat(cfg.sf, ' ') then
@@ -555,9 +567,9 @@ function ops.delete()
   return 1
 end
 
--- {config json, read-only, members, bytes}
+-- {config json, read-only, members, bytes, reset period or nil}
 function ops.info()
-  local v = redis.call('HMGET', C, 'json', 'ro')
+  local v = redis.call('HMGET', C, 'json', 'ro', 'p')
   if not v[1] then return fail('noboard') end
   local bytes = 0
   for _, k in ipairs({C, Z, N, D, U, K, I}) do
@@ -565,7 +577,7 @@ function ops.info()
   end
   local ro = 0
   if v[2] == '1' then ro = 1 end
-  return {v[1], ro, redis.call('ZCARD', Z), bytes}
+  return {v[1], ro, redis.call('ZCARD', Z), bytes, v[3]}
 end
 
 -- ARGV: first, last (0-based best-first positions; -1 = the end), with_data.
@@ -699,21 +711,45 @@ function ops.replace()
 end
 
 -- reset, step 1: moves the content to the staging keys in one step, so
--- every write lands wholly before (archived) or after (live board) it.
--- Reply: {members archived, config field, value, ...}.
+-- every write lands wholly before (archived) or after (live board) it,
+-- and moves the board to its next period in the same step, so a period is
+-- archived once however many nodes ask at the same time. ARGV: the config
+-- JSON and the period ('' = none) the caller saw and computed from, the
+-- label when the board has no period, the period to enter ('' = none).
+-- Reply: {'stale'} when the config or the period moved meanwhile (another
+-- node's reset, a reconfiguration), else {members archived, the archive's
+-- label, config field, value, ...} (the period left out: an archive has
+-- none).
 function ops.take()
   local e = writable(); if e then return e end
+  local v = redis.call('HMGET', C, 'json', 'p')
+  if v[1] ~= ARGV[2] or (v[2] or '') ~= ARGV[3] then return {'stale'} end
   if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then return fail('staging') end
+  local label = v[2] or ARGV[4]
+  if ARGV[5] ~= '' then redis.call('HSET', C, 'p', ARGV[5]) end
   local n = redis.call('ZCARD', Z)
   drop_index(cfg.sf)
   for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}, {I, SI}}) do
     if redis.call('EXISTS', p[1]) == 1 then redis.call('RENAME', p[1], p[2]) end
   end
   redis.call('DEL', U, K)
-  local out = {n}
+  local out = {n, label}
   local fields = redis.call('HGETALL', C)
-  for i = 1, #fields do out[#out + 1] = fields[i] end
+  for i = 1, #fields, 2 do
+    if fields[i] ~= 'p' then
+      out[#out + 1] = fields[i]
+      out[#out + 1] = fields[i + 1]
+    end
+  end
   return out
+end
+
+-- A scheduled board without a period enters the caller's (ARGV: config
+-- JSON seen, period), unless it was reconfigured or got one meanwhile.
+function ops.period()
+  local e = writable(); if e then return e end
+  if redis.call('HGET', C, 'json') == ARGV[2] then redis.call('HSETNX', C, 'p', ARGV[3]) end
+  return 1
 end
 
 -- reset, step 2: a chunk of the staged content, best first. ARGV: first,
@@ -765,32 +801,73 @@ local function search_reply(total, page, wd)
   return out
 end
 
+-- Whether every word a query token `t` matches is also matched by query
+-- key `u` (both {w, p}): a prefix holds its longer prefixes and the words
+-- it starts; an exact word holds only itself.
+local function within(t, u)
+  if u.p then return string.sub(t.w, 1, #u.w) == u.w end
+  return (not t.p) and t.w == u.w
+end
+
 -- ARGV: the search fields the query was parsed for, offset, limit,
 -- with_data, verify, then per query word: word, prefix (1/0), field (its
--- 0-based index, -1 = any). Candidates are the intersection of the words'
--- prefix (or, for exact words, exact) sets with Z (weights 1 on Z, 0 on the prefix sets, so a
--- candidate's score is its board score and the reply is in board order);
--- `verify` checks each against its words (fields, distinct words), which
--- the sets alone cannot express. Reply: {'stale'} when the
--- search fields changed since, else {total, ranking, {member, position,
--- score, better, name, data}...}.
+-- 0-based index, -1 = any). Reply: {'stale'} when the search fields
+-- changed since, else {total, ranking, {member, position, score, better,
+-- name, data}...}.
+--
+-- The words each query word matches form a laminar family: two prefixes
+-- either nest or share no word, and an exact word is inside a prefix
+-- that starts it or apart from it. For such a family a distinct word for
+-- each query word exists (Hall's condition) exactly when, for each
+-- query key u (a prefix or exact set), the member has at least as many
+-- words in u as there are query words whose words all lie in u. A
+-- member's score in a set is that count, so the members answering are
+-- the intersection, with Z, of each key's members scoring at least its
+-- need: a key needed once is used as it is, one needed more often is
+-- first cut to its members scoring that much (ZRANGESTORE … BYSCORE into
+-- a scratch key `{tag}:q:<i>`, dropped before the script returns). No
+-- candidate is read or checked. Only a `field:` restriction on a board
+-- with several search fields breaks the family (`team:al` and `ali`
+-- overlap without nesting); then (`verify`) the same intersection is a
+-- superset, each candidate's words are matched (Kuhn's augmenting paths)
+-- in board order, and the total counts every match.
 function ops.search()
   local e = readable(); if e then return e end
   if table.concat(cfg.sf, ' ') ~= ARGV[2] then return {'stale'} end
   local off, lim = tonumber(ARGV[3]), tonumber(ARGV[4])
   local wd, verify = ARGV[5] == '1', ARGV[6] == '1'
-  local toks, keys, seen = {}, {}, {}
+  local toks, us, seen = {}, {}, {}
   for i = 7, #ARGV, 3 do
-    toks[#toks + 1] = {w = ARGV[i], p = ARGV[i + 1] == '1', f = tonumber(ARGV[i + 2]) + 1}
-    local k = ARGV[i]
-    if ARGV[i + 1] == '1' then k = WBASE .. k else k = XBASE .. k end
+    local t = {w = ARGV[i], p = ARGV[i + 1] == '1', f = tonumber(ARGV[i + 2]) + 1}
+    toks[#toks + 1] = t
+    local k = (t.p and WBASE or XBASE) .. t.w
     if not seen[k] then
       seen[k] = true
-      keys[#keys + 1] = k
+      us[#us + 1] = {w = t.w, p = t.p, k = k}
     end
   end
+  local keys, scratch = {}, {}
+  local QBASE = string.sub(C, 1, #C - 1) .. 'q:'
+  for i, u in ipairs(us) do
+    local need = 0
+    for _, t in ipairs(toks) do
+      if within(t, u) then need = need + 1 end
+    end
+    if need > 1 then
+      local q = QBASE .. i
+      scratch[#scratch + 1] = q
+      redis.call('ZRANGESTORE', q, u.k, need, '+inf', 'BYSCORE')
+      keys[#keys + 1] = q
+    else
+      keys[#keys + 1] = u.k
+    end
+  end
+  local function done(total, page)
+    if #scratch > 0 then redis.call('DEL', unpack(scratch)) end
+    return search_reply(total, page, wd)
+  end
   if not verify then
-    -- The prefix sets alone hold the answer (they hold only members of the
+    -- The sets alone hold the answer (they hold only members of the
     -- board), so the total is a count, and a page of frequent words is
     -- found sooner by walking the board from the best (each entry tested
     -- against the sets, ~(offset+limit)·n/total entries) than by sorting
@@ -804,7 +881,7 @@ function ops.search()
     end
     local n = redis.call('ZCARD', Z)
     if off < total and lim > 0 and 3 * (off + lim) * n < total * total then
-      local page, seen, pos = {}, 0, 0
+      local page, seen_, pos = {}, 0, 0
       while #page < lim and pos < n do
         for _, m in ipairs(zwindow(pos, pos + 255, false)) do
           local hit = true
@@ -815,14 +892,14 @@ function ops.search()
             end
           end
           if hit then
-            if seen >= off then page[#page + 1] = m end
-            seen = seen + 1
+            if seen_ >= off then page[#page + 1] = m end
+            seen_ = seen_ + 1
             if #page >= lim then break end
           end
         end
         pos = pos + 256
       end
-      return search_reply(total, page, wd)
+      return done(total, page)
     end
   end
   local args = {'ZINTER', #keys + 1, Z}
@@ -851,7 +928,7 @@ function ops.search()
     total = n
     for j = off + 1, math.min(n, off + lim) do page[#page + 1] = at(j) end
   end
-  return search_reply(total, page, wd)
+  return done(total, page)
 end
 
 local f = ops[OP]

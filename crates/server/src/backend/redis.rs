@@ -3,8 +3,9 @@
 //! that follows MOVED/ASK), the key layout of a board under its hash tag,
 //! the Lua script every compound operation runs in (`podium.lua`, loaded
 //! once, called by SHA), and the translation of its replies into the API's
-//! shapes and the engine's errors. Layout and decisions:
-//! `docs/redis-backend.md`.
+//! shapes and the engine's errors, and the scheduled resets of boards kept
+//! in Redis (`run_due_resets`, `spawn_reset_scheduler`), safe with any
+//! number of podium nodes. Layout and decisions: `docs/redis-backend.md`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use podium_engine::search::text::clip;
 use podium_engine::search::{parse, tokenize, QToken, SearchError, MAX_MEMBER_WORDS};
-use podium_engine::{Aggregate, BoardConfig, Ranking, Reset, Store, Tiebreak};
+use podium_engine::{Aggregate, BoardConfig, Ranking, Store, Tiebreak};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
@@ -21,7 +22,7 @@ use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
 use super::Backend;
 use crate::api::*;
 use crate::error::{ApiError, Code};
-use crate::schedule::{Clock, SystemClock};
+use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
 use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
@@ -169,27 +170,14 @@ fn entry_words(member: &str, name: Option<&str>, data: Option<&serde_json::Value
     s
 }
 
-/// Whether one indexed word could match both query words.
-fn overlap(a: &QToken, b: &QToken) -> bool {
-    match (a.prefix, b.prefix) {
-        (true, true) => a.word.starts_with(&b.word) || b.word.starts_with(&a.word),
-        (false, true) => a.word.starts_with(&b.word),
-        (true, false) => b.word.starts_with(&a.word),
-        (false, false) => a.word == b.word,
-    }
-}
-
-/// Whether a query needs each candidate checked against its words: the
-/// sets answer "has, for each query word, a word matching it", which is
-/// the whole answer only when no word is restricted to a field and no two
-/// query words could be matched by the same word (then any choice of
-/// words is a choice of distinct words).
+/// Whether a query needs each candidate checked against its words. The
+/// sets, scored by how many of a member's words each holds, answer every
+/// query whose words match a laminar family of word sets (see the script's
+/// `search`): any query without a field restriction. A `field:` word on a
+/// board with several search fields (the parser drops the restriction on
+/// a board with one) matches a set that overlaps others without nesting.
 fn needs_verify(toks: &[QToken]) -> bool {
     toks.iter().any(|t| t.field.is_some())
-        || toks
-            .iter()
-            .enumerate()
-            .any(|(i, a)| toks[i + 1..].iter().any(|b| overlap(a, b)))
 }
 
 /// A score as Redis parses it back to the same double (`{:?}` is the
@@ -433,18 +421,13 @@ fn supported(c: &BoardConfig) -> Result<(), ApiError> {
             ),
         ));
     }
-    if c.reset != Reset::Never {
-        return Err(ApiError::new(
-            Code::InvalidConfig,
-            "reset schedules are not implemented on the redis backend yet",
-        ));
-    }
     Ok(())
 }
 
 /// The config hash the script reads, plus the full config as JSON for
-/// `board_info`.
-fn config_fields(c: &BoardConfig) -> Vec<String> {
+/// `board_info`, plus the reset period of now (`p`) for a board with a
+/// schedule.
+fn config_fields(c: &BoardConfig, now: DateTime<Utc>) -> Vec<String> {
     let mut v = vec![
         "order".into(),
         c.order.as_str().into(),
@@ -467,6 +450,9 @@ fn config_fields(c: &BoardConfig) -> Vec<String> {
     }
     if let Some(m) = c.max_members {
         v.extend(["cap".into(), m.to_string()]);
+    }
+    if let Some(p) = schedule::period_label(&c.reset, now) {
+        v.extend(["p".into(), p]);
     }
     v
 }
@@ -688,7 +674,10 @@ impl RedisBackend {
     ) -> Result<(), ApiError> {
         Store::validate_name(board)?;
         self.registry("SADD", board).await?;
-        match self.call(board, "create", config_fields(config)).await {
+        match self
+            .call(board, "create", config_fields(config, self.clock.now()))
+            .await
+        {
             Err(e) if if_absent && e.code == Code::BoardExists => Ok(()),
             r => r.map(|_| ()),
         }
@@ -775,26 +764,199 @@ impl RedisBackend {
     }
 
     async fn info_reply(&self, board: &str) -> Result<(BoardOut, u64), ApiError> {
+        let (out, _) = self.info_raw(board).await?;
+        let members = out.members;
+        Ok((out, members))
+    }
+
+    /// `board_info`, and the config JSON exactly as stored (what `take`
+    /// compares).
+    async fn info_raw(&self, board: &str) -> Result<(BoardOut, String), ApiError> {
         let a = arr(self.call(board, "info", Vec::<String>::new()).await?)?;
         if a.len() < 4 {
             return Err(protocol("info"));
         }
-        let config: serde_json::Value = text(&a[0])
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .ok_or_else(|| protocol("config"))?;
-        let members = int(&a[2])?;
+        let json = text(&a[0]).ok_or_else(|| protocol("config"))?;
+        let config: serde_json::Value =
+            serde_json::from_str(&json).map_err(|_| protocol("config"))?;
         Ok((
             BoardOut {
                 board: board.to_string(),
-                members,
+                members: int(&a[2])?,
                 read_only: int(&a[1])? == 1,
                 heap_bytes: int(&a[3])?,
                 config,
-                period: None,
+                period: a.get(4).and_then(text),
                 created: None,
             },
-            members,
+            json,
         ))
+    }
+
+    /// One reset of `board` as seen in `json` (its config) and `period`:
+    /// archives the content under the period (or `fallback` when it has
+    /// none) and enters period `next`, all in one script run that refuses
+    /// (`None`) if the config or the period changed since they were read.
+    /// Then copies the content into the archive and applies
+    /// `keep_archives`.
+    async fn reset_from(
+        &self,
+        board: &str,
+        json: &str,
+        period: Option<&str>,
+        fallback: &str,
+        next: Option<&str>,
+    ) -> Result<Option<ResetOut>, ApiError> {
+        let mut taken = arr(self
+            .call(
+                board,
+                "take",
+                [json, period.unwrap_or(""), fallback, next.unwrap_or("")],
+            )
+            .await?)?;
+        if taken.len() == 1 && text(&taken[0]).as_deref() == Some("stale") {
+            return Ok(None);
+        }
+        if taken.len() < 2 {
+            return Err(protocol("take"));
+        }
+        let archived = int(&taken[0])?;
+        let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
+        let mut fields: Vec<String> = taken.drain(2..).filter_map(|v| text(&v)).collect();
+        let keep = fields
+            .chunks(2)
+            .find(|f| f.len() == 2 && f[0] == "json")
+            .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
+            .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
+        fields.extend(["ro".to_string(), "1".to_string()]);
+        // Named as the embedded engine names it (one past the highest taken
+        // for the label); a name another node took meanwhile is skipped.
+        let base = format!("{board}@{label}");
+        let mut taken: Vec<String> = self
+            .boards()
+            .await?
+            .boards
+            .into_iter()
+            .map(|b| b.board)
+            .filter(|b| b.starts_with(&base))
+            .collect();
+        let mut archive;
+        loop {
+            archive =
+                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str));
+            Store::validate_name(&archive)?;
+            self.registry("SADD", &archive).await?;
+            match self.call(&archive, "create", fields.clone()).await {
+                Ok(_) => break,
+                Err(e) if e.code == Code::BoardExists => taken.push(archive),
+                Err(e) => return Err(e),
+            }
+        }
+        self.copy_staged(board, &archive, archived).await?;
+        self.call(board, "unstage", Vec::<String>::new()).await?;
+        if let Some(keep) = keep {
+            let prefix = format!("{board}@");
+            let mut archives: Vec<String> = self
+                .boards()
+                .await?
+                .boards
+                .into_iter()
+                .map(|b| b.board)
+                .filter(|b| b.starts_with(&prefix))
+                .collect();
+            podium_engine::store::sort_archives(&mut archives, &prefix);
+            let excess = archives.len().saturating_sub(keep as usize);
+            for old in &archives[..excess] {
+                match self.board_delete(old).await {
+                    Err(e) if e.code != Code::BoardNotFound => return Err(e),
+                    _ => {}
+                }
+            }
+        }
+        Ok(Some(ResetOut {
+            board: board.to_string(),
+            archive,
+            archived,
+        }))
+    }
+
+    /// Runs every scheduled reset that fell due by the clock's now, as the
+    /// embedded `Service::run_due_resets` does, and returns the archives
+    /// this call made. Any number of podium nodes may call it at once on
+    /// the same Redis: a board leaves a period in the same script run that
+    /// empties it (`take` refuses a period already left), so each period
+    /// of each board is archived exactly once, by whichever node gets
+    /// there first; the others see it done and make nothing.
+    ///
+    /// A board that fails (Redis down for its slot, staging keys left by
+    /// a reset that crashed) is logged and skipped, so it does not hold up
+    /// the others; only a failure to list the boards is an error.
+    pub async fn run_due_resets(&self) -> Result<Vec<ResetOut>, ApiError> {
+        let now = self.clock.now();
+        let mut c = redis::cmd("SMEMBERS");
+        c.arg(REGISTRY);
+        let mut names: Vec<String> = self
+            .bounded("", c.query_async(&mut self.conn.clone()))
+            .await?;
+        names.sort();
+        // Plain reads, concurrently (each board has its own slot); the
+        // script re-checks what they saw before it changes anything.
+        let states = futures_util::future::join_all(names.iter().map(|n| async move {
+            let mut c = redis::cmd("HMGET");
+            c.arg(&keys(n)[0]).arg("json").arg("ro").arg("p");
+            self.bounded(
+                n,
+                c.query_async::<(Option<String>, Option<String>, Option<String>)>(
+                    &mut self.conn.clone(),
+                ),
+            )
+            .await
+        }))
+        .await;
+        let mut made = Vec::new();
+        for (board, state) in names.iter().zip(states) {
+            let (json, ro, period) = match state {
+                Ok((Some(json), ro, period)) => (json, ro, period),
+                // Listed but not (or no longer) created: see REGISTRY.
+                Ok((None, _, _)) => continue,
+                Err(e) => {
+                    tracing::error!(board = %board, "scheduled reset: {e}");
+                    continue;
+                }
+            };
+            if ro.as_deref() == Some("1") {
+                continue;
+            }
+            let Some(reset) = serde_json::from_str::<serde_json::Value>(&json)
+                .ok()
+                .and_then(|v| config_from_json(&v).ok())
+                .map(|c| c.reset)
+            else {
+                continue;
+            };
+            let Some(label) = schedule::period_label(&reset, now) else {
+                continue;
+            };
+            let r = match period {
+                Some(p) if p == label => continue,
+                None => self
+                    .call(board, "period", [json.as_str(), label.as_str()])
+                    .await
+                    .map(|_| None),
+                Some(p) => {
+                    self.reset_from(board, &json, Some(&p), &p, Some(&label))
+                        .await
+                }
+            };
+            match r {
+                Ok(Some(out)) => made.push(out),
+                Ok(None) => {}
+                // Deleted or archived meanwhile.
+                Err(e) if matches!(e.code, Code::BoardNotFound | Code::ReadOnly) => {}
+                Err(e) => tracing::error!(board = %board, "scheduled reset failed: {e}"),
+            }
+        }
+        Ok(made)
     }
 
     /// Checks that `board` exists (for calls refused before the script
@@ -809,6 +971,30 @@ impl RedisBackend {
             removed: int(&v)?,
         })
     }
+}
+
+/// Starts the reset scheduler of a Redis-backed server: every second it
+/// runs [`RedisBackend::run_due_resets`] and logs the archives it made, as
+/// the embedded server's background task does for `Service`. Every podium
+/// node on the same Redis runs one; a due period is still archived once
+/// (see `run_due_resets`). It runs until the handle is aborted (at
+/// shutdown) or the runtime stops.
+pub fn spawn_reset_scheduler(backend: Arc<RedisBackend>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            match backend.run_due_resets().await {
+                Ok(made) => {
+                    for r in made {
+                        tracing::info!(board = %r.board, archive = %r.archive, members = r.archived, "scheduled reset");
+                    }
+                }
+                Err(e) => tracing::error!("scheduled resets: {e}"),
+            }
+        }
+    })
 }
 
 fn aggregate_boards(
@@ -1037,7 +1223,8 @@ impl Backend for RedisBackend {
         Store::validate_name(board)?;
         supported(&config)?;
         self.registry("SADD", board).await?;
-        let created = int(&self.call(board, "put", config_fields(&config)).await?)? == 1;
+        let fields = config_fields(&config, self.clock.now());
+        let created = int(&self.call(board, "put", fields).await?)? == 1;
         let mut out = self.board_info(board).await?;
         out.created = Some(created);
         Ok(out)
@@ -1049,77 +1236,41 @@ impl Backend for RedisBackend {
     }
 
     async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
-        // Boards with a reset schedule are refused on Redis (`supported`),
-        // so an archive is named by the time, as the embedded engine names
-        // a manual reset of an unscheduled board.
-        let label = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        // Refused before the content moves, as the engine refuses it
-        // (after saying whether the board exists).
-        if let Err(e) = Store::validate_name(&format!("{board}@{label}")) {
-            self.exists(board).await?;
-            return Err(e.into());
-        }
-        let mut taken = arr(self.call(board, "take", Vec::<String>::new()).await?)?;
-        if taken.is_empty() {
-            return Err(protocol("take"));
-        }
-        let archived = int(&taken[0])?;
-        let mut fields: Vec<String> = taken.drain(1..).filter_map(|v| text(&v)).collect();
-        let keep = fields
-            .chunks(2)
-            .find(|f| f.len() == 2 && f[0] == "json")
-            .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
-            .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
-        fields.extend(["ro".to_string(), "1".to_string()]);
-        // Named as the embedded engine names it (one past the highest taken
-        // for the label); a name another node took meanwhile is skipped.
-        let base = format!("{board}@{label}");
-        let mut taken: Vec<String> = self
-            .boards()
-            .await?
-            .boards
-            .into_iter()
-            .map(|b| b.board)
-            .filter(|b| b.starts_with(&base))
-            .collect();
-        let mut archive;
-        loop {
-            archive =
-                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str));
-            Store::validate_name(&archive)?;
-            self.registry("SADD", &archive).await?;
-            match self.call(&archive, "create", fields.clone()).await {
-                Ok(_) => break,
-                Err(e) if e.code == Code::BoardExists => taken.push(archive),
-                Err(e) => return Err(e),
-            }
-        }
-        self.copy_staged(board, &archive, archived).await?;
-        self.call(board, "unstage", Vec::<String>::new()).await?;
-        if let Some(keep) = keep {
-            let prefix = format!("{board}@");
-            let mut archives: Vec<String> = self
-                .boards()
+        // As the embedded engine: the archive is named after the period
+        // the board is in, or the current one, or (no schedule) the time;
+        // a scheduled board then enters the current period. The script
+        // refuses if another node reset or reconfigured the board between
+        // the read and the reset; then the reset is computed again.
+        for _ in 0..5 {
+            let (info, json) = self.info_raw(board).await?;
+            let reset = config_from_json(&info.config)
+                .map_err(|_| protocol("config"))?
+                .reset;
+            let now = self.clock.now();
+            let next = schedule::period_label(&reset, now);
+            let fallback = next
+                .clone()
+                .unwrap_or_else(|| now.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            let label = info.period.as_deref().unwrap_or(&fallback);
+            // Refused before the content moves, as the engine refuses it.
+            Store::validate_name(&format!("{board}@{label}"))?;
+            if let Some(out) = self
+                .reset_from(
+                    board,
+                    &json,
+                    info.period.as_deref(),
+                    &fallback,
+                    next.as_deref(),
+                )
                 .await?
-                .boards
-                .into_iter()
-                .map(|b| b.board)
-                .filter(|b| b.starts_with(&prefix))
-                .collect();
-            podium_engine::store::sort_archives(&mut archives, &prefix);
-            let excess = archives.len().saturating_sub(keep as usize);
-            for old in &archives[..excess] {
-                match self.board_delete(old).await {
-                    Err(e) if e.code != Code::BoardNotFound => return Err(e),
-                    _ => {}
-                }
+            {
+                return Ok(out);
             }
         }
-        Ok(ResetOut {
-            board: board.to_string(),
-            archive,
-            archived,
-        })
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "the board kept changing during the reset; try again",
+        ))
     }
 
     async fn combine(
