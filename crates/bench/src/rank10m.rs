@@ -408,7 +408,7 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         PodiumServer::start_with(&opts.net.exe, opts.net.fsync, &["--backend", url.as_str()])?;
     writeln!(out, "podium on {} (--backend {url})", server.rpc)?;
     out.flush()?;
-    let (podium, direct) = alternate(opts, &server, &url, &scores, &reads)
+    let (podium, direct, busy) = alternate(opts, &server, &url, &scores, &reads)
         .with_context(|| format!("podium's log:\n{}", server.log()))?;
     drop(server);
 
@@ -449,6 +449,22 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
             Better::Higher,
         ),
         Figure::new(
+            "load_sequential_redis_busy_s",
+            "  sequential: Redis executing (commandstats)",
+            "s",
+            busy.podium_seq,
+            Some(busy.direct_seq),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_random_redis_busy_s",
+            "  random: Redis executing (commandstats)",
+            "s",
+            busy.podium_rand,
+            Some(busy.direct_rand),
+            Better::Lower,
+        ),
+        Figure::new(
             "page_read_mean_us",
             format!("random page of {PAGE_SIZE}, one at a time: mean"),
             "µs",
@@ -484,10 +500,18 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     let seq = overhead(podium.sequential, direct.sequential);
     let rnd = overhead(podium.random, direct.random);
     let rd = podium.reads.mean_ns / direct.reads.mean_ns - 1.0;
+    // podium's own share: the load's wall time beyond the time Redis spent
+    // executing podium's script (what any client sending that script would
+    // wait for at least).
+    let own = |wall: Duration, busy: f64| wall.as_secs_f64() / busy - 1.0;
+    let own_seq = own(podium.sequential, busy.podium_seq);
+    let own_rnd = own(podium.random, busy.podium_rand);
     for (key, v) in [
         ("overhead_load_sequential", seq),
         ("overhead_load_random", rnd),
         ("overhead_page_read_mean", rd),
+        ("overhead_beyond_script_sequential", own_seq),
+        ("overhead_beyond_script_random", own_rnd),
     ] {
         records.push(Record {
             scenario: SCENARIO,
@@ -518,18 +542,49 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         "  podium's submit_many runs podium's Lua script per batch (per entry: the \
          update rule, bounds, previous score, rank, search words); direct is a bare ZADD"
     )?;
+    writeln!(
+        out,
+        "  load wall time beyond Redis's own execution of the script (podium's process, \
+         network, waits): sequential {}, random {}",
+        pct(own_seq),
+        pct(own_rnd)
+    )?;
     Ok(records)
 }
 
+/// Seconds Redis spent executing each side's loads (`INFO commandstats`:
+/// EVALSHA for podium, ZADD for the direct side).
+struct Busy {
+    podium_seq: f64,
+    podium_rand: f64,
+    direct_seq: f64,
+    direct_rand: f64,
+}
+
+/// The `usec` of `cmdstat_<command>` in `INFO commandstats`.
+async fn redis_usec(con: &mut redis::aio::MultiplexedConnection, command: &str) -> Result<u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(con)
+        .await?;
+    let prefix = format!("cmdstat_{command}:");
+    Ok(info
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0))
+}
+
 /// Runs both sides phase by phase, alternating which goes first; returns
-/// (podium on Redis, Redis directly).
+/// (podium on Redis, Redis directly, Redis's own execution time).
 fn alternate(
     opts: &Rank10mOptions,
     server: &PodiumServer,
     url: &str,
     scores: &[f64],
     reads: &[u64],
-) -> Result<(Side, Side)> {
+) -> Result<(Side, Side, Busy)> {
     let n = opts.members;
     let rt = net::runtime(0)?;
     rt.block_on(async {
@@ -542,11 +597,16 @@ fn alternate(
             depth: opts.depth,
             scores,
         };
+        let mut info = con.clone();
+        let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
         // Sequential: direct first; random: podium first.
         let pb = bar(opts.net.progress, n, "redis direct sequential");
+        let u0 = redis_usec(&mut info, "zadd").await?;
         let d_seq = load::redis(&con, &load_of("direct:seq", Scores::Sequential), &pb).await?;
+        let direct_seq = secs(u0, redis_usec(&mut info, "zadd").await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis sequential");
+        let u0 = redis_usec(&mut info, "evalsha").await?;
         let p_seq = load::podium(
             &c,
             Method::SubmitMany,
@@ -554,8 +614,10 @@ fn alternate(
             &pb,
         )
         .await?;
+        let podium_seq = secs(u0, redis_usec(&mut info, "evalsha").await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis random");
+        let u0 = redis_usec(&mut info, "evalsha").await?;
         let p_rand = load::podium(
             &c,
             Method::SubmitMany,
@@ -563,9 +625,12 @@ fn alternate(
             &pb,
         )
         .await?;
+        let podium_rand = secs(u0, redis_usec(&mut info, "evalsha").await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "redis direct random");
+        let u0 = redis_usec(&mut info, "zadd").await?;
         let d_rand = load::redis(&con, &load_of("direct:rand", Scores::Given(scores)), &pb).await?;
+        let direct_rand = secs(u0, redis_usec(&mut info, "zadd").await?);
         pb.finish_and_clear();
 
         let mut con = con;
@@ -635,6 +700,12 @@ fn alternate(
                 sequential: d_seq,
                 random: d_rand,
                 reads: ld.summary(),
+            },
+            Busy {
+                podium_seq,
+                podium_rand,
+                direct_seq,
+                direct_rand,
             },
         ))
     })
