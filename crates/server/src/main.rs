@@ -497,11 +497,11 @@ mod tests {
         assert_eq!(r.members, 20_000);
         assert!(r.net.no_redis && r.net.quiet);
         assert_eq!(r.backend, None);
+        assert_eq!(r.net.fsync, Fsync::Always);
         let Scenario::Rank10m(r) = scenario(&["rank10m", "--backend", "redis"]) else {
             panic!()
         };
         assert_eq!(r.backend.as_deref(), Some("redis"));
-        assert_eq!(r.net.fsync, Fsync::Always);
 
         let Scenario::HttpUpdates(h) = scenario(&["http-updates"]) else {
             panic!()
