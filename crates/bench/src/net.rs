@@ -122,6 +122,11 @@ pub struct PodiumServer {
 
 impl PodiumServer {
     pub fn start(exe: &Path, fsync: Fsync) -> Result<PodiumServer> {
+        Self::start_with(exe, fsync, &[])
+    }
+
+    /// [`PodiumServer::start`] with more `serve` flags (e.g. `--backend`).
+    pub fn start_with(exe: &Path, fsync: Fsync, extra: &[&str]) -> Result<PodiumServer> {
         let dir = tempfile::Builder::new()
             .prefix("podium-bench-")
             .tempdir()
@@ -133,7 +138,8 @@ impl PodiumServer {
             .arg(dir.path().join("data"))
             .args(["--http", "127.0.0.1:0", "--rpc", "127.0.0.1:0"])
             .args(["--resp", "off", "--fsync", fsync.as_str()])
-            .args(["--log-level", "warn"]);
+            .args(["--log-level", "warn"])
+            .args(extra);
         // Flags alone decide: no config file, API keys or other settings
         // from the environment.
         for (k, _) in std::env::vars_os() {

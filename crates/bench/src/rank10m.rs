@@ -9,6 +9,15 @@
 //! members, `depth` in flight on one connection (redis-rs multiplexed),
 //! then `ZREVRANGE key start start+24 WITHSCORES` decoded into
 //! (member, score) pairs. The client side is one thread for both.
+//!
+//! With `--backend redis` (a Redis this run starts) or `--backend
+//! redis://HOST:PORT`, podium serves on that Redis (issue 7) and the
+//! question is podium's overhead: the same loads and reads, in the same
+//! run and against the same Redis, once through podium's RPC
+//! (`submit_many`, `top`) and once straight to Redis (`ZADD`,
+//! `ZREVRANGE`), same batch and depth; the two sides alternate phase by
+//! phase, and the page reads alternate read by read, so a machine that
+//! slows down mid-run slows both.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -36,6 +45,10 @@ pub struct Rank10mOptions {
     pub depth: usize,
     /// Page reads, one at a time.
     pub reads: u64,
+    /// `None`: podium's embedded engine against its own Redis. `"redis"`
+    /// (start one) or a `redis://` URL: podium on that Redis against the
+    /// same Redis used directly.
+    pub backend: Option<String>,
 }
 
 impl Default for Rank10mOptions {
@@ -46,6 +59,7 @@ impl Default for Rank10mOptions {
             batch: 1_000,
             depth: 8,
             reads: 50_000,
+            backend: None,
         }
     }
 }
@@ -60,6 +74,9 @@ struct Side {
 pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     if opts.members == 0 || opts.batch == 0 || opts.reads == 0 {
         bail!("--members, --batch and --reads must be at least 1");
+    }
+    if let Some(spec) = &opts.backend {
+        return run_on_redis(opts, spec, out);
     }
     let n = opts.members;
     writeln!(
@@ -339,5 +356,357 @@ fn run_redis(opts: &Rank10mOptions, url: &str, scores: &[f64], reads: &[u64]) ->
             random,
             reads: lat.summary(),
         })
+    })
+}
+
+// ------------------------------------------------------ --backend redis
+
+/// The overhead of podium on Redis: podium started with `--backend URL`
+/// against the same Redis driven directly. Direct keys are `direct:seq` /
+/// `direct:rand`; podium's boards `seq` / `rand` (keys `{seq}:…`). Both
+/// sides' data are deleted at the end.
+fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Result<Vec<Record>> {
+    let n = opts.members;
+    let own;
+    let url = if spec == "redis" {
+        own = net::RedisServer::start(&opts.net.redis_server, opts.net.fsync)?.with_context(
+            || {
+                format!(
+                    "--backend redis starts a redis-server: {} not found",
+                    opts.net.redis_server
+                )
+            },
+        )?;
+        writeln!(
+            out,
+            "\nRedis {} on {} (appendonly yes, appendfsync {}, no RDB snapshots)",
+            own.version, own.addr, opts.net.fsync
+        )?;
+        own.url()
+    } else if spec.starts_with("redis://") {
+        spec.to_string()
+    } else {
+        bail!("--backend must be redis (start one) or redis://HOST:PORT, not {spec:?}");
+    };
+    writeln!(
+        out,
+        "rank10m --backend {url}: {} members, batches of {}, {} in flight, {} page reads of \
+         {PAGE_SIZE}, seed {}; podium on Redis vs the same Redis directly",
+        crate::report::thousands(n as i128),
+        opts.batch,
+        opts.depth,
+        crate::report::thousands(opts.reads as i128),
+        opts.net.seed
+    )?;
+    let mut rng = SmallRng::seed_from_u64(opts.net.seed);
+    let scores: Vec<f64> = (0..n).map(|_| random_score(&mut rng)).collect();
+    let pages = n.div_ceil(PAGE_SIZE);
+    let reads: Vec<u64> = (0..opts.reads)
+        .map(|_| rng.random_range(1..=pages))
+        .collect();
+    let server =
+        PodiumServer::start_with(&opts.net.exe, opts.net.fsync, &["--backend", url.as_str()])?;
+    writeln!(out, "podium on {} (--backend {url})", server.rpc)?;
+    out.flush()?;
+    let (podium, direct, busy) = alternate(opts, &server, &url, &scores, &reads)
+        .with_context(|| format!("podium's log:\n{}", server.log()))?;
+    drop(server);
+
+    let secs = |d: Duration| d.as_secs_f64();
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    let us = |ns: f64| ns / 1000.0;
+    let figures: Vec<Figure> = vec![
+        Figure::new(
+            "load_sequential_s",
+            format!("load {n} sequential scores"),
+            "s",
+            secs(podium.sequential),
+            Some(secs(direct.sequential)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_sequential_rate",
+            "  members/s",
+            "members/s",
+            rate(podium.sequential),
+            Some(rate(direct.sequential)),
+            Better::Higher,
+        ),
+        Figure::new(
+            "load_random_s",
+            format!("load {n} random scores (fresh board)"),
+            "s",
+            secs(podium.random),
+            Some(secs(direct.random)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_random_rate",
+            "  members/s",
+            "members/s",
+            rate(podium.random),
+            Some(rate(direct.random)),
+            Better::Higher,
+        ),
+        Figure::new(
+            "load_sequential_redis_busy_s",
+            "  sequential: Redis executing (commandstats)",
+            "s",
+            busy.podium_seq,
+            Some(busy.direct_seq),
+            Better::Lower,
+        ),
+        Figure::new(
+            "load_random_redis_busy_s",
+            "  random: Redis executing (commandstats)",
+            "s",
+            busy.podium_rand,
+            Some(busy.direct_rand),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_mean_us",
+            format!("random page of {PAGE_SIZE}, one at a time: mean"),
+            "µs",
+            us(podium.reads.mean_ns),
+            Some(us(direct.reads.mean_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_p50_us",
+            "  p50",
+            "µs",
+            us(podium.reads.p50_ns),
+            Some(us(direct.reads.p50_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_p99_us",
+            "  p99",
+            "µs",
+            us(podium.reads.p99_ns),
+            Some(us(direct.reads.p99_ns)),
+            Better::Lower,
+        ),
+    ]
+    .into_iter()
+    .map(|f| f.members(n))
+    .collect();
+    writeln!(out)?;
+    let mut records = net::report(SCENARIO, &figures, true, "redis direct", out)?;
+    // Overhead: how much longer a load takes through podium than
+    // straight to Redis (0.2 = 20% longer).
+    let overhead = |p: Duration, d: Duration| p.as_secs_f64() / d.as_secs_f64() - 1.0;
+    let seq = overhead(podium.sequential, direct.sequential);
+    let rnd = overhead(podium.random, direct.random);
+    let rd = podium.reads.mean_ns / direct.reads.mean_ns - 1.0;
+    // podium's own share: the load's wall time beyond the time Redis spent
+    // executing podium's script (what any client sending that script would
+    // wait for at least).
+    let own = |wall: Duration, busy: f64| wall.as_secs_f64() / busy - 1.0;
+    let own_seq = own(podium.sequential, busy.podium_seq);
+    let own_rnd = own(podium.random, busy.podium_rand);
+    for (key, v) in [
+        ("overhead_load_sequential", seq),
+        ("overhead_load_random", rnd),
+        ("overhead_page_read_mean", rd),
+        ("overhead_beyond_script_sequential", own_seq),
+        ("overhead_beyond_script_random", own_rnd),
+    ] {
+        records.push(Record {
+            scenario: SCENARIO,
+            figure: key.into(),
+            unit: "ratio".into(),
+            podium: Some(v),
+            redis: None,
+            baseline: None,
+            baseline_name: None,
+            ratio: None,
+            members: Some(n),
+        });
+    }
+    let pct = |v: f64| format!("{:+.1}%", v * 100.0);
+    writeln!(
+        out,
+        "  podium's overhead over direct Redis: sequential load {} ({}), random load {} \
+         ({}), page read {} ({}); goal ≤ +20%",
+        pct(seq),
+        met(seq <= 0.2),
+        pct(rnd),
+        met(rnd <= 0.2),
+        pct(rd),
+        met(rd <= 0.2),
+    )?;
+    writeln!(
+        out,
+        "  podium's submit_many runs podium's Lua script per batch (per entry: the \
+         update rule, bounds, previous score, rank, search words); direct is a bare ZADD"
+    )?;
+    writeln!(
+        out,
+        "  load wall time beyond Redis's own execution of the script (podium's process, \
+         network, waits): sequential {}, random {}",
+        pct(own_seq),
+        pct(own_rnd)
+    )?;
+    Ok(records)
+}
+
+/// Seconds Redis spent executing each side's loads (`INFO commandstats`:
+/// EVALSHA for podium, ZADD for the direct side).
+struct Busy {
+    podium_seq: f64,
+    podium_rand: f64,
+    direct_seq: f64,
+    direct_rand: f64,
+}
+
+/// The `usec` of `cmdstat_<command>` in `INFO commandstats`.
+async fn redis_usec(con: &mut redis::aio::MultiplexedConnection, command: &str) -> Result<u64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(con)
+        .await?;
+    let prefix = format!("cmdstat_{command}:");
+    Ok(info
+        .lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0))
+}
+
+/// Runs both sides phase by phase, alternating which goes first; returns
+/// (podium on Redis, Redis directly, Redis's own execution time).
+fn alternate(
+    opts: &Rank10mOptions,
+    server: &PodiumServer,
+    url: &str,
+    scores: &[f64],
+    reads: &[u64],
+) -> Result<(Side, Side, Busy)> {
+    let n = opts.members;
+    let rt = net::runtime(0)?;
+    rt.block_on(async {
+        let c = Client::connect(server.rpc).await?;
+        let con = load::redis_connect(url).await?;
+        let load_of = |board, scores| Load {
+            board,
+            n,
+            batch: opts.batch,
+            depth: opts.depth,
+            scores,
+        };
+        let mut info = con.clone();
+        let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
+        // Sequential: direct first; random: podium first.
+        let pb = bar(opts.net.progress, n, "redis direct sequential");
+        let u0 = redis_usec(&mut info, "zadd").await?;
+        let d_seq = load::redis(&con, &load_of("direct:seq", Scores::Sequential), &pb).await?;
+        let direct_seq = secs(u0, redis_usec(&mut info, "zadd").await?);
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, n, "podium on redis sequential");
+        let u0 = redis_usec(&mut info, "evalsha").await?;
+        let p_seq = load::podium(
+            &c,
+            Method::SubmitMany,
+            &load_of("seq", Scores::Sequential),
+            &pb,
+        )
+        .await?;
+        let podium_seq = secs(u0, redis_usec(&mut info, "evalsha").await?);
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, n, "podium on redis random");
+        let u0 = redis_usec(&mut info, "evalsha").await?;
+        let p_rand = load::podium(
+            &c,
+            Method::SubmitMany,
+            &load_of("rand", Scores::Given(scores)),
+            &pb,
+        )
+        .await?;
+        let podium_rand = secs(u0, redis_usec(&mut info, "evalsha").await?);
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, n, "redis direct random");
+        let u0 = redis_usec(&mut info, "zadd").await?;
+        let d_rand = load::redis(&con, &load_of("direct:rand", Scores::Given(scores)), &pb).await?;
+        let direct_rand = secs(u0, redis_usec(&mut info, "zadd").await?);
+        pb.finish_and_clear();
+
+        let mut con = con;
+        for b in ["seq", "rand"] {
+            let info = c.board_info(b).await?;
+            if info.members != n {
+                bail!("board {b} holds {} members, not {n}", info.members);
+            }
+        }
+        for k in ["direct:seq", "direct:rand"] {
+            let card: u64 = redis::cmd("ZCARD").arg(k).query_async(&mut con).await?;
+            if card != n {
+                bail!("sorted set {k} holds {card} members, not {n}");
+            }
+        }
+        // The two sides read the same page, one after the other.
+        let pb = bar(opts.net.progress, reads.len() as u64, "page reads, both");
+        let (mut lp, mut ld) = (Latencies::default(), Latencies::default());
+        for (i, &p) in reads.iter().enumerate() {
+            let start = (p - 1) * PAGE_SIZE;
+            let direct = async {
+                let t = Instant::now();
+                let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+                    .arg("direct:rand")
+                    .arg(start)
+                    .arg(start + PAGE_SIZE - 1)
+                    .arg("WITHSCORES")
+                    .query_async(&mut con)
+                    .await?;
+                ld.record(t.elapsed());
+                anyhow::Ok(page.len())
+            };
+            // Which side goes first alternates too.
+            let (dn, pn) = if i % 2 == 0 {
+                let dn = direct.await?;
+                let t = Instant::now();
+                let page = c.top("rand", p, PAGE_SIZE).await?;
+                lp.record(t.elapsed());
+                (dn, page.entries.len())
+            } else {
+                let t = Instant::now();
+                let page = c.top("rand", p, PAGE_SIZE).await?;
+                lp.record(t.elapsed());
+                (direct.await?, page.entries.len())
+            };
+            if dn == 0 || dn != pn {
+                bail!("page {p}: {pn} entries through podium, {dn} directly");
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        for b in ["seq", "rand"] {
+            c.board_delete(b).await?;
+        }
+        let _: i64 = redis::cmd("DEL")
+            .arg("direct:seq")
+            .arg("direct:rand")
+            .query_async(&mut con)
+            .await?;
+        Ok((
+            Side {
+                sequential: p_seq,
+                random: p_rand,
+                reads: lp.summary(),
+            },
+            Side {
+                sequential: d_seq,
+                random: d_rand,
+                reads: ld.summary(),
+            },
+            Busy {
+                podium_seq,
+                podium_rand,
+                direct_seq,
+                direct_rand,
+            },
+        ))
     })
 }

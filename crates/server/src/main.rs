@@ -178,6 +178,13 @@ struct Rank10mArgs {
     /// Random page reads, one request at a time.
     #[arg(long, value_parser = parse_count, default_value = "50k")]
     reads: u64,
+
+    /// Run podium on Redis and measure its overhead against the same Redis
+    /// used directly: "redis" starts a redis-server, or give
+    /// redis://HOST:PORT (its keys direct:seq, direct:rand, {seq}…, {rand}…
+    /// are written, then deleted). Without it: the embedded engine.
+    #[arg(long, value_name = "redis|URL")]
+    backend: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -332,6 +339,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 batch: a.batch,
                 depth: a.depth,
                 reads: a.reads,
+                backend: a.backend.clone(),
             };
             podium_bench::rank10m::run(&opts, &mut std::io::stdout().lock())?
         }
@@ -488,7 +496,12 @@ mod tests {
         };
         assert_eq!(r.members, 20_000);
         assert!(r.net.no_redis && r.net.quiet);
+        assert_eq!(r.backend, None);
         assert_eq!(r.net.fsync, Fsync::Always);
+        let Scenario::Rank10m(r) = scenario(&["rank10m", "--backend", "redis"]) else {
+            panic!()
+        };
+        assert_eq!(r.backend.as_deref(), Some("redis"));
 
         let Scenario::HttpUpdates(h) = scenario(&["http-updates"]) else {
             panic!()

@@ -1,7 +1,9 @@
-//! `podium serve`: opens and recovers the data directory, starts the
-//! protocol listeners and the background work (scheduled resets,
-//! snapshots), and shuts down gracefully on SIGINT/SIGTERM — stop
-//! accepting, finish in-flight requests, then flush and fsync the log.
+//! `podium serve`: opens the storage — recovers the data directory of the
+//! embedded engine, or connects to Redis / Redis Cluster
+//! (`--backend redis://…`, nothing kept locally) — starts the protocol
+//! listeners on it and the background work (scheduled resets, snapshots),
+//! and shuts down gracefully on SIGINT/SIGTERM — stop accepting, finish
+//! in-flight requests, then flush and fsync the embedded log.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,9 +12,10 @@ use anyhow::{bail, Context, Result};
 use podium_engine::Store;
 use tokio::net::TcpListener;
 
+use crate::backend::{Backend, EmbeddedBackend, RedisBackend};
 use crate::schedule::{Clock, SystemClock};
 use crate::service::Service;
-use crate::settings::Settings;
+use crate::settings::{Settings, DEFAULT_BACKEND};
 
 /// Runs the server until a shutdown signal.
 pub fn run(settings: Settings) -> Result<()> {
@@ -25,45 +28,18 @@ pub fn run(settings: Settings) -> Result<()> {
 }
 
 pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
-    if settings.backend != "embedded" {
-        bail!(
-            "--backend {}: the Redis backend is not built yet; only \"embedded\" works in this version",
-            settings.backend
-        );
-    }
     // Installed before anything is announced: a SIGTERM that arrives just
     // after the listening line must still shut down gracefully.
     let shutdown = shutdown_signal()?;
-    let store = Store::new();
-    let dir = settings.data_dir.clone();
-    let fsync = settings.fsync;
-    let t = std::time::Instant::now();
-    // Recovery reads files and rebuilds boards: blocking work.
-    let (store, opened) = tokio::task::spawn_blocking(move || {
-        let r = crate::storage::open(&dir, fsync, &store);
-        (store, r)
-    })
-    .await?;
-    let (storage, aux, report) =
-        opened.with_context(|| format!("cannot open {}", settings.data_dir.display()))?;
-    tracing::info!(
-        dir = %settings.data_dir.display(),
-        snapshot_lsn = report.snapshot_lsn,
-        boards = store.len(),
-        replayed = report.replayed,
-        ms = t.elapsed().as_millis() as u64,
-        "recovered"
-    );
-    let svc = Arc::new(
-        Service::new(
-            store,
-            Some(storage),
-            aux,
-            report,
-            settings.snapshot_every_bytes,
-        )
-        .with_clock(clock),
-    );
+    let (be, svc, redis) = if settings.backend == DEFAULT_BACKEND {
+        let svc = open_embedded(&settings, clock).await?;
+        let be: Arc<dyn Backend> = Arc::new(EmbeddedBackend::new(svc.clone()));
+        (be, Some(svc), None)
+    } else {
+        let redis = open_redis(&settings, clock).await?;
+        let be: Arc<dyn Backend> = redis.clone();
+        (be, None, Some(redis))
+    };
 
     let metrics = crate::http::install_metrics();
     let mut servers = tokio::task::JoinSet::new();
@@ -74,7 +50,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             .with_context(|| format!("cannot listen on {addr} for HTTP"))?;
         let local = listener.local_addr()?;
         let app = crate::http::router(
-            svc.clone(),
+            be.clone(),
             crate::http::HttpConfig {
                 api_keys: settings.api_keys.clone(),
                 max_body_bytes: settings.max_body_bytes,
@@ -103,35 +79,111 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             api_keys: settings.api_keys.clone(),
         };
         let stop = stop_rx.clone();
-        servers.spawn(crate::rpc::serve(listener, svc.clone(), cfg, stop));
+        servers.spawn(crate::rpc::serve(listener, be.clone(), cfg, stop));
         println!("podium: rpc listening on {local}");
         tracing::info!(%local, "MessagePack-RPC listening");
     }
-    if let Some(addr) = settings.resp {
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} for the Redis protocol"))?;
-        let local = listener.local_addr()?;
-        let cfg = crate::resp::RespConfig {
-            api_keys: settings.api_keys.clone(),
-        };
-        let stop = stop_rx.clone();
-        servers.spawn(crate::resp::serve(listener, svc.clone(), cfg, stop));
-        println!("podium: resp listening on {local}");
-        tracing::info!(%local, "Redis protocol listening");
+    match (settings.resp, &svc) {
+        (Some(addr), Some(svc)) => {
+            let listener = TcpListener::bind(addr)
+                .await
+                .with_context(|| format!("cannot listen on {addr} for the Redis protocol"))?;
+            let local = listener.local_addr()?;
+            let cfg = crate::resp::RespConfig {
+                api_keys: settings.api_keys.clone(),
+            };
+            let stop = stop_rx.clone();
+            servers.spawn(crate::resp::serve(listener, svc.clone(), cfg, stop));
+            println!("podium: resp listening on {local}");
+            tracing::info!(%local, "Redis protocol listening");
+        }
+        // `Settings::validate` refuses an explicit --resp with Redis.
+        (Some(_), None) => bail!("the Redis protocol frontend serves only the embedded engine"),
+        (None, None) => tracing::info!(
+            "Redis protocol (--resp) off: it serves only the embedded engine; \
+             Redis clients can talk to Redis itself"
+        ),
+        (None, Some(_)) => {}
     }
 
-    let bg = tokio::spawn(background(svc.clone(), stop_rx.clone()));
+    let bg = match (&svc, &redis) {
+        (Some(svc), _) => tokio::spawn(background(svc.clone(), stop_rx.clone())),
+        // Every node runs the scheduler; the script archives a period once
+        // however many nodes find it due (docs/redis-backend.md).
+        (None, Some(redis)) => crate::backend::redis::spawn_reset_scheduler(redis.clone()),
+        (None, None) => tokio::spawn(async {}),
+    };
     shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {
         r??;
     }
+    // The Redis scheduler loops until aborted; the embedded background
+    // task has already returned on `stop`.
+    if redis.is_some() {
+        bg.abort();
+    }
     let _ = bg.await;
-    svc.close().context("flushing the log at shutdown")?;
-    tracing::info!("log flushed and synced; bye");
+    if let Some(svc) = svc {
+        svc.close().context("flushing the log at shutdown")?;
+        tracing::info!("log flushed and synced; bye");
+    } else {
+        tracing::info!("bye");
+    }
     Ok(())
+}
+
+/// Opens and recovers the data directory: the embedded engine.
+async fn open_embedded(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Arc<Service>> {
+    let store = Store::new();
+    let dir = settings.data_dir.clone();
+    let fsync = settings.fsync;
+    let t = std::time::Instant::now();
+    // Recovery reads files and rebuilds boards: blocking work.
+    let (store, opened) = tokio::task::spawn_blocking(move || {
+        let r = crate::storage::open(&dir, fsync, &store);
+        (store, r)
+    })
+    .await?;
+    let (storage, aux, report) =
+        opened.with_context(|| format!("cannot open {}", settings.data_dir.display()))?;
+    tracing::info!(
+        dir = %settings.data_dir.display(),
+        snapshot_lsn = report.snapshot_lsn,
+        boards = store.len(),
+        replayed = report.replayed,
+        ms = t.elapsed().as_millis() as u64,
+        "recovered"
+    );
+    Ok(Arc::new(
+        Service::new(
+            store,
+            Some(storage),
+            aux,
+            report,
+            settings.snapshot_every_bytes,
+        )
+        .with_clock(clock),
+    ))
+}
+
+/// Connects to Redis or a Redis Cluster. Nothing is kept locally: no data
+/// directory is opened or created, and `--fsync` is Redis's business
+/// (its `appendfsync`). Redis must answer at startup; later outages are
+/// 503s, and the backend reconnects by itself.
+async fn open_redis(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Arc<RedisBackend>> {
+    let t = std::time::Instant::now();
+    let be = RedisBackend::connect(&settings.backend)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot use --backend {}: {e}", settings.backend))?
+        .with_clock(clock);
+    tracing::info!(
+        backend = %settings.backend,
+        ms = t.elapsed().as_millis() as u64,
+        "connected to Redis; this node keeps no data"
+    );
+    Ok(Arc::new(be))
 }
 
 /// Ten times a second: delete expired keys (as Redis's active expiry

@@ -195,6 +195,15 @@ impl Settings {
             Some(ByteSize(n)) => usize::try_from(n)
                 .map_err(|_| anyhow::anyhow!("max_body {n} does not fit this machine's memory"))?,
         };
+        let backend = args.backend.clone().or(file.backend).unwrap_or(d.backend);
+        // The Redis protocol frontend serves the embedded engine only: with
+        // a Redis backend it is off unless asked for, and asking is refused
+        // by `validate`.
+        let resp = match args.resp.or(file.resp) {
+            Some(l) => l.0,
+            None if backend == DEFAULT_BACKEND => Some(DEFAULT_RESP),
+            None => None,
+        };
         let settings = Settings {
             data_dir: args
                 .data_dir
@@ -203,9 +212,9 @@ impl Settings {
                 .unwrap_or(d.data_dir),
             http: addr(&args.http, &file.http, DEFAULT_HTTP),
             rpc: addr(&args.rpc, &file.rpc, DEFAULT_RPC),
-            resp: addr(&args.resp, &file.resp, DEFAULT_RESP),
+            resp,
             fsync: args.fsync.or(file.fsync).unwrap_or(d.fsync),
-            backend: args.backend.clone().or(file.backend).unwrap_or(d.backend),
+            backend,
             log_level: args
                 .log_level
                 .clone()
@@ -233,6 +242,16 @@ impl Settings {
             bail!("data_dir is empty: give a directory, e.g. --data-dir ./podium-data");
         }
         validate_backend(&self.backend).context("invalid --backend")?;
+        if self.backend != DEFAULT_BACKEND {
+            if let Some(resp) = self.resp {
+                bail!(
+                    "--resp {resp}: the Redis protocol frontend serves only the embedded engine; \
+                     with --backend {} clients can talk to Redis itself (drop --resp or give \
+                     --resp off)",
+                    self.backend
+                );
+            }
+        }
         validate_log_filter(&self.log_level).context("invalid --log-level")?;
         if self.max_body_bytes == 0 {
             bail!("--max-body must be more than 0 bytes");
@@ -856,7 +875,7 @@ mod tests {
             "--fsync",
             "everysec",
             "--backend",
-            "redis://127.0.0.1:6379",
+            "embedded",
             "--log-level",
             "debug",
             "--api-key",
@@ -874,7 +893,7 @@ mod tests {
         assert_eq!(s.rpc, Some(addr("[::1]:9000")));
         assert_eq!(s.resp, Some(addr("127.0.0.1:6380")));
         assert_eq!(s.fsync, FsyncPolicy::EverySec);
-        assert_eq!(s.backend, "redis://127.0.0.1:6379");
+        assert_eq!(s.backend, "embedded");
         assert_eq!(s.log_level, "debug");
         let keys: Vec<(&str, Scope)> = s
             .api_keys
@@ -949,6 +968,30 @@ mod tests {
         assert_eq!(keys.get_long(), Some("api-key"));
     }
 
+    /// With a Redis backend the Redis protocol is off by default, and an
+    /// explicit `--resp` is refused with a message saying why.
+    #[test]
+    fn resp_is_embedded_only() {
+        let s = Settings::resolve(&parse(&["--backend", "redis://127.0.0.1:6379"])).unwrap();
+        assert_eq!(s.backend, "redis://127.0.0.1:6379");
+        assert_eq!(s.resp, None);
+        assert_eq!(s.rpc, Some(DEFAULT_RPC));
+        let s = Settings::resolve(&parse(&["--backend", "redis://h:1", "--resp", "off"])).unwrap();
+        assert_eq!(s.resp, None);
+        let e = Settings::resolve(&parse(&[
+            "--backend",
+            "redis+cluster://a:1,b:2",
+            "--resp",
+            "127.0.0.1:7379",
+        ]))
+        .unwrap_err();
+        let msg = format!("{e:#}");
+        assert!(msg.contains("serves only the embedded engine"), "{msg}");
+        // Embedded keeps its default.
+        let s = Settings::resolve(&parse(&[])).unwrap();
+        assert_eq!(s.resp, Some(DEFAULT_RESP));
+    }
+
     #[test]
     fn file_then_env_then_flag() {
         let cfg = TempConfig::new(
@@ -1018,6 +1061,8 @@ mod tests {
             "127.0.0.1:3001",
             "--resp",
             "127.0.0.1:3003",
+            "--backend",
+            "embedded",
             "--log-level",
             "error",
         ]);

@@ -9,9 +9,6 @@
 //! installs them); without them these tests fail and say so. Every Redis
 //! process the test starts is killed when its guard drops, pass or fail.
 
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,127 +22,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-// ------------------------------------------------------------ redis harness
+mod common;
 
-/// Redis processes started by a test, killed on drop.
-struct Redis {
-    procs: Vec<(u16, Child)>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        for (_, c) in &mut self.procs {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    // A cluster node also listens on port + 10000: keep both in range and
-    // both free.
-    loop {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let p = l.local_addr().unwrap().port();
-        if p < 55000 && TcpListener::bind(("127.0.0.1", p + 10000)).is_ok() {
-            return p;
-        }
-    }
-}
-
-fn spawn_redis(dir: &Path, port: u16, cluster: bool) -> Child {
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-        .arg("--dir")
-        .arg(dir);
-    if cluster {
-        cmd.args(["--cluster-enabled", "yes", "--cluster-node-timeout", "5000"])
-            .args(["--cluster-config-file", &format!("nodes-{port}.conf")]);
-    }
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server must be installed (scripts/test.sh installs it)")
-}
-
-fn redis_cli(port: u16, args: &[&str]) -> String {
-    let out = Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .output()
-        .expect("redis-cli must be installed");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn wait_until(what: &str, mut ok: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !ok() {
-        assert!(t.elapsed() < Duration::from_secs(30), "timed out: {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-impl Redis {
-    fn single() -> Redis {
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = spawn_redis(dir.path(), port, false);
-        let r = Redis {
-            procs: vec![(port, child)],
-            _dir: dir,
-        };
-        wait_until("redis-server up", || {
-            redis_cli(port, &["PING"]).contains("PONG")
-        });
-        r
-    }
-
-    fn cluster() -> Redis {
-        let dir = tempfile::tempdir().unwrap();
-        let mut procs = Vec::new();
-        for _ in 0..3 {
-            let port = free_port();
-            procs.push((port, spawn_redis(dir.path(), port, true)));
-        }
-        let r = Redis { procs, _dir: dir };
-        for &(p, _) in &r.procs {
-            wait_until("cluster node up", || {
-                redis_cli(p, &["PING"]).contains("PONG")
-            });
-        }
-        let nodes: Vec<String> = r
-            .procs
-            .iter()
-            .map(|(p, _)| format!("127.0.0.1:{p}"))
-            .collect();
-        let mut args = vec!["--cluster", "create"];
-        args.extend(nodes.iter().map(String::as_str));
-        args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
-        let out = redis_cli(r.procs[0].0, &args);
-        assert!(out.contains("[OK]"), "cluster create failed:\n{out}");
-        for &(p, _) in &r.procs {
-            wait_until("cluster state ok", || {
-                redis_cli(p, &["CLUSTER", "INFO"]).contains("cluster_state:ok")
-            });
-        }
-        r
-    }
-
-    fn url(&self) -> String {
-        if self.procs.len() == 1 {
-            format!("redis://127.0.0.1:{}", self.procs[0].0)
-        } else {
-            let hosts: Vec<String> = self
-                .procs
-                .iter()
-                .map(|(p, _)| format!("127.0.0.1:{p}"))
-                .collect();
-            format!("redis+cluster://{}", hosts.join(","))
-        }
-    }
-}
+use common::redis_server::{cli as redis_cli, wait_until, Redis};
 
 /// Archive names carry the time: every backend reads the same fixed clock.
 fn clock() -> Arc<ManualClock> {
@@ -1117,7 +996,7 @@ async fn scheduled_resets_answer_the_same_on_embedded_single_redis_and_cluster()
     if let Some(path) = std::env::var_os("PODIUM_SCHEDULE_DUMP") {
         std::fs::write(path, want.join("\n")).unwrap();
     }
-    let single = Redis::single();
+    let single = Redis::single(false);
     let c = clock();
     let rb = RedisBackend::connect(&single.url())
         .await
@@ -1128,8 +1007,8 @@ async fn scheduled_resets_answer_the_same_on_embedded_single_redis_and_cluster()
         &want,
         &schedule_scenario(&Sched::Redis(rb), &c).await,
     );
-    search_index_is_clean(single.procs[0].0, &["{weekly}:*"]);
-    let cluster = Redis::cluster();
+    search_index_is_clean(single.nodes[0].port, &["{weekly}:*"]);
+    let cluster = Redis::cluster(false);
     let c = clock();
     let cb = RedisBackend::connect(&cluster.url())
         .await
@@ -1151,8 +1030,8 @@ async fn scheduled_resets_answer_the_same_on_embedded_single_redis_and_cluster()
 /// member is lost or archived twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nodes_racing_for_a_due_reset_make_one_archive() {
-    let single = Redis::single();
-    let cluster = Redis::cluster();
+    let single = Redis::single(false);
+    let cluster = Redis::cluster(false);
     for url in [single.url(), cluster.url()] {
         let c = clock();
         c.set(at(2026, 11, 20, 12, 0, 0));
@@ -1221,7 +1100,7 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
 /// The scheduler task the server starts runs the resets by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reset_scheduler_task_archives_a_due_period() {
-    let single = Redis::single();
+    let single = Redis::single(false);
     let c = clock();
     c.set(at(2026, 11, 20, 23, 0, 0));
     let rb = Arc::new(
@@ -1258,13 +1137,13 @@ async fn same_answers_on_embedded_single_redis_and_cluster() {
         std::fs::write(path, want.join("\n")).unwrap();
     }
 
-    let single = Redis::single();
+    let single = Redis::single(false);
     let rb = redis_backend(&single.url()).await;
     let got = scenario(&rb).await;
     compare("redis", &want, &got);
-    search_index_is_clean(single.procs[0].0, &["{people}:*", "{game}:*"]);
+    search_index_is_clean(single.nodes[0].port, &["{people}:*", "{game}:*"]);
 
-    let cluster = Redis::cluster();
+    let cluster = Redis::cluster(false);
     let cb = redis_backend(&cluster.url()).await;
     let got = scenario(&cb).await;
     compare("cluster", &want, &got);
@@ -1276,7 +1155,7 @@ async fn same_answers_on_embedded_single_redis_and_cluster() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_nodes_on_one_cluster_see_each_others_writes() {
-    let cluster = Redis::cluster();
+    let cluster = Redis::cluster(false);
     let a = RedisBackend::connect(&cluster.url()).await.unwrap();
     let b = RedisBackend::connect(&cluster.url()).await.unwrap();
     let batch: Vec<SubmitIn> = (0..10_000).map(|i| s(&format!("p{i}"), i as f64)).collect();
@@ -1300,7 +1179,7 @@ async fn two_nodes_on_one_cluster_see_each_others_writes() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_refuses_what_it_cannot_honour() {
-    let single = Redis::single();
+    let single = Redis::single(false);
     let r = RedisBackend::connect(&single.url()).await.unwrap();
     for cfg in [json!({"tiebreak": "first"}), json!({"tiebreak": "last"})] {
         let e = r.board_create("b", &cfg).await.unwrap_err();
@@ -1313,15 +1192,11 @@ async fn redis_refuses_what_it_cannot_honour() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
-    let mut single = Redis::single();
-    let port = single.procs[0].0;
+    let mut single = Redis::single(false);
+    let port = single.nodes[0].port;
     let r = RedisBackend::connect(&single.url()).await.unwrap();
     r.submit_one("b", &s("a", 1.0)).await.unwrap();
-    {
-        let (_, c) = &mut single.procs[0];
-        c.kill().unwrap();
-        c.wait().unwrap();
-    }
+    single.nodes[0].kill();
     let t = Instant::now();
     let e = r.top("b", None, None, false).await.unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
@@ -1330,7 +1205,7 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
     let e = r.submit_one("b", &s("a", 2.0)).await.unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     // A new server on the same port (empty: no persistence in this test).
-    single.procs[0].1 = spawn_redis(single._dir.path(), port, false);
+    single.nodes[0].spawn();
     wait_until("redis back", || redis_cli(port, &["PING"]).contains("PONG"));
     let t = Instant::now();
     loop {

@@ -11,111 +11,17 @@
 //! dir and kills it when done, pass or fail.
 
 use std::collections::HashMap;
-use std::net::TcpListener;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use podium_server::api::SubmitIn;
 use podium_server::backend::{Backend, RedisBackend};
 use podium_server::error::Code;
 
-/// A redis-server killed on drop.
-struct Redis {
-    child: Child,
-    port: u16,
-    dir: tempfile::TempDir,
-    cluster: bool,
-}
+mod common;
 
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    // A cluster node also listens on port + 10000: keep both free.
-    loop {
-        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let p = l.local_addr().unwrap().port();
-        if p < 55000 && TcpListener::bind(("127.0.0.1", p + 10000)).is_ok() {
-            return p;
-        }
-    }
-}
-
-fn spawn(dir: &Path, port: u16, cluster: bool) -> Child {
-    let mut cmd = Command::new("redis-server");
-    cmd.args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args(["--save", "", "--daemonize", "no"])
-        .args(["--appendonly", "yes", "--appendfsync", "always"])
-        .arg("--dir")
-        .arg(dir);
-    if cluster {
-        cmd.args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"]);
-    }
-    cmd.stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("redis-server must be installed (scripts/test.sh installs it)")
-}
-
-fn cli(port: u16, args: &[&str]) -> String {
-    Command::new("redis-cli")
-        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-        .args(args)
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default()
-}
-
-fn answers_ping(port: u16) -> bool {
-    cli(port, &["PING"]).contains("PONG")
-}
-
-/// Waits for `ok`; the deadline only keeps a broken run from hanging.
-async fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !ok() {
-        assert!(
-            t.elapsed() < Duration::from_secs(60),
-            "gave up waiting: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-impl Redis {
-    async fn start() -> Redis {
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = spawn(dir.path(), port, false);
-        let r = Redis {
-            child,
-            port,
-            dir,
-            cluster: false,
-        };
-        wait_for("redis-server up", || answers_ping(port)).await;
-        r
-    }
-
-    fn kill(&mut self) {
-        // Child::kill is SIGKILL: no shutdown, no final AOF flush.
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
-    }
-
-    async fn restart(&mut self) {
-        self.child = spawn(self.dir.path(), self.port, self.cluster);
-        let port = self.port;
-        wait_for("redis-server back", || answers_ping(port)).await;
-    }
-}
+use common::redis_server::{answers_ping, cli, wait_for, Redis};
 
 /// What the writers saw: acknowledged member → score, and how many calls
 /// failed (each with 503; anything else fails the test at once).
@@ -211,9 +117,8 @@ async fn check_acked(b: &dyn Backend, seen: &Seen, boards: &[&str]) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_a_killed_redis_and_the_backend_recovers() {
-    let mut redis = Redis::start().await;
-    let url = format!("redis://127.0.0.1:{}", redis.port);
-    let b = Arc::new(RedisBackend::connect(&url).await.unwrap());
+    let mut redis = Redis::single(true);
+    let b = Arc::new(RedisBackend::connect(&redis.url()).await.unwrap());
     let seen = Arc::new(Seen::default());
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..4)
@@ -234,7 +139,7 @@ async fn acknowledged_writes_survive_a_killed_redis_and_the_backend_recovers() {
     })
     .await;
     let before_kill = seen.acked.lock().unwrap().len();
-    redis.kill();
+    redis.nodes[0].kill();
 
     // Down: every call is a 503, reads and writes alike.
     let e = b.top(BOARD, None, None, false).await.unwrap_err();
@@ -251,7 +156,9 @@ async fn acknowledged_writes_survive_a_killed_redis_and_the_backend_recovers() {
 
     // Back on the same port and data dir: the same backend object serves
     // again, with no reconnect call from anyone.
-    redis.restart().await;
+    redis.nodes[0].spawn();
+    let port = redis.nodes[0].port;
+    wait_for("redis-server back", || answers_ping(port)).await;
     let acks = seen.acks.load(Ordering::Relaxed);
     wait_for("acknowledged writes after the restart", || {
         seen.acks.load(Ordering::Relaxed) >= acks + 300
@@ -272,44 +179,9 @@ async fn acknowledged_writes_survive_a_killed_redis_and_the_backend_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn acknowledged_writes_survive_a_killed_cluster_master() {
-    let mut nodes = Vec::new();
-    for _ in 0..3 {
-        // Each node its own dir: the AOF directory has a fixed name.
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let child = spawn(dir.path(), port, true);
-        nodes.push(Redis {
-            child,
-            port,
-            dir,
-            cluster: true,
-        });
-    }
-    for n in &nodes {
-        let p = n.port;
-        wait_for("cluster node up", || answers_ping(p)).await;
-    }
-    let hosts: Vec<String> = nodes
-        .iter()
-        .map(|n| format!("127.0.0.1:{}", n.port))
-        .collect();
-    let mut args = vec!["--cluster", "create"];
-    args.extend(hosts.iter().map(String::as_str));
-    args.extend(["--cluster-replicas", "0", "--cluster-yes"]);
-    let out = cli(nodes[0].port, &args);
-    assert!(out.contains("[OK]"), "cluster create failed:\n{out}");
-    let all_ok = |nodes: &[Redis]| {
-        nodes
-            .iter()
-            .all(|n| cli(n.port, &["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-    };
-    wait_for("cluster state ok", || all_ok(&nodes)).await;
-
-    let b = Arc::new(
-        RedisBackend::connect(&format!("redis+cluster://{}", hosts.join(",")))
-            .await
-            .unwrap(),
-    );
+    // Each node has its own dir (the AOF directory has a fixed name).
+    let mut redis = Redis::cluster(true);
+    let b = Arc::new(RedisBackend::connect(&redis.url()).await.unwrap());
     let seen = Arc::new(Seen::default());
     let stop = Arc::new(AtomicBool::new(false));
     let writers: Vec<_> = (0..4)
@@ -321,6 +193,7 @@ async fn acknowledged_writes_survive_a_killed_cluster_master() {
     .await;
 
     // The master of the first board's slot goes.
+    let nodes = &mut redis.nodes;
     let slot = cli(nodes[0].port, &["CLUSTER", "KEYSLOT", "{load}:c"]);
     let slot: u16 = slot.trim().parse().expect("a slot number");
     let victim = nodes
@@ -352,8 +225,10 @@ async fn acknowledged_writes_survive_a_killed_cluster_master() {
     })
     .await;
 
-    nodes[victim].restart().await;
-    wait_for("cluster state ok again", || all_ok(&nodes)).await;
+    nodes[victim].spawn();
+    let port = nodes[victim].port;
+    wait_for("the master back", || answers_ping(port)).await;
+    wait_for("cluster state ok again", || redis.cluster_ok()).await;
     let acks = seen.acks.load(Ordering::Relaxed);
     wait_for("acknowledged writes after the restart", || {
         seen.acks.load(Ordering::Relaxed) >= acks + 300

@@ -6,9 +6,9 @@
 //! the data, so podium nodes are stateless). The design, the Redis key
 //! layout and the configs Redis refuses are in `docs/redis-backend.md`.
 //!
-//! The methods mirror `Service`'s so the frontends can switch from
-//! `Arc<Service>` to `Arc<dyn Backend>` without changing what they send or
-//! receive. Streaming operations are expressed in chunks (`export_chunk`;
+//! The methods mirror `Service`'s, so the HTTP and MessagePack-RPC
+//! frontends hold an `Arc<dyn Backend>` and send and receive the same
+//! things on either engine. Streaming operations are expressed in chunks (`export_chunk`;
 //! `import` is `submit` of successive batches), so a frontend streams the
 //! same way on either engine.
 
@@ -37,6 +37,18 @@ pub trait Backend: Send + Sync {
     /// Whether the storage answers: `Ok` for the embedded engine, a round
     /// trip for Redis (a lost connection is `storage_unavailable`, 503).
     async fn ping(&self) -> Result<(), ApiError>;
+
+    /// The in-process engine, when that is what holds the data. The
+    /// frontends use it only for shortcuts that have no remote equivalent
+    /// and keep the embedded engine's speed: MessagePack-RPC's
+    /// `submit_many` results written straight from the engine's, long
+    /// ranges and `export` streamed in place under the board's read lock,
+    /// search index builds and export chunks off the async workers, the
+    /// storage gauges, and the Redis protocol (embedded only). Every other
+    /// call goes through the trait's methods.
+    fn as_embedded(&self) -> Option<&Arc<Service>> {
+        None
+    }
 
     // ------------------------------------------------------------- writes
 
@@ -208,6 +220,10 @@ impl Backend for EmbeddedBackend {
 
     async fn ping(&self) -> Result<(), ApiError> {
         Ok(())
+    }
+
+    fn as_embedded(&self) -> Option<&Arc<Service>> {
+        Some(&self.svc)
     }
 
     async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {

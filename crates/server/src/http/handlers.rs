@@ -1,4 +1,5 @@
-//! One handler per route: parse, call one `Service` method, encode.
+//! One handler per route: parse, call one [`crate::backend::Backend`]
+//! method, encode.
 
 use std::sync::OnceLock;
 
@@ -103,12 +104,16 @@ pub(crate) async fn not_found(method: Method, uri: Uri) -> HttpError {
     .into()
 }
 
-pub(crate) async fn healthz() -> Json<Value> {
-    Json(json!({"status": "ok"}))
+/// 200 with the backend's kind while its storage answers; 503
+/// `storage_unavailable` (its message says why) while it does not, e.g.
+/// when Redis is unreachable, so a load balancer can take the node out.
+pub(crate) async fn healthz(State(st): State<St>) -> HttpResult<Json<Value>> {
+    st.be.ping().await?;
+    Ok(Json(json!({"status": "ok", "backend": st.be.kind()})))
 }
 
 pub(crate) async fn metrics(State(st): State<St>) -> Response {
-    st.update_gauges();
+    st.update_gauges().await;
     let text = match &st.metrics {
         Some(h) => {
             h.run_upkeep();
@@ -131,8 +136,8 @@ pub(crate) async fn openapi() -> Response {
 
 // -------------------------------------------------------------- boards
 
-pub(crate) async fn boards(State(st): State<St>) -> Json<BoardsOut> {
-    Json(st.svc.boards())
+pub(crate) async fn boards(State(st): State<St>) -> HttpResult<Json<BoardsOut>> {
+    Ok(Json(st.be.boards().await?))
 }
 
 pub(crate) async fn board_put(
@@ -147,7 +152,7 @@ pub(crate) async fn board_put(
     } else {
         parse_json(&bytes)?
     };
-    let out = st.svc.board_put(&board, &config).await?;
+    let out = st.be.board_put(&board, &config).await?;
     let status = if out.created == Some(true) {
         StatusCode::CREATED
     } else {
@@ -160,14 +165,14 @@ pub(crate) async fn board_info(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<BoardOut>> {
-    Ok(Json(st.svc.board_info(&board)?))
+    Ok(Json(st.be.board_info(&board).await?))
 }
 
 pub(crate) async fn board_delete(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<Value>> {
-    st.svc.board_delete(&board).await?;
+    st.be.board_delete(&board).await?;
     Ok(Json(json!({"board": board, "deleted": true})))
 }
 
@@ -175,7 +180,7 @@ pub(crate) async fn reset(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<ResetOut>> {
-    Ok(Json(st.svc.reset(&board).await?))
+    Ok(Json(st.be.reset(&board).await?))
 }
 
 async fn combine(
@@ -187,7 +192,7 @@ async fn combine(
 ) -> HttpResult<Json<CombineOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: CombineIn = parse_json(&bytes)?;
-    Ok(Json(st.svc.combine(&board, &req, intersect).await?))
+    Ok(Json(st.be.combine(&board, &req, intersect).await?))
 }
 
 pub(crate) async fn merge(
@@ -227,12 +232,12 @@ pub(crate) async fn submit(
                         .map_err(|e| ApiError::new(e.code, format!("entry {i}: {}", e.message)))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            let results = st.svc.submit(&board, &entries).await?;
+            let results = st.be.submit(&board, &entries).await?;
             Ok(Json(json!({"board": board, "results": results})).into_response())
         }
         v @ Value::Object(_) => {
             let entry = submit_in(v, false)?;
-            Ok(Json(st.svc.submit_one(&board, &entry).await?).into_response())
+            Ok(Json(st.be.submit_one(&board, &entry).await?).into_response())
         }
         _ => Err(ApiError::new(
             Code::MalformedRequest,
@@ -260,7 +265,7 @@ pub(crate) async fn set_data(
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: SetDataIn = parse_json(&bytes)?;
     Ok(Json(
-        st.svc.set_data(&board, &member, req.name, req.data).await?,
+        st.be.set_data(&board, &member, req.name, req.data).await?,
     ))
 }
 
@@ -268,7 +273,7 @@ pub(crate) async fn remove_member(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<RemovedOut>> {
-    let out = st.svc.remove(&board, std::slice::from_ref(&member)).await?;
+    let out = st.be.remove(&board, std::slice::from_ref(&member)).await?;
     if out.removed == 0 {
         return Err(ApiError::no_member(&board, &member).into());
     }
@@ -297,7 +302,7 @@ pub(crate) async fn remove(
 ) -> HttpResult<Json<RemovedOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: RemoveIn = parse_json(&bytes)?;
-    Ok(Json(st.svc.remove(&board, &req.members).await?))
+    Ok(Json(st.be.remove(&board, &req.members).await?))
 }
 
 // --------------------------------------------------------------- reads
@@ -315,12 +320,9 @@ pub(crate) async fn top(
     BoardP(board): BoardP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<TopOut>> {
-    Ok(Json(st.svc.top(
-        &board,
-        q.page,
-        q.page_size,
-        q.with_data,
-    )?))
+    Ok(Json(
+        st.be.top(&board, q.page, q.page_size, q.with_data).await?,
+    ))
 }
 
 pub(crate) async fn entry(
@@ -328,7 +330,7 @@ pub(crate) async fn entry(
     MemberP(board, member): MemberP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<EntryInfoOut>> {
-    Ok(Json(st.svc.entry(&board, &member, q.page_size)?))
+    Ok(Json(st.be.entry(&board, &member, q.page_size).await?))
 }
 
 pub(crate) async fn around(
@@ -336,12 +338,11 @@ pub(crate) async fn around(
     MemberP(board, member): MemberP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<AroundOut>> {
-    Ok(Json(st.svc.around(
-        &board,
-        &member,
-        q.page_size,
-        q.with_data,
-    )?))
+    Ok(Json(
+        st.be
+            .around(&board, &member, q.page_size, q.with_data)
+            .await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -359,13 +360,20 @@ pub(crate) async fn search(
     BoardP(board): BoardP,
     Q(q): Q<SearchQ>,
 ) -> HttpResult<Json<SearchOut>> {
-    // The first search of a large board builds its index: off the async
-    // workers. Later ones are reads like `top`, answered here: a hand-off
-    // to the blocking pool would cost more than the search.
-    if st.svc.search_is_cheap(&board) {
-        let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
-        let offset = q.offset.unwrap_or(0);
-        return Ok(Json(st.svc.search(
+    let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
+    let offset = q.offset.unwrap_or(0);
+    let Some(svc) = st.be.as_embedded() else {
+        return Ok(Json(
+            st.be
+                .search(&board, &q.q, limit, offset, q.with_data)
+                .await?,
+        ));
+    };
+    // The first embedded search of a large board builds its index: off the
+    // async workers. Later ones are reads like `top`, answered here: a
+    // hand-off to the blocking pool would cost more than the search.
+    if svc.search_is_cheap(&board) {
+        return Ok(Json(svc.search(
             &board,
             &q.q,
             limit,
@@ -373,17 +381,11 @@ pub(crate) async fn search(
             q.with_data,
         )?));
     }
-    let out = tokio::task::spawn_blocking(move || {
-        st.svc.search(
-            &board,
-            &q.q,
-            q.limit.unwrap_or(DEFAULT_PAGE_SIZE),
-            q.offset.unwrap_or(0),
-            q.with_data,
-        )
-    })
-    .await
-    .map_err(|e| ApiError::new(Code::Internal, e.to_string()))??;
+    let svc = svc.clone();
+    let out =
+        tokio::task::spawn_blocking(move || svc.search(&board, &q.q, limit, offset, q.with_data))
+            .await
+            .map_err(|e| ApiError::new(Code::Internal, e.to_string()))??;
     Ok(Json(out))
 }
 
@@ -391,14 +393,14 @@ pub(crate) async fn rank(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<RankOut>> {
-    Ok(Json(st.svc.rank(&board, &member)?))
+    Ok(Json(st.be.rank(&board, &member).await?))
 }
 
 pub(crate) async fn percentile(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<PercentileOut>> {
-    Ok(Json(st.svc.percentile(&board, &member)?))
+    Ok(Json(st.be.percentile(&board, &member).await?))
 }
 
 #[derive(Deserialize)]
@@ -413,7 +415,7 @@ pub(crate) async fn score_at_percentile(
 ) -> HttpResult<Json<ScoreAtOut>> {
     let p =
         q.p.ok_or_else(|| ApiError::bad("p (a percentile, 0 to 100) is required"))?;
-    Ok(Json(st.svc.score_at_percentile(&board, p)?))
+    Ok(Json(st.be.score_at_percentile(&board, p).await?))
 }
 
 #[derive(Deserialize)]
@@ -487,12 +489,14 @@ pub(crate) async fn range(
     let worst = from_worst(q.from.as_deref())?;
     let out = match q.by(false)? {
         RangeBy::Rank { start, stop } => {
-            st.svc
-                .range_by_rank(&board, start, stop, worst, q.with_data)?
+            st.be
+                .range_by_rank(&board, start, stop, worst, q.with_data)
+                .await?
         }
         RangeBy::Score(b) => {
-            st.svc
-                .range_by_score(&board, b, worst, q.offset, q.limit, q.with_data)?
+            st.be
+                .range_by_score(&board, b, worst, q.offset, q.limit, q.with_data)
+                .await?
         }
     };
     Ok(Json(out))
@@ -507,8 +511,8 @@ pub(crate) async fn remove_range(
         return Err(ApiError::bad("from does not apply to removing a range").into());
     }
     let out = match q.by(true)? {
-        RangeBy::Rank { start, stop } => st.svc.remove_rank_range(&board, start, stop).await?,
-        RangeBy::Score(b) => st.svc.remove_score_range(&board, b).await?,
+        RangeBy::Rank { start, stop } => st.be.remove_rank_range(&board, start, stop).await?,
+        RangeBy::Score(b) => st.be.remove_score_range(&board, b).await?,
     };
     Ok(Json(out))
 }
@@ -525,7 +529,7 @@ pub(crate) async fn count(
     Q(q): Q<CountQ>,
 ) -> HttpResult<Json<CountOut>> {
     let b = bounds(q.min.as_deref(), q.max.as_deref())?;
-    Ok(Json(st.svc.count(&board, b)?))
+    Ok(Json(st.be.count(&board, b).await?))
 }
 
 pub(crate) async fn ranks(
@@ -536,5 +540,7 @@ pub(crate) async fn ranks(
 ) -> HttpResult<Json<RanksOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: MembersIn = parse_json(&bytes)?;
-    Ok(Json(st.svc.ranks(&board, &req.members, req.with_data)?))
+    Ok(Json(
+        st.be.ranks(&board, &req.members, req.with_data).await?,
+    ))
 }

@@ -1,5 +1,8 @@
 //! The HTTP/JSON frontend (SPEC §4): parses a request, calls one
-//! [`Service`] method, encodes its result. No business logic lives here.
+//! [`Backend`] method, encodes its result. No business logic lives here.
+//! The embedded engine's own shortcuts (search index builds and export
+//! chunks off the async workers, storage gauges) are taken only when
+//! [`Backend::as_embedded`] gives the engine.
 //!
 //! Every route is one row of [`ROUTES`]: the router is built from that
 //! table, the auth layer reads each route's scope from it, and the OpenAPI
@@ -34,8 +37,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use parking_lot::Mutex;
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::backend::Backend;
 use crate::error::{ApiError, Code};
-use crate::service::Service;
 use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
 
 pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
@@ -83,7 +86,7 @@ impl HttpConfig {
 
 /// Shared by every handler.
 pub(crate) struct AppState {
-    pub(crate) svc: Arc<Service>,
+    pub(crate) be: Arc<dyn Backend>,
     pub(crate) cfg: HttpConfig,
     pub(crate) metrics: Option<PrometheusHandle>,
     /// Boards that had a `podium_board_members` gauge at the last scrape,
@@ -157,11 +160,11 @@ fn method_filter(m: &str) -> MethodFilter {
     }
 }
 
-/// The HTTP API over `svc`. `metrics`: the handle `/metrics` renders (from
+/// The HTTP API over `be`. `metrics`: the handle `/metrics` renders (from
 /// [`install_metrics`]); without one `/metrics` answers an empty document.
-pub fn router(svc: Arc<Service>, cfg: HttpConfig, metrics: Option<PrometheusHandle>) -> Router {
+pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusHandle>) -> Router {
     let st: St = Arc::new(AppState {
-        svc,
+        be,
         cfg,
         metrics,
         gauge_boards: Mutex::new(HashSet::new()),
@@ -221,9 +224,16 @@ pub fn install_metrics() -> PrometheusHandle {
 }
 
 impl AppState {
-    /// Sets the gauges read at scrape time.
-    pub(crate) fn update_gauges(&self) {
-        let boards = self.svc.boards().boards;
+    /// Sets the gauges read at scrape time. With the storage unreachable
+    /// the board gauges keep their last values (the scrape still answers).
+    pub(crate) async fn update_gauges(&self) {
+        let boards = match self.be.boards().await {
+            Ok(b) => b.boards,
+            Err(e) => {
+                tracing::debug!("metrics: boards not read: {e}");
+                return;
+            }
+        };
         metrics::gauge!("podium_boards").set(boards.len() as f64);
         let mut seen = self.gauge_boards.lock();
         let mut now = HashSet::with_capacity(boards.len());
@@ -232,15 +242,18 @@ impl AppState {
                 .set(b.members as f64);
             now.insert(b.board);
         }
-        for (board, bytes) in self.svc.search_index_bytes() {
-            metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
+        // The in-process index's size; a Redis backend's index is Redis's.
+        if let Some(svc) = self.be.as_embedded() {
+            for (board, bytes) in svc.search_index_bytes() {
+                metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
+            }
         }
         for gone in seen.difference(&now) {
             metrics::gauge!("podium_board_members", "board" => gone.clone()).set(0.0);
             metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
         }
         *seen = now;
-        if let Some(s) = self.svc.storage() {
+        if let Some(s) = self.be.as_embedded().and_then(|svc| svc.storage()) {
             metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
         }
     }

@@ -44,9 +44,10 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
     let m = p("member");
     let v = match op {
         "healthz" => json!({
-            "summary": "Liveness check",
+            "summary": "Health check",
+            "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached).",
             "parameters": [],
-            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}}, "required": ["status"]}), "The server is up"),
+            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}, "backend": {"type": "string", "enum": ["embedded", "redis"]}}, "required": ["status", "backend"]}), "The server and its storage are up"),
         }),
         "metrics" => json!({
             "summary": "Prometheus metrics",

@@ -18,8 +18,8 @@ use super::error::{media_type, BoardP, HttpResult, Q};
 use super::handlers::submit_in;
 use super::St;
 use crate::api::{parse_score, ErrorBody, SubmitIn, SubmitItem};
+use crate::backend::Backend;
 use crate::error::{ApiError, Code};
-use crate::service::Service;
 
 /// Entries per `export` chunk (one board read lock each).
 pub const EXPORT_CHUNK: usize = 10_000;
@@ -33,28 +33,33 @@ pub const MAX_IMPORT_ERRORS: usize = 100;
 // ------------------------------------------------------------- export
 
 /// One chunk of NDJSON from position `pos`, and how many entries it holds.
-/// Runs off the async workers: a chunk is a few milliseconds of work.
+/// On the embedded engine it runs off the async workers (a chunk is a few
+/// milliseconds of work under the board's read lock); a remote backend's
+/// chunk is a wait for the network, done here.
 async fn export_bytes(
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     board: String,
     pos: usize,
 ) -> Result<(Bytes, usize), ApiError> {
-    tokio::task::spawn_blocking(move || {
-        let lines = svc.export_chunk(&board, pos, EXPORT_CHUNK)?;
+    fn ndjson(lines: &[crate::api::ExportLine]) -> Result<(Bytes, usize), ApiError> {
         let mut buf = Vec::with_capacity(lines.len() * 64);
-        for l in &lines {
+        for l in lines {
             serde_json::to_writer(&mut buf, l)
                 .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
             buf.push(b'\n');
         }
         Ok((Bytes::from(buf), lines.len()))
-    })
-    .await
-    .map_err(|e| ApiError::new(Code::Internal, format!("export task failed: {e}")))?
+    }
+    let Some(svc) = be.as_embedded().cloned() else {
+        return ndjson(&be.export_chunk(&board, pos, EXPORT_CHUNK).await?);
+    };
+    tokio::task::spawn_blocking(move || ndjson(&svc.export_chunk(&board, pos, EXPORT_CHUNK)?))
+        .await
+        .map_err(|e| ApiError::new(Code::Internal, format!("export task failed: {e}")))?
 }
 
 struct ExportState {
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     board: String,
     pos: usize,
     ready: Option<Bytes>,
@@ -64,9 +69,9 @@ struct ExportState {
 pub(crate) async fn export(State(st): State<St>, BoardP(board): BoardP) -> HttpResult<Response> {
     // The first chunk is read before answering, so a missing board is a
     // 404 rather than a broken stream.
-    let (first, n) = export_bytes(st.svc.clone(), board.clone(), 0).await?;
+    let (first, n) = export_bytes(st.be.clone(), board.clone(), 0).await?;
     let state = ExportState {
-        svc: st.svc.clone(),
+        be: st.be.clone(),
         board,
         pos: n,
         ready: (n > 0).then_some(first),
@@ -79,7 +84,7 @@ pub(crate) async fn export(State(st): State<St>, BoardP(board): BoardP) -> HttpR
         if s.done {
             return None;
         }
-        match export_bytes(s.svc.clone(), s.board.clone(), s.pos).await {
+        match export_bytes(s.be.clone(), s.board.clone(), s.pos).await {
             Ok((_, 0)) => None,
             Ok((b, n)) => {
                 s.pos += n;
@@ -289,7 +294,7 @@ struct LineError {
 }
 
 struct Importer {
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     board: String,
     csv: bool,
     /// No record seen yet (the CSV header may come).
@@ -408,7 +413,7 @@ impl Importer {
             if a == b {
                 continue;
             }
-            match self.svc.submit(&self.board, &batch[a..b]).await {
+            match self.be.submit(&self.board, &batch[a..b]).await {
                 Ok(items) => {
                     for (&line, item) in lines[a..b].iter().zip(items) {
                         match item {
@@ -488,7 +493,7 @@ pub(crate) async fn import(
         None => media_type(&headers).as_deref() == Some("text/csv"),
     };
     let mut imp = Importer {
-        svc: st.svc.clone(),
+        be: st.be.clone(),
         board,
         csv,
         first: true,

@@ -11,14 +11,20 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::*;
+use crate::backend::EmbeddedBackend;
+use crate::service::Service;
 use crate::settings::{ApiKey, Scope};
 
+fn embedded() -> Arc<dyn Backend> {
+    Arc::new(EmbeddedBackend::new(Arc::new(Service::in_memory())))
+}
+
 fn app() -> Router {
-    router(Arc::new(Service::in_memory()), HttpConfig::default(), None)
+    router(embedded(), HttpConfig::default(), None)
 }
 
 fn app_with(cfg: HttpConfig) -> Router {
-    router(Arc::new(Service::in_memory()), cfg, None)
+    router(embedded(), cfg, None)
 }
 
 struct Resp {
@@ -115,7 +121,7 @@ async fn health_and_openapi() {
     let app = app();
     let r = call(&app, "GET", "/healthz", None).await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.json(), json!({"status": "ok"}));
+    assert_eq!(r.json(), json!({"status": "ok", "backend": "embedded"}));
     let r = call(&app, "GET", "/openapi.json", None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["openapi"], "3.1.0");
@@ -1585,11 +1591,7 @@ async fn import_errors_are_capped_and_read_only_boards_refused() {
 #[tokio::test]
 async fn metrics_are_exported() {
     let handle = install_metrics();
-    let app = router(
-        Arc::new(Service::in_memory()),
-        HttpConfig::default(),
-        Some(handle),
-    );
+    let app = router(embedded(), HttpConfig::default(), Some(handle));
     seed(&app, "met", 4).await;
     call(&app, "GET", "/v1/boards/met/top", None).await;
     call(&app, "GET", "/nowhere", None).await;

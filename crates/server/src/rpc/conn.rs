@@ -2,11 +2,15 @@
 //! responses — pipelined, answered out of order, within fixed bounds.
 //!
 //! The reader runs every request as soon as its frame is complete, in the
-//! order sent: reads answer on the spot; a write is applied on the spot too
-//! (its future's first poll) and then waits for durability in a task of its
-//! own, so pipelined writes share one fsync (the log's group commit) and a
-//! write waiting for the disk holds up nothing behind it; a streamed result
-//! is written by a task of its own as well. Responses reach the socket
+//! order sent: its future is polled once on the spot — an embedded read
+//! answers there, an embedded write is applied there and then waits for
+//! durability in a task of its own, so pipelined writes share one fsync
+//! (the log's group commit) and a write waiting for the disk holds up
+//! nothing behind it; a streamed result is written by a task of its own as
+//! well. On a remote backend (Redis) that first poll only starts the call:
+//! calls pipelined on one connection run concurrently and may apply in any
+//! order, each answered when Redis answers it, so a client that needs one
+//! write applied before the next waits for the first's answer. Responses reach the socket
 //! through one writer task, in the order they are ready.
 //!
 //! Bounds per connection: [`MAX_IN_FLIGHT`] requests read and not yet
@@ -33,8 +37,8 @@ use super::codec::{
 use super::exec::{self, Chunk, Exec, Session, Shared, Streamed};
 use super::fast;
 use super::method::{self, Method};
+use crate::backend::Backend;
 use crate::error::{ApiError, Code};
-use crate::service::Service;
 
 /// Requests read and not yet answered, per connection.
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -144,7 +148,7 @@ impl Replier {
 /// or `stop` turns true.
 pub async fn serve_conn<S>(
     stream: S,
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()>
@@ -159,7 +163,7 @@ where
         budget: Budget::new(),
     };
     let mut conn = Conn {
-        svc,
+        be,
         session: Session::new(shared),
         replier,
         tasks: JoinSet::new(),
@@ -241,7 +245,7 @@ where
 }
 
 struct Conn {
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     session: Session,
     replier: Replier,
     tasks: JoinSet<()>,
@@ -335,7 +339,7 @@ impl Conn {
     /// Runs a parsed call whose scope is checked.
     async fn run(&mut self, msgid: Option<u32>, call: method::Call, held: Held) {
         let r = &self.replier;
-        match exec::execute(&self.svc, call) {
+        match exec::execute(&self.be, call) {
             Exec::Ready(res) => r.reply(msgid, res, held).await,
             Exec::Later(mut fut) => {
                 // The first poll applies the write now, before the next
@@ -357,6 +361,27 @@ impl Conn {
                 let Some(id) = msgid else { return };
                 let r = r.clone();
                 self.tasks.spawn(stream(r, id, s, held));
+            }
+            Exec::Deferred(fut) => {
+                let r = r.clone();
+                self.tasks.spawn(async move {
+                    match fut.await {
+                        Exec::Ready(res) => r.reply(msgid, res, held).await,
+                        Exec::Later(f) => {
+                            let res = f.await;
+                            r.reply(msgid, res, held).await
+                        }
+                        Exec::Stream(s) => {
+                            if let Some(id) = msgid {
+                                stream(r, id, s, held).await
+                            }
+                        }
+                        Exec::Deferred(_) => {
+                            let e = ApiError::new(Code::Internal, "a result deferred twice");
+                            r.reply(msgid, Err(e), held).await
+                        }
+                    }
+                });
             }
         }
     }
@@ -397,14 +422,13 @@ async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
         let chunk = if ended {
             None
         } else {
-            let f = fetch.clone();
-            // A chunk is milliseconds of work under the board's read lock:
-            // off the async workers, as HTTP's export does.
-            match tokio::task::spawn_blocking(move || f(done, n)).await {
+            // The fetch itself keeps the embedded engine's chunk work off
+            // the async workers (see `exec::visit_chunk_off`).
+            match fetch(done, n).await {
                 // More than asked for cannot be cut out of encoded bytes;
-                // the service never returns more, so it is treated as the end.
-                Ok(Ok(c)) if c.count > 0 && c.count <= n => Some(c),
-                Ok(Err(e)) => {
+                // the backend never returns more, so it is treated as the end.
+                Ok(c) if c.count > 0 && c.count <= n => Some(c),
+                Err(e) => {
                     tracing::debug!("a streamed answer ended early: {e}");
                     None
                 }
@@ -495,6 +519,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::Service;
     use tokio::io::duplex;
 
     fn enc(v: &Value) -> Vec<u8> {
@@ -531,7 +556,8 @@ mod tests {
         let shared = Arc::new(Shared { api_keys: keys });
         let (client, server) = duplex(1 << 16);
         let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(serve_conn(server, svc, shared, stop_rx));
+        let be: Arc<dyn Backend> = Arc::new(crate::backend::EmbeddedBackend::new(svc));
+        let task = tokio::spawn(serve_conn(server, be, shared, stop_rx));
         let (mut rd, mut wr) = tokio::io::split(client);
         let writer = tokio::spawn(async move {
             for piece in input.chunks(chunk.max(1)) {
@@ -733,9 +759,11 @@ mod tests {
         let fetch: exec::Fetch = Arc::new(move |done, want| {
             let have = 5u64.saturating_sub(done).min(want as u64);
             let bytes = (done..done + have).flat_map(entry).collect::<Vec<u8>>();
-            Ok(Chunk {
-                bytes,
-                count: have as usize,
+            Box::pin(async move {
+                Ok(Chunk {
+                    bytes,
+                    count: have as usize,
+                })
             })
         });
         let s = Streamed {

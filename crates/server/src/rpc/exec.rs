@@ -1,14 +1,24 @@
-//! Running a typed [`Call`]: one [`Service`] method per operation (the
+//! Running a typed [`Call`]: one [`Backend`] method per operation (the
 //! ones the HTTP handlers call), its result DTO from `crate::api` encoded
 //! as a MessagePack map with the HTTP API's field names; and the
 //! connection's authentication state.
 //!
-//! Results come in three kinds ([`Exec`]): reads answer at once; writes
-//! return a future, whose first poll applies the write and which resolves
-//! once the write is durable; large lists (`export`, long `range_by_*`)
+//! Results come in four kinds ([`Exec`]): an answer at once; a future,
+//! whose first poll starts the operation (a write on the embedded engine
+//! applies there) and which resolves once it is done (durable, for a
+//! write) — every backend call is one, and the embedded engine's reads
+//! resolve at that first poll; large lists (`export`, long `range_by_*`)
 //! return a [`Streamed`] result: the encoded prefix of the result and its
 //! entry count, plus a function reading later entries chunk by chunk,
-//! which the connection writes to the socket as it goes.
+//! which the connection writes to the socket as it goes; and, for a
+//! stream whose head needs the network first (`export` on Redis), a
+//! future of one of those.
+//!
+//! On the embedded engine ([`Backend::as_embedded`]) a few calls take
+//! shortcuts the trait cannot express ([`embedded`]): `submit_many`'s
+//! result written straight from the engine's, ranges and `export`
+//! streamed in place under the board's read lock, a search that builds an
+//! index run off the async workers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +28,7 @@ use serde::Serialize;
 
 use super::method::{Call, ImportEntry, Method, RangeBy};
 use crate::api::{ErrorBody, SubmitIn, SubmitItem};
+use crate::backend::Backend;
 use crate::error::{ApiError, Code};
 use crate::service::{Service, MAX_RANGE};
 use crate::settings::{ApiKey, Scope};
@@ -37,8 +48,10 @@ pub struct Chunk {
     pub count: usize,
 }
 
+pub type ChunkFuture = Pin<Box<dyn Future<Output = Result<Chunk, ApiError>> + Send>>;
+
 /// Reads `want` entries starting `done` entries into the result.
-pub type Fetch = Arc<dyn Fn(u64, usize) -> Result<Chunk, ApiError> + Send + Sync>;
+pub type Fetch = Arc<dyn Fn(u64, usize) -> ChunkFuture + Send + Sync>;
 
 /// A result too large to hold: `head` (the result up to and including the
 /// header of its entry array, which declares `total` entries), the first
@@ -56,6 +69,9 @@ pub enum Exec {
     /// reading the next request, so writes apply in the order sent).
     Later(Pending),
     Stream(Streamed),
+    /// A result whose kind is known only after a backend call (a Redis
+    /// `export` learns its size, then streams).
+    Deferred(Pin<Box<dyn Future<Output = Exec> + Send>>),
 }
 
 pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
@@ -94,6 +110,26 @@ fn encode_entry_ref(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_dat
         let _ = w::write_str(out, "data");
         let _ = rmp_serde::encode::write_named(out, &d);
     }
+}
+
+/// [`visit_chunk`] on the blocking pool: a chunk is milliseconds of work
+/// under the board's read lock, off the async workers (as HTTP's export).
+fn visit_chunk_off(
+    svc: &Arc<Service>,
+    board: &Arc<str>,
+    skip: u64,
+    want: usize,
+    from_worst: bool,
+    with_data: bool,
+) -> ChunkFuture {
+    let (svc, board) = (svc.clone(), board.clone());
+    Box::pin(async move {
+        tokio::task::spawn_blocking(move || {
+            visit_chunk(&svc, &board, skip, want, from_worst, with_data)
+        })
+        .await
+        .map_err(|e| ApiError::new(Code::Internal, format!("stream task failed: {e}")))?
+    })
 }
 
 /// A chunk of entries read in place by [`Service::visit_entries`].
@@ -230,8 +266,8 @@ fn encode_submit_many(
 
 // HTTP answers these with inline JSON objects; the same fields here.
 
-/// What [`encode_submit_many`] writes, for its test.
-#[cfg(test)]
+/// `submit_many`'s result as a backend returns it (what
+/// [`encode_submit_many`] writes from the engine's results).
 #[derive(Serialize)]
 struct SubmitManyOut<'a> {
     board: &'a str,
@@ -347,25 +383,34 @@ where
 }
 
 /// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
-pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
-    let svc = svc.clone();
-    let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
+pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
+    match be.as_embedded() {
+        Some(svc) => embedded(svc, be, call),
+        None => via_trait(be.clone(), call),
+    }
+}
+
+/// Runs `call` through the trait's methods, as on any backend.
+fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
     match call {
         // ------------------------------------------------------ writes
         Call::Submit { board, entry } => {
-            later(async move { encode(&svc.submit_one(&board, &entry).await?) })
+            later(async move { encode(&be.submit_one(&board, &entry).await?) })
         }
         Call::SubmitMany { board, entries } => later(async move {
-            let results = svc.submit_raw(&board, &entries).await?;
-            Ok(encode_submit_many(&board, &entries, &results))
+            let results = be.submit(&board, &entries).await?;
+            encode(&SubmitManyOut {
+                board: &board,
+                results: &results,
+            })
         }),
         Call::Remove { board, members } => {
-            later(async move { encode(&svc.remove(&board, &members).await?) })
+            later(async move { encode(&be.remove(&board, &members).await?) })
         }
         Call::RemoveRange { board, by } => later(async move {
             let out = match by {
-                RangeBy::Rank { start, stop } => svc.remove_rank_range(&board, start, stop).await?,
-                RangeBy::Score(b) => svc.remove_score_range(&board, b).await?,
+                RangeBy::Rank { start, stop } => be.remove_rank_range(&board, start, stop).await?,
+                RangeBy::Score(b) => be.remove_score_range(&board, b).await?,
             };
             encode(&out)
         }),
@@ -374,28 +419,28 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             member,
             name,
             data,
-        } => later(async move { encode(&svc.set_data(&board, &member, name, data).await?) }),
+        } => later(async move { encode(&be.set_data(&board, &member, name, data).await?) }),
         Call::BoardCreate { board, config } => {
-            later(async move { encode(&svc.board_create(&board, &config).await?) })
+            later(async move { encode(&be.board_create(&board, &config).await?) })
         }
         Call::BoardUpdate { board, config } => {
-            later(async move { encode(&svc.board_put(&board, &config).await?) })
+            later(async move { encode(&be.board_put(&board, &config).await?) })
         }
         Call::BoardDelete { board } => later(async move {
-            svc.board_delete(&board).await?;
+            be.board_delete(&board).await?;
             encode(&DeletedOut {
                 board: &board,
                 deleted: true,
             })
         }),
-        Call::Reset { board } => later(async move { encode(&svc.reset(&board).await?) }),
+        Call::Reset { board } => later(async move { encode(&be.reset(&board).await?) }),
         Call::Combine {
             dest,
             req,
             intersect,
-        } => later(async move { encode(&svc.combine(&dest, &req, intersect).await?) }),
+        } => later(async move { encode(&be.combine(&dest, &req, intersect).await?) }),
         Call::Import { board, entries } => {
-            later(async move { import(&svc, &board, entries).await })
+            later(async move { import(&*be, &board, entries).await })
         }
 
         // ------------------------------------------------------- reads
@@ -403,25 +448,109 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             board,
             member,
             page_size,
-        } => ready(
-            svc.entry(&board, &member, page_size)
-                .and_then(|o| encode(&o)),
-        ),
-        Call::Rank { board, member } => ready(svc.rank(&board, &member).and_then(|o| encode(&o))),
-        Call::Count { board, bounds } => ready(svc.count(&board, bounds).and_then(|o| encode(&o))),
+        } => later(async move { encode(&be.entry(&board, &member, page_size).await?) }),
+        Call::Rank { board, member } => {
+            later(async move { encode(&be.rank(&board, &member).await?) })
+        }
+        Call::Count { board, bounds } => {
+            later(async move { encode(&be.count(&board, bounds).await?) })
+        }
         Call::Top {
             board,
             page,
             page_size,
             with_data,
-        } => ready(top(&svc, &board, page, page_size, with_data)),
+        } => later(async move { encode(&be.top(&board, page, page_size, with_data).await?) }),
+        // Off the embedded engine a range is one backend call of at most
+        // MAX_RANGE entries (as HTTP answers it), encoded whole.
         Call::RangeByRank {
             board,
             start,
             stop,
             from_worst,
             with_data,
-        } => range_by_rank(svc, board, start, stop, from_worst, with_data),
+        } => later(async move {
+            encode(
+                &be.range_by_rank(&board, start, stop, from_worst, with_data)
+                    .await?,
+            )
+        }),
+        Call::RangeByScore {
+            board,
+            bounds,
+            from_worst,
+            offset,
+            limit,
+            with_data,
+        } => later(async move {
+            let limit = limit
+                .unwrap_or(crate::service::DEFAULT_PAGE_SIZE)
+                .min(MAX_RANGE);
+            encode(
+                &be.range_by_score(&board, bounds, from_worst, offset, Some(limit), with_data)
+                    .await?,
+            )
+        }),
+        Call::Search {
+            board,
+            query,
+            limit,
+            offset,
+            with_data,
+        } => later(async move {
+            let limit = limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE);
+            let offset = offset.unwrap_or(0);
+            encode(&be.search(&board, &query, limit, offset, with_data).await?)
+        }),
+        Call::Around {
+            board,
+            member,
+            page_size,
+            with_data,
+        } => later(async move { encode(&be.around(&board, &member, page_size, with_data).await?) }),
+        Call::Ranks {
+            board,
+            members,
+            with_data,
+        } => later(async move { encode(&be.ranks(&board, &members, with_data).await?) }),
+        Call::Percentile { board, member } => {
+            later(async move { encode(&be.percentile(&board, &member).await?) })
+        }
+        Call::ScoreAtPercentile { board, p } => {
+            later(async move { encode(&be.score_at_percentile(&board, p).await?) })
+        }
+        Call::Boards => later(async move { encode(&be.boards().await?) }),
+        Call::BoardInfo { board } => later(async move { encode(&be.board_info(&board).await?) }),
+        Call::Export { board } => Exec::Deferred(Box::pin(export_chunks(be, board))),
+        Call::Auth { .. } => ready_err(),
+    }
+}
+
+fn ready_err() -> Exec {
+    Exec::Ready(Err(ApiError::new(Code::Internal, "auth is the session's")))
+}
+
+/// The embedded engine's shortcuts; a call that has none goes through the
+/// trait like on any backend.
+fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
+    let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
+    match call {
+        // The bulk write's results are written straight from the engine's:
+        // no `SubmitItem` with a copy of each member id.
+        Call::SubmitMany { board, entries } => {
+            let svc = svc.clone();
+            later(async move {
+                let results = svc.submit_raw(&board, &entries).await?;
+                Ok(encode_submit_many(&board, &entries, &results))
+            })
+        }
+        Call::RangeByRank {
+            board,
+            start,
+            stop,
+            from_worst,
+            with_data,
+        } => range_by_rank(svc.clone(), board, start, stop, from_worst, with_data),
         Call::RangeByScore {
             board,
             bounds,
@@ -437,15 +566,24 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
             let fetch: Fetch = {
                 let (svc, board) = (svc.clone(), board.clone());
                 Arc::new(move |done, want| {
-                    let r = svc.range_by_score(
-                        &board,
-                        bounds,
-                        from_worst,
-                        Some(offset + done),
-                        Some(want as u64),
-                        with_data,
-                    )?;
-                    encode_entries(&r.entries)
+                    let (svc, board) = (svc.clone(), board.clone());
+                    Box::pin(async move {
+                        tokio::task::spawn_blocking(move || {
+                            let r = svc.range_by_score(
+                                &board,
+                                bounds,
+                                from_worst,
+                                Some(offset + done),
+                                Some(want as u64),
+                                with_data,
+                            )?;
+                            encode_entries(&r.entries)
+                        })
+                        .await
+                        .map_err(|e| {
+                            ApiError::new(Code::Internal, format!("stream task failed: {e}"))
+                        })?
+                    })
                 })
             };
             if limit <= FIRST_CHUNK as u64 {
@@ -513,33 +651,16 @@ pub fn execute(svc: &Arc<Service>, call: Call) -> Exec {
                 .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
             }))
         }
-        Call::Around {
+        // A page read, the latency-bound call: encoded straight from the
+        // board, on the connection's task.
+        Call::Top {
             board,
-            member,
+            page,
             page_size,
             with_data,
-        } => ready(
-            svc.around(&board, &member, page_size, with_data)
-                .and_then(|o| encode(&o)),
-        ),
-        Call::Ranks {
-            board,
-            members,
-            with_data,
-        } => ready(
-            svc.ranks(&board, &members, with_data)
-                .and_then(|o| encode(&o)),
-        ),
-        Call::Percentile { board, member } => {
-            ready(svc.percentile(&board, &member).and_then(|o| encode(&o)))
-        }
-        Call::ScoreAtPercentile { board, p } => {
-            ready(svc.score_at_percentile(&board, p).and_then(|o| encode(&o)))
-        }
-        Call::Boards => ready(encode(&svc.boards())),
-        Call::BoardInfo { board } => ready(svc.board_info(&board).and_then(|o| encode(&o))),
-        Call::Export { board } => export(svc, board),
-        Call::Auth { .. } => ready(Err(ApiError::new(Code::Internal, "auth is the session's"))),
+        } => ready(top(svc, &board, page, page_size, with_data)),
+        Call::Export { board } => export(svc.clone(), board),
+        other => via_trait(be.clone(), other),
     }
 }
 
@@ -612,8 +733,9 @@ fn range_by_rank(
         Err(e) => return ready(Err(e)),
     };
     first.entries.clear();
+    let board: Arc<str> = board.into();
     let fetch: Fetch = Arc::new(move |done, want| {
-        visit_chunk(&svc, &board, start - 1 + done, want, from_worst, with_data)
+        visit_chunk_off(&svc, &board, start - 1 + done, want, from_worst, with_data)
     });
     streamed(&first, total, chunk, fetch)
 }
@@ -625,12 +747,26 @@ fn export(svc: Arc<Service>, board: String) -> Exec {
         Ok(i) => i.members,
         Err(e) => return Exec::Ready(Err(e)),
     };
-    let fetch: Fetch =
-        Arc::new(move |done, want| visit_chunk(&svc, &board, done, want, false, true));
-    let first = match fetch(0, FIRST_CHUNK.min(total as usize)) {
+    let first = match visit_chunk(
+        &svc,
+        &board,
+        0,
+        FIRST_CHUNK.min(total as usize),
+        false,
+        true,
+    ) {
         Ok(c) => c,
         Err(e) => return Exec::Ready(Err(e)),
     };
+    let board: Arc<str> = board.into();
+    let fetch: Fetch =
+        Arc::new(move |done, want| visit_chunk_off(&svc, &board, done, want, false, true));
+    export_result(total, first, fetch)
+}
+
+/// `export` as one array of `total` entries: whole when `first` holds them
+/// all, else streamed.
+fn export_result(total: u64, first: Chunk, fetch: Fetch) -> Exec {
     let mut head = Vec::with_capacity(5);
     let n = match u32::try_from(total) {
         Ok(n) => n,
@@ -649,6 +785,33 @@ fn export(svc: Arc<Service>, board: String) -> Exec {
     })
 }
 
+/// `export` through the trait's chunked read: the board's size first (the
+/// array's header declares it), then `export_chunk` after `export_chunk`.
+/// `ExportLine` encodes as the in-place writer's entries do.
+async fn export_chunks(be: Arc<dyn Backend>, board: String) -> Exec {
+    let total = match be.board_info(&board).await {
+        Ok(i) => i.members,
+        Err(e) => return Exec::Ready(Err(e)),
+    };
+    let first = match be
+        .export_chunk(&board, 0, FIRST_CHUNK.min(total as usize))
+        .await
+        .and_then(|lines| encode_entries(&lines))
+    {
+        Ok(c) => c,
+        Err(e) => return Exec::Ready(Err(e)),
+    };
+    let board: Arc<str> = board.into();
+    let fetch: Fetch = Arc::new(move |done, want| {
+        let (be, board) = (be.clone(), board.clone());
+        Box::pin(async move {
+            let lines = be.export_chunk(&board, done as usize, want).await?;
+            encode_entries(&lines)
+        })
+    });
+    export_result(total, first, fetch)
+}
+
 /// Errors that belong to one entry, not to the board or the server (as
 /// HTTP's import tells them apart).
 fn entry_error(c: Code) -> bool {
@@ -664,7 +827,7 @@ const MAX_IMPORT_ERRORS: usize = 100;
 /// `import` of one batch, with HTTP import's rules: an entry that fails
 /// fails alone (`line` is its 1-based position in the batch) and the rest
 /// apply; errors of the board itself fail the call.
-async fn import(svc: &Service, board: &str, entries: Vec<ImportEntry>) -> Res {
+async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res {
     let mut failed = 0u64;
     let mut errors: Vec<ImportError> = Vec::new();
     let mut fail =
@@ -699,7 +862,7 @@ async fn import(svc: &Service, board: &str, entries: Vec<ImportEntry>) -> Res {
         if a == b {
             continue;
         }
-        match svc.submit(board, &batch[a..b]).await {
+        match be.submit(board, &batch[a..b]).await {
             Ok(items) => {
                 for (&line, item) in lines[a..b].iter().zip(items) {
                     match item {
@@ -767,12 +930,13 @@ mod tests {
     use rmpv::Value;
 
     fn run(svc: &Arc<Service>, call: Call) -> Res {
-        match execute(svc, call) {
+        let be: Arc<dyn Backend> = Arc::new(crate::backend::EmbeddedBackend::new(svc.clone()));
+        match execute(&be, call) {
             Exec::Ready(r) => r,
             Exec::Later(f) => {
-                futures_util::FutureExt::now_or_never(f).expect("in-memory writes do not wait")
+                futures_util::FutureExt::now_or_never(f).expect("in-memory calls do not wait")
             }
-            Exec::Stream(_) => panic!("unexpected stream"),
+            Exec::Stream(_) | Exec::Deferred(_) => panic!("unexpected stream"),
         }
     }
 

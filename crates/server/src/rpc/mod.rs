@@ -8,7 +8,8 @@
 //! hard limits and checks their envelopes; [`method`] turns a method name
 //! and params into a typed [`method::Call`] (with HTTP's error codes), and
 //! [`fast`] reads the common bulk-write shape into the same call without
-//! the general decoding; [`exec`] runs a call against the [`Service`] and encodes its result;
+//! the general decoding; [`exec`] runs a call against the [`Backend`]
+//! (embedded engine or Redis) and encodes its result;
 //! [`conn`] drives one connection (pipelining, out-of-order answers,
 //! streamed results, per-connection bounds) and [`serve`] accepts them.
 
@@ -24,7 +25,7 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::net::TcpListener;
 
-use crate::service::Service;
+use crate::backend::Backend;
 use crate::settings::ApiKey;
 
 /// What the listener needs from the settings.
@@ -42,7 +43,7 @@ const STOP_GRACE: Duration = Duration::from_secs(15);
 /// the open connections finish the requests they have read and close.
 pub async fn serve(
     listener: TcpListener,
-    svc: Arc<Service>,
+    be: Arc<dyn Backend>,
     cfg: RpcConfig,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
@@ -67,9 +68,9 @@ pub async fn serve(
             }
         };
         let _ = sock.set_nodelay(true);
-        let (svc, shared, stop) = (svc.clone(), shared.clone(), stop.clone());
+        let (be, shared, stop) = (be.clone(), shared.clone(), stop.clone());
         conns.spawn(async move {
-            if let Err(e) = conn::serve_conn(sock, svc, shared, stop).await {
+            if let Err(e) = conn::serve_conn(sock, be, shared, stop).await {
                 tracing::debug!(%peer, "MessagePack-RPC connection ended: {e}");
             }
         });

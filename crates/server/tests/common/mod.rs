@@ -1,5 +1,6 @@
 //! Shared helpers of the integration tests: a real `podium serve` process
-//! on a temporary data directory, driven over HTTP.
+//! on a temporary data directory, driven over HTTP; Redis processes for
+//! the Redis backend's tests ([`redis_server`]).
 //!
 //! [`Server::start`] runs the binary Cargo built for this package
 //! (`CARGO_BIN_EXE_podium`) with `--http 127.0.0.1:0` and waits for the
@@ -13,7 +14,8 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 #[path = "../support/launch.rs"]
-mod launch;
+pub mod launch;
+pub mod redis_server;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};

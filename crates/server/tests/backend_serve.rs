@@ -1,0 +1,557 @@
+//! `podium serve --backend redis://…` and `redis+cluster://…` (issue 7),
+//! as a client sees them: the real binary started on free ports against a
+//! redis-server (or a 3-master cluster) this test starts itself.
+//!
+//! - The main HTTP and MessagePack-RPC calls answer exactly as an embedded
+//!   podium does (memory figures aside), streamed answers included.
+//! - Two podium nodes on one cluster serve the same boards: a write
+//!   through one node's HTTP is read through the other's HTTP and RPC.
+//! - With Redis killed, `/healthz` and every call answer 503
+//!   `storage_unavailable`; once Redis is back podium answers again
+//!   without a restart, with the data Redis kept (AOF, fsync always).
+//! - The Redis protocol is off with a Redis backend, an explicit `--resp`
+//!   is refused, and no data directory is created.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use common::launch::launch;
+use common::redis_server::{answers_ping, wait_until, Redis};
+use common::run_to_end;
+use podium_client::Client;
+use rmpv::Value as Mp;
+use serde_json::{json, Value};
+
+const RPC_LISTENING: &str = "podium: rpc listening on ";
+const HTTP_LISTENING: &str = "podium: http listening on ";
+
+/// A running `podium serve` with HTTP and RPC on free ports, killed on
+/// drop, and a MessagePack-RPC client to it.
+struct Node {
+    child: Child,
+    http: String,
+    rpc: Client,
+    rt: tokio::runtime::Runtime,
+    tmp: tempfile::TempDir,
+}
+
+impl Node {
+    /// `podium serve --data-dir TMP/data --http … --rpc … EXTRA…`.
+    fn start(extra: &[&str]) -> Node {
+        let tmp = tempfile::Builder::new()
+            .prefix("podium-backend-")
+            .tempdir()
+            .unwrap();
+        let mut cmd = Command::new(common::bin());
+        cmd.arg("serve")
+            .arg("--data-dir")
+            .arg(tmp.path().join("data"))
+            .args(["--http", "127.0.0.1:0", "--rpc", "127.0.0.1:0"])
+            .args(extra)
+            .env_remove("PODIUM_CONFIG")
+            .env_remove("PODIUM_API_KEYS")
+            .env_remove("PODIUM_BACKEND")
+            .env_remove("PODIUM_RESP")
+            .env("NO_COLOR", "1");
+        let l = launch(
+            cmd,
+            &tmp.path().join("stderr.log"),
+            RPC_LISTENING,
+            common::START_TIMEOUT,
+        );
+        // The HTTP line is printed before the RPC one.
+        let http = l
+            .stdout
+            .lock()
+            .unwrap()
+            .lines()
+            .find_map(|x| x.strip_prefix(HTTP_LISTENING))
+            .expect("the HTTP listening line")
+            .trim()
+            .to_string();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let rpc = rt.block_on(Client::connect(l.addr.as_str())).unwrap();
+        Node {
+            child: l.child,
+            http,
+            rpc,
+            rt,
+            tmp,
+        }
+    }
+
+    fn embedded() -> Node {
+        Node::start(&["--resp", "off"])
+    }
+
+    fn on(url: &str) -> Node {
+        Node::start(&["--backend", url])
+    }
+
+    fn data_dir(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.tmp.path().join("stderr.log")).unwrap_or_default()
+    }
+
+    /// An HTTP call: (status, body as JSON, or as a string when it is not).
+    fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+        let c = common::client();
+        let url = format!("http://{}{}", self.http, path);
+        let m: reqwest::Method = method.parse().unwrap();
+        let mut r = c.request(m, url);
+        if let Some(b) = body {
+            let ct = if b.starts_with('{') || b.starts_with('[') {
+                "application/json"
+            } else {
+                "application/x-ndjson"
+            };
+            r = r.header("content-type", ct).body(b.to_string());
+        }
+        let resp = r.send().expect("HTTP request");
+        let status = resp.status().as_u16();
+        let text = resp.text().unwrap();
+        let v = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, v)
+    }
+
+    /// An RPC call: the result, or `error CODE`.
+    fn rpc(&self, method: &str, params: Vec<Mp>) -> Result<Mp, String> {
+        self.rt
+            .block_on(self.rpc.call(method, &params))
+            .map_err(|e| format!("error {}", e.code().unwrap_or("(no code)")))
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Memory use is each engine's own measure: dropped before comparing.
+fn strip_json(v: &mut Value) {
+    match v {
+        Value::Object(o) => {
+            o.remove("heap_bytes");
+            o.values_mut().for_each(strip_json);
+        }
+        Value::Array(a) => a.iter_mut().for_each(strip_json),
+        _ => {}
+    }
+}
+
+fn strip_mp(v: &mut Mp) {
+    match v {
+        Mp::Map(m) => {
+            m.retain(|(k, _)| k.as_str() != Some("heap_bytes"));
+            m.iter_mut().for_each(|(_, v)| strip_mp(v));
+        }
+        Mp::Array(a) => a.iter_mut().for_each(strip_mp),
+        _ => {}
+    }
+}
+
+fn mp(v: Value) -> Mp {
+    rmpv::ext::to_value(v).unwrap()
+}
+
+fn s(x: &str) -> Mp {
+    Mp::from(x)
+}
+
+/// The same HTTP calls to both nodes: identical answers required.
+/// Returns how many succeeded (2xx).
+fn same_http(a: &Node, b: &Node, calls: &[(&str, &str, Option<&str>)]) -> usize {
+    let mut ok = 0;
+    for &(method, path, body) in calls {
+        let (sa, mut va) = a.http(method, path, body);
+        let (sb, mut vb) = b.http(method, path, body);
+        strip_json(&mut va);
+        strip_json(&mut vb);
+        assert_eq!(
+            (sa, &va),
+            (sb, &vb),
+            "{method} {path}: embedded (left) and redis (right) differ"
+        );
+        if (200..300).contains(&sa) {
+            ok += 1;
+        } else {
+            eprintln!("{method} {path}: {sa} {va}");
+        }
+    }
+    ok
+}
+
+/// The same RPC calls to both nodes: identical answers required.
+/// Returns how many succeeded.
+fn same_rpc(a: &Node, b: &Node, calls: Vec<(&str, Vec<Mp>)>) -> usize {
+    let mut ok = 0;
+    for (method, params) in calls {
+        let mut ra = a.rpc(method, params.clone());
+        let mut rb = b.rpc(method, params.clone());
+        if let Ok(v) = &mut ra {
+            strip_mp(v);
+        }
+        if let Ok(v) = &mut rb {
+            strip_mp(v);
+        }
+        assert_eq!(
+            ra, rb,
+            "{method}{params:?}: embedded (left) and redis (right) differ"
+        );
+        match &ra {
+            Ok(_) => ok += 1,
+            Err(e) => eprintln!("{method}: {e}"),
+        }
+    }
+    ok
+}
+
+#[test]
+fn http_and_rpc_on_redis_answer_as_embedded() {
+    let redis = Redis::single(false);
+    let emb = Node::embedded();
+    let red = Node::on(&redis.url());
+    assert!(
+        !red.data_dir().exists(),
+        "a Redis-backed node keeps no data dir"
+    );
+
+    let (st, v) = emb.http("GET", "/healthz", None);
+    assert_eq!(
+        (st, v),
+        (200, json!({"status": "ok", "backend": "embedded"}))
+    );
+    let (st, v) = red.http("GET", "/healthz", None);
+    assert_eq!((st, v), (200, json!({"status": "ok", "backend": "redis"})));
+
+    // 600 members (more than one streamed chunk of RPC's range and export),
+    // some named, with data, tied scores.
+    let mut batch = Vec::new();
+    for i in 0..600 {
+        let mut e = json!({"member": format!("p{i:03}"), "score": (i % 97) as f64 * 1.5});
+        if i % 3 == 0 {
+            e["name"] = json!(format!("Player {i} Alvarez"));
+        }
+        if i % 5 == 0 {
+            e["data"] = json!({"level": i, "team": "red"});
+        }
+        batch.push(e);
+    }
+    let batch = serde_json::to_string(&batch).unwrap();
+    let import: String = (0..50)
+        .map(|i| format!("{{\"member\":\"imp{i}\",\"score\":{}}}\n", i * 2))
+        .collect::<String>()
+        + "{\"member\":\"bad\",\"score\":\"nope\"}\n";
+    let http_ok = same_http(
+        &emb,
+        &red,
+        &[
+            (
+                "PUT",
+                "/v1/boards/lb",
+                Some(r#"{"order":"desc","ranking":"competition"}"#),
+            ),
+            (
+                "PUT",
+                "/v1/boards/lb",
+                Some(r#"{"order":"desc","ranking":"competition"}"#),
+            ),
+            ("POST", "/v1/boards/lb/scores", Some(&batch)),
+            (
+                "POST",
+                "/v1/boards/lb/scores",
+                Some(r#"{"member":"solo","score":42,"name":"Solo Han"}"#),
+            ),
+            (
+                "POST",
+                "/v1/boards/lb/scores",
+                Some(r#"{"member":"solo","score":"NaN"}"#),
+            ),
+            (
+                "POST",
+                "/v1/boards/lb/scores",
+                Some(r#"{"member":"p001","score":3,"op":"incr"}"#),
+            ),
+            (
+                "PATCH",
+                "/v1/boards/lb/members/p002",
+                Some(r#"{"name":"Renamed","data":{"x":1}}"#),
+            ),
+            ("GET", "/v1/boards/lb", None),
+            (
+                "GET",
+                "/v1/boards/lb/top?page=2&page_size=10&with_data=true",
+                None,
+            ),
+            ("GET", "/v1/boards/lb/members/p010", None),
+            ("GET", "/v1/boards/lb/members/nobody", None),
+            ("GET", "/v1/boards/lb/rank/p033", None),
+            ("GET", "/v1/boards/lb/percentile/p033", None),
+            ("GET", "/v1/boards/lb/score_at_percentile?p=90", None),
+            ("GET", "/v1/boards/lb/around/p050?page_size=5", None),
+            (
+                "GET",
+                "/v1/boards/lb/range?by=rank&start=5&stop=20&from=worst",
+                None,
+            ),
+            (
+                "GET",
+                "/v1/boards/lb/range?by=score&min=(10&max=30&limit=50",
+                None,
+            ),
+            ("GET", "/v1/boards/lb/count?min=10&max=+inf", None),
+            (
+                "POST",
+                "/v1/boards/lb/ranks",
+                Some(r#"{"members":["p001","p002","ghost"],"with_data":true}"#),
+            ),
+            ("GET", "/v1/boards/lb/search?q=alv&limit=5", None),
+            ("GET", "/v1/boards/lb/search?q=player%2012", None),
+            ("GET", "/v1/boards/lb/export", None),
+            ("POST", "/v1/boards/imp/import", Some(&import)),
+            ("GET", "/v1/boards/imp/top?page_size=100", None),
+            (
+                "POST",
+                "/v1/boards/both/merge",
+                Some(r#"{"sources":["lb","imp"],"aggregate":"max"}"#),
+            ),
+            ("GET", "/v1/boards/both/top?page_size=30", None),
+            (
+                "POST",
+                "/v1/boards/lb/remove",
+                Some(r#"{"members":["p003","p004","ghost"]}"#),
+            ),
+            ("DELETE", "/v1/boards/lb/members/p005", None),
+            ("DELETE", "/v1/boards/lb/range?by=rank&start=1&stop=3", None),
+            ("GET", "/v1/boards/lb/top?page_size=20", None),
+            ("GET", "/v1/boards", None),
+            ("GET", "/v1/boards/nope/top", None),
+            ("DELETE", "/v1/boards/both", None),
+            ("GET", "/v1/boards", None),
+        ],
+    );
+
+    let entries: Vec<Mp> = (0..300)
+        .map(|i| {
+            mp(json!({"member": format!("r{i}"), "score": (i % 13) as f64, "name": format!("Rpc {i}")}))
+        })
+        .collect();
+    let rpc_ok = same_rpc(
+        &emb,
+        &red,
+        vec![
+            (
+                "board_create",
+                vec![s("rpc"), mp(json!({"ranking": "dense"}))],
+            ),
+            ("board_create", vec![s("rpc")]),
+            ("submit_many", vec![s("rpc"), Mp::Array(entries)]),
+            (
+                "submit",
+                vec![s("rpc"), mp(json!({"member": "r1", "score": 100}))],
+            ),
+            (
+                "submit_many",
+                vec![s("rpc"), mp(json!([{"member": "x", "score": "bad"}]))],
+            ),
+            (
+                "top",
+                vec![s("rpc"), mp(json!({"page": 2, "page_size": 7}))],
+            ),
+            ("rank", vec![s("rpc"), s("r7")]),
+            (
+                "entry",
+                vec![s("rpc"), s("r7"), mp(json!({"page_size": 5}))],
+            ),
+            (
+                "around",
+                vec![s("rpc"), s("r20"), mp(json!({"page_size": 4}))],
+            ),
+            ("ranks", vec![s("rpc"), mp(json!(["r1", "r2", "zz"]))]),
+            ("count", vec![s("rpc"), mp(json!({"min": 3, "max": 8}))]),
+            ("percentile", vec![s("rpc"), s("r9")]),
+            ("score_at_percentile", vec![s("rpc"), Mp::from(50.0)]),
+            // Longer than one streamed chunk on the embedded engine.
+            ("range_by_rank", vec![s("rpc"), Mp::from(2), Mp::from(290)]),
+            (
+                "range_by_score",
+                vec![s("rpc"), mp(json!({"min": 2, "max": 11, "limit": 280}))],
+            ),
+            ("search", vec![s("rpc"), s("rpc 1")]),
+            ("export", vec![s("rpc")]),
+            ("export", vec![s("lb")]),
+            (
+                "import",
+                vec![
+                    s("rpc2"),
+                    mp(json!([{"member": "a", "score": 1}, {"member": "b", "score": "x"}])),
+                    mp(json!({})),
+                ],
+            ),
+            (
+                "set_data",
+                vec![s("rpc"), s("r3"), mp(json!({"data": {"k": "v"}}))],
+            ),
+            ("remove", vec![s("rpc"), mp(json!(["r3", "r4"]))]),
+            (
+                "remove_range",
+                vec![s("rpc"), mp(json!({"by": "score", "min": 0, "max": 1}))],
+            ),
+            ("board_info", vec![s("rpc")]),
+            ("boards", vec![]),
+            ("rank", vec![s("missing"), s("r1")]),
+            ("board_delete", vec![s("rpc2")]),
+            ("board_info", vec![s("rpc2")]),
+        ],
+    );
+    // Errors are compared too (bad scores, missing boards and members, an
+    // existing board), but most calls must do something.
+    assert_eq!((http_ok, rpc_ok), (31, 23), "calls that succeeded");
+}
+
+#[test]
+fn two_nodes_on_one_cluster_serve_the_same_boards() {
+    let cluster = Redis::cluster(false);
+    let a = Node::on(&cluster.url());
+    let b = Node::on(&cluster.url());
+    // Boards whose tags hash to different masters.
+    for board in ["weekly", "daily", "b1", "b2", "b3"] {
+        let (st, _) = a.http(
+            "POST",
+            &format!("/v1/boards/{board}/scores"),
+            Some(r#"[{"member":"ann","score":10,"name":"Ann"},{"member":"bob","score":20}]"#),
+        );
+        assert_eq!(st, 200, "write through A");
+        let (st, top) = b.http("GET", &format!("/v1/boards/{board}/top"), None);
+        assert_eq!(st, 200);
+        let members: Vec<&str> = top["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["member"].as_str().unwrap())
+            .collect();
+        assert_eq!(members, ["bob", "ann"], "{board} read through B's HTTP");
+        let r = b.rpc("rank", vec![s(board), s("ann")]).unwrap();
+        let rank = r
+            .as_map()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.as_str() == Some("rank"))
+            .map(|(_, v)| v.as_u64());
+        assert_eq!(rank, Some(Some(2)), "{board} read through B's RPC");
+    }
+    // And the other way: B's RPC write, A's HTTP read, B's HTTP search.
+    b.rpc(
+        "submit",
+        vec![
+            s("weekly"),
+            mp(json!({"member": "cy", "score": 30, "name": "Cyrus"})),
+        ],
+    )
+    .unwrap();
+    let (_, v) = a.http("GET", "/v1/boards/weekly/rank/cy", None);
+    assert_eq!(v["rank"], 1);
+    let (_, v) = b.http("GET", "/v1/boards/weekly/search?q=cyr", None);
+    assert_eq!(v["total"], 1, "{v}");
+    let (_, v) = a.http("GET", "/v1/boards", None);
+    assert_eq!(v["boards"].as_array().unwrap().len(), 5, "{v}");
+}
+
+#[test]
+fn a_lost_redis_is_a_503_and_podium_recovers_without_a_restart() {
+    let mut redis = Redis::single(true);
+    let node = Node::on(&redis.url());
+    let (st, _) = node.http(
+        "POST",
+        "/v1/boards/b/scores",
+        Some(r#"{"member":"a","score":1}"#),
+    );
+    assert_eq!(st, 200);
+
+    redis.nodes[0].kill();
+    let (st, v) = node.http("GET", "/healthz", None);
+    assert_eq!(st, 503, "{v}");
+    assert_eq!(v["error"]["code"], "storage_unavailable", "{v}");
+    let (st, v) = node.http("GET", "/v1/boards/b/top", None);
+    assert_eq!(
+        (st, &v["error"]["code"]),
+        (503, &json!("storage_unavailable"))
+    );
+    let (st, _) = node.http(
+        "POST",
+        "/v1/boards/b/scores",
+        Some(r#"{"member":"c","score":3}"#),
+    );
+    assert_eq!(st, 503);
+    assert_eq!(
+        node.rpc("rank", vec![s("b"), s("a")]),
+        Err("error storage_unavailable".into())
+    );
+    assert_eq!(
+        node.rpc("export", vec![s("b")]),
+        Err("error storage_unavailable".into())
+    );
+
+    // The same Redis again (same port and AOF): podium serves by itself.
+    redis.nodes[0].spawn();
+    let port = redis.nodes[0].port;
+    wait_until("redis back", || answers_ping(port));
+    let t = Instant::now();
+    loop {
+        let (st, _) = node.http("GET", "/healthz", None);
+        if st == 200 {
+            break;
+        }
+        assert_eq!(st, 503);
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "no recovery:\n{}",
+            node.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (st, v) = node.http("GET", "/v1/boards/b/rank/a", None);
+    assert_eq!((st, &v["score"]), (200, &json!(1.0)), "{v}");
+    let (st, _) = node.http(
+        "POST",
+        "/v1/boards/b/scores",
+        Some(r#"{"member":"d","score":4}"#),
+    );
+    assert_eq!(st, 200);
+    let r = node.rpc("board_info", vec![s("b")]).unwrap();
+    let members = r
+        .as_map()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("members"))
+        .and_then(|(_, v)| v.as_u64());
+    assert_eq!(members, Some(2));
+}
+
+#[test]
+fn resp_is_refused_with_a_redis_backend() {
+    let (status, out) = run_to_end(&[
+        "serve",
+        "--backend",
+        "redis://127.0.0.1:1",
+        "--resp",
+        "127.0.0.1:0",
+        "--http",
+        "off",
+        "--rpc",
+        "off",
+    ]);
+    assert!(!status.success());
+    assert!(out.contains("serves only the embedded engine"), "{out}");
+}
