@@ -468,6 +468,60 @@ fn two_nodes_on_one_cluster_serve_the_same_boards() {
     assert_eq!(v["boards"].as_array().unwrap().len(), 5, "{v}");
 }
 
+/// `serve` on Redis runs scheduled resets, and two nodes polling the same
+/// board archive each period once: a period archived twice would show as
+/// a second name for it (`tick@PERIOD.2`).
+#[test]
+fn two_nodes_run_scheduled_resets_on_redis_once_per_period() {
+    let redis = Redis::single(false);
+    let a = Node::on(&redis.url());
+    let b = Node::on(&redis.url());
+    let (st, v) = a.http(
+        "PUT",
+        "/v1/boards/tick",
+        Some(r#"{"reset":"* * * * * *","keep_archives":50}"#),
+    );
+    assert_eq!(st, 201, "{v}");
+    let (st, _) = b.http(
+        "POST",
+        "/v1/boards/tick/scores",
+        Some(r#"[{"member":"ann","score":10},{"member":"bob","score":20}]"#),
+    );
+    assert_eq!(st, 200);
+    let archives = |v: &Value| -> Vec<(String, u64)> {
+        v["boards"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|b| {
+                let name = b["board"].as_str()?;
+                name.starts_with("tick@")
+                    .then(|| (name.to_string(), b["members"].as_u64().unwrap()))
+            })
+            .collect()
+    };
+    // The members land in the first archive made after they were written;
+    // then wait for a few more periods, so both nodes have raced for them.
+    let mut seen = Vec::new();
+    wait_until("three archives, one holding the members", || {
+        seen = archives(&a.http("GET", "/v1/boards", None).1);
+        seen.len() >= 3 && seen.iter().any(|(_, n)| *n == 2)
+    });
+    let mut periods: Vec<&str> = seen
+        .iter()
+        .map(|(name, _)| match name.rsplit_once('.') {
+            Some((p, n)) if n.bytes().all(|c| c.is_ascii_digit()) => p,
+            _ => name.as_str(),
+        })
+        .collect();
+    let n = periods.len();
+    periods.sort_unstable();
+    periods.dedup();
+    assert_eq!(periods.len(), n, "a period archived twice: {seen:?}");
+    let (_, v) = b.http("GET", "/v1/boards/tick/top", None);
+    assert_eq!(v["entries"].as_array().map(Vec::len), Some(0), "{v}");
+}
+
 #[test]
 fn a_lost_redis_is_a_503_and_podium_recovers_without_a_restart() {
     let mut redis = Redis::single(true);
