@@ -17,7 +17,9 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::method::{Call, ImportEntry, Method, RangeBy};
-use crate::api::{ErrorBody, SubmitIn, SubmitItem};
+#[cfg(test)]
+use crate::api::SubmitItem;
+use crate::api::{ErrorBody, SubmitIn};
 use crate::error::{ApiError, Code};
 use crate::service::{Service, MAX_RANGE};
 use crate::settings::{ApiKey, Scope};
@@ -662,14 +664,19 @@ async fn import(svc: &Service, board: &str, entries: Vec<ImportEntry>) -> Res {
         if a == b {
             continue;
         }
-        match svc.submit(board, &batch[a..b]).await {
-            Ok(items) => {
-                for (&line, item) in lines[a..b].iter().zip(items) {
-                    match item {
-                        SubmitItem::Ok(_) => imported += 1,
-                        SubmitItem::Err { member, error } => {
-                            fail(&mut errors, line, Some(member), error)
-                        }
+        // The engine's results, only counted: an import answers no
+        // per-entry result, so none is copied into a `SubmitOut`.
+        match svc.submit_raw(board, &batch[a..b]).await {
+            Ok(results) => {
+                for ((&line, e), r) in lines[a..b].iter().zip(&batch[a..b]).zip(results) {
+                    match r {
+                        Ok(_) => imported += 1,
+                        Err(err) => fail(
+                            &mut errors,
+                            line,
+                            Some(e.member.clone()),
+                            ErrorBody::from(&err),
+                        ),
                     }
                 }
             }
