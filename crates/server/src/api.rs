@@ -203,6 +203,68 @@ pub fn entries_out(v: &[Entry], with_data: bool) -> Vec<EntryOut> {
     v.iter().map(|e| entry_out(e, with_data)).collect()
 }
 
+/// An engine [`Entry`] serialized exactly as its [`EntryOut`] is, without
+/// the owned copies [`entry_out`] makes (member, name): for a frontend
+/// writing a page straight into its response body.
+pub struct EntryJson<'a> {
+    pub entry: &'a Entry,
+    pub with_data: bool,
+}
+
+impl Serialize for EntryJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let e = self.entry;
+        // As `entry_out`: data that is not valid JSON is left out.
+        let data = match (&e.data, self.with_data) {
+            (Some(d), true) => serde_json::from_str::<serde_json::Value>(d).ok(),
+            _ => None,
+        };
+        let fields = 3 + usize::from(e.name.is_some()) + usize::from(data.is_some());
+        let mut st = s.serialize_struct("EntryOut", fields)?;
+        st.serialize_field("member", &*String::from_utf8_lossy(&e.member))?;
+        st.serialize_field("score", &Score(e.score))?;
+        st.serialize_field("rank", &e.rank)?;
+        match e.name.as_deref() {
+            Some(name) => st.serialize_field("name", name)?,
+            None => st.skip_field("name")?,
+        }
+        match &data {
+            Some(d) => st.serialize_field("data", d)?,
+            None => st.skip_field("data")?,
+        }
+        st.end()
+    }
+}
+
+/// A page of engine entries as a JSON array of [`EntryJson`].
+pub struct EntriesJson<'a> {
+    pub entries: &'a [Entry],
+    pub with_data: bool,
+}
+
+impl Serialize for EntriesJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.entries.iter().map(|entry| EntryJson {
+            entry,
+            with_data: self.with_data,
+        }))
+    }
+}
+
+/// [`SearchOut`]'s encoding, borrowing the engine's page (field for field
+/// the same; a test compares the two).
+#[derive(Serialize)]
+pub struct SearchJson<'a> {
+    pub board: &'a str,
+    pub ranking: &'static str,
+    pub query: &'a str,
+    pub total: u64,
+    pub offset: u64,
+    pub limit: u64,
+    pub entries: EntriesJson<'a>,
+}
+
 pub fn ranking_str(r: Ranking) -> &'static str {
     r.as_str()
 }
@@ -419,6 +481,65 @@ mod tests {
             "\"inf\""
         );
         assert_eq!(serde_json::to_string(&Score(2.0)).unwrap(), "2.0");
+    }
+
+    #[test]
+    fn borrowed_search_json_is_search_out_json() {
+        use std::sync::Arc;
+        let entry = |member: &[u8], score, rank, name: Option<&str>, data: Option<&str>| Entry {
+            member: member.to_vec(),
+            score,
+            rank,
+            name: name.map(Arc::from),
+            data: data.map(Arc::from),
+        };
+        let entries = [
+            entry(b"alice", 12.5, 1, Some("Alice \"Al\" Smith"), None),
+            entry(
+                b"bob\xff",
+                f64::INFINITY,
+                2,
+                None,
+                Some(r#"{"team":"red"}"#),
+            ),
+            entry(
+                b"carol",
+                f64::NEG_INFINITY,
+                3,
+                Some("Carol"),
+                Some("not json"),
+            ),
+            entry(b"dave", -0.0, 4, Some(""), Some(r#"{"a":[1,2.5,null]}"#)),
+        ];
+        for with_data in [false, true] {
+            for page in [&entries[..], &[]] {
+                let owned = SearchOut {
+                    board: "b\u{e9}".into(),
+                    ranking: "dense".into(),
+                    query: "a\"b \\ c".into(),
+                    total: 7,
+                    offset: 1,
+                    limit: 25,
+                    entries: entries_out(page, with_data),
+                };
+                let borrowed = SearchJson {
+                    board: "b\u{e9}",
+                    ranking: "dense",
+                    query: "a\"b \\ c",
+                    total: 7,
+                    offset: 1,
+                    limit: 25,
+                    entries: EntriesJson {
+                        entries: page,
+                        with_data,
+                    },
+                };
+                assert_eq!(
+                    serde_json::to_string(&borrowed).unwrap(),
+                    serde_json::to_string(&owned).unwrap()
+                );
+            }
+        }
     }
 
     #[test]

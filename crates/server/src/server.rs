@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
+use axum::serve::ListenerExt;
 use podium_engine::Store;
 use tokio::net::TcpListener;
 
@@ -58,6 +59,13 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             Some(metrics),
         );
         let mut stop = stop_rx.clone();
+        // An answer is one write and the client waits for it: Nagle's
+        // algorithm could only hold it back behind an unacknowledged one.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY on an HTTP connection: {e}");
+            }
+        });
         servers.spawn(async move {
             axum::serve(listener, app)
                 .with_graceful_shutdown(async move {

@@ -1001,6 +1001,28 @@ impl Service {
         offset: u64,
         with_data: bool,
     ) -> Result<SearchOut, ApiError> {
+        let page = self.search_page(board, query, limit, offset)?;
+        Ok(SearchOut {
+            board: board.to_string(),
+            ranking: ranking_str(page.ranking).to_string(),
+            query: query.to_string(),
+            total: page.total,
+            offset: page.offset,
+            limit: page.limit,
+            entries: entries_out(&page.entries, with_data),
+        })
+    }
+
+    /// [`Service::search`]'s page as the engine returns it, for a frontend
+    /// that encodes the entries itself (HTTP writes them straight into the
+    /// response body instead of through owned [`SearchOut`] copies).
+    pub fn search_page(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+    ) -> Result<podium_engine::search::SearchPage, ApiError> {
         use podium_engine::search::{SearchError, SearchOptions};
         if limit > MAX_PAGE_SIZE {
             return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
@@ -1026,16 +1048,7 @@ impl Service {
             }
             page = self.read(board, |b| b.search(query, &opts))?;
         }
-        let page = page.map_err(podium_engine::Error::from)?;
-        Ok(SearchOut {
-            board: board.to_string(),
-            ranking: ranking_str(page.ranking).to_string(),
-            query: query.to_string(),
-            total: page.total,
-            offset: page.offset,
-            limit: page.limit,
-            entries: entries_out(&page.entries, with_data),
-        })
+        Ok(page.map_err(podium_engine::Error::from)?)
     }
 
     /// Whether [`Service::search`] on `board` answers without building an

@@ -22,7 +22,7 @@ pub(crate) mod stream;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -30,7 +30,7 @@ use axum::extract::{MatchedPath, Request, State};
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{on, MethodFilter, MethodRouter};
 use axum::Router;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
@@ -92,6 +92,7 @@ pub(crate) struct AppState {
     /// Boards that had a `podium_board_members` gauge at the last scrape,
     /// so a deleted board's gauge drops to 0 instead of staying stale.
     gauge_boards: Mutex<HashSet<String>>,
+    request_metrics: RequestMetrics,
 }
 
 pub(crate) type St = Arc<AppState>;
@@ -168,6 +169,7 @@ pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusH
         cfg,
         metrics,
         gauge_boards: Mutex::new(HashSet::new()),
+        request_metrics: RequestMetrics::default(),
     });
     let mut r: Router<St> = Router::new();
     for def in ROUTES {
@@ -177,7 +179,7 @@ pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusH
         .route_layer(middleware::from_fn_with_state(st.clone(), auth))
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(middleware::from_fn(error::jsonify_errors))
-        .layer(middleware::from_fn(track))
+        .layer(middleware::from_fn_with_state(st.clone(), track))
         .with_state(st)
 }
 
@@ -314,7 +316,7 @@ fn unauthorized(msg: &str) -> Response {
 }
 
 /// Counts and times every request by route template, method and status.
-async fn track(req: Request, next: Next) -> Response {
+async fn track(State(st): State<St>, req: Request, next: Next) -> Response {
     let start = Instant::now();
     let method = match *req.method() {
         Method::GET => "GET",
@@ -326,20 +328,60 @@ async fn track(req: Request, next: Next) -> Response {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     };
+    // The template as a `&'static str` from ROUTES: no copy of the path
+    // per request.
     let route = req
         .extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
+        .and_then(|p| ROUTES.iter().find(|r| r.path == p.as_str()))
+        .map_or("unmatched", |r| r.path);
     let resp = next.run(req).await;
-    let status = resp.status().as_u16().to_string();
-    metrics::counter!(
-        "podium_http_requests_total",
-        "route" => route.clone(),
-        "method" => method,
-        "status" => status
-    )
-    .increment(1);
-    metrics::histogram!("podium_http_request_seconds", "route" => route, "method" => method)
-        .record(start.elapsed().as_secs_f64());
-    resp.into_response()
+    let (requests, seconds) = st
+        .request_metrics
+        .handles(route, method, resp.status().as_u16());
+    requests.increment(1);
+    seconds.record(start.elapsed().as_secs_f64());
+    resp
+}
+
+/// The `podium_http_requests_total` counter and `podium_http_request_seconds`
+/// histogram of each (route, method, status) seen, registered once: the
+/// `metrics` macros build, hash and look up a labelled key (and allocate
+/// its label strings) on every call, which showed at tens of thousands of
+/// requests a second. Handles come from the recorder installed when the
+/// first request of a kind arrives (`serve` installs it before routing).
+#[derive(Default)]
+pub(crate) struct RequestMetrics {
+    handles: Mutex<HashMap<RequestKind, (metrics::Counter, metrics::Histogram)>>,
+}
+
+type RequestKind = (&'static str, &'static str, u16);
+
+impl RequestMetrics {
+    fn handles(
+        &self,
+        route: &'static str,
+        method: &'static str,
+        status: u16,
+    ) -> (metrics::Counter, metrics::Histogram) {
+        self.handles
+            .lock()
+            .entry((route, method, status))
+            .or_insert_with(|| {
+                (
+                    metrics::counter!(
+                        "podium_http_requests_total",
+                        "route" => route,
+                        "method" => method,
+                        "status" => status.to_string()
+                    ),
+                    metrics::histogram!(
+                        "podium_http_request_seconds",
+                        "route" => route,
+                        "method" => method
+                    ),
+                )
+            })
+            .clone()
+    }
 }

@@ -862,17 +862,43 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
         if a == b {
             continue;
         }
-        match be.submit(board, &batch[a..b]).await {
-            Ok(items) => {
-                for (&line, item) in lines[a..b].iter().zip(items) {
-                    match item {
-                        SubmitItem::Ok(_) => imported += 1,
-                        SubmitItem::Err { member, error } => {
-                            fail(&mut errors, line, Some(member), error)
+        // On the embedded engine the results are only counted: an import
+        // answers no per-entry result, so none is copied into a `SubmitOut`.
+        let done = match be.as_embedded() {
+            Some(svc) => match svc.submit_raw(board, &batch[a..b]).await {
+                Ok(results) => {
+                    for ((&line, e), r) in lines[a..b].iter().zip(&batch[a..b]).zip(results) {
+                        match r {
+                            Ok(_) => imported += 1,
+                            Err(err) => fail(
+                                &mut errors,
+                                line,
+                                Some(e.member.clone()),
+                                ErrorBody::from(&err),
+                            ),
                         }
                     }
+                    Ok(())
                 }
-            }
+                Err(e) => Err(e),
+            },
+            None => match be.submit(board, &batch[a..b]).await {
+                Ok(items) => {
+                    for (&line, item) in lines[a..b].iter().zip(items) {
+                        match item {
+                            SubmitItem::Ok(_) => imported += 1,
+                            SubmitItem::Err { member, error } => {
+                                fail(&mut errors, line, Some(member), error)
+                            }
+                        }
+                    }
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            },
+        };
+        match done {
+            Ok(()) => {}
             Err(e) if entry_error(e.code) && b - a > 1 => {
                 let mid = a + (b - a) / 2;
                 todo.push((mid, b));
