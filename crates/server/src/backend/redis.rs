@@ -664,6 +664,19 @@ impl RedisBackend {
             .await
     }
 
+    /// The registered boards whose names start with `prefix` (a reset's
+    /// archives: `NAME@`, or `NAME@LABEL` for one period's).
+    async fn boards_starting_with(&self, prefix: &str) -> Result<Vec<String>, ApiError> {
+        Ok(self
+            .boards()
+            .await?
+            .boards
+            .into_iter()
+            .map(|b| b.board)
+            .filter(|b| b.starts_with(prefix))
+            .collect())
+    }
+
     /// Creates `board` with `config`; `if_absent` makes an existing board
     /// a success (implicit creation by a first write).
     async fn create(
@@ -832,14 +845,7 @@ impl RedisBackend {
         // Named as the embedded engine names it (one past the highest taken
         // for the label); a name another node took meanwhile is skipped.
         let base = format!("{board}@{label}");
-        let mut taken: Vec<String> = self
-            .boards()
-            .await?
-            .boards
-            .into_iter()
-            .map(|b| b.board)
-            .filter(|b| b.starts_with(&base))
-            .collect();
+        let mut taken = self.boards_starting_with(&base).await?;
         let mut archive;
         loop {
             archive =
@@ -856,14 +862,7 @@ impl RedisBackend {
         self.call(board, "unstage", Vec::<String>::new()).await?;
         if let Some(keep) = keep {
             let prefix = format!("{board}@");
-            let mut archives: Vec<String> = self
-                .boards()
-                .await?
-                .boards
-                .into_iter()
-                .map(|b| b.board)
-                .filter(|b| b.starts_with(&prefix))
-                .collect();
+            let mut archives = self.boards_starting_with(&prefix).await?;
             podium_engine::store::sort_archives(&mut archives, &prefix);
             let excess = archives.len().saturating_sub(keep as usize);
             for old in &archives[..excess] {
