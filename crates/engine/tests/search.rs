@@ -815,6 +815,58 @@ fn search_matches_a_naive_scan_through_every_write() {
     assert_every_plan_ran();
 }
 
+/// Found by CI: a bulk build (here by `replace_content`) that added no
+/// plane left the per-member "on a ranked level" bits unsized, so a
+/// member later reusing a freed id and reaching a level was not marked.
+#[test]
+fn a_member_reaching_a_level_after_a_bulk_build_is_marked() {
+    let sub = |m: &str, data: Option<&str>| Sub {
+        member: m.as_bytes().to_vec(),
+        score: 0.0,
+        op: None,
+        name: None,
+        data: data.map(str::to_string),
+    };
+    let q = || Query {
+        raw: vec![RawTok {
+            field: None,
+            text: "a".into(),
+            quoted: true,
+            star: false,
+        }],
+        limit: 0,
+        offset: 0,
+    };
+    let c = Case {
+        cfg: Cfg {
+            order: Order::Desc,
+            ranking: Ranking::Unique,
+            tiebreak: Tiebreak::Member,
+            fields: 4,
+            cap: None,
+        },
+        planes: 1,
+        early: false,
+        prefill: vec![sub("p0", None); 20],
+        steps: vec![
+            (
+                Op::Combine(
+                    (1..=5).map(|i| sub(&format!("p{i}"), None)).collect(),
+                    false,
+                    Aggregate::Sum,
+                ),
+                vec![q()],
+            ),
+            (Op::RemoveRangeByRank(1, 1), vec![q()]),
+            (
+                Op::Submit(sub("p0", Some(r#"{"other":"A","team":"A A"}"#))),
+                vec![q()],
+            ),
+        ],
+    };
+    run_case(&c).unwrap();
+}
+
 /// Boards of a few thousand members: posting lists split into blocks,
 /// planes are promoted and demoted as the board grows and shrinks.
 #[test]

@@ -816,6 +816,10 @@ impl SearchIndex {
         }
         ix.len = ids.len();
         ix.id_cap = ids.last().map_or(0, |&m| m as usize + 1);
+        // Sized with `id_cap` here, as `grow_ids` does for members added
+        // one by one: `review` may add no plane and leave it untouched,
+        // and a later member reusing an id below `id_cap` never grows it.
+        ix.ranked_ids = vec![0; ix.id_cap.div_ceil(64)];
         drop(ids);
         let mut start = vec![0usize; last.len() + 1];
         for &(t, _) in &occ {
@@ -929,7 +933,11 @@ impl SearchIndex {
     }
 
     fn set_ranked(&mut self, id: u32, on: bool) {
-        if let Some(w) = self.ranked_ids.get_mut(id as usize / 64) {
+        let w = id as usize / 64;
+        if on && w >= self.ranked_ids.len() {
+            self.ranked_ids.resize(w + 1, 0);
+        }
+        if let Some(w) = self.ranked_ids.get_mut(w) {
             let b = 1u64 << (id % 64);
             if on {
                 *w |= b;
@@ -1107,7 +1115,10 @@ impl SearchIndex {
             }
         }
         p.rank_all(ord);
-        for w in 0..p.bits.len().min(self.ranked_ids.len()) {
+        if self.ranked_ids.len() < p.bits.len() {
+            self.ranked_ids.resize(p.bits.len(), 0);
+        }
+        for w in 0..p.bits.len() {
             self.ranked_ids[w] |= p.mask(w, 2);
         }
         self.planes.tracked.push(p);
