@@ -32,7 +32,7 @@ use tokio::sync::Barrier;
 
 use crate::engine::{random_score, SCORE_SPAN};
 use crate::load::{self, Load, Method, Scores};
-use crate::net::{self, bar, member_id, met, Figure, Latencies, NetOptions, PodiumServer, Summary};
+use crate::net::{self, bar, member_id, met, Figure, NetOptions, PodiumServer, Summary, Tally};
 use crate::report::{Better, Record};
 
 pub const SCENARIO: &str = "http-updates";
@@ -68,41 +68,17 @@ struct Side {
     first_error: Option<String>,
 }
 
-/// What one client task did.
-#[derive(Default)]
-struct Tally {
-    ok: u64,
-    errors: u64,
-    lat: Latencies,
-    first_error: Option<String>,
-}
-
-impl Tally {
-    fn error(&mut self, e: impl std::fmt::Display) {
-        self.errors += 1;
-        if self.first_error.is_none() {
-            self.first_error = Some(e.to_string());
-        }
-    }
-}
-
 fn combine(tallies: Vec<Tally>, secs: f64) -> Side {
-    let mut lat = Latencies::default();
-    let (mut ok, mut errors, mut first_error) = (0, 0, None);
+    let mut all = Tally::default();
     for t in tallies {
-        ok += t.ok;
-        errors += t.errors;
-        lat.extend(t.lat);
-        if first_error.is_none() {
-            first_error = t.first_error;
-        }
+        all.merge(t);
     }
     Side {
-        ok,
-        errors,
+        ok: all.ok,
+        errors: all.errors,
         secs,
-        lat: lat.summary(),
-        first_error,
+        lat: all.lat.summary(),
+        first_error: all.first_error,
     }
 }
 

@@ -437,6 +437,35 @@ impl<F: Future> Window<F> {
     }
 }
 
+/// What one load-generating client saw: answers, errors (the first one
+/// kept to print) and the latency of each answer.
+#[derive(Default)]
+pub struct Tally {
+    pub ok: u64,
+    pub errors: u64,
+    pub lat: Latencies,
+    pub first_error: Option<String>,
+}
+
+impl Tally {
+    pub fn error(&mut self, e: impl std::fmt::Display) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(e.to_string());
+        }
+    }
+
+    /// Adds another client's tally (its first error only if none yet).
+    pub fn merge(&mut self, other: Tally) {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        self.lat.extend(other.lat);
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
 /// Latencies in nanoseconds.
 #[derive(Debug, Clone, Default)]
 pub struct Latencies(pub Vec<u64>);

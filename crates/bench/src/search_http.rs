@@ -26,7 +26,7 @@ use tokio::sync::Barrier;
 
 use crate::engine::random_score;
 use crate::load::{self, Load, Method, Scores};
-use crate::net::{self, bar, Latencies, NetOptions, PodiumServer, Summary};
+use crate::net::{self, bar, NetOptions, PodiumServer, Summary, Tally};
 use crate::report::{self, Better, Record, Table};
 use crate::search::{self, PUBLISHED_QUERIES, QUERIES};
 
@@ -71,24 +71,6 @@ pub struct HttpRun {
 impl HttpRun {
     pub fn rate(&self) -> f64 {
         self.ok as f64 / self.secs
-    }
-}
-
-/// What one client saw.
-#[derive(Default)]
-struct Tally {
-    ok: u64,
-    errors: u64,
-    lat: Latencies,
-    first_error: Option<String>,
-}
-
-impl Tally {
-    fn error(&mut self, e: impl std::fmt::Display) {
-        self.errors += 1;
-        if self.first_error.is_none() {
-            self.first_error = Some(e.to_string());
-        }
     }
 }
 
@@ -399,24 +381,17 @@ async fn ask(addr: SocketAddr, path: String, opts: &HttpSearchOptions) -> Result
     }
     start.wait().await;
     let t0 = Instant::now();
-    let mut all = Latencies::default();
-    let (mut ok, mut errors, mut first_error) = (0, 0, None);
+    let mut all = Tally::default();
     for t in tasks {
-        let t = t.await??;
-        ok += t.ok;
-        errors += t.errors;
-        all.extend(t.lat);
-        if first_error.is_none() {
-            first_error = t.first_error;
-        }
+        all.merge(t.await??);
     }
     Ok(HttpRun {
         query: String::new(),
-        ok,
-        errors,
+        ok: all.ok,
+        errors: all.errors,
         secs: t0.elapsed().as_secs_f64(),
-        lat: all.summary(),
-        first_error,
+        lat: all.lat.summary(),
+        first_error: all.first_error,
     })
 }
 

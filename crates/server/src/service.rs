@@ -158,6 +158,20 @@ fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
     }
 }
 
+/// The check of a `range_by_rank` request (1-based, inclusive, at most
+/// `MAX_RANGE` entries), shared by every backend.
+pub(crate) fn check_rank_range(start: u64, stop: u64) -> Result<(), ApiError> {
+    if start == 0 || stop < start {
+        return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+    }
+    if stop - start >= MAX_RANGE {
+        return Err(ApiError::bad(format!(
+            "at most {MAX_RANGE} entries per call; use export for more"
+        )));
+    }
+    Ok(())
+}
+
 /// The checks of a merge/intersect request, in their order, shared by
 /// every backend: the weighted sources and the aggregate.
 pub(crate) fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Aggregate), ApiError> {
@@ -876,14 +890,7 @@ impl Service {
         from_worst: bool,
         with_data: bool,
     ) -> Result<RangeOut, ApiError> {
-        if start == 0 || stop < start {
-            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-        }
-        if stop - start >= MAX_RANGE {
-            return Err(ApiError::bad(format!(
-                "at most {MAX_RANGE} entries per call; use export for more"
-            )));
-        }
+        check_rank_range(start, stop)?;
         let (v, total, ranking) = self.read(board, |b| {
             (
                 b.range_by_rank(start, stop, from_worst),

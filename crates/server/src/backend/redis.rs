@@ -353,6 +353,20 @@ struct Window {
     rest: Vec<Value>,
 }
 
+/// A range's answer from its window; a `from_worst` range's entries are
+/// reversed here to come worst first, as the embedded engine gives them.
+fn range_out(board: &str, mut w: Window, from_worst: bool) -> RangeOut {
+    if from_worst {
+        w.entries.reverse();
+    }
+    RangeOut {
+        board: board.to_string(),
+        ranking: ranking_str(w.ranking).to_string(),
+        total: w.total,
+        entries: w.entries,
+    }
+}
+
 fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let mut a = arr(v)?;
     if a.len() < 7 {
@@ -1450,15 +1464,8 @@ impl Backend for RedisBackend {
         from_worst: bool,
         with_data: bool,
     ) -> Result<RangeOut, ApiError> {
-        if start == 0 || stop < start {
-            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-        }
-        if stop - start >= MAX_RANGE {
-            return Err(ApiError::bad(format!(
-                "at most {MAX_RANGE} entries per call; use export for more"
-            )));
-        }
-        let mut w = window(
+        crate::service::check_rank_range(start, stop)?;
+        let w = window(
             self.call(
                 board,
                 "rank_range",
@@ -1472,15 +1479,7 @@ impl Backend for RedisBackend {
             .await?,
             with_data,
         )?;
-        if from_worst {
-            w.entries.reverse();
-        }
-        Ok(RangeOut {
-            board: board.to_string(),
-            ranking: ranking_str(w.ranking).to_string(),
-            total: w.total,
-            entries: w.entries,
-        })
+        Ok(range_out(board, w, from_worst))
     }
 
     async fn range_by_score(
@@ -1497,7 +1496,7 @@ impl Backend for RedisBackend {
             self.exists(board).await?;
             return Err(podium_engine::Error::NanScore.into());
         }
-        let mut w = window(
+        let w = window(
             self.call(
                 board,
                 "score_range",
@@ -1513,15 +1512,7 @@ impl Backend for RedisBackend {
             .await?,
             with_data,
         )?;
-        if from_worst {
-            w.entries.reverse();
-        }
-        Ok(RangeOut {
-            board: board.to_string(),
-            ranking: ranking_str(w.ranking).to_string(),
-            total: w.total,
-            entries: w.entries,
-        })
+        Ok(range_out(board, w, from_worst))
     }
 
     async fn around(
