@@ -19,6 +19,7 @@ pub mod http_updates;
 pub mod import;
 pub mod load;
 pub mod net;
+pub mod pin;
 pub mod rank10m;
 pub mod report;
 pub mod rpc_payload;

@@ -121,6 +121,10 @@ pub struct PodiumServer {
 }
 
 impl PodiumServer {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn start(exe: &Path, fsync: Fsync) -> Result<PodiumServer> {
         Self::start_with(exe, fsync, &[])
     }
@@ -298,6 +302,10 @@ impl RedisServer {
 
     pub fn url(&self) -> String {
         format!("redis://{}/", self.addr)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 }
 

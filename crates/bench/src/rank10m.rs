@@ -30,6 +30,7 @@ use rand::{Rng, SeedableRng};
 use crate::engine::random_score;
 use crate::load::{self, Load, Method, Scores};
 use crate::net::{self, bar, met, Figure, Latencies, NetOptions, PodiumServer, Summary};
+use crate::pin::OneCpu;
 use crate::report::{Better, Record};
 
 pub const SCENARIO: &str = "rank10m";
@@ -69,6 +70,9 @@ struct Side {
     sequential: Duration,
     random: Duration,
     reads: Summary,
+    /// The same reads with client and server on one CPU ([`OneCpu`]); not
+    /// measured by the `--backend` comparison.
+    reads_one_cpu: Option<Summary>,
 }
 
 pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
@@ -108,7 +112,7 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     let redis = match net::maybe_redis(&opts.net, out)? {
         Some(r) => {
             out.flush()?;
-            Some(run_redis(opts, &r.url(), &scores, &reads).context("Redis side")?)
+            Some(run_redis(opts, &r.url(), r.pid(), &scores, &reads).context("Redis side")?)
         }
         None => None,
     };
@@ -117,6 +121,8 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
     let us = |ns: f64| ns / 1000.0;
     let r = redis.as_ref();
+    let one_cpu = |s: &Side| s.reads_one_cpu.context("reads on one CPU not measured");
+    let (p1, r1) = (one_cpu(&podium)?, r.map(one_cpu).transpose()?);
     let figures = vec![
         Figure::new(
             "load_sequential_s",
@@ -174,6 +180,30 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             r.map(|r| us(r.reads.p99_ns)),
             Better::Lower,
         ),
+        Figure::new(
+            "page_read_one_cpu_mean_us",
+            "the same reads, client and server on one CPU: mean",
+            "µs",
+            us(p1.mean_ns),
+            r1.as_ref().map(|r| us(r.mean_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_one_cpu_p50_us",
+            "  p50",
+            "µs",
+            us(p1.p50_ns),
+            r1.as_ref().map(|r| us(r.p50_ns)),
+            Better::Lower,
+        ),
+        Figure::new(
+            "page_read_one_cpu_p99_us",
+            "  p99",
+            "µs",
+            us(p1.p99_ns),
+            r1.as_ref().map(|r| us(r.p99_ns)),
+            Better::Lower,
+        ),
     ];
     let figures: Vec<Figure> = figures.into_iter().map(|f| f.members(n)).collect();
     writeln!(out)?;
@@ -202,19 +232,26 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         "         random load {}",
         goal_load(podium.random, r.map(|r| r.random))
     )?;
-    let mean = us(podium.reads.mean_ns);
+    let goal_read = |mine: &Summary, other: Option<&Summary>| {
+        let mean = us(mine.mean_ns);
+        format!(
+            "{mean:.1} µs ≤ 50 µs: {}; below Redis: {}",
+            met(mean <= 50.0),
+            match other {
+                Some(o) => format!("{} ({:.1} µs)", met(mean < us(o.mean_ns)), us(o.mean_ns)),
+                None => "not measured".into(),
+            }
+        )
+    };
     writeln!(
         out,
-        "         page read {mean:.1} µs ≤ 50 µs: {}; below Redis: {}",
-        met(mean <= 50.0),
-        match r {
-            Some(r) => format!(
-                "{} ({:.1} µs)",
-                met(mean < us(r.reads.mean_ns)),
-                us(r.reads.mean_ns)
-            ),
-            None => "not measured".into(),
-        }
+        "         page read {}",
+        goal_read(&podium.reads, r.map(|r| &r.reads))
+    )?;
+    writeln!(
+        out,
+        "         page read on one CPU {}",
+        goal_read(&p1, r1.as_ref())
     )?;
     writeln!(
         out,
@@ -222,6 +259,12 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
          submit_many once durable per --fsync, Redis a ZADD once in its AOF buffer \
          (appendfsync {})",
         opts.net.fsync
+    )?;
+    writeln!(
+        out,
+        "  one CPU = the bench's thread and every thread of the server pinned to one CPU \
+         (an idle vCPU woken for each request costs more than the request on this kind of VM; \
+         see bench::pin)"
     )?;
     Ok(records)
 }
@@ -272,27 +315,27 @@ fn run_podium(
                 bail!("board {b} holds {} members, not {n}", info.members);
             }
         }
-        let pb = bar(opts.net.progress, reads.len() as u64, "podium page reads");
-        let mut lat = Latencies::default();
-        for &p in reads {
-            let t = Instant::now();
-            let page = c.top("rand", p, PAGE_SIZE).await?;
-            lat.record(t.elapsed());
-            if page.entries.is_empty() {
-                bail!("page {p} of rand is empty");
-            }
-            pb.inc(1);
-        }
-        pb.finish_and_clear();
+        let spread = podium_reads(opts, &c, reads, "podium page reads").await?;
+        let one_cpu = {
+            let _pin = OneCpu::pin(&[server.pid()])?;
+            podium_reads(opts, &c, reads, "podium page reads, one CPU").await?
+        };
         Ok(Side {
             sequential,
             random,
-            reads: lat.summary(),
+            reads: spread,
+            reads_one_cpu: Some(one_cpu),
         })
     })
 }
 
-fn run_redis(opts: &Rank10mOptions, url: &str, scores: &[f64], reads: &[u64]) -> Result<Side> {
+fn run_redis(
+    opts: &Rank10mOptions,
+    url: &str,
+    pid: u32,
+    scores: &[f64],
+    reads: &[u64],
+) -> Result<Side> {
     let n = opts.members;
     let rt = net::runtime(0)?;
     rt.block_on(async {
@@ -332,31 +375,69 @@ fn run_redis(opts: &Rank10mOptions, url: &str, scores: &[f64], reads: &[u64]) ->
                 bail!("sorted set {k} holds {card} members, not {n}");
             }
         }
-        let pb = bar(opts.net.progress, reads.len() as u64, "redis page reads");
-        let mut lat = Latencies::default();
-        for &p in reads {
-            let start = (p - 1) * PAGE_SIZE;
-            let t = Instant::now();
-            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-                .arg("rand")
-                .arg(start)
-                .arg(start + PAGE_SIZE - 1)
-                .arg("WITHSCORES")
-                .query_async(&mut con)
-                .await?;
-            lat.record(t.elapsed());
-            if page.is_empty() {
-                bail!("page {p} of rand is empty");
-            }
-            pb.inc(1);
-        }
-        pb.finish_and_clear();
+        let spread = redis_reads(opts, &mut con, reads, "redis page reads").await?;
+        let one_cpu = {
+            let _pin = OneCpu::pin(&[pid])?;
+            redis_reads(opts, &mut con, reads, "redis page reads, one CPU").await?
+        };
         Ok(Side {
             sequential,
             random,
-            reads: lat.summary(),
+            reads: spread,
+            reads_one_cpu: Some(one_cpu),
         })
     })
+}
+
+/// `top` pages of `rand`, one request at a time.
+async fn podium_reads(
+    opts: &Rank10mOptions,
+    c: &Client,
+    reads: &[u64],
+    label: &'static str,
+) -> Result<Summary> {
+    let pb = bar(opts.net.progress, reads.len() as u64, label);
+    let mut lat = Latencies::default();
+    for &p in reads {
+        let t = Instant::now();
+        let page = c.top("rand", p, PAGE_SIZE).await?;
+        lat.record(t.elapsed());
+        if page.entries.is_empty() {
+            bail!("page {p} of rand is empty");
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(lat.summary())
+}
+
+/// `ZREVRANGE` pages of `rand`, one request at a time.
+async fn redis_reads(
+    opts: &Rank10mOptions,
+    con: &mut redis::aio::MultiplexedConnection,
+    reads: &[u64],
+    label: &'static str,
+) -> Result<Summary> {
+    let pb = bar(opts.net.progress, reads.len() as u64, label);
+    let mut lat = Latencies::default();
+    for &p in reads {
+        let start = (p - 1) * PAGE_SIZE;
+        let t = Instant::now();
+        let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+            .arg("rand")
+            .arg(start)
+            .arg(start + PAGE_SIZE - 1)
+            .arg("WITHSCORES")
+            .query_async(con)
+            .await?;
+        lat.record(t.elapsed());
+        if page.is_empty() {
+            bail!("page {p} of rand is empty");
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(lat.summary())
 }
 
 // ------------------------------------------------------ --backend redis
@@ -695,11 +776,13 @@ fn alternate(
                 sequential: p_seq,
                 random: p_rand,
                 reads: lp.summary(),
+                reads_one_cpu: None,
             },
             Side {
                 sequential: d_seq,
                 random: d_rand,
                 reads: ld.summary(),
+                reads_one_cpu: None,
             },
             Busy {
                 podium_seq,
