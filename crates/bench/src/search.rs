@@ -694,7 +694,12 @@ mod tests {
         let recs = run(&opts, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("query \"a* a\""), "{text}");
-        assert_eq!(recs.len(), 2 + 3 * 3 + 3 + 2);
+        assert_eq!(recs.len(), 3 + 3 * 3 + 3 + 2);
+        let one = recs
+            .iter()
+            .find(|r| r.figure == "index_build_one_thread")
+            .unwrap();
+        assert!(one.podium.unwrap() > 0.0);
         let q = recs.iter().find(|r| r.figure == "queries_a_a_a").unwrap();
         assert!(q.podium.unwrap() > 0.0);
         assert_eq!(q.baseline, Some(1_500.0));
