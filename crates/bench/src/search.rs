@@ -348,6 +348,9 @@ pub struct Measured {
     pub members: u64,
     pub load_secs: f64,
     pub build_secs: f64,
+    /// The same build with its text pass on one thread (the default uses
+    /// one per core on a large board), right after it.
+    pub build_one_thread_secs: f64,
     /// Heap bytes the index took (counting allocator), if installed.
     pub index_bytes: Option<usize>,
     pub index_self_reported: usize,
@@ -418,6 +421,13 @@ pub fn measure(n: u64, opts: &SearchBenchOptions) -> Result<Measured> {
         _ => None,
     };
     let index_self_reported = b.search_heap_bytes();
+    // Side by side with the default build: one thread. The index it
+    // builds is the same (engine tests), so the queries below see no
+    // difference; it runs second, on an allocator warmed by the first.
+    b.disable_search();
+    let start = Instant::now();
+    b.enable_search_in_shares(1)?;
+    let build_one_thread_secs = start.elapsed().as_secs_f64();
     let mut runs = Vec::new();
     for (q, _) in QUERIES {
         // Warm up, then time.
@@ -438,6 +448,7 @@ pub fn measure(n: u64, opts: &SearchBenchOptions) -> Result<Measured> {
         members: n,
         load_secs,
         build_secs,
+        build_one_thread_secs,
         index_bytes,
         index_self_reported,
         runs,
@@ -499,6 +510,14 @@ pub fn summarise(m: &Measured) -> (Table, Vec<String>, Vec<Record>) {
         "s",
         Some(m.build_secs),
         load_base,
+        Better::Lower,
+    );
+    add(
+        "index_build_one_thread",
+        "  the same build on one thread".into(),
+        "s",
+        Some(m.build_one_thread_secs),
+        None,
         Better::Lower,
     );
     add(
@@ -675,7 +694,12 @@ mod tests {
         let recs = run(&opts, &mut out).unwrap();
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("query \"a* a\""), "{text}");
-        assert_eq!(recs.len(), 2 + 3 * 3 + 3 + 2);
+        assert_eq!(recs.len(), 3 + 3 * 3 + 3 + 2);
+        let one = recs
+            .iter()
+            .find(|r| r.figure == "index_build_one_thread")
+            .unwrap();
+        assert!(one.podium.unwrap() > 0.0);
         let q = recs.iter().find(|r| r.figure == "queries_a_a_a").unwrap();
         assert!(q.podium.unwrap() > 0.0);
         assert_eq!(q.baseline, Some(1_500.0));

@@ -20,7 +20,7 @@
 //!    or more such words, in rank order) the same way and then looks up
 //!    the page's ranks. `Auto` compares the costs.
 
-use super::index::{record_words, Plane, SearchIndex, DEFAULT_MAX_PLANES};
+use super::index::{build_shares, record_words, Plane, SearchIndex, DEFAULT_MAX_PLANES};
 use super::query::{self, QToken};
 use super::{Plan, SearchError, SearchOptions, SearchPage, MAX_SEARCH_FIELDS};
 use crate::board::Board;
@@ -665,6 +665,18 @@ impl Board {
         Ok(())
     }
 
+    /// Test and bench hook: rebuilds the index with its text pass cut
+    /// into `shares` shares, one thread each (1: on this thread), so the
+    /// two can be compared and timed side by side.
+    #[doc(hidden)]
+    pub fn enable_search_in_shares(&mut self, shares: usize) -> Result<(), SearchError> {
+        if self.config.search_fields.is_empty() {
+            return Err(SearchError::Disabled);
+        }
+        self.rebuild_search_in(DEFAULT_MAX_PLANES, shares);
+        Ok(())
+    }
+
     /// Test hook: checks the search index against the board.
     #[doc(hidden)]
     pub fn check_search_invariants(&self) -> Result<(), String> {
@@ -678,13 +690,14 @@ impl Board {
         let ord = self.tree_order();
         ix.check(&live, &ord)?;
         // Every record is what the member's text tokenises to now.
-        let fresh = SearchIndex::build(
-            &self.config.search_fields,
-            0,
-            &self.members,
-            live.clone(),
-            &ord,
-        );
+        let fields = &self.config.search_fields;
+        let fresh = SearchIndex::build(fields, 0, &self.members, live.clone(), &ord, 1);
+        // A build in shares (threads) is the one a single thread builds.
+        let planes = ix.max_planes();
+        let one = SearchIndex::build(fields, planes, &self.members, live.clone(), &ord, 1);
+        let shared = SearchIndex::build(fields, planes, &self.members, live.clone(), &ord, 3);
+        one.same_as(&shared)
+            .map_err(|e| format!("a build in 3 shares differs from one in 1: {e}"))?;
         for &id in &live {
             if ix.record(id) != fresh.record(id) {
                 return Err(format!(
@@ -697,6 +710,13 @@ impl Board {
     }
 
     pub(crate) fn rebuild_search(&mut self, max_planes: usize) {
+        let shares = build_shares(self.tree.len());
+        self.rebuild_search_in(max_planes, shares);
+    }
+
+    /// [`Board::rebuild_search`] with the text pass cut into `shares`
+    /// shares, one thread each.
+    fn rebuild_search_in(&mut self, max_planes: usize, shares: usize) {
         let ids: Vec<u32> = self.tree.iter().map(|(_, id)| id).collect();
         self.search = Some(Box::new(SearchIndex::build(
             &self.config.search_fields,
@@ -704,6 +724,7 @@ impl Board {
             &self.members,
             ids,
             &self.tree_order(),
+            shares,
         )));
     }
 

@@ -34,7 +34,7 @@ use std::ops::Bound;
 use super::query::QToken;
 use super::text::{clip, for_each_word};
 use crate::board::TreeOrder;
-use crate::members::Members;
+use crate::members::{Extra, Members};
 use crate::tree::{CountedTree, TieBreak};
 
 /// Word occurrences indexed per member at most (a long `data` text beyond
@@ -722,6 +722,38 @@ pub(crate) struct SearchIndex {
     id_cap: usize,
 }
 
+/// Members below which a bulk build stays on one thread (starting threads
+/// and merging shares would cost more than it saves).
+const PARALLEL_BUILD_MIN: usize = 50_000;
+/// Threads a bulk build uses at most.
+const MAX_BUILD_THREADS: usize = 8;
+
+/// How many shares (threads) a bulk build of `members` members uses: one
+/// per available core for a large board, one below
+/// [`PARALLEL_BUILD_MIN`].
+pub(crate) fn build_shares(members: usize) -> usize {
+    if members < PARALLEL_BUILD_MIN {
+        return 1;
+    }
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, MAX_BUILD_THREADS)
+}
+
+/// One share of a bulk build, tokenised ([`SearchIndex::gather`]).
+struct Gathered {
+    /// Each distinct term of the share and its number within the share.
+    terms: hashbrown::HashMap<TermKey, u32>,
+    /// `(term, id)` for each distinct term of each member, ids ascending.
+    occ: Vec<(u32, u32)>,
+    /// The members' records, back to back, and each one's `(id, length)`.
+    recs: Vec<u8>,
+    lens: Vec<(u32, u32)>,
+    /// Per first char: how many of the share's members have a word
+    /// starting with it.
+    firsts: hashbrown::HashMap<char, u32>,
+}
+
 /// `word ++ [0, field]`.
 fn term_key(buf: &mut Vec<u8>, field: u8, word: &[u8]) {
     buf.clear();
@@ -769,6 +801,14 @@ impl SearchIndex {
     /// `Vec`s, as before, visited three scattered cache lines per
     /// occurrence (bucket, key, list tail): most of a 1M build.
     ///
+    /// With `shares` > 1 (see [`build_shares`]), the ids are cut into that
+    /// many ascending shares, each tokenised and interned on its own
+    /// thread ([`SearchIndex::gather`]: the text pass is most of a build
+    /// and needs nothing from the other shares); the shares' term numbers
+    /// are then mapped onto one numbering in share order, so every term's
+    /// ids still come out ascending and the index is the one a single
+    /// thread builds (tested).
+    ///
     /// `ord` (the board's order) fills the planes' ranked levels.
     pub(crate) fn build(
         search_fields: &[String],
@@ -776,44 +816,28 @@ impl SearchIndex {
         members: &Members,
         mut ids: Vec<u32>,
         ord: &TreeOrder,
+        shares: usize,
     ) -> SearchIndex {
         let mut ix = SearchIndex::empty(search_fields, max_planes);
         ids.sort_unstable();
-        let mut terms: hashbrown::HashMap<TermKey, u32> = hashbrown::HashMap::new();
-        // Per term number: the last member noted (a member holding a word
-        // twice in a field is one posting).
-        let mut last: Vec<u32> = Vec::new();
-        let mut occ: Vec<(u32, u32)> = Vec::with_capacity(ids.len() * 2);
-        let mut rec = Vec::new();
-        let mut buf = String::new();
-        let mut key = Vec::new();
-        let mut counts = CharCounts::new();
-        for &id in &ids {
-            ix.record_of(members, id, &mut rec, &mut buf);
-            for (f, w) in record_words(&rec) {
-                term_key(&mut key, f, w);
-                match terms.get(&key[..]) {
-                    Some(&t) => {
-                        if last[t as usize] != id {
-                            last[t as usize] = id;
-                            occ.push((t, id));
-                        }
-                    }
-                    None => {
-                        let t = last.len() as u32;
-                        terms.insert(TermKey::new(&key), t);
-                        last.push(id);
-                        occ.push((t, id));
-                    }
-                }
-            }
-            char_counts(&rec, &mut counts);
-            for &(c, _) in &counts {
-                *ix.planes.firsts.entry(c).or_insert(0) += 1;
-            }
-            let loc = ix.fwd.store(&rec);
-            ix.fwd.set_loc(id, loc);
-        }
+        let shares = shares.min(ids.len()).max(1);
+        let extras = members.extras_by_id(ids.last().map_or(0, |&m| m as usize + 1));
+        let parts: Vec<Gathered> = if shares == 1 {
+            vec![ix.gather(members, &extras, &ids)]
+        } else {
+            let (ix, extras) = (&ix, &extras[..]);
+            std::thread::scope(|s| {
+                let handles: Vec<_> = ids
+                    .chunks(ids.len().div_ceil(shares))
+                    .map(|share| s.spawn(move || ix.gather(members, extras, share)))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                    .collect()
+            })
+        };
+        drop(extras);
         ix.len = ids.len();
         ix.id_cap = ids.last().map_or(0, |&m| m as usize + 1);
         // Sized with `id_cap` here, as `grow_ids` does for members added
@@ -821,21 +845,58 @@ impl SearchIndex {
         // and a later member reusing an id below `id_cap` never grows it.
         ix.ranked_ids = vec![0; ix.id_cap.div_ceil(64)];
         drop(ids);
-        let mut start = vec![0usize; last.len() + 1];
-        for &(t, _) in &occ {
-            start[t as usize + 1] += 1;
+        // One term numbering: the first share's, then each later share's
+        // new terms appended.
+        let mut parts = parts.into_iter();
+        let first = parts.next().expect("at least one share");
+        let mut terms = first.terms;
+        let mut shares = vec![(first.occ, first.recs, first.lens, Vec::new())];
+        ix.planes.firsts = first.firsts;
+        for p in parts {
+            let mut remap = vec![0u32; p.terms.len()];
+            for (k, t) in p.terms {
+                let next = terms.len() as u32;
+                remap[t as usize] = *terms.entry(k).or_insert(next);
+            }
+            for (c, k) in p.firsts {
+                *ix.planes.firsts.entry(c).or_insert(0) += k;
+            }
+            shares.push((p.occ, p.recs, p.lens, remap));
         }
-        for t in 0..last.len() {
+        let global = |remap: &[u32], t: u32| -> usize {
+            if remap.is_empty() {
+                t as usize
+            } else {
+                remap[t as usize] as usize
+            }
+        };
+        let mut start = vec![0usize; terms.len() + 1];
+        for (occ, _, _, remap) in &shares {
+            for &(t, _) in occ {
+                start[global(remap, t) + 1] += 1;
+            }
+        }
+        for t in 0..terms.len() {
             start[t + 1] += start[t];
         }
-        drop(last);
-        let mut flat = vec![0u32; occ.len()];
+        let mut flat = vec![0u32; start[terms.len()]];
         let mut fill = start.clone();
-        for &(t, id) in &occ {
-            flat[fill[t as usize]] = id;
-            fill[t as usize] += 1;
+        for (occ, recs, lens, remap) in shares {
+            for &(t, id) in &occ {
+                let f = &mut fill[global(&remap, t)];
+                flat[*f] = id;
+                *f += 1;
+            }
+            drop(occ);
+            let mut off = 0;
+            for (id, len) in lens {
+                let end = off + len as usize;
+                let loc = ix.fwd.store(&recs[off..end]);
+                ix.fwd.set_loc(id, loc);
+                off = end;
+            }
         }
-        drop((occ, fill));
+        drop(fill);
         let mut sorted: Vec<(TermKey, u32)> = terms.into_iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         ix.dict = sorted
@@ -847,6 +908,64 @@ impl SearchIndex {
             .collect();
         ix.review(ord);
         ix
+    }
+
+    /// Tokenises the members `ids` (ascending): their records back to
+    /// back, their distinct terms numbered in order of first appearance,
+    /// one `(term, id)` pair per distinct term of a member, and the count
+    /// of members per first char. Reads only the fields of `self`.
+    fn gather(&self, members: &Members, extras: &[Option<&Extra>], ids: &[u32]) -> Gathered {
+        let mut g = Gathered {
+            terms: hashbrown::HashMap::new(),
+            occ: Vec::with_capacity(ids.len() * 2),
+            recs: Vec::with_capacity(ids.len() * 16),
+            lens: Vec::with_capacity(ids.len()),
+            firsts: hashbrown::HashMap::new(),
+        };
+        // Per term number: the last member noted (a member holding a word
+        // twice in a field is one posting).
+        let mut last: Vec<u32> = Vec::new();
+        let mut rec = Vec::new();
+        let mut buf = String::new();
+        let mut key = Vec::new();
+        let mut counts = CharCounts::new();
+        // Most first chars are ASCII: counted without a hash lookup.
+        let mut ascii_firsts = [0u32; 128];
+        for &id in ids {
+            self.record_with(members, id, extras[id as usize], &mut rec, &mut buf);
+            for (f, w) in record_words(&rec) {
+                term_key(&mut key, f, w);
+                match g.terms.get(&key[..]) {
+                    Some(&t) => {
+                        if last[t as usize] != id {
+                            last[t as usize] = id;
+                            g.occ.push((t, id));
+                        }
+                    }
+                    None => {
+                        let t = last.len() as u32;
+                        g.terms.insert(TermKey::new(&key), t);
+                        last.push(id);
+                        g.occ.push((t, id));
+                    }
+                }
+            }
+            char_counts(&rec, &mut counts);
+            for &(c, _) in &counts {
+                match ascii_firsts.get_mut(c as usize) {
+                    Some(k) => *k += 1,
+                    None => *g.firsts.entry(c).or_insert(0) += 1,
+                }
+            }
+            g.recs.extend_from_slice(&rec);
+            g.lens.push((id, rec.len() as u32));
+        }
+        for (c, &k) in ascii_firsts.iter().enumerate() {
+            if k > 0 {
+                g.firsts.insert(char::from(c as u8), k);
+            }
+        }
+        g
     }
 
     pub(crate) fn new(search_fields: &[String], max_planes: usize) -> SearchIndex {
@@ -868,8 +987,19 @@ impl SearchIndex {
 
     /// The record of member `id`: its words in every field.
     fn record_of(&self, members: &Members, id: u32, out: &mut Vec<u8>, buf: &mut String) {
+        self.record_with(members, id, members.extra(id), out, buf);
+    }
+
+    /// [`SearchIndex::record_of`] with the member's `extra` already looked up.
+    fn record_with(
+        &self,
+        members: &Members,
+        id: u32,
+        extra: Option<&Extra>,
+        out: &mut Vec<u8>,
+        buf: &mut String,
+    ) {
         out.clear();
-        let extra = members.extra(id);
         let mut data: Option<Option<serde_json::Map<String, serde_json::Value>>> = None;
         let mut n = 0usize;
         for (fi, field) in self.fields.iter().enumerate() {
@@ -1316,6 +1446,68 @@ impl SearchIndex {
             + self.planes.firsts.capacity() * 12
             + self.ranked_ids.capacity() * 8;
         size_of::<SearchIndex>() + nodes + keys + postings + self.fwd.heap_bytes() + planes
+    }
+
+    /// Whether `other` holds exactly this index (tests: a build in shares
+    /// against one on a single thread): the same terms and postings, the
+    /// same record for every id, the same planes with the same counts and
+    /// ranked levels. Says what differs first.
+    pub(crate) fn same_as(&self, other: &SearchIndex) -> Result<(), String> {
+        if (self.len, self.id_cap) != (other.len, other.id_cap) {
+            return Err(format!(
+                "{} members below id {}, against {} below {}",
+                self.len, self.id_cap, other.len, other.id_cap
+            ));
+        }
+        if self.dict.len() != other.dict.len() {
+            return Err(format!(
+                "{} terms, against {}",
+                self.dict.len(),
+                other.dict.len()
+            ));
+        }
+        for ((k, p), (ok, op)) in self.dict.iter().zip(&other.dict) {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            p.for_each(|x| a.push(x));
+            op.for_each(|x| b.push(x));
+            if k != ok || a != b || p.len() != op.len() {
+                return Err(format!(
+                    "term {:?} holds {a:?}, against {:?} holding {b:?}",
+                    String::from_utf8_lossy(k.bytes()),
+                    String::from_utf8_lossy(ok.bytes())
+                ));
+            }
+        }
+        for id in 0..self.id_cap as u32 {
+            if self.fwd.get(id) != other.fwd.get(id) {
+                return Err(format!("the records of id {id} differ"));
+            }
+        }
+        if self.planes.firsts != other.planes.firsts
+            || self.planes.reviewed_at != other.planes.reviewed_at
+        {
+            return Err("first-char counts differ".into());
+        }
+        let chars = |ix: &SearchIndex| ix.planes.tracked.iter().map(|p| p.ch).collect::<Vec<_>>();
+        if chars(self) != chars(other) {
+            return Err(format!(
+                "planes {:?}, against {:?}",
+                chars(self),
+                chars(other)
+            ));
+        }
+        for (p, o) in self.planes.tracked.iter().zip(&other.planes.tracked) {
+            if p.bits != o.bits || p.sum != o.sum || p.hist != o.hist {
+                return Err(format!("plane {:?} differs", p.ch));
+            }
+            if !p.ranked.iter().eq(o.ranked.iter()) {
+                return Err(format!("the ranked level of plane {:?} differs", p.ch));
+            }
+        }
+        if self.ranked_ids != other.ranked_ids {
+            return Err("ranked bits differ".into());
+        }
+        Ok(())
     }
 
     /// Checks the dictionary, the records and the planes against each
