@@ -71,6 +71,10 @@ pub struct HttpRun {
     pub first_error: Option<String>,
     /// `wrk`'s requests/s for the same URL, when asked for.
     pub wrk: Option<WrkRun>,
+    /// CPU time per answer (µs) of this process (the load client) and of
+    /// the server while the bench's client asked: where a 2-core machine's
+    /// time went. `None` without `/proc`.
+    pub cpu_us: Option<(f64, f64)>,
 }
 
 /// What `wrk` reported for one URL.
@@ -337,6 +341,24 @@ pub fn run(opts: &HttpSearchOptions, out: &mut dyn Write) -> Result<Vec<Record>>
             None,
             Better::Lower,
         );
+        if let Some((client, server)) = run.cpu_us {
+            add(
+                format!("http_client_cpu_us_{key}"),
+                format!("  load client CPU per query {:?}", run.query),
+                "µs",
+                client,
+                None,
+                Better::Lower,
+            );
+            add(
+                format!("http_server_cpu_us_{key}"),
+                format!("  server CPU per query {:?}", run.query),
+                "µs",
+                server,
+                None,
+                Better::Lower,
+            );
+        }
         if let Some(w) = run.wrk {
             add(
                 format!("http_wrk_queries_{key}"),
@@ -402,7 +424,16 @@ fn measure(
     let mut runs = Vec::new();
     for (q, _) in QUERIES {
         let path = format!("/v1/boards/{BOARD}/search?q={}&limit=25", query_param(q));
+        let cpu0 = (net::cpu_seconds(None), net::cpu_seconds(Some(server.pid())));
         let run = ask(server.http, &path, opts)?;
+        let cpu1 = (net::cpu_seconds(None), net::cpu_seconds(Some(server.pid())));
+        let answers = (run.ok + run.errors).max(1) as f64;
+        let cpu_us = match (cpu0, cpu1) {
+            ((Some(c0), Some(s0)), (Some(c1), Some(s1))) => {
+                Some(((c1 - c0) * 1e6 / answers, (s1 - s0) * 1e6 / answers))
+            }
+            _ => None,
+        };
         let wrk = if opts.wrk {
             wrk(server.http, &path, opts)?
         } else {
@@ -411,6 +442,7 @@ fn measure(
         runs.push(HttpRun {
             query: q.to_string(),
             wrk,
+            cpu_us,
             ..run
         });
     }
@@ -453,6 +485,7 @@ pub fn ask(addr: SocketAddr, path: &str, opts: &HttpSearchOptions) -> Result<Htt
         lat: all.lat.summary(),
         first_error: all.first_error,
         wrk: None,
+        cpu_us: None,
     })
 }
 
