@@ -212,6 +212,11 @@ impl PodiumServer {
         })
     }
 
+    /// The server's process id (e.g. for [`cpu_seconds`]).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The server's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("podium.log")).unwrap_or_default()
@@ -387,6 +392,26 @@ pub fn runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
             .build()?
     };
     Ok(rt)
+}
+
+/// CPU time (user + system, all threads) a process has used so far, from
+/// `/proc/PID/stat`; `pid` `None`: this process. `None` where there is no
+/// such file (not Linux).
+pub fn cpu_seconds(pid: Option<u32>) -> Option<f64> {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/stat"),
+        None => "/proc/self/stat".to_string(),
+    };
+    let stat = std::fs::read_to_string(path).ok()?;
+    // The command name (field 2) may hold spaces and parentheses: count
+    // fields from the last `)`. utime and stime are fields 14 and 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace().skip(11);
+    let utime: f64 = f.next()?.parse().ok()?;
+    let stime: f64 = f.next()?.parse().ok()?;
+    // SAFETY: sysconf only reads a configuration value.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (ticks > 0).then(|| (utime + stime) / ticks as f64)
 }
 
 // ------------------------------------------------------------- workload
@@ -732,6 +757,22 @@ mod tests {
             assert_eq!(done, (0..7).collect::<Vec<_>>());
             assert_eq!(w.drain().await, vec![7, 8, 9]);
         });
+    }
+
+    #[test]
+    fn cpu_time_grows_with_work() {
+        let Some(before) = cpu_seconds(None) else {
+            return; // no /proc: nothing to read
+        };
+        // Busy for about 50 ms of CPU (well over one 10 ms clock tick).
+        let t = Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        let after = cpu_seconds(None).expect("read once, readable again");
+        assert!(after > before, "{before} -> {after}");
+        assert!(cpu_seconds(Some(std::process::id())).is_some());
     }
 
     #[test]

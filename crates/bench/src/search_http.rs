@@ -7,22 +7,20 @@
 //! a fixed time each: queries/s and latency percentiles.
 //!
 //! The clients speak HTTP/1.1 over plain sockets (one request at a time per
-//! connection, the response read by its `Content-Length`): a general HTTP
-//! client costs several times more CPU per request than the search, and on
-//! a 2-core machine that CPU is taken from the server.
+//! connection, the response read by its `Content-Length`), all of a client
+//! thread's connections on one `epoll` loop as `wrk` does: a general HTTP
+//! client, or one task per connection on an async runtime, costs CPU per
+//! request that on a 2-core machine is taken from the server. With
+//! `--wrk`, `wrk` asks the same URLs too, as an independent check.
 
-use std::io::Write;
+use std::io::{Read as _, Write};
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use podium_client::Client;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
-use tokio::sync::Barrier;
 
 use crate::engine::random_score;
 use crate::load::{self, Load, Method, Scores};
@@ -43,6 +41,10 @@ pub struct HttpSearchOptions {
     pub client_threads: usize,
     /// How long each query kind is asked.
     pub duration: Duration,
+    /// Also ask each query with `wrk` (when installed), as many
+    /// connections for as long: an independent client's figure for the
+    /// same URL on the same server.
+    pub wrk: bool,
 }
 
 impl Default for HttpSearchOptions {
@@ -53,6 +55,7 @@ impl Default for HttpSearchOptions {
             clients: 32,
             client_threads: 1,
             duration: Duration::from_secs(5),
+            wrk: false,
         }
     }
 }
@@ -66,6 +69,20 @@ pub struct HttpRun {
     pub secs: f64,
     pub lat: Summary,
     pub first_error: Option<String>,
+    /// `wrk`'s requests/s for the same URL, when asked for.
+    pub wrk: Option<WrkRun>,
+    /// CPU time per answer (µs) of this process (the load client) and of
+    /// the server while the bench's client asked: where a 2-core machine's
+    /// time went. `None` without `/proc`.
+    pub cpu_us: Option<(f64, f64)>,
+}
+
+/// What `wrk` reported for one URL.
+#[derive(Debug, Clone, Copy)]
+pub struct WrkRun {
+    pub rate: f64,
+    /// Answers that were not 2xx/3xx (must be 0).
+    pub non_2xx: u64,
 }
 
 impl HttpRun {
@@ -79,59 +96,97 @@ fn query_param(q: &str) -> String {
     q.replace('*', "%2A").replace(' ', "%20")
 }
 
-/// A keep-alive HTTP/1.1 connection sending one fixed GET after another.
-pub struct RawGet {
-    s: TcpStream,
-    request: Vec<u8>,
+/// One keep-alive HTTP/1.1 connection of the load client: a non-blocking
+/// socket sending one fixed GET at a time and reading its answer.
+struct Conn {
+    s: mio::net::TcpStream,
+    /// Received bytes are `buf[..filled]`; the rest is room to read into.
     buf: Vec<u8>,
+    filled: usize,
+    /// When the request in flight was sent; `None`: nothing in flight.
+    sent: Option<Instant>,
+    /// The first answer of a connection is not counted (its setup).
+    warm: bool,
 }
 
-impl RawGet {
-    pub async fn connect(addr: SocketAddr, path: &str) -> Result<RawGet> {
-        let s = TcpStream::connect(addr)
-            .await
+/// What reading a connection gave.
+enum Read {
+    /// The answer is not complete yet: wait for the socket.
+    Pending,
+    /// One whole answer: its status, and where its body starts and ends.
+    Done { status: u16, body: (usize, usize) },
+}
+
+impl Conn {
+    fn connect(addr: SocketAddr, poll: &mio::Poll, token: mio::Token) -> Result<Conn> {
+        // A blocking connect, then non-blocking use: the connection is
+        // set up before the clock starts.
+        let s = std::net::TcpStream::connect(addr)
             .with_context(|| format!("cannot connect to {addr}"))?;
         s.set_nodelay(true)?;
-        Ok(RawGet {
+        s.set_nonblocking(true)?;
+        let mut s = mio::net::TcpStream::from_std(s);
+        poll.registry()
+            .register(&mut s, token, mio::Interest::READABLE)?;
+        Ok(Conn {
             s,
-            request: format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes(),
-            buf: Vec::with_capacity(16 << 10),
+            buf: vec![0; 16 << 10],
+            filled: 0,
+            sent: None,
+            warm: true,
         })
     }
 
-    /// Sends the request once; returns the status and the body.
-    pub async fn get(&mut self) -> Result<(u16, &[u8])> {
-        self.s.write_all(&self.request).await?;
-        self.buf.clear();
-        let mut head_end = None;
-        let mut want = usize::MAX;
+    fn send(&mut self, request: &[u8]) -> Result<()> {
+        self.filled = 0;
+        // A request of a few dozen bytes into an idle socket's send buffer
+        // is taken whole; anything else is this connection's failure.
+        match self.s.write(request) {
+            Ok(n) if n == request.len() => {
+                self.sent = Some(Instant::now());
+                Ok(())
+            }
+            Ok(n) => bail!(
+                "the socket took {n} of the request's {} bytes",
+                request.len()
+            ),
+            Err(e) => Err(e).context("cannot send the request"),
+        }
+    }
+
+    /// Reads what the socket holds (edge-triggered: until it would block
+    /// or the answer is whole).
+    fn read(&mut self) -> Result<Read> {
         loop {
-            if head_end.is_none() {
-                if let Some(i) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                    head_end = Some(i + 4);
-                    want = i + 4 + content_length(&self.buf[..i])?;
+            let got = &self.buf[..self.filled];
+            if let Some(i) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+                let want = i + 4 + content_length(&got[..i])?;
+                if got.len() > want {
+                    bail!("more bytes than one response: a reply to no request");
+                }
+                if got.len() == want {
+                    let status = std::str::from_utf8(got.get(9..12).unwrap_or_default())
+                        .ok()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| anyhow!("not an HTTP status line"))?;
+                    return Ok(Read::Done {
+                        status,
+                        body: (i + 4, want),
+                    });
                 }
             }
-            if self.buf.len() >= want {
-                break;
+            if self.buf.len() - self.filled < 4096 {
+                // Zeroed once per growth, not per read.
+                self.buf.resize(self.buf.len() * 2, 0);
             }
-            if self.buf.capacity() - self.buf.len() < 4096 {
-                self.buf.reserve(16 << 10);
-            }
-            let n = self.s.read_buf(&mut self.buf).await?;
-            if n == 0 {
-                bail!("the server closed the connection");
+            match self.s.read(&mut self.buf[self.filled..]) {
+                Ok(0) => bail!("the server closed the connection"),
+                Ok(n) => self.filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(Read::Pending),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e).context("cannot read the response"),
             }
         }
-        if self.buf.len() > want {
-            bail!("more bytes than one response: a reply to no request");
-        }
-        let head = head_end.expect("set before want");
-        let status = std::str::from_utf8(self.buf.get(9..12).unwrap_or_default())
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| anyhow!("not an HTTP status line"))?;
-        Ok((status, &self.buf[head..want]))
     }
 }
 
@@ -286,6 +341,42 @@ pub fn run(opts: &HttpSearchOptions, out: &mut dyn Write) -> Result<Vec<Record>>
             None,
             Better::Lower,
         );
+        if let Some((client, server)) = run.cpu_us {
+            add(
+                format!("http_client_cpu_us_{key}"),
+                format!("  load client CPU per query {:?}", run.query),
+                "µs",
+                client,
+                None,
+                Better::Lower,
+            );
+            add(
+                format!("http_server_cpu_us_{key}"),
+                format!("  server CPU per query {:?}", run.query),
+                "µs",
+                server,
+                None,
+                Better::Lower,
+            );
+        }
+        if let Some(w) = run.wrk {
+            add(
+                format!("http_wrk_queries_{key}"),
+                format!("  wrk, same URL and connections {:?}", run.query),
+                "queries/s",
+                w.rate,
+                None,
+                Better::Higher,
+            );
+            add(
+                format!("http_wrk_non_2xx_{key}"),
+                format!("  wrk non-2xx answers {:?} (must be 0)", run.query),
+                "count",
+                w.non_2xx as f64,
+                None,
+                Better::Lower,
+            );
+        }
         add(
             format!("http_errors_{key}"),
             format!("  errors {:?} (must be 0)", run.query),
@@ -330,60 +421,61 @@ fn measure(
         let (build_t, _) = first_search(&c, BOARD, "a").await?;
         anyhow::Ok((load_t, build_t))
     })?;
-    let rt = net::runtime(opts.client_threads)?;
     let mut runs = Vec::new();
     for (q, _) in QUERIES {
         let path = format!("/v1/boards/{BOARD}/search?q={}&limit=25", query_param(q));
-        let run = rt.block_on(ask(server.http, path, opts))?;
+        let cpu0 = (net::cpu_seconds(None), net::cpu_seconds(Some(server.pid())));
+        let run = ask(server.http, &path, opts)?;
+        let cpu1 = (net::cpu_seconds(None), net::cpu_seconds(Some(server.pid())));
+        let answers = (run.ok + run.errors).max(1) as f64;
+        let cpu_us = match (cpu0, cpu1) {
+            ((Some(c0), Some(s0)), (Some(c1), Some(s1))) => {
+                Some(((c1 - c0) * 1e6 / answers, (s1 - s0) * 1e6 / answers))
+            }
+            _ => None,
+        };
+        let wrk = if opts.wrk {
+            wrk(server.http, &path, opts)?
+        } else {
+            None
+        };
         runs.push(HttpRun {
             query: q.to_string(),
+            wrk,
+            cpu_us,
             ..run
         });
     }
     Ok((load_t, build_t, runs))
 }
 
-/// `opts.clients` connections asking `path` until the time is up.
-async fn ask(addr: SocketAddr, path: String, opts: &HttpSearchOptions) -> Result<HttpRun> {
-    let start = Arc::new(Barrier::new(opts.clients + 1));
-    let duration = opts.duration;
-    let mut tasks = Vec::new();
-    for _ in 0..opts.clients {
-        let (start, path) = (start.clone(), path.clone());
-        tasks.push(tokio::spawn(async move {
-            let mut tally = Tally::default();
-            // The barrier is passed whatever happens, or the others would
-            // wait.
-            let conn = RawGet::connect(addr, &path).await;
-            start.wait().await;
-            let mut conn = conn?;
-            // One request outside the clock: the connection's first.
-            conn.get().await?;
-            let deadline = Instant::now() + duration;
-            while Instant::now() < deadline {
-                let t = Instant::now();
-                match conn.get().await {
-                    Ok((200, _)) => {
-                        tally.lat.record(t.elapsed());
-                        tally.ok += 1;
-                    }
-                    Ok((status, body)) => {
-                        tally.error(format!("HTTP {status}: {}", String::from_utf8_lossy(body)));
-                    }
-                    Err(e) => {
-                        tally.error(format!("{e:#}"));
-                        conn = RawGet::connect(addr, &path).await?;
-                    }
-                }
-            }
-            anyhow::Ok(tally)
-        }));
-    }
-    start.wait().await;
+/// `opts.clients` connections asking `path` until the time is up, spread
+/// over `opts.client_threads` threads.
+pub fn ask(addr: SocketAddr, path: &str, opts: &HttpSearchOptions) -> Result<HttpRun> {
+    let threads = opts.client_threads.clamp(1, opts.clients.max(1));
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes();
     let t0 = Instant::now();
+    let deadline = t0 + opts.duration;
+    let tallies: Vec<Result<Tally>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                // Connections dealt round-robin: threads differ by one at most.
+                let n = (opts.clients + threads - 1 - t) / threads;
+                let request = &request;
+                scope.spawn(move || ask_on_thread(addr, request, n, deadline))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(anyhow!("a client thread panicked")))
+            })
+            .collect()
+    });
     let mut all = Tally::default();
-    for t in tasks {
-        all.merge(t.await??);
+    for t in tallies {
+        all.merge(t?);
     }
     Ok(HttpRun {
         query: String::new(),
@@ -392,7 +484,122 @@ async fn ask(addr: SocketAddr, path: String, opts: &HttpSearchOptions) -> Result
         secs: t0.elapsed().as_secs_f64(),
         lat: all.lat.summary(),
         first_error: all.first_error,
+        wrk: None,
+        cpu_us: None,
     })
+}
+
+/// `wrk -t1 -c{clients} -d{seconds}` on `path` (`None` when `wrk` is not
+/// installed): the same load from a client this crate did not write.
+fn wrk(addr: SocketAddr, path: &str, opts: &HttpSearchOptions) -> Result<Option<WrkRun>> {
+    let Some(bin) = net::find_program("wrk") else {
+        return Ok(None);
+    };
+    let out = std::process::Command::new(&bin)
+        .arg("-t1")
+        .arg(format!("-c{}", opts.clients))
+        .arg(format!(
+            "-d{}s",
+            opts.duration.as_secs_f64().ceil().max(1.0)
+        ))
+        .arg(format!("http://{addr}{path}"))
+        .output()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() {
+        bail!(
+            "wrk failed ({}): {text}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    parse_wrk(&text).map(Some)
+}
+
+/// Requests/s and non-2xx/3xx answers from `wrk`'s report.
+fn parse_wrk(text: &str) -> Result<WrkRun> {
+    let value = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(prefix))
+            .map(str::trim)
+    };
+    let rate = value("Requests/sec:")
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| anyhow!("no Requests/sec in wrk's report: {text}"))?;
+    let non_2xx = match value("Non-2xx or 3xx responses:") {
+        Some(v) => v
+            .parse()
+            .with_context(|| format!("wrk's non-2xx count {v:?}"))?,
+        None => 0,
+    };
+    Ok(WrkRun { rate, non_2xx })
+}
+
+/// `clients` connections on this thread, each sending `request` again as
+/// soon as the answer is whole, until `deadline`; one `epoll` loop (what
+/// `wrk` does), no async runtime. A request sent before the deadline is
+/// awaited and counted; each connection's first answer is not counted.
+fn ask_on_thread(
+    addr: SocketAddr,
+    request: &[u8],
+    clients: usize,
+    deadline: Instant,
+) -> Result<Tally> {
+    let mut poll = mio::Poll::new()?;
+    let mut events = mio::Events::with_capacity(clients.max(1));
+    let mut tally = Tally::default();
+    let mut conns = Vec::with_capacity(clients);
+    for i in 0..clients {
+        let mut c = Conn::connect(addr, &poll, mio::Token(i))?;
+        c.send(request)?;
+        conns.push(c);
+    }
+    let mut in_flight = clients;
+    while in_flight > 0 {
+        match poll.poll(&mut events, Some(Duration::from_secs(10))) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("epoll_wait"),
+        }
+        if events.is_empty() {
+            bail!("no answer from the server for 10 s");
+        }
+        for ev in events.iter() {
+            let i = ev.token().0;
+            let c = &mut conns[i];
+            // Nothing asked (the time is up): nothing to read.
+            let Some(sent) = c.sent else { continue };
+            match c.read() {
+                Ok(Read::Pending) => continue,
+                Ok(Read::Done { status: 200, .. }) => {
+                    if !c.warm {
+                        tally.lat.record(sent.elapsed());
+                        tally.ok += 1;
+                    }
+                }
+                Ok(Read::Done { status, body }) => {
+                    let body = String::from_utf8_lossy(&c.buf[body.0..body.1]);
+                    tally.error(format!("HTTP {status}: {body}"));
+                }
+                Err(e) => {
+                    tally.error(format!("{e:#}"));
+                    poll.registry().deregister(&mut c.s)?;
+                    *c = Conn::connect(addr, &poll, mio::Token(i))?;
+                }
+            }
+            c.warm = false;
+            c.sent = None;
+            if Instant::now() < deadline {
+                if let Err(e) = c.send(request) {
+                    tally.error(format!("{e:#}"));
+                    in_flight -= 1;
+                }
+            } else {
+                in_flight -= 1;
+            }
+        }
+    }
+    Ok(tally)
 }
 
 #[cfg(test)]
@@ -407,6 +614,21 @@ mod tests {
         );
         assert!(content_length(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked").is_err());
         assert_eq!(query_param("a* a* a"), "a%2A%20a%2A%20a");
+    }
+
+    #[test]
+    fn wrk_reports() {
+        let ok = "Running 5s test @ http://127.0.0.1:1/x\n  1 threads and 32 connections\n  \
+                  153412 requests in 5.00s, 310.12MB read\nRequests/sec:  30680.25\n\
+                  Transfer/sec:     62.01MB\n";
+        let w = parse_wrk(ok).unwrap();
+        assert_eq!((w.rate, w.non_2xx), (30680.25, 0));
+        let bad = ok.replace(
+            "Requests/sec",
+            "  Non-2xx or 3xx responses: 17\nRequests/sec",
+        );
+        assert_eq!(parse_wrk(&bad).unwrap().non_2xx, 17);
+        assert!(parse_wrk("wrk: connection refused").is_err());
     }
 
     #[test]

@@ -119,6 +119,11 @@ struct SearchArgs {
     #[arg(long, default_value_t = 5.0)]
     http_seconds: f64,
 
+    /// Also ask each query over HTTP with `wrk` (if installed), the same
+    /// connections for as long, beside the bench's own client.
+    #[arg(long)]
+    wrk: bool,
+
     /// No progress bars.
     #[arg(long)]
     quiet: bool,
@@ -388,6 +393,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                     clients: a.clients,
                     client_threads: a.client_threads,
                     duration: seconds(a.http_seconds, "--http-seconds")?,
+                    wrk: a.wrk,
                 })
             };
             let opts = podium_bench::search::SearchBenchOptions {

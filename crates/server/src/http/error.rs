@@ -4,11 +4,10 @@
 use std::any::Any;
 
 use axum::body::Body;
-use axum::extract::{FromRequestParts, Path, Query, Request};
+use axum::extract::{FromRequestParts, Path, Query};
 use axum::http::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bytes::Bytes;
@@ -80,8 +79,7 @@ fn code_for_status(s: StatusCode) -> Code {
 
 /// Rewrites any error response that is not already our JSON error (axum's
 /// plain-text rejections, its 405 answer) into one, keeping `Allow`.
-pub(crate) async fn jsonify_errors(req: Request, next: Next) -> Response {
-    let resp = next.run(req).await;
+pub(crate) async fn json_errors(resp: Response) -> Response {
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(resp.headers()) {
         return resp;

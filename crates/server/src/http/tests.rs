@@ -1667,7 +1667,11 @@ async fn a_panicking_handler_answers_500_json() {
         .layer(tower_http::catch_panic::CatchPanicLayer::custom(
             error::panic_response,
         ))
-        .layer(axum::middleware::from_fn(error::jsonify_errors));
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                error::json_errors(next.run(req).await).await
+            },
+        ));
     let r = send(&app, req("GET", "/boom", None)).await;
     assert_eq!(r.status, 500);
     assert_eq!(r.code(), "internal");
