@@ -635,6 +635,47 @@ impl RedisBackend {
         Ok(())
     }
 
+    /// Builds the search sets of `board` (its first search; see the
+    /// script's `index`): one script run per chunk of members, so a big
+    /// board does not hold Redis for seconds, while writes from any node
+    /// keep the members they touch indexed.
+    async fn build_index(&self, board: &str) -> Result<(), ApiError> {
+        const CHUNK: &str = "1000";
+        // Distinct across builders (nodes, calls): process, clock, count.
+        static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let fresh = || {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("{}.{nanos}.{n}", std::process::id())
+        };
+        let (mut token, mut cursor) = (fresh(), "0".to_string());
+        let mut restarts = 0;
+        loop {
+            let a = arr(self
+                .call(board, "index", [token.as_str(), cursor.as_str(), CHUNK])
+                .await?)?;
+            match a.first().and_then(text).as_deref() {
+                Some("done") => return Ok(()),
+                Some("more") if a.len() == 3 => {
+                    cursor = text(&a[1]).ok_or_else(|| protocol("index cursor"))?;
+                    token = text(&a[2]).ok_or_else(|| protocol("index token"))?;
+                }
+                // The search fields changed under the build.
+                Some("restart") if restarts < 5 => {
+                    restarts += 1;
+                    (token, cursor) = (fresh(), "0".to_string());
+                }
+                Some("restart") => return Err(ApiError::new(
+                    Code::StorageUnavailable,
+                    "the board's search fields kept changing while its index was built; try again",
+                )),
+                _ => return Err(protocol("index")),
+            }
+        }
+    }
+
     /// Runs a Redis call within `call_timeout`, mapping its errors.
     async fn bounded<T>(
         &self,
@@ -779,6 +820,9 @@ impl RedisBackend {
             return Err(protocol("submit"));
         }
         let ranking = ranking_of(items.first())?;
+        if items.get(1).and_then(text).as_deref() == Some("fast") {
+            return fast_results(ranking, entries, items);
+        }
         items.remove(0);
         if items.len() != entries.len() {
             return Err(protocol("submit results"));
@@ -1060,6 +1104,143 @@ fn aggregate_boards(
         }
     }
     acc
+}
+
+/// The results of a batch the script applied by its fast path
+/// (`submit_fast`: plain `set`s, each member once, every one applied):
+/// from each entry's previous score and its place in the final board,
+/// the rank each had right after it was applied, as the engine answers.
+fn fast_results(
+    ranking: Ranking,
+    entries: &[SubmitIn],
+    mut items: Vec<Value>,
+) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+    if items.len() != 5 {
+        return Err(protocol("submit fast"));
+    }
+    let at = arr(items.pop().unwrap_or(Value::Nil))?;
+    let olds = arr(items.pop().unwrap_or(Value::Nil))?;
+    let asc = int(&items[2])? == 1;
+    if at.len() != entries.len() || olds.len() != entries.len() {
+        return Err(protocol("submit fast results"));
+    }
+    let olds: Vec<Option<f64>> = olds
+        .iter()
+        .map(|v| match v {
+            Value::Nil => Ok(None),
+            v => score(v).map(Some),
+        })
+        .collect::<Result<_, _>>()?;
+    let at: Vec<u64> = at.iter().map(int).collect::<Result<_, _>>()?;
+    let keys: Vec<(f64, &str)> = entries
+        .iter()
+        .map(|e| (e.score.0, e.member.as_str()))
+        .collect();
+    let seq = sequential_places(asc, ranking == Ranking::Unique, &keys, &olds, &at);
+    Ok(entries
+        .iter()
+        .zip(olds)
+        .zip(seq)
+        .map(|((e, old), place)| {
+            Ok(SubmitOut {
+                member: e.member.clone(),
+                score: Some(e.score),
+                rank: Some(place + 1),
+                previous: old.map(Score),
+                changed: old != Some(e.score.0),
+                created: old.is_none(),
+                applied: true,
+                evicted: 0,
+            })
+        })
+        .collect())
+}
+
+/// Whether `a` is ahead of `b` in a board's order: the better score, and
+/// between equal scores the member Redis puts first (bytes descending on
+/// a desc board read with `REV`, ascending on an asc one). `by_member:
+/// false` compares scores only (strictly better).
+fn ahead(asc: bool, by_member: bool, a: (f64, &str), b: (f64, &str)) -> bool {
+    use std::cmp::Ordering::*;
+    let by_score = if asc {
+        a.0.partial_cmp(&b.0)
+    } else {
+        b.0.partial_cmp(&a.0)
+    };
+    match by_score {
+        Some(Less) => true,
+        Some(Equal) if by_member => {
+            if asc {
+                a.1.as_bytes() < b.1.as_bytes()
+            } else {
+                a.1.as_bytes() > b.1.as_bytes()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The place each entry of a batch had right after it was applied, from
+/// its place in the final board (`at`: the position on a unique board,
+/// else the count of strictly better scores): every later entry `j` of
+/// the batch (each member once) was then still at its previous score
+/// `olds[j]` (or absent) rather than its new one, so entry `i`'s place is
+/// `at[i]` minus the later entries whose new key is ahead of it, plus the
+/// later ones whose previous key is. Counted from the last entry back
+/// with a Fenwick tree over the keys in board order: O(n log n).
+fn sequential_places(
+    asc: bool,
+    unique: bool,
+    keys: &[(f64, &str)],
+    olds: &[Option<f64>],
+    at: &[u64],
+) -> Vec<u64> {
+    let mut all: Vec<(f64, &str)> = keys.to_vec();
+    all.extend(
+        keys.iter()
+            .zip(olds)
+            .filter_map(|(k, o)| o.map(|x| (x, k.1))),
+    );
+    // Best first: a key's coordinate is how many keys are strictly ahead
+    // of it, so "ahead of q" is "coordinate below q's".
+    all.sort_by(|a, b| {
+        if ahead(asc, true, *a, *b) {
+            std::cmp::Ordering::Less
+        } else if ahead(asc, true, *b, *a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    let coord =
+        |q: (f64, &str), by_member: bool| all.partition_point(|k| ahead(asc, by_member, *k, q));
+    let mut tree = vec![0i64; all.len() + 1];
+    let add = |tree: &mut Vec<i64>, c: usize, d: i64| {
+        let mut i = c + 1;
+        while i < tree.len() {
+            tree[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    };
+    // Sum over coordinates below c.
+    let below = |tree: &Vec<i64>, c: usize| {
+        let (mut i, mut s) = (c, 0);
+        while i > 0 {
+            s += tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        s
+    };
+    let mut out = vec![0; keys.len()];
+    for i in (0..keys.len()).rev() {
+        let shift = below(&tree, coord(keys[i], unique));
+        out[i] = (at[i] as i64 - shift).max(0) as u64;
+        add(&mut tree, coord(keys[i], true), 1);
+        if let Some(x) = olds[i] {
+            add(&mut tree, coord((x, keys[i].1), true), -1);
+        }
+    }
+    out
 }
 
 /// One item of the submit script's reply.
@@ -1659,8 +1840,13 @@ impl Backend for RedisBackend {
                 args.extend([t.word, flag(t.prefix).into(), field]);
             }
             let mut a = arr(self.call(board, "search", args).await?)?;
-            if a.len() == 1 && text(&a[0]).as_deref() == Some("stale") {
-                continue;
+            match (a.len(), a.first().and_then(text).as_deref()) {
+                (1, Some("stale")) => continue,
+                (1, Some("unindexed")) => {
+                    self.build_index(board).await?;
+                    continue;
+                }
+                _ => {}
             }
             if a.len() < 2 {
                 return Err(protocol("search"));
