@@ -1283,3 +1283,87 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
     }
     assert_eq!(r.rank("b", "a").await.unwrap().rank, 1);
 }
+
+/// A reset on Redis that stopped half-way (podium killed or Redis lost
+/// during the copy into the archive) is finished by the board's next
+/// reset, which then makes its own: the stopped reset's archive holds the
+/// whole content it took (names, data, dense ranks, search), nothing is
+/// archived twice, and no staging key is left. Stopped after its first
+/// step, after creating the archive, with part of the content copied,
+/// with all of it copied; the answers must be the embedded engine's,
+/// whose reset cannot stop half-way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_stopped_half_way_is_finished_by_the_next() {
+    async fn fill(b: &dyn Backend, board: &str, from: usize, to: usize) -> String {
+        let batch: Vec<SubmitIn> = (from..to)
+            .map(|i| {
+                with(s(&format!("p{i}"), (i % 7) as f64), |e| {
+                    if i % 2 == 0 {
+                        e.name = Some(format!("Player {i}"));
+                    }
+                    if i % 3 == 0 {
+                        e.data = Some(json!({"lvl": i}));
+                    }
+                })
+            })
+            .collect();
+        format!("{:?}", b.submit(board, &batch).await)
+    }
+    async fn check(b: &dyn Backend, l: &mut Log, board: &str) {
+        let archive = format!("{board}@2026-11-21T12:00:00Z");
+        let members: Vec<String> = (0..35).map(|i| format!("p{i}")).collect();
+        let members: Vec<&str> = members.iter().map(String::as_str).collect();
+        for name in [board.to_string(), archive.clone(), format!("{archive}.2")] {
+            read_all(b, l, &name, &members).await;
+            l.add(
+                "search player",
+                b.search(&name, "player", 50, 0, true).await,
+            );
+            l.add("search p1", b.search(&name, "p1", 50, 0, false).await);
+        }
+        let mut boards = b.boards().await.unwrap().boards;
+        boards.retain(|x| x.board.starts_with(board));
+        let names: Vec<(String, u64)> = boards.into_iter().map(|x| (x.board, x.members)).collect();
+        l.add("boards", Ok::<_, ApiError>(names));
+    }
+    let cases = [None, Some(0), Some(12), Some(30)];
+    let mut want = Log::default();
+    let e = embedded();
+    for i in 0..cases.len() {
+        let board = format!("half{i}");
+        e.board_create(&board, &json!({"ranking": "dense"}))
+            .await
+            .unwrap();
+        fill(&e, &board, 0, 30).await;
+        e.reset(&board).await.unwrap();
+        fill(&e, &board, 30, 35).await;
+        want.add("reset", e.reset(&board).await);
+        fill(&e, &board, 0, 3).await;
+        check(&e, &mut want, &board).await;
+    }
+
+    let single = Redis::single(false);
+    let rb = redis_backend(&single.url()).await;
+    let mut got = Log::default();
+    for (i, copied) in cases.into_iter().enumerate() {
+        let board = format!("half{i}");
+        rb.board_create(&board, &json!({"ranking": "dense"}))
+            .await
+            .unwrap();
+        fill(&rb, &board, 0, 30).await;
+        rb.reset_stopped_half_way(&board, copied).await.unwrap();
+        let staged = redis_cli(single.nodes[0].port, &["KEYS", &format!("{{{board}}}:s*")]);
+        assert!(!staged.trim().is_empty(), "case {copied:?}: nothing staged");
+        // Writes go on to the live board meanwhile.
+        fill(&rb, &board, 30, 35).await;
+        got.add("reset", rb.reset(&board).await);
+        fill(&rb, &board, 0, 3).await;
+        check(&rb, &mut got, &board).await;
+        let left = redis_cli(single.nodes[0].port, &["KEYS", &format!("{{{board}}}:s*")]);
+        assert!(
+            left.trim().is_empty(),
+            "case {copied:?}: staging left: {left}"
+        );
+    }
+    compare("redis", &want.0, &got.0);
+}

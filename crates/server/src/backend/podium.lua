@@ -6,7 +6,8 @@
 -- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash, 5 distinct
 -- scores zset and 6 their multiplicities (kept on dense boards only), 7-9
 -- the staging copies of 2-4 while a reset archives the board, 10 the
--- members' searchable words and 11 its staging copy.
+-- members' searchable words and 11 its staging copy, 12 what a reset in
+-- progress needs to finish (its label, the archive's config and name).
 -- ARGV[1] names the operation; the rest are its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
@@ -17,7 +18,7 @@
 
 local C, Z, N, D, U, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local SZ, SN, SD = KEYS[7], KEYS[8], KEYS[9]
-local I, SI = KEYS[10], KEYS[11]
+local I, SI, SC = KEYS[10], KEYS[11], KEYS[12]
 -- The search index's prefix sets are `{tag}:w:<prefix>`: one per prefix of
 -- the board's words, so they cannot be listed in KEYS; they share the tag,
 -- hence the slot, and Redis allows undeclared keys of the script's slot.
@@ -656,7 +657,7 @@ function ops.delete()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   drop_index(cfg.sf, cfg.ix)
-  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD, I, SI)
+  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC)
   return 1
 end
 
@@ -813,12 +814,36 @@ end
 -- Reply: {'stale'} when the config or the period moved meanwhile (another
 -- node's reset, a reconfiguration), else {members archived, the archive's
 -- label, config field, value, ...} (the period left out: an archive has
--- none).
+-- none). The label and fields are also kept in SC until `unstage`, so
+-- that a reset that stopped half-way (podium crashed or lost Redis
+-- during the copy) can be finished: while staging keys exist, take
+-- answers {'unfinished', staged members, label, archive name ('' = not
+-- chosen yet), config field, value, ...} and changes nothing; podium
+-- finishes that reset (the copy is idempotent) and asks again.
 function ops.take()
   local e = writable(); if e then return e end
+  if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then
+    -- Left by a reset from before SC was kept: nothing says how to finish.
+    if redis.call('EXISTS', SC) == 0 then return fail('staging') end
+    local st = redis.call('HGETALL', SC)
+    local label, archive, out = '', '', {}
+    for i = 1, #st, 2 do
+      local f = st[i]
+      if f == 'label' then
+        label = st[i + 1]
+      elseif f == 'archive' then
+        archive = st[i + 1]
+      elseif string.sub(f, 1, 2) == 'c:' then
+        out[#out + 1] = string.sub(f, 3)
+        out[#out + 1] = st[i + 1]
+      end
+    end
+    local head = {'unfinished', redis.call('ZCARD', SZ), label, archive}
+    for _, x in ipairs(out) do head[#head + 1] = x end
+    return head
+  end
   local v = redis.call('HMGET', C, 'json', 'p')
   if v[1] ~= ARGV[2] or (v[2] or '') ~= ARGV[3] then return {'stale'} end
-  if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then return fail('staging') end
   local label = v[2] or ARGV[4]
   if ARGV[5] ~= '' then redis.call('HSET', C, 'p', ARGV[5]) end
   local n = redis.call('ZCARD', Z)
@@ -829,14 +854,27 @@ function ops.take()
   redis.call('DEL', U, K)
   unindexed()
   local out = {n, label}
+  redis.call('DEL', SC)
+  redis.call('HSET', SC, 'label', label)
   local fields = redis.call('HGETALL', C)
   for i = 1, #fields, 2 do
     if fields[i] ~= 'p' and fields[i] ~= 'ix' then
       out[#out + 1] = fields[i]
       out[#out + 1] = fields[i + 1]
+      redis.call('HSET', SC, 'c:' .. fields[i], fields[i + 1])
     end
   end
   return out
+end
+
+-- reset, between steps 1 and 2: records the archive's name, unless one
+-- was recorded first (by another node finishing the same reset), so
+-- every node finishing it copies into one archive. ARGV: the name.
+-- Reply: the recorded name, or nil when the reset was finished meanwhile.
+function ops.name()
+  if redis.call('EXISTS', SC) == 0 then return false end
+  redis.call('HSETNX', SC, 'archive', ARGV[2])
+  return redis.call('HGET', SC, 'archive')
 end
 
 -- A scheduled board without a period enters the caller's (ARGV: config
@@ -862,13 +900,18 @@ function ops.staged()
 end
 
 -- reset, step 3 (on the archive, which is read-only from its creation):
--- adds entries. ARGV: member, score, name, data, search sources
+-- adds entries; adding one again changes nothing. ARGV: member, score, name, data, search sources
 -- quintuples ('' = none).
 function ops.load()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   for i = 2, #ARGV, 5 do
     local m, sc, name, data, src = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    -- A finished reset copies again what a stopped one had copied.
+    if cfg.ranking == 'dense' then
+      local before = redis.call('ZSCORE', Z, m)
+      if before then dist_del(before) end
+    end
     redis.call('ZADD', Z, sc, m)
     dist_add(redis.call('ZSCORE', Z, m))
     if name ~= '' then redis.call('HSET', N, m, name) end
@@ -880,7 +923,7 @@ end
 
 -- reset, step 4: drops the staging keys once the archive holds them.
 function ops.unstage()
-  redis.call('DEL', SZ, SN, SD, SI)
+  redis.call('DEL', SZ, SN, SD, SI, SC)
   return 1
 end
 

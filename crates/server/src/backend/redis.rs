@@ -27,6 +27,9 @@ use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
 
+/// Entries of a reset's content copied into the archive per script run.
+const COPY_CHUNK: u64 = 10_000;
+
 // The script checks member and name lengths against these, written out.
 const _: () = assert!(
     podium_engine::MAX_MEMBER_BYTES == 512 && podium_engine::MAX_NAME_BYTES == 512,
@@ -114,9 +117,12 @@ fn tag(board: &str) -> String {
 }
 
 /// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 11] {
+fn keys(board: &str) -> [String; 12] {
     let t = tag(board);
-    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si"].map(|k| format!("{{{t}}}:{k}"))
+    [
+        "c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si", "sc",
+    ]
+    .map(|k| format!("{{{t}}}:{k}"))
 }
 
 /// The search words of a text as the engine indexes them (folded, each cut
@@ -253,8 +259,9 @@ fn podium_err(board: &str, detail: &str) -> ApiError {
             return ApiError::new(
                 Code::Internal,
                 format!(
-                    "an earlier reset of board {board:?} did not finish: its content waits in \
-                     the staging keys (see docs/redis-backend.md)"
+                    "an earlier reset of board {board:?} (by a podium from before resets \
+                     could be finished) did not finish: its content waits in the staging keys \
+                     (see docs/redis-backend.md)"
                 ),
             )
         }
@@ -602,10 +609,9 @@ impl RedisBackend {
     /// Copies the staged content of `board` (step 1 of `reset` done) into
     /// the archive, which exists, in chunks.
     async fn copy_staged(&self, board: &str, archive: &str, n: u64) -> Result<(), ApiError> {
-        const CHUNK: u64 = 10_000;
         let mut from = 0;
         while from < n {
-            let to = (from + CHUNK).min(n) - 1;
+            let to = (from + COPY_CHUNK).min(n) - 1;
             let mut a = arr(self
                 .call(board, "staged", [from.to_string(), to.to_string()])
                 .await?)?;
@@ -674,6 +680,40 @@ impl RedisBackend {
                 _ => return Err(protocol("index")),
             }
         }
+    }
+
+    /// For tests: a reset of `board` that stops as a crash would, after
+    /// its first step (`copied: None`: the content moved to the staging
+    /// keys, no archive yet) or after naming and creating the archive and
+    /// copying the first `copied` entries into it (all of them: only the
+    /// staging keys are left). The next `reset` finishes it.
+    #[doc(hidden)]
+    pub async fn reset_stopped_half_way(
+        &self,
+        board: &str,
+        copied: Option<u64>,
+    ) -> Result<(), ApiError> {
+        let (info, json) = self.info_raw(board).await?;
+        let now = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let taken = arr(self
+            .call(board, "take", [json.as_str(), "", now.as_str(), ""])
+            .await?)?;
+        if info.period.is_some() || taken.len() < 2 {
+            return Err(protocol("take (a board without a schedule)"));
+        }
+        let Some(copied) = copied else {
+            return Ok(());
+        };
+        let base = format!("{board}@{}", text(&taken[1]).unwrap_or_default());
+        let existing = self.boards_starting_with(&base).await?;
+        let name =
+            podium_engine::store::next_archive_name(&base, existing.iter().map(String::as_str));
+        self.call(board, "name", [name.as_str()]).await?;
+        let mut fields: Vec<String> = taken[2..].iter().filter_map(text).collect();
+        fields.extend(["ro".to_string(), "1".to_string()]);
+        self.registry("SADD", &name).await?;
+        self.call(&name, "create", fields).await?;
+        self.copy_staged(board, &name, copied).await
     }
 
     /// Runs a Redis call within `call_timeout`, mapping its errors.
@@ -878,45 +918,107 @@ impl RedisBackend {
         fallback: &str,
         next: Option<&str>,
     ) -> Result<Option<ResetOut>, ApiError> {
-        let mut taken = arr(self
-            .call(
-                board,
-                "take",
-                [json, period.unwrap_or(""), fallback, next.unwrap_or("")],
-            )
-            .await?)?;
-        if taken.len() == 1 && text(&taken[0]).as_deref() == Some("stale") {
-            return Ok(None);
+        // At most one reset that stopped half-way is ever pending (take
+        // refuses to start another), so this runs at most twice.
+        for _ in 0..3 {
+            let mut taken = arr(self
+                .call(
+                    board,
+                    "take",
+                    [json, period.unwrap_or(""), fallback, next.unwrap_or("")],
+                )
+                .await?)?;
+            match taken.first().and_then(text).as_deref() {
+                Some("stale") if taken.len() == 1 => return Ok(None),
+                Some("unfinished") if taken.len() >= 4 => {
+                    let staged = int(&taken[1])?;
+                    let label = text(&taken[2]).ok_or_else(|| protocol("take"))?;
+                    let archive = text(&taken[3]).filter(|a| !a.is_empty());
+                    let fields = taken.drain(4..).filter_map(|v| text(&v)).collect();
+                    let done = self
+                        .finish_reset(board, staged, &label, archive, fields)
+                        .await?;
+                    tracing::warn!(board = %board, archive = ?done, members = staged,
+                        "finished a reset that had stopped half-way");
+                    continue;
+                }
+                _ => {}
+            }
+            if taken.len() < 2 {
+                return Err(protocol("take"));
+            }
+            let archived = int(&taken[0])?;
+            let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
+            let fields = taken.drain(2..).filter_map(|v| text(&v)).collect();
+            let Some(archive) = self
+                .finish_reset(board, archived, &label, None, fields)
+                .await?
+            else {
+                // Finished by another node meanwhile (only possible after
+                // a stop half-way; this take's own reset is not).
+                return Err(protocol("reset finished elsewhere"));
+            };
+            return Ok(Some(ResetOut {
+                board: board.to_string(),
+                archive,
+                archived,
+            }));
         }
-        if taken.len() < 2 {
-            return Err(protocol("take"));
-        }
-        let archived = int(&taken[0])?;
-        let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
-        let mut fields: Vec<String> = taken.drain(2..).filter_map(|v| text(&v)).collect();
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "a reset stopped half-way could not be finished; try again",
+        ))
+    }
+
+    /// Steps 2-4 of a reset whose content `take` moved to the staging
+    /// keys (`staged` members, for period `label`, the archive's config
+    /// `fields`): names the archive (or uses the name recorded by an
+    /// earlier attempt), creates it, copies the content in, drops the
+    /// staging keys and applies `keep_archives`. Every step can run again
+    /// after a crash: the name is recorded before the archive exists, an
+    /// archive already created under it is reused, and copying an entry
+    /// again changes nothing. Returns the archive, or `None` when another
+    /// node finished this reset first.
+    async fn finish_reset(
+        &self,
+        board: &str,
+        staged: u64,
+        label: &str,
+        recorded: Option<String>,
+        mut fields: Vec<String>,
+    ) -> Result<Option<String>, ApiError> {
         let keep = fields
             .chunks(2)
             .find(|f| f.len() == 2 && f[0] == "json")
             .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
             .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
         fields.extend(["ro".to_string(), "1".to_string()]);
-        // Named as the embedded engine names it (one past the highest taken
-        // for the label); a name another node took meanwhile is skipped.
-        let base = format!("{board}@{label}");
-        let mut taken = self.boards_starting_with(&base).await?;
-        let mut archive;
-        loop {
-            archive =
-                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str));
-            Store::validate_name(&archive)?;
-            self.registry("SADD", &archive).await?;
-            match self.call(&archive, "create", fields.clone()).await {
-                Ok(_) => break,
-                Err(e) if e.code == Code::BoardExists => taken.push(archive),
-                Err(e) => return Err(e),
+        let archive = match recorded {
+            Some(a) => a,
+            None => {
+                // Named as the embedded engine names it (one past the
+                // highest taken for the label).
+                let base = format!("{board}@{label}");
+                let taken = self.boards_starting_with(&base).await?;
+                let name = podium_engine::store::next_archive_name(
+                    &base,
+                    taken.iter().map(String::as_str),
+                );
+                Store::validate_name(&name)?;
+                match self.call(board, "name", [name.as_str()]).await? {
+                    Value::Nil => return Ok(None),
+                    v => text(&v).ok_or_else(|| protocol("name"))?,
+                }
             }
+        };
+        self.registry("SADD", &archive).await?;
+        match self.call(&archive, "create", fields).await {
+            // Created by an earlier attempt at this reset (the name is
+            // recorded before the archive exists, so it is this one's).
+            Err(e) if e.code == Code::BoardExists => {}
+            r => drop(r?),
         }
-        self.copy_staged(board, &archive, archived).await?;
+        self.copy_staged(board, &archive, staged).await?;
         self.call(board, "unstage", Vec::<String>::new()).await?;
         if let Some(keep) = keep {
             let prefix = format!("{board}@");
@@ -930,11 +1032,7 @@ impl RedisBackend {
                 }
             }
         }
-        Ok(Some(ResetOut {
-            board: board.to_string(),
-            archive,
-            archived,
-        }))
+        Ok(Some(archive))
     }
 
     /// Runs every scheduled reset that fell due by the clock's now, as the
