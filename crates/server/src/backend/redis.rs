@@ -2017,3 +2017,58 @@ impl Backend for RedisBackend {
             .collect())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The places `sequential_places` derives from the final board equal
+    /// those of applying the batch one entry at a time to a model board
+    /// (a sorted list), for random batches with ties, moves both ways,
+    /// new members, both orders and both rankings.
+    #[test]
+    fn sequential_places_match_applying_one_at_a_time() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        let pool: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        for round in 0..400 {
+            let (asc, unique) = (round % 2 == 0, round % 4 < 2);
+            let mut board: Vec<(f64, &str)> = Vec::new();
+            for m in &pool {
+                if rng.random_bool(0.5) {
+                    board.push((rng.random_range(0..5) as f64, m));
+                }
+            }
+            let mut order: Vec<&str> = pool.iter().map(String::as_str).collect();
+            let n = rng.random_range(1..30);
+            let mut keys = Vec::new();
+            for _ in 0..n {
+                let m = order.swap_remove(rng.random_range(0..order.len()));
+                keys.push((rng.random_range(0..5) as f64, m));
+            }
+            let olds: Vec<Option<f64>> = keys
+                .iter()
+                .map(|k| board.iter().find(|b| b.1 == k.1).map(|b| b.0))
+                .collect();
+            // The place of q in a board: what is ahead of it.
+            let place = |board: &[(f64, &str)], q: (f64, &str)| {
+                board
+                    .iter()
+                    .filter(|b| b.1 != q.1 && ahead(asc, unique, **b, q))
+                    .count() as u64
+            };
+            let mut want = Vec::new();
+            for k in &keys {
+                board.retain(|b| b.1 != k.1);
+                board.push(*k);
+                want.push(place(&board, *k));
+            }
+            let at: Vec<u64> = keys.iter().map(|k| place(&board, *k)).collect();
+            assert_eq!(
+                sequential_places(asc, unique, &keys, &olds, &at),
+                want,
+                "round {round}"
+            );
+        }
+    }
+}
