@@ -1367,3 +1367,69 @@ async fn a_reset_stopped_half_way_is_finished_by_the_next() {
     }
     compare("redis", &want.0, &got.0);
 }
+
+/// A board's search sets are built (chunk by chunk, on its first search)
+/// while another task renames, removes and adds members: once both are
+/// done, every query answers as on the embedded engine given the same
+/// writes, and no set holds a member that left. (Which writes land
+/// between which chunks varies from run to run; any of them must give
+/// these answers.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_sets_built_during_writes_answer_as_embedded() {
+    let named = |i: usize, gen: usize| {
+        with(s(&format!("u{i}"), (i % 50) as f64), |e| {
+            e.name = Some(if gen == 0 {
+                format!("al{} bo{}", i % 97, i % 13)
+            } else {
+                format!("ca{} al{}", i % 31, gen)
+            })
+        })
+    };
+    let fill: Vec<SubmitIn> = (0..8000).map(|i| named(i, 0)).collect();
+    let mut rng = SmallRng::seed_from_u64(5);
+    let writes: Vec<(Vec<SubmitIn>, Vec<String>)> = (0..40)
+        .map(|g| {
+            let renamed = (0..40)
+                .map(|_| named(rng.random_range(0..8000), g + 1))
+                .chain((0..10).map(|k| named(8000 + g * 10 + k, g + 1)))
+                .collect();
+            let gone = (0..10)
+                .map(|_| format!("u{}", rng.random_range(0..8000)))
+                .collect();
+            (renamed, gone)
+        })
+        .collect();
+    let queries = ["al1", "bo1", "ca", "al1 bo", "ca3 al", "al2*", "u1"];
+
+    let e = embedded();
+    e.submit("grow", &fill).await.unwrap();
+    let mut want = Log::default();
+    for (batch, gone) in &writes {
+        e.submit("grow", batch).await.unwrap();
+        e.remove("grow", gone).await.unwrap();
+    }
+    for q in queries {
+        want.add(q, e.search("grow", q, 30, 0, false).await);
+    }
+
+    let single = Redis::single(false);
+    let rb = redis_backend(&single.url()).await;
+    for part in fill.chunks(1000) {
+        rb.submit("grow", part).await.unwrap();
+    }
+    let writer = async {
+        for (batch, gone) in &writes {
+            rb.submit("grow", batch).await.unwrap();
+            rb.remove("grow", gone).await.unwrap();
+        }
+    };
+    // The first search builds the sets while the writer runs.
+    let (_, first) = tokio::join!(writer, rb.search("grow", "al1", 30, 0, false));
+    first.unwrap();
+    let mut got = Log::default();
+    for q in queries {
+        got.add(q, rb.search("grow", q, 30, 0, false).await);
+    }
+    compare("redis", &want.0, &got.0);
+    search_index_is_clean(single.nodes[0].port, &[]);
+}
