@@ -620,8 +620,9 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     )?;
     writeln!(
         out,
-        "  podium's submit_many runs podium's Lua script per batch (per entry: the \
-         update rule, bounds, previous score, rank, search words); direct is a bare ZADD"
+        "  podium's submit_many runs podium's Lua script per batch (these plain sets: \
+         one ZMSCORE, multi-member ZADDs, the new members' search sources, and per \
+         entry its rank as of its turn in the batch); direct is a bare ZADD"
     )?;
     writeln!(
         out,

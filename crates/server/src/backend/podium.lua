@@ -6,7 +6,8 @@
 -- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash, 5 distinct
 -- scores zset and 6 their multiplicities (kept on dense boards only), 7-9
 -- the staging copies of 2-4 while a reset archives the board, 10 the
--- members' searchable words and 11 its staging copy.
+-- members' searchable words and 11 its staging copy, 12 what a reset in
+-- progress needs to finish (its label, the archive's config and name).
 -- ARGV[1] names the operation; the rest are its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
@@ -17,7 +18,7 @@
 
 local C, Z, N, D, U, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local SZ, SN, SD = KEYS[7], KEYS[8], KEYS[9]
-local I, SI = KEYS[10], KEYS[11]
+local I, SI, SC = KEYS[10], KEYS[11], KEYS[12]
 -- The search index's prefix sets are `{tag}:w:<prefix>`: one per prefix of
 -- the board's words, so they cannot be listed in KEYS; they share the tag,
 -- hence the slot, and Redis allows undeclared keys of the script's slot.
@@ -37,7 +38,7 @@ local function fail(...)
 end
 
 local function load_cfg()
-  local v = redis.call('HMGET', C, 'order', 'ranking', 'update', 'min', 'max', 'cap', 'maxdata', 'ro', 'sf')
+  local v = redis.call('HMGET', C, 'order', 'ranking', 'update', 'min', 'max', 'cap', 'maxdata', 'ro', 'sf', 'ix')
   if not v[1] then return nil end
   local sf = {}
   for f in string.gmatch(v[9] or 'name', '%S+') do sf[#sf + 1] = f end
@@ -47,6 +48,10 @@ local function load_cfg()
     minstr = v[4] or '-inf', maxstr = v[5] or 'inf',
     min = tonumber(v[4] or '-inf'), max = tonumber(v[5] or 'inf'),
     cap = v[6] and tonumber(v[6]), maxdata = tonumber(v[7]), ro = v[8] == '1',
+    -- The prefix and word sets: '0' not built (only the sources in I are
+    -- kept), 'b<token>' being built (see ops.index), '1' or absent (a
+    -- board from before lazy indexing) built and kept by every write.
+    ix = v[10] or '1',
   }
 end
 
@@ -209,15 +214,26 @@ end
 -- of its indexed words the set stands for (a search asks for at least as
 -- many as its query words need, see ops.search); the board score comes
 -- from intersecting with Z, so a score change touches no set.
+--
+-- Until a board's first search (ix '0') only the sources are kept. While
+-- the sets are being built (ix 'b…') a member's new keys are all written,
+-- not only those whose count changed: the build may not have reached the
+-- member yet, so its old keys may be missing (the build's own write of
+-- the member later is the same, so the order does not matter).
 local function reindex(m, new)
+  if cfg.ix == '0' then
+    if new then redis.call('HSET', I, m, new) else redis.call('HDEL', I, m) end
+    return
+  end
   local old = redis.call('HGET', I, m)
   if old == new then return end
   if #cfg.sf > 0 then
+    local full = string.sub(cfg.ix, 1, 1) == 'b'
     local a, b = {}, {}
     if old then prefix_keys(record(old, cfg.sf), a) end
     if new then prefix_keys(record(new, cfg.sf), b) end
     for k in pairs(a) do if not b[k] then redis.call('ZREM', k, m) end end
-    for k, c in pairs(b) do if a[k] ~= c then redis.call('ZADD', k, c, m) end end
+    for k, c in pairs(b) do if full or a[k] ~= c then redis.call('ZADD', k, c, m) end end
   end
   if new then redis.call('HSET', I, m, new) else redis.call('HDEL', I, m) end
 end
@@ -244,9 +260,10 @@ local function sources(m, name, data, words)
   return table.concat(out, '\n')
 end
 
--- Drops every prefix set of the board (as indexed for fields sf).
-local function drop_index(sf)
-  if #sf == 0 then return end
+-- Drops every prefix set of the board (as indexed for fields sf, in
+-- index state ix; a partly built index has at most these keys).
+local function drop_index(sf, ix)
+  if #sf == 0 or ix == '0' then return end
   local set = {}
   local all = redis.call('HGETALL', I)
   for i = 2, #all, 2 do prefix_keys(record(all[i], sf), set) end
@@ -255,13 +272,11 @@ local function drop_index(sf)
   chunks(ks, function(part) redis.call('DEL', unpack(part)) end)
 end
 
--- Builds the prefix sets from the stored sources.
-local function build_index()
-  if #cfg.sf == 0 then return end
-  local all = redis.call('HGETALL', I)
-  for i = 1, #all, 2 do
-    for k, c in pairs(prefix_keys(record(all[i + 1], cfg.sf), {})) do redis.call('ZADD', k, c, all[i]) end
-  end
+-- The board has no sets any more (none yet, or dropped): writes keep
+-- only the sources until the next search builds them.
+local function unindexed()
+  redis.call('HSET', C, 'ix', '0')
+  cfg.ix = '0'
 end
 
 -- Whether every query token takes a distinct word of rec (Kuhn's
@@ -304,10 +319,13 @@ end
 
 -- Names, data and search words of members that left the board.
 local function forget(mems)
-  for _, m in ipairs(mems) do reindex(m, nil) end
+  if cfg.ix ~= '0' then
+    for _, m in ipairs(mems) do reindex(m, nil) end
+  end
   chunks(mems, function(part)
     redis.call('HDEL', N, unpack(part))
     redis.call('HDEL', D, unpack(part))
+    if cfg.ix == '0' then redis.call('HDEL', I, unpack(part)) end
   end)
 end
 
@@ -403,12 +421,72 @@ end
 
 local ops = {}
 
+-- A batch of plain `set`s (no only/cond, no name or data, each member
+-- once) on a board without a cap that is not dense: every entry is
+-- applied and none can fail (bounds were checked), so the batch is one
+-- ZMSCORE and one multi-member ZADD per 500 entries instead of a dozen
+-- calls per entry. Each entry's rank must still be the one it had right
+-- after it was applied, with the later entries of the batch not yet in:
+-- the script returns each entry's previous score and its position (or
+-- better-than count) in the final board, and podium takes off the later
+-- entries that moved ahead of it and puts back those whose previous score
+-- was ahead (redis.rs, `sequential_ranks`). Reply: {ranking, 'fast', asc
+-- (1/0), previous scores (false: new), final positions (unique) or
+-- better-than counts}.
+local function submit_fast(n)
+  local mems = {}
+  for i = 0, n - 1 do mems[i + 1] = ARGV[3 + i * 8] end
+  local olds = {}
+  chunks(mems, function(part)
+    local v = redis.call('ZMSCORE', Z, unpack(part))
+    for k = 1, #v do olds[#olds + 1] = v[k] end
+  end)
+  for a = 1, n, 500 do
+    local args = {'ZADD', Z}
+    for k = a, math.min(a + 499, n) do
+      local b = 3 + (k - 1) * 8
+      args[#args + 1] = ARGV[b + 1]
+      args[#args + 1] = ARGV[b]
+    end
+    redis.call(unpack(args))
+  end
+  -- A new member's sources: its id's words, no name, no data (as
+  -- `sources` makes them for a member with neither).
+  local fresh = {}
+  for k = 1, n do
+    if not olds[k] then
+      local w = ARGV[3 + (k - 1) * 8 + 7]
+      local nl = string.find(w, '\n', 1, true)
+      if nl then w = string.sub(w, 1, nl - 1) end
+      fresh[#fresh + 1] = mems[k]
+      fresh[#fresh + 1] = w .. '\n-'
+    end
+  end
+  if cfg.ix == '0' then
+    for a = 1, #fresh, 1000 do
+      redis.call('HSET', I, unpack(fresh, a, math.min(a + 999, #fresh)))
+    end
+  else
+    for a = 1, #fresh, 2 do reindex(fresh[a], fresh[a + 1]) end
+  end
+  local at = {}
+  for k = 1, n do
+    if cfg.ranking == 'unique' then
+      at[k] = pos_of(mems[k])
+    else
+      at[k] = better(ARGV[3 + (k - 1) * 8 + 1])
+    end
+  end
+  return {cfg.ranking, 'fast', cfg.asc and 1 or 0, olds, at}
+end
+
 -- ARGV: n, then per entry: member, score, op ('' = the board's), presence
 -- (a/n/e), cond (a/g/l), name, data, words (see `sources`). Reply:
--- {ranking, item...}.
+-- {ranking, item...}, or submit_fast's.
 function ops.submit()
   local e = writable(); if e then return e end
   local n = tonumber(ARGV[2])
+  local fast, seen = n > 0 and not cfg.cap and cfg.ranking ~= 'dense', {}
   -- Input errors refuse the whole batch before anything is applied.
   for i = 0, n - 1 do
     local b = 3 + i * 8
@@ -419,7 +497,15 @@ function ops.submit()
     e = check_extra(name, data); if e then return e end
     if op == '' then op = cfg.update end
     if op ~= 'incr' and not in_bounds(x) then return fail('oob', s, '-', cfg.minstr, cfg.maxstr) end
+    if fast then
+      if op ~= 'set' or ARGV[b + 3] ~= 'a' or ARGV[b + 4] ~= 'a' or name ~= '-' or data ~= '-' or seen[m] then
+        fast = false
+      else
+        seen[m] = true
+      end
+    end
   end
+  if fast then return submit_fast(n) end
   local out = {cfg.ranking}
   for i = 0, n - 1 do
     local b = 3 + i * 8
@@ -534,6 +620,8 @@ end
 function ops.create()
   if redis.call('EXISTS', C) == 1 then return fail('exists') end
   redis.call('HSET', C, unpack(ARGV, 2))
+  -- Indexed on its first search (ops.index), as the engine does.
+  redis.call('HSET', C, 'ix', '0')
   return 1
 end
 
@@ -545,14 +633,20 @@ function ops.put()
   if existed and redis.call('HGET', C, 'ro') == '1' then return fail('ro') end
   local old = existed and load_cfg()
   local period = redis.call('HGET', C, 'p')
+  local ix = redis.call('HGET', C, 'ix')
   redis.call('DEL', C)
   redis.call('HSET', C, unpack(ARGV, 2))
   if period and redis.call('HEXISTS', C, 'p') == 1 then redis.call('HSET', C, 'p', period) end
+  -- The index state survives a reconfiguration (absent stays absent).
+  if not existed then ix = '0' end
+  if ix then redis.call('HSET', C, 'ix', ix) end
   cfg = load_cfg()
   rebuild_distinct()
   if old and table.concat(old.sf, ' ') ~= table.concat(cfg.sf, ' ') then
-    drop_index(old.sf)
-    build_index()
+    -- Other fields: the next search builds their sets (a build in
+    -- progress for the old ones is told to restart).
+    drop_index(old.sf, old.ix)
+    unindexed()
   end
   evict()
   if existed then return 0 end
@@ -562,8 +656,8 @@ end
 function ops.delete()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
-  drop_index(cfg.sf)
-  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD, I, SI)
+  drop_index(cfg.sf, cfg.ix)
+  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC)
   return 1
 end
 
@@ -695,8 +789,9 @@ end
 -- the members are searchable by their ids.
 function ops.replace()
   local e = writable(); if e then return e end
-  drop_index(cfg.sf)
+  drop_index(cfg.sf, cfg.ix)
   redis.call('DEL', Z, N, D, I)
+  unindexed()
   for i = 2, #ARGV, 3000 do
     local args = {'ZADD', Z}
     for j = i, math.min(i + 2999, #ARGV), 3 do
@@ -719,29 +814,67 @@ end
 -- Reply: {'stale'} when the config or the period moved meanwhile (another
 -- node's reset, a reconfiguration), else {members archived, the archive's
 -- label, config field, value, ...} (the period left out: an archive has
--- none).
+-- none). The label and fields are also kept in SC until `unstage`, so
+-- that a reset that stopped half-way (podium crashed or lost Redis
+-- during the copy) can be finished: while staging keys exist, take
+-- answers {'unfinished', staged members, label, archive name ('' = not
+-- chosen yet), config field, value, ...} and changes nothing; podium
+-- finishes that reset (the copy is idempotent) and asks again.
 function ops.take()
   local e = writable(); if e then return e end
+  if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then
+    -- Left by a reset from before SC was kept: nothing says how to finish.
+    if redis.call('EXISTS', SC) == 0 then return fail('staging') end
+    local st = redis.call('HGETALL', SC)
+    local label, archive, out = '', '', {}
+    for i = 1, #st, 2 do
+      local f = st[i]
+      if f == 'label' then
+        label = st[i + 1]
+      elseif f == 'archive' then
+        archive = st[i + 1]
+      elseif string.sub(f, 1, 2) == 'c:' then
+        out[#out + 1] = string.sub(f, 3)
+        out[#out + 1] = st[i + 1]
+      end
+    end
+    local head = {'unfinished', redis.call('ZCARD', SZ), label, archive}
+    for _, x in ipairs(out) do head[#head + 1] = x end
+    return head
+  end
   local v = redis.call('HMGET', C, 'json', 'p')
   if v[1] ~= ARGV[2] or (v[2] or '') ~= ARGV[3] then return {'stale'} end
-  if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then return fail('staging') end
   local label = v[2] or ARGV[4]
   if ARGV[5] ~= '' then redis.call('HSET', C, 'p', ARGV[5]) end
   local n = redis.call('ZCARD', Z)
-  drop_index(cfg.sf)
+  drop_index(cfg.sf, cfg.ix)
   for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}, {I, SI}}) do
     if redis.call('EXISTS', p[1]) == 1 then redis.call('RENAME', p[1], p[2]) end
   end
   redis.call('DEL', U, K)
+  unindexed()
   local out = {n, label}
+  redis.call('DEL', SC)
+  redis.call('HSET', SC, 'label', label)
   local fields = redis.call('HGETALL', C)
   for i = 1, #fields, 2 do
-    if fields[i] ~= 'p' then
+    if fields[i] ~= 'p' and fields[i] ~= 'ix' then
       out[#out + 1] = fields[i]
       out[#out + 1] = fields[i + 1]
+      redis.call('HSET', SC, 'c:' .. fields[i], fields[i + 1])
     end
   end
   return out
+end
+
+-- reset, between steps 1 and 2: records the archive's name, unless one
+-- was recorded first (by another node finishing the same reset), so
+-- every node finishing it copies into one archive. ARGV: the name.
+-- Reply: the recorded name, or nil when the reset was finished meanwhile.
+function ops.name()
+  if redis.call('EXISTS', SC) == 0 then return false end
+  redis.call('HSETNX', SC, 'archive', ARGV[2])
+  return redis.call('HGET', SC, 'archive')
 end
 
 -- A scheduled board without a period enters the caller's (ARGV: config
@@ -767,13 +900,18 @@ function ops.staged()
 end
 
 -- reset, step 3 (on the archive, which is read-only from its creation):
--- adds entries. ARGV: member, score, name, data, search sources
+-- adds entries; adding one again changes nothing. ARGV: member, score, name, data, search sources
 -- quintuples ('' = none).
 function ops.load()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   for i = 2, #ARGV, 5 do
     local m, sc, name, data, src = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
+    -- A finished reset copies again what a stopped one had copied.
+    if cfg.ranking == 'dense' then
+      local before = redis.call('ZSCORE', Z, m)
+      if before then dist_del(before) end
+    end
     redis.call('ZADD', Z, sc, m)
     dist_add(redis.call('ZSCORE', Z, m))
     if name ~= '' then redis.call('HSET', N, m, name) end
@@ -785,8 +923,53 @@ end
 
 -- reset, step 4: drops the staging keys once the archive holds them.
 function ops.unstage()
-  redis.call('DEL', SZ, SN, SD, SI)
+  redis.call('DEL', SZ, SN, SD, SI, SC)
   return 1
+end
+
+-- Builds the prefix and word sets of a board, a chunk of members per
+-- call, on its first search (podium calls it when `search` answers
+-- `unindexed`). ARGV: token (the caller's, random), cursor ('0' to
+-- start), chunk size. The first chunk turns ix from '0' to 'b<token>';
+-- from then on every write keeps the sets of the members it touches in
+-- full (see reindex), and each chunk writes the sets of the members an
+-- HSCAN step of I returns: an HSCAN returns every member present from
+-- its first call to its last at least once, and a member added, changed
+-- or removed meanwhile had its sets written by that write, so when the
+-- scan ends every member is indexed and ix becomes '1'. Writing a
+-- member's sets twice writes the same counts, so a caller that starts
+-- while another builds joins its token and scans on its own; the first
+-- to finish marks the index built. A change of search_fields during a
+-- build (ix back to '0', or another token) makes the next chunk answer
+-- 'restart': the caller starts again from cursor '0'.
+-- Reply: {'done'}, {'more', cursor, token} or {'restart'}.
+function ops.index()
+  local e = readable(); if e then return e end
+  local tok, cur = ARGV[2], ARGV[3]
+  if cfg.ix == '1' then return {'done'} end
+  if cfg.ix == '0' then
+    if cur ~= '0' then return {'restart'} end
+    tok = 'b' .. tok
+    redis.call('HSET', C, 'ix', tok)
+  elseif cfg.ix ~= tok then
+    if cur ~= '0' then return {'restart'} end
+    tok = cfg.ix
+  end
+  if #cfg.sf > 0 then
+    local r = redis.call('HSCAN', I, cur, 'COUNT', tonumber(ARGV[4]))
+    local kv = r[2]
+    for i = 1, #kv, 2 do
+      for k, c in pairs(prefix_keys(record(kv[i + 1], cfg.sf), {})) do redis.call('ZADD', k, c, kv[i]) end
+    end
+    cur = r[1]
+  else
+    cur = '0'
+  end
+  if cur == '0' then
+    redis.call('HSET', C, 'ix', '1')
+    return {'done'}
+  end
+  return {'more', cur, tok}
 end
 
 -- The search reply: total, ranking, then each page member's entry.
@@ -834,6 +1017,7 @@ end
 function ops.search()
   local e = readable(); if e then return e end
   if table.concat(cfg.sf, ' ') ~= ARGV[2] then return {'stale'} end
+  if cfg.ix ~= '1' then return {'unindexed'} end
   local off, lim = tonumber(ARGV[3]), tonumber(ARGV[4])
   local wd, verify = ARGV[5] == '1', ARGV[6] == '1'
   local toks, us, seen = {}, {}, {}

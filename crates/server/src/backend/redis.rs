@@ -27,6 +27,9 @@ use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
 
+/// Entries of a reset's content copied into the archive per script run.
+const COPY_CHUNK: u64 = 10_000;
+
 // The script checks member and name lengths against these, written out.
 const _: () = assert!(
     podium_engine::MAX_MEMBER_BYTES == 512 && podium_engine::MAX_NAME_BYTES == 512,
@@ -114,9 +117,12 @@ fn tag(board: &str) -> String {
 }
 
 /// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 11] {
+fn keys(board: &str) -> [String; 12] {
     let t = tag(board);
-    ["c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si"].map(|k| format!("{{{t}}}:{k}"))
+    [
+        "c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si", "sc",
+    ]
+    .map(|k| format!("{{{t}}}:{k}"))
 }
 
 /// The search words of a text as the engine indexes them (folded, each cut
@@ -253,8 +259,9 @@ fn podium_err(board: &str, detail: &str) -> ApiError {
             return ApiError::new(
                 Code::Internal,
                 format!(
-                    "an earlier reset of board {board:?} did not finish: its content waits in \
-                     the staging keys (see docs/redis-backend.md)"
+                    "an earlier reset of board {board:?} (by a podium from before resets \
+                     could be finished) did not finish: its content waits in the staging keys \
+                     (see docs/redis-backend.md)"
                 ),
             )
         }
@@ -602,10 +609,9 @@ impl RedisBackend {
     /// Copies the staged content of `board` (step 1 of `reset` done) into
     /// the archive, which exists, in chunks.
     async fn copy_staged(&self, board: &str, archive: &str, n: u64) -> Result<(), ApiError> {
-        const CHUNK: u64 = 10_000;
         let mut from = 0;
         while from < n {
-            let to = (from + CHUNK).min(n) - 1;
+            let to = (from + COPY_CHUNK).min(n) - 1;
             let mut a = arr(self
                 .call(board, "staged", [from.to_string(), to.to_string()])
                 .await?)?;
@@ -633,6 +639,81 @@ impl RedisBackend {
             from = to + 1;
         }
         Ok(())
+    }
+
+    /// Builds the search sets of `board` (its first search; see the
+    /// script's `index`): one script run per chunk of members, so a big
+    /// board does not hold Redis for seconds, while writes from any node
+    /// keep the members they touch indexed.
+    async fn build_index(&self, board: &str) -> Result<(), ApiError> {
+        const CHUNK: &str = "1000";
+        // Distinct across builders (nodes, calls): process, clock, count.
+        static BUILDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let fresh = || {
+            let nanos = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos());
+            let n = BUILDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            format!("{}.{nanos}.{n}", std::process::id())
+        };
+        let (mut token, mut cursor) = (fresh(), "0".to_string());
+        let mut restarts = 0;
+        loop {
+            let a = arr(self
+                .call(board, "index", [token.as_str(), cursor.as_str(), CHUNK])
+                .await?)?;
+            match a.first().and_then(text).as_deref() {
+                Some("done") => return Ok(()),
+                Some("more") if a.len() == 3 => {
+                    cursor = text(&a[1]).ok_or_else(|| protocol("index cursor"))?;
+                    token = text(&a[2]).ok_or_else(|| protocol("index token"))?;
+                }
+                // The search fields changed under the build.
+                Some("restart") if restarts < 5 => {
+                    restarts += 1;
+                    (token, cursor) = (fresh(), "0".to_string());
+                }
+                Some("restart") => return Err(ApiError::new(
+                    Code::StorageUnavailable,
+                    "the board's search fields kept changing while its index was built; try again",
+                )),
+                _ => return Err(protocol("index")),
+            }
+        }
+    }
+
+    /// For tests: a reset of `board` that stops as a crash would, after
+    /// its first step (`copied: None`: the content moved to the staging
+    /// keys, no archive yet) or after naming and creating the archive and
+    /// copying the first `copied` entries into it (all of them: only the
+    /// staging keys are left). The next `reset` finishes it.
+    #[doc(hidden)]
+    pub async fn reset_stopped_half_way(
+        &self,
+        board: &str,
+        copied: Option<u64>,
+    ) -> Result<(), ApiError> {
+        let (info, json) = self.info_raw(board).await?;
+        let now = self.clock.now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        let taken = arr(self
+            .call(board, "take", [json.as_str(), "", now.as_str(), ""])
+            .await?)?;
+        if info.period.is_some() || taken.len() < 2 {
+            return Err(protocol("take (a board without a schedule)"));
+        }
+        let Some(copied) = copied else {
+            return Ok(());
+        };
+        let base = format!("{board}@{}", text(&taken[1]).unwrap_or_default());
+        let existing = self.boards_starting_with(&base).await?;
+        let name =
+            podium_engine::store::next_archive_name(&base, existing.iter().map(String::as_str));
+        self.call(board, "name", [name.as_str()]).await?;
+        let mut fields: Vec<String> = taken[2..].iter().filter_map(text).collect();
+        fields.extend(["ro".to_string(), "1".to_string()]);
+        self.registry("SADD", &name).await?;
+        self.call(&name, "create", fields).await?;
+        self.copy_staged(board, &name, copied).await
     }
 
     /// Runs a Redis call within `call_timeout`, mapping its errors.
@@ -779,6 +860,9 @@ impl RedisBackend {
             return Err(protocol("submit"));
         }
         let ranking = ranking_of(items.first())?;
+        if items.get(1).and_then(text).as_deref() == Some("fast") {
+            return fast_results(ranking, entries, items);
+        }
         items.remove(0);
         if items.len() != entries.len() {
             return Err(protocol("submit results"));
@@ -834,45 +918,107 @@ impl RedisBackend {
         fallback: &str,
         next: Option<&str>,
     ) -> Result<Option<ResetOut>, ApiError> {
-        let mut taken = arr(self
-            .call(
-                board,
-                "take",
-                [json, period.unwrap_or(""), fallback, next.unwrap_or("")],
-            )
-            .await?)?;
-        if taken.len() == 1 && text(&taken[0]).as_deref() == Some("stale") {
-            return Ok(None);
+        // At most one reset that stopped half-way is ever pending (take
+        // refuses to start another), so this runs at most twice.
+        for _ in 0..3 {
+            let mut taken = arr(self
+                .call(
+                    board,
+                    "take",
+                    [json, period.unwrap_or(""), fallback, next.unwrap_or("")],
+                )
+                .await?)?;
+            match taken.first().and_then(text).as_deref() {
+                Some("stale") if taken.len() == 1 => return Ok(None),
+                Some("unfinished") if taken.len() >= 4 => {
+                    let staged = int(&taken[1])?;
+                    let label = text(&taken[2]).ok_or_else(|| protocol("take"))?;
+                    let archive = text(&taken[3]).filter(|a| !a.is_empty());
+                    let fields = taken.drain(4..).filter_map(|v| text(&v)).collect();
+                    let done = self
+                        .finish_reset(board, staged, &label, archive, fields)
+                        .await?;
+                    tracing::warn!(board = %board, archive = ?done, members = staged,
+                        "finished a reset that had stopped half-way");
+                    continue;
+                }
+                _ => {}
+            }
+            if taken.len() < 2 {
+                return Err(protocol("take"));
+            }
+            let archived = int(&taken[0])?;
+            let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
+            let fields = taken.drain(2..).filter_map(|v| text(&v)).collect();
+            let Some(archive) = self
+                .finish_reset(board, archived, &label, None, fields)
+                .await?
+            else {
+                // Finished by another node meanwhile (only possible after
+                // a stop half-way; this take's own reset is not).
+                return Err(protocol("reset finished elsewhere"));
+            };
+            return Ok(Some(ResetOut {
+                board: board.to_string(),
+                archive,
+                archived,
+            }));
         }
-        if taken.len() < 2 {
-            return Err(protocol("take"));
-        }
-        let archived = int(&taken[0])?;
-        let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
-        let mut fields: Vec<String> = taken.drain(2..).filter_map(|v| text(&v)).collect();
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "a reset stopped half-way could not be finished; try again",
+        ))
+    }
+
+    /// Steps 2-4 of a reset whose content `take` moved to the staging
+    /// keys (`staged` members, for period `label`, the archive's config
+    /// `fields`): names the archive (or uses the name recorded by an
+    /// earlier attempt), creates it, copies the content in, drops the
+    /// staging keys and applies `keep_archives`. Every step can run again
+    /// after a crash: the name is recorded before the archive exists, an
+    /// archive already created under it is reused, and copying an entry
+    /// again changes nothing. Returns the archive, or `None` when another
+    /// node finished this reset first.
+    async fn finish_reset(
+        &self,
+        board: &str,
+        staged: u64,
+        label: &str,
+        recorded: Option<String>,
+        mut fields: Vec<String>,
+    ) -> Result<Option<String>, ApiError> {
         let keep = fields
             .chunks(2)
             .find(|f| f.len() == 2 && f[0] == "json")
             .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
             .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
         fields.extend(["ro".to_string(), "1".to_string()]);
-        // Named as the embedded engine names it (one past the highest taken
-        // for the label); a name another node took meanwhile is skipped.
-        let base = format!("{board}@{label}");
-        let mut taken = self.boards_starting_with(&base).await?;
-        let mut archive;
-        loop {
-            archive =
-                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str));
-            Store::validate_name(&archive)?;
-            self.registry("SADD", &archive).await?;
-            match self.call(&archive, "create", fields.clone()).await {
-                Ok(_) => break,
-                Err(e) if e.code == Code::BoardExists => taken.push(archive),
-                Err(e) => return Err(e),
+        let archive = match recorded {
+            Some(a) => a,
+            None => {
+                // Named as the embedded engine names it (one past the
+                // highest taken for the label).
+                let base = format!("{board}@{label}");
+                let taken = self.boards_starting_with(&base).await?;
+                let name = podium_engine::store::next_archive_name(
+                    &base,
+                    taken.iter().map(String::as_str),
+                );
+                Store::validate_name(&name)?;
+                match self.call(board, "name", [name.as_str()]).await? {
+                    Value::Nil => return Ok(None),
+                    v => text(&v).ok_or_else(|| protocol("name"))?,
+                }
             }
+        };
+        self.registry("SADD", &archive).await?;
+        match self.call(&archive, "create", fields).await {
+            // Created by an earlier attempt at this reset (the name is
+            // recorded before the archive exists, so it is this one's).
+            Err(e) if e.code == Code::BoardExists => {}
+            r => drop(r?),
         }
-        self.copy_staged(board, &archive, archived).await?;
+        self.copy_staged(board, &archive, staged).await?;
         self.call(board, "unstage", Vec::<String>::new()).await?;
         if let Some(keep) = keep {
             let prefix = format!("{board}@");
@@ -886,11 +1032,7 @@ impl RedisBackend {
                 }
             }
         }
-        Ok(Some(ResetOut {
-            board: board.to_string(),
-            archive,
-            archived,
-        }))
+        Ok(Some(archive))
     }
 
     /// Runs every scheduled reset that fell due by the clock's now, as the
@@ -1060,6 +1202,143 @@ fn aggregate_boards(
         }
     }
     acc
+}
+
+/// The results of a batch the script applied by its fast path
+/// (`submit_fast`: plain `set`s, each member once, every one applied):
+/// from each entry's previous score and its place in the final board,
+/// the rank each had right after it was applied, as the engine answers.
+fn fast_results(
+    ranking: Ranking,
+    entries: &[SubmitIn],
+    mut items: Vec<Value>,
+) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+    if items.len() != 5 {
+        return Err(protocol("submit fast"));
+    }
+    let at = arr(items.pop().unwrap_or(Value::Nil))?;
+    let olds = arr(items.pop().unwrap_or(Value::Nil))?;
+    let asc = int(&items[2])? == 1;
+    if at.len() != entries.len() || olds.len() != entries.len() {
+        return Err(protocol("submit fast results"));
+    }
+    let olds: Vec<Option<f64>> = olds
+        .iter()
+        .map(|v| match v {
+            Value::Nil => Ok(None),
+            v => score(v).map(Some),
+        })
+        .collect::<Result<_, _>>()?;
+    let at: Vec<u64> = at.iter().map(int).collect::<Result<_, _>>()?;
+    let keys: Vec<(f64, &str)> = entries
+        .iter()
+        .map(|e| (e.score.0, e.member.as_str()))
+        .collect();
+    let seq = sequential_places(asc, ranking == Ranking::Unique, &keys, &olds, &at);
+    Ok(entries
+        .iter()
+        .zip(olds)
+        .zip(seq)
+        .map(|((e, old), place)| {
+            Ok(SubmitOut {
+                member: e.member.clone(),
+                score: Some(e.score),
+                rank: Some(place + 1),
+                previous: old.map(Score),
+                changed: old != Some(e.score.0),
+                created: old.is_none(),
+                applied: true,
+                evicted: 0,
+            })
+        })
+        .collect())
+}
+
+/// Whether `a` is ahead of `b` in a board's order: the better score, and
+/// between equal scores the member Redis puts first (bytes descending on
+/// a desc board read with `REV`, ascending on an asc one). `by_member:
+/// false` compares scores only (strictly better).
+fn ahead(asc: bool, by_member: bool, a: (f64, &str), b: (f64, &str)) -> bool {
+    use std::cmp::Ordering::*;
+    let by_score = if asc {
+        a.0.partial_cmp(&b.0)
+    } else {
+        b.0.partial_cmp(&a.0)
+    };
+    match by_score {
+        Some(Less) => true,
+        Some(Equal) if by_member => {
+            if asc {
+                a.1.as_bytes() < b.1.as_bytes()
+            } else {
+                a.1.as_bytes() > b.1.as_bytes()
+            }
+        }
+        _ => false,
+    }
+}
+
+/// The place each entry of a batch had right after it was applied, from
+/// its place in the final board (`at`: the position on a unique board,
+/// else the count of strictly better scores): every later entry `j` of
+/// the batch (each member once) was then still at its previous score
+/// `olds[j]` (or absent) rather than its new one, so entry `i`'s place is
+/// `at[i]` minus the later entries whose new key is ahead of it, plus the
+/// later ones whose previous key is. Counted from the last entry back
+/// with a Fenwick tree over the keys in board order: O(n log n).
+fn sequential_places(
+    asc: bool,
+    unique: bool,
+    keys: &[(f64, &str)],
+    olds: &[Option<f64>],
+    at: &[u64],
+) -> Vec<u64> {
+    let mut all: Vec<(f64, &str)> = keys.to_vec();
+    all.extend(
+        keys.iter()
+            .zip(olds)
+            .filter_map(|(k, o)| o.map(|x| (x, k.1))),
+    );
+    // Best first: a key's coordinate is how many keys are strictly ahead
+    // of it, so "ahead of q" is "coordinate below q's".
+    all.sort_by(|a, b| {
+        if ahead(asc, true, *a, *b) {
+            std::cmp::Ordering::Less
+        } else if ahead(asc, true, *b, *a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    let coord =
+        |q: (f64, &str), by_member: bool| all.partition_point(|k| ahead(asc, by_member, *k, q));
+    let mut tree = vec![0i64; all.len() + 1];
+    let add = |tree: &mut Vec<i64>, c: usize, d: i64| {
+        let mut i = c + 1;
+        while i < tree.len() {
+            tree[i] += d;
+            i += i & i.wrapping_neg();
+        }
+    };
+    // Sum over coordinates below c.
+    let below = |tree: &Vec<i64>, c: usize| {
+        let (mut i, mut s) = (c, 0);
+        while i > 0 {
+            s += tree[i];
+            i -= i & i.wrapping_neg();
+        }
+        s
+    };
+    let mut out = vec![0; keys.len()];
+    for i in (0..keys.len()).rev() {
+        let shift = below(&tree, coord(keys[i], unique));
+        out[i] = (at[i] as i64 - shift).max(0) as u64;
+        add(&mut tree, coord(keys[i], true), 1);
+        if let Some(x) = olds[i] {
+            add(&mut tree, coord((x, keys[i].1), true), -1);
+        }
+    }
+    out
 }
 
 /// One item of the submit script's reply.
@@ -1659,8 +1938,13 @@ impl Backend for RedisBackend {
                 args.extend([t.word, flag(t.prefix).into(), field]);
             }
             let mut a = arr(self.call(board, "search", args).await?)?;
-            if a.len() == 1 && text(&a[0]).as_deref() == Some("stale") {
-                continue;
+            match (a.len(), a.first().and_then(text).as_deref()) {
+                (1, Some("stale")) => continue,
+                (1, Some("unindexed")) => {
+                    self.build_index(board).await?;
+                    continue;
+                }
+                _ => {}
             }
             if a.len() < 2 {
                 return Err(protocol("search"));
@@ -1731,5 +2015,60 @@ impl Backend for RedisBackend {
                 data: e.data,
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The places `sequential_places` derives from the final board equal
+    /// those of applying the batch one entry at a time to a model board
+    /// (a sorted list), for random batches with ties, moves both ways,
+    /// new members, both orders and both rankings.
+    #[test]
+    fn sequential_places_match_applying_one_at_a_time() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+        let pool: Vec<String> = (0..40).map(|i| format!("m{i}")).collect();
+        for round in 0..400 {
+            let (asc, unique) = (round % 2 == 0, round % 4 < 2);
+            let mut board: Vec<(f64, &str)> = Vec::new();
+            for m in &pool {
+                if rng.random_bool(0.5) {
+                    board.push((rng.random_range(0..5) as f64, m));
+                }
+            }
+            let mut order: Vec<&str> = pool.iter().map(String::as_str).collect();
+            let n = rng.random_range(1..30);
+            let mut keys = Vec::new();
+            for _ in 0..n {
+                let m = order.swap_remove(rng.random_range(0..order.len()));
+                keys.push((rng.random_range(0..5) as f64, m));
+            }
+            let olds: Vec<Option<f64>> = keys
+                .iter()
+                .map(|k| board.iter().find(|b| b.1 == k.1).map(|b| b.0))
+                .collect();
+            // The place of q in a board: what is ahead of it.
+            let place = |board: &[(f64, &str)], q: (f64, &str)| {
+                board
+                    .iter()
+                    .filter(|b| b.1 != q.1 && ahead(asc, unique, **b, q))
+                    .count() as u64
+            };
+            let mut want = Vec::new();
+            for k in &keys {
+                board.retain(|b| b.1 != k.1);
+                board.push(*k);
+                want.push(place(&board, *k));
+            }
+            let at: Vec<u64> = keys.iter().map(|k| place(&board, *k)).collect();
+            assert_eq!(
+                sequential_places(asc, unique, &keys, &olds, &at),
+                want,
+                "round {round}"
+            );
+        }
     }
 }
