@@ -269,7 +269,7 @@ local function drop_index(sf, ix)
   for i = 2, #all, 2 do prefix_keys(record(all[i], sf), set) end
   local ks = {}
   for k in pairs(set) do ks[#ks + 1] = k end
-  chunks(ks, function(part) redis.call('DEL', unpack(part)) end)
+  chunks(ks, function(part) redis.call('UNLINK', unpack(part)) end)
 end
 
 -- The board has no sets any more (none yet, or dropped): writes keep
@@ -657,7 +657,9 @@ function ops.delete()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   drop_index(cfg.sf, cfg.ix)
-  redis.call('DEL', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC)
+  -- UNLINK: a board of millions is freed by Redis's background thread,
+  -- not inside this script, which would stall every client meanwhile.
+  redis.call('UNLINK', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC)
   return 1
 end
 
@@ -790,7 +792,7 @@ end
 function ops.replace()
   local e = writable(); if e then return e end
   drop_index(cfg.sf, cfg.ix)
-  redis.call('DEL', Z, N, D, I)
+  redis.call('UNLINK', Z, N, D, I)
   unindexed()
   for i = 2, #ARGV, 3000 do
     local args = {'ZADD', Z}
