@@ -121,10 +121,6 @@ pub struct PodiumServer {
 }
 
 impl PodiumServer {
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
     pub fn start(exe: &Path, fsync: Fsync) -> Result<PodiumServer> {
         Self::start_with(exe, fsync, &[])
     }
