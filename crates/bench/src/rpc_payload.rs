@@ -19,6 +19,12 @@
 //! uses redis-rs, into `(String, f64)` pairs. MB/s counts each server's own
 //! response bytes (podium's entries carry their rank and field names, so
 //! they are larger than Redis's), hence the entries/s row.
+//!
+//! With `data` set, each size also gets a board whose members carry a
+//! JSON `data` object of about that many bytes (a player profile), read in
+//! the same modes on podium only (a sorted set has nowhere to keep it): the
+//! realistic large export, where the bytes are the profiles' and the
+//! per-entry work of the bare board is spread over many more bytes.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -27,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use bytes::{Buf, BytesMut};
-use podium_client::{Client, Ser};
+use podium_client::{Client, Ser, Submission};
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -55,6 +61,9 @@ pub struct RpcPayloadOptions {
     pub connections: usize,
     /// Each mode runs at least this long (and at least 3 requests).
     pub min_time: Duration,
+    /// Bytes of JSON `data` per member of the extra boards (none: no extra
+    /// boards).
+    pub data: Option<u64>,
 }
 
 impl Default for RpcPayloadOptions {
@@ -66,6 +75,7 @@ impl Default for RpcPayloadOptions {
             depth: 4,
             connections: 4,
             min_time: Duration::from_secs(1),
+            data: None,
         }
     }
 }
@@ -200,6 +210,27 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
     out.flush()?;
     let podium = podium_side(opts, server.rpc, &counts, &scores)
         .with_context(|| format!("podium side; its log:\n{}", server.log()))?;
+    let with_data = match opts.data {
+        Some(bytes) => {
+            let counts: Vec<(String, u64)> = counts
+                .iter()
+                .zip(&podium)
+                .map(|((label, n), p)| {
+                    // As many profiles as make about the bare export's bytes.
+                    let per = bytes as f64 + p.sync.per_request() / *n as f64;
+                    let d = match opts.members {
+                        Some(_) => *n,
+                        None => ((p.sync.per_request() / per) as u64).max(1),
+                    };
+                    (format!("{label} with {bytes} B data"), d)
+                })
+                .collect();
+            let m = podium_data_side(opts, server.rpc, &counts, bytes, &scores)
+                .with_context(|| format!("podium data boards; its log:\n{}", server.log()))?;
+            counts.into_iter().zip(m).collect()
+        }
+        None => Vec::new(),
+    };
     drop(server);
 
     let redis = match net::maybe_redis(&opts.net, out)? {
@@ -254,6 +285,47 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
             .members(*n),
         );
         goal = Some((label.clone(), *p, copy));
+    }
+    for ((label, n), p) in &with_data {
+        let copy = memcpy_mbps(p.sync.per_request() as usize, opts.min_time);
+        let key = label.replace(' ', "_").to_lowercase();
+        let what = format!(
+            "{label} ({} entries, {:.1} MiB)",
+            crate::report::thousands(*n as i128),
+            p.sync.per_request() / MIB as f64
+        );
+        for (name, r, with_copy) in [
+            ("sync", p.sync, true),
+            ("pipelined", p.pipelined, true),
+            ("parallel", p.parallel, true),
+            ("sync, decoded", p.decoded, false),
+        ] {
+            let fig = Figure::new(
+                format!("{key}_{}", name.replace([' ', ','], "_").replace("__", "_")),
+                format!("{what}: {name}"),
+                "MB/s",
+                r.mbps(),
+                None,
+                Better::Higher,
+            )
+            .members(*n);
+            figures.push(if with_copy {
+                fig.baseline(copy, COPY)
+            } else {
+                fig
+            });
+        }
+        figures.push(
+            Figure::new(
+                format!("{key}_sync_entries"),
+                format!("{what}: sync, entries/s"),
+                "entries/s",
+                *n as f64 * p.sync.requests as f64 / p.sync.secs,
+                None,
+                Better::Higher,
+            )
+            .members(*n),
+        );
     }
     writeln!(out)?;
     let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
@@ -330,6 +402,72 @@ fn podium_side(
         let m = rt.block_on(podium_modes(opts, addr, board, *n))?;
         pb.inc(3);
         // Parallel connections: their client on two threads.
+        let rt2 = net::runtime(2)?;
+        let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
+        pb.finish_and_clear();
+        all.push(Modes { parallel, ..m });
+    }
+    Ok(all)
+}
+
+/// A JSON object of about `bytes` bytes (a profile: a text and two
+/// numbers), different per member.
+fn profile(i: u64, bytes: u64) -> rmpv::Value {
+    let fill = (bytes as usize).saturating_sub(40).max(1);
+    let bio: String = (0..fill)
+        .map(|k| char::from(b'a' + ((i as usize + k) % 26) as u8))
+        .collect();
+    rmpv::Value::Map(vec![
+        ("bio".into(), bio.into()),
+        ("id".into(), i.into()),
+        ("level".into(), (i % 97).into()),
+    ])
+}
+
+/// Boards `d{k}` of `counts[k].1` members with `data` profiles, each read
+/// in the same modes as the bare boards.
+fn podium_data_side(
+    opts: &RpcPayloadOptions,
+    addr: SocketAddr,
+    counts: &[(String, u64)],
+    bytes: u64,
+    scores: &[f64],
+) -> Result<Vec<Modes>> {
+    let rt = net::runtime(0)?;
+    let boards: Vec<String> = (0..counts.len()).map(|k| format!("d{k}")).collect();
+    let mut all = Vec::new();
+    for ((label, n), board) in counts.iter().zip(&boards) {
+        let pb = bar(opts.net.progress, *n, &format!("podium load {board}"));
+        rt.block_on(async {
+            let c = Client::connect(addr).await?;
+            // Batches of about 1 MB.
+            let batch = (1_000_000 / bytes.max(1)).clamp(1, 10_000);
+            let mut i = 0;
+            while i < *n {
+                let end = (i + batch).min(*n);
+                let entries: Vec<Submission> = (i..end)
+                    .map(|k| Submission {
+                        data: Some(profile(k, bytes)),
+                        ..Submission::new(format!("m{k}"), scores[k as usize % scores.len()])
+                    })
+                    .collect();
+                let r = c.import(board, &entries).await?;
+                if r.failed > 0 {
+                    bail!(
+                        "import refused {} entries: {:?}",
+                        r.failed,
+                        r.errors.first()
+                    );
+                }
+                pb.inc(end - i);
+                i = end;
+            }
+            anyhow::Ok(())
+        })?;
+        pb.finish_and_clear();
+        let pb = bar(opts.net.progress, 4, &format!("podium {label}"));
+        let m = rt.block_on(podium_modes(opts, addr, board, *n))?;
+        pb.inc(3);
         let rt2 = net::runtime(2)?;
         let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
         pb.finish_and_clear();

@@ -235,6 +235,11 @@ struct RpcPayloadArgs {
     /// Seconds each mode runs at least.
     #[arg(long, default_value_t = 1.0)]
     seconds: f64,
+
+    /// Also export boards whose members carry a JSON `data` object of
+    /// about this many bytes (e.g. 1KiB), as extra rows beside the bare ones.
+    #[arg(long, value_parser = parse_bytes)]
+    data: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -365,6 +370,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 depth: a.depth,
                 connections: a.connections,
                 min_time: seconds(a.seconds, "--seconds")?,
+                data: a.data,
             };
             podium_bench::rpc_payload::run(&opts, &mut std::io::stdout().lock())?
         }

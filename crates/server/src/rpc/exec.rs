@@ -82,33 +82,59 @@ pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
 /// One entry as `rmp_serde` encodes [`crate::api::EntryOut`] (and, with
 /// `with_data`, `export`'s lines), byte for byte, written straight from the
 /// board: a streamed export of millions of entries then costs no
-/// allocation per entry and no trip through the DTOs.
+/// allocation per entry and no trip through the DTOs. The fixed parts (the
+/// map header, the field names, the float marker) are constant bytes and
+/// an ASCII member id of up to 31 bytes is copied behind a one-byte header,
+/// the common entry costing a handful of copies; `data` is transcoded from
+/// its JSON text without building a tree ([`super::json_mp`]).
 fn encode_entry_ref(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_data: bool) {
     use rmp::encode as w;
-    let data = match e.data {
-        Some(d) if with_data => serde_json::from_str::<serde_json::Value>(d).ok(),
-        _ => None,
-    };
-    let fields = 3 + e.name.is_some() as u32 + data.is_some() as u32;
-    // Writing into a Vec cannot fail.
-    let _ = w::write_map_len(out, fields);
-    let _ = w::write_str(out, "member");
-    match std::str::from_utf8(e.member) {
-        Ok(m) => w::write_str(out, m),
-        Err(_) => w::write_str(out, &String::from_utf8_lossy(e.member)),
+    let data = e.data.filter(|_| with_data);
+    let m = e.member;
+    out.reserve(m.len() + e.name.map_or(0, str::len) + data.map_or(0, str::len) + 48);
+    let head = out.len();
+    // A fixmap: at most 5 fields. `data` is counted until it fails to parse.
+    out.push(0x80 | (3 + e.name.is_some() as u8 + data.is_some() as u8));
+    out.extend_from_slice(b"\xa6member");
+    if m.len() < 32 && m.is_ascii() {
+        out.push(0xa0 | m.len() as u8);
+        out.extend_from_slice(m);
+    } else {
+        // Writing into a Vec cannot fail.
+        let _ = match std::str::from_utf8(m) {
+            Ok(m) => w::write_str(out, m),
+            Err(_) => w::write_str(out, &String::from_utf8_lossy(m)),
+        };
     }
-    .ok();
-    let _ = w::write_str(out, "score");
-    let _ = w::write_f64(out, e.score);
-    let _ = w::write_str(out, "rank");
-    let _ = w::write_uint(out, e.rank);
+    out.extend_from_slice(b"\xa5score\xcb");
+    out.extend_from_slice(&e.score.to_bits().to_be_bytes());
+    out.extend_from_slice(b"\xa4rank");
+    let r = e.rank;
+    if r < 128 {
+        out.push(r as u8);
+    } else {
+        let _ = w::write_uint(out, r);
+    }
     if let Some(name) = e.name {
         let _ = w::write_str(out, "name");
         let _ = w::write_str(out, name);
     }
     if let Some(d) = data {
+        let key = out.len();
         let _ = w::write_str(out, "data");
-        let _ = rmp_serde::encode::write_named(out, &d);
+        if !super::json_mp::transcode(d, out) {
+            // Text a `Value` would reorder (or not JSON at all): the DTO's
+            // own way, which leaves the field out when it does not parse.
+            match serde_json::from_str::<serde_json::Value>(d) {
+                Ok(v) => {
+                    let _ = rmp_serde::encode::write_named(out, &v);
+                }
+                Err(_) => {
+                    out.truncate(key);
+                    out[head] -= 1;
+                }
+            }
+        }
     }
 }
 
@@ -132,8 +158,9 @@ fn visit_chunk_off(
     })
 }
 
-/// A chunk of entries read in place by [`Service::visit_entries`].
-fn visit_chunk(
+/// A chunk of entries read in place by [`Service::visit_entries`], as
+/// the connection streams them (public for the `export_encode` example).
+pub fn visit_chunk(
     svc: &Service,
     board: &str,
     skip: u64,
@@ -968,8 +995,9 @@ mod tests {
 
     /// The in-place encoder writes exactly the bytes rmp-serde gives for
     /// the DTOs (`EntryOut` with and without data, `export`'s lines), for
-    /// names, data, ±inf, fractions, big ranks, members
-    /// that are not UTF-8, in every ranking mode and both directions.
+    /// names, data, ±inf, fractions, big ranks, members that are not
+    /// UTF-8, not ASCII or longer than 31 bytes, in every ranking mode and
+    /// both directions.
     #[test]
     fn in_place_entries_encode_as_the_dtos() {
         use podium_engine::{Board, BoardConfig, Ranking, Submit};
@@ -983,6 +1011,9 @@ mod tests {
             let ids: Vec<Vec<u8>> = (0..300u32)
                 .map(|i| match i % 7 {
                     0 => vec![0xff, 0xfe, i as u8],
+                    // Past the one-byte header, and not ASCII.
+                    1 => format!("{i:0>40}").into_bytes(),
+                    2 => format!("é{i}").into_bytes(),
                     _ => format!("m{i}").into_bytes(),
                 })
                 .collect();

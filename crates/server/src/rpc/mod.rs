@@ -17,6 +17,7 @@ pub mod codec;
 pub mod conn;
 pub mod exec;
 pub mod fast;
+pub mod json_mp;
 pub mod method;
 
 use std::sync::Arc;

@@ -1,0 +1,189 @@
+//! Times the MessagePack-RPC `export` encoder in process (issue 5): how many
+//! entries a second the server can produce before any socket is involved.
+//!
+//! Loads one board the way `podium bench rpc-payload` does (members
+//! `m0..m{n-1}` imported in order, random scores from the same seeded
+//! generator, so the walk by score visits member records scattered in
+//! memory), then reads the whole board in chunks of `--chunk` entries,
+//! three ways, alternately, `--rounds` times each:
+//!
+//! - **walk**: the board walk alone, each entry's id, score and rank read
+//!   and summed (no encoding): the floor the encoder stands on;
+//! - **encode**: the chunks exactly as the server streams them
+//!   (`rpc::exec::visit_chunk`: a fresh buffer per chunk);
+//!
+//! and prints the median and best of each, in entries/s and MB/s of
+//! encoded bytes. `--seq` gives member `m{i}` score `i` instead (records
+//! visited in memory order: the cost of the scattered records shows as the
+//! difference); `--data N` gives every member a JSON `data` object of about
+//! N bytes (a profile), as a large realistic export carries.
+//!
+//! ```sh
+//! cargo run --release -p podium-server --example export_encode -- \
+//!     --members 3225245 --rounds 7
+//! ```
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use podium_bench::engine::random_score;
+use podium_engine::{Board, BoardConfig, Submit};
+use podium_server::rpc::exec::visit_chunk;
+use podium_server::service::Service;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
+struct Opts {
+    members: u64,
+    chunk: usize,
+    rounds: usize,
+    seq: bool,
+    data: usize,
+}
+
+fn opts() -> Result<Opts> {
+    let mut o = Opts {
+        members: 3_225_245,
+        chunk: 10_000,
+        rounds: 5,
+        seq: false,
+        data: 0,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = |name: &str| -> Result<u64> {
+            args.next()
+                .with_context(|| format!("{name} needs a value"))?
+                .parse()
+                .with_context(|| format!("{name}: not a number"))
+        };
+        match a.as_str() {
+            "--members" => o.members = val("--members")?,
+            "--chunk" => o.chunk = val("--chunk")? as usize,
+            "--rounds" => o.rounds = val("--rounds")? as usize,
+            "--data" => o.data = val("--data")? as usize,
+            "--seq" => o.seq = true,
+            _ => bail!("unknown argument {a}"),
+        }
+    }
+    if o.members == 0 || o.chunk == 0 || o.rounds == 0 {
+        bail!("--members, --chunk and --rounds must be at least 1");
+    }
+    Ok(o)
+}
+
+/// A JSON object of about `len` bytes, different per member, with its
+/// keys sorted as the service stores `data` (`Value::to_string()`).
+fn profile(i: u64, len: usize) -> String {
+    let mut s = String::from("{\"bio\":\"");
+    while s.len() + 30 < len {
+        s.push(char::from(b'a' + ((i as usize + s.len()) % 26) as u8));
+    }
+    s.push_str(&format!("\",\"id\":{i},\"level\":{}}}", i % 97));
+    s
+}
+
+fn load(o: &Opts) -> Result<Board> {
+    let mut board = Board::new(BoardConfig::default())?;
+    let mut rng = SmallRng::seed_from_u64(42);
+    let mut i = 0;
+    while i < o.members {
+        let end = (i + 10_000).min(o.members);
+        let ids: Vec<String> = (i..end).map(|k| format!("m{k}")).collect();
+        let data: Vec<String> = if o.data > 0 {
+            (i..end).map(|k| profile(k, o.data)).collect()
+        } else {
+            Vec::new()
+        };
+        let batch: Vec<Submit> = ids
+            .iter()
+            .enumerate()
+            .map(|(k, m)| {
+                let score = if o.seq {
+                    (i + k as u64) as f64
+                } else {
+                    random_score(&mut rng)
+                };
+                Submit {
+                    data: data.get(k).map(String::as_str),
+                    ..Submit::new(m.as_bytes(), score)
+                }
+            })
+            .collect();
+        for r in board.submit_many(&batch)? {
+            r?;
+        }
+        i = end;
+    }
+    Ok(board)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() -> Result<()> {
+    let o = opts()?;
+    let t = Instant::now();
+    let svc = Service::in_memory();
+    svc.store().insert("b", load(&o)?)?;
+    eprintln!(
+        "loaded {} members ({}, data {} B) in {:.1} s",
+        o.members,
+        if o.seq { "sequential" } else { "random" },
+        o.data,
+        t.elapsed().as_secs_f64()
+    );
+    let n = o.members;
+    let (mut walk, mut enc) = (Vec::new(), Vec::new());
+    let mut bytes = 0u64;
+    for _ in 0..o.rounds {
+        let t = Instant::now();
+        let mut sum = 0u64;
+        let mut done = 0u64;
+        while done < n {
+            let want = o.chunk.min((n - done) as usize);
+            done += svc.visit_entries("b", done as usize, want, false, |e| {
+                sum = sum
+                    .wrapping_add(e.member.len() as u64)
+                    .wrapping_add(e.rank)
+                    .wrapping_add(e.score.to_bits())
+                    .wrapping_add(e.data.map_or(0, |d| d.len() as u64));
+            })? as u64;
+        }
+        black_box(sum);
+        walk.push(t.elapsed().as_secs_f64());
+
+        let t = Instant::now();
+        let mut done = 0u64;
+        bytes = 0;
+        while done < n {
+            let want = o.chunk.min((n - done) as usize);
+            let c = visit_chunk(&svc, "b", done, want, false, true)?;
+            done += c.count as u64;
+            bytes += c.bytes.len() as u64;
+            black_box(&c.bytes);
+        }
+        enc.push(t.elapsed().as_secs_f64());
+    }
+    let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "{n} entries, {:.1} B/entry encoded, chunks of {}, {} rounds",
+        bytes as f64 / n as f64,
+        o.chunk,
+        o.rounds
+    );
+    for (name, v) in [("walk", &mut walk), ("encode", &mut enc)] {
+        let (b, m) = (best(v), median(v));
+        println!(
+            "{name:>7}: median {:.2}M entries/s ({:.0} MB/s), best {:.2}M entries/s ({:.0} MB/s)",
+            n as f64 / m / 1e6,
+            bytes as f64 / m / 1e6,
+            n as f64 / b / 1e6,
+            bytes as f64 / b / 1e6,
+        );
+    }
+    Ok(())
+}
