@@ -487,12 +487,23 @@ impl Service {
         key: &[u8],
         entries: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Lsn), ApiError> {
+        self.zadd_keep(key, entries).map(|(r, lsn, _)| (r, lsn))
+    }
+
+    /// [`Service::zadd`], handing the entries back once applied and
+    /// logged, for a caller that answers from them.
+    #[allow(clippy::type_complexity)]
+    pub fn zadd_keep(
+        &self,
+        key: &[u8],
+        entries: Vec<SubmitRec>,
+    ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Lsn, Vec<SubmitRec>), ApiError> {
         // `write_board` takes the gate and drops an expired key; the type
         // check needs neither.
         self.purge_if_expired(key);
         self.check_not_hash(key)?;
         let name = board_name(key)?;
-        self.write_board(name, move |b| {
+        let ((out, unlogged), lsn, rec) = self.write_board_rec(name, move |b| {
             let subs: Vec<Submit> = entries.iter().map(SubmitRec::as_submit).collect();
             let results = b.submit_many(&subs)?;
             drop(subs);
@@ -509,12 +520,20 @@ impl Service {
                 .map(|r| r.map_err(ApiError::from))
                 .collect();
             // The record takes the entries: a batch is not copied to be logged.
-            let rec = changed.then(|| LogOp::Submit {
+            if !changed {
+                return Ok(((out, entries), None));
+            }
+            let rec = LogOp::Submit {
                 board: name.to_string(),
                 entries,
-            });
-            Ok((out, rec))
-        })
+            };
+            Ok(((out, Vec::new()), Some(rec)))
+        })?;
+        let entries = match rec {
+            Some(LogOp::Submit { entries, .. }) => entries,
+            _ => unlogged,
+        };
+        Ok((out, lsn, entries))
     }
 
     /// ZREM.

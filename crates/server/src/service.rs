@@ -99,12 +99,34 @@ impl RangeBounds {
     }
 }
 
+/// Each entry's result, and the entries as applied.
+pub type SubmitOwned = (
+    Vec<Result<podium_engine::SubmitResult, ApiError>>,
+    Vec<SubmitRec>,
+);
+
 fn op_from_str(s: &str) -> Result<UpdateOp, ApiError> {
     s.parse::<UpdateOp>()
         .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {s:?}")))
 }
 
 fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
+    submit_rec_with(e, e.member.as_bytes().to_vec(), e.name.clone())
+}
+
+/// [`submit_rec`] taking the entry's member and name instead of copying
+/// them (a bulk write's entries are not needed after this).
+fn submit_rec_owned(mut e: SubmitIn) -> Result<SubmitRec, ApiError> {
+    let member = std::mem::take(&mut e.member).into_bytes();
+    let name = e.name.take();
+    submit_rec_with(&e, member, name)
+}
+
+fn submit_rec_with(
+    e: &SubmitIn,
+    member: Vec<u8>,
+    name: Option<String>,
+) -> Result<SubmitRec, ApiError> {
     let data = match &e.data {
         None => None,
         Some(v @ serde_json::Value::Object(_)) => Some(v.to_string()),
@@ -117,7 +139,7 @@ fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
         }
     };
     Ok(SubmitRec {
-        member: e.member.as_bytes().to_vec(),
+        member,
         score: e.score.0,
         op: e.op.as_deref().map(op_from_str).transpose()?,
         presence: match e.only {
@@ -130,7 +152,7 @@ fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
             Some(CondIn::Gt) => Cond::Greater,
             Some(CondIn::Lt) => Cond::Less,
         },
-        name: e.name.clone(),
+        name,
         data,
     })
 }
@@ -318,6 +340,15 @@ impl Service {
         board: &str,
         f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
     ) -> Result<(R, u64), ApiError> {
+        self.write_board_rec(board, f).map(|(r, lsn, _)| (r, lsn))
+    }
+
+    /// [`Service::write_board`], handing back the record once appended.
+    pub(crate) fn write_board_rec<R>(
+        &self,
+        board: &str,
+        f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
+    ) -> Result<(R, u64, Option<LogOp>), ApiError> {
         self.purge_if_expired(board.as_bytes());
         let _gate = self.shared();
         let b = match self.store.get(board) {
@@ -347,11 +378,11 @@ impl Service {
             ),
             _ => e,
         })?;
-        let lsn = match rec {
-            Some(rec) => self.append(&rec)?,
+        let lsn = match &rec {
+            Some(rec) => self.append(rec)?,
             None => 0,
         };
-        Ok((r, lsn))
+        Ok((r, lsn, rec))
     }
 
     fn read<R>(&self, board: &str, f: impl FnOnce(&Board) -> R) -> Result<R, ApiError> {
@@ -428,6 +459,24 @@ impl Service {
         let (results, lsn) = self.zadd(board.as_bytes(), recs)?;
         self.durable(lsn).await?;
         Ok(results)
+    }
+
+    /// [`Service::submit_raw`] taking the entries, which come back as the
+    /// records that were applied and logged (in the same order): RPC's
+    /// bulk write encodes its answer from them, so no member id is copied
+    /// on the way.
+    pub async fn submit_owned(
+        &self,
+        board: &str,
+        entries: Vec<SubmitIn>,
+    ) -> Result<SubmitOwned, ApiError> {
+        let recs = entries
+            .into_iter()
+            .map(submit_rec_owned)
+            .collect::<Result<Vec<_>, _>>()?;
+        let (results, lsn, recs) = self.zadd_keep(board.as_bytes(), recs)?;
+        self.durable(lsn).await?;
+        Ok((results, recs))
     }
 
     /// Answers a removal on an existing board once it is durable.

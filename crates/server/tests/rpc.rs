@@ -920,6 +920,63 @@ fn pipelines_of_1000_requests_are_answered_by_msgid() {
     );
 }
 
+/// Bulk writes of the common shape are applied by the connection's applier
+/// while the reader reads on: every other request pipelined behind them
+/// must still see them applied, and a general-path write between them
+/// must keep its place in the order.
+#[test]
+fn pipelined_bulk_writes_apply_in_order_with_other_requests() {
+    let p = Podium::start(&[]);
+    let mut c = p.client();
+    let mut bytes = Vec::new();
+    let mut want: HashMap<u32, f64> = HashMap::new();
+    let mut id = 0;
+    for i in 0..300u32 {
+        let batch: Vec<Value> = (0..50)
+            .map(|k| entry(&format!("b{k}"), f64::from(i * 100 + k)))
+            .chain([entry("a", f64::from(i))])
+            .collect();
+        id += 1;
+        bytes.extend(request(
+            id,
+            "submit_many",
+            vec!["order".into(), Value::Array(batch)],
+        ));
+        // Read behind the batch: its score for "a".
+        id += 1;
+        bytes.extend(request(id, "score", vec!["order".into(), "a".into()]));
+        want.insert(id, f64::from(i));
+        if i % 3 == 0 {
+            // A general-path write, then a read that must see it, and
+            // the next batch must overwrite it again.
+            id += 1;
+            bytes.extend(request(
+                id,
+                "submit",
+                vec!["order".into(), entry("a", f64::from(i) + 0.5)],
+            ));
+            id += 1;
+            bytes.extend(request(id, "score", vec!["order".into(), "a".into()]));
+            want.insert(id, f64::from(i) + 0.5);
+        }
+    }
+    c.send(&bytes);
+    for _ in 0..id {
+        let (rid, r) = c.response();
+        let v = r.unwrap_or_else(|e| panic!("request {rid}: {e:?}"));
+        if let Some(s) = want.remove(&rid) {
+            assert_eq!(get(&v, "score"), &Value::F64(s), "read {rid}");
+        }
+    }
+    assert!(want.is_empty());
+    let last = c.call("score", vec!["order".into(), "a".into()]);
+    assert_eq!(get(&last, "score"), &Value::F64(299.0));
+    assert_eq!(
+        get(&c.call("count", vec!["order".into()]), "count"),
+        &Value::from(51)
+    );
+}
+
 #[test]
 fn hostile_frames_close_only_their_connection() {
     let mut p = Podium::start(&[]);

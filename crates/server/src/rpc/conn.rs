@@ -7,7 +7,13 @@
 //! durability in a task of its own, so pipelined writes share one fsync
 //! (the log's group commit) and a write waiting for the disk holds up
 //! nothing behind it; a streamed result is written by a task of its own as
-//! well. On a remote backend (Redis) that first poll only starts the call:
+//! well. The one exception is a bulk write of the common shape
+//! (`submit_many` / `import` read by [`fast`]) on the embedded engine: the
+//! reader hands it, in order, to the connection's applier task, so the next
+//! frames are read and decoded on one core while the engine applies the
+//! previous batch on the other; any other frame first waits until every
+//! bulk write handed over before it is applied, so every request still sees
+//! the writes sent before it, as if run in place. On a remote backend (Redis) that first poll only starts the call:
 //! calls pipelined on one connection run concurrently and may apply in any
 //! order, each answered when Redis answers it, so a client that needs one
 //! write applied before the next waits for the first's answer. Responses reach the socket
@@ -21,6 +27,7 @@
 //! next chunk only when the writer has taken the previous one, so a slow
 //! reader stalls only its own connection.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -28,7 +35,7 @@ use std::time::Duration;
 use bytes::BytesMut;
 use rmpv::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use super::codec::{
@@ -167,6 +174,7 @@ where
         session: Session::new(shared),
         replier,
         tasks: JoinSet::new(),
+        applier: None,
     };
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
@@ -223,8 +231,15 @@ where
     }
     // Let the answers in progress finish, then the writer drains and
     // closes. At shutdown a client that does not read gets a grace period.
-    let Conn { tasks, replier, .. } = conn;
+    let Conn {
+        tasks,
+        replier,
+        applier,
+        ..
+    } = conn;
     drop(replier);
+    // The applier ends once its queue is closed and drained.
+    drop(applier);
     let finish = async move {
         let mut tasks = tasks;
         while tasks.join_next().await.is_some() {}
@@ -249,9 +264,81 @@ struct Conn {
     session: Session,
     replier: Replier,
     tasks: JoinSet<()>,
+    /// Started at the first bulk write on the embedded engine.
+    applier: Option<Applier>,
+}
+
+/// What the reader hands to the applier, in the order read.
+enum Apply {
+    Write {
+        msgid: u32,
+        call: method::Call,
+        held: Held,
+    },
+    /// Answered once every write queued before it is applied.
+    Barrier(oneshot::Sender<()>),
+}
+
+/// The reader's end of the applier task's queue.
+struct Applier {
+    tx: mpsc::UnboundedSender<Apply>,
+    /// Writes queued and not yet applied.
+    pending: Arc<AtomicUsize>,
+}
+
+/// Applies the queued bulk writes one after the other (each answered as
+/// [`Conn::run`] would), then ends when the reader closes the queue.
+async fn apply_loop(
+    be: Arc<dyn Backend>,
+    replier: Replier,
+    mut rx: mpsc::UnboundedReceiver<Apply>,
+    pending: Arc<AtomicUsize>,
+) {
+    let mut tasks = JoinSet::new();
+    while let Some(a) = rx.recv().await {
+        match a {
+            Apply::Write { msgid, call, held } => {
+                run_call(&be, &replier, &mut tasks, Some(msgid), call, held).await;
+                // Release: a reader that sees the count drop sees the write.
+                pending.fetch_sub(1, Ordering::Release);
+            }
+            Apply::Barrier(done) => {
+                let _ = done.send(());
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+    }
+    while tasks.join_next().await.is_some() {}
 }
 
 impl Conn {
+    /// Hands a bulk write to the applier (started on first use).
+    fn queue_write(&mut self, msgid: u32, call: method::Call, held: Held) {
+        let applier = self.applier.get_or_insert_with(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let pending = Arc::new(AtomicUsize::new(0));
+            let task = apply_loop(self.be.clone(), self.replier.clone(), rx, pending.clone());
+            self.tasks.spawn(task);
+            Applier { tx, pending }
+        });
+        applier.pending.fetch_add(1, Ordering::Relaxed);
+        // The applier lives in `tasks` until the queue is closed, so it
+        // cannot be gone while the reader still sends.
+        let _ = applier.tx.send(Apply::Write { msgid, call, held });
+    }
+
+    /// Waits until every bulk write queued so far is applied.
+    async fn settle(&mut self) {
+        let Some(applier) = &self.applier else { return };
+        if applier.pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let (done, wait) = oneshot::channel();
+        if applier.tx.send(Apply::Barrier(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
     /// Handles one frame; false: close the connection.
     async fn frame(&mut self, frame: &[u8], held: Held) -> bool {
         if let Some(w) = fast::bulk_write(frame) {
@@ -272,11 +359,15 @@ impl Conn {
             metrics::counter!("podium_rpc_requests_total").increment(1);
             if let Err(e) = self.session.check(method) {
                 self.replier.reply(Some(w.msgid), Err(e), held).await;
+            } else if self.be.as_embedded().is_some() {
+                self.queue_write(w.msgid, call, held);
             } else {
                 self.run(Some(w.msgid), call, held).await;
             }
             return true;
         }
+        // Whatever this frame is, it comes after the bulk writes before it.
+        self.settle().await;
         let value = match codec::decode_frame(frame) {
             Ok(v) => v,
             Err(e) => {
@@ -338,51 +429,63 @@ impl Conn {
 
     /// Runs a parsed call whose scope is checked.
     async fn run(&mut self, msgid: Option<u32>, call: method::Call, held: Held) {
-        let r = &self.replier;
-        match exec::execute(&self.be, call) {
-            Exec::Ready(res) => r.reply(msgid, res, held).await,
-            Exec::Later(mut fut) => {
-                // The first poll applies the write now, before the next
-                // request is read: writes apply in the order sent.
-                let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
-                match first {
-                    Poll::Ready(res) => r.reply(msgid, res, held).await,
-                    Poll::Pending => {
-                        let r = r.clone();
-                        self.tasks.spawn(async move {
-                            let res = fut.await;
-                            r.reply(msgid, res, held).await;
-                        });
-                    }
+        run_call(&self.be, &self.replier, &mut self.tasks, msgid, call, held).await
+    }
+}
+
+/// Runs a parsed call whose scope is checked; whatever outlives its first
+/// poll goes to `tasks`.
+async fn run_call(
+    be: &Arc<dyn Backend>,
+    r: &Replier,
+    tasks: &mut JoinSet<()>,
+    msgid: Option<u32>,
+    call: method::Call,
+    held: Held,
+) {
+    match exec::execute(be, call) {
+        Exec::Ready(res) => r.reply(msgid, res, held).await,
+        Exec::Later(mut fut) => {
+            // The first poll applies the write now, before the next
+            // request is read: writes apply in the order sent.
+            let first = std::future::poll_fn(|cx| Poll::Ready(fut.as_mut().poll(cx))).await;
+            match first {
+                Poll::Ready(res) => r.reply(msgid, res, held).await,
+                Poll::Pending => {
+                    let r = r.clone();
+                    tasks.spawn(async move {
+                        let res = fut.await;
+                        r.reply(msgid, res, held).await;
+                    });
                 }
             }
-            Exec::Stream(s) => {
-                // Notifications of reads never get here.
-                let Some(id) = msgid else { return };
-                let r = r.clone();
-                self.tasks.spawn(stream(r, id, s, held));
-            }
-            Exec::Deferred(fut) => {
-                let r = r.clone();
-                self.tasks.spawn(async move {
-                    match fut.await {
-                        Exec::Ready(res) => r.reply(msgid, res, held).await,
-                        Exec::Later(f) => {
-                            let res = f.await;
-                            r.reply(msgid, res, held).await
-                        }
-                        Exec::Stream(s) => {
-                            if let Some(id) = msgid {
-                                stream(r, id, s, held).await
-                            }
-                        }
-                        Exec::Deferred(_) => {
-                            let e = ApiError::new(Code::Internal, "a result deferred twice");
-                            r.reply(msgid, Err(e), held).await
+        }
+        Exec::Stream(s) => {
+            // Notifications of reads never get here.
+            let Some(id) = msgid else { return };
+            let r = r.clone();
+            tasks.spawn(stream(r, id, s, held));
+        }
+        Exec::Deferred(fut) => {
+            let r = r.clone();
+            tasks.spawn(async move {
+                match fut.await {
+                    Exec::Ready(res) => r.reply(msgid, res, held).await,
+                    Exec::Later(f) => {
+                        let res = f.await;
+                        r.reply(msgid, res, held).await
+                    }
+                    Exec::Stream(s) => {
+                        if let Some(id) = msgid {
+                            stream(r, id, s, held).await
                         }
                     }
-                });
-            }
+                    Exec::Deferred(_) => {
+                        let e = ApiError::new(Code::Internal, "a result deferred twice");
+                        r.reply(msgid, Err(e), held).await
+                    }
+                }
+            });
         }
     }
 }

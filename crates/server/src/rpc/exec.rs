@@ -234,9 +234,9 @@ fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
 /// writes [`SubmitManyOut`] (a unit test holds them byte for byte) but
 /// straight from the entries and the engine's results: no `SubmitOut` with
 /// a copy of each member id, no serde per item.
-fn encode_submit_many(
+fn encode_submit_many<'a>(
     board: &str,
-    entries: &[SubmitIn],
+    members: impl Iterator<Item = &'a [u8]>,
     results: &[Result<podium_engine::SubmitResult, ApiError>],
 ) -> Vec<u8> {
     use rmp::encode as w;
@@ -251,12 +251,17 @@ fn encode_submit_many(
     let _ = w::write_str(&mut out, board);
     let _ = w::write_str(&mut out, "results");
     let _ = w::write_array_len(&mut out, results.len() as u32);
-    for (e, r) in entries.iter().zip(results) {
+    // A member id is UTF-8 (it came in as a str): written as one.
+    let member = |out: &mut Vec<u8>, m: &[u8]| {
+        let _ = w::write_str_len(out, m.len() as u32);
+        out.extend_from_slice(m);
+    };
+    for (m, r) in members.zip(results) {
         match r {
             Ok(r) => {
                 let _ = w::write_map_len(&mut out, 8);
                 let _ = w::write_str(&mut out, "member");
-                let _ = w::write_str(&mut out, &e.member);
+                member(&mut out, m);
                 let _ = w::write_str(&mut out, "score");
                 opt_f64(&mut out, r.score);
                 let _ = w::write_str(&mut out, "rank");
@@ -278,7 +283,7 @@ fn encode_submit_many(
             Err(err) => {
                 let _ = w::write_map_len(&mut out, 2);
                 let _ = w::write_str(&mut out, "member");
-                let _ = w::write_str(&mut out, &e.member);
+                member(&mut out, m);
                 let _ = w::write_str(&mut out, "error");
                 let _ = w::write_map_len(&mut out, 2);
                 let _ = w::write_str(&mut out, "code");
@@ -567,8 +572,9 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
         Call::SubmitMany { board, entries } => {
             let svc = svc.clone();
             later(async move {
-                let results = svc.submit_raw(&board, &entries).await?;
-                Ok(encode_submit_many(&board, &entries, &results))
+                let (results, recs) = svc.submit_owned(&board, entries).await?;
+                let members = recs.iter().map(|r| r.member.as_slice());
+                Ok(encode_submit_many(&board, members, &results))
             })
         }
         Call::RangeByRank {
@@ -1123,7 +1129,8 @@ mod tests {
         let raw = futures_util::FutureExt::now_or_never(b.submit_raw("lb", &entries))
             .expect("in memory")
             .unwrap();
-        assert_eq!(encode_submit_many("lb", &entries, &raw), want);
+        let members = entries.iter().map(|e| e.member.as_bytes());
+        assert_eq!(encode_submit_many("lb", members, &raw), want);
     }
 
     fn decode(b: &[u8]) -> Value {
