@@ -398,16 +398,28 @@ fn podium_side(
     })?;
     let mut all = Vec::new();
     for ((label, n), board) in counts.iter().zip(&boards) {
-        let pb = bar(opts.net.progress, 4, &format!("podium {label}"));
-        let m = rt.block_on(podium_modes(opts, addr, board, *n))?;
-        pb.inc(3);
-        // Parallel connections: their client on two threads.
-        let rt2 = net::runtime(2)?;
-        let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
-        pb.finish_and_clear();
-        all.push(Modes { parallel, ..m });
+        all.push(read_modes(opts, &rt, addr, label, board, *n)?);
     }
     Ok(all)
+}
+
+/// Every mode of reading `board`'s export (`n` entries).
+fn read_modes(
+    opts: &RpcPayloadOptions,
+    rt: &tokio::runtime::Runtime,
+    addr: SocketAddr,
+    label: &str,
+    board: &str,
+    n: u64,
+) -> Result<Modes> {
+    let pb = bar(opts.net.progress, 4, &format!("podium {label}"));
+    let m = rt.block_on(podium_modes(opts, addr, board, n))?;
+    pb.inc(3);
+    // Parallel connections: their client on two threads.
+    let rt2 = net::runtime(2)?;
+    let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
+    pb.finish_and_clear();
+    Ok(Modes { parallel, ..m })
 }
 
 /// A JSON object of about `bytes` bytes (a profile: a text and two
@@ -465,13 +477,7 @@ fn podium_data_side(
             anyhow::Ok(())
         })?;
         pb.finish_and_clear();
-        let pb = bar(opts.net.progress, 4, &format!("podium {label}"));
-        let m = rt.block_on(podium_modes(opts, addr, board, *n))?;
-        pb.inc(3);
-        let rt2 = net::runtime(2)?;
-        let parallel = rt2.block_on(podium_parallel(opts, addr, board))?;
-        pb.finish_and_clear();
-        all.push(Modes { parallel, ..m });
+        all.push(read_modes(opts, &rt, addr, label, board, *n)?);
     }
     Ok(all)
 }
