@@ -123,7 +123,7 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     let r = redis.as_ref();
     let one_cpu = |s: &Side| s.reads_one_cpu.context("reads on one CPU not measured");
     let (p1, r1) = (one_cpu(&podium)?, r.map(one_cpu).transpose()?);
-    let figures = vec![
+    let mut figures = vec![
         Figure::new(
             "load_sequential_s",
             format!("load {n} sequential scores"),
@@ -156,55 +156,19 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             r.map(|r| rate(r.random)),
             Better::Higher,
         ),
-        Figure::new(
-            "page_read_mean_us",
-            format!("random page of {PAGE_SIZE}, one at a time: mean"),
-            "µs",
-            us(podium.reads.mean_ns),
-            r.map(|r| us(r.reads.mean_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_p50_us",
-            "  p50",
-            "µs",
-            us(podium.reads.p50_ns),
-            r.map(|r| us(r.reads.p50_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_p99_us",
-            "  p99",
-            "µs",
-            us(podium.reads.p99_ns),
-            r.map(|r| us(r.reads.p99_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_one_cpu_mean_us",
-            "the same reads, client and server on one CPU: mean",
-            "µs",
-            us(p1.mean_ns),
-            r1.as_ref().map(|r| us(r.mean_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_one_cpu_p50_us",
-            "  p50",
-            "µs",
-            us(p1.p50_ns),
-            r1.as_ref().map(|r| us(r.p50_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_one_cpu_p99_us",
-            "  p99",
-            "µs",
-            us(p1.p99_ns),
-            r1.as_ref().map(|r| us(r.p99_ns)),
-            Better::Lower,
-        ),
     ];
+    figures.extend(read_rows(
+        "page_read",
+        format!("random page of {PAGE_SIZE}, one at a time: mean"),
+        &podium.reads,
+        r.map(|r| &r.reads),
+    ));
+    figures.extend(read_rows(
+        "page_read_one_cpu",
+        "the same reads, client and server on one CPU: mean".into(),
+        &p1,
+        r1.as_ref(),
+    ));
     let figures: Vec<Figure> = figures.into_iter().map(|f| f.members(n)).collect();
     writeln!(out)?;
     let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
@@ -389,6 +353,25 @@ fn run_redis(
     })
 }
 
+/// Mean, p50 and p99 of one-at-a-time reads, in µs.
+fn read_rows(key: &str, label: String, mine: &Summary, other: Option<&Summary>) -> [Figure; 3] {
+    let row = |stat: &str, label: String, f: fn(&Summary) -> f64| {
+        Figure::new(
+            format!("{key}_{stat}_us"),
+            label,
+            "µs",
+            f(mine) / 1000.0,
+            other.map(|o| f(o) / 1000.0),
+            Better::Lower,
+        )
+    };
+    [
+        row("mean", label, |s| s.mean_ns),
+        row("p50", "  p50".into(), |s| s.p50_ns),
+        row("p99", "  p99".into(), |s| s.p99_ns),
+    ]
+}
+
 /// `top` pages of `rand`, one request at a time.
 async fn podium_reads(
     opts: &Rank10mOptions,
@@ -495,7 +478,6 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
 
     let secs = |d: Duration| d.as_secs_f64();
     let rate = |d: Duration| n as f64 / d.as_secs_f64();
-    let us = |ns: f64| ns / 1000.0;
     let figures: Vec<Figure> = vec![
         Figure::new(
             "load_sequential_s",
@@ -545,32 +527,14 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
             Some(busy.direct_rand),
             Better::Lower,
         ),
-        Figure::new(
-            "page_read_mean_us",
-            format!("random page of {PAGE_SIZE}, one at a time: mean"),
-            "µs",
-            us(podium.reads.mean_ns),
-            Some(us(direct.reads.mean_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_p50_us",
-            "  p50",
-            "µs",
-            us(podium.reads.p50_ns),
-            Some(us(direct.reads.p50_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "page_read_p99_us",
-            "  p99",
-            "µs",
-            us(podium.reads.p99_ns),
-            Some(us(direct.reads.p99_ns)),
-            Better::Lower,
-        ),
     ]
     .into_iter()
+    .chain(read_rows(
+        "page_read",
+        format!("random page of {PAGE_SIZE}, one at a time: mean"),
+        &podium.reads,
+        Some(&direct.reads),
+    ))
     .map(|f| f.members(n))
     .collect();
     writeln!(out)?;

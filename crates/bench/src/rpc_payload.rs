@@ -245,87 +245,14 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
     let mut goal = None;
     for (k, (label, n)) in counts.iter().enumerate() {
         let p = &podium[k];
-        let r = redis.as_ref().map(|r| &r[k]);
         let copy = memcpy_mbps(p.sync.per_request() as usize, opts.min_time);
-        let key = label.replace(' ', "_").to_lowercase();
-        let what = format!(
-            "{label} ({} entries, {:.1} MiB)",
-            crate::report::thousands(*n as i128),
-            p.sync.per_request() / MIB as f64
-        );
-        let mode = |name: &str, f: fn(&Modes) -> Rate, with_copy: bool| {
-            let fig = Figure::new(
-                format!("{key}_{}", name.replace([' ', ','], "_").replace("__", "_")),
-                format!("{what}: {name}"),
-                "MB/s",
-                f(p).mbps(),
-                r.map(|r| f(r).mbps()),
-                Better::Higher,
-            )
-            .members(*n);
-            if with_copy {
-                fig.baseline(copy, COPY)
-            } else {
-                fig
-            }
-        };
-        figures.push(mode("sync", |m| m.sync, true));
-        figures.push(mode("pipelined", |m| m.pipelined, true));
-        figures.push(mode("parallel", |m| m.parallel, true));
-        figures.push(mode("sync, decoded", |m| m.decoded, false));
-        figures.push(
-            Figure::new(
-                format!("{key}_sync_entries"),
-                format!("{what}: sync, entries/s"),
-                "entries/s",
-                *n as f64 * p.sync.requests as f64 / p.sync.secs,
-                r.map(|r| *n as f64 * r.sync.requests as f64 / r.sync.secs),
-                Better::Higher,
-            )
-            .members(*n),
-        );
+        let r = redis.as_ref().map(|r| &r[k]);
+        figures.extend(mode_figures(label, *n, p, r, copy));
         goal = Some((label.clone(), *p, copy));
     }
     for ((label, n), p) in &with_data {
         let copy = memcpy_mbps(p.sync.per_request() as usize, opts.min_time);
-        let key = label.replace(' ', "_").to_lowercase();
-        let what = format!(
-            "{label} ({} entries, {:.1} MiB)",
-            crate::report::thousands(*n as i128),
-            p.sync.per_request() / MIB as f64
-        );
-        for (name, r, with_copy) in [
-            ("sync", p.sync, true),
-            ("pipelined", p.pipelined, true),
-            ("parallel", p.parallel, true),
-            ("sync, decoded", p.decoded, false),
-        ] {
-            let fig = Figure::new(
-                format!("{key}_{}", name.replace([' ', ','], "_").replace("__", "_")),
-                format!("{what}: {name}"),
-                "MB/s",
-                r.mbps(),
-                None,
-                Better::Higher,
-            )
-            .members(*n);
-            figures.push(if with_copy {
-                fig.baseline(copy, COPY)
-            } else {
-                fig
-            });
-        }
-        figures.push(
-            Figure::new(
-                format!("{key}_sync_entries"),
-                format!("{what}: sync, entries/s"),
-                "entries/s",
-                *n as f64 * p.sync.requests as f64 / p.sync.secs,
-                None,
-                Better::Higher,
-            )
-            .members(*n),
-        );
+        figures.extend(mode_figures(label, *n, p, None, copy));
     }
     writeln!(out)?;
     let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
@@ -359,6 +286,49 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
         }
     }
     Ok(records)
+}
+
+/// The rows of one board's export: MB/s per mode (beside the in-process
+/// `copy` of the same bytes, except the decoded mode) and entries/s.
+fn mode_figures(label: &str, n: u64, p: &Modes, r: Option<&Modes>, copy: f64) -> Vec<Figure> {
+    let key = label.replace(' ', "_").to_lowercase();
+    let what = format!(
+        "{label} ({} entries, {:.1} MiB)",
+        crate::report::thousands(n as i128),
+        p.sync.per_request() / MIB as f64
+    );
+    let mode = |name: &str, f: fn(&Modes) -> Rate, with_copy: bool| {
+        let fig = Figure::new(
+            format!("{key}_{}", name.replace([' ', ','], "_").replace("__", "_")),
+            format!("{what}: {name}"),
+            "MB/s",
+            f(p).mbps(),
+            r.map(|r| f(r).mbps()),
+            Better::Higher,
+        )
+        .members(n);
+        if with_copy {
+            fig.baseline(copy, COPY)
+        } else {
+            fig
+        }
+    };
+    let entries = |m: &Modes| n as f64 * m.sync.requests as f64 / m.sync.secs;
+    vec![
+        mode("sync", |m| m.sync, true),
+        mode("pipelined", |m| m.pipelined, true),
+        mode("parallel", |m| m.parallel, true),
+        mode("sync, decoded", |m| m.decoded, false),
+        Figure::new(
+            format!("{key}_sync_entries"),
+            format!("{what}: sync, entries/s"),
+            "entries/s",
+            entries(p),
+            r.map(entries),
+            Better::Higher,
+        )
+        .members(n),
+    ]
 }
 
 fn size_label(b: u64) -> String {

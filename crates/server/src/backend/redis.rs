@@ -1035,6 +1035,17 @@ impl RedisBackend {
         Ok(Some(archive))
     }
 
+    /// Every board's name, sorted (the registry set).
+    async fn registered_boards(&self) -> Result<Vec<String>, ApiError> {
+        let mut c = redis::cmd("SMEMBERS");
+        c.arg(REGISTRY);
+        let mut names: Vec<String> = self
+            .bounded("", c.query_async(&mut self.conn.clone()))
+            .await?;
+        names.sort();
+        Ok(names)
+    }
+
     /// Runs every scheduled reset that fell due by the clock's now, as the
     /// embedded `Service::run_due_resets` does, and returns the archives
     /// this call made. Any number of podium nodes may call it at once on
@@ -1048,12 +1059,7 @@ impl RedisBackend {
     /// the others; only a failure to list the boards is an error.
     pub async fn run_due_resets(&self) -> Result<Vec<ResetOut>, ApiError> {
         let now = self.clock.now();
-        let mut c = redis::cmd("SMEMBERS");
-        c.arg(REGISTRY);
-        let mut names: Vec<String> = self
-            .bounded("", c.query_async(&mut self.conn.clone()))
-            .await?;
-        names.sort();
+        let names = self.registered_boards().await?;
         // Plain reads, concurrently (each board has its own slot); the
         // script re-checks what they saw before it changes anything.
         let states = futures_util::future::join_all(names.iter().map(|n| async move {
@@ -1615,12 +1621,7 @@ impl Backend for RedisBackend {
     }
 
     async fn boards(&self) -> Result<BoardsOut, ApiError> {
-        let mut c = redis::cmd("SMEMBERS");
-        c.arg(REGISTRY);
-        let mut names: Vec<String> = self
-            .bounded("", c.query_async(&mut self.conn.clone()))
-            .await?;
-        names.sort();
+        let names = self.registered_boards().await?;
         // One call per board, concurrently: on a cluster each lives in its
         // own slot, so they cannot share a pipeline.
         let infos = futures_util::future::join_all(names.iter().map(|n| self.info_reply(n))).await;
