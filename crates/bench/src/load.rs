@@ -92,10 +92,20 @@ pub fn check_submit_many(r: &RawResponse) -> Result<()> {
 }
 
 /// Which podium method loads.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Method {
     SubmitMany,
     Import,
+}
+
+impl Method {
+    /// The RPC method's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::SubmitMany => "submit_many",
+            Method::Import => "import",
+        }
+    }
 }
 
 /// A bulk load: members `m0..m{n-1}` with `scores` into `board` (a
@@ -140,10 +150,7 @@ pub async fn podium_named(
         depth,
         scores,
     } = load;
-    let name = match method {
-        Method::SubmitMany => "submit_many",
-        Method::Import => "import",
-    };
+    let name = method.name();
     let check = |r: Result<RawResponse, ClientError>, count: u64| -> Result<()> {
         let r = r.with_context(|| format!("{name} on {board}"))?;
         match method {

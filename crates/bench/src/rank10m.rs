@@ -46,6 +46,9 @@ pub struct Rank10mOptions {
     pub depth: usize,
     /// Page reads, one at a time.
     pub reads: u64,
+    /// podium's load call: `submit_many` (each entry's rank in the answer)
+    /// or `import` (counts only, as ZADD answers).
+    pub method: Method,
     /// `None`: podium's embedded engine against its own Redis. `"redis"`
     /// (start one) or a `redis://` URL: podium on that Redis against the
     /// same Redis used directly.
@@ -60,6 +63,7 @@ impl Default for Rank10mOptions {
             batch: 1_000,
             depth: 8,
             reads: 50_000,
+            method: Method::SubmitMany,
             backend: None,
         }
     }
@@ -85,9 +89,10 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     let n = opts.members;
     writeln!(
         out,
-        "\nrank10m: {} members, batches of {}, {} in flight, {} page reads of {PAGE_SIZE}, \
+        "\nrank10m: {} members, {} batches of {}, {} in flight, {} page reads of {PAGE_SIZE}, \
          fsync {}, seed {}",
         crate::report::thousands(n as i128),
+        opts.method.name(),
         opts.batch,
         opts.depth,
         crate::report::thousands(opts.reads as i128),
@@ -219,9 +224,14 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     )?;
     writeln!(
         out,
-        "  load = first request sent to last answer received; podium acknowledges a \
-         submit_many once durable per --fsync, Redis a ZADD once in its AOF buffer \
+        "  load = first request sent to last answer received; podium acknowledges {} \
+         once durable per --fsync ({}), Redis a ZADD once in its AOF buffer \
          (appendfsync {})",
+        opts.method.name(),
+        match opts.method {
+            Method::SubmitMany => "each entry's rank in the answer",
+            Method::Import => "counts in the answer, as ZADD's",
+        },
         opts.net.fsync
     )?;
     writeln!(
@@ -246,7 +256,7 @@ fn run_podium(
         let pb = bar(opts.net.progress, n, "podium sequential");
         let sequential = load::podium(
             &c,
-            Method::SubmitMany,
+            opts.method,
             &Load {
                 board: "seq",
                 n,
@@ -261,7 +271,7 @@ fn run_podium(
         let pb = bar(opts.net.progress, n, "podium random");
         let random = load::podium(
             &c,
-            Method::SubmitMany,
+            opts.method,
             &Load {
                 board: "rand",
                 n,
@@ -454,9 +464,10 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     };
     writeln!(
         out,
-        "rank10m --backend {url}: {} members, batches of {}, {} in flight, {} page reads of \
+        "rank10m --backend {url}: {} members, {} batches of {}, {} in flight, {} page reads of \
          {PAGE_SIZE}, seed {}; podium on Redis vs the same Redis directly",
         crate::report::thousands(n as i128),
+        opts.method.name(),
         opts.batch,
         opts.depth,
         crate::report::thousands(opts.reads as i128),
@@ -584,9 +595,10 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     )?;
     writeln!(
         out,
-        "  podium's submit_many runs podium's Lua script per batch (these plain sets: \
+        "  podium's {} runs podium's Lua script per batch (submit_many's plain sets: \
          one ZMSCORE, multi-member ZADDs, the new members' search sources, and per \
-         entry its rank as of its turn in the batch); direct is a bare ZADD"
+         entry its rank as of its turn in the batch); direct is a bare ZADD",
+        opts.method.name()
     )?;
     writeln!(
         out,
@@ -653,20 +665,14 @@ fn alternate(
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis sequential");
         let u0 = redis_usec(&mut info, "evalsha").await?;
-        let p_seq = load::podium(
-            &c,
-            Method::SubmitMany,
-            &load_of("seq", Scores::Sequential),
-            &pb,
-        )
-        .await?;
+        let p_seq = load::podium(&c, opts.method, &load_of("seq", Scores::Sequential), &pb).await?;
         let podium_seq = secs(u0, redis_usec(&mut info, "evalsha").await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis random");
         let u0 = redis_usec(&mut info, "evalsha").await?;
         let p_rand = load::podium(
             &c,
-            Method::SubmitMany,
+            opts.method,
             &load_of("rand", Scores::Given(scores)),
             &pb,
         )

@@ -184,6 +184,11 @@ struct Rank10mArgs {
     #[arg(long, value_parser = parse_count, default_value = "50k")]
     reads: u64,
 
+    /// podium's load call: submit-many (each entry's rank in the answer)
+    /// or import (counts only, as Redis's ZADD answers).
+    #[arg(long, value_parser = ["submit-many", "import"], default_value = "submit-many")]
+    method: String,
+
     /// Run podium on Redis and measure its overhead against the same Redis
     /// used directly: "redis" starts a redis-server, or give
     /// redis://HOST:PORT (its keys direct:seq, direct:rand, {seq}…, {rand}…
@@ -349,6 +354,10 @@ fn bench(args: BenchArgs) -> Result<()> {
                 batch: a.batch,
                 depth: a.depth,
                 reads: a.reads,
+                method: match a.method.as_str() {
+                    "import" => podium_bench::load::Method::Import,
+                    _ => podium_bench::load::Method::SubmitMany,
+                },
                 backend: a.backend.clone(),
             };
             podium_bench::rank10m::run(&opts, &mut std::io::stdout().lock())?
