@@ -126,10 +126,47 @@ impl Index {
         self.slots[i] = s;
     }
 
+    /// Grows the table by a quarter in place: the allocation is extended
+    /// (a large one by `mremap`, no copy) and the entries are re-placed from
+    /// the top down. A new table per growth would touch fresh memory five
+    /// times the final table's size over a load, and on the benchmark
+    /// machine the kernel's zeroing of those pages was a fifth of a
+    /// sequential load's time.
+    ///
+    /// Why top-down works: a home only moves up when the capacity grows
+    /// (`home` is `mixed * cap >> 32`), so an entry taken from old slot `p`
+    /// usually lands above `p`, in the part already emptied of old entries;
+    /// the slots its probe passes are then never vacated again (only slots
+    /// below `p` are, later). The few whose new probe would start at or
+    /// below `p`, or run past the end, are placed normally at the end,
+    /// into what is by then a valid table.
     fn grow(&mut self) {
-        let cap = (self.slots.len() + self.slots.len() / 4).max(16);
-        let old = std::mem::replace(&mut self.slots, vec![EMPTY; cap]);
-        for s in old.into_iter().filter(|&s| s != EMPTY) {
+        let old_cap = self.slots.len();
+        let cap = (old_cap + old_cap / 4).max(16);
+        self.slots.reserve_exact(cap - old_cap);
+        self.slots.resize(cap, EMPTY);
+        let mut deferred = Vec::new();
+        for p in (0..old_cap).rev() {
+            let s = self.slots[p];
+            if s == EMPTY {
+                continue;
+            }
+            self.slots[p] = EMPTY;
+            let mut i = self.home(slot_tag(s));
+            if i <= p {
+                deferred.push(s);
+                continue;
+            }
+            while i < cap && self.slots[i] != EMPTY {
+                i += 1;
+            }
+            if i == cap {
+                deferred.push(s);
+            } else {
+                self.slots[i] = s;
+            }
+        }
+        for s in deferred {
             self.place(s);
         }
     }
@@ -210,6 +247,53 @@ mod tests {
                 }
             }
             prop_assert_eq!(idx.len, model.len());
+        }
+
+        /// Every growth keeps every entry findable, whatever the tags: few
+        /// distinct ones (long clusters, entries displaced far from home,
+        /// clusters wrapping past the end) or spread ones.
+        #[test]
+        fn growth_keeps_every_entry(n in 1u32..3000, tags in 16u64..5000, spread in any::<bool>()) {
+            let mut idx = Index::new();
+            let hash = |k: u32| {
+                let t = if spread {
+                    (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32
+                } else {
+                    (k as u64 % tags).wrapping_mul(0xFFFF_FFFF / tags)
+                };
+                (t << 32) | k as u64
+            };
+            for k in 0..n {
+                let cap = idx.slots.len();
+                idx.insert(hash(k), k);
+                if idx.slots.len() != cap {
+                    prop_assert!(idx.check_probes().is_ok(), "{:?}", idx.check_probes());
+                    for j in 0..=k {
+                        prop_assert_eq!(idx.find(hash(j), |id| id == j), Some(j));
+                    }
+                }
+            }
+            prop_assert_eq!(idx.slots.iter().filter(|&&s| s != EMPTY).count(), n as usize);
+        }
+    }
+
+    impl Index {
+        /// Linear probing's invariant: no empty slot between an entry's
+        /// home and the slot it sits in.
+        fn check_probes(&self) -> Result<(), String> {
+            for (at, &s) in self.slots.iter().enumerate() {
+                if s == EMPTY {
+                    continue;
+                }
+                let mut i = self.home(slot_tag(s));
+                while i != at {
+                    if self.slots[i] == EMPTY {
+                        return Err(format!("hole at {i} before entry at {at}"));
+                    }
+                    i = self.next(i);
+                }
+            }
+            Ok(())
         }
     }
 }
