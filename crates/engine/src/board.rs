@@ -691,9 +691,22 @@ impl Board {
     /// index slots, then records, then id bytes are requested for the whole
     /// group before any is read.
     fn find_batch<M: AsRef<[u8]>>(&self, group: &[M], ids: &mut Vec<Option<u32>>) {
+        let mut hashes = Vec::with_capacity(group.len());
+        self.find_batch_hashed(group, ids, &mut hashes);
+    }
+
+    /// [`Board::find_batch`], leaving each member's hash in `hashes` for a
+    /// caller that goes on to look the member up again or intern it.
+    fn find_batch_hashed<M: AsRef<[u8]>>(
+        &self,
+        group: &[M],
+        ids: &mut Vec<Option<u32>>,
+        hashes: &mut Vec<u64>,
+    ) {
         let m = &self.members;
-        let hashes: Vec<u64> = group.iter().map(|x| m.hash_of(x.as_ref())).collect();
-        for &h in &hashes {
+        hashes.clear();
+        hashes.extend(group.iter().map(|x| m.hash_of(x.as_ref())));
+        for &h in hashes.iter() {
             m.prefetch_slot(h);
         }
         let cands: Vec<Option<u32>> = hashes.iter().map(|&h| m.candidate(h)).collect();
@@ -706,7 +719,7 @@ impl Board {
         ids.extend(
             group
                 .iter()
-                .zip(&hashes)
+                .zip(hashes.iter())
                 .map(|(x, &h)| m.find_hashed(h, x.as_ref())),
         );
     }
@@ -805,6 +818,13 @@ impl Board {
 
     /// `submit`: adds or updates one member.
     pub fn submit(&mut self, s: &Submit) -> Result<SubmitResult> {
+        self.submit_hashed(s, self.members.hash_of(s.member))
+    }
+
+    /// [`Board::submit`] of a member whose hash is known (`submit_many`
+    /// hashes each member once for its prefetches, its lookup and its
+    /// interning).
+    fn submit_hashed(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
         self.writable()?;
         Self::check_member(s.member)?;
         if s.score.is_nan() {
@@ -815,8 +835,8 @@ impl Board {
         if op != UpdateOp::Incr {
             self.config.in_bounds(s.score)?;
         }
-        let Some(id) = self.members.find(s.member) else {
-            return self.submit_new(s);
+        let Some(id) = self.members.find_hashed(hash, s.member) else {
+            return self.submit_new(s, hash);
         };
         let old = self.members.score(id);
         // As Redis: NX on an existing member is blocked before any
@@ -870,7 +890,7 @@ impl Board {
         })
     }
 
-    fn submit_new(&mut self, s: &Submit) -> Result<SubmitResult> {
+    fn submit_new(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
         let absent = SubmitResult {
             score: None,
             rank: None,
@@ -891,7 +911,7 @@ impl Board {
             });
         }
         let seq = self.bump_seq();
-        let id = self.members.insert(s.member, s.score, seq);
+        let id = self.members.insert_hashed(s.member, s.score, seq, hash);
         self.apply_extra(id, s.name, s.data);
         self.index_insert(id);
         let key = self.key_of(s.score);
@@ -928,6 +948,7 @@ impl Board {
         }
         let mut out = Vec::with_capacity(batch.len());
         let mut ids = Vec::with_capacity(32);
+        let mut hashes = Vec::with_capacity(32);
         let mut keys = Vec::with_capacity(64);
         for group in batch.chunks(32) {
             // Bring in everything the group will touch, all misses at once:
@@ -936,7 +957,7 @@ impl Board {
             // see the earlier ones applied, and a stale guess costs a load.
             ids.clear();
             let members: Vec<&[u8]> = group.iter().map(|s| s.member).collect();
-            self.find_batch(&members, &mut ids);
+            self.find_batch_hashed(&members, &mut ids, &mut hashes);
             keys.clear();
             for (s, id) in group.iter().zip(&ids) {
                 let old = id.map(|id| self.members.score(id));
@@ -952,8 +973,8 @@ impl Board {
                 );
             }
             self.tree.prefetch_leaves(&keys);
-            for s in group {
-                out.push(self.submit(s));
+            for (s, &h) in group.iter().zip(&hashes) {
+                out.push(self.submit_hashed(s, h));
             }
         }
         Ok(out)

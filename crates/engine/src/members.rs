@@ -316,7 +316,13 @@ impl Members {
 
     /// Interns a member known to be absent; returns its id.
     pub fn insert(&mut self, member: &[u8], score: f64, seq: u64) -> u32 {
+        self.insert_hashed(member, score, seq, self.hash(member))
+    }
+
+    /// [`Members::insert`] with the member's [`Members::hash_of`] known.
+    pub fn insert_hashed(&mut self, member: &[u8], score: f64, seq: u64, hash: u64) -> u32 {
         debug_assert!(member.len() <= MAX_MEMBER_BYTES);
+        debug_assert_eq!(hash, self.hash(member));
         let loc = self.store_bytes(member);
         let rec = Rec { score, loc };
         let id = match self.free.pop() {
@@ -334,8 +340,7 @@ impl Members {
             }
         };
         self.set_seq(id, seq);
-        let h = self.hash(member);
-        self.index.insert(h, id);
+        self.index.insert(hash, id);
         self.live += 1;
         self.live_bytes += Self::stored_size(member.len());
         id
