@@ -454,9 +454,20 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
     /// any, so inner-node misses overlap too. Batched writes call it before
     /// applying a group.
     pub fn prefetch_leaves(&self, keys: &[u64]) {
+        // A key beyond either edge goes to an edge leaf (see
+        // `insert_at_edge`), which the previous one warmed: a sequential
+        // load's group needs no walk at all.
+        let Some((min, max)) = self.edge_keys() else {
+            return;
+        };
+        let keys: Vec<u64> = keys
+            .iter()
+            .copied()
+            .filter(|&k| min <= k && k <= max)
+            .collect();
         let mut nodes = vec![self.root; keys.len()];
         for level in (0..self.height).rev() {
-            for (node, &key) in nodes.iter_mut().zip(keys) {
+            for (node, &key) in nodes.iter_mut().zip(&keys) {
                 let inner = &self.inners[*node as usize];
                 let n = inner.len as usize;
                 *node = inner.children[search_key(&inner.keys[1..n], key, false)];
@@ -569,6 +580,9 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
     /// Inserts `(key, val)` and returns its position. The caller guarantees
     /// the entry is not already present (a board's member map does).
     pub fn insert<T: TieBreak<V>>(&mut self, key: u64, val: V, tie: &T) -> usize {
+        if let Some(pos) = self.insert_at_edge(key, val) {
+            return pos;
+        }
         let mut path = Path::new();
         let mut node = self.root;
         let mut rank = 0;
@@ -587,16 +601,73 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         leaf.prefetch();
         let n = leaf.len as usize;
         let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
+        self.put(node, pos, key, val, &mut path);
+        rank + pos
+    }
+
+    /// The entries with the least and the greatest key (the first of the
+    /// first leaf, the last of the last), by the tree's two edges.
+    fn edge_keys(&self) -> Option<(u64, u64)> {
+        if self.len == 0 {
+            return None;
+        }
+        let (mut first, mut last) = (self.root, self.root);
+        for _ in 0..self.height {
+            first = self.inners[first as usize].children[0];
+            let inner = &self.inners[last as usize];
+            last = inner.children[inner.len as usize - 1];
+        }
+        let (f, l) = (&self.leaves[first as usize], &self.leaves[last as usize]);
+        (f.len > 0 && l.len > 0).then(|| (f.keys[0], l.keys[l.len as usize - 1]))
+    }
+
+    /// Inserts a key below or above every key in the tree (a sequential
+    /// load: ascending scores on a descending board, or the reverse) along
+    /// the first or last child of every node, with no search and no count
+    /// to sum; `None` (nothing done) for any other key. The descent a
+    /// search would make goes the same way: every separator is above the
+    /// first child's entries and at most its own child's least entry.
+    fn insert_at_edge(&mut self, key: u64, val: V) -> Option<usize> {
+        let (min, max) = self.edge_keys()?;
+        let below = key < min;
+        if !below && key <= max {
+            return None;
+        }
+        let mut path = Path::new();
+        let mut node = self.root;
+        for _ in 0..self.height {
+            let inner = &mut self.inners[node as usize];
+            let slot = if below { 0 } else { inner.len as usize - 1 };
+            inner.counts[slot] += 1;
+            path.push(node, slot);
+            node = inner.children[slot];
+        }
+        let rank = if below { 0 } else { self.len };
+        let pos = if below {
+            0
+        } else {
+            self.leaves[node as usize].len as usize
+        };
+        self.len += 1;
+        self.put(node, pos, key, val, &mut path);
+        Some(rank)
+    }
+
+    /// Puts `(key, val)` at `pos` of leaf `node`, reached by `path` (whose
+    /// counts already include it), spilling or splitting a full leaf.
+    #[inline]
+    fn put(&mut self, node: u32, pos: usize, key: u64, val: V, path: &mut Path) {
+        let leaf = &mut self.leaves[node as usize];
+        let n = leaf.len as usize;
         if n < LEAF_CAP {
             leaf.keys.copy_within(pos..n, pos + 1);
             leaf.vals.copy_within(pos..n, pos + 1);
             leaf.keys[pos] = key;
             leaf.vals[pos] = val;
             leaf.len += 1;
-        } else if !self.spill_leaf(node, pos, key, val, &path) {
-            self.split_leaf(node, pos, key, val, &mut path);
+        } else if !self.spill_leaf(node, pos, key, val, path) {
+            self.split_leaf(node, pos, key, val, path);
         }
-        rank + pos
     }
 
     /// A full leaf takes one more entry by handing some entries to a
@@ -1387,13 +1458,20 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Insert(u64, u32),
+        /// A run of inserts each below (or above) every key, as a
+        /// sequential load makes (the edge path, and its splits).
+        Edge(bool, u8, u32),
         Remove(usize),
         RemoveAt(usize),
     }
 
+    /// Keys of `Insert` (`Edge` goes below and above them).
+    const KEYS: std::ops::Range<u64> = 1000..1040;
+
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
-            4 => (0u64..40, 0u32..400).prop_map(|(k, v)| Op::Insert(k, v)),
+            4 => (KEYS, 0u32..400).prop_map(|(k, v)| Op::Insert(k, v)),
+            1 => (any::<bool>(), 1u8..150, 0u32..400).prop_map(|(b, n, v)| Op::Edge(b, n, v)),
             2 => any::<usize>().prop_map(Op::Remove),
             1 => any::<usize>().prop_map(Op::RemoveAt),
         ]
@@ -1417,6 +1495,19 @@ mod tests {
                         }
                         model.insert(pos, (k, v));
                         prop_assert_eq!(t.insert(k, v, &by_val), pos);
+                    }
+                    Op::Edge(below, n, v) => {
+                        for j in 0..n as u32 {
+                            let k = match (below, model.first(), model.last()) {
+                                (true, Some(&(0, _)), _) => break,
+                                (true, Some(&(min, _)), _) => min - 1,
+                                (false, _, Some(&(max, _))) => max + 1,
+                                _ => KEYS.start,
+                            };
+                            let pos = model_pos(&model, (k, v + j));
+                            model.insert(pos, (k, v + j));
+                            prop_assert_eq!(t.insert(k, v + j, &by_val), pos);
+                        }
                     }
                     Op::Remove(i) => {
                         if model.is_empty() { continue; }
@@ -1443,7 +1534,9 @@ mod tests {
                 want.reverse();
                 prop_assert_eq!(back, want);
             }
-            for k in 0..41u64 {
+            let lo = model.first().map_or(0, |e| e.0.saturating_sub(1));
+            let hi = model.last().map_or(0, |e| e.0 + 2);
+            for k in lo..hi {
                 prop_assert_eq!(t.key_rank(k, false), model.partition_point(|e| e.0 < k));
                 prop_assert_eq!(t.key_rank(k, true), model.partition_point(|e| e.0 <= k));
             }

@@ -1093,6 +1093,39 @@ fn valid_sub(s: Scale) -> BoxedStrategy<Sub> {
         .boxed()
 }
 
+/// A run as a sequential load sends it: plain sets of members, each score
+/// beyond the last (ascending or descending, from any of the scale's
+/// scores, so past either end of the board or into its middle), and a
+/// member repeated now and then.
+fn sequential_batch(s: Scale) -> BoxedStrategy<Vec<Sub>> {
+    (
+        vec(member(s), 1..=s.max_batch),
+        select(s.scores),
+        any::<bool>(),
+    )
+        .prop_map(|(members, start, up)| {
+            let start = if start.is_finite() { start } else { 0.0 };
+            members
+                .into_iter()
+                .enumerate()
+                .map(|(i, member)| Sub {
+                    member,
+                    score: if up {
+                        start + i as f64
+                    } else {
+                        start - i as f64
+                    },
+                    op: None,
+                    presence: Presence::Any,
+                    cond: Cond::Always,
+                    name: None,
+                    data: None,
+                })
+                .collect()
+        })
+        .boxed()
+}
+
 fn sub(s: Scale) -> BoxedStrategy<Sub> {
     prop_oneof![
         30 => valid_sub(s),
@@ -1105,6 +1138,7 @@ fn sub(s: Scale) -> BoxedStrategy<Sub> {
 fn batch(s: Scale) -> BoxedStrategy<Vec<Sub>> {
     prop_oneof![
         10 => vec(valid_sub(s), 0..=s.max_batch),
+        2 => sequential_batch(s),
         1 => (vec(valid_sub(s), 1..=s.max_batch), any::<prop::sample::Index>(), flaw())
             .prop_map(|(mut v, i, f)| {
                 let i = i.index(v.len());
