@@ -498,14 +498,43 @@ impl Service {
         key: &[u8],
         entries: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Lsn, Vec<SubmitRec>), ApiError> {
+        self.zadd_keep_or_back(key, entries).map_err(|(e, _)| e)
+    }
+
+    /// [`Service::zadd_keep`] that also hands the entries back when the
+    /// call fails before they are applied (a batch the engine refused as a
+    /// whole), for a caller that retries parts of them (RPC's `import`)
+    /// without having kept a copy of every entry.
+    #[allow(clippy::type_complexity)]
+    pub fn zadd_keep_or_back(
+        &self,
+        key: &[u8],
+        entries: Vec<SubmitRec>,
+    ) -> Result<
+        (Vec<Result<SubmitResult, ApiError>>, Lsn, Vec<SubmitRec>),
+        (ApiError, Vec<SubmitRec>),
+    > {
         // `write_board` takes the gate and drops an expired key; the type
         // check needs neither.
         self.purge_if_expired(key);
-        self.check_not_hash(key)?;
-        let name = board_name(key)?;
-        let ((out, unlogged), lsn, rec) = self.write_board_rec(name, move |b| {
+        if let Err(e) = self.check_not_hash(key) {
+            return Err((e, entries));
+        }
+        let name = match board_name(key) {
+            Ok(n) => n,
+            Err(e) => return Err((e, entries)),
+        };
+        let mut back = Vec::new();
+        let done = self.write_board_rec(name, |b| {
             let subs: Vec<Submit> = entries.iter().map(SubmitRec::as_submit).collect();
-            let results = b.submit_many(&subs)?;
+            let results = match b.submit_many(&subs) {
+                Ok(r) => r,
+                Err(e) => {
+                    drop(subs);
+                    back = entries;
+                    return Err(e.into());
+                }
+            };
             drop(subs);
             // Only a batch that changed something is logged (e.g. not
             // `best` submissions that were no improvement). A name or data
@@ -528,7 +557,8 @@ impl Service {
                 entries,
             };
             Ok(((out, Vec::new()), Some(rec)))
-        })?;
+        });
+        let ((out, unlogged), lsn, rec) = done.map_err(|e| (e, back))?;
         let entries = match rec {
             Some(LogOp::Submit { entries, .. }) => entries,
             _ => unlogged,

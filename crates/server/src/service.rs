@@ -479,6 +479,26 @@ impl Service {
         Ok((results, recs))
     }
 
+    /// The records a bulk write applies, taking each entry's member and
+    /// name (see [`Service::import_recs`]).
+    pub fn submit_recs(entries: Vec<SubmitIn>) -> Result<Vec<SubmitRec>, ApiError> {
+        entries.into_iter().map(submit_rec_owned).collect()
+    }
+
+    /// A batch of records applied as [`Service::submit_owned`] applies
+    /// them, for RPC's `import`: when the engine refuses the batch as a
+    /// whole the records come back with the error, so the caller can retry
+    /// parts of them without having copied every entry beforehand.
+    pub async fn import_recs(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<SubmitOwned, (ApiError, Vec<SubmitRec>)> {
+        let (results, lsn, recs) = self.zadd_keep_or_back(board.as_bytes(), recs)?;
+        self.durable(lsn).await.map_err(|e| (e, Vec::new()))?;
+        Ok((results, recs))
+    }
+
     /// Answers a removal on an existing board once it is durable.
     async fn removed(
         &self,

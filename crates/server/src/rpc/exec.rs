@@ -32,6 +32,7 @@ use crate::backend::Backend;
 use crate::error::{ApiError, Code};
 use crate::service::{Service, MAX_RANGE};
 use crate::settings::{ApiKey, Scope};
+use crate::storage::record::SubmitRec;
 
 /// Entries in the first chunk of a streamed result, read before the answer
 /// starts; later chunks are sized by the connection (see `conn`).
@@ -887,34 +888,65 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
         }
     }
     let mut imported = 0u64;
+    // On the embedded engine the entries become the applied (and logged)
+    // records without a copy of each member: the whole batch is handed
+    // over, and comes back only if the engine refused it as a whole.
+    let svc = be.as_embedded();
+    let mut recs = match svc {
+        Some(_) => Service::submit_recs(std::mem::take(&mut batch))?,
+        None => Vec::new(),
+    };
+    let n = lines.len();
+    let member_at = |batch: &[SubmitIn], recs: &[SubmitRec], i: usize| match svc {
+        Some(_) => String::from_utf8_lossy(&recs[i].member).into_owned(),
+        None => batch[i].member.clone(),
+    };
     // The engine refuses a whole batch when one entry fails its checks:
     // halve until the bad entries stand alone (refused attempts write
     // nothing), keeping the order of the rest.
-    let mut todo = vec![(0, batch.len())];
+    let mut todo = vec![(0, n)];
     while let Some((a, b)) = todo.pop() {
         if a == b {
             continue;
         }
         // On the embedded engine the results are only counted: an import
         // answers no per-entry result, so none is copied into a `SubmitOut`.
-        let done = match be.as_embedded() {
-            Some(svc) => match svc.submit_raw(board, &batch[a..b]).await {
-                Ok(results) => {
-                    for ((&line, e), r) in lines[a..b].iter().zip(&batch[a..b]).zip(results) {
-                        match r {
-                            Ok(_) => imported += 1,
-                            Err(err) => fail(
-                                &mut errors,
-                                line,
-                                Some(e.member.clone()),
-                                ErrorBody::from(&err),
-                            ),
+        let done = match svc {
+            Some(svc) => {
+                // Only the first attempt is the whole batch; parts are
+                // copied (after a refusal only).
+                let whole = a == 0 && b == n && recs.len() == n;
+                let part = if whole {
+                    std::mem::take(&mut recs)
+                } else {
+                    recs[a..b].to_vec()
+                };
+                match svc.import_recs(board, part).await {
+                    Ok((results, part)) => {
+                        for ((&line, rec), r) in lines[a..b].iter().zip(&part).zip(results) {
+                            match r {
+                                Ok(_) => imported += 1,
+                                Err(err) => fail(
+                                    &mut errors,
+                                    line,
+                                    Some(String::from_utf8_lossy(&rec.member).into_owned()),
+                                    ErrorBody::from(&err),
+                                ),
+                            }
                         }
+                        Ok(())
                     }
-                    Ok(())
+                    Err((e, back)) => {
+                        if whole {
+                            if back.len() != n {
+                                return Err(e);
+                            }
+                            recs = back;
+                        }
+                        Err(e)
+                    }
                 }
-                Err(e) => Err(e),
-            },
+            }
             None => match be.submit(board, &batch[a..b]).await {
                 Ok(items) => {
                     for (&line, item) in lines[a..b].iter().zip(items) {
@@ -941,7 +973,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                 fail(
                     &mut errors,
                     lines[a],
-                    Some(batch[a].member.clone()),
+                    Some(member_at(&batch, &recs, a)),
                     ErrorBody::from(&e),
                 );
             }
