@@ -26,8 +26,15 @@ pub const MAX_MEMBER_BYTES: usize = 512;
 /// Largest display name, in bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
-const ARENA_CHUNK: usize = 1 << 16;
-const REC_CHUNK: usize = 4096;
+/// Chunks span a whole 2 MiB page: a page read touches ~25 scattered
+/// records and ids, and on a large board each 4 KiB page is a TLB miss (a
+/// nested page walk on a VM); the server's allocator backs blocks of 2 MiB
+/// and more with transparent huge pages. The first chunk of each still
+/// grows from small, so a small board stays small.
+const ARENA_CHUNK: usize = 2 << 20;
+const REC_CHUNK: usize = ARENA_CHUNK.div_ceil(size_of::<Rec>());
+/// Garbage id bytes below this are never worth a compaction.
+const COMPACT_MIN_GARBAGE: usize = 256 << 10;
 /// Arena positions count in units of this many bytes.
 const UNIT: usize = 2;
 /// `loc` of a free record.
@@ -354,7 +361,7 @@ impl Members {
         self.live -= 1;
         self.live_bytes -= len;
         self.garbage_bytes += len;
-        if self.garbage_bytes > 4 * ARENA_CHUNK && self.garbage_bytes > self.live_bytes {
+        if self.garbage_bytes > COMPACT_MIN_GARBAGE && self.garbage_bytes > self.live_bytes {
             self.compact();
         }
     }
