@@ -439,6 +439,24 @@ mod tests {
     }
 
     #[test]
+    fn records_and_ids_past_the_first_chunks_round_trip() {
+        // Past two record chunks and several arena chunks.
+        let n = 2 * REC_CHUNK + 100;
+        let mut m = Members::new(true);
+        let id = |i: usize| format!("member-{i:09}");
+        for i in 0..n {
+            assert_eq!(m.insert(id(i).as_bytes(), i as f64, i as u64), i as u32);
+        }
+        assert!(m.arena.len() >= 4, "{}", m.arena.len());
+        for i in (0..n).step_by(997).chain(n - 5..n) {
+            assert_eq!(m.find(id(i).as_bytes()), Some(i as u32));
+            assert_eq!(m.bytes(i as u32), id(i).as_bytes());
+            assert_eq!(m.score(i as u32), i as f64);
+            assert_eq!(m.seq(i as u32), i as u64);
+        }
+    }
+
+    #[test]
     fn ids_of_every_header_size_round_trip() {
         let mut m = Members::new(false);
         let ids: Vec<Vec<u8>> = [1usize, 2, 126, 127, 128, 129, 255, 256, 511, 512]

@@ -1357,6 +1357,28 @@ mod tests {
     }
 
     #[test]
+    fn nodes_past_the_first_slab_chunks_are_found() {
+        // Enough entries for several chunks of leaves (sequential inserts
+        // fill them), with a descent, a lookup and a walk across each seam.
+        let n = (3 * Slab::<Leaf<u32>>::CHUNK + 5) * LEAF_CAP;
+        let mut t = CountedTree::<u32>::new();
+        for i in 0..n as u32 {
+            t.insert(i as u64 * 2, i, &by_val);
+        }
+        assert!(t.leaves.chunks.len() >= 4, "{}", t.leaves.chunks.len());
+        t.check_invariants(&by_val).unwrap();
+        for c in 1..t.leaves.chunks.len() {
+            let pos = c * Slab::<Leaf<u32>>::CHUNK * LEAF_CAP - 3;
+            let want: Vec<_> = (pos..(pos + 6).min(n))
+                .map(|i| (i as u64 * 2, i as u32))
+                .collect();
+            assert_eq!(t.iter_from(pos).take(6).collect::<Vec<_>>(), want);
+            assert_eq!(t.get(pos), Some(want[0]));
+            assert_eq!(t.position(pos as u64 * 2, pos as u32, &by_val), Some(pos));
+        }
+    }
+
+    #[test]
     fn drains_to_empty_and_shrinks() {
         let mut t = CountedTree::<u32>::new();
         for i in 0..50_000u32 {
