@@ -26,8 +26,15 @@ pub const MAX_MEMBER_BYTES: usize = 512;
 /// Largest display name, in bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
-const ARENA_CHUNK: usize = 1 << 16;
-const REC_CHUNK: usize = 4096;
+/// Chunks span a whole 2 MiB page: a page read touches ~25 scattered
+/// records and ids, and on a large board each 4 KiB page is a TLB miss (a
+/// nested page walk on a VM); the server's allocator backs blocks of 2 MiB
+/// and more with transparent huge pages. The first chunk of each still
+/// grows from small, so a small board stays small.
+const ARENA_CHUNK: usize = 2 << 20;
+const REC_CHUNK: usize = ARENA_CHUNK.div_ceil(size_of::<Rec>());
+/// Garbage id bytes below this are never worth a compaction.
+const COMPACT_MIN_GARBAGE: usize = 256 << 10;
 /// Arena positions count in units of this many bytes.
 const UNIT: usize = 2;
 /// `loc` of a free record.
@@ -359,7 +366,7 @@ impl Members {
         self.live -= 1;
         self.live_bytes -= len;
         self.garbage_bytes += len;
-        if self.garbage_bytes > 4 * ARENA_CHUNK && self.garbage_bytes > self.live_bytes {
+        if self.garbage_bytes > COMPACT_MIN_GARBAGE && self.garbage_bytes > self.live_bytes {
             self.compact();
         }
     }
@@ -434,6 +441,24 @@ mod tests {
         assert_eq!(c, a, "freed ids are reused");
         assert_eq!(m.find(b"bob"), Some(b));
         assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn records_and_ids_past_the_first_chunks_round_trip() {
+        // Past two record chunks and several arena chunks.
+        let n = 2 * REC_CHUNK + 100;
+        let mut m = Members::new(true);
+        let id = |i: usize| format!("member-{i:09}");
+        for i in 0..n {
+            assert_eq!(m.insert(id(i).as_bytes(), i as f64, i as u64), i as u32);
+        }
+        assert!(m.arena.len() >= 4, "{}", m.arena.len());
+        for i in (0..n).step_by(997).chain(n - 5..n) {
+            assert_eq!(m.find(id(i).as_bytes()), Some(i as u32));
+            assert_eq!(m.bytes(i as u32), id(i).as_bytes());
+            assert_eq!(m.score(i as u32), i as f64);
+            assert_eq!(m.seq(i as u32), i as u64);
+        }
     }
 
     #[test]

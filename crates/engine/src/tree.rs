@@ -62,12 +62,12 @@ const BULK_INNER_FILL: usize = INNER_CAP - INNER_CAP / 8;
 const MAX_HEIGHT: usize = 12;
 const NIL: u32 = u32::MAX;
 
-/// Nodes per slab chunk.
-const SLAB_CHUNK: usize = 64;
-
-/// Node storage: ids index chunks of 64 nodes. The table of chunks is small
+/// Node storage: ids index chunks of nodes. The table of chunks is small
 /// enough to stay cached (a few KB at 10M members), whereas a `Vec` of one
-/// `Box` per node made every node visit a second cache miss.
+/// `Box` per node made every node visit a second cache miss. A chunk spans
+/// a whole 2 MiB page (the server's allocator backs blocks that size with
+/// transparent huge pages): a read descends to a random leaf, and on a
+/// large tree each 4 KiB page it lands on is a TLB miss.
 #[derive(Clone)]
 struct Slab<T> {
     chunks: Vec<Vec<T>>,
@@ -75,6 +75,9 @@ struct Slab<T> {
 }
 
 impl<T> Slab<T> {
+    /// Nodes per chunk: at least 2 MiB of them.
+    const CHUNK: usize = (2usize << 20).div_ceil(size_of::<T>());
+
     fn new() -> Self {
         Slab {
             chunks: Vec::new(),
@@ -92,20 +95,23 @@ impl<T> Slab<T> {
 
     /// Appends a node; returns its id.
     fn push(&mut self, node: T) -> usize {
-        if self.chunks.last().is_none_or(|c| c.len() == SLAB_CHUNK) {
+        if self.chunks.last().is_none_or(|c| c.len() == Self::CHUNK) {
             // The first chunk grows from empty, so a small board stays small;
             // later ones are allocated whole, never reallocated.
             let cap = if self.chunks.is_empty() {
                 0
             } else {
-                SLAB_CHUNK
+                Self::CHUNK
             };
             self.chunks.push(Vec::with_capacity(cap));
         }
-        self.chunks
-            .last_mut()
-            .expect("a chunk was just ensured")
-            .push(node);
+        let last = self.chunks.last_mut().expect("a chunk was just ensured");
+        if last.len() == last.capacity() {
+            // Only the first chunk grows: doubling, capped at a chunk.
+            let cap = (last.capacity() * 2).clamp(4, Self::CHUNK);
+            last.reserve_exact(cap - last.len());
+        }
+        last.push(node);
         self.len += 1;
         self.len - 1
     }
@@ -124,14 +130,14 @@ impl<T> std::ops::Index<usize> for Slab<T> {
     type Output = T;
     #[inline(always)]
     fn index(&self, id: usize) -> &T {
-        &self.chunks[id / SLAB_CHUNK][id % SLAB_CHUNK]
+        &self.chunks[id / Self::CHUNK][id % Self::CHUNK]
     }
 }
 
 impl<T> std::ops::IndexMut<usize> for Slab<T> {
     #[inline(always)]
     fn index_mut(&mut self, id: usize) -> &mut T {
-        &mut self.chunks[id / SLAB_CHUNK][id % SLAB_CHUNK]
+        &mut self.chunks[id / Self::CHUNK][id % Self::CHUNK]
     }
 }
 
@@ -1419,6 +1425,28 @@ mod tests {
             assert_eq!(t.insert(0, 1_000_000 + i, &by_val), 1);
         }
         t.check_invariants(&by_val).unwrap();
+    }
+
+    #[test]
+    fn nodes_past_the_first_slab_chunks_are_found() {
+        // Enough entries for several chunks of leaves (sequential inserts
+        // fill them), with a descent, a lookup and a walk across each seam.
+        let n = (3 * Slab::<Leaf<u32>>::CHUNK + 5) * LEAF_CAP;
+        let mut t = CountedTree::<u32>::new();
+        for i in 0..n as u32 {
+            t.insert(i as u64 * 2, i, &by_val);
+        }
+        assert!(t.leaves.chunks.len() >= 4, "{}", t.leaves.chunks.len());
+        t.check_invariants(&by_val).unwrap();
+        for c in 1..t.leaves.chunks.len() {
+            let pos = c * Slab::<Leaf<u32>>::CHUNK * LEAF_CAP - 3;
+            let want: Vec<_> = (pos..(pos + 6).min(n))
+                .map(|i| (i as u64 * 2, i as u32))
+                .collect();
+            assert_eq!(t.iter_from(pos).take(6).collect::<Vec<_>>(), want);
+            assert_eq!(t.get(pos), Some(want[0]));
+            assert_eq!(t.position(pos as u64 * 2, pos as u32, &by_val), Some(pos));
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client;
 pub mod error;
 pub mod http;
+pub mod hugepages;
 pub mod keyspace;
 pub mod resp;
 pub mod rpc;
