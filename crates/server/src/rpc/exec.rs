@@ -170,10 +170,17 @@ pub fn visit_chunk(
 ) -> Result<Chunk, ApiError> {
     // An entry without a name or data takes 24 bytes plus its member id
     // and rank: room for ids of ~20 bytes, so the chunk is not regrown
-    // (and copied) as it fills.
-    let mut bytes = Vec::with_capacity(want * 56);
+    // (and copied) as it fills. Entries with `data` can be 100× that: the
+    // first one sizes the rest (an eighth spare for the variation).
+    const GUESS: usize = 56;
+    let mut bytes = Vec::with_capacity(want * GUESS);
+    let mut first = true;
     let count = svc.visit_entries(board, skip as usize, want, from_worst, |e| {
-        encode_entry_ref(&mut bytes, &e, with_data)
+        encode_entry_ref(&mut bytes, &e, with_data);
+        if first && bytes.len() > GUESS {
+            bytes.reserve(bytes.len() * (want - 1) / 8 * 9);
+        }
+        first = false;
     })?;
     Ok(Chunk { bytes, count })
 }
