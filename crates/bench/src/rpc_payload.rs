@@ -855,6 +855,23 @@ mod tests {
         assert_eq!(size_label(64 * 1024), "64 KiB");
     }
 
+    /// A blob's text is exactly the size asked for, and already in the
+    /// form the service stores (`Value::to_string()`), so the board holds
+    /// those bytes and `--blob 4KiB` fits the default limit.
+    #[test]
+    fn blobs_are_exactly_their_size_as_stored() {
+        for (i, n) in [(0, 12), (7, 100), (3, 4096), (9, 65_536)] {
+            let t = blob_json(i, n);
+            assert_eq!(t.len(), n);
+            let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+            assert_eq!(v.to_string(), t);
+            let rmpv::Value::Map(m) = Shape::Blob.value(i, n as u64) else {
+                panic!("not a map");
+            };
+            assert_eq!(m[0].1.as_str(), v["blob"].as_str());
+        }
+    }
+
     #[test]
     fn memcpy_reference_is_positive() {
         assert!(memcpy_mbps(1 << 16, Duration::from_millis(10)) > 0.0);
