@@ -24,7 +24,11 @@
 //! JSON `data` object of about that many bytes (a player profile), read in
 //! the same modes on podium only (a sorted set has nowhere to keep it): the
 //! realistic large export, where the bytes are the profiles' and the
-//! per-entry work of the bare board is spread over many more bytes.
+//! per-entry work of the bare board is spread over many more bytes. With
+//! `blob` set, boards whose members' `data` is exactly that many bytes of
+//! one long string (`{"blob":"…"}`): the shape of the Ruby
+//! MessagePack-RPC report the goal comes from (one opaque n-MB string per
+//! call), as podium holds large opaque bytes.
 
 use std::hint::black_box;
 use std::io::Write;
@@ -64,6 +68,9 @@ pub struct RpcPayloadOptions {
     /// Bytes of JSON `data` per member of the extra boards (none: no extra
     /// boards).
     pub data: Option<u64>,
+    /// Bytes of `data` per member of the blob boards, one long string
+    /// (none: no blob boards).
+    pub blob: Option<u64>,
 }
 
 impl Default for RpcPayloadOptions {
@@ -76,6 +83,7 @@ impl Default for RpcPayloadOptions {
             connections: 4,
             min_time: Duration::from_secs(1),
             data: None,
+            blob: None,
         }
     }
 }
@@ -210,27 +218,29 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
     out.flush()?;
     let podium = podium_side(opts, server.rpc, &counts, &scores)
         .with_context(|| format!("podium side; its log:\n{}", server.log()))?;
-    let with_data = match opts.data {
-        Some(bytes) => {
-            let counts: Vec<(String, u64)> = counts
-                .iter()
-                .zip(&podium)
-                .map(|((label, n), p)| {
-                    // As many profiles as make about the bare export's bytes.
-                    let per = bytes as f64 + p.sync.per_request() / *n as f64;
-                    let d = match opts.members {
-                        Some(_) => *n,
-                        None => ((p.sync.per_request() / per) as u64).max(1),
-                    };
-                    (format!("{label} with {bytes} B data"), d)
-                })
-                .collect();
-            let m = podium_data_side(opts, server.rpc, &counts, bytes, &scores)
-                .with_context(|| format!("podium data boards; its log:\n{}", server.log()))?;
-            counts.into_iter().zip(m).collect()
-        }
-        None => Vec::new(),
-    };
+    let mut with_data = Vec::new();
+    let shapes = [
+        opts.data.map(|b| (Shape::Profile, b)),
+        opts.blob.map(|b| (Shape::Blob, b)),
+    ];
+    for (shape, bytes) in shapes.into_iter().flatten() {
+        let counts: Vec<(String, u64)> = counts
+            .iter()
+            .zip(&podium)
+            .map(|((label, n), p)| {
+                // As many members as make about the bare export's bytes.
+                let per = bytes as f64 + p.sync.per_request() / *n as f64;
+                let d = match opts.members {
+                    Some(_) => *n,
+                    None => ((p.sync.per_request() / per) as u64).max(1),
+                };
+                (format!("{label} with {bytes} B {}", shape.name()), d)
+            })
+            .collect();
+        let m = podium_data_side(opts, server.rpc, &counts, shape, bytes, &scores)
+            .with_context(|| format!("podium data boards; its log:\n{}", server.log()))?;
+        with_data.extend(counts.into_iter().zip(m));
+    }
     drop(server);
 
     let redis = match net::maybe_redis(&opts.net, out)? {
@@ -406,22 +416,76 @@ fn profile(i: u64, bytes: u64) -> rmpv::Value {
     ])
 }
 
-/// Boards `d{k}` of `counts[k].1` members with `data` profiles, each read
-/// in the same modes as the bare boards.
+/// The JSON text of a blob `data` of exactly `bytes` bytes (at least
+/// 12): `{"blob":"…"}`, the string letters that differ per member, as the
+/// service stores it (`Value::to_string()`).
+pub fn blob_json(i: u64, bytes: usize) -> String {
+    let fill = bytes.saturating_sub(11).max(1);
+    let mut s = String::with_capacity(fill + 11);
+    s.push_str("{\"blob\":\"");
+    s.extend((0..fill).map(|k| char::from(b'a' + ((i as usize + k) % 26) as u8)));
+    s.push_str("\"}");
+    s
+}
+
+/// What the extra boards' members carry as `data`.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    /// A profile: a text and two numbers ([`profile`]).
+    Profile,
+    /// One long string ([`blob_json`]).
+    Blob,
+}
+
+impl Shape {
+    fn name(self) -> &'static str {
+        match self {
+            Shape::Profile => "data",
+            Shape::Blob => "blob",
+        }
+    }
+
+    fn value(self, i: u64, bytes: u64) -> rmpv::Value {
+        match self {
+            Shape::Profile => profile(i, bytes),
+            Shape::Blob => {
+                let text = blob_json(i, bytes as usize);
+                let s = &text[9..text.len() - 2];
+                rmpv::Value::Map(vec![("blob".into(), s.into())])
+            }
+        }
+    }
+}
+
+/// Boards `d{k}` (profiles) or `b{k}` (blobs) of `counts[k].1` members with
+/// `data` of about `bytes` bytes, each read in the same modes as the bare
+/// boards.
 fn podium_data_side(
     opts: &RpcPayloadOptions,
     addr: SocketAddr,
     counts: &[(String, u64)],
+    shape: Shape,
     bytes: u64,
     scores: &[f64],
 ) -> Result<Vec<Modes>> {
     let rt = net::runtime(0)?;
-    let boards: Vec<String> = (0..counts.len()).map(|k| format!("d{k}")).collect();
+    let prefix = match shape {
+        Shape::Profile => "d",
+        Shape::Blob => "b",
+    };
+    let boards: Vec<String> = (0..counts.len()).map(|k| format!("{prefix}{k}")).collect();
     let mut all = Vec::new();
     for ((label, n), board) in counts.iter().zip(&boards) {
         let pb = bar(opts.net.progress, *n, &format!("podium load {board}"));
         rt.block_on(async {
             let c = Client::connect(addr).await?;
+            // Room for the data past the default limit.
+            let limit = bytes.max(4096);
+            c.board_create(
+                board,
+                rmpv::Value::Map(vec![("max_data_bytes".into(), limit.into())]),
+            )
+            .await?;
             // Batches of about 1 MB.
             let batch = (1_000_000 / bytes.max(1)).clamp(1, 10_000);
             let mut i = 0;
@@ -429,7 +493,7 @@ fn podium_data_side(
                 let end = (i + batch).min(*n);
                 let entries: Vec<Submission> = (i..end)
                     .map(|k| Submission {
-                        data: Some(profile(k, bytes)),
+                        data: Some(shape.value(k, bytes)),
                         ..Submission::new(format!("m{k}"), scores[k as usize % scores.len()])
                     })
                     .collect();
@@ -789,6 +853,23 @@ mod tests {
         assert!(export_bytes(n) >= MIB && export_bytes(n - 1) < MIB + 64);
         assert_eq!(size_label(128 * MIB), "128 MiB");
         assert_eq!(size_label(64 * 1024), "64 KiB");
+    }
+
+    /// A blob's text is exactly the size asked for, and already in the
+    /// form the service stores (`Value::to_string()`), so the board holds
+    /// those bytes and `--blob 4KiB` fits the default limit.
+    #[test]
+    fn blobs_are_exactly_their_size_as_stored() {
+        for (i, n) in [(0, 12), (7, 100), (3, 4096), (9, 65_536)] {
+            let t = blob_json(i, n);
+            assert_eq!(t.len(), n);
+            let v: serde_json::Value = serde_json::from_str(&t).unwrap();
+            assert_eq!(v.to_string(), t);
+            let rmpv::Value::Map(m) = Shape::Blob.value(i, n as u64) else {
+                panic!("not a map");
+            };
+            assert_eq!(m[0].1.as_str(), v["blob"].as_str());
+        }
     }
 
     #[test]

@@ -16,7 +16,10 @@
 //! encoded bytes. `--seq` gives member `m{i}` score `i` instead (records
 //! visited in memory order: the cost of the scattered records shows as the
 //! difference); `--data N` gives every member a JSON `data` object of about
-//! N bytes (a profile), as a large realistic export carries.
+//! N bytes (a profile), as a large realistic export carries; `--blob N`
+//! one of exactly N bytes that is mostly one long string (rpc-payload's
+//! `--blob` shape: the Ruby report's opaque payload). With either, pass the
+//! server's chunk size too (`--chunk` of about 512 KiB of entries).
 //!
 //! ```sh
 //! cargo run --release -p podium-server --example export_encode -- \
@@ -40,6 +43,7 @@ struct Opts {
     rounds: usize,
     seq: bool,
     data: usize,
+    blob: usize,
 }
 
 fn opts() -> Result<Opts> {
@@ -49,6 +53,7 @@ fn opts() -> Result<Opts> {
         rounds: 5,
         seq: false,
         data: 0,
+        blob: 0,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -63,12 +68,16 @@ fn opts() -> Result<Opts> {
             "--chunk" => o.chunk = val("--chunk")? as usize,
             "--rounds" => o.rounds = val("--rounds")? as usize,
             "--data" => o.data = val("--data")? as usize,
+            "--blob" => o.blob = val("--blob")? as usize,
             "--seq" => o.seq = true,
             _ => bail!("unknown argument {a}"),
         }
     }
     if o.members == 0 || o.chunk == 0 || o.rounds == 0 {
         bail!("--members, --chunk and --rounds must be at least 1");
+    }
+    if o.data > 0 && o.blob > 0 {
+        bail!("--data and --blob are two shapes of `data`: give one");
     }
     Ok(o)
 }
@@ -85,7 +94,10 @@ fn profile(i: u64, len: usize) -> String {
 }
 
 fn load(o: &Opts) -> Result<Board> {
-    let mut board = Board::new(BoardConfig::default())?;
+    let mut board = Board::new(BoardConfig {
+        max_data_bytes: o.blob.max(BoardConfig::default().max_data_bytes),
+        ..BoardConfig::default()
+    })?;
     let mut rng = SmallRng::seed_from_u64(42);
     let mut i = 0;
     while i < o.members {
@@ -93,6 +105,10 @@ fn load(o: &Opts) -> Result<Board> {
         let ids: Vec<String> = (i..end).map(|k| format!("m{k}")).collect();
         let data: Vec<String> = if o.data > 0 {
             (i..end).map(|k| profile(k, o.data)).collect()
+        } else if o.blob > 0 {
+            (i..end)
+                .map(|k| podium_bench::rpc_payload::blob_json(k, o.blob))
+                .collect()
         } else {
             Vec::new()
         };
@@ -133,7 +149,7 @@ fn main() -> Result<()> {
         "loaded {} members ({}, data {} B) in {:.1} s",
         o.members,
         if o.seq { "sequential" } else { "random" },
-        o.data,
+        o.data.max(o.blob),
         t.elapsed().as_secs_f64()
     );
     let n = o.members;

@@ -247,6 +247,13 @@ struct RpcPayloadArgs {
     /// about this many bytes (e.g. 1KiB), as extra rows beside the bare ones.
     #[arg(long, value_parser = parse_bytes)]
     data: Option<u64>,
+
+    /// Also export boards whose members carry a `data` object of exactly
+    /// this many bytes that is one long string (e.g. 4KiB, the default
+    /// data limit; larger sizes raise the boards' `max_data_bytes`): the
+    /// Ruby report's opaque payload, as extra rows.
+    #[arg(long, value_parser = parse_bytes)]
+    blob: Option<u64>,
 }
 
 #[derive(Args, Debug)]
@@ -382,6 +389,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                 connections: a.connections,
                 min_time: seconds(a.seconds, "--seconds")?,
                 data: a.data,
+                blob: a.blob,
             };
             podium_bench::rpc_payload::run(&opts, &mut std::io::stdout().lock())?
         }
