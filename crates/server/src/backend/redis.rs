@@ -19,7 +19,7 @@ use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
 
-use super::Backend;
+use super::{Backend, Imported};
 use crate::api::*;
 use crate::error::{ApiError, Code};
 use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
@@ -174,6 +174,25 @@ fn entry_words(member: &str, name: Option<&str>, data: Option<&serde_json::Value
         }
     }
     s
+}
+
+/// Whether an `import` entry can go in by the script's multi-member
+/// `ZADD` (op `import`): nothing about the entry itself can be refused (a
+/// valid member, a score that is a number), it is a plain `set` with no
+/// condition, name or data, and its id tokenises to itself, so its search
+/// sources are the plain ones the script leaves unstored. Whether the
+/// board takes it (no bounds, cap, `best`/`incr` or dense ranking) is the
+/// script's check, once per batch.
+fn plain_import(e: &SubmitIn) -> bool {
+    matches!(e.op.as_deref(), None | Some("set"))
+        && e.only.is_none()
+        && e.cond.is_none()
+        && e.name.is_none()
+        && e.data.is_none()
+        && !e.member.is_empty()
+        && e.member.len() <= podium_engine::MAX_MEMBER_BYTES
+        && !e.score.0.is_nan()
+        && words_line(&e.member) == e.member
 }
 
 /// Whether a query needs each candidate checked against its words. The
@@ -1422,6 +1441,33 @@ impl Backend for RedisBackend {
                     error: ErrorBody::from(&err),
                 },
             })
+            .collect())
+    }
+
+    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
+        if !entries.is_empty() && entries.iter().all(plain_import) {
+            let mut args: Vec<String> = Vec::with_capacity(entries.len() * 2);
+            for e in entries {
+                args.push(fmt_score(e.score.0));
+                args.push(e.member.clone());
+            }
+            match self
+                .write(board, "import", args.iter().map(String::as_str))
+                .await?
+            {
+                Value::Int(n) if n as usize == entries.len() => {
+                    return Ok(vec![Ok(()); entries.len()])
+                }
+                // The board's config needs `submit`'s per-entry path.
+                Value::Array(a) if a.first().and_then(text).as_deref() == Some("no") => {}
+                _ => return Err(protocol("import")),
+            }
+        }
+        Ok(self
+            .submit_results(board, entries)
+            .await?
+            .into_iter()
+            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
             .collect())
     }
 
