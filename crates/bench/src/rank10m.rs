@@ -17,7 +17,12 @@
 //! (`submit_many`, `top`) and once straight to Redis (`ZADD`,
 //! `ZREVRANGE`), same batch and depth; the two sides alternate phase by
 //! phase, and the page reads alternate read by read, so a machine that
-//! slows down mid-run slows both.
+//! slows down mid-run slows both. The reads run three ways: one at a
+//! time; one at a time with the bench thread, podium and redis-server on
+//! one CPU (with a Redis the run starts); and `read_depth` in flight on
+//! each side's connection (blocks alternating sides), beside a bare
+//! loopback round trip measured in process: one at a time, podium is two
+//! hops in series against one, in flight its own processing shows.
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -49,6 +54,8 @@ pub struct Rank10mOptions {
     /// podium's load call: `submit_many` (each entry's rank in the answer)
     /// or `import` (counts only, as ZADD answers).
     pub method: Method,
+    /// `--backend` only: reads in flight for the pipelined page-read pass.
+    pub read_depth: usize,
     /// `None`: podium's embedded engine against its own Redis. `"redis"`
     /// (start one) or a `redis://` URL: podium on that Redis against the
     /// same Redis used directly.
@@ -64,6 +71,7 @@ impl Default for Rank10mOptions {
             depth: 8,
             reads: 50_000,
             method: Method::SubmitMany,
+            read_depth: 16,
             backend: None,
         }
     }
@@ -442,6 +450,7 @@ async fn redis_reads(
 fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Result<Vec<Record>> {
     let n = opts.members;
     let own;
+    let mut redis_pid = None;
     let url = if spec == "redis" {
         own = net::RedisServer::start(&opts.net.redis_server, opts.net.fsync)?.with_context(
             || {
@@ -456,6 +465,7 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
             "\nRedis {} on {} (appendonly yes, appendfsync {}, no RDB snapshots)",
             own.version, own.addr, opts.net.fsync
         )?;
+        redis_pid = Some(own.pid());
         own.url()
     } else if spec.starts_with("redis://") {
         spec.to_string()
@@ -483,8 +493,9 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         PodiumServer::start_with(&opts.net.exe, opts.net.fsync, &["--backend", url.as_str()])?;
     writeln!(out, "podium on {} (--backend {url})", server.rpc)?;
     out.flush()?;
-    let (podium, direct, busy) = alternate(opts, &server, &url, &scores, &reads)
-        .with_context(|| format!("podium's log:\n{}", server.log()))?;
+    let (podium, direct, busy, more) =
+        alternate(opts, &server, &url, redis_pid, &scores, &reads)
+            .with_context(|| format!("podium's log:\n{}", server.log()))?;
     drop(server);
 
     let secs = |d: Duration| d.as_secs_f64();
@@ -546,6 +557,25 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         &podium.reads,
         Some(&direct.reads),
     ))
+    .chain(more.pinned.iter().flat_map(|(p, d)| {
+        read_rows(
+            "page_read_one_cpu",
+            "  the same, bench + podium + redis-server on one CPU: mean".into(),
+            p,
+            Some(d),
+        )
+    }))
+    .chain([Figure::new(
+        "page_read_in_flight_us",
+        format!(
+            "random page of {PAGE_SIZE}, {} in flight: wall time per read",
+            opts.read_depth
+        ),
+        "µs",
+        more.in_flight.0.as_secs_f64() * 1e6 / reads.len() as f64,
+        Some(more.in_flight.1.as_secs_f64() * 1e6 / reads.len() as f64),
+        Better::Lower,
+    )])
     .map(|f| f.members(n))
     .collect();
     writeln!(out)?;
@@ -556,6 +586,11 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     let seq = overhead(podium.sequential, direct.sequential);
     let rnd = overhead(podium.random, direct.random);
     let rd = podium.reads.mean_ns / direct.reads.mean_ns - 1.0;
+    let rd_pinned = more
+        .pinned
+        .as_ref()
+        .map(|(p, d)| p.mean_ns / d.mean_ns - 1.0);
+    let rd_flight = more.in_flight.0.as_secs_f64() / more.in_flight.1.as_secs_f64() - 1.0;
     // podium's own share: the load's wall time beyond the time Redis spent
     // executing podium's script (what any client sending that script would
     // wait for at least).
@@ -566,12 +601,26 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         ("overhead_load_sequential", seq),
         ("overhead_load_random", rnd),
         ("overhead_page_read_mean", rd),
+        ("overhead_page_read_in_flight", rd_flight),
         ("overhead_beyond_script_sequential", own_seq),
         ("overhead_beyond_script_random", own_rnd),
     ] {
         records.push(Record {
             scenario: SCENARIO,
             figure: key.into(),
+            unit: "ratio".into(),
+            podium: Some(v),
+            redis: None,
+            baseline: None,
+            baseline_name: None,
+            ratio: None,
+            members: Some(n),
+        });
+    }
+    if let Some(v) = rd_pinned {
+        records.push(Record {
+            scenario: SCENARIO,
+            figure: "overhead_page_read_one_cpu_mean".into(),
             unit: "ratio".into(),
             podium: Some(v),
             redis: None,
@@ -595,10 +644,33 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     )?;
     writeln!(
         out,
-        "  podium's {} runs podium's Lua script per batch (submit_many's plain sets: \
-         one ZMSCORE, multi-member ZADDs, the new members' search sources, and per \
-         entry its rank as of its turn in the batch); direct is a bare ZADD",
-        opts.method.name()
+        "  page reads: one at a time through podium are two loopback round trips in series \
+         (bench→podium→Redis) against one; bare loopback round trip (in-process echo, 40 B \
+         out, 700 B back): {:.1} µs mean spread, {} on one CPU",
+        more.loopback.0,
+        more.loopback.1.map_or(
+            "not measured (Redis not started by this run)".into(),
+            |v| format!("{v:.1} µs")
+        ),
+    )?;
+    writeln!(
+        out,
+        "  page read overhead: one at a time {}, on one CPU {}, {} in flight {}",
+        pct(rd),
+        rd_pinned.map_or("not measured".into(), pct),
+        opts.read_depth,
+        pct(rd_flight),
+    )?;
+    writeln!(
+        out,
+        "  podium's {} runs podium's Lua script per batch ({}); direct is a bare ZADD",
+        opts.method.name(),
+        match opts.method {
+            Method::Import => "import: the board's config checked once, multi-member ZADDs",
+            Method::SubmitMany =>
+                "submit_many's plain sets: one ZMSCORE, multi-member ZADDs, and per entry \
+                 its rank as of its turn in the batch",
+        }
     )?;
     writeln!(
         out,
@@ -640,9 +712,10 @@ fn alternate(
     opts: &Rank10mOptions,
     server: &PodiumServer,
     url: &str,
+    redis_pid: Option<u32>,
     scores: &[f64],
     reads: &[u64],
-) -> Result<(Side, Side, Busy)> {
+) -> Result<(Side, Side, Busy, MoreReads)> {
     let n = opts.members;
     let rt = net::runtime(0)?;
     rt.block_on(async {
@@ -699,41 +772,31 @@ fn alternate(
             }
         }
         // The two sides read the same page, one after the other.
-        let pb = bar(opts.net.progress, reads.len() as u64, "page reads, both");
-        let (mut lp, mut ld) = (Latencies::default(), Latencies::default());
-        for (i, &p) in reads.iter().enumerate() {
-            let start = (p - 1) * PAGE_SIZE;
-            let direct = async {
-                let t = Instant::now();
-                let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-                    .arg("direct:rand")
-                    .arg(start)
-                    .arg(start + PAGE_SIZE - 1)
-                    .arg("WITHSCORES")
-                    .query_async(&mut con)
-                    .await?;
-                ld.record(t.elapsed());
-                anyhow::Ok(page.len())
-            };
-            // Which side goes first alternates too.
-            let (dn, pn) = if i % 2 == 0 {
-                let dn = direct.await?;
-                let t = Instant::now();
-                let page = c.top("rand", p, PAGE_SIZE).await?;
-                lp.record(t.elapsed());
-                (dn, page.entries.len())
-            } else {
-                let t = Instant::now();
-                let page = c.top("rand", p, PAGE_SIZE).await?;
-                lp.record(t.elapsed());
-                (direct.await?, page.entries.len())
-            };
-            if dn == 0 || dn != pn {
-                bail!("page {p}: {pn} entries through podium, {dn} directly");
+        let (lp, ld) = alternate_reads(opts, &c, &mut con, reads, "page reads, both").await?;
+        // Again with the bench, podium and redis-server on one CPU (as
+        // bench::pin does for the embedded side): the hand-over is a
+        // context switch instead of waking an idle vCPU.
+        let pinned = match redis_pid {
+            Some(pid) => {
+                let _pin = OneCpu::pin(&[server.pid(), pid])?;
+                let (p, d) =
+                    alternate_reads(opts, &c, &mut con, reads, "page reads, one CPU").await?;
+                Some((p.summary(), d.summary()))
             }
-            pb.inc(1);
-        }
-        pb.finish_and_clear();
+            None => None,
+        };
+        // Several in flight: the extra hop overlaps, podium's work shows.
+        let in_flight = reads_in_flight(opts, &c, &con, reads).await?;
+        let loopback = (
+            loopback_rtt_us(2_000)?,
+            match redis_pid {
+                Some(pid) => {
+                    let _pin = OneCpu::pin(&[pid])?;
+                    Some(loopback_rtt_us(2_000)?)
+                }
+                None => None,
+            },
+        );
         for b in ["seq", "rand"] {
             c.board_delete(b).await?;
         }
@@ -761,6 +824,169 @@ fn alternate(
                 direct_seq,
                 direct_rand,
             },
+            MoreReads {
+                pinned,
+                in_flight,
+                loopback,
+            },
         ))
     })
+}
+
+/// The page reads beyond the one-at-a-time pass of `--backend`.
+struct MoreReads {
+    /// One at a time on one CPU (podium, direct); only with a Redis this
+    /// run started (its process is pinned too).
+    pinned: Option<(Summary, Summary)>,
+    /// Wall time of all the reads with `read_depth` in flight (podium,
+    /// direct).
+    in_flight: (Duration, Duration),
+    /// Bare loopback round trip in µs: spread, and on one CPU.
+    loopback: (f64, Option<f64>),
+}
+
+/// The same random pages read through podium (`top` of `rand`) and
+/// directly (`ZREVRANGE` of `direct:rand`), one request at a time, the
+/// two sides alternating read by read and which goes first.
+async fn alternate_reads(
+    opts: &Rank10mOptions,
+    c: &Client,
+    con: &mut redis::aio::MultiplexedConnection,
+    reads: &[u64],
+    label: &'static str,
+) -> Result<(Latencies, Latencies)> {
+    let pb = bar(opts.net.progress, reads.len() as u64, label);
+    let (mut lp, mut ld) = (Latencies::default(), Latencies::default());
+    for (i, &p) in reads.iter().enumerate() {
+        let start = (p - 1) * PAGE_SIZE;
+        let direct = async {
+            let t = Instant::now();
+            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+                .arg("direct:rand")
+                .arg(start)
+                .arg(start + PAGE_SIZE - 1)
+                .arg("WITHSCORES")
+                .query_async(con)
+                .await?;
+            ld.record(t.elapsed());
+            anyhow::Ok(page.len())
+        };
+        let (dn, pn) = if i % 2 == 0 {
+            let dn = direct.await?;
+            let t = Instant::now();
+            let page = c.top("rand", p, PAGE_SIZE).await?;
+            lp.record(t.elapsed());
+            (dn, page.entries.len())
+        } else {
+            let t = Instant::now();
+            let page = c.top("rand", p, PAGE_SIZE).await?;
+            lp.record(t.elapsed());
+            (direct.await?, page.entries.len())
+        };
+        if dn == 0 || dn != pn {
+            bail!("page {p}: {pn} entries through podium, {dn} directly");
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok((lp, ld))
+}
+
+/// The reads with `read_depth` in flight on each side's one connection,
+/// in eight blocks that alternate sides (and which goes first); returns
+/// each side's total wall time (podium, direct).
+async fn reads_in_flight(
+    opts: &Rank10mOptions,
+    c: &Client,
+    con: &redis::aio::MultiplexedConnection,
+    reads: &[u64],
+) -> Result<(Duration, Duration)> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    let depth = opts.read_depth.max(1);
+    let block = reads.len().div_ceil(8).max(1);
+    let (mut tp, mut td) = (Duration::ZERO, Duration::ZERO);
+    for (b, part) in reads.chunks(block).enumerate() {
+        for side in [b % 2, 1 - b % 2] {
+            let part: Arc<Vec<u64>> = Arc::new(part.to_vec());
+            let next = Arc::new(AtomicUsize::new(0));
+            let mut set = tokio::task::JoinSet::new();
+            let t = Instant::now();
+            for _ in 0..depth {
+                let (part, next) = (part.clone(), next.clone());
+                let (c, mut con) = (c.clone(), con.clone());
+                set.spawn(async move {
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&p) = part.get(i) else { break };
+                        let n = if side == 0 {
+                            c.top("rand", p, PAGE_SIZE).await?.entries.len()
+                        } else {
+                            let start = (p - 1) * PAGE_SIZE;
+                            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
+                                .arg("direct:rand")
+                                .arg(start)
+                                .arg(start + PAGE_SIZE - 1)
+                                .arg("WITHSCORES")
+                                .query_async(&mut con)
+                                .await?;
+                            page.len()
+                        };
+                        if n == 0 {
+                            bail!("page {p} of rand is empty");
+                        }
+                    }
+                    anyhow::Ok(())
+                });
+            }
+            while let Some(r) = set.join_next().await {
+                r??;
+            }
+            if side == 0 {
+                tp += t.elapsed();
+            } else {
+                td += t.elapsed();
+            }
+        }
+    }
+    Ok((tp, td))
+}
+
+/// Mean round trip, in µs, of `n` 40-byte requests answered with 700
+/// bytes (about a page of 25 in RESP) by an echo thread of this process
+/// over loopback TCP: the floor under any one-at-a-time read. The echo
+/// thread inherits the caller's CPU set (so a pinned caller pins both).
+fn loopback_rtt_us(n: usize) -> Result<f64> {
+    use std::io::{Read, Write as _};
+    use std::net::{TcpListener, TcpStream};
+    const ASK: usize = 40;
+    const ANSWER: usize = 700;
+    let l = TcpListener::bind("127.0.0.1:0")?;
+    let addr = l.local_addr()?;
+    let echo = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut s, _) = l.accept()?;
+        s.set_nodelay(true)?;
+        let (mut ask, answer) = ([0u8; ASK], [7u8; ANSWER]);
+        while s.read_exact(&mut ask).is_ok() {
+            s.write_all(&answer)?;
+        }
+        Ok(())
+    });
+    let mut s = TcpStream::connect(addr)?;
+    s.set_nodelay(true)?;
+    let (ask, mut answer) = ([1u8; ASK], [0u8; ANSWER]);
+    let mut total = Duration::ZERO;
+    for i in 0..n + 100 {
+        let t = Instant::now();
+        s.write_all(&ask)?;
+        s.read_exact(&mut answer)?;
+        // The first 100 warm up the connection.
+        if i >= 100 {
+            total += t.elapsed();
+        }
+    }
+    drop(s);
+    echo.join()
+        .map_err(|_| anyhow::anyhow!("the loopback echo thread panicked"))??;
+    Ok(total.as_secs_f64() * 1e6 / n as f64)
 }

@@ -191,6 +191,11 @@ struct Rank10mArgs {
     #[arg(long, value_parser = ["submit-many", "import"], default_value = "submit-many")]
     method: String,
 
+    /// With --backend: page reads in flight for the pipelined read pass
+    /// (both sides).
+    #[arg(long, default_value_t = 16)]
+    read_depth: usize,
+
     /// Run podium on Redis and measure its overhead against the same Redis
     /// used directly: "redis" starts a redis-server, or give
     /// redis://HOST:PORT (its keys direct:seq, direct:rand, {seq}…, {rand}…
@@ -367,6 +372,7 @@ fn bench(args: BenchArgs) -> Result<()> {
                     "import" => podium_bench::load::Method::Import,
                     _ => podium_bench::load::Method::SubmitMany,
                 },
+                read_depth: a.read_depth,
                 backend: a.backend.clone(),
             };
             podium_bench::rank10m::run(&opts, &mut std::io::stdout().lock())?

@@ -563,6 +563,7 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     read_all(b, l, "kept@2026-11-21T12:00:00Z.3", &["x", "k2"]).await;
 
     plain_batches(b, l).await;
+    import_batches(b, l).await;
     search_scenario(b, l).await;
 
     l.add("boards", b.boards().await);
@@ -629,6 +630,153 @@ async fn plain_batches(b: &dyn Backend, l: &mut Log) {
             }
         }
     }
+}
+
+async fn import_searches(b: &dyn Backend, l: &mut Log, board: &str) {
+    for q in [
+        "m1", "m12", "m", "m2*", "\"m3\"", "ann", "al", "lee", "m1 m1", "ann-lee",
+    ] {
+        l.add(
+            &format!("import search {board} {q}"),
+            b.search(board, q, 10, 0, false).await,
+        );
+    }
+}
+
+/// `import` batches, which the Redis script takes as multi-member ZADDs
+/// without storing the search sources of members whose id is their only
+/// word: searched afterwards (the index built from the sorted set), then
+/// named, renamed back to none and searched; imported again into the
+/// built index (new members indexed, existing ones moved); removals;
+/// duplicates and ids that do not tokenise to themselves in a batch;
+/// boards whose config the script leaves to `submit` (bounds, `best`,
+/// dense, a cap, read-only); a reset (the archive indexed from its copy)
+/// and a merge of imported boards.
+async fn import_batches(b: &dyn Backend, l: &mut Log) {
+    let plain = |from: usize, to: usize, k: f64| -> Vec<SubmitIn> {
+        (from..to)
+            .map(|i| s(&format!("m{i}"), (i % 7) as f64 * k))
+            .collect()
+    };
+    // Plain entries, then the first search.
+    l.add("import plain", b.import("imp", &plain(0, 150, 1.0)).await);
+    l.add(
+        "import again",
+        b.import("imp", &plain(100, 200, -1.0)).await,
+    );
+    l.add("import top", b.top("imp", None, Some(20), false).await);
+    import_searches(b, l, "imp").await;
+    // Plain entries, then names (and data), then one name cleared.
+    l.add(
+        "import plain 2",
+        b.import("imp2", &plain(0, 120, 2.0)).await,
+    );
+    let named: Vec<SubmitIn> = (0..30)
+        .map(|i| {
+            with(s(&format!("m{}", i * 3), i as f64), |e| {
+                e.name = Some(format!("Al{i} Lee"));
+                if i % 4 == 0 {
+                    e.data = Some(json!({"team": "ann"}));
+                }
+            })
+        })
+        .collect();
+    l.add("import names", b.submit("imp2", &named).await);
+    l.add(
+        "import clear name",
+        b.submit(
+            "imp2",
+            &[
+                with(s("m3", 1.0), |e| e.name = Some(String::new())),
+                with(s("m6", 2.0), |e| e.name = Some("Ann".into())),
+            ],
+        )
+        .await,
+    );
+    import_searches(b, l, "imp2").await;
+    // Into the built index: new members, moved ones, mixed ids, duplicates.
+    let mut mixed = plain(110, 170, 3.0);
+    mixed.push(s("Ann-Lee", 4.0));
+    mixed.push(s("m111", 9.0));
+    l.add("import mixed", b.import("imp2", &mixed).await);
+    l.add("import more", b.import("imp2", &plain(160, 220, 0.5)).await);
+    let mut dup = plain(300, 310, 1.0);
+    dup.push(s("m300", -5.0));
+    l.add("import dup", b.import("imp2", &dup).await);
+    l.add(
+        "import remove",
+        b.remove(
+            "imp2",
+            &["m1".into(), "m3".into(), "m6".into(), "m200".into()],
+        )
+        .await,
+    );
+    import_searches(b, l, "imp2").await;
+    read_all(b, l, "imp2", &["m1", "m111", "m300", "Ann-Lee"]).await;
+    // Entries that fail alone, and boards the script leaves to submit.
+    let mut bad = plain(0, 5, 1.0);
+    bad.push(s("", 1.0));
+    bad.push(s("m9", f64::NAN));
+    bad.push(with(s("m8", 1.0), |e| e.op = Some("best".into())));
+    l.add("import bad", b.import("imp", &bad).await);
+    for (i, cfg) in [
+        json!({"min_score": 0, "max_score": 100}),
+        json!({"update": "best"}),
+        json!({"ranking": "dense"}),
+        json!({"max_members": 50}),
+        json!({"update": "incr", "order": "asc"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("impc{i}");
+        l.add("import create", b.board_create(&board, cfg).await);
+        let mut batch = plain(0, 80, 30.0);
+        batch.push(s("m1", -1.0));
+        l.add("import cfg", b.import(&board, &batch).await);
+        l.add("import cfg", b.import(&board, &plain(40, 90, 31.0)).await);
+        l.add(
+            "import cfg top",
+            b.top(&board, None, Some(100), false).await,
+        );
+        l.add(
+            "import cfg search",
+            b.search(&board, "m4", 10, 0, false).await,
+        );
+    }
+    // A reset: the archive gets the content, its index built on search.
+    l.add("import reset", b.reset("imp").await);
+    l.add(
+        "import into reset board",
+        b.import("imp", &plain(0, 3, 1.0)).await,
+    );
+    l.add(
+        "import archive",
+        b.import("imp@2026-11-21T12:00:00Z", &plain(0, 3, 1.0))
+            .await,
+    );
+    import_searches(b, l, "imp").await;
+    import_searches(b, l, "imp@2026-11-21T12:00:00Z").await;
+    l.add(
+        "import archive top",
+        b.top("imp@2026-11-21T12:00:00Z", None, Some(10), false)
+            .await,
+    );
+    // A merge of imported boards: searchable by id.
+    l.add(
+        "import merge",
+        b.combine(
+            "impm",
+            &serde_json::from_value::<CombineIn>(json!({"sources": ["imp2", "impc0"]})).unwrap(),
+            false,
+        )
+        .await,
+    );
+    l.add(
+        "import merge more",
+        b.import("impm", &plain(500, 520, 1.0)).await,
+    );
+    import_searches(b, l, "impm").await;
 }
 
 /// Search (SPEC §3) through every write that changes what matches.
@@ -1201,6 +1349,12 @@ async fn same_answers_on_embedded_single_redis_and_cluster() {
     let got = scenario(&rb).await;
     compare("redis", &want, &got);
     search_index_is_clean(single.nodes[0].port, &["{people}:*", "{game}:*"]);
+    // Imported plain members have no stored sources; named ones do.
+    let stored = |key: &str, m: &str| redis_cli(single.nodes[0].port, &["HEXISTS", key, m]);
+    assert_eq!(stored("{imp2}:i", "m150").trim(), "0");
+    assert_eq!(stored("{imp2}:i", "m0").trim(), "1");
+    assert_eq!(stored("{imp2}:i", "Ann-Lee").trim(), "1");
+    assert_eq!(stored("{impm}:i", "m510").trim(), "0");
 
     let cluster = Redis::cluster(false);
     let cb = redis_backend(&cluster.url()).await;
@@ -1425,6 +1579,77 @@ async fn search_sets_built_during_writes_answer_as_embedded() {
     };
     // The first search builds the sets while the writer runs.
     let (_, first) = tokio::join!(writer, rb.search("grow", "al1", 30, 0, false));
+    first.unwrap();
+    let mut got = Log::default();
+    for q in queries {
+        got.add(q, rb.search("grow", q, 30, 0, false).await);
+    }
+    compare("redis", &want.0, &got.0);
+    search_index_is_clean(single.nodes[0].port, &[]);
+}
+
+/// The same with a board loaded by `import` (whose members' plain search
+/// sources the Redis script does not store, so the build reads them from
+/// the sorted set): while the sets are built, another task imports new
+/// and existing members, names some, clears names (back to plain
+/// sources) and removes some.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn search_sets_built_during_imports_answer_as_embedded() {
+    let fill: Vec<SubmitIn> = (0..8000)
+        .map(|i| s(&format!("u{i}"), (i % 50) as f64))
+        .collect();
+    let mut rng = SmallRng::seed_from_u64(9);
+    let writes: Vec<(Vec<SubmitIn>, Vec<SubmitIn>, Vec<String>)> = (0..40)
+        .map(|g| {
+            let imported = (0..40)
+                .map(|_| s(&format!("u{}", rng.random_range(0..8000)), g as f64))
+                .chain((0..10).map(|k| s(&format!("u{}", 8000 + g * 10 + k), 1.0)))
+                .collect();
+            let named = (0..20)
+                .map(|k| {
+                    let i = rng.random_range(0..8000);
+                    with(s(&format!("u{i}"), 3.0), |e| {
+                        e.name = Some(if k % 4 == 0 {
+                            String::new()
+                        } else {
+                            format!("ca{} al{g}", i % 31)
+                        })
+                    })
+                })
+                .collect();
+            let gone = (0..10)
+                .map(|_| format!("u{}", rng.random_range(0..8000)))
+                .collect();
+            (imported, named, gone)
+        })
+        .collect();
+    let queries = ["u1", "u12", "u7*", "ca", "al1", "ca3 al", "u80"];
+
+    let e = embedded();
+    e.import("grow", &fill).await.unwrap();
+    let mut want = Log::default();
+    for (imported, named, gone) in &writes {
+        e.import("grow", imported).await.unwrap();
+        e.submit("grow", named).await.unwrap();
+        e.remove("grow", gone).await.unwrap();
+    }
+    for q in queries {
+        want.add(q, e.search("grow", q, 30, 0, false).await);
+    }
+
+    let single = Redis::single(false);
+    let rb = redis_backend(&single.url()).await;
+    for part in fill.chunks(1000) {
+        rb.import("grow", part).await.unwrap();
+    }
+    let writer = async {
+        for (imported, named, gone) in &writes {
+            rb.import("grow", imported).await.unwrap();
+            rb.submit("grow", named).await.unwrap();
+            rb.remove("grow", gone).await.unwrap();
+        }
+    };
+    let (_, first) = tokio::join!(writer, rb.search("grow", "u1", 30, 0, false));
     first.unwrap();
     let mut got = Log::default();
     for q in queries {

@@ -24,6 +24,9 @@ use crate::service::{RangeBounds, Service};
 
 pub use self::redis::RedisBackend;
 
+/// One entry's outcome in an `import` batch: applied, or why not.
+pub type Imported = Result<(), ErrorBody>;
+
 /// Every SPEC §2 operation, whatever holds the data.
 ///
 /// Semantics (validation order, error codes, tie order, rank modes) are the
@@ -58,6 +61,24 @@ pub trait Backend: Send + Sync {
 
     /// `submit` of one entry: an entry error is the call's error.
     async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError>;
+
+    /// `import` of one batch: applied exactly as `submit` applies it (the
+    /// same errors, whole-batch and per entry), but answering only each
+    /// entry's error, if any, as an import answers counts. An engine may
+    /// then skip what only the ranks need: on Redis a batch of plain
+    /// `set`s is a multi-member `ZADD` in one script run, as the bare
+    /// Redis bulk load it stands for.
+    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
+        Ok(self
+            .submit(board, entries)
+            .await?
+            .into_iter()
+            .map(|item| match item {
+                SubmitItem::Ok(_) => Ok(()),
+                SubmitItem::Err { error, .. } => Err(error),
+            })
+            .collect())
+    }
 
     async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError>;
 

@@ -209,23 +209,47 @@ local function prefix_keys(rec, set)
   return set
 end
 
+-- A member's sources when `I` has no entry for it: its id is its only
+-- word (no name, no data). Bulk loads (`import`, plain batches) write no
+-- `I` entry for a member whose id podium tokenised to itself, so for every
+-- member of Z the sources are `I`'s value or, when absent, this.
+local function plain_src(m)
+  return m .. '\n-'
+end
+
+-- The sources of a member of Z.
+local function src_of(m)
+  return redis.call('HGET', I, m) or plain_src(m)
+end
+
 -- Moves member m's index entries from its stored sources to `new` (nil:
--- the member left). A member's score in a prefix or word set is how many
--- of its indexed words the set stands for (a search asks for at least as
--- many as its query words need, see ops.search); the board score comes
--- from intersecting with Z, so a score change touches no set.
+-- the member left). `fresh`: m was not on the board before this write
+-- (so it has no index entries and no sources yet). A member's score in
+-- a prefix or word set is how many of its indexed words the set stands
+-- for (a search asks for at least as many as its query words need, see
+-- ops.search); the board score comes from intersecting with Z, so a
+-- score change touches no set.
 --
 -- Until a board's first search (ix '0') only the sources are kept. While
 -- the sets are being built (ix 'b…') a member's new keys are all written,
 -- not only those whose count changed: the build may not have reached the
 -- member yet, so its old keys may be missing (the build's own write of
 -- the member later is the same, so the order does not matter).
-local function reindex(m, new)
+--
+-- Sources equal to plain_src(m) are not stored (an absent entry means
+-- them), so a member renamed back to none stops costing an `I` field.
+local function reindex(m, new, fresh)
+  local keep = new and new ~= plain_src(m)
   if cfg.ix == '0' then
-    if new then redis.call('HSET', I, m, new) else redis.call('HDEL', I, m) end
+    if keep then
+      redis.call('HSET', I, m, new)
+    elseif not fresh then
+      redis.call('HDEL', I, m)
+    end
     return
   end
-  local old = redis.call('HGET', I, m)
+  local old
+  if not fresh then old = src_of(m) end
   if old == new then return end
   if #cfg.sf > 0 then
     local full = string.sub(cfg.ix, 1, 1) == 'b'
@@ -235,7 +259,11 @@ local function reindex(m, new)
     for k in pairs(a) do if not b[k] then redis.call('ZREM', k, m) end end
     for k, c in pairs(b) do if full or a[k] ~= c then redis.call('ZADD', k, c, m) end end
   end
-  if new then redis.call('HSET', I, m, new) else redis.call('HDEL', I, m) end
+  if keep then
+    redis.call('HSET', I, m, new)
+  elseif not fresh then
+    redis.call('HDEL', I, m)
+  end
 end
 
 -- The sources after a write: `words` is the entry's tokenised id, name
@@ -265,8 +293,13 @@ end
 local function drop_index(sf, ix)
   if #sf == 0 or ix == '0' then return end
   local set = {}
-  local all = redis.call('HGETALL', I)
-  for i = 2, #all, 2 do prefix_keys(record(all[i], sf), set) end
+  -- Every member of Z (plain sources are not in I); Z is still whole.
+  local n = redis.call('ZCARD', Z)
+  for a = 0, n - 1, 1000 do
+    local ms = redis.call('ZRANGE', Z, a, a + 999)
+    local src = hmget(I, ms)
+    for k = 1, #ms do prefix_keys(record(src[k] or plain_src(ms[k]), sf), set) end
+  end
   local ks = {}
   for k in pairs(set) do ks[#ks + 1] = k end
   chunks(ks, function(part) redis.call('UNLINK', unpack(part)) end)
@@ -320,7 +353,7 @@ end
 -- Names, data and search words of members that left the board.
 local function forget(mems)
   if cfg.ix ~= '0' then
-    for _, m in ipairs(mems) do reindex(m, nil) end
+    for _, m in ipairs(mems) do reindex(m, nil, false) end
   end
   chunks(mems, function(part)
     redis.call('HDEL', N, unpack(part))
@@ -463,11 +496,19 @@ local function submit_fast(n)
     end
   end
   if cfg.ix == '0' then
-    for a = 1, #fresh, 1000 do
-      redis.call('HSET', I, unpack(fresh, a, math.min(a + 999, #fresh)))
+    -- Plain sources are not stored (see plain_src).
+    local kept = {}
+    for a = 1, #fresh, 2 do
+      if fresh[a + 1] ~= plain_src(fresh[a]) then
+        kept[#kept + 1] = fresh[a]
+        kept[#kept + 1] = fresh[a + 1]
+      end
+    end
+    for a = 1, #kept, 1000 do
+      redis.call('HSET', I, unpack(kept, a, math.min(a + 999, #kept)))
     end
   else
-    for a = 1, #fresh, 2 do reindex(fresh[a], fresh[a + 1]) end
+    for a = 1, #fresh, 2 do reindex(fresh[a], fresh[a + 1], true) end
   end
   local at = {}
   for k = 1, n do
@@ -525,7 +566,7 @@ function ops.submit()
         dist_add(redis.call('ZSCORE', Z, m))
         set_extra(N, m, name)
         set_extra(D, m, data)
-        reindex(m, sources(m, name, data, ARGV[b + 7]))
+        reindex(m, sources(m, name, data, ARGV[b + 7]), true)
         local ev = evict()
         local p = pos_of(m)
         if p then
@@ -555,7 +596,7 @@ function ops.submit()
         else
           set_extra(N, m, name)
           set_extra(D, m, data)
-          if name ~= '-' or data ~= '-' then reindex(m, sources(m, name, data, ARGV[b + 7])) end
+          if name ~= '-' or data ~= '-' then reindex(m, sources(m, name, data, ARGV[b + 7]), false) end
           local sc
           if changed then
             dist_del(olds)
@@ -580,6 +621,43 @@ function ops.submit()
   return out
 end
 
+-- A bulk load of plain `set`s that answers no ranks (`import`): ARGV:
+-- score, member pairs, in ZADD's order. podium sends only entries that
+-- cannot fail (valid member, no NaN), with no op but `set`, no
+-- only/cond, no name or data, and whose id tokenises to itself, so the
+-- member's sources are plain (plain_src) and need no `I` entry. The
+-- board is checked once: its update is `set`, it has no bounds, no cap
+-- and is not dense (what could refuse, block or evict an entry, or needs
+-- per-entry bookkeeping); then the pairs go in by multi-member ZADDs. On
+-- a board whose search sets exist (or are being built) the new members
+-- are indexed as submit indexes them. Reply: the number of entries, or
+-- {'no'}: podium sends the batch through `submit` instead.
+function ops.import()
+  local e = writable(); if e then return e end
+  if cfg.update ~= 'set' or cfg.cap or cfg.ranking == 'dense'
+    or cfg.min ~= -math.huge or cfg.max ~= math.huge then
+    return {'no'}
+  end
+  local n = (#ARGV - 1) / 2
+  local fresh
+  if cfg.ix ~= '0' then
+    fresh = {}
+    for a = 2, #ARGV, 2000 do
+      local part = {}
+      for k = a + 1, math.min(a + 1999, #ARGV), 2 do part[#part + 1] = ARGV[k] end
+      local v = redis.call('ZMSCORE', Z, unpack(part))
+      for k = 1, #v do if not v[k] then fresh[#fresh + 1] = part[k] end end
+    end
+  end
+  for a = 2, #ARGV, 2000 do
+    redis.call('ZADD', Z, unpack(ARGV, a, math.min(a + 1999, #ARGV)))
+  end
+  if fresh then
+    for _, m in ipairs(fresh) do reindex(m, plain_src(m), true) end
+  end
+  return n
+end
+
 -- ARGV: member, name, data, words (encoded as for submit; data '!' = not
 -- an object).
 function ops.set_data()
@@ -589,7 +667,7 @@ function ops.set_data()
   if not redis.call('ZSCORE', Z, m) then return 0 end
   set_extra(N, m, name)
   set_extra(D, m, data)
-  reindex(m, sources(m, name, data, ARGV[5]))
+  reindex(m, sources(m, name, data, ARGV[5]), false)
   return 1
 end
 
@@ -802,7 +880,7 @@ function ops.replace()
     end
     redis.call(unpack(args))
   end
-  for j = 2, #ARGV, 3 do reindex(ARGV[j], ARGV[j + 2] .. '\n-') end
+  for j = 2, #ARGV, 3 do reindex(ARGV[j], ARGV[j + 2] .. '\n-', true) end
   rebuild_distinct()
   return evict()
 end
@@ -910,15 +988,17 @@ function ops.load()
   for i = 2, #ARGV, 5 do
     local m, sc, name, data, src = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
     -- A finished reset copies again what a stopped one had copied.
-    if cfg.ranking == 'dense' then
-      local before = redis.call('ZSCORE', Z, m)
-      if before then dist_del(before) end
-    end
+    local before = redis.call('ZSCORE', Z, m)
+    if before then dist_del(before) end
     redis.call('ZADD', Z, sc, m)
     dist_add(redis.call('ZSCORE', Z, m))
     if name ~= '' then redis.call('HSET', N, m, name) end
     if data ~= '' then redis.call('HSET', D, m, data) end
-    if src ~= '' then reindex(m, src) end
+    -- No staged sources: the member's are plain (see plain_src), which
+    -- an unindexed archive need not store; one searched (hence indexed)
+    -- during the copy indexes the member.
+    if src == '' then src = plain_src(m) end
+    reindex(m, src, not before)
   end
   return 1
 end
@@ -934,11 +1014,12 @@ end
 -- `unindexed`). ARGV: token (the caller's, random), cursor ('0' to
 -- start), chunk size. The first chunk turns ix from '0' to 'b<token>';
 -- from then on every write keeps the sets of the members it touches in
--- full (see reindex), and each chunk writes the sets of the members an
--- HSCAN step of I returns: an HSCAN returns every member present from
--- its first call to its last at least once, and a member added, changed
--- or removed meanwhile had its sets written by that write, so when the
--- scan ends every member is indexed and ix becomes '1'. Writing a
+-- full (see reindex), and each chunk writes the sets of the members a
+-- ZSCAN step of Z returns, from their sources in I or, when absent, their
+-- plain ones: a ZSCAN returns every member present from its first call to
+-- its last at least once, and a member added, changed or removed
+-- meanwhile had its sets written by that write, so when the scan ends
+-- every member is indexed and ix becomes '1'. Writing a
 -- member's sets twice writes the same counts, so a caller that starts
 -- while another builds joins its token and scans on its own; the first
 -- to finish marks the index built. A change of search_fields during a
@@ -958,10 +1039,12 @@ function ops.index()
     tok = cfg.ix
   end
   if #cfg.sf > 0 then
-    local r = redis.call('HSCAN', I, cur, 'COUNT', tonumber(ARGV[4]))
-    local kv = r[2]
-    for i = 1, #kv, 2 do
-      for k, c in pairs(prefix_keys(record(kv[i + 1], cfg.sf), {})) do redis.call('ZADD', k, c, kv[i]) end
+    local r = redis.call('ZSCAN', Z, cur, 'COUNT', tonumber(ARGV[4]))
+    local kv, ms = r[2], {}
+    for i = 1, #kv, 2 do ms[#ms + 1] = kv[i] end
+    local src = hmget(I, ms)
+    for i, m in ipairs(ms) do
+      for k, c in pairs(prefix_keys(record(src[i] or plain_src(m), cfg.sf), {})) do redis.call('ZADD', k, c, m) end
     end
     cur = r[1]
   else
@@ -1105,7 +1188,7 @@ function ops.search()
   if verify then
     for j = 1, n do
       local m = at(j)
-      if matches(toks, record(redis.call('HGET', I, m) or '', cfg.sf)) then
+      if matches(toks, record(src_of(m), cfg.sf)) then
         if total >= off and #page < lim then page[#page + 1] = m end
         total = total + 1
       end

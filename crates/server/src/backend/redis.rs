@@ -19,7 +19,7 @@ use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
 
-use super::Backend;
+use super::{Backend, Imported};
 use crate::api::*;
 use crate::error::{ApiError, Code};
 use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
@@ -174,6 +174,38 @@ fn entry_words(member: &str, name: Option<&str>, data: Option<&serde_json::Value
         }
     }
     s
+}
+
+/// Whether an `import` entry can go in by the script's multi-member
+/// `ZADD` (op `import`): nothing about the entry itself can be refused (a
+/// valid member, a score that is a number), it is a plain `set` with no
+/// condition, name or data, and its id tokenises to itself, so its search
+/// sources are the plain ones the script leaves unstored. Whether the
+/// board takes it (no bounds, cap, `best`/`incr` or dense ranking) is the
+/// script's check, once per batch.
+fn plain_import(e: &SubmitIn) -> bool {
+    matches!(e.op.as_deref(), None | Some("set"))
+        && e.only.is_none()
+        && e.cond.is_none()
+        && e.name.is_none()
+        && e.data.is_none()
+        && !e.member.is_empty()
+        && e.member.len() <= podium_engine::MAX_MEMBER_BYTES
+        && !e.score.0.is_nan()
+        && id_is_its_word(&e.member)
+}
+
+/// Whether a member id tokenises to itself, one word: `words_line(m) ==
+/// m`, answered without tokenising for the common id of ASCII lowercase
+/// letters and digits (a bulk load checks every entry).
+fn id_is_its_word(m: &str) -> bool {
+    if m.len() <= 255
+        && m.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+    {
+        return true;
+    }
+    words_line(m) == m
 }
 
 /// Whether a query needs each candidate checked against its words. The
@@ -1425,6 +1457,30 @@ impl Backend for RedisBackend {
             .collect())
     }
 
+    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
+        if !entries.is_empty() && entries.iter().all(plain_import) {
+            let scores: Vec<String> = entries.iter().map(|e| fmt_score(e.score.0)).collect();
+            let args = scores
+                .iter()
+                .zip(entries)
+                .flat_map(|(s, e)| [s.as_str(), e.member.as_str()]);
+            match self.write(board, "import", args).await? {
+                Value::Int(n) if n as usize == entries.len() => {
+                    return Ok(vec![Ok(()); entries.len()])
+                }
+                // The board's config needs `submit`'s per-entry path.
+                Value::Array(a) if a.first().and_then(text).as_deref() == Some("no") => {}
+                _ => return Err(protocol("import")),
+            }
+        }
+        Ok(self
+            .submit_results(board, entries)
+            .await?
+            .into_iter()
+            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
+            .collect())
+    }
+
     async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
         let mut v = self
             .submit_results(board, std::slice::from_ref(entry))
@@ -2027,6 +2083,21 @@ mod tests {
     /// those of applying the batch one entry at a time to a model board
     /// (a sorted list), for random batches with ties, moves both ways,
     /// new members, both orders and both rankings.
+    #[test]
+    fn plain_ids_are_their_only_word() {
+        let long = "a".repeat(255);
+        let longer = "a".repeat(256);
+        for m in ["m1", "player42", "0", "abc", &long] {
+            assert!(id_is_its_word(m), "{m}");
+        }
+        // The shortcut agrees with the tokeniser, both ways.
+        for m in [
+            "m1", "M1", "a-b", "a b", "é", "e\u{301}", "", &long, &longer, "Ann-Lee", "x_y", "ab½",
+        ] {
+            assert_eq!(id_is_its_word(m), words_line(m) == m, "{m:?}");
+        }
+    }
+
     #[test]
     fn sequential_places_match_applying_one_at_a_time() {
         use rand::{Rng, SeedableRng};

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::error::{media_type, BoardP, HttpResult, Q};
 use super::handlers::submit_in;
 use super::St;
-use crate::api::{parse_score, ErrorBody, SubmitIn, SubmitItem};
+use crate::api::{parse_score, ErrorBody, SubmitIn};
 use crate::backend::Backend;
 use crate::error::{ApiError, Code};
 
@@ -413,17 +413,17 @@ impl Importer {
             if a == b {
                 continue;
             }
-            match self.be.submit(&self.board, &batch[a..b]).await {
+            match self.be.import(&self.board, &batch[a..b]).await {
                 Ok(items) => {
-                    for (&line, item) in lines[a..b].iter().zip(items) {
+                    for ((&line, e), item) in lines[a..b].iter().zip(&batch[a..b]).zip(items) {
                         match item {
-                            SubmitItem::Ok(_) => self.imported += 1,
-                            SubmitItem::Err { member, error } => {
+                            Ok(()) => self.imported += 1,
+                            Err(error) => {
                                 self.failed += 1;
                                 if self.errors.len() + self.pending.len() < MAX_IMPORT_ERRORS {
                                     self.pending.push(LineError {
                                         line,
-                                        member: Some(member),
+                                        member: Some(e.member.clone()),
                                         error,
                                     });
                                 }

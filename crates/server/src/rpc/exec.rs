@@ -954,14 +954,12 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                     }
                 }
             }
-            None => match be.submit(board, &batch[a..b]).await {
+            None => match be.import(board, &batch[a..b]).await {
                 Ok(items) => {
-                    for (&line, item) in lines[a..b].iter().zip(items) {
+                    for ((&line, e), item) in lines[a..b].iter().zip(&batch[a..b]).zip(items) {
                         match item {
-                            SubmitItem::Ok(_) => imported += 1,
-                            SubmitItem::Err { member, error } => {
-                                fail(&mut errors, line, Some(member), error)
-                            }
+                            Ok(()) => imported += 1,
+                            Err(error) => fail(&mut errors, line, Some(e.member.clone()), error),
                         }
                     }
                     Ok(())
