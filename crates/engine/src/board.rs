@@ -606,17 +606,22 @@ impl Board {
     ) -> usize {
         let mut n = 0;
         self.walk_positions(pos, limit, backward, |id, rank| {
-            let extra = self.members.extra(id);
-            f(EntryRef {
-                member: self.members.bytes(id),
-                score: self.members.score(id),
-                rank,
-                name: extra.and_then(|e| e.name.as_deref()),
-                data: extra.and_then(|e| e.data.as_deref()),
-            });
+            f(self.entry_ref(id, rank));
             n += 1;
         });
         n
+    }
+
+    /// Member `id` in place, with `rank`: [`Board::make_entry`] borrowed.
+    pub(crate) fn entry_ref(&self, id: u32, rank: u64) -> EntryRef<'_> {
+        let extra = self.members.extra(id);
+        EntryRef {
+            member: self.members.bytes(id),
+            score: self.members.score(id),
+            rank,
+            name: extra.and_then(|e| e.name.as_deref()),
+            data: extra.and_then(|e| e.data.as_deref()),
+        }
     }
 
     /// The member ids at positions `from..` / `..=from` with their ranks.

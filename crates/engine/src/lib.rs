@@ -38,5 +38,5 @@ pub use board::{
 pub use config::{BoardConfig, Order, Ranking, Reset, Tiebreak, UpdateOp};
 pub use error::{Error, Result};
 pub use members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
-pub use search::{Plan, SearchError, SearchOptions, SearchPage};
+pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};
 pub use store::Store;

@@ -301,9 +301,33 @@ fn check_query(b: &Board, q: &Query) -> Result<(), TestCaseError> {
                     prop_assert_eq!(page.plan, plan);
                 }
                 count_plan(page.plan, plan);
+                // The in-place page is the same page, field by field.
+                let (head, seen) = b
+                    .search_with(&text, &opts, |head, entries| {
+                        let seen: Vec<Entry> = entries
+                            .map(|e| Entry {
+                                member: e.member.to_vec(),
+                                score: e.score,
+                                rank: e.rank,
+                                name: e.name.map(Into::into),
+                                data: e.data.map(Into::into),
+                            })
+                            .collect();
+                        (*head, seen)
+                    })
+                    .map_err(|e| TestCaseError::fail(format!("{q:?} in place: {e}")))?;
+                prop_assert_eq!(&seen, entries, "{:?} plan {:?} visited", q, plan);
+                prop_assert_eq!(
+                    (head.total, head.offset, head.limit, head.ranking, head.plan),
+                    (page.total, page.offset, page.limit, page.ranking, page.plan)
+                );
                 pages.push(page);
             }
-            (Err(kind), Err(e)) => prop_assert_eq!(*kind, error_kind(&e), "{:?}: {}", q, e),
+            (Err(kind), Err(e)) => {
+                prop_assert_eq!(*kind, error_kind(&e), "{:?}: {}", q, e);
+                let in_place = b.search_with(&text, &opts, |_, _| ());
+                prop_assert_eq!(in_place.unwrap_err(), e);
+            }
             (want, got) => {
                 return Err(TestCaseError::fail(format!(
                     "{q:?} plan {plan:?}: expected {:?}, got {:?}",

@@ -265,6 +265,91 @@ pub struct SearchJson<'a> {
     pub entries: EntriesJson<'a>,
 }
 
+/// A JSON string as serde_json writes it: most strings (names, member
+/// ids) need no escape and are copied whole; the rest go through serde_json.
+fn json_str(out: &mut Vec<u8>, s: &str) -> serde_json::Result<()> {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        Ok(())
+    } else {
+        serde_json::to_writer(out, s)
+    }
+}
+
+/// Appends `e` as [`EntryJson`] would serialize it (the same bytes; a
+/// test compares them), writing member and name straight from the board.
+pub fn write_entry_json(
+    out: &mut Vec<u8>,
+    e: &podium_engine::EntryRef<'_>,
+    with_data: bool,
+) -> serde_json::Result<()> {
+    out.extend_from_slice(b"{\"member\":");
+    match std::str::from_utf8(e.member) {
+        Ok(m) => json_str(out, m)?,
+        Err(_) => json_str(out, &String::from_utf8_lossy(e.member))?,
+    }
+    out.extend_from_slice(b",\"score\":");
+    serde_json::to_writer(&mut *out, &Score(e.score))?;
+    out.extend_from_slice(b",\"rank\":");
+    out.extend_from_slice(itoa::Buffer::new().format(e.rank).as_bytes());
+    if let Some(name) = e.name {
+        out.extend_from_slice(b",\"name\":");
+        json_str(out, name)?;
+    }
+    // As `entry_out`: data that is not valid JSON is left out.
+    if let (Some(d), true) = (e.data, with_data) {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(d) {
+            out.extend_from_slice(b",\"data\":");
+            serde_json::to_writer(&mut *out, &v)?;
+        }
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+/// A search answer as [`SearchJson`] serializes it (the same bytes; a test
+/// compares them), written from the engine's head and its entries in
+/// place: no owned page, no serde structs per entry.
+pub fn write_search_json(
+    out: &mut Vec<u8>,
+    board: &str,
+    query: &str,
+    head: &podium_engine::SearchHead,
+    entries: &mut dyn Iterator<Item = podium_engine::EntryRef<'_>>,
+    with_data: bool,
+) -> serde_json::Result<()> {
+    let rows = head.total.saturating_sub(head.offset).min(head.limit);
+    // ~70 bytes an entry with a name: one allocation for a page.
+    out.reserve(128 + board.len() + query.len() + 80 * rows.min(1024) as usize);
+    out.extend_from_slice(b"{\"board\":");
+    json_str(out, board)?;
+    out.extend_from_slice(b",\"ranking\":");
+    json_str(out, ranking_str(head.ranking))?;
+    out.extend_from_slice(b",\"query\":");
+    json_str(out, query)?;
+    let mut num = itoa::Buffer::new();
+    for (key, n) in [
+        (&b",\"total\":"[..], head.total),
+        (b",\"offset\":", head.offset),
+        (b",\"limit\":", head.limit),
+    ] {
+        out.extend_from_slice(key);
+        out.extend_from_slice(num.format(n).as_bytes());
+    }
+    out.extend_from_slice(b",\"entries\":[");
+    for (i, e) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_entry_json(out, &e, with_data)?;
+    }
+    out.extend_from_slice(b"]}");
+    Ok(())
+}
+
 pub fn ranking_str(r: Ranking) -> &'static str {
     r.as_str()
 }
@@ -484,7 +569,7 @@ mod tests {
     }
 
     #[test]
-    fn borrowed_search_json_is_search_out_json() {
+    fn borrowed_and_direct_search_json_are_search_out_json() {
         use std::sync::Arc;
         let entry = |member: &[u8], score, rank, name: Option<&str>, data: Option<&str>| Entry {
             member: member.to_vec(),
@@ -510,9 +595,17 @@ mod tests {
                 Some("not json"),
             ),
             entry(b"dave", -0.0, 4, Some(""), Some(r#"{"a":[1,2.5,null]}"#)),
+            entry(
+                b"e\\\"\n\x01\x7f\xc3\xa9",
+                1e300,
+                5,
+                Some("tab\there \u{1f600} \\ \u{7}"),
+                Some(r#" {"k" : "v\u00e9", "n": 1e3} "#),
+            ),
+            entry(b"", 0.1 + 0.2, u64::MAX, None, Some("")),
         ];
         for with_data in [false, true] {
-            for page in [&entries[..], &[]] {
+            for page in [&entries[..], &[], &entries[4..]] {
                 let owned = SearchOut {
                     board: "b\u{e9}".into(),
                     ranking: "dense".into(),
@@ -534,10 +627,42 @@ mod tests {
                         with_data,
                     },
                 };
-                assert_eq!(
-                    serde_json::to_string(&borrowed).unwrap(),
-                    serde_json::to_string(&owned).unwrap()
-                );
+                let want = serde_json::to_string(&owned).unwrap();
+                assert_eq!(serde_json::to_string(&borrowed).unwrap(), want);
+                for ranking in [Ranking::Unique, Ranking::Competition, Ranking::Dense] {
+                    let head = podium_engine::SearchHead {
+                        total: 7,
+                        offset: 1,
+                        limit: 25,
+                        ranking,
+                        plan: podium_engine::Plan::Scan,
+                    };
+                    let mut refs = page.iter().map(|e| podium_engine::EntryRef {
+                        member: &e.member,
+                        score: e.score,
+                        rank: e.rank,
+                        name: e.name.as_deref(),
+                        data: e.data.as_deref(),
+                    });
+                    let mut direct = Vec::new();
+                    write_search_json(
+                        &mut direct,
+                        "b\u{e9}",
+                        "a\"b \\ c",
+                        &head,
+                        &mut refs,
+                        with_data,
+                    )
+                    .unwrap();
+                    let owned = SearchOut {
+                        ranking: ranking_str(ranking).into(),
+                        ..owned.clone()
+                    };
+                    assert_eq!(
+                        String::from_utf8(direct).unwrap(),
+                        serde_json::to_string(&owned).unwrap()
+                    );
+                }
             }
         }
     }

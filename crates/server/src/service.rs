@@ -1127,6 +1127,39 @@ impl Service {
         Ok(page.map_err(podium_engine::Error::from)?)
     }
 
+    /// [`Service::search_page`] with the page handed to `f` in place (the
+    /// answer's head, then the entries, best first) under one hold of the
+    /// board's read lock, for a frontend encoding it straight into its
+    /// response. `Ok(None)`: the board has no index yet and nothing ran;
+    /// [`Service::search_page`] builds it, which is slow on a large board
+    /// (a caller on async workers hands that to the blocking pool).
+    pub fn search_with<R>(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        f: impl FnOnce(
+            &podium_engine::SearchHead,
+            &mut dyn Iterator<Item = podium_engine::EntryRef<'_>>,
+        ) -> R,
+    ) -> Result<Option<R>, ApiError> {
+        use podium_engine::search::{SearchError, SearchOptions};
+        if limit > MAX_PAGE_SIZE {
+            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
+        }
+        let opts = SearchOptions {
+            limit,
+            offset,
+            ..SearchOptions::default()
+        };
+        match self.read(board, |b| b.search_with(query, &opts, f))? {
+            Ok(r) => Ok(Some(r)),
+            Err(SearchError::NotIndexed) => Ok(None),
+            Err(e) => Err(podium_engine::Error::from(e).into()),
+        }
+    }
+
     /// Whether [`Service::search`] on `board` answers without building an
     /// index first (the board is indexed, or missing: an error at once), so
     /// a frontend can run it on its async workers like any other read.

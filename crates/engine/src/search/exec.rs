@@ -22,8 +22,8 @@
 
 use super::index::{build_shares, record_words, Plane, SearchIndex, DEFAULT_MAX_PLANES};
 use super::query::{self, QToken};
-use super::{Plan, SearchError, SearchOptions, SearchPage, MAX_SEARCH_FIELDS};
-use crate::board::Board;
+use super::{Plan, SearchError, SearchHead, SearchOptions, SearchPage, MAX_SEARCH_FIELDS};
+use crate::board::{Board, EntryRef};
 use crate::config::Ranking;
 use crate::tree::TieBreak;
 
@@ -733,6 +733,41 @@ impl Board {
     /// ([`SearchError::NotIndexed`] until [`Board::enable_search`]); a
     /// query error is reported before that.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<SearchPage, SearchError> {
+        let (head, hits) = self.search_hits(query, opts)?;
+        Ok(SearchPage {
+            entries: self.entries_of(&hits),
+            total: head.total,
+            offset: head.offset,
+            limit: head.limit,
+            ranking: head.ranking,
+            plan: head.plan,
+        })
+    }
+
+    /// [`Board::search`] without copying the page: `f` gets the answer's
+    /// head, then the page's entries in place, best first, and what it
+    /// returns is returned. For frontends that encode a page straight into
+    /// their response (an owned [`crate::board::Entry`] per row costs a
+    /// member copy and two reference counts).
+    pub fn search_with<R>(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        f: impl FnOnce(&SearchHead, &mut dyn Iterator<Item = EntryRef<'_>>) -> R,
+    ) -> Result<R, SearchError> {
+        let (head, hits) = self.search_hits(query, opts)?;
+        self.prefetch_hits(&hits);
+        let mut entries = hits.iter().map(|&(id, rank)| self.entry_ref(id, rank));
+        Ok(f(&head, &mut entries))
+    }
+
+    /// The answer of [`Board::search`] but for its entries, and the page's
+    /// member ids with their ranks, best first.
+    fn search_hits(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+    ) -> Result<(SearchHead, Vec<(u32, u64)>), SearchError> {
         let fields = &self.config.search_fields;
         if fields.is_empty() {
             return Err(SearchError::Disabled);
@@ -818,8 +853,7 @@ impl Board {
                 (_, None, _) => self.order_planes(&q, offset as usize, limit),
             }
         };
-        Ok(SearchPage {
-            entries: self.entries_of(&hits),
+        let head = SearchHead {
             total,
             offset: opts.offset,
             limit: opts.limit,
@@ -829,7 +863,8 @@ impl Board {
             } else {
                 plan
             },
-        })
+        };
+        Ok((head, hits))
     }
 
     /// Walks `entries` (the tree from the best member), testing each with
@@ -978,13 +1013,19 @@ impl Board {
         self.ranks_of(&page, &self.ties())
     }
 
-    fn entries_of(&self, hits: &[(u32, u64)]) -> Vec<crate::board::Entry> {
+    /// Asks for the page's member records, then their bytes, before any
+    /// is read: the page's members are scattered over the member table.
+    fn prefetch_hits(&self, hits: &[(u32, u64)]) {
         for &(id, _) in hits {
             self.members.prefetch_rec(id);
         }
         for &(id, _) in hits {
             self.members.prefetch_bytes(id);
         }
+    }
+
+    fn entries_of(&self, hits: &[(u32, u64)]) -> Vec<crate::board::Entry> {
+        self.prefetch_hits(hits);
         hits.iter()
             .map(|&(id, rank)| self.make_entry(id, rank))
             .collect()

@@ -108,6 +108,19 @@ pub struct SearchPage {
     pub plan: Plan,
 }
 
+/// A search's answer but for its entries ([`crate::Board::search_with`]
+/// hands those over in place).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchHead {
+    /// Every member that matches (not only this page).
+    pub total: u64,
+    pub offset: u64,
+    pub limit: u64,
+    pub ranking: Ranking,
+    /// The plan that ran (`Intersect`, `Scan` or `Level`; never `Auto`).
+    pub plan: Plan,
+}
+
 /// Why a search was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

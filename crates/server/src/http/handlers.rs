@@ -370,13 +370,18 @@ pub(crate) async fn search(
         )
         .into_response());
     };
-    // The first embedded search of a large board builds its index: off the
-    // async workers. Later ones are reads like `top`, answered here: a
-    // hand-off to the blocking pool would cost more than the search.
-    if svc.search_is_cheap(&board) {
-        let page = svc.search_page(&board, &q.q, limit, offset)?;
-        return search_response(&board, &q, &page);
+    // An indexed board's search is a read like `top`, answered here and
+    // encoded straight from the board into the body under its read lock.
+    let with_data = q.with_data;
+    let body = svc.search_with(&board, &q.q, limit, offset, |head, entries| {
+        let mut body = Vec::new();
+        write_search_json(&mut body, &board, &q.q, head, entries, with_data).map(|()| body)
+    })?;
+    if let Some(body) = body {
+        let body = body.map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
+        return Ok(json_body(body));
     }
+    // The first search of a board builds its index: off the async workers.
     let svc = svc.clone();
     tokio::task::spawn_blocking(move || {
         let page = svc.search_page(&board, &q.q, limit, offset)?;
@@ -386,9 +391,17 @@ pub(crate) async fn search(
     .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
 }
 
-/// A search page encoded straight from the engine's entries into one
-/// buffer (the same JSON as `SearchOut`'s): at tens of thousands of
-/// queries a second the owned copies cost more than the search.
+fn json_body(body: Vec<u8>) -> Response {
+    (
+        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        body,
+    )
+        .into_response()
+}
+
+/// A search page (the first of a board, which built its index) encoded
+/// from the engine's owned page: the same JSON as `SearchOut`'s and as
+/// [`write_search_json`]'s.
 fn search_response(
     board: &str,
     q: &SearchQ,
@@ -409,11 +422,7 @@ fn search_response(
     let mut body = Vec::with_capacity(256 + 128 * page.entries.len());
     serde_json::to_writer(&mut body, &json)
         .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
-    Ok((
-        [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-        body,
-    )
-        .into_response())
+    Ok(json_body(body))
 }
 
 pub(crate) async fn rank(

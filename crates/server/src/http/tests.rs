@@ -1879,6 +1879,55 @@ async fn search_finds_members_by_name_in_rank_order() {
     .await;
 }
 
+/// The first search of a board (which builds its index and answers from
+/// the engine's owned page) and the later ones (encoded straight from the
+/// board) answer the same bytes, with and without data, for every paging.
+#[tokio::test]
+async fn first_and_later_searches_answer_the_same_bytes() {
+    for with_data in ["", "&with_data=true"] {
+        let app = app();
+        let entries = json!([
+            {"member": "p1", "score": 50, "name": "José \"Jo\" Álvarez"},
+            {"member": "p2", "score": 70, "name": "Josephine Baker", "data": {"team": "red", "n": [1, 2.5]}},
+            {"member": "p\u{7}3", "score": -1.5, "name": "Jo\\nes"},
+            {"member": "p4", "score": 90}
+        ]);
+        let r = call(&app, "POST", "/v1/boards/s/scores", Some(entries)).await;
+        assert_eq!(r.status, StatusCode::OK);
+        for (i, q) in [
+            "jo",
+            "jo&limit=1&offset=1",
+            "jo&offset=9",
+            "jo&limit=0",
+            "zz",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let uri = format!("/v1/boards/s/search?q={q}{with_data}");
+            let first = call(&app, "GET", &uri, None).await;
+            let later = call(&app, "GET", &uri, None).await;
+            assert_eq!(first.status, StatusCode::OK, "{uri}");
+            assert_eq!(first.body, later.body, "{uri}");
+            if i == 0 {
+                let j = later.json();
+                assert_eq!(j["total"], 3, "{j}");
+                assert_eq!(j["entries"][0]["name"], "Josephine Baker");
+                assert_eq!(j["entries"][0].get("data").is_some(), !with_data.is_empty());
+            }
+        }
+        expect_err(
+            &app,
+            "GET",
+            "/v1/boards/s/search?q=jo&limit=10001",
+            None,
+            400,
+            "invalid_argument",
+        )
+        .await;
+    }
+}
+
 async fn import_body(app: &Router, board: &str, format: &str, body: &str) -> Value {
     let r = send(
         app,
