@@ -514,15 +514,15 @@ impl Board {
         if name.is_none() && data.is_none() {
             return;
         }
-        let mut e = self.members.extra(id).cloned().unwrap_or_default();
         let opt = |s: &str| (!s.is_empty()).then(|| Arc::<str>::from(s));
-        if let Some(n) = name {
-            e.name = opt(n);
-        }
-        if let Some(d) = data {
-            e.data = opt(d);
-        }
-        self.members.set_extra(id, e);
+        self.members.update_extra(id, |e| {
+            if let Some(n) = name {
+                e.name = opt(n);
+            }
+            if let Some(d) = data {
+                e.data = opt(d);
+            }
+        });
     }
 
     fn bump_seq(&mut self) -> u64 {

@@ -404,6 +404,30 @@ impl Members {
         v
     }
 
+    /// Changes a member's [`Extra`] in place with one hash lookup (a named
+    /// import's every entry comes here: a lookup, a clone and an insert
+    /// were three); an `Extra` left empty is removed, as by [`set_extra`].
+    ///
+    /// [`set_extra`]: Members::set_extra
+    pub fn update_extra(&mut self, id: u32, f: impl FnOnce(&mut Extra)) {
+        use hashbrown::hash_map::Entry;
+        match self.extras.entry(id) {
+            Entry::Occupied(mut o) => {
+                f(o.get_mut());
+                if o.get().name.is_none() && o.get().data.is_none() {
+                    o.remove();
+                }
+            }
+            Entry::Vacant(v) => {
+                let mut e = Extra::default();
+                f(&mut e);
+                if e.name.is_some() || e.data.is_some() {
+                    v.insert(e);
+                }
+            }
+        }
+    }
+
     pub fn set_extra(&mut self, id: u32, extra: Extra) {
         if extra.name.is_none() && extra.data.is_none() {
             self.extras.remove(&id);
@@ -426,6 +450,28 @@ impl Members {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn update_extra_keeps_only_non_empty_extras() {
+        let mut m = Members::new(false);
+        m.update_extra(7, |_| {});
+        assert_eq!(m.extra(7), None);
+        m.update_extra(7, |e| e.name = Some("Ann".into()));
+        m.update_extra(7, |e| e.data = Some("{}".into()));
+        assert_eq!(
+            m.extra(7),
+            Some(&Extra {
+                name: Some("Ann".into()),
+                data: Some("{}".into())
+            })
+        );
+        m.update_extra(7, |e| e.name = None);
+        assert_eq!(m.extra(7).and_then(|e| e.name.as_deref()), None);
+        assert_eq!(m.extra(7).and_then(|e| e.data.as_deref()), Some("{}"));
+        m.update_extra(7, |e| e.data = None);
+        assert_eq!(m.extra(7), None);
+        assert!(m.extras.is_empty());
+    }
 
     #[test]
     fn intern_find_remove_reuse() {
