@@ -424,13 +424,7 @@ async fn redis_reads(
     for &p in reads {
         let start = (p - 1) * PAGE_SIZE;
         let t = Instant::now();
-        let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-            .arg("rand")
-            .arg(start)
-            .arg(start + PAGE_SIZE - 1)
-            .arg("WITHSCORES")
-            .query_async(con)
-            .await?;
+        let page: Vec<(String, f64)> = page_cmd("rand", start).query_async(con).await?;
         lat.record(t.elapsed());
         if page.is_empty() {
             bail!("page {p} of rand is empty");
@@ -861,13 +855,7 @@ async fn alternate_reads(
         let start = (p - 1) * PAGE_SIZE;
         let direct = async {
             let t = Instant::now();
-            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-                .arg("direct:rand")
-                .arg(start)
-                .arg(start + PAGE_SIZE - 1)
-                .arg("WITHSCORES")
-                .query_async(con)
-                .await?;
+            let page: Vec<(String, f64)> = page_cmd("direct:rand", start).query_async(con).await?;
             ld.record(t.elapsed());
             anyhow::Ok(page.len())
         };
@@ -923,13 +911,8 @@ async fn reads_in_flight(
                             c.top("rand", p, PAGE_SIZE).await?.entries.len()
                         } else {
                             let start = (p - 1) * PAGE_SIZE;
-                            let page: Vec<(String, f64)> = redis::cmd("ZREVRANGE")
-                                .arg("direct:rand")
-                                .arg(start)
-                                .arg(start + PAGE_SIZE - 1)
-                                .arg("WITHSCORES")
-                                .query_async(&mut con)
-                                .await?;
+                            let page: Vec<(String, f64)> =
+                                page_cmd("direct:rand", start).query_async(&mut con).await?;
                             page.len()
                         };
                         if n == 0 {
@@ -989,4 +972,15 @@ fn loopback_rtt_us(n: usize) -> Result<f64> {
     echo.join()
         .map_err(|_| anyhow::anyhow!("the loopback echo thread panicked"))??;
     Ok(total.as_secs_f64() * 1e6 / n as f64)
+}
+
+/// `ZREVRANGE key start start+24 WITHSCORES`: one page read straight from
+/// Redis.
+fn page_cmd(key: &str, start: u64) -> redis::Cmd {
+    let mut c = redis::cmd("ZREVRANGE");
+    c.arg(key)
+        .arg(start)
+        .arg(start + PAGE_SIZE - 1)
+        .arg("WITHSCORES");
+    c
 }

@@ -1099,15 +1099,8 @@ impl Service {
         limit: u64,
         offset: u64,
     ) -> Result<podium_engine::search::SearchPage, ApiError> {
-        use podium_engine::search::{SearchError, SearchOptions};
-        if limit > MAX_PAGE_SIZE {
-            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
-        }
-        let opts = SearchOptions {
-            limit,
-            offset,
-            ..SearchOptions::default()
-        };
+        use podium_engine::search::SearchError;
+        let opts = search_options(limit, offset)?;
         let mut page = self.read(board, |b| b.search(query, &opts))?;
         if matches!(page, Err(SearchError::NotIndexed)) {
             let arc = self
@@ -1144,15 +1137,8 @@ impl Service {
             &mut dyn Iterator<Item = podium_engine::EntryRef<'_>>,
         ) -> R,
     ) -> Result<Option<R>, ApiError> {
-        use podium_engine::search::{SearchError, SearchOptions};
-        if limit > MAX_PAGE_SIZE {
-            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
-        }
-        let opts = SearchOptions {
-            limit,
-            offset,
-            ..SearchOptions::default()
-        };
+        use podium_engine::search::SearchError;
+        let opts = search_options(limit, offset)?;
         match self.read(board, |b| b.search_with(query, &opts, f))? {
             Ok(r) => Ok(Some(r)),
             Err(SearchError::NotIndexed) => Ok(None),
@@ -1325,6 +1311,21 @@ fn release_free_memory() {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn release_free_memory() {}
+
+/// A search's page options, the page size checked.
+fn search_options(
+    limit: u64,
+    offset: u64,
+) -> Result<podium_engine::search::SearchOptions, ApiError> {
+    if limit > MAX_PAGE_SIZE {
+        return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
+    }
+    Ok(podium_engine::search::SearchOptions {
+        limit,
+        offset,
+        ..Default::default()
+    })
+}
 
 #[cfg(test)]
 mod tests {
