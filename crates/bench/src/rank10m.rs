@@ -598,23 +598,13 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         ("overhead_page_read_in_flight", rd_flight),
         ("overhead_beyond_script_sequential", own_seq),
         ("overhead_beyond_script_random", own_rnd),
-    ] {
+    ]
+    .into_iter()
+    .chain(rd_pinned.map(|v| ("overhead_page_read_one_cpu_mean", v)))
+    {
         records.push(Record {
             scenario: SCENARIO,
             figure: key.into(),
-            unit: "ratio".into(),
-            podium: Some(v),
-            redis: None,
-            baseline: None,
-            baseline_name: None,
-            ratio: None,
-            members: Some(n),
-        });
-    }
-    if let Some(v) = rd_pinned {
-        records.push(Record {
-            scenario: SCENARIO,
-            figure: "overhead_page_read_one_cpu_mean".into(),
             unit: "ratio".into(),
             podium: Some(v),
             redis: None,
