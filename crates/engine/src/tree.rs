@@ -327,6 +327,10 @@ pub struct CountedTree<V> {
     /// 0 when the root is a leaf.
     height: usize,
     len: usize,
+    /// The least and the greatest key (None when empty), kept so that a
+    /// sequential load's every insert does not walk down both edges of
+    /// the tree to learn them.
+    edges: Option<(u64, u64)>,
 }
 
 impl<V: Copy + Default + PartialEq> Default for CountedTree<V> {
@@ -347,6 +351,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             root: 0,
             height: 0,
             len: 0,
+            edges: None,
         }
     }
 
@@ -603,6 +608,10 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             node = inner.children[slot];
         }
         self.len += 1;
+        // Only the first entry reaches here from outside the edges.
+        if self.len == 1 {
+            self.edges = Some((key, key));
+        }
         let leaf = &mut self.leaves[node as usize];
         leaf.prefetch();
         let n = leaf.len as usize;
@@ -611,9 +620,15 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         rank + pos
     }
 
+    /// The least and the greatest key, if any.
+    #[inline]
+    fn edge_keys(&self) -> Option<(u64, u64)> {
+        self.edges
+    }
+
     /// The entries with the least and the greatest key (the first of the
     /// first leaf, the last of the last), by the tree's two edges.
-    fn edge_keys(&self) -> Option<(u64, u64)> {
+    fn walk_edges(&self) -> Option<(u64, u64)> {
         if self.len == 0 {
             return None;
         }
@@ -649,6 +664,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             node = inner.children[slot];
         }
         let rank = if below { 0 } else { self.len };
+        self.edges = Some(if below { (key, max) } else { (min, key) });
         let pos = if below {
             0
         } else {
@@ -936,6 +952,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         self.len -= 1;
         let leaf = &mut self.leaves[leaf_id as usize];
         let n = leaf.len as usize;
+        let key = leaf.keys[pos];
         leaf.keys.copy_within(pos + 1..n, pos);
         leaf.vals.copy_within(pos + 1..n, pos);
         leaf.len -= 1;
@@ -943,9 +960,21 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             self.refresh_separator(path, leaf_id);
         }
         if self.leaves[leaf_id as usize].len as usize >= LEAF_MIN || path.depth == 0 {
+            self.removed_edge(key);
             return;
         }
         self.rebalance_leaf(path);
+        self.removed_edge(key);
+    }
+
+    /// An entry with `key` is gone: the edges change if it held one.
+    fn removed_edge(&mut self, key: u64) {
+        if self
+            .edges
+            .is_some_and(|(min, max)| key == min || key == max)
+        {
+            self.edges = self.walk_edges();
+        }
     }
 
     /// The first entry of leaf `leaf_id` was just removed. The separator
@@ -1142,6 +1171,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             root: 0,
             height: 0,
             len: 0,
+            edges: None,
         };
         // (node id, entries below, first key, first val) of the level built last.
         let mut level: Vec<(u32, usize, u64, V)> = Vec::new();
@@ -1195,6 +1225,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
             tree.height += 1;
         }
         tree.root = level[0].0;
+        tree.edges = tree.walk_edges();
         tree
     }
 
@@ -1257,6 +1288,13 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         )?;
         if total != self.len {
             return Err(format!("len {} but tree holds {total}", self.len));
+        }
+        let edges = in_order
+            .first()
+            .zip(in_order.last())
+            .map(|(f, l)| (f.0, l.0));
+        if self.edges != edges {
+            return Err(format!("edges {:?} but tree holds {edges:?}", self.edges));
         }
         for w in in_order.windows(2) {
             if cmp(w[0], w[1]) != Ordering::Less {
