@@ -11,11 +11,13 @@
 //! their misses. The home slot is derived from the tag alone, so growing
 //! rehashes without re-reading any member.
 //!
-//! The table grows by a quarter, not by doubling, and fills to 4/5: a
-//! doubling table is between 3/8 and 3/4 full, so at an unlucky size (0.86M
-//! members: 2^21 slots, 41% full) it costs 19 bytes a member where this one
-//! costs 10–12 at every size; a linear probe at 4/5 load still ends within
-//! one or two cache lines.
+//! The table grows by half, not by doubling, and fills to 4/5: a doubling
+//! table is between 2/5 and 4/5 full, so at an unlucky size it costs 20
+//! bytes a member where this one costs 10–15. Growing by a quarter (10–12.5
+//! bytes) was tried: every growth re-places every entry, so a table grown
+//! from empty moves each entry five times by a quarter and three times by
+//! half, and on a 10M sequential load the extra moves were a sixth of the
+//! engine's time (docs/BENCHMARKS.md, issue 5, sequential load).
 
 /// Load factor limit, as a fraction of 5.
 const MAX_LOAD_FIFTHS: usize = 4;
@@ -126,7 +128,7 @@ impl Index {
         self.slots[i] = s;
     }
 
-    /// Grows the table by a quarter in place: the allocation is extended
+    /// Grows the table by half in place: the allocation is extended
     /// (a large one by `mremap`, no copy) and the entries are re-placed from
     /// the top down. A new table per growth would touch fresh memory five
     /// times the final table's size over a load, and on the benchmark
@@ -142,7 +144,7 @@ impl Index {
     /// into what is by then a valid table.
     fn grow(&mut self) {
         let old_cap = self.slots.len();
-        let cap = (old_cap + old_cap / 4).max(16);
+        let cap = (old_cap + old_cap / 2).max(16);
         self.slots.reserve_exact(cap - old_cap);
         self.slots.resize(cap, EMPTY);
         let mut deferred = Vec::new();
