@@ -16,12 +16,23 @@
 //! never pulls a huge page over memory the block does not own. The
 //! alignment depends on the layout alone (never on [`HugePages::set_advise`]),
 //! so `dealloc` always sees the layout `alloc` used.
+//!
+//! Blocks of [`MAPPED`] and more are advised but not re-aligned: glibc gives
+//! each its own mapping and grows it with `mremap`, which moves page tables
+//! instead of bytes. A 2 MiB alignment would force every `realloc` of such a
+//! block (the engine's member index doubles as a 100 MB table grows) to
+//! allocate, copy and free; unaligned, a block loses at most its partial
+//! first and last 2 MiB to small pages.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// The huge page size of x86-64 and of arm64 with 4 KiB base pages.
 pub const HUGE_PAGE: usize = 2 << 20;
+/// From this size on a block keeps the caller's alignment (see the module
+/// doc): glibc's largest mmap threshold, so such a block is always a
+/// mapping of its own, which `realloc` grows without copying.
+pub const MAPPED: usize = 32 << 20;
 
 /// Wraps a [`GlobalAlloc`]; see the module doc.
 pub struct HugePages<A> {
@@ -49,21 +60,29 @@ impl<A> HugePages<A> {
         }
         #[cfg(target_os = "linux")]
         {
-            let len = size / HUGE_PAGE * HUGE_PAGE;
-            // SAFETY: `p..p + len` lies inside the block just allocated and
-            // `p` is 2 MiB aligned; the advice changes no contents. It fails
-            // harmlessly (EINVAL) where THP is not built in: a hint only.
-            unsafe { libc::madvise(p.cast(), len, libc::MADV_HUGEPAGE) };
+            // The whole 2 MiB pages inside the block.
+            let start = (p as usize).next_multiple_of(HUGE_PAGE);
+            let end = (p as usize + size) / HUGE_PAGE * HUGE_PAGE;
+            if end > start {
+                // SAFETY: `start..end` lies inside the block just allocated
+                // and is 2 MiB aligned; the advice changes no contents. It
+                // fails harmlessly (EINVAL) where THP is not built in: a
+                // hint only.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE)
+                };
+            }
         }
         #[cfg(not(target_os = "linux"))]
         let _ = size;
     }
 }
 
-/// The layout a block is really allocated with: 2 MiB aligned from 2 MiB on.
+/// The layout a block is really allocated with: 2 MiB aligned from 2 MiB
+/// up to [`MAPPED`].
 #[inline]
 fn real_layout(layout: Layout) -> Layout {
-    if layout.size() < HUGE_PAGE || layout.align() >= HUGE_PAGE {
+    if !(HUGE_PAGE..MAPPED).contains(&layout.size()) || layout.align() >= HUGE_PAGE {
         return layout;
     }
     // Fails only for sizes near isize::MAX, which no allocator can serve.
@@ -78,7 +97,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let real = real_layout(layout);
         let p = unsafe { self.inner.alloc(real) };
-        if real != layout {
+        if layout.size() >= HUGE_PAGE {
             self.advise(p, layout.size());
         }
         p
@@ -88,7 +107,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         let real = real_layout(layout);
         let p = unsafe { self.inner.alloc_zeroed(real) };
-        if real != layout {
+        if layout.size() >= HUGE_PAGE {
             self.advise(p, layout.size());
         }
         p
@@ -106,7 +125,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let (real, new_real) = (real_layout(layout), real_layout(new_layout));
         if real == layout && new_real == new_layout {
-            return unsafe { self.inner.realloc(ptr, layout, new_size) };
+            let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+            if new_size >= MAPPED {
+                self.advise(p, new_size);
+            }
+            return p;
         }
         // Into, out of or within the 2 MiB aligned class: the inner
         // allocator cannot keep that alignment in place (`System` would
@@ -160,11 +183,35 @@ mod tests {
     }
 
     #[test]
+    fn mapped_blocks_keep_the_callers_alignment_and_their_bytes() {
+        unsafe {
+            let big = Layout::from_size_align(MAPPED, 8).unwrap();
+            assert_eq!(real_layout(big), big);
+            let p = A.alloc(big);
+            assert!(!p.is_null());
+            p.write_bytes(5, MAPPED);
+            // Within the class: the inner allocator's own realloc (mremap).
+            let q = A.realloc(p, big, 2 * MAPPED);
+            assert!((0..MAPPED).step_by(4096).all(|i| *q.add(i) == 5));
+            assert_eq!(*q.add(MAPPED - 1), 5);
+            q.add(2 * MAPPED - 1).write(1);
+            // Out of it, into the aligned class: moved onto a 2 MiB boundary.
+            let bigger = Layout::from_size_align(2 * MAPPED, 8).unwrap();
+            let r = A.realloc(q, bigger, 3 * HUGE_PAGE);
+            assert_eq!(r as usize % HUGE_PAGE, 0);
+            assert!((0..3 * HUGE_PAGE).step_by(4096).all(|i| *r.add(i) == 5));
+            A.dealloc(r, Layout::from_size_align(3 * HUGE_PAGE, 8).unwrap());
+        }
+    }
+
+    #[test]
     fn the_layout_alone_decides_the_alignment() {
         let l = Layout::from_size_align(HUGE_PAGE, 8).unwrap();
         assert_eq!(real_layout(l).align(), HUGE_PAGE);
         let s = Layout::from_size_align(HUGE_PAGE - 1, 8).unwrap();
         assert_eq!(real_layout(s), s);
+        let m = Layout::from_size_align(MAPPED, 8).unwrap();
+        assert_eq!(real_layout(m), m);
         A.set_advise(false);
         assert_eq!(real_layout(l).align(), HUGE_PAGE);
         A.set_advise(true);
