@@ -799,7 +799,7 @@ mod tests {
 
     fn rec(m: &str, s: f64) -> SubmitRec {
         SubmitRec {
-            member: m.as_bytes().to_vec(),
+            member: m.as_bytes().into(),
             score: s,
             op: Some(UpdateOp::Set),
             presence: Presence::Any,

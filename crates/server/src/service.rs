@@ -26,7 +26,7 @@ use podium_engine::{
 use crate::api::*;
 use crate::error::{ApiError, Code};
 use crate::schedule::{self, Clock, SystemClock};
-use crate::storage::record::{LogOp, SubmitRec};
+use crate::storage::record::{LogOp, MemberBytes, SubmitRec};
 use crate::storage::snapshot::{SnapAux, SnapBoard};
 use crate::storage::{Aux, RecoveryReport, Storage};
 
@@ -111,20 +111,24 @@ fn op_from_str(s: &str) -> Result<UpdateOp, ApiError> {
 }
 
 fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
-    submit_rec_with(e, e.member.as_bytes().to_vec(), e.name.clone())
+    submit_rec_with(
+        e,
+        MemberBytes::from_slice(e.member.as_bytes()),
+        e.name.clone(),
+    )
 }
 
 /// [`submit_rec`] taking the entry's member and name instead of copying
 /// them (a bulk write's entries are not needed after this).
 fn submit_rec_owned(mut e: SubmitIn) -> Result<SubmitRec, ApiError> {
-    let member = std::mem::take(&mut e.member).into_bytes();
+    let member = MemberBytes::from_vec(std::mem::take(&mut e.member).into_bytes());
     let name = e.name.take();
     submit_rec_with(&e, member, name)
 }
 
 fn submit_rec_with(
     e: &SubmitIn,
-    member: Vec<u8>,
+    member: MemberBytes,
     name: Option<String>,
 ) -> Result<SubmitRec, ApiError> {
     let data = match &e.data {
@@ -474,6 +478,15 @@ impl Service {
             .into_iter()
             .map(submit_rec_owned)
             .collect::<Result<Vec<_>, _>>()?;
+        self.submit_recs_owned(board, recs).await
+    }
+
+    /// [`Service::submit_owned`] of entries already made into records.
+    pub async fn submit_recs_owned(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<SubmitOwned, ApiError> {
         let (results, lsn, recs) = self.zadd_keep(board.as_bytes(), recs)?;
         self.durable(lsn).await?;
         Ok((results, recs))

@@ -26,7 +26,7 @@ use crate::error::{ApiError, Code};
 use crate::keyspace::{glob_match, ExpireCond, KeyType, Lsn};
 use crate::service::Service;
 use crate::settings::{ApiKey, Scope};
-use crate::storage::record::SubmitRec;
+use crate::storage::record::{MemberBytes, SubmitRec};
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -916,7 +916,7 @@ fn zadd(
     let entries = pairs
         .into_iter()
         .map(|(score, m)| SubmitRec {
-            member: m.to_vec(),
+            member: MemberBytes::from_slice(&m),
             score,
             op,
             presence,

@@ -472,7 +472,7 @@ mod tests {
         LogOp::Submit {
             board: "b".into(),
             entries: vec![SubmitRec {
-                member: format!("m{i}").into_bytes(),
+                member: format!("m{i}").into_bytes().into(),
                 score: i as f64,
                 op: None,
                 presence: Presence::Any,

@@ -14,10 +14,16 @@ use podium_engine::{
     Aggregate, BoardConfig, Cond, Error, Presence, ScoreRange, Store, Submit, UpdateOp,
 };
 
+/// A member id as a [`SubmitRec`] holds it: ids of up to 24 bytes (user
+/// numbers, `player:123456`, 22-character base64 UUIDs) sit inline, so a
+/// bulk write of such ids makes no heap allocation per entry, and the
+/// engine's thread frees none when the batch is done.
+pub type MemberBytes = smallvec::SmallVec<[u8; 24]>;
+
 /// One submission inside a [`LogOp::Submit`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubmitRec {
-    pub member: Vec<u8>,
+    pub member: MemberBytes,
     pub score: f64,
     pub op: Option<UpdateOp>,
     pub presence: Presence,
@@ -384,7 +390,7 @@ impl LogOp {
                 let board = r.str()?;
                 let entries = r.list(16, |r| {
                     Some(SubmitRec {
-                        member: r.bytes()?,
+                        member: MemberBytes::from_slice(r.slice()?),
                         score: r.f64()?,
                         op: match r.u8()? {
                             0 => None,
@@ -583,9 +589,12 @@ impl R<'_> {
     fn f64(&mut self) -> Option<f64> {
         Some(f64::from_bits(self.u64()?))
     }
-    fn bytes(&mut self) -> Option<Vec<u8>> {
+    fn slice(&mut self) -> Option<&[u8]> {
         let n = self.u32()? as usize;
-        Some(self.take(n)?.to_vec())
+        self.take(n)
+    }
+    fn bytes(&mut self) -> Option<Vec<u8>> {
+        Some(self.slice()?.to_vec())
     }
     fn str(&mut self) -> Option<String> {
         String::from_utf8(self.bytes()?).ok()
@@ -626,7 +635,7 @@ mod tests {
                 board: "b".into(),
                 entries: vec![
                     SubmitRec {
-                        member: b"alice".to_vec(),
+                        member: b"alice"[..].into(),
                         score: 1.5,
                         op: Some(UpdateOp::Incr),
                         presence: Presence::OnlyExisting,
@@ -635,7 +644,7 @@ mod tests {
                         data: Some("{\"lvl\":3}".into()),
                     },
                     SubmitRec {
-                        member: vec![0xff, 0],
+                        member: [0xff, 0][..].into(),
                         score: f64::NEG_INFINITY,
                         op: None,
                         presence: Presence::Any,
@@ -647,7 +656,7 @@ mod tests {
             },
             LogOp::SetData {
                 board: "b".into(),
-                member: b"m".to_vec(),
+                member: b"m"[..].into(),
                 name: None,
                 data: Some(String::new()),
             },
@@ -733,7 +742,7 @@ mod tests {
         let op = LogOp::Submit {
             board: "b".into(),
             entries: vec![SubmitRec {
-                member: b"m".to_vec(),
+                member: b"m"[..].into(),
                 score: 2.0,
                 op: None,
                 presence: Presence::Any,
