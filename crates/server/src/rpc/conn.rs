@@ -342,26 +342,35 @@ impl Conn {
     /// Handles one frame; false: close the connection.
     async fn frame(&mut self, frame: &[u8], held: Held) -> bool {
         if let Some(w) = fast::bulk_write(frame) {
-            let (method, call) = if w.import {
-                let entries = w.entries.into_iter().map(Ok).collect();
-                let call = method::Call::Import {
-                    board: w.board,
-                    entries,
-                };
-                (Method::Import, call)
+            let method = if w.import {
+                Method::Import
             } else {
-                let call = method::Call::SubmitMany {
-                    board: w.board,
-                    entries: w.entries,
-                };
-                (Method::SubmitMany, call)
+                Method::SubmitMany
             };
             metrics::counter!("podium_rpc_requests_total").increment(1);
             if let Err(e) = self.session.check(method) {
                 self.replier.reply(Some(w.msgid), Err(e), held).await;
             } else if self.be.as_embedded().is_some() {
+                let call = method::Call::Records {
+                    board: w.board.to_owned(),
+                    recs: w.entries.iter().map(fast::Plain::rec).collect(),
+                    import: w.import,
+                };
                 self.queue_write(w.msgid, call, held);
             } else {
+                let board = w.board.to_owned();
+                let entries = w.entries.iter().map(fast::Plain::submit_in);
+                let call = if w.import {
+                    method::Call::Import {
+                        board,
+                        entries: entries.map(Ok).collect(),
+                    }
+                } else {
+                    method::Call::SubmitMany {
+                        board,
+                        entries: entries.collect(),
+                    }
+                };
                 self.run(Some(w.msgid), call, held).await;
             }
             return true;

@@ -482,6 +482,11 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         Call::Import { board, entries } => {
             later(async move { import(&*be, &board, entries).await })
         }
+        // Made by the connection for the embedded engine only.
+        Call::Records { .. } => Exec::Ready(Err(ApiError::new(
+            Code::Internal,
+            "prepared records are the embedded engine's",
+        ))),
 
         // ------------------------------------------------------- reads
         Call::Entry {
@@ -583,6 +588,29 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
                 let (results, recs) = svc.submit_owned(&board, entries).await?;
                 let members = recs.iter().map(|r| r.member.as_slice());
                 Ok(encode_submit_many(&board, members, &results))
+            })
+        }
+        Call::Records {
+            board,
+            recs,
+            import: false,
+        } => {
+            let svc = svc.clone();
+            later(async move {
+                let (results, recs) = svc.submit_recs_owned(&board, recs).await?;
+                let members = recs.iter().map(|r| r.member.as_slice());
+                Ok(encode_submit_many(&board, members, &results))
+            })
+        }
+        Call::Records {
+            board,
+            recs,
+            import: true,
+        } => {
+            let be = be.clone();
+            later(async move {
+                let lines: Vec<usize> = (0..recs.len()).collect();
+                import_parts(&*be, &board, Vec::new(), recs, &lines, Tally::default()).await
             })
         }
         Call::RangeByRank {
@@ -869,17 +897,7 @@ const MAX_IMPORT_ERRORS: usize = 100;
 /// fails alone (`line` is its 1-based position in the batch) and the rest
 /// apply; errors of the board itself fail the call.
 async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res {
-    let mut failed = 0u64;
-    let mut errors: Vec<ImportError> = Vec::new();
-    let mut fail =
-        |errors: &mut Vec<ImportError>, line: usize, member: Option<String>, error: ErrorBody| {
-            failed += 1;
-            errors.push(ImportError {
-                line: line as u64 + 1,
-                member,
-                error,
-            });
-        };
+    let mut tally = Tally::default();
     let mut batch: Vec<SubmitIn> = Vec::with_capacity(entries.len());
     let mut lines: Vec<usize> = Vec::with_capacity(entries.len());
     for (i, e) in entries.into_iter().enumerate() {
@@ -889,20 +907,53 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                     batch.push(e);
                     lines.push(i);
                 }
-                Err(err) => fail(&mut errors, i, Some(e.member), ErrorBody::from(&err)),
+                Err(err) => tally.fail(i, Some(e.member), ErrorBody::from(&err)),
             },
-            Err((member, err)) => fail(&mut errors, i, member, ErrorBody::from(&err)),
+            Err((member, err)) => tally.fail(i, member, ErrorBody::from(&err)),
         }
     }
-    let mut imported = 0u64;
     // On the embedded engine the entries become the applied (and logged)
-    // records without a copy of each member: the whole batch is handed
-    // over, and comes back only if the engine refused it as a whole.
-    let svc = be.as_embedded();
-    let mut recs = match svc {
+    // records without a copy of each member.
+    let recs = match be.as_embedded() {
         Some(_) => Service::submit_recs(std::mem::take(&mut batch))?,
         None => Vec::new(),
     };
+    import_parts(be, board, batch, recs, &lines, tally).await
+}
+
+/// An `import` batch's entries that failed alone.
+#[derive(Default)]
+struct Tally {
+    failed: u64,
+    errors: Vec<ImportError>,
+}
+
+impl Tally {
+    fn fail(&mut self, line: usize, member: Option<String>, error: ErrorBody) {
+        self.failed += 1;
+        self.errors.push(ImportError {
+            line: line as u64 + 1,
+            member,
+            error,
+        });
+    }
+}
+
+/// Applies an `import` batch whose entries passed the per-entry checks:
+/// `recs` on the embedded engine (`batch` empty), `batch` on any other;
+/// `lines[i]` is entry i's 0-based position in the request.
+async fn import_parts(
+    be: &dyn Backend,
+    board: &str,
+    batch: Vec<SubmitIn>,
+    mut recs: Vec<SubmitRec>,
+    lines: &[usize],
+    mut tally: Tally,
+) -> Res {
+    let mut imported = 0u64;
+    // The engine's whole batch is handed over, and comes back only if the
+    // engine refused it as a whole.
+    let svc = be.as_embedded();
     let n = lines.len();
     let member_at = |batch: &[SubmitIn], recs: &[SubmitRec], i: usize| match svc {
         Some(_) => String::from_utf8_lossy(&recs[i].member).into_owned(),
@@ -933,8 +984,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                         for ((&line, rec), r) in lines[a..b].iter().zip(&part).zip(results) {
                             match r {
                                 Ok(_) => imported += 1,
-                                Err(err) => fail(
-                                    &mut errors,
+                                Err(err) => tally.fail(
                                     line,
                                     Some(String::from_utf8_lossy(&rec.member).into_owned()),
                                     ErrorBody::from(&err),
@@ -959,7 +1009,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                     for ((&line, e), item) in lines[a..b].iter().zip(&batch[a..b]).zip(items) {
                         match item {
                             Ok(()) => imported += 1,
-                            Err(error) => fail(&mut errors, line, Some(e.member.clone()), error),
+                            Err(error) => tally.fail(line, Some(e.member.clone()), error),
                         }
                     }
                     Ok(())
@@ -975,8 +1025,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
                 todo.push((a, mid));
             }
             Err(e) if entry_error(e.code) => {
-                fail(
-                    &mut errors,
+                tally.fail(
                     lines[a],
                     Some(member_at(&batch, &recs, a)),
                     ErrorBody::from(&e),
@@ -993,6 +1042,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
             }
         }
     }
+    let Tally { failed, mut errors } = tally;
     errors.sort_by_key(|e| e.line);
     errors.truncate(MAX_IMPORT_ERRORS);
     encode(&ImportOut {
@@ -1446,5 +1496,82 @@ mod tests {
             .collect();
         assert_eq!(lines, [2, 3, 4]);
         assert_eq!(svc.boards().boards[0].members, 2);
+    }
+
+    /// The reader's prepared records (`rpc::fast`) answer byte for byte as
+    /// the general path's entries do, refused entries included.
+    #[test]
+    fn prepared_records_answer_as_the_general_path() {
+        let long = "x".repeat(podium_engine::MAX_MEMBER_BYTES + 1);
+        let good: Vec<(&str, f64)> = vec![("a", 1.0), ("b", 3.5), ("a", 2.0), ("c", -1.0)];
+        let bad: Vec<(&str, f64)> =
+            vec![("a", 1.0), ("", 2.0), ("b", 3.0), (&long, 4.0), ("c", 5.0)];
+        let recs = |es: &[(&str, f64)]| -> Vec<SubmitRec> {
+            es.iter()
+                .map(|&(member, score)| {
+                    super::super::fast::Plain {
+                        member,
+                        score,
+                        name: None,
+                    }
+                    .rec()
+                })
+                .collect()
+        };
+        let ins = |es: &[(&str, f64)]| -> Vec<SubmitIn> {
+            es.iter().map(|&(m, s)| SubmitIn::new(m, s)).collect()
+        };
+        for es in [&good, &bad] {
+            let (general, prepared) = (
+                Arc::new(Service::in_memory()),
+                Arc::new(Service::in_memory()),
+            );
+            let entries = ins(es).into_iter().map(Ok).collect();
+            let a = run(
+                &general,
+                Call::Import {
+                    board: "b".into(),
+                    entries,
+                },
+            );
+            let b = run(
+                &prepared,
+                Call::Records {
+                    board: "b".into(),
+                    recs: recs(es),
+                    import: true,
+                },
+            );
+            let (a, b) = (a.unwrap(), b.unwrap());
+            assert_eq!(a, b);
+            let lines: Vec<u64> = get(&decode(&b), "errors")
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| get(e, "line").as_u64().unwrap())
+                .collect();
+            assert_eq!(lines, if es == &bad { vec![2, 4] } else { vec![] });
+            let a = run(
+                &general,
+                Call::SubmitMany {
+                    board: "b".into(),
+                    entries: ins(es),
+                },
+            );
+            let b = run(
+                &prepared,
+                Call::Records {
+                    board: "b".into(),
+                    recs: recs(es),
+                    import: false,
+                },
+            );
+            match (a, b) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b),
+                (Err(a), Err(b)) => assert_eq!((a.code, a.message), (b.code, b.message)),
+                (a, b) => panic!("general {a:?}, prepared {b:?}"),
+            }
+            assert_eq!(general.boards().boards, prepared.boards().boards);
+        }
     }
 }

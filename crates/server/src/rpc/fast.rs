@@ -11,17 +11,55 @@
 //! its usual code and text. So this decides nothing: it only gets to the
 //! same call sooner.
 
+use podium_engine::{Cond, Presence};
 use rmp::Marker;
 
 use crate::api::{Score, SubmitIn};
+use crate::storage::record::{MemberBytes, SubmitRec};
 
-/// What [`bulk_write`] read.
-pub struct BulkWrite {
+/// What [`bulk_write`] read, borrowed from the frame.
+pub struct BulkWrite<'a> {
     pub msgid: u32,
     pub import: bool,
-    pub board: String,
+    pub board: &'a str,
     /// For `import`: every entry parsed (the fast path takes no failing one).
-    pub entries: Vec<SubmitIn>,
+    pub entries: Vec<Plain<'a>>,
+}
+
+/// One `{member, score[, name]}` entry.
+pub struct Plain<'a> {
+    pub member: &'a str,
+    pub score: f64,
+    pub name: Option<&'a str>,
+}
+
+impl Plain<'_> {
+    /// The entry as the general path would have parsed it.
+    pub fn submit_in(&self) -> SubmitIn {
+        SubmitIn {
+            member: self.member.to_owned(),
+            score: Score(self.score),
+            op: None,
+            only: None,
+            cond: None,
+            name: self.name.map(str::to_owned),
+            data: None,
+        }
+    }
+
+    /// The record the embedded engine applies and logs for it: what the
+    /// service would make of [`Plain::submit_in`], without the `String`.
+    pub fn rec(&self) -> SubmitRec {
+        SubmitRec {
+            member: MemberBytes::from_slice(self.member.as_bytes()),
+            score: self.score,
+            op: None,
+            presence: Presence::Any,
+            cond: Cond::Always,
+            name: self.name.map(str::to_owned),
+            data: None,
+        }
+    }
 }
 
 struct Rd<'a> {
@@ -117,7 +155,7 @@ impl<'a> Rd<'a> {
 /// Reads a `submit_many` or `import` request of plain `{member, score[, name]}`
 /// entries (`import`'s may carry `rank`, which it ignores); `None` for any
 /// other message, left to the general path.
-pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
+pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite<'_>> {
     let mut r = Rd { b: frame, at: 0 };
     if r.byte()? != 0x94 || r.byte()? != 0x00 {
         return None;
@@ -152,7 +190,7 @@ pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
                 // A display name (a named import); its length is the
                 // engine's to check, on either path.
                 b"name" if name.is_none() => {
-                    name = Some(std::str::from_utf8(r.str()?).ok()?.to_owned());
+                    name = Some(std::str::from_utf8(r.str()?).ok()?);
                 }
                 // `import` ignores an export line's rank, whatever its type
                 // (the general path checks nothing else of it); an unsigned
@@ -164,20 +202,16 @@ pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite> {
                 _ => return None,
             }
         }
-        entries.push(SubmitIn {
-            member: member?.to_owned(),
-            score: Score(score?),
-            op: None,
-            only: None,
-            cond: None,
+        entries.push(Plain {
+            member: member?,
+            score: score?,
             name,
-            data: None,
         });
     }
-    (r.at == frame.len()).then(|| BulkWrite {
+    (r.at == frame.len()).then_some(BulkWrite {
         msgid,
         import,
-        board: board.to_owned(),
+        board,
         entries,
     })
 }
@@ -233,20 +267,24 @@ mod tests {
         };
         let (id, call) = general(frame);
         assert_eq!(id, f.msgid);
-        match call.expect("the general path accepts what the fast path took") {
+        let fast: Vec<SubmitIn> = f.entries.iter().map(Plain::submit_in).collect();
+        let entries = match call.expect("the general path accepts what the fast path took") {
             Call::SubmitMany { board, entries } => {
                 assert!(!f.import);
                 assert_eq!(board, f.board);
-                assert_eq!(entries, f.entries);
+                entries
             }
             Call::Import { board, entries } => {
                 assert!(f.import);
                 assert_eq!(board, f.board);
-                let entries: Vec<SubmitIn> = entries.into_iter().map(|e| e.unwrap()).collect();
-                assert_eq!(entries, f.entries);
+                entries.into_iter().map(|e| e.unwrap()).collect()
             }
             other => panic!("unexpected call {other:?}"),
-        }
+        };
+        assert_eq!(entries, fast);
+        // The records handed to the embedded engine are the service's own.
+        let recs: Vec<SubmitRec> = f.entries.iter().map(Plain::rec).collect();
+        assert_eq!(recs, crate::service::Service::submit_recs(entries).unwrap());
         true
     }
 

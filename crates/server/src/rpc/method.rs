@@ -16,6 +16,7 @@ use crate::api::{parse_score, CombineIn, Score, SubmitIn};
 use crate::error::{ApiError, Code};
 use crate::service::RangeBounds;
 use crate::settings::Scope;
+use crate::storage::record::SubmitRec;
 
 /// Every method. The names are SPEC §2's operation names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,6 +162,16 @@ pub enum Call {
     SubmitMany {
         board: String,
         entries: Vec<SubmitIn>,
+    },
+    /// `submit_many` (or, with `import`, an `import` batch) whose plain
+    /// entries the connection's reader already made into the records the
+    /// embedded engine applies and logs (`rpc::fast`): the conversion and
+    /// its allocations stay off the thread that holds the board. Only the
+    /// reader makes it, and only for the embedded engine.
+    Records {
+        board: String,
+        recs: Vec<SubmitRec>,
+        import: bool,
     },
     Remove {
         board: String,
