@@ -33,14 +33,12 @@ pub struct SnapBoard {
 struct CrcWriter<W> {
     inner: W,
     crc: u32,
-    bytes: u64,
 }
 
 impl<W: Write> Write for CrcWriter<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.crc = crc32c::crc32c_append(self.crc, &buf[..n]);
-        self.bytes += n as u64;
         Ok(n)
     }
     fn flush(&mut self) -> io::Result<()> {
@@ -103,11 +101,16 @@ fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::Result<u64> {
     let tmp = dir.join(format!("{}.tmp", snapshot_name(lsn)));
     let file = File::create(&tmp)?;
-    let mut w = CrcWriter {
-        inner: BufWriter::with_capacity(1 << 20, file),
-        crc: 0,
-        bytes: 0,
-    };
+    // The buffer is outside the checksum: a board writes each entry in a
+    // handful of small pieces, and the CRC is summed over the buffer's
+    // flushes (1 MiB at a time), not over every piece.
+    let mut w = BufWriter::with_capacity(
+        1 << 20,
+        CrcWriter {
+            inner: file,
+            crc: 0,
+        },
+    );
     w.write_all(SNAPSHOT_MAGIC)?;
     w.write_all(&lsn.to_le_bytes())?;
     w.write_all(&(boards.len() as u32).to_le_bytes())?;
@@ -130,11 +133,10 @@ pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::R
         write_bytes(&mut w, key)?;
         w.write_all(&at.to_le_bytes())?;
     }
-    let crc = w.crc;
-    let mut inner = w.inner;
-    inner.write_all(&crc.to_le_bytes())?;
-    inner.write_all(END)?;
-    let file = inner.into_inner().map_err(|e| e.into_error())?;
+    let summed = w.into_inner().map_err(|e| e.into_error())?;
+    let (crc, mut file) = (summed.crc, summed.inner);
+    file.write_all(&crc.to_le_bytes())?;
+    file.write_all(END)?;
     file.sync_all()?;
     let size = file.metadata()?.len();
     drop(file);
@@ -145,12 +147,20 @@ pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::R
 
 /// Reads a snapshot: its LSN and boards. Any damage is an error naming it.
 pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
-    let file = File::open(path).map_err(|e| e.to_string())?;
-    let mut r = CrcReader {
-        inner: BufReader::with_capacity(1 << 20, file),
-        crc: 0,
-    };
     let io = |e: io::Error| e.to_string();
+    let file = File::open(path).map_err(io)?;
+    // The checksum covers everything before the tail (CRC, end marker); the
+    // buffer is outside it, so the CRC is summed over the buffer's refills,
+    // not over each small read.
+    let body = file.metadata().map_err(io)?.len().checked_sub(8);
+    let body = body.ok_or("truncated: no checksum and end marker")?;
+    let mut r = BufReader::with_capacity(
+        1 << 20,
+        CrcReader {
+            inner: file.take(body),
+            crc: 0,
+        },
+    );
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic).map_err(io)?;
     if &magic != SNAPSHOT_MAGIC {
@@ -188,15 +198,16 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
         r.read_exact(&mut b8).map_err(io)?;
         aux.expires.push((key, i64::from_le_bytes(b8)));
     }
-    let crc = r.crc;
-    let mut tail = [0u8; 8];
-    r.inner.read_exact(&mut tail).map_err(io)?;
-    if u32::from_le_bytes(tail[..4].try_into().unwrap()) != crc || &tail[4..] != END {
+    // Bytes left before the tail are not part of any record.
+    if !r.buffer().is_empty() || r.get_ref().inner.limit() != 0 {
         return Err("checksum mismatch".into());
     }
-    let mut extra = [0u8; 1];
-    if r.inner.read(&mut extra).map_err(io)? != 0 {
-        return Err("bytes after the end marker".into());
+    let summed = r.into_inner();
+    let (crc, mut file) = (summed.crc, summed.inner.into_inner());
+    let mut tail = [0u8; 8];
+    file.read_exact(&mut tail).map_err(io)?;
+    if u32::from_le_bytes(tail[..4].try_into().unwrap()) != crc || &tail[4..] != END {
+        return Err("checksum mismatch".into());
     }
     Ok((lsn, boards, aux))
 }
@@ -259,5 +270,55 @@ mod tests {
         assert!(read(&path).is_err());
         fs::write(&path, &full[..full.len() - 3]).unwrap();
         assert!(read(&path).is_err());
+        let mut longer = full.clone();
+        longer.extend_from_slice(b"more");
+        fs::write(&path, &longer).unwrap();
+        assert!(read(&path).is_err());
+        fs::write(&path, &full[..5]).unwrap();
+        assert!(read(&path).is_err());
+    }
+
+    /// A snapshot of many buffer refills (the CRC is summed per refill on
+    /// both sides) reads back, and a flip anywhere in it is caught.
+    #[test]
+    fn large_snapshots_sum_their_checksum_across_refills() {
+        let dir = std::env::temp_dir().join(format!("podium-snap-large-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        for i in 0..300_000u64 {
+            b.submit(&Submit::new(
+                format!("member-{i}").as_bytes(),
+                (i % 977) as f64,
+            ))
+            .unwrap();
+        }
+        let boards = vec![SnapBoard {
+            name: "big".into(),
+            period: None,
+            board: b,
+        }];
+        let size = write(&dir, 7, &boards, &SnapAux::default()).unwrap();
+        assert!(size > 3 << 20, "{size} bytes: several refills");
+        let path = dir.join(snapshot_name(7));
+        let (_, back, _) = read(&path).unwrap();
+        assert_eq!(back[0].board.len(), 300_000);
+        for m in [&b"member-976"[..], b"member-0", b"member-299999"] {
+            assert_eq!(back[0].board.rank(m), boards[0].board.rank(m));
+        }
+        let full = fs::read(&path).unwrap();
+        for at in [
+            20,
+            full.len() / 3,
+            (1 << 20) + 5,
+            full.len() - 9,
+            full.len() - 2,
+        ] {
+            let mut bad = full.clone();
+            bad[at] ^= 0x40;
+            fs::write(&path, &bad).unwrap();
+            assert!(read(&path).is_err(), "a flip at {at} was not caught");
+        }
+        let _ = fs::remove_dir_all(&dir);
     }
 }
