@@ -296,8 +296,8 @@ fn tie_mode(c: &BoardConfig) -> TieMode {
     }
 }
 
-/// A leaderboard. `Clone` is a deep copy (the storage layer snapshots a
-/// copy so writers wait only for the copy, not for the disk).
+/// A leaderboard. `Clone` is a deep copy; a snapshot copies less
+/// ([`Board::image`]).
 #[derive(Clone)]
 pub struct Board {
     pub(crate) config: BoardConfig,
@@ -1494,6 +1494,7 @@ impl std::fmt::Debug for Board {
 }
 
 pub(crate) mod snapshot;
+pub use snapshot::BoardImage;
 
 #[cfg(test)]
 mod tests {

@@ -32,8 +32,8 @@ pub mod store;
 pub mod tree;
 
 pub use board::{
-    Aggregate, Around, Board, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page, Presence, Ranks,
-    ScoreRange, Submit, SubmitResult,
+    Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page,
+    Presence, Ranks, ScoreRange, Submit, SubmitResult,
 };
 pub use config::{BoardConfig, Order, Ranking, Reset, Tiebreak, UpdateOp};
 pub use error::{Error, Result};

@@ -137,6 +137,24 @@ pub(crate) struct Members {
 }
 
 impl Members {
+    /// A copy for reading records by id only: ids, scores, sequences and
+    /// extras, without the index from ids to members (a snapshot's copy,
+    /// made while writers wait, need not copy a table it never reads).
+    pub fn copy_records(&self) -> Members {
+        Members {
+            arena: self.arena.clone(),
+            recs: self.recs.clone(),
+            seqs: self.seqs.clone(),
+            index: Index::new(),
+            hasher: self.hasher.clone(),
+            free: Vec::new(),
+            live: self.live,
+            live_bytes: self.live_bytes,
+            garbage_bytes: self.garbage_bytes,
+            extras: self.extras.clone(),
+        }
+    }
+
     pub fn new(with_seqs: bool) -> Self {
         Members {
             arena: Vec::new(),

@@ -1502,6 +1502,13 @@ fn apply_op(b: &mut Board, m: &mut Model, op: &Op, ps: u64) -> Result<(), TestCa
         Op::Snapshot(keep_restored) => {
             let mut bytes = Vec::new();
             b.write_snapshot(&mut bytes).unwrap();
+            // The copy the server snapshots writes the very same bytes.
+            let mut from_image = Vec::new();
+            b.image().write_snapshot(&mut from_image).unwrap();
+            prop_assert!(
+                from_image == bytes,
+                "a board's image snapshots to other bytes"
+            );
             let restored = Board::read_snapshot(&mut bytes.as_slice())
                 .map_err(|e| TestCaseError::fail(format!("read_snapshot: {e}")))?;
             check_board(&restored, m, ps)?;

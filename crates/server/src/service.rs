@@ -20,7 +20,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use podium_engine::{
-    Aggregate, Board, BoardConfig, Cond, Presence, Reset, ScoreRange, Store, UpdateOp,
+    Aggregate, Board, BoardConfig, BoardImage, Cond, Presence, Reset, ScoreRange, Store, UpdateOp,
 };
 
 use crate::api::*;
@@ -1264,13 +1264,13 @@ impl Service {
                         .map(|(k, v)| (k.clone(), *v))
                         .collect(),
                 };
-                let boards: Vec<SnapBoard> = self
+                let boards: Vec<SnapBoard<BoardImage>> = self
                     .store
                     .list()
                     .into_iter()
                     .filter_map(|(name, _)| {
                         let b = self.store.get(&name)?;
-                        let board = b.read().clone();
+                        let board = b.read().image();
                         Some(SnapBoard {
                             period: periods.get(&name).cloned(),
                             name,
@@ -1297,7 +1297,7 @@ impl Service {
             Ok(Some(size))
         })();
         self.snapshotting.store(false, Ordering::Release);
-        // The clones were as big as the boards. glibc keeps most freed
+        // The copies were nearly as big as the boards. glibc keeps most freed
         // memory mapped unless asked, so without this the resident set
         // would keep a board's size of garbage after every snapshot.
         release_free_memory();

@@ -273,10 +273,10 @@ impl Storage {
     /// Writes the snapshot of log position `lsn` and deletes the snapshots
     /// and segments it replaces. `boards` must be exactly the state after
     /// record `lsn`, and [`Log::rotate`] must have returned `lsn`.
-    pub fn snapshot(
+    pub fn snapshot<B: snapshot::WriteBoard>(
         &self,
         lsn: u64,
-        boards: &[snapshot::SnapBoard],
+        boards: &[snapshot::SnapBoard<B>],
         aux: &SnapAux,
     ) -> io::Result<u64> {
         let size = snapshot::write(&self.dir, lsn, boards, aux)?;

@@ -6,7 +6,7 @@ use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-use podium_engine::Board;
+use podium_engine::{Board, BoardImage};
 
 use super::log::sync_dir;
 
@@ -23,11 +23,29 @@ pub fn list_snapshots(dir: &Path) -> io::Result<Vec<(u64, PathBuf)>> {
 }
 
 /// One board in a snapshot: its name, its reset period label (empty when
-/// none) and its content.
-pub struct SnapBoard {
+/// none) and its content: a [`Board`] when read, and when written either
+/// a board or the [`BoardImage`] copied while writers waited.
+pub struct SnapBoard<B = Board> {
     pub name: String,
     pub period: Option<String>,
-    pub board: Board,
+    pub board: B,
+}
+
+/// What can be written as a snapshot's board.
+pub trait WriteBoard {
+    fn write_board<W: Write>(&self, w: &mut W) -> io::Result<()>;
+}
+
+impl WriteBoard for Board {
+    fn write_board<W: Write>(&self, w: &mut W) -> io::Result<()> {
+        self.write_snapshot(w)
+    }
+}
+
+impl WriteBoard for BoardImage {
+    fn write_board<W: Write>(&self, w: &mut W) -> io::Result<()> {
+        self.write_snapshot(w)
+    }
 }
 
 struct CrcWriter<W> {
@@ -98,7 +116,12 @@ fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 
 /// Writes the snapshot of position `lsn` to a temporary file, syncs it,
 /// renames it into place and syncs the directory. Returns the file size.
-pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::Result<u64> {
+pub fn write<B: WriteBoard>(
+    dir: &Path,
+    lsn: u64,
+    boards: &[SnapBoard<B>],
+    aux: &SnapAux,
+) -> io::Result<u64> {
     let tmp = dir.join(format!("{}.tmp", snapshot_name(lsn)));
     let file = File::create(&tmp)?;
     // The buffer is outside the checksum: a board writes each entry in a
@@ -117,7 +140,7 @@ pub fn write(dir: &Path, lsn: u64, boards: &[SnapBoard], aux: &SnapAux) -> io::R
     for b in boards {
         write_str(&mut w, &b.name)?;
         write_str(&mut w, b.period.as_deref().unwrap_or(""))?;
-        b.board.write_snapshot(&mut w)?;
+        b.board.write_board(&mut w)?;
     }
     w.write_all(&(aux.hashes.len() as u32).to_le_bytes())?;
     for (key, fields) in &aux.hashes {
