@@ -3,8 +3,10 @@
 //! server's pipelined network protocol; then read random pages of 25 one
 //! request at a time.
 //!
-//! podium: `submit_many` calls of `batch` entries over MessagePack-RPC,
-//! `depth` in flight on one connection, then `top(board, {page,
+//! podium: `import` calls (or, with `--method submit-many`, `submit_many`
+//! calls, whose answers also carry each entry's rank) of `batch` entries
+//! over MessagePack-RPC, `depth` in flight on one connection, then
+//! `top(board, {page,
 //! page_size: 25})` decoded into a page. Redis: `ZADD` commands of `batch`
 //! members, `depth` in flight on one connection (redis-rs multiplexed),
 //! then `ZREVRANGE key start start+24 WITHSCORES` decoded into
@@ -70,7 +72,7 @@ impl Default for Rank10mOptions {
             batch: 1_000,
             depth: 8,
             reads: 50_000,
-            method: Method::SubmitMany,
+            method: Method::Import,
             read_depth: 16,
             backend: None,
         }

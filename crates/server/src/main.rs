@@ -186,9 +186,10 @@ struct Rank10mArgs {
     #[arg(long, value_parser = parse_count, default_value = "50k")]
     reads: u64,
 
-    /// podium's load call: submit-many (each entry's rank in the answer)
-    /// or import (counts only, as Redis's ZADD answers).
-    #[arg(long, value_parser = ["submit-many", "import"], default_value = "submit-many")]
+    /// podium's load call: import (the bulk load; counts only, as Redis's
+    /// ZADD answers: the like-for-like call) or submit-many (each entry's
+    /// rank in the answer as well).
+    #[arg(long, value_parser = ["submit-many", "import"], default_value = "import")]
     method: String,
 
     /// With --backend: page reads in flight for the pipelined read pass
@@ -369,8 +370,8 @@ fn bench(args: BenchArgs) -> Result<()> {
                 depth: a.depth,
                 reads: a.reads,
                 method: match a.method.as_str() {
-                    "import" => podium_bench::load::Method::Import,
-                    _ => podium_bench::load::Method::SubmitMany,
+                    "submit-many" => podium_bench::load::Method::SubmitMany,
+                    _ => podium_bench::load::Method::Import,
                 },
                 read_depth: a.read_depth,
                 backend: a.backend.clone(),
