@@ -618,7 +618,8 @@ impl Board {
     }
 
     /// Member `id` in place, with `rank`: [`Board::make_entry`] borrowed.
-    #[inline]
+    /// Inlined into the walks of every entry of a page or an export.
+    #[inline(always)]
     pub(crate) fn entry_ref(&self, id: u32, rank: u64) -> EntryRef<'_> {
         let extra = self.members.extra(id);
         EntryRef {
