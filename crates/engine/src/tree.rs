@@ -1400,8 +1400,13 @@ impl<V: Copy> Iter<'_, V> {
                 self.leaf = l.next;
                 self.slot = 0;
                 if self.leaf != NIL {
-                    // The next leaf is a jump in memory: start it loading.
-                    self.tree.leaves[self.leaf as usize].prefetch();
+                    // Leaves are jumps in memory: the one after this one
+                    // starts loading while this one is read (this one's
+                    // header was loaded that way one leaf ago).
+                    let next = self.tree.leaves[self.leaf as usize].next;
+                    if next != NIL {
+                        self.tree.leaves[next as usize].prefetch();
+                    }
                 }
             }
         }
@@ -1460,7 +1465,9 @@ impl<V: Copy> RevIter<'_, V> {
                 self.leaf = l.prev;
                 if self.leaf != NIL {
                     let p = &self.tree.leaves[self.leaf as usize];
-                    p.prefetch();
+                    if p.prev != NIL {
+                        self.tree.leaves[p.prev as usize].prefetch();
+                    }
                     self.slot = p.len as usize;
                 }
             }
