@@ -1107,6 +1107,12 @@ fn a_slow_export_reader_stalls_only_its_own_connection() {
     }
     let top = fast.call("top", vec!["big".into(), map(&[("page_size", 100.into())])]);
     assert_eq!(get(&top, "entries").as_array().unwrap().len(), 100);
+    // A write to the exported board itself: the stalled answer holds no
+    // lock on it (chunks read ahead of the writer are read and let go). It
+    // ranks last, past the export's declared count, so the export below
+    // is unchanged.
+    let late = fast.call("submit", vec!["big".into(), entry("late", -1.0)]);
+    assert_eq!(get(&late, "rank"), &Value::from(n as u64 + 1));
     // Then the slow client reads the rest: exactly n entries, best first.
     let mut counted = Counted {
         inner: std::io::Cursor::new(head).chain(&mut slow.rd),
