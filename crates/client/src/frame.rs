@@ -66,6 +66,21 @@ impl Scanner {
         let max = self.max.min(len);
         let mut pos = self.pos;
         loop {
+            // Entries of podium's own shape, one after another inside an
+            // array (an export, a page): walked in a run without the
+            // per-item steps below. The last item of the container is left
+            // to them, as they close it.
+            if let Some(left) = self.open.last_mut() {
+                let mut l = *left;
+                while l > 1 {
+                    match entry_end(buf, pos) {
+                        Some(end) if end <= max => pos = end,
+                        _ => break,
+                    }
+                    l -= 1;
+                }
+                *left = l;
+            }
             let Some(&b) = buf.get(pos) else {
                 self.pos = pos;
                 return Ok(None);
@@ -163,6 +178,36 @@ impl Scanner {
         }
         Ok(())
     }
+}
+
+/// Where the entry starting at `buf[pos]` ends, if it is podium's entry
+/// `{member: fixstr, score: float 64, rank: uint}` (the map header, keys
+/// and markers are fixed bytes, compared a word at a time) and all of it
+/// is in `buf`; `None` for anything else, which the general walk reads.
+#[inline(always)]
+fn entry_end(buf: &[u8], pos: usize) -> Option<usize> {
+    const HEAD: &[u8; 8] = b"\x83\xa6member";
+    let head = buf.get(pos..pos + 9)?;
+    let id = head[8];
+    if head[..8] != HEAD[..] || id & 0xe0 != 0xa0 {
+        return None;
+    }
+    // "score", its float 64, "rank", the rank's marker.
+    let at = pos + 9 + usize::from(id & 0x1f);
+    let rest = buf.get(at..at + 21)?;
+    if rest[..7] != b"\xa5score\xcb"[..] || rest[15..20] != b"\xa4rank"[..] {
+        return None;
+    }
+    let rank = match rest[20] {
+        0x00..=0x7f => 1,
+        0xcc => 2,
+        0xcd => 3,
+        0xce => 5,
+        0xcf => 9,
+        _ => return None,
+    };
+    let end = at + 20 + rank;
+    (end <= buf.len()).then_some(end)
 }
 
 /// Size of the scalar a marker byte starts, when the marker alone tells
@@ -439,6 +484,90 @@ mod tests {
             }
             assert_eq!(found, ends, "step {step}");
         }
+    }
+
+    /// podium's entries, walked by the scanner's run of whole entries, and
+    /// maps that nearly have their shape (walked item by item), in arrays
+    /// and a map, fed in pieces that cut them anywhere: every value ends
+    /// exactly where it does.
+    #[test]
+    fn entries_and_near_entries_are_framed_whatever_the_pieces() {
+        let entry = |id: Value, score: Value, rank: Value| {
+            Value::Map(vec![
+                ("member".into(), id),
+                ("score".into(), score),
+                ("rank".into(), rank),
+            ])
+        };
+        let ranks = [0u64, 127, 128, 255, 256, 65_535, 65_536, 1 << 32, u64::MAX];
+        let mut entries: Vec<Value> = (0..40usize)
+            .map(|n| {
+                entry(
+                    "m".repeat(n).into(),
+                    (n as f64 * -1.5).into(),
+                    ranks[n % ranks.len()].into(),
+                )
+            })
+            .collect();
+        // Near misses: a str 8 id, a float 32 score, a negative rank, a nil
+        // rank, another key, a fourth field, keys in another order.
+        entries.extend([
+            entry("x".repeat(40).into(), 1.5f64.into(), 1.into()),
+            entry("a".into(), 1.5f32.into(), 1.into()),
+            entry("a".into(), 1.5f64.into(), (-1).into()),
+            entry("a".into(), 1.5f64.into(), Value::Nil),
+            Value::Map(vec![
+                ("member".into(), "a".into()),
+                ("score".into(), 1.5f64.into()),
+                ("rang".into(), 1.into()),
+            ]),
+            Value::Map(vec![
+                ("member".into(), "a".into()),
+                ("score".into(), 1.5f64.into()),
+                ("rank".into(), 1.into()),
+                ("name".into(), "A".into()),
+            ]),
+            Value::Map(vec![
+                ("score".into(), 1.5f64.into()),
+                ("member".into(), "a".into()),
+                ("rank".into(), 1.into()),
+            ]),
+        ]);
+        let values = vec![
+            Value::Array(entries.clone()),
+            Value::Array(vec![
+                1.into(),
+                2.into(),
+                Value::Nil,
+                Value::Array(entries.clone()),
+            ]),
+            Value::Map(vec![("entries".into(), Value::Array(entries))]),
+        ];
+        let mut stream = Vec::new();
+        let mut ends = Vec::new();
+        for v in &values {
+            stream.extend(enc(v));
+            ends.push(stream.len());
+        }
+        for step in [1usize, 2, 5, 9, 20, 29, 64, 1000, 1 << 20] {
+            let mut sc = Scanner::new(1 << 30);
+            let (mut start, mut fed) = (0, 0);
+            let mut found = Vec::new();
+            while fed < stream.len() {
+                fed = (fed + step).min(stream.len());
+                while let Some(len) = sc.scan(&stream[start..fed]).unwrap() {
+                    let v = rmpv::decode::read_value(&mut &stream[start..start + len]).unwrap();
+                    assert_eq!(v, values[found.len()]);
+                    start += len;
+                    found.push(start);
+                }
+            }
+            assert_eq!(found, ends, "step {step}");
+        }
+        // The size limit holds inside a run of entries too.
+        let b = enc(&values[0]);
+        let mut sc = Scanner::new(b.len() - 1);
+        assert!(sc.scan(&b).is_err());
     }
 
     #[test]

@@ -32,8 +32,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
@@ -259,6 +259,43 @@ struct State {
 struct Shared {
     state: Mutex<State>,
     received: AtomicU64,
+    /// The buffer of the last large message, given back when its caller
+    /// dropped it, for the next one (see [`read_loop`]).
+    spare: Mutex<Option<Vec<u8>>>,
+    /// Whether a buffer given back is kept: while large messages follow
+    /// each other, not for the connection's life.
+    keep_spare: AtomicBool,
+}
+
+/// A large message's own buffer, inside the `Bytes` the caller gets: when
+/// the caller drops it, the buffer goes back to its connection, so a
+/// series of large answers (exports read one after the other) is received
+/// into memory already in place, not into fresh pages each time.
+struct Recycled {
+    buf: Vec<u8>,
+    home: Weak<Shared>,
+}
+
+impl AsRef<[u8]> for Recycled {
+    fn as_ref(&self) -> &[u8] {
+        &self.buf
+    }
+}
+
+impl Drop for Recycled {
+    fn drop(&mut self) {
+        let Some(home) = self.home.upgrade() else {
+            return;
+        };
+        if !home.keep_spare.load(Ordering::Relaxed) {
+            return;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let mut spare = home.spare.lock().unwrap();
+        if spare.as_ref().is_none_or(|s| s.capacity() < buf.capacity()) {
+            *spare = Some(buf);
+        }
+    }
 }
 
 impl Shared {
@@ -314,6 +351,8 @@ impl Client {
                 closed: None,
             }),
             received: AtomicU64::new(0),
+            spare: Mutex::new(None),
+            keep_spare: AtomicBool::new(false),
         });
         tokio::spawn(write_loop(wr, rx, shared.clone(), config.write_batch_bytes));
         tokio::spawn(read_loop(rd, shared.clone(), config.max_message_bytes));
@@ -696,22 +735,46 @@ async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>, max: usize) {
     const READ: usize = 64 << 10;
     /// Messages from this size on count as large.
     const LARGE: usize = 1 << 20;
+    // Small messages are cut out of one buffer that grows as they arrive.
     let mut buf = BytesMut::with_capacity(READ);
+    // A large message, once it is known to be one, is read into a buffer
+    // of its own, sized in one step (to the size it announced, or the
+    // last large message's), handed over whole: the spare buffer the last
+    // one's caller gave back when there is one.
+    let mut large: Option<Vec<u8>> = None;
     let mut scanner = Scanner::new(max);
-    // The size of the last large message: a large message grows its buffer
-    // to that in one step (a repeated export needs one allocation, not a
-    // series of doublings, each a copy and fresh pages).
     let mut last_large = 0usize;
     let err = loop {
         // Hand over every complete message in the buffer.
         let mut failed = None;
+        let mut handed_large = false;
         loop {
-            match scanner.scan(&buf) {
+            let bytes: &[u8] = large.as_deref().unwrap_or(&buf);
+            match scanner.scan(bytes) {
                 Ok(Some(len)) => {
-                    if len >= LARGE {
-                        last_large = len;
-                    }
-                    let frame = buf.split_to(len).freeze();
+                    let frame = match large.take() {
+                        Some(mut v) => {
+                            // What follows the message (the start of the
+                            // next one) goes back to the small buffer.
+                            buf.extend_from_slice(&v[len..]);
+                            v.truncate(len);
+                            last_large = len;
+                            handed_large = true;
+                            shared.keep_spare.store(true, Ordering::Relaxed);
+                            Bytes::from_owner(Recycled {
+                                buf: v,
+                                home: Arc::downgrade(&shared),
+                            })
+                        }
+                        None => {
+                            // Large messages have stopped coming: their
+                            // buffer is not kept for the connection's life.
+                            if len < LARGE && shared.keep_spare.swap(false, Ordering::Relaxed) {
+                                shared.spare.lock().unwrap().take();
+                            }
+                            buf.split_to(len).freeze()
+                        }
+                    };
                     if let Err(e) = dispatch(&shared, frame) {
                         failed = Some(e);
                         break;
@@ -727,16 +790,38 @@ async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>, max: usize) {
         if let Some(e) = failed {
             break e;
         }
-        let mut want = scanner.need().saturating_sub(buf.len()).max(READ);
-        if buf.len() >= LARGE && buf.capacity() - buf.len() < want {
-            want = want
-                .max(last_large.saturating_sub(buf.len()) + READ)
-                .max(buf.len());
+        if handed_large {
+            // Its caller usually reads the message and drops it at once:
+            // let it, so the buffer is back before the next one needs it.
+            tokio::task::yield_now().await;
         }
-        buf.reserve(want);
-        match rd.read_buf(&mut buf).await {
+        if large.is_none() && buf.len() >= LARGE {
+            let size = scanner.need().max(last_large).max(2 * buf.len()) + READ;
+            let spare = shared.spare.lock().unwrap().take();
+            let mut v = match spare {
+                Some(mut v) if v.capacity() >= size => {
+                    v.clear();
+                    v
+                }
+                _ => Vec::with_capacity(size),
+            };
+            v.extend_from_slice(&buf);
+            buf.clear();
+            large = Some(v);
+        }
+        let read = match &mut large {
+            Some(v) => {
+                v.reserve(scanner.need().saturating_sub(v.len()).max(READ));
+                rd.read_buf(v).await
+            }
+            None => {
+                buf.reserve(scanner.need().saturating_sub(buf.len()).max(READ));
+                rd.read_buf(&mut buf).await
+            }
+        };
+        match read {
             Ok(0) => {
-                break if buf.is_empty() {
+                break if buf.is_empty() && large.is_none() {
                     closed("the server closed the connection")
                 } else {
                     closed("the server closed the connection in the middle of a response")

@@ -239,6 +239,67 @@ fn a_large_response_dribbled_in_small_pieces_arrives_whole() {
     assert!(c.bytes_received() > 6_000_000);
 }
 
+/// Large answers (1 to 5 MB, each one's bytes its own), some written in
+/// one piece with a small message after them, so a large message's end and
+/// the next message's start arrive together: read one at a time and
+/// dropped (their buffer then serves the next), or all held at once while
+/// more arrive, growing and shrinking, every one arrives whole and stays
+/// intact.
+#[test]
+fn large_answers_held_or_dropped_arrive_whole_and_stay_intact() {
+    // 5 MB down to 1.5 MB, then up again: a buffer given back is large
+    // enough for the next answers, until one is not.
+    let size = |k: u64| 1_500_000 + (5_000_000 + k as usize * 3_100_000) % 3_500_000;
+    let body = move |k: u64| -> String {
+        (0..size(k))
+            .map(|i| char::from(b'a' + ((i as u64 * 7 + k) % 26) as u8))
+            .collect()
+    };
+    let addr = serve(move |s| {
+        let mut rd = BufReader::new(s.try_clone().unwrap());
+        let mut w = s;
+        while let Some(r) = read_req(&mut rd) {
+            let k = r.params[0].as_u64().unwrap();
+            let mut b = match r.method.as_str() {
+                "big" => response(r.msgid, Value::Nil, body(k).into()),
+                _ => response(r.msgid, Value::Nil, k.into()),
+            };
+            if k % 3 == 2 {
+                // An answer to no call: ignored by the client.
+                b.extend(response(u64::from(u32::MAX), Value::Nil, Value::Nil));
+            }
+            w.write_all(&b).unwrap();
+        }
+    });
+    rt().block_on(async move {
+        let c = Client::connect(addr).await.unwrap();
+        let big = |k: u64| c.call_raw("big", &vec![Value::from(k)]);
+        let check = |r: &podium_client::RawResponse, k: u64| {
+            let v = r.value().unwrap();
+            assert!(v.as_str() == Some(body(k).as_str()), "answer {k}");
+        };
+        // One at a time, each dropped before the next.
+        for k in 0..9 {
+            let r = big(k).await.unwrap();
+            check(&r, k);
+        }
+        // Eight in flight, all held until the last has arrived.
+        let calls: Vec<_> = (10..18).map(big).collect();
+        let mut held = Vec::new();
+        for f in calls {
+            held.push(f.await.unwrap());
+        }
+        for (k, r) in (10..).zip(&held) {
+            check(r, k);
+        }
+        drop(held);
+        // A small answer after large ones, then a large one again.
+        let r = c.call_raw("small", &vec![Value::from(5)]).await.unwrap();
+        assert_eq!(r.value().unwrap(), Value::from(5));
+        check(&big(20).await.unwrap(), 20);
+    });
+}
+
 #[test]
 fn a_started_call_is_answered_at_the_next_wait() {
     let addr = serve(|s| {

@@ -21,6 +21,11 @@ use crate::score;
 use crate::search::index::SearchIndex;
 use crate::tree::{CountedTree, NoTie, TieBreak};
 
+/// Entries a walk in rank order reads per window (see
+/// [`Board::walk_positions`]): enough that a window's misses overlap, few
+/// enough that three windows' lines stay cached.
+const WALK_WINDOW: usize = 64;
+
 /// Which existing/new members a submission may touch (Redis NX / XX).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Presence {
@@ -613,6 +618,8 @@ impl Board {
     }
 
     /// Member `id` in place, with `rank`: [`Board::make_entry`] borrowed.
+    /// Inlined into the walks of every entry of a page or an export.
+    #[inline(always)]
     pub(crate) fn entry_ref(&self, id: u32, rank: u64) -> EntryRef<'_> {
         let extra = self.members.extra(id);
         EntryRef {
@@ -642,28 +649,36 @@ impl Board {
         let mut rev = backward.then(|| self.tree.iter_rev_from(from));
         let mut left = limit;
         // A window of entries at a time: their records and ids are scattered
-        // in memory, so they are requested before any is read, one window
-        // ahead: the next window's records load while this one's ids do,
-        // and those while this one is read.
+        // in memory (a record's id bytes are found through the record), so
+        // the walk runs three windows apart: the records of the window two
+        // ahead are requested, then the id bytes of the window one ahead
+        // (whose records have arrived meanwhile), then this window is read,
+        // every access of it already in cache. Each miss then has a whole
+        // window's work to hide behind, and the misses of two windows
+        // overlap.
         let mut fill = |w: &mut Vec<(u64, u32)>| {
             w.clear();
-            let take = left.min(64);
-            if let Some(rev) = rev.as_mut() {
-                w.extend(rev.by_ref().take(take));
-            } else if let Some(fwd) = fwd.as_mut() {
-                w.extend(fwd.by_ref().take(take));
-            }
-            left -= w.len();
+            let take = left.min(WALK_WINDOW);
+            left -= match (rev.as_mut(), fwd.as_mut()) {
+                (Some(rev), _) => rev.take_into(w, take),
+                (_, Some(fwd)) => fwd.take_into(w, take),
+                _ => 0,
+            };
             for &(_, id) in w.iter() {
                 self.members.prefetch_rec(id);
             }
         };
-        let mut window: Vec<(u64, u32)> = Vec::with_capacity(64);
-        let mut ahead: Vec<(u64, u32)> = Vec::with_capacity(64);
+        let mut window: Vec<(u64, u32)> = Vec::with_capacity(WALK_WINDOW);
+        let mut next: Vec<(u64, u32)> = Vec::with_capacity(WALK_WINDOW);
+        let mut ahead: Vec<(u64, u32)> = Vec::with_capacity(WALK_WINDOW);
         fill(&mut window);
+        for &(_, id) in &window {
+            self.members.prefetch_bytes(id);
+        }
+        fill(&mut next);
         while !window.is_empty() {
             fill(&mut ahead);
-            for &(_, id) in &window {
+            for &(_, id) in &next {
                 self.members.prefetch_bytes(id);
             }
             for &(key, id) in &window {
@@ -688,7 +703,9 @@ impl Board {
                     pos + 1
                 };
             }
-            std::mem::swap(&mut window, &mut ahead);
+            // window <- next <- ahead; the emptied window is refilled next.
+            std::mem::swap(&mut window, &mut next);
+            std::mem::swap(&mut next, &mut ahead);
         }
     }
 

@@ -32,6 +32,10 @@ pub const MAX_NAME_BYTES: usize = 512;
 /// and more with transparent huge pages. The first chunk of each still
 /// grows from small, so a small board stays small.
 const ARENA_CHUNK: usize = 2 << 20;
+/// Bytes of an arena entry [`Members::prefetch_bytes`] asks for: a length
+/// header and an id of up to 15 bytes (most ids; a longer one's tail is
+/// read from memory when it is copied).
+const PREFETCH_ID_BYTES: usize = 16;
 const REC_CHUNK: usize = ARENA_CHUNK.div_ceil(size_of::<Rec>());
 /// Garbage id bytes below this are never worth a compaction.
 const COMPACT_MIN_GARBAGE: usize = 256 << 10;
@@ -57,7 +61,7 @@ impl<T: Copy + Default> ChunkVec<T> {
             len: 0,
         }
     }
-    #[inline]
+    #[inline(always)]
     fn get(&self, i: usize) -> T {
         self.chunks[i / REC_CHUNK][i % REC_CHUNK]
     }
@@ -182,12 +186,12 @@ impl Members {
 
     /// An arena entry's bytes: a length (one byte below 128, else two with
     /// the top bit set: ids are at most 512 bytes) then the id.
-    #[inline]
+    #[inline(always)]
     fn arena_bytes(&self, loc: u32) -> &[u8] {
         Self::entry_in(&self.arena, loc)
     }
 
-    #[inline]
+    #[inline(always)]
     fn entry_in(arena: &[Vec<u8>], loc: u32) -> &[u8] {
         let off = loc as usize * UNIT;
         let c = &arena[off / ARENA_CHUNK];
@@ -226,12 +230,12 @@ impl Members {
     }
 
     /// The id bytes of a live member.
-    #[inline]
+    #[inline(always)]
     pub fn bytes(&self, id: u32) -> &[u8] {
         self.arena_bytes(self.recs.get(id as usize).loc)
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn score(&self, id: u32) -> f64 {
         self.recs.get(id as usize).score
     }
@@ -286,8 +290,14 @@ impl Members {
     #[inline]
     pub fn prefetch_rec(&self, id: u32) {
         let i = id as usize;
-        if let Some(chunk) = self.recs.chunks.get(i / REC_CHUNK) {
-            crate::tree::prefetch_bytes(&chunk[i % REC_CHUNK], size_of::<Rec>());
+        if let Some(rec) = self
+            .recs
+            .chunks
+            .get(i / REC_CHUNK)
+            .and_then(|c| c.get(i % REC_CHUNK))
+        {
+            // A 12-byte record can straddle two cache lines.
+            crate::tree::prefetch_span(rec, size_of::<Rec>());
         }
     }
 
@@ -297,7 +307,11 @@ impl Members {
         let loc = self.recs.get(id as usize).loc;
         if loc != FREE {
             let off = loc as usize * UNIT;
-            crate::tree::prefetch_bytes(&self.arena[off / ARENA_CHUNK][off % ARENA_CHUNK], 1);
+            let c = &self.arena[off / ARENA_CHUNK];
+            // The header and the first bytes of the id, which may be on the
+            // next line: an encoder reads them all.
+            let o = off % ARENA_CHUNK;
+            crate::tree::prefetch_span(&c[o], (c.len() - o).min(PREFETCH_ID_BYTES));
         }
     }
 
@@ -404,7 +418,13 @@ impl Members {
         self.garbage_bytes = 0;
     }
 
+    #[inline]
     pub fn extra(&self, id: u32) -> Option<&Extra> {
+        // A board without names or data (the common large one) skips the
+        // hash of every id a walk reads.
+        if self.extras.is_empty() {
+            return None;
+        }
         self.extras.get(&id)
     }
 

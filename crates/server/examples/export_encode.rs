@@ -30,12 +30,19 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
+use podium_bench::alloc::CountingAlloc;
 use podium_bench::engine::random_score;
 use podium_engine::{Board, BoardConfig, Submit};
+use podium_server::hugepages::HugePages;
 use podium_server::rpc::exec::visit_chunk;
 use podium_server::service::Service;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
+
+// The server's allocator: the engine's 2 MiB chunks on huge pages, as the
+// walk runs in `podium serve`.
+#[global_allocator]
+static GLOBAL: HugePages<CountingAlloc> = HugePages::new(CountingAlloc);
 
 struct Opts {
     members: u64,
@@ -135,6 +142,22 @@ fn load(o: &Opts) -> Result<Board> {
     Ok(board)
 }
 
+/// The process's memory in transparent huge pages, from /proc: whether
+/// the walk ran on them.
+fn anon_huge() -> String {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        })
+        .map_or_else(
+            || "AnonHugePages unknown".into(),
+            |v| format!("AnonHugePages {v}"),
+        )
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -146,11 +169,12 @@ fn main() -> Result<()> {
     let svc = Service::in_memory();
     svc.store().insert("b", load(&o)?)?;
     eprintln!(
-        "loaded {} members ({}, data {} B) in {:.1} s",
+        "loaded {} members ({}, data {} B) in {:.1} s; {}",
         o.members,
         if o.seq { "sequential" } else { "random" },
         o.data.max(o.blob),
-        t.elapsed().as_secs_f64()
+        t.elapsed().as_secs_f64(),
+        anon_huge()
     );
     let n = o.members;
     let (mut walk, mut enc) = (Vec::new(), Vec::new());

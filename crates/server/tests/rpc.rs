@@ -1107,6 +1107,12 @@ fn a_slow_export_reader_stalls_only_its_own_connection() {
     }
     let top = fast.call("top", vec!["big".into(), map(&[("page_size", 100.into())])]);
     assert_eq!(get(&top, "entries").as_array().unwrap().len(), 100);
+    // A write to the exported board itself: the stalled answer holds no
+    // lock on it (chunks read ahead of the writer are read and let go). It
+    // ranks last, past the export's declared count, so the export below
+    // is unchanged.
+    let late = fast.call("submit", vec!["big".into(), entry("late", -1.0)]);
+    assert_eq!(get(&late, "rank"), &Value::from(n as u64 + 1));
     // Then the slow client reads the rest: exactly n entries, best first.
     let mut counted = Counted {
         inner: std::io::Cursor::new(head).chain(&mut slow.rd),
@@ -1132,6 +1138,103 @@ fn a_slow_export_reader_stalls_only_its_own_connection() {
         get(&entries[1], "name"),
         &Value::from(format!("Player number {}", n - 2))
     );
+}
+
+/// An export of bare entries (no name, no data: the encoder's fast path)
+/// long enough to stream in many chunks, ranks crossing every integer
+/// width up to uint 32, ids short, at the one-byte header's limit, past
+/// it and not ASCII: byte for byte the encoding of the same entries built
+/// here, whatever the chunk seams; a long range of them pipelined with it
+/// comes whole, before or after it.
+#[test]
+fn a_bare_export_streams_byte_for_byte_across_chunks() {
+    let p = Podium::start(&[]);
+    let mut c = p.client();
+    let n = 70_000usize;
+    let id = |i: usize| match i % 1000 {
+        1 => format!("{i:0>31}"),
+        2 => format!("{i:0>32}"),
+        3 => format!("é{i}"),
+        _ => format!("m{i}"),
+    };
+    // Distinct scores in an order unrelated to the ids, a few infinite.
+    let score = |i: usize| match i {
+        7 => f64::INFINITY,
+        8 => f64::NEG_INFINITY,
+        _ => ((i * 7919) % 70_001) as f64 - 35_000.5,
+    };
+    for batch in (0..n).collect::<Vec<_>>().chunks(10_000) {
+        let entries = batch.iter().map(|&i| entry(&id(i), score(i))).collect();
+        c.call("submit_many", vec!["bare".into(), Value::Array(entries)]);
+    }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| score(b).total_cmp(&score(a)));
+    let entries: Vec<Value> = order
+        .iter()
+        .enumerate()
+        .map(|(r, &i)| {
+            map(&[
+                ("member", id(i).into()),
+                ("score", Value::F64(score(i))),
+                ("rank", (r as u64 + 1).into()),
+            ])
+        })
+        .collect();
+    let want = enc(&Value::Array(vec![
+        1.into(),
+        41.into(),
+        Value::Nil,
+        Value::Array(entries.clone()),
+    ]));
+    let mut both = request(41, "export", vec!["bare".into()]);
+    both.extend(request(
+        42,
+        "range_by_rank",
+        vec!["bare".into(), 3.into(), 66_000.into()],
+    ));
+    c.send(&both);
+    // Both stream, each in one piece, in the order they start.
+    let mut answered = Vec::new();
+    for _ in 0..2 {
+        let mut seen = Recorded {
+            inner: &mut c.rd,
+            bytes: Vec::new(),
+        };
+        let v = rmpv::decode::read_value(&mut seen).expect("a response");
+        let (id, r) = parse_response(v);
+        match id {
+            41 => {
+                assert_eq!(seen.bytes.len(), want.len());
+                assert!(seen.bytes == want, "the export's bytes differ");
+            }
+            42 => {
+                let r = r.unwrap();
+                assert_eq!(get(&r, "total"), &Value::from(n as u64));
+                assert_eq!(
+                    get(&r, "entries").as_array().unwrap()[..],
+                    entries[2..66_000]
+                );
+            }
+            _ => panic!("an answer to {id}: {r:?}"),
+        }
+        answered.push(id);
+    }
+    answered.sort();
+    assert_eq!(answered, [41, 42]);
+}
+
+/// Keeps the bytes read through it.
+struct Recorded<R> {
+    inner: R,
+    bytes: Vec<u8>,
+}
+
+impl<R: Read> Read for Recorded<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let k = self.inner.read(buf)?;
+        self.bytes.extend_from_slice(&buf[..k]);
+        Ok(k)
+    }
 }
 
 /// Counts the bytes read through it.

@@ -23,10 +23,13 @@
 //! answered, and [`MAX_HELD_BYTES`] of request frames and encoded responses
 //! held meanwhile. When either is used up the reader stops reading, so a
 //! client that does not read its answers is slowed by TCP, not buffered
-//! for. A streamed result holds at most a few chunks: its task reads the
-//! next chunk only when the writer has taken the previous one, so a slow
-//! reader stalls only its own connection.
+//! for. A streamed result holds at most a few chunks (the one being
+//! written, one queued, at most two being read): its task reads a chunk
+//! only once the writer has room for the one before it (the one after it
+//! too, while cores are idle), so a slow reader stalls only its own
+//! connection.
 
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
@@ -36,7 +39,7 @@ use bytes::BytesMut;
 use rmpv::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
-use tokio::task::JoinSet;
+use tokio::task::{JoinHandle, JoinSet};
 
 use super::codec::{
     self, Decoder, EnvelopeError, Message, MAX_FRAME_BYTES, UNAUTH_MAX_FRAME_BYTES,
@@ -499,8 +502,49 @@ async fn run_call(
     }
 }
 
+/// Chunk reads of streamed results in flight, over every connection.
+static READING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a stream may read a chunk ahead of the one it needs next: while
+/// fewer reads than the machine has cores are running. A lone export
+/// (the walk of a large board is bound by memory latency, one core's worth
+/// per read) then has its next chunks read on an idle core while the last
+/// is written; many exports at once read one chunk each, in turn, as
+/// before.
+fn may_read_ahead() -> bool {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    READING.load(Ordering::Relaxed) < cores
+}
+
+/// A chunk read running.
+type ChunkRead = JoinHandle<Result<Chunk, ApiError>>;
+
+/// One chunk read, counted in [`READING`] until it is done.
+fn read_chunk(fetch: &exec::Fetch, skip: u64, n: usize) -> ChunkRead {
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            READING.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    READING.fetch_add(1, Ordering::Relaxed);
+    let counted = Counted;
+    let read = fetch(skip, n);
+    tokio::spawn(async move {
+        let r = read.await;
+        drop(counted);
+        r
+    })
+}
+
+/// Most chunk reads a stream has in flight: the one it writes next and
+/// one ahead (see [`may_read_ahead`]).
+const READS_IN_FLIGHT: usize = 2;
+
 /// Writes a streamed result: envelope, head and first chunk at once, then
-/// chunk after chunk, each read only once the writer has room for it.
+/// chunk after chunk, each read only once the writer has room for the one
+/// before it (and, with cores to spare, the following one read meanwhile).
 /// Exactly `total` entries follow the head: if the board lost entries
 /// meanwhile (or was deleted), the rest of the array is nil.
 async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
@@ -528,39 +572,73 @@ async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
     {
         return;
     }
+    // Reads started, in order: where each starts, how many it asks for.
+    let mut reads: VecDeque<(u64, usize, ChunkRead)> = VecDeque::new();
     let mut ended = false;
     while done < total {
-        let n = want.min((total - done) as usize);
-        let chunk = if ended {
-            None
-        } else {
-            // The fetch itself keeps the embedded engine's chunk work off
-            // the async workers (see `exec::visit_chunk_off`).
-            match fetch(done, n).await {
-                // More than asked for cannot be cut out of encoded bytes;
-                // the backend never returns more, so it is treated as the end.
-                Ok(c) if c.count > 0 && c.count <= n => Some(c),
-                Err(e) => {
-                    tracing::debug!("a streamed answer ended early: {e}");
-                    None
+        // The next chunk's read, then, cores allowing, the one after it.
+        if !ended {
+            let mut at = reads.back().map_or(done, |&(s, n, _)| s + n as u64);
+            while at < total
+                && reads.len() < READS_IN_FLIGHT
+                && (reads.is_empty() || may_read_ahead())
+            {
+                let n = want.min((total - at) as usize);
+                reads.push_back((at, n, read_chunk(&fetch, at, n)));
+                at += n as u64;
+            }
+        }
+        let chunk = match reads.pop_front() {
+            None => None,
+            Some((at, n, read)) => {
+                debug_assert_eq!(at, done);
+                match read.await {
+                    // More than asked for cannot be cut out of encoded
+                    // bytes; the backend never returns more, so it is
+                    // treated as the end.
+                    Ok(Ok(c)) if c.count > 0 && c.count <= n => Some(c),
+                    Ok(Err(e)) => {
+                        tracing::debug!("a streamed answer ended early: {e}");
+                        None
+                    }
+                    Err(e) => {
+                        tracing::debug!("a streamed answer's read failed: {e}");
+                        None
+                    }
+                    _ => None,
                 }
-                _ => None,
             }
         };
         let bytes = match chunk {
             Some(Chunk { bytes, count }) => {
+                // A short chunk (the board lost entries): reads ahead of
+                // it start at the wrong place.
+                if reads
+                    .front()
+                    .is_some_and(|&(at, _, _)| at != done + count as u64)
+                {
+                    for (_, _, read) in reads.drain(..) {
+                        read.abort();
+                    }
+                }
                 done += count as u64;
                 want = next_want(count, bytes.len(), want);
                 bytes
             }
             None => {
                 ended = true;
+                for (_, _, read) in reads.drain(..) {
+                    read.abort();
+                }
                 let pad = ((total - done) as usize).min(64 << 10);
                 done += pad as u64;
                 vec![0xc0; pad]
             }
         };
         if tx.send(bytes).await.is_err() {
+            for (_, _, read) in reads.drain(..) {
+                read.abort();
+            }
             return;
         }
     }
@@ -907,6 +985,96 @@ mod tests {
         );
         // Everything the stream held is given back.
         assert_eq!(budget.slots.available_permits(), MAX_IN_FLIGHT);
+    }
+
+    /// Chunks read ahead: read fast or slowly, a source of 200,000 entries
+    /// (20 chunks) delivers exactly its entries in order; one that runs
+    /// short at 50,000 is completed with nil to the count; one that loses
+    /// entries while reads ahead are in flight (its fifth read finds 45,000
+    /// left: a short chunk, then reads ahead that started at positions
+    /// that no longer hold what they held) gives a run of its entries from
+    /// the first, none repeated or skipped, then nil.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn reads_ahead_deliver_exactly_their_count_fast_or_slow() {
+        use std::sync::atomic::AtomicU64;
+        let entry = |i: u64| enc(&Value::from(i));
+        for (have, shrinks, slow) in [
+            (200_000u64, false, false),
+            (200_000, false, true),
+            (50_000, false, true),
+            (200_000, true, false),
+            (200_000, true, true),
+        ] {
+            let (tx, mut rx) = mpsc::unbounded_channel();
+            let budget = Budget::new();
+            let r = Replier {
+                tx,
+                budget: budget.clone(),
+            };
+            let (live, calls) = (Arc::new(AtomicU64::new(have)), Arc::new(AtomicU64::new(0)));
+            let fetch: exec::Fetch = Arc::new(move |done, want| {
+                if shrinks && calls.fetch_add(1, Ordering::Relaxed) == 4 {
+                    live.store(45_000, Ordering::Relaxed);
+                }
+                let end = (done + want as u64).min(live.load(Ordering::Relaxed));
+                let n = end.saturating_sub(done);
+                let bytes = (done..done + n).flat_map(entry).collect::<Vec<u8>>();
+                Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    Ok(Chunk {
+                        bytes,
+                        count: n as usize,
+                    })
+                })
+            });
+            let total = 200_000u64;
+            let mut head = Vec::new();
+            rmp::encode::write_array_len(&mut head, total as u32).unwrap();
+            let s = Streamed {
+                head,
+                total,
+                first: Chunk {
+                    bytes: entry(0),
+                    count: 1,
+                },
+                fetch,
+            };
+            let held = budget.request(10).await;
+            tokio::spawn(stream(r, 7, s, held));
+            let Some(Out::Stream {
+                mut head, mut rest, ..
+            }) = rx.recv().await
+            else {
+                panic!("no stream")
+            };
+            while let Some(c) = rest.recv().await {
+                head.extend(c);
+                if slow {
+                    for _ in 0..20 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+            }
+            let v = rmpv::decode::read_value(&mut &head[..]).unwrap();
+            let Value::Array(msg) = v else {
+                panic!("not a response")
+            };
+            assert_eq!(msg[..3], [1.into(), 7.into(), Value::Nil]);
+            let got = msg[3].as_array().expect("the entries");
+            assert_eq!(got.len(), total as usize);
+            let k = got.iter().take_while(|e| !e.is_nil()).count();
+            let label = format!("have {have} shrinks {shrinks} slow {slow}: {k} entries");
+            if shrinks {
+                assert!(k >= 45_000, "{label}");
+            } else {
+                assert_eq!(k as u64, have, "{label}");
+            }
+            for (i, e) in got.iter().enumerate() {
+                let want = if i < k { Value::from(i) } else { Value::Nil };
+                assert_eq!(e, &want, "{label}: item {i}");
+            }
+            assert_eq!(budget.slots.available_permits(), MAX_IN_FLIGHT);
+        }
     }
 
     #[test]
