@@ -267,15 +267,16 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
     writeln!(out)?;
     let records = net::report(SCENARIO, &figures, redis.is_some(), "redis", out)?;
     if let Some((label, p, copy)) = goal {
-        let best = p.sync.mbps().max(p.pipelined.mbps()).max(p.parallel.mbps());
+        // Every mode: a large answer must move that fast however it is asked for.
+        let modes = [p.sync.mbps(), p.pipelined.mbps(), p.parallel.mbps()];
         writeln!(
             out,
-            "  goal ≥ 1 GB/s (1,000 MB/s) at {label}: sync {:.0}, pipelined {:.0}, parallel {:.0} \
-             MB/s: {}; in-process copy {:.0} MB/s",
-            p.sync.mbps(),
-            p.pipelined.mbps(),
-            p.parallel.mbps(),
-            met(best >= 1000.0),
+            "  goal ≥ 1 GB/s (1,000 MB/s) at {label} in every mode: sync {:.0}, pipelined {:.0}, \
+             parallel {:.0} MB/s: {}; in-process copy {:.0} MB/s",
+            modes[0],
+            modes[1],
+            modes[2],
+            met(modes.iter().all(|&m| m >= 1000.0)),
             copy
         )?;
     }
