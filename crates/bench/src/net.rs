@@ -20,6 +20,23 @@ use crate::report::{self, Better, Record, Table};
 
 /// How long a server may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a server may take to finish the snapshot (AOF rewrite) a load
+/// set off.
+const SETTLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Polls `settled` until it holds (a server's snapshot or AOF rewrite that
+/// a load set off is over), so the reads measured next do not measure it
+/// too. Both servers are treated alike.
+fn wait_settled(what: &str, mut settled: impl FnMut() -> Result<bool>) -> Result<()> {
+    let deadline = Instant::now() + SETTLE_TIMEOUT;
+    while !settled()? {
+        if Instant::now() > deadline {
+            bail!("{what} still snapshotting after {SETTLE_TIMEOUT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
 
 /// When both servers flush their logs: podium's `--fsync`, Redis's
 /// `appendfsync`.
@@ -217,6 +234,34 @@ impl PodiumServer {
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("podium.log")).unwrap_or_default()
     }
+
+    /// Waits until no snapshot is due or being written
+    /// (`podium_snapshot_pending 0` in `/metrics`).
+    pub fn settle(&self) -> Result<()> {
+        wait_settled("podium", || {
+            let text = http_get(self.http, "/metrics")?;
+            Ok(text.lines().any(|l| l == "podium_snapshot_pending 0"))
+        })
+    }
+}
+
+/// The body of `GET path` over a plain HTTP/1.1 connection.
+fn http_get(addr: SocketAddr, path: &str) -> Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    s.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp)?;
+    let (head, body) = resp
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| anyhow!("no HTTP answer from {addr}"))?;
+    if !head.starts_with("HTTP/1.1 200") {
+        bail!("GET {path}: {}", head.lines().next().unwrap_or(head));
+    }
+    Ok(body.to_string())
 }
 
 impl Drop for PodiumServer {
@@ -308,6 +353,15 @@ impl RedisServer {
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
+
+    /// Waits until no AOF rewrite runs or is scheduled (`INFO persistence`).
+    pub fn settle(&self) -> Result<()> {
+        wait_settled("redis-server", || {
+            let info = redis_info(self.addr, "persistence")?;
+            let zero = |k: &str| info.lines().any(|l| l.trim() == format!("{k}:0"));
+            Ok(zero("aof_rewrite_in_progress") && zero("aof_rewrite_scheduled"))
+        })
+    }
 }
 
 impl Drop for RedisServer {
@@ -319,9 +373,18 @@ impl Drop for RedisServer {
 
 /// `INFO server`'s `redis_version`, over a plain socket.
 fn redis_version(addr: SocketAddr) -> Result<String> {
+    redis_info(addr, "server")?
+        .lines()
+        .find_map(|l| l.strip_prefix("redis_version:"))
+        .map(|v| v.trim().to_string())
+        .ok_or_else(|| anyhow!("no redis_version in INFO"))
+}
+
+/// `INFO section`'s text, over a plain socket.
+fn redis_info(addr: SocketAddr, section: &str) -> Result<String> {
     let mut s = TcpStream::connect_timeout(&addr, Duration::from_millis(200))?;
     s.set_read_timeout(Some(Duration::from_secs(2)))?;
-    s.write_all(b"*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n")?;
+    write!(s, "*2\r\n$4\r\nINFO\r\n${}\r\n{section}\r\n", section.len())?;
     // One bulk string: `$LEN\r\n` then LEN bytes and `\r\n`.
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
@@ -332,12 +395,7 @@ fn redis_version(addr: SocketAddr) -> Result<String> {
             }
             let len: usize = std::str::from_utf8(&buf[1..eol])?.parse()?;
             if buf.len() >= eol + 2 + len {
-                let text = String::from_utf8_lossy(&buf[eol + 2..eol + 2 + len]);
-                return text
-                    .lines()
-                    .find_map(|l| l.strip_prefix("redis_version:"))
-                    .map(|v| v.trim().to_string())
-                    .ok_or_else(|| anyhow!("no redis_version in INFO"));
+                return Ok(String::from_utf8_lossy(&buf[eol + 2..eol + 2 + len]).into_owned());
             }
         }
         let n = s.read(&mut chunk)?;

@@ -127,7 +127,7 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     let redis = match net::maybe_redis(&opts.net, out)? {
         Some(r) => {
             out.flush()?;
-            Some(run_redis(opts, &r.url(), r.pid(), &scores, &reads).context("Redis side")?)
+            Some(run_redis(opts, &r, &scores, &reads).context("Redis side")?)
         }
         None => None,
     };
@@ -250,6 +250,11 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
          (an idle vCPU woken for each request costs more than the request on this kind of VM; \
          see bench::pin)"
     )?;
+    writeln!(
+        out,
+        "  reads start once the snapshot (podium) or AOF rewrite (Redis) the loads set off is \
+         written"
+    )?;
     Ok(records)
 }
 
@@ -299,6 +304,9 @@ fn run_podium(
                 bail!("board {b} holds {} members, not {n}", info.members);
             }
         }
+        // Reads start once a snapshot the loads set off is written (on
+        // this runtime's one thread; nothing else runs on it meanwhile).
+        server.settle()?;
         let spread = podium_reads(opts, &c, reads, "podium page reads").await?;
         let one_cpu = {
             let _pin = OneCpu::pin(&[server.pid()])?;
@@ -315,15 +323,14 @@ fn run_podium(
 
 fn run_redis(
     opts: &Rank10mOptions,
-    url: &str,
-    pid: u32,
+    redis: &net::RedisServer,
     scores: &[f64],
     reads: &[u64],
 ) -> Result<Side> {
     let n = opts.members;
     let rt = net::runtime(0)?;
     rt.block_on(async {
-        let con = load::redis_connect(url).await?;
+        let con = load::redis_connect(&redis.url()).await?;
         let pb = bar(opts.net.progress, n, "redis sequential");
         let sequential = load::redis(
             &con,
@@ -359,9 +366,12 @@ fn run_redis(
                 bail!("sorted set {k} holds {card} members, not {n}");
             }
         }
+        // Reads start once an AOF rewrite the loads set off is over (on
+        // this runtime's one thread; nothing else runs on it meanwhile).
+        redis.settle()?;
         let spread = redis_reads(opts, &mut con, reads, "redis page reads").await?;
         let one_cpu = {
-            let _pin = OneCpu::pin(&[pid])?;
+            let _pin = OneCpu::pin(&[redis.pid()])?;
             redis_reads(opts, &mut con, reads, "redis page reads, one CPU").await?
         };
         Ok(Side {

@@ -216,7 +216,7 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
     let server = PodiumServer::start(&opts.net.exe, opts.net.fsync)?;
     writeln!(out, "podium on {}", server.rpc)?;
     out.flush()?;
-    let podium = podium_side(opts, server.rpc, &counts, &scores)
+    let podium = podium_side(opts, &server, &counts, &scores)
         .with_context(|| format!("podium side; its log:\n{}", server.log()))?;
     let mut with_data = Vec::new();
     let shapes = [
@@ -237,7 +237,7 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
                 (format!("{label} with {bytes} B {}", shape.name()), d)
             })
             .collect();
-        let m = podium_data_side(opts, server.rpc, &counts, shape, bytes, &scores)
+        let m = podium_data_side(opts, &server, &counts, shape, bytes, &scores)
             .with_context(|| format!("podium data boards; its log:\n{}", server.log()))?;
         with_data.extend(counts.into_iter().zip(m));
     }
@@ -284,7 +284,8 @@ pub fn run(opts: &RpcPayloadOptions, out: &mut dyn Write) -> Result<Vec<Record>>
         out,
         "  MB = 10^6 bytes of each server's own response; podium's framed modes hand over \
          the whole message as bytes, Redis's read the RESP reply with a framing-only reader; \
-         the parallel mode runs its client on 2 threads, the others on 1"
+         the parallel mode runs its client on 2 threads, the others on 1; reads start once \
+         the snapshot (podium) or AOF rewrite (Redis) the loads set off is written"
     )?;
     if let Some(r) = &redis {
         if let (Some(p0), Some(r0)) = (podium.last(), r.last()) {
@@ -355,10 +356,11 @@ fn size_label(b: u64) -> String {
 
 fn podium_side(
     opts: &RpcPayloadOptions,
-    addr: SocketAddr,
+    server: &PodiumServer,
     counts: &[(String, u64)],
     scores: &[f64],
 ) -> Result<Vec<Modes>> {
+    let addr = server.rpc;
     let rt = net::runtime(0)?;
     let boards: Vec<String> = (0..counts.len()).map(|k| format!("p{k}")).collect();
     rt.block_on(async {
@@ -377,6 +379,7 @@ fn podium_side(
         }
         anyhow::Ok(())
     })?;
+    server.settle()?;
     let mut all = Vec::new();
     for ((label, n), board) in counts.iter().zip(&boards) {
         all.push(read_modes(opts, &rt, addr, label, board, *n)?);
@@ -463,12 +466,13 @@ impl Shape {
 /// boards.
 fn podium_data_side(
     opts: &RpcPayloadOptions,
-    addr: SocketAddr,
+    server: &PodiumServer,
     counts: &[(String, u64)],
     shape: Shape,
     bytes: u64,
     scores: &[f64],
 ) -> Result<Vec<Modes>> {
+    let addr = server.rpc;
     let rt = net::runtime(0)?;
     let prefix = match shape {
         Shape::Profile => "d",
@@ -512,6 +516,7 @@ fn podium_data_side(
             anyhow::Ok(())
         })?;
         pb.finish_and_clear();
+        server.settle()?;
         all.push(read_modes(opts, &rt, addr, label, board, *n)?);
     }
     Ok(all)
@@ -627,6 +632,7 @@ fn redis_side(
         }
         anyhow::Ok(())
     })?;
+    redis.settle()?;
     let mut all = Vec::new();
     for ((label, n), key) in counts.iter().zip(&keys) {
         let pb = bar(opts.net.progress, 4, &format!("redis {label}"));

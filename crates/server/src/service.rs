@@ -1222,21 +1222,34 @@ impl Service {
         self.snapshotting.load(Ordering::Acquire)
     }
 
+    /// Whether a snapshot is being written or is due at the next check
+    /// (the server checks every second): Redis's `aof_rewrite_in_progress`
+    /// and `aof_rewrite_scheduled` in one.
+    pub fn snapshot_pending(&self) -> bool {
+        self.snapshot_in_progress()
+            || self
+                .storage
+                .as_ref()
+                .is_some_and(|s| s.log.bytes_since_rotation() >= self.snapshot_due())
+    }
+
+    /// Log bytes after which a snapshot is due: `snapshot_every`, or as
+    /// many bytes as the last snapshot took if that is more (Redis's AOF
+    /// rewrite at 100% growth). Each snapshot writes every board, so a
+    /// fixed step would make a bulk load write its data over and over (a
+    /// 10M-member load wrote ~7 snapshots of a growing board), while this
+    /// keeps the snapshot bytes within a small multiple of the log's, and
+    /// the log to replay on recovery no larger than the snapshot.
+    fn snapshot_due(&self) -> u64 {
+        self.snapshot_every
+            .max(self.last_snapshot_bytes.load(Ordering::Relaxed))
+    }
+
     pub fn maybe_snapshot(&self, force: bool) -> Result<Option<u64>, ApiError> {
         let Some(storage) = &self.storage else {
             return Ok(None);
         };
-        // Due after `snapshot_every` bytes of log, or as many bytes as the
-        // last snapshot took if that is more (Redis's AOF rewrite at 100%
-        // growth): each snapshot writes every board, so a fixed step would
-        // make a bulk load write its data over and over (a 10M-member load
-        // wrote ~7 snapshots of a growing board), while this keeps the
-        // snapshot bytes within a small multiple of the log's, and the log
-        // to replay on recovery no larger than the snapshot.
-        let due = self
-            .snapshot_every
-            .max(self.last_snapshot_bytes.load(Ordering::Relaxed));
-        if !force && storage.log.bytes_since_rotation() < due {
+        if !force && storage.log.bytes_since_rotation() < self.snapshot_due() {
             return Ok(None);
         }
         if self.snapshotting.swap(true, Ordering::AcqRel) {
@@ -1392,6 +1405,30 @@ mod tests {
         assert_eq!(svc.rank("b", "b").unwrap().score, Score(7.0));
         assert!(svc.rank("b", "a").is_err());
         assert_eq!(svc.rank("asc", "y").unwrap().rank, 1);
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_is_pending_from_its_threshold_until_written() {
+        let dir = tmp("pending");
+        let store = Store::new();
+        let (storage, aux, report) =
+            crate::storage::open(&dir, FsyncPolicy::Always, &store).unwrap();
+        let svc = Service::new(store, Some(storage), aux, report, 4096);
+        assert!(!svc.snapshot_pending());
+        let batch: Vec<SubmitIn> = (0..100).map(|i| e(&format!("m{i}"), i as f64)).collect();
+        svc.submit("b", &batch).await.unwrap();
+        assert!(!svc.snapshot_pending(), "under 4 KiB of log");
+        // New scores each time: a batch that changes nothing is not logged.
+        for round in 1..=5 {
+            let batch: Vec<SubmitIn> = (0..100)
+                .map(|i| e(&format!("m{i}"), (i * 10 + round) as f64))
+                .collect();
+            svc.submit("b", &batch).await.unwrap();
+        }
+        assert!(svc.snapshot_pending(), "past 4 KiB of log");
+        assert!(svc.maybe_snapshot(false).unwrap().is_some());
+        assert!(!svc.snapshot_pending(), "written");
+        assert!(!Service::in_memory().snapshot_pending());
     }
 
     #[tokio::test]

@@ -253,8 +253,12 @@ impl AppState {
             metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
         }
         *seen = now;
-        if let Some(s) = self.be.as_embedded().and_then(|svc| svc.storage()) {
-            metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
+        if let Some(svc) = self.be.as_embedded() {
+            if let Some(s) = svc.storage() {
+                metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
+            }
+            let pending = if svc.snapshot_pending() { 1.0 } else { 0.0 };
+            metrics::gauge!("podium_snapshot_pending").set(pending);
         }
     }
 }

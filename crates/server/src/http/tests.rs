@@ -1613,6 +1613,7 @@ async fn metrics_are_exported() {
     assert!(has("podium_http_request_seconds_bucket{"), "{text}");
     assert!(has(r#"podium_board_members{board="met"} 4"#), "{text}");
     assert!(has("podium_boards "), "{text}");
+    assert!(has("podium_snapshot_pending 0"), "{text}");
     // A board nobody searched has no index yet; its first search builds
     // one, which the gauges then count.
     let gauge = |text: &str, name: &str| -> f64 {
