@@ -1438,6 +1438,48 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
     assert_eq!(r.rank("b", "a").await.unwrap().rank, 1);
 }
 
+/// Every node losing podium's function library (a Redis restarted without
+/// its data, a `FUNCTION FLUSH`, a cluster node given a slot without it):
+/// the next call of any kind (a read through the `no-writes` function, a
+/// write, an import, a search) loads it again and answers as before, on a
+/// single Redis and on every master of a cluster, more than once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_function_library_is_loaded_again() {
+    for redis in [Redis::single(false), Redis::cluster(false)] {
+        let r = RedisBackend::connect(&redis.url()).await.unwrap();
+        let ports: Vec<u16> = redis.nodes.iter().map(|n| n.port).collect();
+        let loaded = |port: u16| redis_cli(port, &["FUNCTION", "LIST"]).contains("podium_");
+        assert!(ports.iter().all(|&p| loaded(p)), "loaded at connect");
+        let flush = || {
+            for &p in &ports {
+                assert!(redis_cli(p, &["FUNCTION", "FLUSH"]).contains("OK"));
+                assert!(!loaded(p));
+            }
+        };
+        // Boards in several slots: on the cluster, on several masters.
+        let boards = ["alpha", "beta", "gamma", "delta"];
+        for b in boards {
+            r.submit_one(b, &s("a", 1.0)).await.unwrap();
+        }
+        for b in boards {
+            flush();
+            let top = r.top(b, None, None, false).await.unwrap();
+            assert_eq!(top.total, 1, "{b}");
+            assert!(ports.iter().all(|&p| loaded(p)), "reloaded everywhere");
+            flush();
+            r.submit_one(b, &s("b", 2.0)).await.unwrap();
+            flush();
+            r.import(b, &[s("c", 3.0), s("d", 4.0)]).await.unwrap();
+            flush();
+            let hits = r.search(b, "c", 10, 0, false).await.unwrap();
+            assert_eq!(hits.total, 1, "{b}");
+            flush();
+            let e = r.entry(b, "d", None).await.unwrap();
+            assert_eq!((e.entry.rank, e.total), (1, 4), "{b}");
+        }
+    }
+}
+
 /// A reset on Redis that stopped half-way (podium killed or Redis lost
 /// during the copy into the archive) is finished by the board's next
 /// reset, which then makes its own: the stopped reset's archive holds the

@@ -1,14 +1,23 @@
--- podium's board operations on Redis (docs/redis-backend.md). One script,
--- loaded once and called by SHA: every compound operation runs in it, so it
--- is atomic on a single Redis and on a cluster node alike (all KEYS share
--- the board's hash tag, hence one slot).
+-- podium's board operations on Redis (docs/redis-backend.md): a Redis 7
+-- function library. podium loads it once per node (FUNCTION LOAD, on every
+-- primary of a cluster), naming the library and its two functions after a
+-- hash of this text (the first lines it prepends define FN_RW and FN_RO),
+-- and calls it by FCALL: every compound operation runs in it, so it is
+-- atomic on a single Redis and on a cluster node alike. A library's top
+-- level runs once, when it is loaded; a call only sets the per-call state
+-- below and runs its operation (an EVAL script would build every closure
+-- of this file again on every call, which cost more than a page read's
+-- own commands).
 --
--- KEYS: 1 config hash, 2 scores zset, 3 names hash, 4 data hash, 5 distinct
--- scores zset and 6 their multiplicities (kept on dense boards only), 7-9
--- the staging copies of 2-4 while a reset archives the board, 10 the
--- members' searchable words and 11 its staging copy, 12 what a reset in
--- progress needs to finish (its label, the archive's config and name).
--- ARGV[1] names the operation; the rest are its arguments.
+-- KEYS[1] is the board's config hash `{tag}:c`. The board's other keys
+-- share the tag, hence the slot, and are named from it (Redis allows a
+-- script undeclared keys of its own slot): 2 the scores zset, 3 names
+-- hash, 4 data hash, 5 distinct scores zset and 6 their multiplicities
+-- (kept on dense boards only), 7-9 the staging copies of 2-4 while a reset
+-- archives the board, 10 the members' searchable words and 11 its staging
+-- copy, 12 what a reset in progress needs to finish (its label, the
+-- archive's config and name). ARGV[1] names the operation; the rest are
+-- its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
 -- 14 digits, so a computed score is never written back from Lua; ZADD gets
@@ -16,21 +25,24 @@
 -- Errors are `PODIUM <kind> <args>` replies that the Rust side turns into
 -- the engine's own errors (same codes, same messages).
 
-local C, Z, N, D, U, K = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
-local SZ, SN, SD = KEYS[7], KEYS[8], KEYS[9]
-local I, SI, SC = KEYS[10], KEYS[11], KEYS[12]
+-- Set by each call (see `run` at the end): the call's arguments and the
+-- board's keys.
+local KEYS, ARGV
+local C, Z, N, D, U, K
+local SZ, SN, SD
+local I, SI, SC
 -- The search index's prefix sets are `{tag}:w:<prefix>`: one per prefix of
 -- the board's words, so they cannot be listed in KEYS; they share the tag,
--- hence the slot, and Redis allows undeclared keys of the script's slot.
-local WBASE = string.sub(C, 1, #C - 1) .. 'w:'
+-- hence the slot.
+local WBASE
 -- Exact-word sets, `{tag}:x:<word>`, so an exact query word is not looked
 -- up in its prefix set (a superset) and need not be checked.
-local XBASE = string.sub(C, 1, #C - 1) .. 'x:'
+local XBASE
 -- The engine indexes at most 1,024 words a member; query words are at
 -- most 64 bytes, so longer prefixes could never be asked for.
 local MAX_WORDS, MAX_PREFIX = 1024, 64
-local OP = ARGV[1]
 local MAX_MEMBER, MAX_NAME = 512, 512
+-- The board's config, read by the operation that needs it (load_cfg).
 local cfg
 
 local function fail(...)
@@ -1200,6 +1212,34 @@ function ops.search()
   return done(total, page)
 end
 
-local f = ops[OP]
-if not f then return fail('op', OP) end
-return f()
+-- The operations that only read, callable through FN_RO (flag
+-- `no-writes`: Redis runs them under maxmemory and on replicas, as it
+-- runs plain reads). `search` and `index` write (scratch sets, the
+-- index), so they are not among them.
+local READS = {
+  info = true, window = true, rank_range = true, score_range = true, around = true,
+  entry = true, ranks = true, score_at = true, count = true, staged = true,
+}
+
+local function run(keys, args)
+  KEYS, ARGV, cfg = keys, args, nil
+  C = keys[1]
+  local base = string.sub(C, 1, #C - 1)
+  Z, N, D, U, K = base .. 'z', base .. 'n', base .. 'd', base .. 'u', base .. 'k'
+  SZ, SN, SD = base .. 'sz', base .. 'sn', base .. 'sd'
+  I, SI, SC = base .. 'i', base .. 'si', base .. 'sc'
+  WBASE, XBASE = base .. 'w:', base .. 'x:'
+  local f = ops[args[1]]
+  if not f then return fail('op', args[1]) end
+  return f()
+end
+
+redis.register_function(FN_RW, run)
+redis.register_function{
+  function_name = FN_RO,
+  flags = {'no-writes'},
+  callback = function(keys, args)
+    if not READS[args[1]] then return fail('op', args[1]) end
+    return run(keys, args)
+  end,
+}

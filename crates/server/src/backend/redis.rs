@@ -1,8 +1,8 @@
 //! The Redis / Redis Cluster backend: owns the connection (a
 //! `ConnectionManager` that reconnects by itself, or a cluster connection
 //! that follows MOVED/ASK), the key layout of a board under its hash tag,
-//! the Lua script every compound operation runs in (`podium.lua`, loaded
-//! once, called by SHA), and the translation of its replies into the API's
+//! the Lua function library every compound operation runs in
+//! (`podium.lua`, loaded once per node, called by FCALL), and the translation of its replies into the API's
 //! shapes and the engine's errors, and the scheduled resets of boards kept
 //! in Redis (`run_due_resets`, `spawn_reset_scheduler`), safe with any
 //! number of podium nodes. Layout and decisions: `docs/redis-backend.md`.
@@ -17,7 +17,7 @@ use podium_engine::{Aggregate, BoardConfig, Ranking, Store, Tiebreak};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Value};
 
 use super::{Backend, Imported};
 use crate::api::*;
@@ -26,6 +26,64 @@ use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
 use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
+
+/// The function library podium loads into Redis: `podium.lua` under a
+/// name and function names that carry a hash of its text, so podium
+/// versions with different scripts can serve the same Redis side by side
+/// (each calls its own), and loading it again (`FUNCTION LOAD REPLACE`,
+/// by any node) never changes what another node calls.
+struct Library {
+    /// The library's code, `#!lua name=…` line first.
+    code: String,
+    /// The function every operation can go through, and the one with the
+    /// `no-writes` flag, for the operations that only read.
+    rw: String,
+    ro: String,
+}
+
+impl Library {
+    fn new() -> Library {
+        // FNV-1a: a name, not a defence; any change of the text changes it.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in LUA.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let name = format!("podium_{h:016x}");
+        let (rw, ro) = (name.clone(), format!("{name}_ro"));
+        Library {
+            code: format!("#!lua name={name}\nlocal FN_RW, FN_RO = '{rw}', '{ro}'\n{LUA}"),
+            rw,
+            ro,
+        }
+    }
+}
+
+/// The operations of the library's `no-writes` function (`READS` in
+/// `podium.lua`).
+fn reads_only(op: &str) -> bool {
+    matches!(
+        op,
+        "info"
+            | "window"
+            | "rank_range"
+            | "score_range"
+            | "around"
+            | "entry"
+            | "ranks"
+            | "score_at"
+            | "count"
+            | "staged"
+    )
+}
+
+/// Whether Redis answered that the function called is not loaded: a
+/// Redis restarted without its data, a `FUNCTION FLUSH`, or a cluster
+/// node that got the board's slot without the library.
+fn missing_function(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::ResponseError
+        && e.detail()
+            .is_some_and(|d| d.starts_with("Function not found"))
+}
 
 /// Entries of a reset's content copied into the archive per script run.
 const COPY_CHUNK: u64 = 10_000;
@@ -104,7 +162,7 @@ impl ConnectionLike for Conn {
 /// Redis holding the boards; podium nodes on top of it keep no state.
 pub struct RedisBackend {
     conn: Conn,
-    script: Script,
+    lib: Arc<Library>,
     call_timeout: Duration,
     /// Names archives (`reset`); injected by tests, as `Service`'s is.
     clock: Arc<dyn Clock>,
@@ -116,13 +174,18 @@ fn tag(board: &str) -> String {
     board.replace('%', "%25").replace('}', "%7D")
 }
 
-/// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 12] {
-    let t = tag(board);
-    [
-        "c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si", "sc",
-    ]
-    .map(|k| format!("{{{t}}}:{k}"))
+/// The board's config hash, `{tag}:c`: the one key of its calls (the
+/// script names the others from it).
+fn config_key(board: &str) -> String {
+    let mut k = String::with_capacity(board.len() + 4);
+    k.push('{');
+    if board.contains(['%', '}']) {
+        k.push_str(&tag(board));
+    } else {
+        k.push_str(board);
+    }
+    k.push_str("}:c");
+    k
 }
 
 /// The search words of a text as the engine indexes them (folded, each cut
@@ -229,6 +292,16 @@ fn fmt_score(x: f64) -> String {
         "nan".into()
     } else {
         format!("{x:?}")
+    }
+}
+
+/// A reply with Redis's error as an error. Only the top level is
+/// looked at: the script returns its refusals there, and an error inside
+/// an array (a pipeline's) is the caller's to read.
+fn server_reply(r: redis::RedisResult<Value>) -> redis::RedisResult<Value> {
+    match r? {
+        Value::ServerError(e) => Err(e.into()),
+        v => Ok(v),
     }
 }
 
@@ -615,20 +688,14 @@ impl RedisBackend {
         };
         let backend = RedisBackend {
             conn,
-            script: Script::new(LUA),
+            lib: Arc::new(Library::new()),
             call_timeout: opts.call_timeout,
             clock: Arc::new(SystemClock),
         };
         // Loaded up front (on every primary of a cluster), so requests go
-        // straight to EVALSHA; the invocation reloads it after a restart.
+        // straight to FCALL; a call that finds it missing loads it again.
         backend
-            .bounded("", async {
-                backend
-                    .script
-                    .prepare_invoke()
-                    .load_async(&mut backend.conn.clone())
-                    .await
-            })
+            .bounded("", backend.load_library(&mut backend.conn.clone()))
             .await?;
         Ok(backend)
     }
@@ -766,22 +833,56 @@ impl RedisBackend {
         }
     }
 
-    /// Runs operation `op` of the script on `board`'s keys.
+    /// Loads the function library (on every primary of a cluster).
+    /// `REPLACE`: another node may have loaded it first, with the same
+    /// text under the same name.
+    async fn load_library(&self, conn: &mut Conn) -> redis::RedisResult<()> {
+        let mut c = redis::cmd("FUNCTION");
+        c.arg("LOAD").arg("REPLACE").arg(&self.lib.code);
+        c.query_async::<Value>(conn).await.map(drop)
+    }
+
+    /// The FCALL of operation `op` on `board`.
+    fn fcall<I, A>(&self, board: &str, op: &str, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = A>,
+        A: redis::ToRedisArgs,
+    {
+        let mut c = redis::cmd("FCALL");
+        let f = if reads_only(op) {
+            &self.lib.ro
+        } else {
+            &self.lib.rw
+        };
+        c.arg(f.as_str()).arg(1).arg(config_key(board)).arg(op);
+        for a in args {
+            c.arg(a);
+        }
+        c
+    }
+
+    /// Sends an FCALL; when the node has lost the library (restarted
+    /// empty, flushed, or a cluster node new to the slot), loads it and
+    /// sends the call again.
+    async fn send(&self, cmd: &Cmd) -> redis::RedisResult<Value> {
+        let mut conn = self.conn.clone();
+        match server_reply(conn.req_packed_command(cmd).await) {
+            Err(e) if missing_function(&e) => {
+                self.load_library(&mut conn).await?;
+                server_reply(conn.req_packed_command(cmd).await)
+            }
+            r => r,
+        }
+    }
+
+    /// Runs operation `op` of the script on `board`.
     async fn call<I, A>(&self, board: &str, op: &str, args: I) -> Result<Value, ApiError>
     where
         I: IntoIterator<Item = A>,
         A: redis::ToRedisArgs,
     {
-        let mut inv = self.script.prepare_invoke();
-        for k in keys(board) {
-            inv.key(k);
-        }
-        inv.arg(op);
-        for a in args {
-            inv.arg(a);
-        }
-        self.bounded(board, inv.invoke_async(&mut self.conn.clone()))
-            .await
+        let cmd = self.fcall(board, op, args);
+        self.bounded(board, self.send(&cmd)).await
     }
 
     async fn registry(&self, cmd: &str, board: &str) -> Result<(), ApiError> {
@@ -1096,7 +1197,7 @@ impl RedisBackend {
         // script re-checks what they saw before it changes anything.
         let states = futures_util::future::join_all(names.iter().map(|n| async move {
             let mut c = redis::cmd("HMGET");
-            c.arg(&keys(n)[0]).arg("json").arg("ro").arg("p");
+            c.arg(config_key(n)).arg("json").arg("ro").arg("p");
             self.bounded(
                 n,
                 c.query_async::<(Option<String>, Option<String>, Option<String>)>(
