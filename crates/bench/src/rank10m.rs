@@ -647,19 +647,21 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     )?;
     writeln!(
         out,
-        "  podium's {} runs podium's Lua script per batch ({}); direct is a bare ZADD",
+        "  podium's {} per batch: {}; direct is a bare ZADD",
         opts.method.name(),
         match opts.method {
-            Method::Import => "import: the board's config checked once, multi-member ZADDs",
+            Method::Import =>
+                "one MULTI/EXEC of a native ZADD between two guard FCALLs (the board's \
+                 config checked once)",
             Method::SubmitMany =>
-                "submit_many's plain sets: one ZMSCORE, multi-member ZADDs, and per entry \
-                 its rank as of its turn in the batch",
+                "one FCALL of submit: plain sets by one ZMSCORE, multi-member ZADDs, and per \
+                 entry its rank as of its turn in the batch",
         }
     )?;
     writeln!(
         out,
-        "  load wall time beyond Redis's own execution of the script (podium's process, \
-         network, waits): sequential {}, random {}",
+        "  load wall time beyond Redis's own execution of podium's commands (podium's \
+         process, network, waits): sequential {}, random {}",
         pct(own_seq),
         pct(own_rnd)
     )?;

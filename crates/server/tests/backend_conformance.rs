@@ -989,6 +989,13 @@ async fn search_scenario(b: &dyn Backend, l: &mut Log) {
 /// board (a stale entry would be invisible to queries, which intersect
 /// with the board, but would hold memory for good), no search left a
 /// scratch set, and a deleted board left no key behind.
+/// An import's native ZADD writes `{B}:zw`, which exists only inside its
+/// MULTI/EXEC (see `zadd_open` in podium.lua).
+fn no_import_side_keys(port: u16) {
+    let side = redis_cli(port, &["KEYS", "*:zw"]);
+    assert!(side.trim().is_empty(), "import side keys left: {side}");
+}
+
 fn search_index_is_clean(port: u16, gone: &[&str]) {
     const STALE: &str = r"
         local bad, n = {}, 0
@@ -1014,6 +1021,7 @@ fn search_index_is_clean(port: u16, gone: &[&str]) {
     // A search's scratch sets (`{B}:q:<i>`) live only inside its script run.
     let scratch = redis_cli(port, &["KEYS", "*:q:*"]);
     assert!(scratch.trim().is_empty(), "search scratch left: {scratch}");
+    no_import_side_keys(port);
     for gone in gone {
         let keys = redis_cli(port, &["KEYS", gone]);
         assert!(keys.trim().is_empty(), "{gone} left: {keys}");
@@ -1476,6 +1484,22 @@ async fn a_lost_function_library_is_loaded_again() {
             flush();
             let e = r.entry(b, "d", None).await.unwrap();
             assert_eq!((e.entry.rank, e.total), (1, 4), "{b}");
+            // An import whose guards could not run (the library gone)
+            // applied nothing by itself, then applied once, when retried.
+            flush();
+            r.import(b, &[s("e", 5.0), s("a", 0.5)]).await.unwrap();
+            let top = r.top(b, None, None, false).await.unwrap();
+            let got: Vec<(String, f64)> = top
+                .entries
+                .iter()
+                .map(|e| (e.member.clone(), e.score.0))
+                .collect();
+            let want = [("e", 5.0), ("d", 4.0), ("c", 3.0), ("b", 2.0), ("a", 0.5)];
+            let want: Vec<(String, f64)> = want.iter().map(|(m, x)| (m.to_string(), *x)).collect();
+            assert_eq!(got, want, "{b}");
+        }
+        for &p in &ports {
+            no_import_side_keys(p);
         }
     }
 }
@@ -1699,4 +1723,67 @@ async fn search_sets_built_during_imports_answer_as_embedded() {
     }
     compare("redis", &want.0, &got.0);
     search_index_is_clean(single.nodes[0].port, &[]);
+}
+
+/// One podium node importing plain batches (the native ZADD path while
+/// the board has no search sets, the script's indexing `import` once a
+/// build has begun) while another node builds the board's search sets
+/// on its first search: every member imported before, during or after
+/// the build is found, with the embedded engine's answers, on a single
+/// Redis and on a cluster, and no side key is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_imports_racing_an_index_build_on_another_node() {
+    let fill: Vec<SubmitIn> = (0..20_000)
+        .map(|i| s(&format!("u{i}"), (i % 97) as f64))
+        .collect();
+    let mut rng = SmallRng::seed_from_u64(17);
+    let batches: Vec<Vec<SubmitIn>> = (0..60)
+        .map(|g| {
+            (0..400)
+                .map(|_| s(&format!("u{}", rng.random_range(0..20_000)), g as f64))
+                .chain((0..100).map(|k| s(&format!("u{}", 20_000 + g * 100 + k), 2.5)))
+                .collect()
+        })
+        .collect();
+    let queries = ["u1", "u12", "u2000", "u2599", "u7*", "u19999", "u25"];
+
+    let e = embedded();
+    e.import("race", &fill).await.unwrap();
+    for b in &batches {
+        e.import("race", b).await.unwrap();
+    }
+    let mut want = Log::default();
+    for q in queries {
+        for off in [0, 40] {
+            want.add(q, e.search("race", q, 25, off, false).await);
+        }
+    }
+
+    for redis in [Redis::single(false), Redis::cluster(false)] {
+        let a = redis_backend(&redis.url()).await;
+        let b = redis_backend(&redis.url()).await;
+        for part in fill.chunks(1000) {
+            a.import("race", part).await.unwrap();
+        }
+        let importer = async {
+            for batch in &batches {
+                a.import("race", batch).await.unwrap();
+            }
+        };
+        let (_, first) = tokio::join!(importer, b.search("race", "u1", 25, 0, false));
+        first.unwrap();
+        let mut got = Log::default();
+        for q in queries {
+            for off in [0, 40] {
+                got.add(q, b.search("race", q, 25, off, false).await);
+            }
+        }
+        compare(&redis.url(), &want.0, &got.0);
+        for n in &redis.nodes {
+            no_import_side_keys(n.port);
+        }
+        if redis.nodes.len() == 1 {
+            search_index_is_clean(redis.nodes[0].port, &[]);
+        }
+    }
 }

@@ -76,6 +76,20 @@ fn reads_only(op: &str) -> bool {
     )
 }
 
+/// Why a board did not take an import batch by a native ZADD (script op
+/// `zadd_open`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    NoBoard,
+    ReadOnly,
+    /// Its config needs `submit` (bounds, cap, `best`/`incr`, dense).
+    Config,
+    /// Its search sets are built or being built: new members join them.
+    Indexed,
+}
+
+const NO_ARGS: [&str; 0] = [];
+
 /// Whether Redis answered that the function called is not loaded: a
 /// Redis restarted without its data, a `FUNCTION FLUSH`, or a cluster
 /// node that got the board's slot without the library.
@@ -174,18 +188,24 @@ fn tag(board: &str) -> String {
     board.replace('%', "%25").replace('}', "%7D")
 }
 
-/// The board's config hash, `{tag}:c`: the one key of its calls (the
-/// script names the others from it).
-fn config_key(board: &str) -> String {
-    let mut k = String::with_capacity(board.len() + 4);
+/// The board's key of kind `kind`: `{tag}:kind`.
+fn board_key(board: &str, kind: &str) -> String {
+    let mut k = String::with_capacity(board.len() + 4 + kind.len());
     k.push('{');
     if board.contains(['%', '}']) {
         k.push_str(&tag(board));
     } else {
         k.push_str(board);
     }
-    k.push_str("}:c");
+    k.push_str("}:");
+    k.push_str(kind);
     k
+}
+
+/// The board's config hash, `{tag}:c`: the one key of its calls (the
+/// script names the others from it).
+fn config_key(board: &str) -> String {
+    board_key(board, "c")
 }
 
 /// The search words of a text as the engine indexes them (folded, each cut
@@ -1253,6 +1273,109 @@ impl RedisBackend {
         Ok(made)
     }
 
+    /// An import batch of plain entries as one native `ZADD`, guarded by
+    /// script ops `zadd_open` and `zadd_close` in one MULTI/EXEC (see
+    /// them in `podium.lua`): Redis parses the pairs itself, at a direct
+    /// ZADD's cost. `None`: applied; else why the board did not take it
+    /// (nothing was applied).
+    async fn import_native(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Option<Refusal>, ApiError> {
+        let zkey = board_key(board, "zw");
+        let bytes: usize = entries.iter().map(|e| e.member.len() + 26).sum();
+        let mut zadd = Cmd::with_capacity(2 + 2 * entries.len(), 8 + zkey.len() + bytes);
+        zadd.arg("ZADD").arg(zkey.as_str());
+        let mut score = String::with_capacity(32);
+        for e in entries {
+            use std::fmt::Write as _;
+            score.clear();
+            let x = e.score.0;
+            if x.is_infinite() {
+                score.push_str(if x > 0.0 { "inf" } else { "-inf" });
+            } else {
+                let _ = write!(score, "{x:?}");
+            }
+            zadd.arg(score.as_str()).arg(e.member.as_str());
+        }
+        let mut tx = redis::pipe();
+        tx.atomic()
+            .add_command(self.fcall(board, "zadd_open", NO_ARGS))
+            .add_command(zadd)
+            .add_command(self.fcall(board, "zadd_close", NO_ARGS));
+        let replies = self.bounded(board, self.transaction(&tx)).await?;
+        let [open, added, _close] =
+            <[Value; 3]>::try_from(replies).map_err(|_| protocol("import transaction"))?;
+        let refusal = match open {
+            Value::BulkString(b) => match b.as_slice() {
+                b"ok" => None,
+                b"noboard" => Some(Refusal::NoBoard),
+                b"ro" => Some(Refusal::ReadOnly),
+                b"no" => Some(Refusal::Config),
+                b"indexed" => Some(Refusal::Indexed),
+                _ => return Err(protocol("zadd_open")),
+            },
+            Value::ServerError(e) => return Err(map_err(board, e.into())),
+            _ => return Err(protocol("zadd_open")),
+        };
+        if let (None, Value::ServerError(e)) = (refusal, added) {
+            return Err(map_err(board, e.into()));
+        }
+        Ok(refusal)
+    }
+
+    /// Runs a MULTI/EXEC of FCALLs and commands; returns EXEC's replies.
+    /// When the node has lost the function library, no FCALL of it ran
+    /// (the caller's commands must be safe then: see `zadd_open`): loads
+    /// it and runs the transaction again, once. The missing library shows
+    /// as an FCALL's error among the replies on a single Redis, and as the
+    /// whole call's error on a cluster (the crate raises errors found in a
+    /// pipeline's replies there).
+    async fn transaction(&self, tx: &Pipeline) -> redis::RedisResult<Vec<Value>> {
+        let mut conn = self.conn.clone();
+        let mut reloaded = false;
+        loop {
+            let r = conn
+                .req_packed_commands(tx, tx.len() + 1, 1)
+                .await
+                .and_then(|mut out| match out.pop() {
+                    Some(Value::Array(a)) => Ok(a),
+                    Some(Value::ServerError(e)) => Err(e.into()),
+                    _ => Err(RedisError::from((
+                        ErrorKind::ResponseError,
+                        "unexpected reply to EXEC",
+                    ))),
+                });
+            let missing = match &r {
+                Ok(items) => items.iter().any(
+                    |v| matches!(v, Value::ServerError(e) if missing_function(&e.clone().into())),
+                ),
+                Err(e) => missing_function(e),
+            };
+            if !missing || reloaded {
+                return r;
+            }
+            reloaded = true;
+            self.load_library(&mut conn).await?;
+        }
+    }
+
+    /// An import batch through `submit` (its per-entry checks and
+    /// paths), answering each entry's error only.
+    async fn import_by_submit(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Imported>, ApiError> {
+        Ok(self
+            .submit_results(board, entries)
+            .await?
+            .into_iter()
+            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
+            .collect())
+    }
+
     /// Checks that `board` exists (for calls refused before the script
     /// runs, so a missing board still answers `board_not_found` first).
     async fn exists(&self, board: &str) -> Result<(), ApiError> {
@@ -1560,6 +1683,21 @@ impl Backend for RedisBackend {
 
     async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
         if !entries.is_empty() && entries.iter().all(plain_import) {
+            let mut refusal = self.import_native(board, entries).await?;
+            if refusal == Some(Refusal::NoBoard) {
+                self.create(board, &BoardConfig::default(), true).await?;
+                refusal = self.import_native(board, entries).await?;
+            }
+            match refusal {
+                None => return Ok(vec![Ok(()); entries.len()]),
+                Some(Refusal::NoBoard) => return Err(ApiError::no_board(board)),
+                Some(Refusal::ReadOnly) => return Err(podium_err(board, "ro")),
+                // The board's config needs `submit`'s per-entry path.
+                Some(Refusal::Config) => return self.import_by_submit(board, entries).await,
+                Some(Refusal::Indexed) => {}
+            }
+            // New members must join the board's search sets: the script's
+            // `import` indexes them.
             let scores: Vec<String> = entries.iter().map(|e| fmt_score(e.score.0)).collect();
             let args = scores
                 .iter()
@@ -1574,12 +1712,7 @@ impl Backend for RedisBackend {
                 _ => return Err(protocol("import")),
             }
         }
-        Ok(self
-            .submit_results(board, entries)
-            .await?
-            .into_iter()
-            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
-            .collect())
+        self.import_by_submit(board, entries).await
     }
 
     async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
