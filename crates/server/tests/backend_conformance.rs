@@ -565,6 +565,7 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     plain_batches(b, l).await;
     import_batches(b, l).await;
     search_scenario(b, l).await;
+    odd_members(b, l).await;
 
     l.add("boards", b.boards().await);
     l.add("delete game", b.board_delete("game").await);
@@ -572,6 +573,75 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     l.add("top deleted", b.top("game", None, None, false).await);
     l.add("boards after", b.boards().await);
     log.0
+}
+
+/// Pages whose members hold newlines (the Redis script then answers
+/// them unpacked), other control and non-ASCII bytes, and pages with and
+/// without names, in every ranking and both orders, through every read
+/// that answers a page.
+async fn odd_members(b: &dyn Backend, l: &mut Log) {
+    let members = [
+        "plain",
+        "two\nlines",
+        "\n",
+        "end\n",
+        "tab\there",
+        "nul\0byte",
+        "é ü",
+        "x\r\ny",
+        "emoji 🎲",
+    ];
+    for (i, cfg) in [
+        json!({}),
+        json!({"order": "asc", "ranking": "competition"}),
+        json!({"ranking": "dense"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("odd{i}");
+        l.add("create odd", b.board_create(&board, cfg).await);
+        let batch: Vec<SubmitIn> = members
+            .iter()
+            .enumerate()
+            .map(|(k, m)| s(m, (k % 4) as f64))
+            .collect();
+        l.add("fill odd", b.submit(&board, &batch).await);
+        for page in [1, 2, 3] {
+            l.add(
+                &format!("top {board} p{page}"),
+                b.top(&board, Some(page), Some(4), false).await,
+            );
+        }
+        l.add(
+            "around odd",
+            b.around(&board, "two\nlines", Some(5), true).await,
+        );
+        l.add(
+            "range odd",
+            b.range_by_rank(&board, 2, 7, true, false).await,
+        );
+        l.add(
+            "score range odd",
+            b.range_by_score(
+                &board,
+                range(Some(1.0), None, false, false),
+                false,
+                Some(1),
+                Some(5),
+                false,
+            )
+            .await,
+        );
+        // Names on some: the page carries them.
+        l.add(
+            "name odd",
+            b.set_data(&board, "\n", Some("Newline".into()), None).await,
+        );
+        l.add("top named odd", b.top(&board, None, None, true).await);
+        l.add("pct odd", b.score_at_percentile(&board, 50.0).await);
+        l.add("entry odd", b.entry(&board, "end\n", None).await);
+    }
 }
 
 /// Batches of plain `set`s, which the Redis script applies in one

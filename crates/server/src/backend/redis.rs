@@ -499,6 +499,59 @@ fn range_out(board: &str, mut w: Window, from_worst: bool) -> RangeOut {
     }
 }
 
+/// A score as Redis prints it (`%.17g`, `inf`, `-inf`), read from the
+/// reply's bytes without an intermediate `String`.
+fn score_bytes(b: &[u8]) -> Result<f64, ApiError> {
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|x| !x.is_nan())
+        .ok_or_else(|| protocol("score"))
+}
+
+/// A member's bytes as its id, taking the reply's buffer when it is
+/// UTF-8 (podium writes only UTF-8 ids).
+fn member_of(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A page's (member, score) pairs: the script's `{member, score, ...}`,
+/// or the same joined by `\n` into one string (its `packed`).
+fn page_pairs(v: Value) -> Result<Vec<(String, f64)>, ApiError> {
+    match v {
+        Value::BulkString(b) => {
+            if b.is_empty() {
+                return Ok(Vec::new());
+            }
+            let mut parts = b.split(|&c| c == b'\n');
+            let mut out = Vec::with_capacity(32);
+            while let Some(m) = parts.next() {
+                let sc = parts.next().ok_or_else(|| protocol("window entries"))?;
+                out.push((member_of(m.to_vec()), score_bytes(sc)?));
+            }
+            Ok(out)
+        }
+        v => {
+            let ms = arr(v)?;
+            let mut out = Vec::with_capacity(ms.len() / 2);
+            let mut it = ms.into_iter();
+            while let Some(m) = it.next() {
+                let sc = it.next().ok_or_else(|| protocol("window entries"))?;
+                let member = match m {
+                    Value::BulkString(b) => member_of(b),
+                    other => text(&other).ok_or_else(|| protocol("member"))?,
+                };
+                let sc = match sc {
+                    Value::BulkString(b) => score_bytes(&b)?,
+                    other => score(&other)?,
+                };
+                out.push((member, sc));
+            }
+            Ok(out)
+        }
+    }
+}
+
 fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let mut a = arr(v)?;
     if a.len() < 7 {
@@ -509,17 +562,20 @@ fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let total = int(&a[0])?;
     let first = int(&a[1])?;
     let better_first = int(&a[3])?;
-    let names = arr(std::mem::replace(&mut a[4], Value::Nil))?;
-    let data = arr(std::mem::replace(&mut a[5], Value::Nil))?;
-    let ms = arr(std::mem::replace(&mut a[2], Value::Nil))?;
-    let mut entries: Vec<EntryOut> = Vec::with_capacity(ms.len() / 2);
+    // 0: no member of the page has a name.
+    let names = match std::mem::replace(&mut a[4], Value::Nil) {
+        Value::Int(_) => Vec::new(),
+        v => arr(v)?,
+    };
+    let data = if with_data {
+        arr(std::mem::replace(&mut a[5], Value::Nil))?
+    } else {
+        Vec::new()
+    };
+    let pairs = page_pairs(std::mem::replace(&mut a[2], Value::Nil))?;
+    let mut entries: Vec<EntryOut> = Vec::with_capacity(pairs.len());
     let mut prev: Option<(f64, u64)> = None;
-    for (i, pair) in ms.chunks(2).enumerate() {
-        let [m, s] = pair else {
-            return Err(protocol("window entries"));
-        };
-        let member = text(m).ok_or_else(|| protocol("member"))?;
-        let sc = score(s)?;
+    for (i, (member, sc)) in pairs.into_iter().enumerate() {
         let pos = first + i as u64;
         // Ties share a rank; after them a competition rank is the
         // position + 1 and a dense rank the next number, so only the
