@@ -673,14 +673,19 @@ local function takes_imports()
 end
 
 -- Why the board cannot take an import batch as a bare ZADD (nil: it can):
--- no board, read-only, a config that needs the script's per-entry paths,
--- or search sets that new members must join (built or being built).
+-- no board, read-only, a config that needs the script's per-entry paths
+-- (takes_imports, read here from the fields alone: this runs twice per
+-- batch), or search sets that new members must join (built or being
+-- built).
 local function zadd_refusal()
-  cfg = load_cfg()
-  if not cfg then return 'noboard' end
-  if cfg.ro then return 'ro' end
-  if not takes_imports() then return 'no' end
-  if cfg.ix ~= '0' then return 'indexed' end
+  local v = redis.call('HMGET', C, 'order', 'ro', 'update', 'cap', 'ranking', 'min', 'max', 'ix')
+  if not v[1] then return 'noboard' end
+  if v[2] == '1' then return 'ro' end
+  if v[3] ~= 'set' or v[4] or v[5] == 'dense'
+    or (v[6] and tonumber(v[6]) ~= -math.huge) or (v[7] and tonumber(v[7]) ~= math.huge) then
+    return 'no'
+  end
+  if (v[8] or '1') ~= '0' then return 'indexed' end
   return nil
 end
 
