@@ -552,6 +552,24 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         &podium.reads,
         Some(&direct.reads),
     ))
+    .chain([Figure::new(
+        "page_read_redis_us",
+        "  Redis executing per read (commandstats)",
+        "µs",
+        more.read_redis_us.0,
+        Some(more.read_redis_us.1),
+        Better::Lower,
+    )])
+    .chain(more.read_podium_cpu_us.map(|us| {
+        Figure::new(
+            "page_read_podium_cpu_us",
+            "  podium's own CPU per read (all threads)",
+            "µs",
+            us,
+            None,
+            Better::Lower,
+        )
+    }))
     .chain(more.pinned.iter().flat_map(|(p, d)| {
         read_rows(
             "page_read_one_cpu",
@@ -785,8 +803,23 @@ fn alternate(
                 bail!("sorted set {k} holds {card} members, not {n}");
             }
         }
-        // The two sides read the same page, one after the other.
+        // The two sides read the same page, one after the other; what Redis
+        // spent on each side's reads, and podium's own CPU, per read.
+        let (u_p, u_d) = (
+            redis_usec(&mut info, PODIUM_COMMANDS).await?,
+            redis_usec(&mut info, &["zrevrange"]).await?,
+        );
+        let cpu = process_cpu_ns(server.pid());
         let (lp, ld) = alternate_reads(opts, &c, &mut con, reads, "page reads, both").await?;
+        let per_read = |a: u64, b: u64| b.saturating_sub(a) as f64 / reads.len() as f64;
+        let read_redis_us = (
+            per_read(u_p, redis_usec(&mut info, PODIUM_COMMANDS).await?),
+            per_read(u_d, redis_usec(&mut info, &["zrevrange"]).await?),
+        );
+        let read_podium_cpu_us = match (cpu, process_cpu_ns(server.pid())) {
+            (Some(a), Some(b)) => Some(per_read(a, b) / 1e3),
+            _ => None,
+        };
         // Again with the bench, podium and redis-server on one CPU (as
         // bench::pin does for the embedded side): the hand-over is a
         // context switch instead of waking an idle vCPU.
@@ -842,6 +875,8 @@ fn alternate(
                 pinned,
                 in_flight,
                 loopback,
+                read_redis_us,
+                read_podium_cpu_us,
             },
         ))
     })
@@ -857,6 +892,23 @@ struct MoreReads {
     in_flight: (Duration, Duration),
     /// Bare loopback round trip in µs: spread, and on one CPU.
     loopback: (f64, Option<f64>),
+    /// Redis's execution time per read of the one-at-a-time pass
+    /// (`INFO commandstats`: podium's FCALLs, the direct ZREVRANGEs), µs.
+    read_redis_us: (f64, f64),
+    /// podium's CPU time (all its threads) per read of that pass, µs;
+    /// `None` where /proc cannot tell.
+    read_podium_cpu_us: Option<f64>,
+}
+
+/// The CPU time of every thread of process `pid` so far, in ns
+/// (`/proc/PID/task/*/schedstat`).
+fn process_cpu_ns(pid: u32) -> Option<u64> {
+    let mut total = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// The same random pages read through podium (`top` of `rand`) and

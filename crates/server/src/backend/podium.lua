@@ -411,19 +411,19 @@ end
 -- member holds one (a score never does): a reply of one string instead
 -- of two per entry, which podium decodes with one allocation instead of
 -- two per entry, for the same Redis time (Lua's table.concat against
--- converting each string into the reply).
-local function packed(ms)
-  if #ms == 0 then return ms end
-  for i = 1, #ms, 2 do
-    if string.find(ms[i], '\n', 1, true) then return ms end
-  end
+-- converting each string into the reply). `mems`: the page's members.
+local function packed(ms, mems)
+  if #ms == 0 or string.find(table.concat(mems), '\n', 1, true) then return ms end
   return table.concat(ms, '\n')
 end
 
--- The names of a page's members, or 0 when none has one (most pages of
--- most boards: one value in the reply instead of one per entry).
-local function page_names(mems)
-  local v = hmget(N, mems)
+-- The values of hash `key` for a page's members, or 0 when none has one
+-- (a page of a board without names or data: one value in the reply
+-- instead of one per entry). An empty hash is not even asked: HLEN is
+-- O(1), HMGET converts and looks up every member.
+local function page_values(key, mems)
+  if redis.call('HLEN', key) == 0 then return 0 end
+  local v = hmget(key, mems)
   for i = 1, #mems do
     if v[i] then return v end
   end
@@ -432,21 +432,21 @@ end
 
 -- A page of the board: {total, first position, {member, score, ...} or
 -- that list packed (see packed), better-than count of the first score
--- (0 on a unique board, whose ranks are positions), names (or 0: none),
--- data, ranking}.
+-- (0 on a unique board, whose ranks are positions), names and data (or
+-- 0: none, or not asked for), ranking}.
 local function window(a, b, with_data)
   local total = redis.call('ZCARD', Z)
   if a < 0 then a = 0 end
   if b > total - 1 then b = total - 1 end
-  if a > b then return {total, a, {}, 0, 0, {}, cfg.ranking} end
+  if a > b then return {total, a, {}, 0, 0, 0, cfg.ranking} end
   local ms = zwindow(a, b, true)
   local mems = {}
   for i = 1, #ms, 2 do mems[#mems + 1] = ms[i] end
-  local data = {}
-  if with_data then data = hmget(D, mems) end
+  local data = 0
+  if with_data then data = page_values(D, mems) end
   local first = 0
   if cfg.ranking ~= 'unique' then first = rank_better(ms[2]) end
-  return {total, a, packed(ms), first, page_names(mems), data, cfg.ranking}
+  return {total, a, packed(ms, mems), first, page_values(N, mems), data, cfg.ranking}
 end
 
 -- max_members: drops the worst beyond the cap; returns how many.

@@ -567,13 +567,14 @@ fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let total = int(&a[0])?;
     let first = int(&a[1])?;
     let better_first = int(&a[3])?;
-    // 0: no member of the page has a name.
-    let names = match std::mem::replace(&mut a[4], Value::Nil) {
-        Value::Int(_) => Vec::new(),
-        v => arr(v)?,
+    // 0: no member of the page has a name (data), or data not asked for.
+    let values = |v: Value| match v {
+        Value::Int(_) => Ok(Vec::new()),
+        v => arr(v),
     };
+    let names = values(std::mem::replace(&mut a[4], Value::Nil))?;
     let data = if with_data {
-        arr(std::mem::replace(&mut a[5], Value::Nil))?
+        values(std::mem::replace(&mut a[5], Value::Nil))?
     } else {
         Vec::new()
     };
