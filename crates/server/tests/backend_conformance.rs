@@ -575,10 +575,10 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     log.0
 }
 
-/// Pages whose members hold newlines (the Redis script then answers
-/// them unpacked), other control and non-ASCII bytes, and pages with and
-/// without names, in every ranking and both orders, through every read
-/// that answers a page.
+/// Pages whose members hold newlines, NULs, other control and non-ASCII
+/// bytes (the Redis script joins a page's strings into one, see
+/// `packed`), and pages with and without names, in every ranking and
+/// both orders, through every read that answers a page.
 async fn odd_members(b: &dyn Backend, l: &mut Log) {
     let members = [
         "plain",
@@ -1856,4 +1856,29 @@ async fn native_imports_racing_an_index_build_on_another_node() {
             search_index_is_clean(redis.nodes[0].port, &[]);
         }
     }
+}
+
+/// A member podium could not have written (byte 0xFF: podium's ids are
+/// UTF-8, which never holds it; the script joins a page's strings with
+/// that byte) makes the page an error, not a misread page; pages without
+/// it still read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_member_byte_is_refused_not_misread() {
+    let single = Redis::single(false);
+    let r = redis_backend(&single.url()).await;
+    r.submit("foreign", &[s("a", 1.0), s("b", 2.0), s("c", 3.0)])
+        .await
+        .unwrap();
+    let add = "redis.call('ZADD', KEYS[1], 2.5, 'x\\255y') return 1";
+    assert_eq!(
+        redis_cli(single.nodes[0].port, &["EVAL", add, "1", "{foreign}:z"]).trim(),
+        "1"
+    );
+    let e = r.top("foreign", None, None, false).await.unwrap_err();
+    assert_eq!(e.code, Code::Internal, "{e}");
+    assert!(e.message.contains("0xFF"), "{e}");
+    // A page without the foreign member reads as before.
+    let top = r.top("foreign", Some(1), Some(1), false).await.unwrap();
+    assert_eq!(top.entries[0].member, "c");
+    assert_eq!(top.total, 4);
 }

@@ -531,41 +531,31 @@ fn member_of(b: Vec<u8>) -> String {
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
-/// A page's (member, score) pairs: the script's `{member, score, ...}`,
-/// or the same joined by `\n` into one string (its `packed`).
+/// A page's (member, score) pairs from the script's `packed`: `{}` for
+/// none, else `{entries, members and scores joined by byte 0xFF}` (no
+/// UTF-8 id holds that byte; a count that does not match means a member
+/// that podium did not write, refused rather than misread).
 fn page_pairs(v: Value) -> Result<Vec<(String, f64)>, ApiError> {
-    match v {
-        Value::BulkString(b) => {
-            if b.is_empty() {
-                return Ok(Vec::new());
-            }
-            let mut parts = b.split(|&c| c == b'\n');
-            let mut out = Vec::with_capacity(32);
-            while let Some(m) = parts.next() {
-                let sc = parts.next().ok_or_else(|| protocol("window entries"))?;
-                out.push((member_of(m.to_vec()), score_bytes(sc)?));
-            }
-            Ok(out)
-        }
-        v => {
-            let ms = arr(v)?;
-            let mut out = Vec::with_capacity(ms.len() / 2);
-            let mut it = ms.into_iter();
-            while let Some(m) = it.next() {
-                let sc = it.next().ok_or_else(|| protocol("window entries"))?;
-                let member = match m {
-                    Value::BulkString(b) => member_of(b),
-                    other => text(&other).ok_or_else(|| protocol("member"))?,
-                };
-                let sc = match sc {
-                    Value::BulkString(b) => score_bytes(&b)?,
-                    other => score(&other)?,
-                };
-                out.push((member, sc));
-            }
-            Ok(out)
-        }
+    let mut a = arr(v)?;
+    if a.is_empty() {
+        return Ok(Vec::new());
     }
+    let (Some(Value::BulkString(b)), Some(n)) = (a.pop(), a.first()) else {
+        return Err(protocol("window entries"));
+    };
+    let n = int(n)? as usize;
+    if b.iter().filter(|&&c| c == 0xFF).count() + 1 != 2 * n {
+        return Err(ApiError::new(
+            Code::Internal,
+            "a page of the board holds a member with byte 0xFF, which podium never writes",
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut parts = b.split(|&c| c == 0xFF);
+    while let (Some(m), Some(sc)) = (parts.next(), parts.next()) {
+        out.push((member_of(m.to_vec()), score_bytes(sc)?));
+    }
+    Ok(out)
 }
 
 fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
