@@ -25,9 +25,9 @@
 -- Errors are `PODIUM <kind> <args>` replies that the Rust side turns into
 -- the engine's own errors (same codes, same messages).
 
--- Set by each call (see `run` at the end): the call's arguments and the
--- board's keys.
-local KEYS, ARGV
+-- Set by each call (see `run` at the end): the call's arguments (ARGV, as
+-- a script would see them) and the board's keys.
+local ARGV
 local C, Z, N, D, U, K
 local SZ, SN, SD
 local I, SI, SC
@@ -1324,7 +1324,7 @@ local READS = {
 }
 
 local function run(keys, args)
-  KEYS, ARGV, cfg = keys, args, nil
+  ARGV, cfg = args, nil
   C = keys[1]
   local base = string.sub(C, 1, #C - 1)
   Z, N, D, U, K = base .. 'z', base .. 'n', base .. 'd', base .. 'u', base .. 'k'

@@ -2,8 +2,10 @@
 //! `ConnectionManager` that reconnects by itself, or a cluster connection
 //! that follows MOVED/ASK), the key layout of a board under its hash tag,
 //! the Lua function library every compound operation runs in
-//! (`podium.lua`, loaded once per node, called by FCALL), and the translation of its replies into the API's
-//! shapes and the engine's errors, and the scheduled resets of boards kept
+//! (`podium.lua`, loaded once per node, called by FCALL), and the
+//! translation of its replies into the API's shapes and the engine's
+//! errors (an import batch goes in as a native ZADD between two of the
+//! library's guards), and the scheduled resets of boards kept
 //! in Redis (`run_due_resets`, `spawn_reset_scheduler`), safe with any
 //! number of podium nodes. Layout and decisions: `docs/redis-backend.md`.
 
