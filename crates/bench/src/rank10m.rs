@@ -468,7 +468,8 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         )?;
         writeln!(
             out,
-            "\nRedis {} on {} (appendonly yes, appendfsync {}, no RDB snapshots)",
+            "\nRedis {} on {} (appendonly yes, appendfsync {}, no RDB snapshots, no automatic \
+             AOF rewrite)",
             own.version, own.addr, opts.net.fsync
         )?;
         redis_pid = Some(own.pid());
@@ -563,6 +564,24 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         &podium.reads,
         Some(&direct.reads),
     ))
+    .chain([Figure::new(
+        "page_read_redis_us",
+        "  Redis executing per read (commandstats)",
+        "µs",
+        more.read_redis_us.0,
+        Some(more.read_redis_us.1),
+        Better::Lower,
+    )])
+    .chain(more.read_podium_cpu_us.map(|us| {
+        Figure::new(
+            "page_read_podium_cpu_us",
+            "  podium's own CPU per read (all threads)",
+            "µs",
+            us,
+            None,
+            Better::Lower,
+        )
+    }))
     .chain(more.pinned.iter().flat_map(|(p, d)| {
         read_rows(
             "page_read_one_cpu",
@@ -659,19 +678,21 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
     )?;
     writeln!(
         out,
-        "  podium's {} runs podium's Lua script per batch ({}); direct is a bare ZADD",
+        "  podium's {} per batch: {}; direct is a bare ZADD",
         opts.method.name(),
         match opts.method {
-            Method::Import => "import: the board's config checked once, multi-member ZADDs",
+            Method::Import =>
+                "one MULTI/EXEC of a native ZADD between two guard FCALLs (the board's \
+                 config checked once)",
             Method::SubmitMany =>
-                "submit_many's plain sets: one ZMSCORE, multi-member ZADDs, and per entry \
-                 its rank as of its turn in the batch",
+                "one FCALL of submit: plain sets by one ZMSCORE, multi-member ZADDs, and per \
+                 entry its rank as of its turn in the batch",
         }
     )?;
     writeln!(
         out,
-        "  load wall time beyond Redis's own execution of the script (podium's process, \
-         network, waits): sequential {}, random {}",
+        "  load wall time beyond Redis's own execution of podium's commands (podium's \
+         process, network, waits): sequential {}, random {}",
         pct(own_seq),
         pct(own_rnd)
     )?;
@@ -679,7 +700,8 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
 }
 
 /// Seconds Redis spent executing each side's loads (`INFO commandstats`:
-/// EVALSHA for podium, ZADD for the direct side).
+/// podium's top-level commands, [`PODIUM_COMMANDS`], ZADD for the direct
+/// side).
 struct Busy {
     podium_seq: f64,
     podium_rand: f64,
@@ -687,19 +709,31 @@ struct Busy {
     direct_rand: f64,
 }
 
-/// The `usec` of `cmdstat_<command>` in `INFO commandstats`.
-async fn redis_usec(con: &mut redis::aio::MultiplexedConnection, command: &str) -> Result<u64> {
+/// What podium sends Redis while loading: FCALLs of its function
+/// library, and (`import`) MULTI/EXEC transactions of a native ZADD
+/// between two guard FCALLs. Redis counts a command inside EXEC both in
+/// its own stats and in EXEC's, so the guards (two calls of ~1-2 µs per
+/// batch) are counted twice: well under 1% of a load's figure.
+const PODIUM_COMMANDS: &[&str] = &["fcall", "exec", "evalsha"];
+
+/// The summed `usec` of `cmdstat_<command>` for `commands` in `INFO
+/// commandstats`.
+async fn redis_usec(con: &mut redis::aio::MultiplexedConnection, commands: &[&str]) -> Result<u64> {
     let info: String = redis::cmd("INFO")
         .arg("commandstats")
         .query_async(con)
         .await?;
-    let prefix = format!("cmdstat_{command}:");
-    Ok(info
-        .lines()
-        .find_map(|l| l.strip_prefix(prefix.as_str()))
-        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0))
+    Ok(commands
+        .iter()
+        .map(|command| {
+            let prefix = format!("cmdstat_{command}:");
+            info.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum())
 }
 
 /// Runs both sides phase by phase, alternating which goes first; returns
@@ -725,20 +759,34 @@ fn alternate(
             scores,
         };
         let mut info = con.clone();
+        if redis_pid.is_some() {
+            // The run's own Redis: an automatic AOF rewrite forks when the
+            // log has doubled, which happens at about the same point of
+            // the same phase every run (which phase depends on the bytes
+            // each side logs), and slows that side's load by up to 2x on
+            // a 2-core machine. Both sides share the Redis, so without
+            // rewrites the comparison is of their commands alone.
+            let _: () = redis::cmd("CONFIG")
+                .arg("SET")
+                .arg("auto-aof-rewrite-percentage")
+                .arg(0)
+                .query_async(&mut info)
+                .await?;
+        }
         let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
         // Sequential: direct first; random: podium first.
         let pb = bar(opts.net.progress, n, "redis direct sequential");
-        let u0 = redis_usec(&mut info, "zadd").await?;
+        let u0 = redis_usec(&mut info, &["zadd"]).await?;
         let d_seq = load::redis(&con, &load_of("direct:seq", Scores::Sequential), &pb).await?;
-        let direct_seq = secs(u0, redis_usec(&mut info, "zadd").await?);
+        let direct_seq = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis sequential");
-        let u0 = redis_usec(&mut info, "evalsha").await?;
+        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
         let p_seq = load::podium(&c, opts.method, &load_of("seq", Scores::Sequential), &pb).await?;
-        let podium_seq = secs(u0, redis_usec(&mut info, "evalsha").await?);
+        let podium_seq = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "podium on redis random");
-        let u0 = redis_usec(&mut info, "evalsha").await?;
+        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
         let p_rand = load::podium(
             &c,
             opts.method,
@@ -746,12 +794,12 @@ fn alternate(
             &pb,
         )
         .await?;
-        let podium_rand = secs(u0, redis_usec(&mut info, "evalsha").await?);
+        let podium_rand = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
         pb.finish_and_clear();
         let pb = bar(opts.net.progress, n, "redis direct random");
-        let u0 = redis_usec(&mut info, "zadd").await?;
+        let u0 = redis_usec(&mut info, &["zadd"]).await?;
         let d_rand = load::redis(&con, &load_of("direct:rand", Scores::Given(scores)), &pb).await?;
-        let direct_rand = secs(u0, redis_usec(&mut info, "zadd").await?);
+        let direct_rand = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
         pb.finish_and_clear();
 
         let mut con = con;
@@ -767,8 +815,23 @@ fn alternate(
                 bail!("sorted set {k} holds {card} members, not {n}");
             }
         }
-        // The two sides read the same page, one after the other.
+        // The two sides read the same page, one after the other; what Redis
+        // spent on each side's reads, and podium's own CPU, per read.
+        let (u_p, u_d) = (
+            redis_usec(&mut info, PODIUM_COMMANDS).await?,
+            redis_usec(&mut info, &["zrevrange"]).await?,
+        );
+        let cpu = process_cpu_ns(server.pid());
         let (lp, ld) = alternate_reads(opts, &c, &mut con, reads, "page reads, both").await?;
+        let per_read = |a: u64, b: u64| b.saturating_sub(a) as f64 / reads.len() as f64;
+        let read_redis_us = (
+            per_read(u_p, redis_usec(&mut info, PODIUM_COMMANDS).await?),
+            per_read(u_d, redis_usec(&mut info, &["zrevrange"]).await?),
+        );
+        let read_podium_cpu_us = match (cpu, process_cpu_ns(server.pid())) {
+            (Some(a), Some(b)) => Some(per_read(a, b) / 1e3),
+            _ => None,
+        };
         // Again with the bench, podium and redis-server on one CPU (as
         // bench::pin does for the embedded side): the hand-over is a
         // context switch instead of waking an idle vCPU.
@@ -824,6 +887,8 @@ fn alternate(
                 pinned,
                 in_flight,
                 loopback,
+                read_redis_us,
+                read_podium_cpu_us,
             },
         ))
     })
@@ -839,6 +904,23 @@ struct MoreReads {
     in_flight: (Duration, Duration),
     /// Bare loopback round trip in µs: spread, and on one CPU.
     loopback: (f64, Option<f64>),
+    /// Redis's execution time per read of the one-at-a-time pass
+    /// (`INFO commandstats`: podium's FCALLs, the direct ZREVRANGEs), µs.
+    read_redis_us: (f64, f64),
+    /// podium's CPU time (all its threads) per read of that pass, µs;
+    /// `None` where /proc cannot tell.
+    read_podium_cpu_us: Option<f64>,
+}
+
+/// The CPU time of every thread of process `pid` so far, in ns
+/// (`/proc/PID/task/*/schedstat`).
+fn process_cpu_ns(pid: u32) -> Option<u64> {
+    let mut total = 0;
+    for t in std::fs::read_dir(format!("/proc/{pid}/task")).ok()? {
+        let stat = std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// The same random pages read through podium (`top` of `rand`) and

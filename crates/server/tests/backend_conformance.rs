@@ -565,6 +565,7 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     plain_batches(b, l).await;
     import_batches(b, l).await;
     search_scenario(b, l).await;
+    odd_members(b, l).await;
 
     l.add("boards", b.boards().await);
     l.add("delete game", b.board_delete("game").await);
@@ -572,6 +573,75 @@ async fn scenario(b: &dyn Backend) -> Vec<String> {
     l.add("top deleted", b.top("game", None, None, false).await);
     l.add("boards after", b.boards().await);
     log.0
+}
+
+/// Pages whose members hold newlines, NULs, other control and non-ASCII
+/// bytes (the Redis script joins a page's strings into one, see
+/// `packed`), and pages with and without names, in every ranking and
+/// both orders, through every read that answers a page.
+async fn odd_members(b: &dyn Backend, l: &mut Log) {
+    let members = [
+        "plain",
+        "two\nlines",
+        "\n",
+        "end\n",
+        "tab\there",
+        "nul\0byte",
+        "é ü",
+        "x\r\ny",
+        "emoji 🎲",
+    ];
+    for (i, cfg) in [
+        json!({}),
+        json!({"order": "asc", "ranking": "competition"}),
+        json!({"ranking": "dense"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("odd{i}");
+        l.add("create odd", b.board_create(&board, cfg).await);
+        let batch: Vec<SubmitIn> = members
+            .iter()
+            .enumerate()
+            .map(|(k, m)| s(m, (k % 4) as f64))
+            .collect();
+        l.add("fill odd", b.submit(&board, &batch).await);
+        for page in [1, 2, 3] {
+            l.add(
+                &format!("top {board} p{page}"),
+                b.top(&board, Some(page), Some(4), false).await,
+            );
+        }
+        l.add(
+            "around odd",
+            b.around(&board, "two\nlines", Some(5), true).await,
+        );
+        l.add(
+            "range odd",
+            b.range_by_rank(&board, 2, 7, true, false).await,
+        );
+        l.add(
+            "score range odd",
+            b.range_by_score(
+                &board,
+                range(Some(1.0), None, false, false),
+                false,
+                Some(1),
+                Some(5),
+                false,
+            )
+            .await,
+        );
+        // Names on some: the page carries them.
+        l.add(
+            "name odd",
+            b.set_data(&board, "\n", Some("Newline".into()), None).await,
+        );
+        l.add("top named odd", b.top(&board, None, None, true).await);
+        l.add("pct odd", b.score_at_percentile(&board, 50.0).await);
+        l.add("entry odd", b.entry(&board, "end\n", None).await);
+    }
 }
 
 /// Batches of plain `set`s, which the Redis script applies in one
@@ -989,6 +1059,13 @@ async fn search_scenario(b: &dyn Backend, l: &mut Log) {
 /// board (a stale entry would be invisible to queries, which intersect
 /// with the board, but would hold memory for good), no search left a
 /// scratch set, and a deleted board left no key behind.
+/// An import's native ZADD writes `{B}:zw`, which exists only inside its
+/// MULTI/EXEC (see `zadd_open` in podium.lua).
+fn no_import_side_keys(port: u16) {
+    let side = redis_cli(port, &["KEYS", "*:zw"]);
+    assert!(side.trim().is_empty(), "import side keys left: {side}");
+}
+
 fn search_index_is_clean(port: u16, gone: &[&str]) {
     const STALE: &str = r"
         local bad, n = {}, 0
@@ -1014,6 +1091,7 @@ fn search_index_is_clean(port: u16, gone: &[&str]) {
     // A search's scratch sets (`{B}:q:<i>`) live only inside its script run.
     let scratch = redis_cli(port, &["KEYS", "*:q:*"]);
     assert!(scratch.trim().is_empty(), "search scratch left: {scratch}");
+    no_import_side_keys(port);
     for gone in gone {
         let keys = redis_cli(port, &["KEYS", gone]);
         assert!(keys.trim().is_empty(), "{gone} left: {keys}");
@@ -1438,6 +1516,64 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
     assert_eq!(r.rank("b", "a").await.unwrap().rank, 1);
 }
 
+/// Every node losing podium's function library (a Redis restarted without
+/// its data, a `FUNCTION FLUSH`, a cluster node given a slot without it):
+/// the next call of any kind (a read through the `no-writes` function, a
+/// write, an import, a search) loads it again and answers as before, on a
+/// single Redis and on every master of a cluster, more than once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_function_library_is_loaded_again() {
+    for redis in [Redis::single(false), Redis::cluster(false)] {
+        let r = RedisBackend::connect(&redis.url()).await.unwrap();
+        let ports: Vec<u16> = redis.nodes.iter().map(|n| n.port).collect();
+        let loaded = |port: u16| redis_cli(port, &["FUNCTION", "LIST"]).contains("podium_");
+        assert!(ports.iter().all(|&p| loaded(p)), "loaded at connect");
+        let flush = || {
+            for &p in &ports {
+                assert!(redis_cli(p, &["FUNCTION", "FLUSH"]).contains("OK"));
+                assert!(!loaded(p));
+            }
+        };
+        // Boards in several slots: on the cluster, on several masters.
+        let boards = ["alpha", "beta", "gamma", "delta"];
+        for b in boards {
+            r.submit_one(b, &s("a", 1.0)).await.unwrap();
+        }
+        for b in boards {
+            flush();
+            let top = r.top(b, None, None, false).await.unwrap();
+            assert_eq!(top.total, 1, "{b}");
+            assert!(ports.iter().all(|&p| loaded(p)), "reloaded everywhere");
+            flush();
+            r.submit_one(b, &s("b", 2.0)).await.unwrap();
+            flush();
+            r.import(b, &[s("c", 3.0), s("d", 4.0)]).await.unwrap();
+            flush();
+            let hits = r.search(b, "c", 10, 0, false).await.unwrap();
+            assert_eq!(hits.total, 1, "{b}");
+            flush();
+            let e = r.entry(b, "d", None).await.unwrap();
+            assert_eq!((e.entry.rank, e.total), (1, 4), "{b}");
+            // An import whose guards could not run (the library gone)
+            // applied nothing by itself, then applied once, when retried.
+            flush();
+            r.import(b, &[s("e", 5.0), s("a", 0.5)]).await.unwrap();
+            let top = r.top(b, None, None, false).await.unwrap();
+            let got: Vec<(String, f64)> = top
+                .entries
+                .iter()
+                .map(|e| (e.member.clone(), e.score.0))
+                .collect();
+            let want = [("e", 5.0), ("d", 4.0), ("c", 3.0), ("b", 2.0), ("a", 0.5)];
+            let want: Vec<(String, f64)> = want.iter().map(|(m, x)| (m.to_string(), *x)).collect();
+            assert_eq!(got, want, "{b}");
+        }
+        for &p in &ports {
+            no_import_side_keys(p);
+        }
+    }
+}
+
 /// A reset on Redis that stopped half-way (podium killed or Redis lost
 /// during the copy into the archive) is finished by the board's next
 /// reset, which then makes its own: the stopped reset's archive holds the
@@ -1657,4 +1793,92 @@ async fn search_sets_built_during_imports_answer_as_embedded() {
     }
     compare("redis", &want.0, &got.0);
     search_index_is_clean(single.nodes[0].port, &[]);
+}
+
+/// One podium node importing plain batches (the native ZADD path while
+/// the board has no search sets, the script's indexing `import` once a
+/// build has begun) while another node builds the board's search sets
+/// on its first search: every member imported before, during or after
+/// the build is found, with the embedded engine's answers, on a single
+/// Redis and on a cluster, and no side key is left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn native_imports_racing_an_index_build_on_another_node() {
+    let fill: Vec<SubmitIn> = (0..20_000)
+        .map(|i| s(&format!("u{i}"), (i % 97) as f64))
+        .collect();
+    let mut rng = SmallRng::seed_from_u64(17);
+    let batches: Vec<Vec<SubmitIn>> = (0..60)
+        .map(|g| {
+            (0..400)
+                .map(|_| s(&format!("u{}", rng.random_range(0..20_000)), g as f64))
+                .chain((0..100).map(|k| s(&format!("u{}", 20_000 + g * 100 + k), 2.5)))
+                .collect()
+        })
+        .collect();
+    let queries = ["u1", "u12", "u2000", "u2599", "u7*", "u19999", "u25"];
+
+    let e = embedded();
+    e.import("race", &fill).await.unwrap();
+    for b in &batches {
+        e.import("race", b).await.unwrap();
+    }
+    let mut want = Log::default();
+    for q in queries {
+        for off in [0, 40] {
+            want.add(q, e.search("race", q, 25, off, false).await);
+        }
+    }
+
+    for redis in [Redis::single(false), Redis::cluster(false)] {
+        let a = redis_backend(&redis.url()).await;
+        let b = redis_backend(&redis.url()).await;
+        for part in fill.chunks(1000) {
+            a.import("race", part).await.unwrap();
+        }
+        let importer = async {
+            for batch in &batches {
+                a.import("race", batch).await.unwrap();
+            }
+        };
+        let (_, first) = tokio::join!(importer, b.search("race", "u1", 25, 0, false));
+        first.unwrap();
+        let mut got = Log::default();
+        for q in queries {
+            for off in [0, 40] {
+                got.add(q, b.search("race", q, 25, off, false).await);
+            }
+        }
+        compare(&redis.url(), &want.0, &got.0);
+        for n in &redis.nodes {
+            no_import_side_keys(n.port);
+        }
+        if redis.nodes.len() == 1 {
+            search_index_is_clean(redis.nodes[0].port, &[]);
+        }
+    }
+}
+
+/// A member podium could not have written (byte 0xFF: podium's ids are
+/// UTF-8, which never holds it; the script joins a page's strings with
+/// that byte) makes the page an error, not a misread page; pages without
+/// it still read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_member_byte_is_refused_not_misread() {
+    let single = Redis::single(false);
+    let r = redis_backend(&single.url()).await;
+    r.submit("foreign", &[s("a", 1.0), s("b", 2.0), s("c", 3.0)])
+        .await
+        .unwrap();
+    let add = "redis.call('ZADD', KEYS[1], 2.5, 'x\\255y') return 1";
+    assert_eq!(
+        redis_cli(single.nodes[0].port, &["EVAL", add, "1", "{foreign}:z"]).trim(),
+        "1"
+    );
+    let e = r.top("foreign", None, None, false).await.unwrap_err();
+    assert_eq!(e.code, Code::Internal, "{e}");
+    assert!(e.message.contains("0xFF"), "{e}");
+    // A page without the foreign member reads as before.
+    let top = r.top("foreign", Some(1), Some(1), false).await.unwrap();
+    assert_eq!(top.entries[0].member, "c");
+    assert_eq!(top.total, 4);
 }

@@ -1,9 +1,11 @@
 //! The Redis / Redis Cluster backend: owns the connection (a
 //! `ConnectionManager` that reconnects by itself, or a cluster connection
 //! that follows MOVED/ASK), the key layout of a board under its hash tag,
-//! the Lua script every compound operation runs in (`podium.lua`, loaded
-//! once, called by SHA), and the translation of its replies into the API's
-//! shapes and the engine's errors, and the scheduled resets of boards kept
+//! the Lua function library every compound operation runs in
+//! (`podium.lua`, loaded once per node, called by FCALL), and the
+//! translation of its replies into the API's shapes and the engine's
+//! errors (an import batch goes in as a native ZADD between two of the
+//! library's guards), and the scheduled resets of boards kept
 //! in Redis (`run_due_resets`, `spawn_reset_scheduler`), safe with any
 //! number of podium nodes. Layout and decisions: `docs/redis-backend.md`.
 
@@ -17,7 +19,7 @@ use podium_engine::{Aggregate, BoardConfig, Ranking, Store, Tiebreak};
 use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
-use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Script, Value};
+use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Value};
 
 use super::{Backend, Imported};
 use crate::api::*;
@@ -26,6 +28,78 @@ use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
 use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 const LUA: &str = include_str!("podium.lua");
+
+/// The function library podium loads into Redis: `podium.lua` under a
+/// name and function names that carry a hash of its text, so podium
+/// versions with different scripts can serve the same Redis side by side
+/// (each calls its own), and loading it again (`FUNCTION LOAD REPLACE`,
+/// by any node) never changes what another node calls.
+struct Library {
+    /// The library's code, `#!lua name=…` line first.
+    code: String,
+    /// The function every operation can go through, and the one with the
+    /// `no-writes` flag, for the operations that only read.
+    rw: String,
+    ro: String,
+}
+
+impl Library {
+    fn new() -> Library {
+        // FNV-1a: a name, not a defence; any change of the text changes it.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in LUA.bytes() {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        let name = format!("podium_{h:016x}");
+        let (rw, ro) = (name.clone(), format!("{name}_ro"));
+        Library {
+            code: format!("#!lua name={name}\nlocal FN_RW, FN_RO = '{rw}', '{ro}'\n{LUA}"),
+            rw,
+            ro,
+        }
+    }
+}
+
+/// The operations of the library's `no-writes` function (`READS` in
+/// `podium.lua`).
+fn reads_only(op: &str) -> bool {
+    matches!(
+        op,
+        "info"
+            | "window"
+            | "rank_range"
+            | "score_range"
+            | "around"
+            | "entry"
+            | "ranks"
+            | "score_at"
+            | "count"
+            | "staged"
+    )
+}
+
+/// Why a board did not take an import batch by a native ZADD (script op
+/// `zadd_open`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Refusal {
+    NoBoard,
+    ReadOnly,
+    /// Its config needs `submit` (bounds, cap, `best`/`incr`, dense).
+    Config,
+    /// Its search sets are built or being built: new members join them.
+    Indexed,
+}
+
+const NO_ARGS: [&str; 0] = [];
+
+/// Whether Redis answered that the function called is not loaded: a
+/// Redis restarted without its data, a `FUNCTION FLUSH`, or a cluster
+/// node that got the board's slot without the library.
+fn missing_function(e: &RedisError) -> bool {
+    e.kind() == ErrorKind::ResponseError
+        && e.detail()
+            .is_some_and(|d| d.starts_with("Function not found"))
+}
 
 /// Entries of a reset's content copied into the archive per script run.
 const COPY_CHUNK: u64 = 10_000;
@@ -104,7 +178,7 @@ impl ConnectionLike for Conn {
 /// Redis holding the boards; podium nodes on top of it keep no state.
 pub struct RedisBackend {
     conn: Conn,
-    script: Script,
+    lib: Arc<Library>,
     call_timeout: Duration,
     /// Names archives (`reset`); injected by tests, as `Service`'s is.
     clock: Arc<dyn Clock>,
@@ -116,13 +190,24 @@ fn tag(board: &str) -> String {
     board.replace('%', "%25").replace('}', "%7D")
 }
 
-/// The keys of a board, in the script's KEYS order.
-fn keys(board: &str) -> [String; 12] {
-    let t = tag(board);
-    [
-        "c", "z", "n", "d", "u", "k", "sz", "sn", "sd", "i", "si", "sc",
-    ]
-    .map(|k| format!("{{{t}}}:{k}"))
+/// The board's key of kind `kind`: `{tag}:kind`.
+fn board_key(board: &str, kind: &str) -> String {
+    let mut k = String::with_capacity(board.len() + 4 + kind.len());
+    k.push('{');
+    if board.contains(['%', '}']) {
+        k.push_str(&tag(board));
+    } else {
+        k.push_str(board);
+    }
+    k.push_str("}:");
+    k.push_str(kind);
+    k
+}
+
+/// The board's config hash, `{tag}:c`: the one key of its calls (the
+/// script names the others from it).
+fn config_key(board: &str) -> String {
+    board_key(board, "c")
 }
 
 /// The search words of a text as the engine indexes them (folded, each cut
@@ -218,17 +303,43 @@ fn needs_verify(toks: &[QToken]) -> bool {
     toks.iter().any(|t| t.field.is_some())
 }
 
-/// A score as Redis parses it back to the same double (`{:?}` is the
-/// shortest round-tripping form).
-fn fmt_score(x: f64) -> String {
+/// Buffers for [`score_str`].
+#[derive(Default)]
+struct ScoreBuf {
+    float: ryu::Buffer,
+    int: itoa::Buffer,
+}
+
+/// A score as Redis parses it back to the same double: the shortest
+/// round-tripping form (ryu's; `core::fmt` gives the same digits several
+/// times slower, which a bulk load paid per entry), or the integer's
+/// digits for an integral score (most leaderboards' scores; itoa is
+/// several times faster than ryu again). -0 keeps ryu's `-0.0`.
+fn score_str(x: f64, buf: &mut ScoreBuf) -> &str {
     if x == f64::INFINITY {
-        "inf".into()
+        "inf"
     } else if x == f64::NEG_INFINITY {
-        "-inf".into()
+        "-inf"
     } else if x.is_nan() {
-        "nan".into()
+        "nan"
+    } else if x.fract() == 0.0 && x.abs() < 1e15 && !(x == 0.0 && x.is_sign_negative()) {
+        buf.int.format(x as i64)
     } else {
-        format!("{x:?}")
+        buf.float.format_finite(x)
+    }
+}
+
+fn fmt_score(x: f64) -> String {
+    score_str(x, &mut ScoreBuf::default()).to_string()
+}
+
+/// A reply with Redis's error as an error. Only the top level is
+/// looked at: the script returns its refusals there, and an error inside
+/// an array (a pipeline's) is the caller's to read.
+fn server_reply(r: redis::RedisResult<Value>) -> redis::RedisResult<Value> {
+    match r? {
+        Value::ServerError(e) => Err(e.into()),
+        v => Ok(v),
     }
 }
 
@@ -406,6 +517,49 @@ fn range_out(board: &str, mut w: Window, from_worst: bool) -> RangeOut {
     }
 }
 
+/// A score as Redis prints it (`%.17g`, `inf`, `-inf`), read from the
+/// reply's bytes without an intermediate `String`.
+fn score_bytes(b: &[u8]) -> Result<f64, ApiError> {
+    std::str::from_utf8(b)
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|x| !x.is_nan())
+        .ok_or_else(|| protocol("score"))
+}
+
+/// A member's bytes as its id, taking the reply's buffer when it is
+/// UTF-8 (podium writes only UTF-8 ids).
+fn member_of(b: Vec<u8>) -> String {
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// A page's (member, score) pairs from the script's `packed`: `{}` for
+/// none, else `{entries, members and scores joined by byte 0xFF}` (no
+/// UTF-8 id holds that byte; a count that does not match means a member
+/// that podium did not write, refused rather than misread).
+fn page_pairs(v: Value) -> Result<Vec<(String, f64)>, ApiError> {
+    let mut a = arr(v)?;
+    if a.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (Some(Value::BulkString(b)), Some(n)) = (a.pop(), a.first()) else {
+        return Err(protocol("window entries"));
+    };
+    let n = int(n)? as usize;
+    if b.iter().filter(|&&c| c == 0xFF).count() + 1 != 2 * n {
+        return Err(ApiError::new(
+            Code::Internal,
+            "a page of the board holds a member with byte 0xFF, which podium never writes",
+        ));
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut parts = b.split(|&c| c == 0xFF);
+    while let (Some(m), Some(sc)) = (parts.next(), parts.next()) {
+        out.push((member_of(m.to_vec()), score_bytes(sc)?));
+    }
+    Ok(out)
+}
+
 fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let mut a = arr(v)?;
     if a.len() < 7 {
@@ -416,17 +570,21 @@ fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     let total = int(&a[0])?;
     let first = int(&a[1])?;
     let better_first = int(&a[3])?;
-    let names = arr(std::mem::replace(&mut a[4], Value::Nil))?;
-    let data = arr(std::mem::replace(&mut a[5], Value::Nil))?;
-    let ms = arr(std::mem::replace(&mut a[2], Value::Nil))?;
-    let mut entries: Vec<EntryOut> = Vec::with_capacity(ms.len() / 2);
+    // 0: no member of the page has a name (data), or data not asked for.
+    let values = |v: Value| match v {
+        Value::Int(_) => Ok(Vec::new()),
+        v => arr(v),
+    };
+    let names = values(std::mem::replace(&mut a[4], Value::Nil))?;
+    let data = if with_data {
+        values(std::mem::replace(&mut a[5], Value::Nil))?
+    } else {
+        Vec::new()
+    };
+    let pairs = page_pairs(std::mem::replace(&mut a[2], Value::Nil))?;
+    let mut entries: Vec<EntryOut> = Vec::with_capacity(pairs.len());
     let mut prev: Option<(f64, u64)> = None;
-    for (i, pair) in ms.chunks(2).enumerate() {
-        let [m, s] = pair else {
-            return Err(protocol("window entries"));
-        };
-        let member = text(m).ok_or_else(|| protocol("member"))?;
-        let sc = score(s)?;
+    for (i, (member, sc)) in pairs.into_iter().enumerate() {
         let pos = first + i as u64;
         // Ties share a rank; after them a competition rank is the
         // position + 1 and a dense rank the next number, so only the
@@ -615,20 +773,14 @@ impl RedisBackend {
         };
         let backend = RedisBackend {
             conn,
-            script: Script::new(LUA),
+            lib: Arc::new(Library::new()),
             call_timeout: opts.call_timeout,
             clock: Arc::new(SystemClock),
         };
         // Loaded up front (on every primary of a cluster), so requests go
-        // straight to EVALSHA; the invocation reloads it after a restart.
+        // straight to FCALL; a call that finds it missing loads it again.
         backend
-            .bounded("", async {
-                backend
-                    .script
-                    .prepare_invoke()
-                    .load_async(&mut backend.conn.clone())
-                    .await
-            })
+            .bounded("", backend.load_library(&mut backend.conn.clone()))
             .await?;
         Ok(backend)
     }
@@ -766,22 +918,56 @@ impl RedisBackend {
         }
     }
 
-    /// Runs operation `op` of the script on `board`'s keys.
+    /// Loads the function library (on every primary of a cluster).
+    /// `REPLACE`: another node may have loaded it first, with the same
+    /// text under the same name.
+    async fn load_library(&self, conn: &mut Conn) -> redis::RedisResult<()> {
+        let mut c = redis::cmd("FUNCTION");
+        c.arg("LOAD").arg("REPLACE").arg(&self.lib.code);
+        c.query_async::<Value>(conn).await.map(drop)
+    }
+
+    /// The FCALL of operation `op` on `board`.
+    fn fcall<I, A>(&self, board: &str, op: &str, args: I) -> Cmd
+    where
+        I: IntoIterator<Item = A>,
+        A: redis::ToRedisArgs,
+    {
+        let mut c = redis::cmd("FCALL");
+        let f = if reads_only(op) {
+            &self.lib.ro
+        } else {
+            &self.lib.rw
+        };
+        c.arg(f.as_str()).arg(1).arg(config_key(board)).arg(op);
+        for a in args {
+            c.arg(a);
+        }
+        c
+    }
+
+    /// Sends an FCALL; when the node has lost the library (restarted
+    /// empty, flushed, or a cluster node new to the slot), loads it and
+    /// sends the call again.
+    async fn send(&self, cmd: &Cmd) -> redis::RedisResult<Value> {
+        let mut conn = self.conn.clone();
+        match server_reply(conn.req_packed_command(cmd).await) {
+            Err(e) if missing_function(&e) => {
+                self.load_library(&mut conn).await?;
+                server_reply(conn.req_packed_command(cmd).await)
+            }
+            r => r,
+        }
+    }
+
+    /// Runs operation `op` of the script on `board`.
     async fn call<I, A>(&self, board: &str, op: &str, args: I) -> Result<Value, ApiError>
     where
         I: IntoIterator<Item = A>,
         A: redis::ToRedisArgs,
     {
-        let mut inv = self.script.prepare_invoke();
-        for k in keys(board) {
-            inv.key(k);
-        }
-        inv.arg(op);
-        for a in args {
-            inv.arg(a);
-        }
-        self.bounded(board, inv.invoke_async(&mut self.conn.clone()))
-            .await
+        let cmd = self.fcall(board, op, args);
+        self.bounded(board, self.send(&cmd)).await
     }
 
     async fn registry(&self, cmd: &str, board: &str) -> Result<(), ApiError> {
@@ -1096,7 +1282,7 @@ impl RedisBackend {
         // script re-checks what they saw before it changes anything.
         let states = futures_util::future::join_all(names.iter().map(|n| async move {
             let mut c = redis::cmd("HMGET");
-            c.arg(&keys(n)[0]).arg("json").arg("ro").arg("p");
+            c.arg(config_key(n)).arg("json").arg("ro").arg("p");
             self.bounded(
                 n,
                 c.query_async::<(Option<String>, Option<String>, Option<String>)>(
@@ -1150,6 +1336,102 @@ impl RedisBackend {
             }
         }
         Ok(made)
+    }
+
+    /// An import batch of plain entries as one native `ZADD`, guarded by
+    /// script ops `zadd_open` and `zadd_close` in one MULTI/EXEC (see
+    /// them in `podium.lua`): Redis parses the pairs itself, at a direct
+    /// ZADD's cost. `None`: applied; else why the board did not take it
+    /// (nothing was applied).
+    async fn import_native(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Option<Refusal>, ApiError> {
+        let zkey = board_key(board, "zw");
+        let bytes: usize = entries.iter().map(|e| e.member.len() + 26).sum();
+        let mut zadd = Cmd::with_capacity(2 + 2 * entries.len(), 8 + zkey.len() + bytes);
+        zadd.arg("ZADD").arg(zkey.as_str());
+        let mut buf = ScoreBuf::default();
+        for e in entries {
+            zadd.arg(score_str(e.score.0, &mut buf))
+                .arg(e.member.as_str());
+        }
+        let mut tx = redis::pipe();
+        tx.atomic()
+            .add_command(self.fcall(board, "zadd_open", NO_ARGS))
+            .add_command(zadd)
+            .add_command(self.fcall(board, "zadd_close", NO_ARGS));
+        let replies = self.bounded(board, self.transaction(&tx)).await?;
+        let [open, added, _close] =
+            <[Value; 3]>::try_from(replies).map_err(|_| protocol("import transaction"))?;
+        let refusal = match open {
+            Value::BulkString(b) => match b.as_slice() {
+                b"ok" => None,
+                b"noboard" => Some(Refusal::NoBoard),
+                b"ro" => Some(Refusal::ReadOnly),
+                b"no" => Some(Refusal::Config),
+                b"indexed" => Some(Refusal::Indexed),
+                _ => return Err(protocol("zadd_open")),
+            },
+            Value::ServerError(e) => return Err(map_err(board, e.into())),
+            _ => return Err(protocol("zadd_open")),
+        };
+        if let (None, Value::ServerError(e)) = (refusal, added) {
+            return Err(map_err(board, e.into()));
+        }
+        Ok(refusal)
+    }
+
+    /// Runs a MULTI/EXEC of FCALLs and commands; returns EXEC's replies.
+    /// When the node has lost the function library, no FCALL of it ran
+    /// (the caller's commands must be safe then: see `zadd_open`): loads
+    /// it and runs the transaction again, once. The missing library shows
+    /// as an FCALL's error among the replies on a single Redis, and as the
+    /// whole call's error on a cluster (the crate raises errors found in a
+    /// pipeline's replies there).
+    async fn transaction(&self, tx: &Pipeline) -> redis::RedisResult<Vec<Value>> {
+        let mut conn = self.conn.clone();
+        let mut reloaded = false;
+        loop {
+            let r = conn
+                .req_packed_commands(tx, tx.len() + 1, 1)
+                .await
+                .and_then(|mut out| match out.pop() {
+                    Some(Value::Array(a)) => Ok(a),
+                    Some(Value::ServerError(e)) => Err(e.into()),
+                    _ => Err(RedisError::from((
+                        ErrorKind::ResponseError,
+                        "unexpected reply to EXEC",
+                    ))),
+                });
+            let missing = match &r {
+                Ok(items) => items.iter().any(
+                    |v| matches!(v, Value::ServerError(e) if missing_function(&e.clone().into())),
+                ),
+                Err(e) => missing_function(e),
+            };
+            if !missing || reloaded {
+                return r;
+            }
+            reloaded = true;
+            self.load_library(&mut conn).await?;
+        }
+    }
+
+    /// An import batch through `submit` (its per-entry checks and
+    /// paths), answering each entry's error only.
+    async fn import_by_submit(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Imported>, ApiError> {
+        Ok(self
+            .submit_results(board, entries)
+            .await?
+            .into_iter()
+            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
+            .collect())
     }
 
     /// Checks that `board` exists (for calls refused before the script
@@ -1459,6 +1741,21 @@ impl Backend for RedisBackend {
 
     async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
         if !entries.is_empty() && entries.iter().all(plain_import) {
+            let mut refusal = self.import_native(board, entries).await?;
+            if refusal == Some(Refusal::NoBoard) {
+                self.create(board, &BoardConfig::default(), true).await?;
+                refusal = self.import_native(board, entries).await?;
+            }
+            match refusal {
+                None => return Ok(vec![Ok(()); entries.len()]),
+                Some(Refusal::NoBoard) => return Err(ApiError::no_board(board)),
+                Some(Refusal::ReadOnly) => return Err(podium_err(board, "ro")),
+                // The board's config needs `submit`'s per-entry path.
+                Some(Refusal::Config) => return self.import_by_submit(board, entries).await,
+                Some(Refusal::Indexed) => {}
+            }
+            // New members must join the board's search sets: the script's
+            // `import` indexes them.
             let scores: Vec<String> = entries.iter().map(|e| fmt_score(e.score.0)).collect();
             let args = scores
                 .iter()
@@ -1473,12 +1770,7 @@ impl Backend for RedisBackend {
                 _ => return Err(protocol("import")),
             }
         }
-        Ok(self
-            .submit_results(board, entries)
-            .await?
-            .into_iter()
-            .map(|r| r.map(|_| ()).map_err(|e| ErrorBody::from(&e)))
-            .collect())
+        self.import_by_submit(board, entries).await
     }
 
     async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
@@ -2095,6 +2387,43 @@ mod tests {
             "m1", "M1", "a-b", "a b", "é", "e\u{301}", "", &long, &longer, "Ann-Lee", "x_y", "ab½",
         ] {
             assert_eq!(id_is_its_word(m), words_line(m) == m, "{m:?}");
+        }
+    }
+
+    /// Every score's text reads back as the same double (what Redis
+    /// stores), sign of zero included, on both the integer and the
+    /// float path.
+    #[test]
+    fn scores_are_written_as_they_read_back() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(3);
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1e15 - 1.0,
+            1e15,
+            -1e15,
+            1e16,
+            9_007_199_254_740_993.0,
+            0.1,
+            -2.5,
+            1e-300,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ];
+        for _ in 0..10_000 {
+            xs.push(rng.random_range(-1e6..1e6));
+            xs.push(rng.random_range(-1e6..1e6_f64).round());
+            xs.push(f64::from_bits(rng.random::<u64>()));
+        }
+        for x in xs.into_iter().filter(|x| !x.is_nan()) {
+            let s = fmt_score(x);
+            let back = score_bytes(s.as_bytes()).unwrap();
+            assert_eq!(back.to_bits(), x.to_bits(), "{x:?} written as {s}");
         }
     }
 
