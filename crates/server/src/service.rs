@@ -465,23 +465,10 @@ impl Service {
         Ok(results)
     }
 
-    /// [`Service::submit_raw`] taking the entries, which come back as the
-    /// records that were applied and logged (in the same order): RPC's
-    /// bulk write encodes its answer from them, so no member id is copied
-    /// on the way.
-    pub async fn submit_owned(
-        &self,
-        board: &str,
-        entries: Vec<SubmitIn>,
-    ) -> Result<SubmitOwned, ApiError> {
-        let recs = entries
-            .into_iter()
-            .map(submit_rec_owned)
-            .collect::<Result<Vec<_>, _>>()?;
-        self.submit_recs_owned(board, recs).await
-    }
-
-    /// [`Service::submit_owned`] of entries already made into records.
+    /// [`Service::submit_raw`] of entries already made into records, which
+    /// come back as the records that were applied and logged (in the same
+    /// order): RPC's bulk write encodes its answer from them, so no member
+    /// id is copied on the way.
     pub async fn submit_recs_owned(
         &self,
         board: &str,
@@ -498,7 +485,7 @@ impl Service {
         entries.into_iter().map(submit_rec_owned).collect()
     }
 
-    /// A batch of records applied as [`Service::submit_owned`] applies
+    /// A batch of records applied as [`Service::submit_recs_owned`] applies
     /// them, for RPC's `import`: when the engine refuses the batch as a
     /// whole the records come back with the error, so the caller can retry
     /// parts of them without having copied every entry beforehand.

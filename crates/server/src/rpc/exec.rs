@@ -696,33 +696,31 @@ fn ready_err() -> Exec {
     Exec::Ready(Err(ApiError::new(Code::Internal, "auth is the session's")))
 }
 
+/// `submit_many` of entries made into records: the results are written
+/// straight from the engine's, with no `SubmitItem` copying each member id.
+fn submit_records(svc: &Arc<Service>, board: String, recs: Vec<SubmitRec>) -> Exec {
+    let svc = svc.clone();
+    later(async move {
+        let (results, recs) = svc.submit_recs_owned(&board, recs).await?;
+        let members = recs.iter().map(|r| r.member.as_slice());
+        Ok(encode_submit_many(&board, members, &results))
+    })
+}
+
 /// The embedded engine's shortcuts; a call that has none goes through the
 /// trait like on any backend.
 fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
     let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
     match call {
-        // The bulk write's results are written straight from the engine's:
-        // no `SubmitItem` with a copy of each member id.
-        Call::SubmitMany { board, entries } => {
-            let svc = svc.clone();
-            later(async move {
-                let (results, recs) = svc.submit_owned(&board, entries).await?;
-                let members = recs.iter().map(|r| r.member.as_slice());
-                Ok(encode_submit_many(&board, members, &results))
-            })
-        }
+        Call::SubmitMany { board, entries } => match Service::submit_recs(entries) {
+            Ok(recs) => submit_records(svc, board, recs),
+            Err(e) => ready(Err(e)),
+        },
         Call::Records {
             board,
             recs,
             import: false,
-        } => {
-            let svc = svc.clone();
-            later(async move {
-                let (results, recs) = svc.submit_recs_owned(&board, recs).await?;
-                let members = recs.iter().map(|r| r.member.as_slice());
-                Ok(encode_submit_many(&board, members, &results))
-            })
-        }
+        } => submit_records(svc, board, recs),
         Call::Records {
             board,
             recs,
