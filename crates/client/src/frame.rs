@@ -410,6 +410,26 @@ fn server_error(v: Value) -> ClientError {
 mod tests {
     use super::*;
 
+    /// Feeds `stream` to a scanner `step` bytes at a time for each step:
+    /// every message comes out whole, equal to `values`, ending at `ends`.
+    fn scan_in_steps(stream: &[u8], values: &[rmpv::Value], ends: &[usize], steps: &[usize]) {
+        for &step in steps {
+            let mut sc = Scanner::new(1 << 30);
+            let (mut start, mut fed) = (0, 0);
+            let mut found = Vec::new();
+            while fed < stream.len() {
+                fed = (fed + step).min(stream.len());
+                while let Some(len) = sc.scan(&stream[start..fed]).unwrap() {
+                    let v = rmpv::decode::read_value(&mut &stream[start..start + len]).unwrap();
+                    assert_eq!(v, values[found.len()]);
+                    start += len;
+                    found.push(start);
+                }
+            }
+            assert_eq!(found, ends, "step {step}");
+        }
+    }
+
     fn enc(v: &Value) -> Vec<u8> {
         let mut b = Vec::new();
         rmpv::encode::write_value(&mut b, v).unwrap();
@@ -468,22 +488,7 @@ mod tests {
             stream.extend(enc(v));
             ends.push(stream.len());
         }
-        for step in [1usize, 2, 3, 7, 64, 1000, 1 << 20] {
-            let mut sc = Scanner::new(1 << 30);
-            let mut start = 0;
-            let mut fed = 0;
-            let mut found = Vec::new();
-            while fed < stream.len() {
-                fed = (fed + step).min(stream.len());
-                while let Some(len) = sc.scan(&stream[start..fed]).unwrap() {
-                    let v = rmpv::decode::read_value(&mut &stream[start..start + len]).unwrap();
-                    assert_eq!(v, values[found.len()]);
-                    start += len;
-                    found.push(start);
-                }
-            }
-            assert_eq!(found, ends, "step {step}");
-        }
+        scan_in_steps(&stream, &values, &ends, &[1, 2, 3, 7, 64, 1000, 1 << 20]);
     }
 
     /// podium's entries, walked by the scanner's run of whole entries, and
@@ -549,21 +554,12 @@ mod tests {
             stream.extend(enc(v));
             ends.push(stream.len());
         }
-        for step in [1usize, 2, 5, 9, 20, 29, 64, 1000, 1 << 20] {
-            let mut sc = Scanner::new(1 << 30);
-            let (mut start, mut fed) = (0, 0);
-            let mut found = Vec::new();
-            while fed < stream.len() {
-                fed = (fed + step).min(stream.len());
-                while let Some(len) = sc.scan(&stream[start..fed]).unwrap() {
-                    let v = rmpv::decode::read_value(&mut &stream[start..start + len]).unwrap();
-                    assert_eq!(v, values[found.len()]);
-                    start += len;
-                    found.push(start);
-                }
-            }
-            assert_eq!(found, ends, "step {step}");
-        }
+        scan_in_steps(
+            &stream,
+            &values,
+            &ends,
+            &[1, 2, 5, 9, 20, 29, 64, 1000, 1 << 20],
+        );
         // The size limit holds inside a run of entries too.
         let b = enc(&values[0]);
         let mut sc = Scanner::new(b.len() - 1);

@@ -936,15 +936,38 @@ mod tests {
         assert_eq!(tail.len(), 101);
     }
 
-    #[tokio::test]
-    async fn a_stream_that_runs_short_is_completed_with_nil() {
-        // Declares 10 entries; the "board" holds only 5 by the second chunk.
+    /// Runs [`stream`] for `s` as `msgid` and gathers everything it writes,
+    /// read slowly (yielding between chunks) or not; the budget comes back
+    /// so a test can check that every permit was given back.
+    async fn run_stream(msgid: u32, s: Streamed, slow: bool) -> (Vec<u8>, Budget) {
         let (tx, mut rx) = mpsc::unbounded_channel();
         let budget = Budget::new();
         let r = Replier {
             tx,
             budget: budget.clone(),
         };
+        let held = budget.request(10).await;
+        tokio::spawn(stream(r, msgid, s, held));
+        let Some(Out::Stream {
+            mut head, mut rest, ..
+        }) = rx.recv().await
+        else {
+            panic!("no stream")
+        };
+        while let Some(c) = rest.recv().await {
+            head.extend(c);
+            if slow {
+                for _ in 0..20 {
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+        (head, budget)
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_runs_short_is_completed_with_nil() {
+        // Declares 10 entries; the "board" holds only 5 by the second chunk.
         let entry = |i: u64| enc(&Value::from(i));
         let fetch: exec::Fetch = Arc::new(move |done, want| {
             let have = 5u64.saturating_sub(done).min(want as u64);
@@ -965,17 +988,7 @@ mod tests {
             },
             fetch,
         };
-        let held = budget.request(10).await;
-        tokio::spawn(stream(r, 42, s, held));
-        let Some(Out::Stream {
-            mut head, mut rest, ..
-        }) = rx.recv().await
-        else {
-            panic!("no stream")
-        };
-        while let Some(c) = rest.recv().await {
-            head.extend(c);
-        }
+        let (head, budget) = run_stream(42, s, false).await;
         let v = rmpv::decode::read_value(&mut &head[..]).unwrap();
         let mut want: Vec<Value> = (0..5u64).map(Value::from).collect();
         want.extend(std::iter::repeat_n(Value::Nil, 5));
@@ -1005,12 +1018,6 @@ mod tests {
             (200_000, true, false),
             (200_000, true, true),
         ] {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let budget = Budget::new();
-            let r = Replier {
-                tx,
-                budget: budget.clone(),
-            };
             let (live, calls) = (Arc::new(AtomicU64::new(have)), Arc::new(AtomicU64::new(0)));
             let fetch: exec::Fetch = Arc::new(move |done, want| {
                 if shrinks && calls.fetch_add(1, Ordering::Relaxed) == 4 {
@@ -1039,22 +1046,7 @@ mod tests {
                 },
                 fetch,
             };
-            let held = budget.request(10).await;
-            tokio::spawn(stream(r, 7, s, held));
-            let Some(Out::Stream {
-                mut head, mut rest, ..
-            }) = rx.recv().await
-            else {
-                panic!("no stream")
-            };
-            while let Some(c) = rest.recv().await {
-                head.extend(c);
-                if slow {
-                    for _ in 0..20 {
-                        tokio::task::yield_now().await;
-                    }
-                }
-            }
+            let (head, budget) = run_stream(7, s, slow).await;
             let v = rmpv::decode::read_value(&mut &head[..]).unwrap();
             let Value::Array(msg) = v else {
                 panic!("not a response")
