@@ -479,7 +479,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         // A key beyond either edge goes to an edge leaf (see
         // `insert_at_edge`), which the previous one warmed: a sequential
         // load's group needs no walk at all.
-        let Some((min, max)) = self.edge_keys() else {
+        let Some((min, max)) = self.edges else {
             return;
         };
         let keys: Vec<u64> = keys
@@ -631,12 +631,6 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         rank + pos
     }
 
-    /// The least and the greatest key, if any.
-    #[inline]
-    fn edge_keys(&self) -> Option<(u64, u64)> {
-        self.edges
-    }
-
     /// The entries with the least and the greatest key (the first of the
     /// first leaf, the last of the last), by the tree's two edges.
     fn walk_edges(&self) -> Option<(u64, u64)> {
@@ -660,7 +654,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
     /// search would make goes the same way: every separator is above the
     /// first child's entries and at most its own child's least entry.
     fn insert_at_edge(&mut self, key: u64, val: V) -> Option<usize> {
-        let (min, max) = self.edge_keys()?;
+        let (min, max) = self.edges?;
         let below = key < min;
         if !below && key <= max {
             return None;

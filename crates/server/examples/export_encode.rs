@@ -33,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use podium_bench::alloc::CountingAlloc;
 use podium_bench::engine::random_score;
 use podium_engine::{Board, BoardConfig, Submit};
-use podium_server::hugepages::HugePages;
+use podium_server::hugepages::{anon_huge_pages, HugePages};
 use podium_server::rpc::exec::visit_chunk;
 use podium_server::service::Service;
 use rand::rngs::SmallRng;
@@ -142,22 +142,6 @@ fn load(o: &Opts) -> Result<Board> {
     Ok(board)
 }
 
-/// The process's memory in transparent huge pages, from /proc: whether
-/// the walk ran on them.
-fn anon_huge() -> String {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("AnonHugePages:"))
-                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
-        })
-        .map_or_else(
-            || "AnonHugePages unknown".into(),
-            |v| format!("AnonHugePages {v}"),
-        )
-}
-
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -174,7 +158,7 @@ fn main() -> Result<()> {
         if o.seq { "sequential" } else { "random" },
         o.data.max(o.blob),
         t.elapsed().as_secs_f64(),
-        anon_huge()
+        anon_huge_pages()
     );
     let n = o.members;
     let (mut walk, mut enc) = (Vec::new(), Vec::new());

@@ -16,7 +16,7 @@
 
 use podium_bench::alloc::CountingAlloc;
 use podium_engine::{Board, BoardConfig, Submit};
-use podium_server::hugepages::HugePages;
+use podium_server::hugepages::{anon_huge_pages, HugePages};
 use std::fmt::Write;
 use std::hint::black_box;
 use std::time::Instant;
@@ -32,21 +32,6 @@ fn next(x: &mut u64) -> u64 {
     *x ^= *x << 25;
     *x ^= *x >> 27;
     x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-}
-
-/// The process's memory in transparent huge pages, from /proc.
-fn anon_huge() -> String {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("AnonHugePages:"))
-                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
-        })
-        .map_or_else(
-            || "AnonHugePages unknown".into(),
-            |v| format!("AnonHugePages {v}"),
-        )
 }
 
 fn parse_count(s: &str) -> u64 {
@@ -104,7 +89,7 @@ fn main() {
         if huge { "advised" } else { "not advised" },
         board.heap_bytes() as f64 / members as f64,
         live as f64 / members as f64,
-        anon_huge()
+        anon_huge_pages()
     );
 
     let last_page = (members as usize).div_ceil(PAGE).max(1);

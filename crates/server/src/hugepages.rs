@@ -145,6 +145,23 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
     }
 }
 
+/// The process's memory in transparent huge pages, as
+/// `/proc/self/smaps_rollup` reports it (`AnonHugePages N kB`): whether a
+/// measurement ran on them.
+pub fn anon_huge_pages() -> String {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        })
+        .map_or_else(
+            || "AnonHugePages unknown".into(),
+            |v| format!("AnonHugePages {v}"),
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -469,9 +469,11 @@ fn text(v: &Value) -> Option<String> {
 }
 
 fn score(v: &Value) -> Result<f64, ApiError> {
-    text(v)
-        .and_then(|s| parse_score(&s).ok())
-        .ok_or_else(|| protocol("score"))
+    match v {
+        Value::BulkString(b) => score_bytes(b),
+        Value::SimpleString(s) => score_bytes(s.as_bytes()),
+        _ => Err(protocol("score")),
+    }
 }
 
 fn json_data(v: Option<&Value>) -> Option<serde_json::Value> {

@@ -538,6 +538,14 @@ fn read_chunk(fetch: &exec::Fetch, skip: u64, n: usize) -> ChunkRead {
     })
 }
 
+/// Stops the reads a stream no longer needs (it ended, or they started
+/// at positions a short chunk moved).
+fn abort_reads(reads: &mut VecDeque<(u64, usize, ChunkRead)>) {
+    for (_, _, read) in reads.drain(..) {
+        read.abort();
+    }
+}
+
 /// Most chunk reads a stream has in flight: the one it writes next and
 /// one ahead (see [`may_read_ahead`]).
 const READS_IN_FLIGHT: usize = 2;
@@ -617,9 +625,7 @@ async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
                     .front()
                     .is_some_and(|&(at, _, _)| at != done + count as u64)
                 {
-                    for (_, _, read) in reads.drain(..) {
-                        read.abort();
-                    }
+                    abort_reads(&mut reads);
                 }
                 done += count as u64;
                 want = next_want(count, bytes.len(), want);
@@ -627,18 +633,14 @@ async fn stream(r: Replier, msgid: u32, s: Streamed, held: Held) {
             }
             None => {
                 ended = true;
-                for (_, _, read) in reads.drain(..) {
-                    read.abort();
-                }
+                abort_reads(&mut reads);
                 let pad = ((total - done) as usize).min(64 << 10);
                 done += pad as u64;
                 vec![0xc0; pad]
             }
         };
         if tx.send(bytes).await.is_err() {
-            for (_, _, read) in reads.drain(..) {
-                read.abort();
-            }
+            abort_reads(&mut reads);
             return;
         }
     }
