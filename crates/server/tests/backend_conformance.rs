@@ -1382,6 +1382,47 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
     }
 }
 
+/// A scheduled reset that one node took and has not finished (it stopped
+/// there, or is still copying) is finished by another node's scheduler
+/// run, which names its archive and so is the one to report it: each
+/// period's archive is reported by exactly one node, on a single Redis
+/// and on a cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_found_staged_is_reported_by_the_node_that_names_it() {
+    let single = Redis::single(false);
+    let cluster = Redis::cluster(false);
+    for url in [single.url(), cluster.url()] {
+        let c = clock();
+        c.set(at(2026, 11, 20, 12, 0, 0));
+        let a = RedisBackend::connect(&url)
+            .await
+            .unwrap()
+            .with_clock(c.clone());
+        let b = RedisBackend::connect(&url)
+            .await
+            .unwrap()
+            .with_clock(c.clone());
+        a.board_create("staged", &json!({"reset": "daily"}))
+            .await
+            .unwrap();
+        let batch: Vec<SubmitIn> = (0..100).map(|i| s(&format!("m{i}"), i as f64)).collect();
+        a.submit("staged", &batch).await.unwrap();
+        c.advance(chrono::Duration::days(1));
+        // b reads the board's period, a takes the reset, b goes on: b's
+        // take finds a's reset staged and finishes it.
+        let seen = b.scheduled_states().await.unwrap();
+        a.take_due_reset("staged").await.unwrap();
+        let made = b.run_resets_seen(seen).await;
+        assert_eq!(made.len(), 1, "{url}: {made:?}");
+        assert_eq!(made[0].archive, "staged@2026-11-20", "{url}");
+        assert_eq!(made[0].archived, 100, "{url}");
+        let archive = a.board_info("staged@2026-11-20").await.unwrap();
+        assert_eq!((archive.members, archive.read_only), (100, true), "{url}");
+        assert_eq!(a.board_info("staged").await.unwrap().members, 0, "{url}");
+        assert!(a.run_due_resets().await.unwrap().is_empty(), "{url}");
+    }
+}
+
 /// The scheduler task the server starts runs the resets by itself.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_reset_scheduler_task_archives_a_due_period() {

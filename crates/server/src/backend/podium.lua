@@ -1064,11 +1064,13 @@ end
 -- reset, between steps 1 and 2: records the archive's name, unless one
 -- was recorded first (by another node finishing the same reset), so
 -- every node finishing it copies into one archive. ARGV: the name.
--- Reply: the recorded name, or nil when the reset was finished meanwhile.
+-- Reply: {the recorded name, 1 if this call recorded it}, or nil when the
+-- reset was finished meanwhile. The node that recorded it reports the
+-- archive, so a reset two nodes finish is reported once.
 function ops.name()
   if redis.call('EXISTS', SC) == 0 then return false end
-  redis.call('HSETNX', SC, 'archive', ARGV[2])
-  return redis.call('HGET', SC, 'archive')
+  local set = redis.call('HSETNX', SC, 'archive', ARGV[2])
+  return {redis.call('HGET', SC, 'archive'), set}
 end
 
 -- A scheduled board without a period enters the caller's (ARGV: config

@@ -90,6 +90,32 @@ enum Refusal {
     Indexed,
 }
 
+/// What [`RedisBackend::scheduled_states`] read: the time and each
+/// board's config JSON, read-only flag and period.
+#[doc(hidden)]
+pub struct SeenResets {
+    now: chrono::DateTime<chrono::Utc>,
+    names: Vec<String>,
+    states: Vec<Result<BoardState, ApiError>>,
+}
+
+/// A board's `json`, `ro` and `p` fields.
+type BoardState = (Option<String>, Option<String>, Option<String>);
+
+/// What [`RedisBackend::reset_from`] did with the caller's reset.
+enum ResetRun {
+    /// The config or the period changed since the caller read them:
+    /// nothing was done.
+    Stale,
+    /// Made; `reported`: this node recorded the archive's name (script op
+    /// `name`), so it is the one to report it. Another node that found the
+    /// reset staged may have named it first, and then reports it.
+    Made { out: ResetOut, reported: bool },
+    /// Another node that found the reset staged named its archive and
+    /// finished it before this one could: that node reports it.
+    FinishedElsewhere,
+}
+
 const NO_ARGS: [&str; 0] = [];
 
 /// Whether Redis answered that the function called is not loaded: a
@@ -902,6 +928,31 @@ impl RedisBackend {
         self.copy_staged(board, &name, copied).await
     }
 
+    /// For tests: the first step of the scheduled reset that
+    /// `run_due_resets` would make of `board` now (its content moved to
+    /// the staging keys, the next period entered), left there as a node
+    /// that stopped, or has not yet gone on, leaves it.
+    #[doc(hidden)]
+    pub async fn take_due_reset(&self, board: &str) -> Result<(), ApiError> {
+        let (info, json) = self.info_raw(board).await?;
+        let reset = config_from_json(&info.config)
+            .map_err(|_| protocol("config"))?
+            .reset;
+        let (Some(p), Some(label)) = (
+            info.period,
+            schedule::period_label(&reset, self.clock.now()),
+        ) else {
+            return Err(protocol("take (a board with a schedule and a period)"));
+        };
+        let taken = arr(self
+            .call(board, "take", [json.as_str(), &p, &p, &label])
+            .await?)?;
+        if taken.len() < 2 {
+            return Err(protocol("take (a period not yet left)"));
+        }
+        Ok(())
+    }
+
     /// Runs a Redis call within `call_timeout`, mapping its errors.
     async fn bounded<T>(
         &self,
@@ -1127,9 +1178,11 @@ impl RedisBackend {
     /// One reset of `board` as seen in `json` (its config) and `period`:
     /// archives the content under the period (or `fallback` when it has
     /// none) and enters period `next`, all in one script run that refuses
-    /// (`None`) if the config or the period changed since they were read.
-    /// Then copies the content into the archive and applies
-    /// `keep_archives`.
+    /// ([`ResetRun::Stale`]) if the config or the period changed since
+    /// they were read. Then copies the content into the archive and
+    /// applies `keep_archives`. A reset found staged first (stopped
+    /// half-way, or still being finished by the node that took it) is
+    /// finished, and added to `finished` when this call named its archive.
     async fn reset_from(
         &self,
         board: &str,
@@ -1137,7 +1190,8 @@ impl RedisBackend {
         period: Option<&str>,
         fallback: &str,
         next: Option<&str>,
-    ) -> Result<Option<ResetOut>, ApiError> {
+        finished: &mut Vec<ResetOut>,
+    ) -> Result<ResetRun, ApiError> {
         // At most one reset that stopped half-way is ever pending (take
         // refuses to start another), so this runs at most twice.
         for _ in 0..3 {
@@ -1149,7 +1203,7 @@ impl RedisBackend {
                 )
                 .await?)?;
             match taken.first().and_then(text).as_deref() {
-                Some("stale") if taken.len() == 1 => return Ok(None),
+                Some("stale") if taken.len() == 1 => return Ok(ResetRun::Stale),
                 Some("unfinished") if taken.len() >= 4 => {
                     let staged = int(&taken[1])?;
                     let label = text(&taken[2]).ok_or_else(|| protocol("take"))?;
@@ -1159,7 +1213,14 @@ impl RedisBackend {
                         .finish_reset(board, staged, &label, archive, fields)
                         .await?;
                     tracing::warn!(board = %board, archive = ?done, members = staged,
-                        "finished a reset that had stopped half-way");
+                        "finished a reset found staged");
+                    if let Some((archive, true)) = done {
+                        finished.push(ResetOut {
+                            board: board.to_string(),
+                            archive,
+                            archived: staged,
+                        });
+                    }
                     continue;
                 }
                 _ => {}
@@ -1170,19 +1231,20 @@ impl RedisBackend {
             let archived = int(&taken[0])?;
             let label = text(&taken[1]).ok_or_else(|| protocol("take"))?;
             let fields = taken.drain(2..).filter_map(|v| text(&v)).collect();
-            let Some(archive) = self
+            let Some((archive, reported)) = self
                 .finish_reset(board, archived, &label, None, fields)
                 .await?
             else {
-                // Finished by another node meanwhile (only possible after
-                // a stop half-way; this take's own reset is not).
-                return Err(protocol("reset finished elsewhere"));
+                return Ok(ResetRun::FinishedElsewhere);
             };
-            return Ok(Some(ResetOut {
-                board: board.to_string(),
-                archive,
-                archived,
-            }));
+            return Ok(ResetRun::Made {
+                out: ResetOut {
+                    board: board.to_string(),
+                    archive,
+                    archived,
+                },
+                reported,
+            });
         }
         Err(ApiError::new(
             Code::StorageUnavailable,
@@ -1197,8 +1259,9 @@ impl RedisBackend {
     /// staging keys and applies `keep_archives`. Every step can run again
     /// after a crash: the name is recorded before the archive exists, an
     /// archive already created under it is reused, and copying an entry
-    /// again changes nothing. Returns the archive, or `None` when another
-    /// node finished this reset first.
+    /// again changes nothing. Returns the archive and whether this call
+    /// recorded its name, or `None` when another node finished this reset
+    /// first.
     async fn finish_reset(
         &self,
         board: &str,
@@ -1206,15 +1269,15 @@ impl RedisBackend {
         label: &str,
         recorded: Option<String>,
         mut fields: Vec<String>,
-    ) -> Result<Option<String>, ApiError> {
+    ) -> Result<Option<(String, bool)>, ApiError> {
         let keep = fields
             .chunks(2)
             .find(|f| f.len() == 2 && f[0] == "json")
             .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
             .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
         fields.extend(["ro".to_string(), "1".to_string()]);
-        let archive = match recorded {
-            Some(a) => a,
+        let (archive, named) = match recorded {
+            Some(a) => (a, false),
             None => {
                 // Named as the embedded engine names it (one past the
                 // highest taken for the label).
@@ -1227,7 +1290,10 @@ impl RedisBackend {
                 Store::validate_name(&name)?;
                 match self.call(board, "name", [name.as_str()]).await? {
                     Value::Nil => return Ok(None),
-                    v => text(&v).ok_or_else(|| protocol("name"))?,
+                    v => match arr(v)?.as_slice() {
+                        [a, set] => (text(a).ok_or_else(|| protocol("name"))?, int(set)? == 1),
+                        _ => return Err(protocol("name")),
+                    },
                 }
             }
         };
@@ -1252,7 +1318,7 @@ impl RedisBackend {
                 }
             }
         }
-        Ok(Some(archive))
+        Ok(Some((archive, named)))
     }
 
     /// Every board's name, sorted (the registry set).
@@ -1278,6 +1344,15 @@ impl RedisBackend {
     /// a reset that crashed) is logged and skipped, so it does not hold up
     /// the others; only a failure to list the boards is an error.
     pub async fn run_due_resets(&self) -> Result<Vec<ResetOut>, ApiError> {
+        let seen = self.scheduled_states().await?;
+        Ok(self.run_resets_seen(seen).await)
+    }
+
+    /// The first half of [`RedisBackend::run_due_resets`]: the clock's
+    /// now and what every board's config hash held (public for tests,
+    /// which let another node act between the halves).
+    #[doc(hidden)]
+    pub async fn scheduled_states(&self) -> Result<SeenResets, ApiError> {
         let now = self.clock.now();
         let names = self.registered_boards().await?;
         // Plain reads, concurrently (each board has its own slot); the
@@ -1285,15 +1360,19 @@ impl RedisBackend {
         let states = futures_util::future::join_all(names.iter().map(|n| async move {
             let mut c = redis::cmd("HMGET");
             c.arg(config_key(n)).arg("json").arg("ro").arg("p");
-            self.bounded(
-                n,
-                c.query_async::<(Option<String>, Option<String>, Option<String>)>(
-                    &mut self.conn.clone(),
-                ),
-            )
-            .await
+            self.bounded(n, c.query_async::<BoardState>(&mut self.conn.clone()))
+                .await
         }))
         .await;
+        Ok(SeenResets { now, names, states })
+    }
+
+    /// The second half of [`RedisBackend::run_due_resets`]: the resets
+    /// due by what was seen; the script re-checks it before it changes
+    /// anything.
+    #[doc(hidden)]
+    pub async fn run_resets_seen(&self, seen: SeenResets) -> Vec<ResetOut> {
+        let SeenResets { now, names, states } = seen;
         let mut made = Vec::new();
         for (board, state) in names.iter().zip(states) {
             let (json, ro, period) = match state {
@@ -1323,21 +1402,25 @@ impl RedisBackend {
                 None => self
                     .call(board, "period", [json.as_str(), label.as_str()])
                     .await
-                    .map(|_| None),
+                    .map(|_| ResetRun::Stale),
                 Some(p) => {
-                    self.reset_from(board, &json, Some(&p), &p, Some(&label))
+                    self.reset_from(board, &json, Some(&p), &p, Some(&label), &mut made)
                         .await
                 }
             };
             match r {
-                Ok(Some(out)) => made.push(out),
-                Ok(None) => {}
+                // Each archive is reported by the one node that named it.
+                Ok(ResetRun::Made {
+                    out,
+                    reported: true,
+                }) => made.push(out),
+                Ok(_) => {}
                 // Deleted or archived meanwhile.
                 Err(e) if matches!(e.code, Code::BoardNotFound | Code::ReadOnly) => {}
                 Err(e) => tracing::error!(board = %board, "scheduled reset failed: {e}"),
             }
         }
-        Ok(made)
+        made
     }
 
     /// An import batch of plain entries as one native `ZADD`, guarded by
@@ -1902,17 +1985,21 @@ impl Backend for RedisBackend {
             let label = info.period.as_deref().unwrap_or(&fallback);
             // Refused before the content moves, as the engine refuses it.
             Store::validate_name(&format!("{board}@{label}"))?;
-            if let Some(out) = self
+            match self
                 .reset_from(
                     board,
                     &json,
                     info.period.as_deref(),
                     &fallback,
                     next.as_deref(),
+                    &mut Vec::new(),
                 )
                 .await?
             {
-                return Ok(out);
+                // The caller's reset, whichever node named its archive.
+                ResetRun::Made { out, .. } => return Ok(out),
+                ResetRun::FinishedElsewhere => return Err(protocol("reset finished elsewhere")),
+                ResetRun::Stale => {}
             }
         }
         Err(ApiError::new(
