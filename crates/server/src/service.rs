@@ -313,7 +313,9 @@ impl Service {
         }
         let _g = self.exclusive();
         let was = IN_TX.replace(true);
-        let _reset = (!was).then_some(Reset);
+        // Not `then_some(Reset)`: that builds a `Reset` either way, and
+        // dropping the unused one would end an enclosing transaction.
+        let _reset = if was { None } else { Some(Reset) };
         f()
     }
 
