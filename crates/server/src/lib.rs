@@ -7,6 +7,7 @@ pub mod error;
 pub mod http;
 pub mod hugepages;
 pub mod keyspace;
+pub mod op;
 pub mod resp;
 pub mod rpc;
 pub mod schedule;

@@ -394,7 +394,7 @@ pub enum Scope {
     Read,
     /// Also submit and delete scores.
     Write,
-    /// Also the administrative operations (which ones is the API layer's call).
+    /// Also the administrative operations (which ones: `crate::op::Op`).
     Admin,
 }
 

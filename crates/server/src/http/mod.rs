@@ -39,6 +39,7 @@ use tower_http::catch_panic::CatchPanicLayer;
 
 use crate::backend::Backend;
 use crate::error::{ApiError, Code};
+use crate::op::Op;
 use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
 
 pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
@@ -98,51 +99,49 @@ pub(crate) struct AppState {
 pub(crate) type St = Arc<AppState>;
 
 /// One route: method, path template (axum syntax, also the OpenAPI path),
-/// operation id, the scope a key needs (`None`: open even with keys
-/// configured), and its handler.
+/// the operation it performs (its name is the operation id, its scope the
+/// one a key needs), and its handler.
 pub(crate) struct RouteDef {
     pub method: &'static str,
     pub path: &'static str,
-    pub op: &'static str,
-    pub scope: Option<Scope>,
+    pub op: Op,
     pub handler: fn(MethodFilter) -> MethodRouter<St>,
 }
 
 use handlers as h;
-use Scope::{Admin, Read, Write};
 
 /// Every route of the HTTP API. The router, the auth layer and the OpenAPI
 /// document all read this one table.
 #[rustfmt::skip]
 pub(crate) const ROUTES: &[RouteDef] = &[
-    RouteDef { method: "GET", path: "/healthz", op: "healthz", scope: None, handler: |f| on(f, h::healthz) },
-    RouteDef { method: "GET", path: "/metrics", op: "metrics", scope: Some(Read), handler: |f| on(f, h::metrics) },
-    RouteDef { method: "GET", path: "/openapi.json", op: "openapi", scope: None, handler: |f| on(f, h::openapi) },
-    RouteDef { method: "GET", path: "/v1/boards", op: "boards", scope: Some(Read), handler: |f| on(f, h::boards) },
-    RouteDef { method: "PUT", path: "/v1/boards/{board}", op: "board_put", scope: Some(Admin), handler: |f| on(f, h::board_put) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}", op: "board_info", scope: Some(Read), handler: |f| on(f, h::board_info) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: "board_delete", scope: Some(Admin), handler: |f| on(f, h::board_delete) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: "submit", scope: Some(Write), handler: |f| on(f, h::submit) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: "top", scope: Some(Read), handler: |f| on(f, h::top) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/members/{member}", op: "entry", scope: Some(Read), handler: |f| on(f, h::entry) },
-    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members/{member}", op: "set_data", scope: Some(Write), handler: |f| on(f, h::set_data) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members/{member}", op: "remove_member", scope: Some(Write), handler: |f| on(f, h::remove_member) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/remove", op: "remove", scope: Some(Write), handler: |f| on(f, h::remove) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/rank/{member}", op: "rank", scope: Some(Read), handler: |f| on(f, h::rank) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: "percentile", scope: Some(Read), handler: |f| on(f, h::percentile) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: "score_at_percentile", scope: Some(Read), handler: |f| on(f, h::score_at_percentile) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: "around", scope: Some(Read), handler: |f| on(f, h::around) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: "search", scope: Some(Read), handler: |f| on(f, h::search) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/range", op: "range", scope: Some(Read), handler: |f| on(f, h::range) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range", op: "remove_range", scope: Some(Write), handler: |f| on(f, h::remove_range) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: "count", scope: Some(Read), handler: |f| on(f, h::count) },
+    RouteDef { method: "GET", path: "/healthz", op: Op::Healthz, handler: |f| on(f, h::healthz) },
+    RouteDef { method: "GET", path: "/metrics", op: Op::Metrics, handler: |f| on(f, h::metrics) },
+    RouteDef { method: "GET", path: "/openapi.json", op: Op::Openapi, handler: |f| on(f, h::openapi) },
+    RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, handler: |f| on(f, h::boards) },
+    RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, handler: |f| on(f, h::board_put) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, handler: |f| on(f, h::board_info) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: Op::BoardDelete, handler: |f| on(f, h::board_delete) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: Op::Submit, handler: |f| on(f, h::submit) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: Op::Top, handler: |f| on(f, h::top) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/members/{member}", op: Op::Entry, handler: |f| on(f, h::entry) },
+    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members/{member}", op: Op::SetData, handler: |f| on(f, h::set_data) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members/{member}", op: Op::RemoveMember, handler: |f| on(f, h::remove_member) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/remove", op: Op::Remove, handler: |f| on(f, h::remove) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/rank/{member}", op: Op::Rank, handler: |f| on(f, h::rank) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: Op::Percentile, handler: |f| on(f, h::percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: Op::ScoreAtPercentile, handler: |f| on(f, h::score_at_percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: Op::Around, handler: |f| on(f, h::around) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: Op::Search, handler: |f| on(f, h::search) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/range", op: Op::Range, handler: |f| on(f, h::range) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range", op: Op::RemoveRange, handler: |f| on(f, h::remove_range) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: Op::Count, handler: |f| on(f, h::count) },
     // A read sent as POST (the member list may be long): read scope.
-    RouteDef { method: "POST", path: "/v1/boards/{board}/ranks", op: "ranks", scope: Some(Read), handler: |f| on(f, h::ranks) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/reset", op: "reset", scope: Some(Admin), handler: |f| on(f, h::reset) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/merge", op: "merge", scope: Some(Admin), handler: |f| on(f, h::merge) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: "intersect", scope: Some(Admin), handler: |f| on(f, h::intersect) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: "export", scope: Some(Read), handler: |f| on(f, stream::export) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: "import", scope: Some(Write), handler: |f| on(f, stream::import) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/ranks", op: Op::Ranks, handler: |f| on(f, h::ranks) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/reset", op: Op::Reset, handler: |f| on(f, h::reset) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/merge", op: Op::Merge, handler: |f| on(f, h::merge) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: Op::Intersect, handler: |f| on(f, h::intersect) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: Op::Export, handler: |f| on(f, stream::export) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: Op::Import, handler: |f| on(f, stream::import) },
 ];
 
 /// `(method, path template)` of every route, e.g. for clients and tests.
@@ -269,12 +268,12 @@ fn needed_scope(path: &str, method: &Method) -> Option<Scope> {
     let mut any = false;
     for r in ROUTES.iter().filter(|r| r.path == path) {
         if r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD) {
-            return r.scope;
+            return r.op.scope();
         }
-        any |= r.scope.is_some();
+        any |= r.op.scope().is_some();
     }
     // Another method on a known path: guarded like the path's routes.
-    any.then_some(Read)
+    any.then_some(Scope::Read)
 }
 
 /// The API key check of a request for `route` (a matched template;

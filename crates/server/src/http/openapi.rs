@@ -555,18 +555,18 @@ fn parameters() -> Value {
 pub fn document() -> Value {
     let mut paths = Map::new();
     for route in ROUTES {
-        let Some(mut op) = operation(route.op) else {
+        let Some(mut op) = operation(route.op.name()) else {
             continue;
         };
         let o = op.as_object_mut().expect("operations are objects");
-        o.insert("operationId".into(), json!(route.op));
+        o.insert("operationId".into(), json!(route.op.name()));
         let responses = o
             .entry("responses")
             .or_insert_with(|| json!({}))
             .as_object_mut()
             .expect("responses are objects");
         let err = json!({"$ref": "#/components/responses/Error"});
-        match route.scope {
+        match route.op.scope() {
             None => {
                 o.insert("security".into(), json!([]));
             }

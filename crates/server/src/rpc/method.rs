@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::api::{parse_score, CombineIn, Score, SubmitIn};
 use crate::error::{ApiError, Code};
+use crate::op::Op;
 use crate::service::RangeBounds;
 use crate::settings::Scope;
 use crate::storage::record::SubmitRec;
@@ -53,39 +54,38 @@ pub enum Method {
 
 use Method as M;
 
-/// `(name, method, HTTP operation id)`. The HTTP operation's row of
-/// `crate::http::ROUTES` gives the scope a key needs, so both protocols
-/// guard each operation alike; `None`: open (auth) or not built (search).
+/// `(name, method, operation)`: the operation's scope is the one a key
+/// needs, as for every protocol.
 #[rustfmt::skip]
-pub const METHODS: &[(&str, Method, Option<&str>)] = &[
-    ("submit", M::Submit, Some("submit")),
-    ("submit_many", M::SubmitMany, Some("submit")),
-    ("remove", M::Remove, Some("remove")),
-    ("remove_range", M::RemoveRange, Some("remove_range")),
-    ("set_data", M::SetData, Some("set_data")),
-    ("board_create", M::BoardCreate, Some("board_put")),
-    ("board_update", M::BoardUpdate, Some("board_put")),
-    ("board_delete", M::BoardDelete, Some("board_delete")),
-    ("reset", M::Reset, Some("reset")),
-    ("merge", M::Merge, Some("merge")),
-    ("intersect", M::Intersect, Some("intersect")),
-    ("import", M::Import, Some("import")),
-    ("entry", M::Entry, Some("entry")),
-    ("rank", M::Rank, Some("rank")),
-    ("score", M::Score, Some("rank")),
-    ("count", M::Count, Some("count")),
-    ("top", M::Top, Some("top")),
-    ("range_by_rank", M::RangeByRank, Some("range")),
-    ("range_by_score", M::RangeByScore, Some("range")),
-    ("around", M::Around, Some("around")),
-    ("ranks", M::Ranks, Some("ranks")),
-    ("percentile", M::Percentile, Some("percentile")),
-    ("score_at_percentile", M::ScoreAtPercentile, Some("score_at_percentile")),
-    ("search", M::Search, Some("search")),
-    ("boards", M::Boards, Some("boards")),
-    ("board_info", M::BoardInfo, Some("board_info")),
-    ("export", M::Export, Some("export")),
-    ("auth", M::Auth, None),
+pub const METHODS: &[(&str, Method, Op)] = &[
+    ("submit", M::Submit, Op::Submit),
+    ("submit_many", M::SubmitMany, Op::Submit),
+    ("remove", M::Remove, Op::Remove),
+    ("remove_range", M::RemoveRange, Op::RemoveRange),
+    ("set_data", M::SetData, Op::SetData),
+    ("board_create", M::BoardCreate, Op::BoardPut),
+    ("board_update", M::BoardUpdate, Op::BoardPut),
+    ("board_delete", M::BoardDelete, Op::BoardDelete),
+    ("reset", M::Reset, Op::Reset),
+    ("merge", M::Merge, Op::Merge),
+    ("intersect", M::Intersect, Op::Intersect),
+    ("import", M::Import, Op::Import),
+    ("entry", M::Entry, Op::Entry),
+    ("rank", M::Rank, Op::Rank),
+    ("score", M::Score, Op::Rank),
+    ("count", M::Count, Op::Count),
+    ("top", M::Top, Op::Top),
+    ("range_by_rank", M::RangeByRank, Op::Range),
+    ("range_by_score", M::RangeByScore, Op::Range),
+    ("around", M::Around, Op::Around),
+    ("ranks", M::Ranks, Op::Ranks),
+    ("percentile", M::Percentile, Op::Percentile),
+    ("score_at_percentile", M::ScoreAtPercentile, Op::ScoreAtPercentile),
+    ("search", M::Search, Op::Search),
+    ("boards", M::Boards, Op::Boards),
+    ("board_info", M::BoardInfo, Op::BoardInfo),
+    ("export", M::Export, Op::Export),
+    ("auth", M::Auth, Op::Auth),
 ];
 
 impl Method {
@@ -103,18 +103,20 @@ impl Method {
             .map_or("?", |(n, ..)| n)
     }
 
-    /// The HTTP operation id this method shares its scope with.
-    pub fn http_op(self) -> Option<&'static str> {
-        METHODS.iter().find(|(_, m, _)| *m == self)?.2
+    /// The operation the method performs.
+    pub fn op(self) -> Option<Op> {
+        METHODS
+            .iter()
+            .find(|(_, m, _)| *m == self)
+            .map(|&(.., op)| op)
     }
 
     /// The scope a key needs; `None`: callable before `auth`.
     pub fn scope(self) -> Option<Scope> {
-        let op = self.http_op()?;
-        match crate::http::ROUTES.iter().find(|r| r.op == op) {
-            Some(r) => r.scope,
-            // Unreachable (a test checks every op has a route); refusing
-            // all but admin keys is the safe answer.
+        match self.op() {
+            Some(op) => op.scope(),
+            // Unreachable (a test checks every method has a row);
+            // refusing all but admin keys is the safe answer.
             None => Some(Scope::Admin),
         }
     }
@@ -962,16 +964,11 @@ mod tests {
     }
 
     #[test]
-    fn every_method_has_a_route_for_its_scope() {
+    fn every_method_has_one_row() {
         for &(name, m, op) in METHODS {
             assert_eq!(Method::from_name(name), Some(m));
             assert_eq!(m.name(), name);
-            if let Some(op) = op {
-                assert!(
-                    crate::http::ROUTES.iter().any(|r| r.op == op),
-                    "{name}: no HTTP route {op}"
-                );
-            }
+            assert_eq!(m.op(), Some(op));
         }
         assert_eq!(Method::Top.scope(), Some(Scope::Read));
         assert_eq!(Method::Score.scope(), Some(Scope::Read));
