@@ -167,6 +167,13 @@ impl Service {
 
     // ------------------------------------------------------------ keyspace
 
+    /// Whether `key` names a board, empty or not: an empty board is no
+    /// key of the Redis view, but deleting the key drops its config.
+    pub fn names_board(&self, key: &[u8]) -> bool {
+        self.purge_if_expired(key);
+        std::str::from_utf8(key).is_ok_and(|name| self.store.get(name).is_some())
+    }
+
     /// The key's type in the Redis view (`None`: no such key).
     pub fn key_type(&self, key: &[u8]) -> Option<KeyType> {
         self.purge_if_expired(key);

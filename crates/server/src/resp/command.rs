@@ -19,18 +19,40 @@ use podium_engine::{Aggregate, ScoreRange};
 
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
+use crate::op::Op;
+use crate::settings::Scope;
 
-/// What a command may need from the connection's key.
+/// Which operation of the product ([`Op`]) a command performs: its scope
+/// is what the connection's key needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
-    /// Runs without authentication (AUTH, HELLO, QUIT).
-    NoAuth,
-    /// Connection or read commands: any key.
-    Read,
-    /// Changes data: a `write` or `admin` key.
-    Write,
-    /// Drops everything (FLUSHALL/FLUSHDB): an `admin` key.
-    Admin,
+    /// This operation, whatever the command's keys.
+    Op(Op),
+    /// Deletes or expires its keys, or keeps them from expiring: `board`
+    /// when any of them names a board (an archive too, or a board with no
+    /// members: its config goes with the key), else `other` (hashes,
+    /// missing keys).
+    ByKey { other: Op, board: Op },
+}
+
+impl Access {
+    /// The least scope the command needs, whatever its keys; `None`: it
+    /// runs before authentication.
+    pub fn least(self) -> Option<Scope> {
+        match self {
+            Access::Op(op) => op.scope(),
+            Access::ByKey { other, board } => other.scope().min(board.scope()),
+        }
+    }
+
+    /// The scope it needs on keys of which at least one names a board;
+    /// `None` when that does not matter.
+    pub fn on_boards(self) -> Option<Scope> {
+        match self {
+            Access::Op(_) => None,
+            Access::ByKey { board, .. } => board.scope(),
+        }
+    }
 }
 
 /// One row of the command table.
@@ -47,6 +69,23 @@ pub struct Spec {
     pub keys: (i32, i32, i32),
 }
 
+impl Spec {
+    /// The arguments of `args` (a request for this command, arity
+    /// checked) that are keys, by [`Spec::keys`].
+    pub fn key_args<'a>(&self, args: &'a [Bytes]) -> impl Iterator<Item = &'a [u8]> {
+        let (first, last, step) = self.keys;
+        let n = args.len() as i32;
+        let last = if last < 0 { n + last } else { last };
+        let picked = if first > 0 && step > 0 && last >= first {
+            args.get(first as usize..=last.min(n - 1) as usize)
+                .unwrap_or_default()
+        } else {
+            &[]
+        };
+        picked.iter().step_by(step.max(1) as usize).map(|a| &a[..])
+    }
+}
+
 const fn spec(name: &'static str, arity: i32, access: Access, keys: (i32, i32, i32)) -> Spec {
     Spec {
         name,
@@ -56,82 +95,97 @@ const fn spec(name: &'static str, arity: i32, access: Access, keys: (i32, i32, i
     }
 }
 
-use Access::*;
+const fn op(op: Op) -> Access {
+    Access::Op(op)
+}
+
+/// DEL, UNLINK, the EXPIRE family: deleting a board is admin work.
+const DELETE: Access = Access::ByKey {
+    other: Op::SetData,
+    board: Op::BoardDelete,
+};
+/// PERSIST: a board's expiry is admin's to clear as to set.
+const PERSIST: Access = Access::ByKey {
+    other: Op::SetData,
+    board: Op::BoardPut,
+};
+
+use Op::*;
 const NK: (i32, i32, i32) = (0, 0, 0);
 const K1: (i32, i32, i32) = (1, 1, 1);
 const KALL: (i32, i32, i32) = (1, -1, 1);
 
 /// Every command the frontend knows, subcommands after their container.
 pub static COMMANDS: &[Spec] = &[
-    spec("ping", -1, Read, NK),
-    spec("echo", 2, Read, NK),
-    spec("hello", -1, NoAuth, NK),
-    spec("auth", -2, NoAuth, NK),
-    spec("select", 2, Read, NK),
-    spec("quit", -1, NoAuth, NK),
-    spec("command", -1, Read, NK),
-    spec("info", -1, Read, NK),
-    spec("config", -2, Read, NK),
-    spec("client", -2, Read, NK),
-    spec("dbsize", 1, Read, NK),
-    spec("flushdb", -1, Admin, NK),
-    spec("flushall", -1, Admin, NK),
-    spec("exists", -2, Read, KALL),
-    spec("del", -2, Write, KALL),
-    spec("unlink", -2, Write, KALL),
-    spec("type", 2, Read, K1),
-    spec("keys", 2, Read, NK),
-    spec("scan", -2, Read, NK),
-    spec("expire", -3, Write, K1),
-    spec("pexpire", -3, Write, K1),
-    spec("expireat", -3, Write, K1),
-    spec("pexpireat", -3, Write, K1),
-    spec("ttl", 2, Read, K1),
-    spec("pttl", 2, Read, K1),
-    spec("persist", 2, Write, K1),
-    spec("multi", 1, Read, NK),
-    spec("exec", 1, Read, NK),
-    spec("discard", 1, Read, NK),
-    spec("zadd", -4, Write, K1),
-    spec("zincrby", 4, Write, K1),
-    spec("zscore", 3, Read, K1),
-    spec("zmscore", -3, Read, K1),
-    spec("zrank", -3, Read, K1),
-    spec("zrevrank", -3, Read, K1),
-    spec("zcard", 2, Read, K1),
-    spec("zcount", 4, Read, K1),
-    spec("zrange", -4, Read, K1),
-    spec("zrevrange", -4, Read, K1),
-    spec("zrangebyscore", -4, Read, K1),
-    spec("zrevrangebyscore", -4, Read, K1),
-    spec("zrem", -3, Write, K1),
-    spec("zremrangebyrank", 4, Write, K1),
-    spec("zremrangebyscore", 4, Write, K1),
-    spec("zpopmin", -2, Write, K1),
-    spec("zpopmax", -2, Write, K1),
-    spec("zunionstore", -4, Write, K1),
-    spec("zinterstore", -4, Write, K1),
-    spec("zscan", -3, Read, K1),
-    spec("hset", -4, Write, K1),
-    spec("hmset", -4, Write, K1),
-    spec("hget", 3, Read, K1),
-    spec("hmget", -3, Read, K1),
-    spec("hdel", -3, Write, K1),
-    spec("hgetall", 2, Read, K1),
-    spec("hexists", 3, Read, K1),
-    spec("hlen", 2, Read, K1),
-    spec("hkeys", 2, Read, K1),
-    spec("hvals", 2, Read, K1),
+    spec("ping", -1, op(Connection), NK),
+    spec("echo", 2, op(Connection), NK),
+    spec("hello", -1, op(Auth), NK),
+    spec("auth", -2, op(Auth), NK),
+    spec("select", 2, op(Connection), NK),
+    spec("quit", -1, op(Auth), NK),
+    spec("command", -1, op(Connection), NK),
+    spec("info", -1, op(Metrics), NK),
+    spec("config", -2, op(Connection), NK),
+    spec("client", -2, op(Connection), NK),
+    spec("dbsize", 1, op(Boards), NK),
+    spec("flushdb", -1, op(FlushAll), NK),
+    spec("flushall", -1, op(FlushAll), NK),
+    spec("exists", -2, op(BoardInfo), KALL),
+    spec("del", -2, DELETE, KALL),
+    spec("unlink", -2, DELETE, KALL),
+    spec("type", 2, op(BoardInfo), K1),
+    spec("keys", 2, op(Boards), NK),
+    spec("scan", -2, op(Boards), NK),
+    spec("expire", -3, DELETE, K1),
+    spec("pexpire", -3, DELETE, K1),
+    spec("expireat", -3, DELETE, K1),
+    spec("pexpireat", -3, DELETE, K1),
+    spec("ttl", 2, op(BoardInfo), K1),
+    spec("pttl", 2, op(BoardInfo), K1),
+    spec("persist", 2, PERSIST, K1),
+    spec("multi", 1, op(Connection), NK),
+    spec("exec", 1, op(Connection), NK),
+    spec("discard", 1, op(Connection), NK),
+    spec("zadd", -4, op(Submit), K1),
+    spec("zincrby", 4, op(Submit), K1),
+    spec("zscore", 3, op(Rank), K1),
+    spec("zmscore", -3, op(Rank), K1),
+    spec("zrank", -3, op(Rank), K1),
+    spec("zrevrank", -3, op(Rank), K1),
+    spec("zcard", 2, op(Count), K1),
+    spec("zcount", 4, op(Count), K1),
+    spec("zrange", -4, op(Range), K1),
+    spec("zrevrange", -4, op(Range), K1),
+    spec("zrangebyscore", -4, op(Range), K1),
+    spec("zrevrangebyscore", -4, op(Range), K1),
+    spec("zrem", -3, op(Remove), K1),
+    spec("zremrangebyrank", 4, op(RemoveRange), K1),
+    spec("zremrangebyscore", 4, op(RemoveRange), K1),
+    spec("zpopmin", -2, op(Remove), K1),
+    spec("zpopmax", -2, op(Remove), K1),
+    spec("zunionstore", -4, op(Merge), K1),
+    spec("zinterstore", -4, op(Intersect), K1),
+    spec("zscan", -3, op(Range), K1),
+    spec("hset", -4, op(SetData), K1),
+    spec("hmset", -4, op(SetData), K1),
+    spec("hget", 3, op(Entry), K1),
+    spec("hmget", -3, op(Entry), K1),
+    spec("hdel", -3, op(SetData), K1),
+    spec("hgetall", 2, op(Entry), K1),
+    spec("hexists", 3, op(Entry), K1),
+    spec("hlen", 2, op(Entry), K1),
+    spec("hkeys", 2, op(Entry), K1),
+    spec("hvals", 2, op(Entry), K1),
     // Subcommands.
-    spec("config|get", -3, Read, NK),
-    spec("client|setname", 3, Read, NK),
-    spec("client|getname", 2, Read, NK),
-    spec("client|setinfo", 4, Read, NK),
-    spec("client|id", 2, Read, NK),
-    spec("command|count", 2, Read, NK),
-    spec("command|docs", -2, Read, NK),
-    spec("command|info", -2, Read, NK),
-    spec("command|list", -2, Read, NK),
+    spec("config|get", -3, op(Connection), NK),
+    spec("client|setname", 3, op(Connection), NK),
+    spec("client|getname", 2, op(Connection), NK),
+    spec("client|setinfo", 4, op(Connection), NK),
+    spec("client|id", 2, op(Connection), NK),
+    spec("command|count", 2, op(Connection), NK),
+    spec("command|docs", -2, op(Connection), NK),
+    spec("command|info", -2, op(Connection), NK),
+    spec("command|list", -2, op(Connection), NK),
 ];
 
 const CONTAINERS: [&str; 3] = ["config", "client", "command"];

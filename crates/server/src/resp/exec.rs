@@ -20,7 +20,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use podium_engine::{Cond, Entry, Order, Presence, UpdateOp};
 
-use super::command::{self, lookup, parse, Access, Cmd, ExpireFlags, RangeBy, Spec, ZaddFlags};
+use super::command::{self, lookup, parse, Cmd, ExpireFlags, RangeBy, Spec, ZaddFlags};
 use super::reply::{fmt_d2string, Reply};
 use crate::error::{ApiError, Code};
 use crate::keyspace::{glob_match, ExpireCond, KeyType, Lsn};
@@ -231,26 +231,59 @@ impl Session {
             }
             _ => {}
         }
-        match parse(spec, &args) {
-            Ok(cmd) => self.run(cmd),
-            Err(r) => done(r),
+        self.run_spec(spec, &args)
+    }
+
+    /// Parses and runs a request that passed [`Session::admit`]. A command
+    /// whose scope depends on its keys is checked again as it runs, with
+    /// every other client excluded, so no board can appear between the
+    /// check and the deletion (nor between queueing and EXEC).
+    fn run_spec(&mut self, spec: &'static Spec, args: &[Bytes]) -> Run {
+        let cmd = match parse(spec, args) {
+            Ok(cmd) => cmd,
+            Err(r) => return done(r),
+        };
+        if self.may_touch_boards(spec) {
+            return self.run(cmd);
+        }
+        let svc = self.svc.clone();
+        svc.atomically(|| match self.key_refusal(spec, args) {
+            Some(r) => done(r),
+            None => self.run(cmd),
+        })
+    }
+
+    /// Whether the key may run `spec` whatever its keys name.
+    fn may_touch_boards(&self, spec: &Spec) -> bool {
+        match (spec.access.on_boards(), self.scope) {
+            (None, _) => true,
+            (Some(needed), Some(scope)) => scope.allows(needed),
+            (Some(_), None) => false,
         }
     }
 
+    /// Redis's refusal of a key the user may not touch, when one of
+    /// `spec`'s keys in `args` names a board and the key may not touch
+    /// boards.
+    fn key_refusal(&self, spec: &Spec, args: &[Bytes]) -> Option<Reply> {
+        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.svc.names_board(k)) {
+            return None;
+        }
+        Some(Reply::coded(
+            "NOPERM this user has no permissions to access one of the keys used as arguments",
+        ))
+    }
+
     /// `processCommand`'s checks before a command runs or is queued:
-    /// known, right arity, authenticated, allowed for the key's scope.
+    /// known, right arity, authenticated, allowed for the key's scope on
+    /// the keys named.
     fn admit(&self, args: &[Bytes]) -> Result<&'static Spec, Reply> {
         let spec = lookup(args)?;
-        if spec.access == Access::NoAuth {
+        let Some(needed) = spec.access.least() else {
             return Ok(spec);
-        }
+        };
         let Some(scope) = self.scope else {
             return Err(Reply::coded("NOAUTH Authentication required."));
-        };
-        let needed = match spec.access {
-            Access::Write => Scope::Write,
-            Access::Admin => Scope::Admin,
-            _ => Scope::Read,
         };
         if !scope.allows(needed) {
             return Err(Reply::coded(format!(
@@ -258,7 +291,10 @@ impl Session {
                 spec.name
             )));
         }
-        Ok(spec)
+        match self.key_refusal(spec, args) {
+            Some(r) => Err(r),
+            None => Ok(spec),
+        }
     }
 
     fn exec_multi(&mut self) -> Run {
@@ -276,10 +312,7 @@ impl Session {
             m.queue
                 .into_iter()
                 .map(|(spec, args)| {
-                    let (r, l) = match parse(spec, &args) {
-                        Ok(cmd) => self.run(cmd),
-                        Err(r) => done(r),
-                    };
+                    let (r, l) = self.run_spec(spec, &args);
                     lsn = lsn.max(l);
                     r
                 })
@@ -979,8 +1012,8 @@ fn config_get(patterns: &[Bytes]) -> Reply {
 }
 
 fn command_info(s: &Spec) -> Reply {
-    let flags = match s.access {
-        Access::Write | Access::Admin => vec![Reply::Status("write")],
+    let flags = match s.access.least() {
+        Some(Scope::Write | Scope::Admin) => vec![Reply::Status("write")],
         _ => vec![Reply::Status("readonly")],
     };
     Reply::Array(vec![

@@ -15,6 +15,8 @@ pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
+#[cfg(test)]
+mod scope_tests;
 
 use std::sync::Arc;
 
