@@ -1098,6 +1098,58 @@ fn authed(method: &str, uri: &str, key: Option<&str>, body: Option<&str>) -> Req
         .unwrap()
 }
 
+/// Every route of the table, requested with no key and with a key of each
+/// scope, against the scope of its operation: allowed, or refused with 401
+/// (no key) or 403 and the scopes named.
+#[tokio::test]
+async fn every_route_against_every_scope() {
+    let app = app_with(HttpConfig {
+        api_keys: vec![
+            ApiKey::new(READ_KEY, Scope::Read).unwrap(),
+            ApiKey::new(WRITE_KEY, Scope::Write).unwrap(),
+            ApiKey::new(ADMIN_KEY, Scope::Admin).unwrap(),
+        ],
+        max_body_bytes: 1 << 20,
+    });
+    let keys = [
+        (None, None),
+        (Some(Scope::Read), Some(READ_KEY)),
+        (Some(Scope::Write), Some(WRITE_KEY)),
+        (Some(Scope::Admin), Some(ADMIN_KEY)),
+    ];
+    for r in ROUTES {
+        for (scope, key) in keys {
+            let uri = concrete(r.path);
+            let got = send(&app, authed(r.method, &uri, key, Some("{}"))).await;
+            let ctx = format!("{} {uri} with {scope:?}: {}", r.method, got.status);
+            match (r.op.scope(), scope) {
+                (None, _) => assert!(![401, 403].contains(&got.status.as_u16()), "{ctx}"),
+                (Some(_), None) => {
+                    assert_eq!(got.status, 401, "{ctx}");
+                    assert_eq!(got.code(), "unauthorized", "{ctx}");
+                    assert_eq!(got.headers["www-authenticate"], "Bearer", "{ctx}");
+                }
+                (Some(needed), Some(s)) if s.allows(needed) => {
+                    assert!(![401, 403].contains(&got.status.as_u16()), "{ctx}")
+                }
+                (Some(needed), Some(s)) => {
+                    assert_eq!(got.status, 403, "{ctx}");
+                    assert_eq!(got.code(), "forbidden", "{ctx}");
+                    assert_eq!(
+                        got.json()["error"]["message"],
+                        format!(
+                            "this request needs a key of scope {}; this key has scope {}",
+                            needed.as_str(),
+                            s.as_str()
+                        ),
+                        "{ctx}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[tokio::test]
 async fn auth_scopes() {
     let app = app_with(HttpConfig {

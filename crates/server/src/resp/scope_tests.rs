@@ -1,5 +1,6 @@
-//! Key scopes over the Redis protocol: what a `write` key may not do to a
-//! board (delete, expire or overwrite it: admin work over HTTP and RPC),
+//! Key scopes over the Redis protocol: every command of the table against
+//! a key of every scope, and what a `write` key may not do to a board
+//! (delete, expire or overwrite it: admin work over HTTP and RPC),
 //! directly or queued in MULTI.
 
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use serde_json::json;
 
+use super::command::Access;
 use super::exec::{Session, Shared};
 use super::reply::Reply as R;
 use crate::service::Service;
@@ -154,4 +156,244 @@ async fn a_write_key_cannot_delete_expire_or_overwrite_a_board() {
     assert_eq!(run(&mut admin, "pexpire new 1"), R::Int(1));
     assert!(svc.board_info("lb").is_err());
     assert!(svc.board_info("empty").is_err());
+}
+
+/// A request for one command of the table, and whether the keys it names
+/// are boards in [`fixture`] (for the commands whose scope depends on it).
+struct Sample {
+    line: String,
+    on_board: bool,
+}
+
+fn on_other(line: &str) -> Sample {
+    Sample {
+        line: line.to_string(),
+        on_board: false,
+    }
+}
+
+fn on_board(line: &str) -> Sample {
+    Sample {
+        line: line.to_string(),
+        on_board: true,
+    }
+}
+
+/// Requests for the command named `name` (a row of `COMMANDS`): every
+/// command needs at least one, so a new command cannot go unwalked.
+/// Against [`fixture`]: `lb` and `src` are boards, `empty` a board with
+/// no members, `h` a hash.
+fn samples(name: &str) -> Vec<Sample> {
+    let s = |lines: &[&str]| lines.iter().map(|l| on_other(l)).collect();
+    match name {
+        "ping" => s(&["ping"]),
+        "echo" => s(&["echo hi"]),
+        // Without AUTH, HELLO itself asks for a key first.
+        "hello" => s(&["hello 2 auth default nope"]),
+        "auth" => s(&["auth nope"]),
+        "select" => s(&["select 0"]),
+        "quit" => s(&["quit"]),
+        "command" => s(&["command"]),
+        "info" => s(&["info"]),
+        // Containers: with a subcommand they are that subcommand's row.
+        "config" => s(&["config"]),
+        "client" => s(&["client"]),
+        "dbsize" => s(&["dbsize"]),
+        "flushdb" => s(&["flushdb"]),
+        "flushall" => s(&["flushall"]),
+        "exists" => s(&["exists lb h"]),
+        "del" | "unlink" => vec![
+            on_other(&format!("{name} h")),
+            on_other(&format!("{name} nokey")),
+            on_board(&format!("{name} lb")),
+            on_board(&format!("{name} h empty")),
+        ],
+        "type" => s(&["type lb"]),
+        "keys" => s(&["keys *"]),
+        "scan" => s(&["scan 0"]),
+        "expire" => vec![on_other("expire h 100"), on_board("expire lb 100")],
+        "pexpire" => vec![on_other("pexpire h 1"), on_board("pexpire lb 1")],
+        "expireat" => vec![on_other("expireat h 1"), on_board("expireat empty 1")],
+        "pexpireat" => vec![
+            on_other("pexpireat h 99999999999999"),
+            on_board("pexpireat lb 99999999999999"),
+        ],
+        "ttl" => s(&["ttl lb"]),
+        "pttl" => s(&["pttl h"]),
+        "persist" => vec![on_other("persist h"), on_board("persist lb")],
+        "multi" => s(&["multi"]),
+        "exec" => s(&["exec"]),
+        "discard" => s(&["discard"]),
+        "zadd" => s(&["zadd lb 5 x", "zadd fresh 1 a"]),
+        "zincrby" => s(&["zincrby lb 1 a"]),
+        "zscore" => s(&["zscore lb a"]),
+        "zmscore" => s(&["zmscore lb a b"]),
+        "zrank" => s(&["zrank lb a"]),
+        "zrevrank" => s(&["zrevrank lb a"]),
+        "zcard" => s(&["zcard lb"]),
+        "zcount" => s(&["zcount lb -inf +inf"]),
+        "zrange" => s(&["zrange lb 0 -1"]),
+        "zrevrange" => s(&["zrevrange lb 0 -1"]),
+        "zrangebyscore" => s(&["zrangebyscore lb -inf +inf"]),
+        "zrevrangebyscore" => s(&["zrevrangebyscore lb +inf -inf"]),
+        "zrem" => s(&["zrem lb a"]),
+        "zremrangebyrank" => s(&["zremrangebyrank lb 0 0"]),
+        "zremrangebyscore" => s(&["zremrangebyscore lb 0 1"]),
+        "zpopmin" => s(&["zpopmin lb"]),
+        "zpopmax" => s(&["zpopmax lb"]),
+        "zunionstore" => s(&["zunionstore lb 1 src", "zunionstore fresh 1 src"]),
+        "zinterstore" => s(&["zinterstore lb 1 src", "zinterstore fresh 1 src"]),
+        "zscan" => s(&["zscan lb 0"]),
+        "hset" => s(&["hset h f v"]),
+        "hmset" => s(&["hmset h f v"]),
+        "hget" => s(&["hget h f"]),
+        "hmget" => s(&["hmget h f g"]),
+        "hdel" => s(&["hdel h f"]),
+        "hgetall" => s(&["hgetall h"]),
+        "hexists" => s(&["hexists h f"]),
+        "hlen" => s(&["hlen h"]),
+        "hkeys" => s(&["hkeys h"]),
+        "hvals" => s(&["hvals h"]),
+        "config|get" => s(&["config get maxmemory"]),
+        "client|setname" => s(&["client setname me"]),
+        "client|getname" => s(&["client getname"]),
+        "client|setinfo" => s(&["client setinfo lib-name x"]),
+        "client|id" => s(&["client id"]),
+        "command|count" => s(&["command count"]),
+        "command|docs" => s(&["command docs get"]),
+        "command|info" => s(&["command info get"]),
+        "command|list" => s(&["command list"]),
+        _ => Vec::new(),
+    }
+}
+
+/// Boards `lb` (two members), `src` (one) and `empty` (none, with a
+/// config), and the hash `h`.
+async fn fixture() -> Arc<Service> {
+    let svc = Arc::new(Service::in_memory());
+    svc.board_put("empty", &json!({"order": "asc"}))
+        .await
+        .unwrap();
+    let mut s = Session::new(svc.clone(), Arc::new(Shared::new(Vec::new(), 7379)));
+    for line in ["zadd lb 1 a 2 b", "zadd src 5 c", "hset h f v"] {
+        assert!(!run(&mut s, line).is_error(), "{line}");
+    }
+    svc
+}
+
+fn args(line: &str) -> Vec<Bytes> {
+    crate::resp::codec::split_args(line.as_bytes())
+        .unwrap()
+        .into_iter()
+        .map(Bytes::from)
+        .collect()
+}
+
+/// Whether `r` is a refusal for want of a key or of scope.
+fn refused(r: &R) -> bool {
+    matches!(r, R::Error(e) if e.starts_with(b"NOPERM") || e.starts_with(b"NOAUTH"))
+}
+
+/// Every command of the table, run with no key and with a key of each
+/// scope, directly and queued in MULTI, against the scope its operation
+/// needs: allowed, or refused as Redis refuses (NOAUTH without a key;
+/// NOPERM naming the command, or the keys when only the keys decide).
+#[tokio::test]
+async fn every_command_against_every_scope() {
+    let shared = Arc::new(Shared::new(keys(), 7379));
+    for spec in super::command::COMMANDS {
+        let samples = samples(spec.name);
+        assert!(!samples.is_empty(), "{}: no sample request", spec.name);
+        for sample in samples {
+            let line = &sample.line;
+            let a = args(line);
+            match super::command::lookup(&a) {
+                Ok(found) => assert_eq!(found.name, spec.name, "{line}"),
+                // A container alone: refused for its arity whatever the
+                // key, before any scope is looked at.
+                Err(arity) => {
+                    assert!(["config", "client"].contains(&spec.name), "{line}");
+                    assert_eq!(arity, super::command::arity_error(spec.name));
+                    continue;
+                }
+            }
+            let needed = match spec.access {
+                Access::Op(op) => op.scope(),
+                Access::ByKey { other, board } => {
+                    if sample.on_board {
+                        board.scope()
+                    } else {
+                        other.scope()
+                    }
+                }
+            };
+            for scope in [
+                None,
+                Some(Scope::Read),
+                Some(Scope::Write),
+                Some(Scope::Admin),
+            ] {
+                let want = match (needed, scope) {
+                    (None, _) => None,
+                    (Some(_), None) => Some(R::coded("NOAUTH Authentication required.")),
+                    (Some(n), Some(s)) if s.allows(n) => None,
+                    (Some(_), Some(s)) if spec.access.least().is_some_and(|l| !s.allows(l)) => {
+                        Some(noperm(spec.name))
+                    }
+                    (Some(_), Some(_)) => Some(noperm_key()),
+                };
+                // A refused EXEC discards the transaction, saying why.
+                let want = match want {
+                    Some(R::Error(e)) if spec.name == "exec" => {
+                        let mut m = b"EXECABORT Transaction discarded because of: ".to_vec();
+                        m.extend_from_slice(&e);
+                        Some(R::Error(m))
+                    }
+                    w => w,
+                };
+                let ctx = format!("{line} with {scope:?}");
+                let svc = fixture().await;
+                let mut s = Session::new(svc.clone(), shared.clone());
+                if let Some(scope) = scope {
+                    assert_eq!(run(&mut s, &format!("auth {}", key_of(scope))), R::OK);
+                }
+                let got = s.handle(a.clone()).0;
+                match &want {
+                    // Without a key, unknown and malformed commands are
+                    // refused as such first; these are neither.
+                    Some(w) => assert_eq!(&got, w, "{ctx}"),
+                    None => assert!(!refused(&got), "{ctx}: {got:?}"),
+                }
+                if matches!(spec.name, "multi" | "exec" | "discard" | "quit") || scope.is_none() {
+                    continue;
+                }
+                let svc = fixture().await;
+                let mut s = Session::new(svc.clone(), shared.clone());
+                let scope = scope.unwrap();
+                assert_eq!(run(&mut s, &format!("auth {}", key_of(scope))), R::OK);
+                assert_eq!(run(&mut s, "multi"), R::OK);
+                let queued = s.handle(a.clone()).0;
+                let exec = run(&mut s, "exec");
+                match &want {
+                    Some(w) => {
+                        assert_eq!(&queued, w, "MULTI {ctx}");
+                        assert_eq!(
+                            exec,
+                            R::coded("EXECABORT Transaction discarded because of previous errors."),
+                            "MULTI {ctx}"
+                        );
+                    }
+                    None => {
+                        assert_eq!(queued, R::Status("QUEUED"), "MULTI {ctx}");
+                        match exec {
+                            R::Array(v) if v.len() == 1 => {
+                                assert!(!refused(&v[0]), "MULTI {ctx}: {v:?}")
+                            }
+                            other => panic!("MULTI {ctx}: {other:?}"),
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -883,6 +883,75 @@ mod tests {
         assert_eq!(by_id(&msgs, 9)[2][0], Value::from("payload_too_large"));
     }
 
+    /// Every method of the table, called with no key and with a key of
+    /// each scope, against the scope of its operation: allowed, or refused
+    /// with HTTP's code and text.
+    #[tokio::test]
+    async fn every_method_against_every_scope() {
+        use crate::settings::{ApiKey, Scope};
+        let keys = vec![
+            ApiKey::new("readkey-0123456789abcdef", Scope::Read).unwrap(),
+            ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap(),
+            ApiKey::new("adminkey-0123456789abcdef", Scope::Admin).unwrap(),
+        ];
+        let entry = || map(&[("member", "a".into()), ("score", 1.into())]);
+        for (scope, key) in [
+            (None, "unknownkey-0123456789abcdef"),
+            (Some(Scope::Read), "readkey-0123456789abcdef"),
+            (Some(Scope::Write), "writekey-0123456789abcdef"),
+            (Some(Scope::Admin), "adminkey-0123456789abcdef"),
+        ] {
+            let mut input = Vec::new();
+            if scope.is_some() {
+                input.extend(req(0, "auth", vec![key.into()]));
+            }
+            for (id, &(name, ..)) in (1..).zip(method::METHODS) {
+                let params = match name {
+                    "auth" => vec![key.into()],
+                    // Plain entries: the connection's fast path.
+                    "submit_many" | "import" => vec!["lb".into(), Value::Array(vec![entry()])],
+                    "submit" => vec!["lb".into(), entry()],
+                    _ => vec!["lb".into(), "a".into()],
+                };
+                input.extend(req(id, name, params));
+            }
+            let svc = Arc::new(Service::in_memory());
+            let (msgs, _) = session(svc, keys.clone(), input, 1 << 16).await;
+            for (id, &(name, _, op)) in (1..).zip(method::METHODS) {
+                let err = &by_id(&msgs, id)[2];
+                let ctx = format!("{name} with {scope:?}: {err}");
+                let refusal = match (op.scope(), scope) {
+                    (None, _) => None,
+                    (Some(_), None) => Some((
+                        "unauthorized",
+                        "this request needs an API key: call auth(key) first".to_string(),
+                    )),
+                    (Some(needed), Some(s)) if s.allows(needed) => None,
+                    (Some(needed), Some(s)) => Some((
+                        "forbidden",
+                        format!(
+                            "this request needs a key of scope {}; this key has scope {}",
+                            needed.as_str(),
+                            s.as_str()
+                        ),
+                    )),
+                };
+                match refusal {
+                    Some((code, msg)) => {
+                        assert_eq!(err[0], Value::from(code), "{ctx}");
+                        assert_eq!(err[1], Value::from(msg), "{ctx}");
+                    }
+                    None => assert!(
+                        !err[1]
+                            .as_str()
+                            .is_some_and(|m| m.starts_with("this request needs")),
+                        "{ctx}"
+                    ),
+                }
+            }
+        }
+    }
+
     #[tokio::test]
     async fn streamed_results_declare_and_deliver_exactly_their_count() {
         let svc = Arc::new(Service::in_memory());
