@@ -97,6 +97,22 @@ fn api_keys_gate_the_redis_protocol_by_scope() {
         c.call(&cmd("FLUSHALL")),
         b"-NOPERM this user has no permissions to run the 'flushall' command\r\n"
     );
+    // Deleting, expiring or overwriting a board is admin work.
+    for line in ["DEL lb", "UNLINK lb", "PEXPIRE lb 1"] {
+        assert_eq!(
+            c.call(&cmd(line)),
+            b"-NOPERM this user has no permissions to access one of the keys used as arguments\r\n",
+            "{line}"
+        );
+    }
+    assert_eq!(
+        c.call(&cmd("ZUNIONSTORE lb 1 lb")),
+        b"-NOPERM this user has no permissions to run the 'zunionstore' command\r\n"
+    );
+    assert_eq!(c.call(&cmd("ZCARD lb")), b":1\r\n");
+    // A hash is member data: a write key's to delete.
+    assert_eq!(c.call(&cmd("HSET h f v")), b":1\r\n");
+    assert_eq!(c.call(&cmd("DEL h")), b":1\r\n");
     // Another connection starts unauthenticated.
     let mut d = Conn::open(&p.addr());
     assert_eq!(
