@@ -1,7 +1,9 @@
 //! Crash tests of SPEC §5 against the real binary: no acknowledged write
-//! is lost to `kill -9`, and a damaged or torn log tail is cut at the last
-//! good record with a warning that says how many bytes were dropped
-//! (docs/storage.md §7).
+//! is lost to `kill -9`; a torn log tail (an invalid final frame with
+//! nothing valid after it) is cut at the last good record with a warning
+//! that says how many bytes were kept and dropped; damage followed by valid
+//! records refuses the start until `podium repair` (docs/storage.md §7,
+//! docs/operations.md).
 
 mod common;
 
@@ -292,7 +294,7 @@ fn no_acknowledged_write_is_lost_to_kill_9() {
         );
         snapshots_written += log.matches("snapshot written").count();
         s.restart();
-        if s.output().contains("log tail damaged") {
+        if s.output().contains("torn log tail") {
             torn_tails += 1;
         }
 
@@ -455,8 +457,8 @@ fn check_recovered(s: &mut Server, n: usize, seg: &Path, kept: usize, dropped: u
     let log = s.stderr();
     let warning = log
         .lines()
-        .find(|l| l.contains("log tail damaged"))
-        .unwrap_or_else(|| panic!("no \"log tail damaged\" warning on stderr:\n{}", s.output()));
+        .find(|l| l.contains("torn log tail"))
+        .unwrap_or_else(|| panic!("no \"torn log tail\" warning on stderr:\n{}", s.output()));
     assert!(warning.contains("WARN"), "not a warning: {warning}");
     assert!(
         warning.contains(&format!("dropped {dropped}")),
@@ -482,7 +484,7 @@ fn check_recovered(s: &mut Server, n: usize, seg: &Path, kept: usize, dropped: u
     assert_eq!(board.len(), n);
     assert_eq!(board[0].0, "after");
     assert!(
-        !s.output().contains("log tail damaged"),
+        !s.output().contains("torn log tail"),
         "a second warning after a clean restart:\n{}",
         s.output()
     );
