@@ -92,6 +92,13 @@ pub fn parse_segment(data: &[u8], mut f: impl FnMut(u64, LogOp)) -> SegmentEnd {
         why,
     };
     if data.len() < SEGMENT_MAGIC.len() || &data[..SEGMENT_MAGIC.len()] != SEGMENT_MAGIC {
+        if let Some(v) = other_version(data) {
+            return damaged(
+                None,
+                0,
+                format!("segment format version {v} is not supported"),
+            );
+        }
         return damaged(None, 0, "segment header missing or wrong".into());
     }
     let mut pos = SEGMENT_MAGIC.len();
@@ -126,11 +133,21 @@ pub fn parse_segment(data: &[u8], mut f: impl FnMut(u64, LogOp)) -> SegmentEnd {
     SegmentEnd::Clean { last_lsn }
 }
 
+/// The format version of a segment header that is intact but for a
+/// version this podium does not read (a newer podium wrote it).
+pub fn other_version(data: &[u8]) -> Option<u8> {
+    let n = SEGMENT_MAGIC.len();
+    (data.len() >= n
+        && data[..n - 1] == SEGMENT_MAGIC[..n - 1]
+        && data[n - 1] != SEGMENT_MAGIC[n - 1])
+        .then(|| data[n - 1])
+}
+
 /// The frame starting at `at`, as `(payload length, LSN)`, if it is whole
 /// and its checksum holds and its LSN is within `lsns`. The LSN is checked
 /// before the CRC, so a stretch of garbage costs a comparison per byte,
 /// not a checksum.
-fn whole_frame_at(
+pub fn whole_frame_at(
     data: &[u8],
     at: usize,
     lsns: std::ops::RangeInclusive<u64>,

@@ -12,6 +12,7 @@
 
 pub mod log;
 pub mod record;
+pub mod repair;
 pub mod snapshot;
 
 use std::collections::HashMap;
@@ -517,7 +518,7 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn tmp(name: &str) -> PathBuf {
+    pub(super) fn tmp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("podium-rec-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
@@ -525,7 +526,7 @@ mod tests {
 
     /// Record `i` sets field `f<i>` of hash `h`: what survives recovery
     /// says exactly which records were kept.
-    fn op(i: u64) -> LogOp {
+    pub(super) fn op(i: u64) -> LogOp {
         LogOp::HSet {
             key: b"h".to_vec(),
             pairs: vec![(format!("f{i}").into_bytes(), vec![b'x'; 40])],
@@ -533,7 +534,7 @@ mod tests {
     }
 
     /// Opens `dir`, appends `n` records (each acknowledged: synced), closes.
-    fn write_records(dir: &Path, n: u64) {
+    pub(super) fn write_records(dir: &Path, n: u64) {
         let store = Store::new();
         let (s, _, _) = open(dir, FsyncPolicy::Always, &store).unwrap();
         let first = s.log.next_lsn();
@@ -545,7 +546,7 @@ mod tests {
     }
 
     /// Every file of the data directory and its bytes.
-    fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    pub(super) fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         fs::read_dir(dir)
             .unwrap()
             .map(|e| e.unwrap().path())
