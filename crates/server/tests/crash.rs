@@ -616,7 +616,10 @@ fn damage_mid_segment_refuses_the_start_until_repair_which_loses_what_it_says() 
         "not a torn write",
         "podium repair",
     ] {
-        assert!(out.contains(want), "the refusal should say {want:?}:\n{out}");
+        assert!(
+            out.contains(want),
+            "the refusal should say {want:?}:\n{out}"
+        );
     }
     assert_eq!(dir_files(&dir), before, "a refused start changed a file");
 
@@ -625,7 +628,10 @@ fn damage_mid_segment_refuses_the_start_until_repair_which_loses_what_it_says() 
     assert!(status.success(), "{dry}");
     let last = frames.last().unwrap().lsn;
     let lost = format!("lost: LSN {} to {last} ", hit.lsn);
-    assert!(dry.contains(&lost), "the dry run should say {lost:?}:\n{dry}");
+    assert!(
+        dry.contains(&lost),
+        "the dry run should say {lost:?}:\n{dry}"
+    );
     assert!(dry.contains("dry run"), "{dry}");
     assert_eq!(dir_files(&dir), before, "a dry run changed a file");
 
@@ -689,7 +695,10 @@ fn deleting_lock_does_not_let_a_second_server_in() {
         "the second server should be refused as a second user:\n{out}"
     );
     let (status, out) = run_to_end(&["repair", dir.to_str().unwrap()]);
-    assert!(!status.success(), "repair ran on a directory in use:\n{out}");
+    assert!(
+        !status.success(),
+        "repair ran on a directory in use:\n{out}"
+    );
     assert!(out.contains("in use by another podium process"), "{out}");
     // The first server is unharmed.
     s.get(&board_path("locked", "/members/a")).expect(200);
