@@ -181,8 +181,9 @@ pub struct Beyond {
 /// file, so any whole frame after `bad` (or a whole frame at `bad` itself,
 /// invalid only by its LSN or its payload) means the bytes at `bad` are
 /// damage, not a torn tail. `expected` is the LSN the frame at `bad` should
-/// hold; a candidate must hold an LSN from there up to what the rest of the
-/// file could hold (every frame is at least `FRAME_HEADER` bytes).
+/// hold; a candidate after it must hold an LSN from there up to what the
+/// rest of the file could hold (every frame is at least `FRAME_HEADER`
+/// bytes).
 ///
 /// Bytes are tried one by one where nothing valid is found, and a whole
 /// frame is stepped over, so the scan is one pass over the file plus the
@@ -202,7 +203,8 @@ pub fn frames_beyond(data: &[u8], bad: usize, expected: u64) -> Option<Beyond> {
         b.last_lsn = b.last_lsn.max(lsn);
     };
     let mut at = bad;
-    if let Some((len, lsn)) = whole_frame_at(data, bad, lsns.clone()) {
+    // Whatever its LSN (a duplicate too), a whole frame was not torn.
+    if let Some((len, lsn)) = whole_frame_at(data, bad, 0..=u64::MAX) {
         note(bad, lsn);
         at += FRAME_HEADER + len;
     } else {
@@ -651,6 +653,55 @@ mod tests {
         fs::write(&path, &huge).unwrap();
         let end = read_segment(&path, |_, _| {}).unwrap();
         assert!(matches!(end, SegmentEnd::Damaged { ref why, .. } if why.contains("too large")));
+    }
+
+    /// Torn or damaged: what follows the first invalid frame decides.
+    #[test]
+    fn whole_frames_after_a_bad_one_mean_damage() {
+        let dir = tmp("beyond");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        for i in 0..5 {
+            log.append(&op(i)).unwrap();
+        }
+        log.close().unwrap();
+        let path = list_segments(&dir).unwrap()[0].1.clone();
+        let full = fs::read(&path).unwrap();
+        let frame = (full.len() - SEGMENT_MAGIC.len()) / 5;
+        let at = |i: usize| SEGMENT_MAGIC.len() + i * frame;
+        let bad_at = |data: &[u8]| match parse_segment(data, |_, _| {}) {
+            SegmentEnd::Damaged {
+                valid_len,
+                last_lsn,
+                ..
+            } => (valid_len as usize, last_lsn.map_or(1, |l| l + 1)),
+            e => panic!("{e:?}"),
+        };
+        // A flip in record 2: records 3 to 5 follow, whole.
+        let mut flipped = full.clone();
+        flipped[at(1) + FRAME_HEADER + 3] ^= 2;
+        let (p, expected) = bad_at(&flipped);
+        assert_eq!((p, expected), (at(1), 2));
+        let b = frames_beyond(&flipped, p, expected).unwrap();
+        assert_eq!((b.offset, b.frames, b.last_lsn), (at(2) as u64, 3, 5));
+        // Torn inside the last record, with or without garbage after: none.
+        for tail in [&[][..], &[0; 40], &[0xff; 9]] {
+            let mut torn = full[..at(4) + 20].to_vec();
+            torn.extend_from_slice(tail);
+            let (p, expected) = bad_at(&torn);
+            assert_eq!(frames_beyond(&torn, p, expected), None);
+        }
+        // A whole frame with an LSN already used (a second writer): damage.
+        let mut dup = full.clone();
+        dup.extend_from_slice(&full[at(0)..at(1)]);
+        let (p, expected) = bad_at(&dup);
+        assert_eq!((p, expected), (full.len(), 6));
+        assert_eq!(frames_beyond(&dup, p, expected).unwrap().frames, 1);
+        // A damaged length running past the end is not a candidate; the
+        // frames after it still are.
+        let mut long = full.clone();
+        long[at(2) + 3] = 0x30;
+        let (p, expected) = bad_at(&long);
+        assert_eq!(frames_beyond(&long, p, expected).unwrap().last_lsn, 5);
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub struct RecoveryReport {
     pub snapshot_lsn: u64,
     pub boards: usize,
     pub replayed: u64,
-    /// `(segment file, bytes cut off, why)` for a damaged tail.
+    /// `(segment file, bytes cut off, why)` for a torn tail.
     pub truncated: Option<(PathBuf, u64, String)>,
 }
 

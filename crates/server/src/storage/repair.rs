@@ -270,7 +270,7 @@ pub fn plan(dir: &Path) -> Result<Plan, StorageError> {
             plan.actions.push(Action::MoveAside(later.clone()));
             // Records up to a segment's start − 1 were written before it
             // was created, whether or not any of them can still be read.
-            to = to.max(later_start - 1);
+            to = to.max(later_start.saturating_sub(1));
             let bytes = fs::read(later).map_err(io_err(later))?;
             to = to.max(highest_lsn(&bytes, *later_start).unwrap_or(0));
         }
