@@ -1,9 +1,9 @@
-//! Durable storage of the embedded backend (SPEC §5): the data directory
-//! and its lock, recovery (newest snapshot, then the log after it; a torn
-//! final write cut off, any other damage refused with every file left as
-//! it was), and snapshots with log rotation. The write path itself —
-//! apply, append, wait for the fsync — lives in [`crate::service`], which
-//! owns the order; `podium repair` lives in [`repair`].
+//! Durable storage of the embedded backend: the data directory and its
+//! lock, recovery (newest snapshot, then the log after it; a torn final
+//! write cut off, any other damage refused with every file left as it
+//! was), and snapshots with log rotation. The write path itself — apply,
+//! append, wait for the fsync — lives in [`crate::service`], which owns the
+//! order; `podium repair` lives in [`repair`].
 //!
 //! A data directory holds `snapshot-<lsn>.pdms` (every board as of log
 //! position `lsn`), `log-<lsn>.pdml` segments (records from `lsn` on) and a
