@@ -51,6 +51,21 @@ enum Command {
     Export(client::ExportArgs),
     /// Run a benchmark scenario (SPEC §7) and print its figures.
     Bench(BenchArgs),
+    /// Make a data directory the server refuses to start on usable again:
+    /// say what a repair keeps and loses (a dry run), or do it (--apply).
+    Repair(RepairArgs),
+}
+
+#[derive(Args, Debug)]
+struct RepairArgs {
+    /// The data directory (the server's --data-dir); no server may be
+    /// running on it.
+    #[arg(value_name = "DATA_DIR")]
+    dir: PathBuf,
+
+    /// Do the repair. Without it nothing is changed.
+    #[arg(long)]
+    apply: bool,
 }
 
 #[derive(Args, Debug)]
@@ -315,6 +330,7 @@ fn main() -> ExitCode {
         Command::Import(a) => client::import(&a),
         Command::Export(a) => client::export(&a),
         Command::Bench(args) => bench(args),
+        Command::Repair(args) => repair(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -338,6 +354,26 @@ fn serve(args: ServeArgs) -> Result<()> {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     podium_server::server::run(settings)
+}
+
+fn repair(args: &RepairArgs) -> Result<()> {
+    let (plan, aside) = podium_server::storage::repair::run(&args.dir, args.apply)
+        .with_context(|| format!("cannot repair {}", args.dir.display()))?;
+    print!("{plan}");
+    if plan.is_empty() {
+        return Ok(());
+    }
+    match aside {
+        Some(aside) => println!(
+            "repaired; the original files are in {}. Start the server again.",
+            aside.display()
+        ),
+        None => println!(
+            "dry run: nothing was changed. Run `podium repair --apply {}` to do it.",
+            args.dir.display()
+        ),
+    }
+    Ok(())
 }
 
 fn bench(args: BenchArgs) -> Result<()> {

@@ -1,7 +1,9 @@
 //! Crash tests of SPEC §5 against the real binary: no acknowledged write
-//! is lost to `kill -9`, and a damaged or torn log tail is cut at the last
-//! good record with a warning that says how many bytes were dropped
-//! (docs/storage.md §7).
+//! is lost to `kill -9`; a torn log tail (an invalid final frame with
+//! nothing valid after it) is cut at the last good record with a warning
+//! that says how many bytes were kept and dropped; damage followed by valid
+//! records refuses the start until `podium repair` (docs/storage.md §7,
+//! docs/operations.md).
 
 mod common;
 
@@ -12,7 +14,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{board_path, client, enc, Server};
+use common::{board_path, client, enc, run_to_end, Server};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
@@ -292,7 +294,7 @@ fn no_acknowledged_write_is_lost_to_kill_9() {
         );
         snapshots_written += log.matches("snapshot written").count();
         s.restart();
-        if s.output().contains("log tail damaged") {
+        if s.output().contains("torn log tail") {
             torn_tails += 1;
         }
 
@@ -455,8 +457,8 @@ fn check_recovered(s: &mut Server, n: usize, seg: &Path, kept: usize, dropped: u
     let log = s.stderr();
     let warning = log
         .lines()
-        .find(|l| l.contains("log tail damaged"))
-        .unwrap_or_else(|| panic!("no \"log tail damaged\" warning on stderr:\n{}", s.output()));
+        .find(|l| l.contains("torn log tail"))
+        .unwrap_or_else(|| panic!("no \"torn log tail\" warning on stderr:\n{}", s.output()));
     assert!(warning.contains("WARN"), "not a warning: {warning}");
     assert!(
         warning.contains(&format!("dropped {dropped}")),
@@ -482,7 +484,7 @@ fn check_recovered(s: &mut Server, n: usize, seg: &Path, kept: usize, dropped: u
     assert_eq!(board.len(), n);
     assert_eq!(board[0].0, "after");
     assert!(
-        !s.output().contains("log tail damaged"),
+        !s.output().contains("torn log tail"),
         "a second warning after a clean restart:\n{}",
         s.output()
     );
@@ -554,4 +556,151 @@ fn frame_parser_reads_the_documented_example() {
     assert_eq!(frames.len(), 1);
     assert_eq!((frames[0].offset, frames[0].lsn, frames[0].len), (8, 1, 28));
     assert_eq!(frames[0].end(), seg.len());
+}
+
+// ------------------------------------------- (d) damage, repair, the lock
+
+/// Every file of a data directory and its bytes.
+fn dir_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect()
+}
+
+/// `podium serve` on `dir` as a one-off process: it must refuse to start.
+fn serve_refused(dir: &Path) -> String {
+    let d = dir.to_str().unwrap();
+    let (status, out) = run_to_end(&[
+        "serve",
+        "--data-dir",
+        d,
+        "--http",
+        "127.0.0.1:0",
+        "--rpc",
+        "off",
+        "--resp",
+        "off",
+    ]);
+    assert!(!status.success(), "podium serve started:\n{out}");
+    out
+}
+
+/// A flipped bit in the middle of the last segment, valid records after
+/// it: the server refuses to start and changes no file; `podium repair`
+/// says which LSNs it loses, its dry run changes nothing, `--apply` does
+/// it, and the restarted server holds exactly the records before them.
+#[test]
+fn damage_mid_segment_refuses_the_start_until_repair_which_loses_what_it_says() {
+    let n = 40;
+    let mut s = Server::start(&[]);
+    let (seg, mut bytes, _) = write_and_stop(&mut s, n);
+    let frames = parse_segment(&bytes);
+    // Frame 0 creates the board; frame j writes member m{j-1}.
+    let hit = frames[frames.len() / 2];
+    bytes[hit.offset + FRAME_HEADER + hit.len / 2] ^= 0x08;
+    std::fs::write(&seg, &bytes).unwrap();
+    let dir = s.data_dir().to_path_buf();
+    let before = dir_files(&dir);
+
+    let out = serve_refused(&dir);
+    let seg_name = seg.file_name().unwrap().to_str().unwrap();
+    for want in [
+        seg_name,
+        &format!("at byte {}", hit.offset),
+        "not a torn write",
+        "podium repair",
+    ] {
+        assert!(
+            out.contains(want),
+            "the refusal should say {want:?}:\n{out}"
+        );
+    }
+    assert_eq!(dir_files(&dir), before, "a refused start changed a file");
+
+    let d = dir.to_str().unwrap();
+    let (status, dry) = run_to_end(&["repair", d]);
+    assert!(status.success(), "{dry}");
+    let last = frames.last().unwrap().lsn;
+    let lost = format!("lost: LSN {} to {last} ", hit.lsn);
+    assert!(
+        dry.contains(&lost),
+        "the dry run should say {lost:?}:\n{dry}"
+    );
+    assert!(dry.contains("dry run"), "{dry}");
+    assert_eq!(dir_files(&dir), before, "a dry run changed a file");
+
+    let (status, done) = run_to_end(&["repair", "--apply", d]);
+    assert!(status.success(), "{done}");
+    assert!(done.contains(&lost), "{done}");
+    assert_eq!(
+        std::fs::read(dir.join("damaged-1").join(seg_name)).unwrap(),
+        before[seg_name],
+        "the damaged segment was not copied aside whole"
+    );
+
+    s.restart();
+    let kept = frames.iter().filter(|f| f.lsn < hit.lsn).count() - 1;
+    let board = whole_board(&s, "tail");
+    let expect: Vec<(String, f64, u64)> = (0..kept)
+        .rev()
+        .enumerate()
+        .map(|(i, m)| (format!("m{m}"), (m * 10) as f64, i as u64 + 1))
+        .collect();
+    assert_eq!(board, expect, "the board after the repair");
+    assert!(s.terminate().success());
+}
+
+/// A flipped byte in the segment header: refused, and the repair writes
+/// the header again and loses nothing.
+#[test]
+fn a_damaged_segment_header_refuses_the_start_and_repair_loses_nothing() {
+    let n = 12;
+    let mut s = Server::start(&[]);
+    let (seg, mut bytes, _) = write_and_stop(&mut s, n);
+    bytes[1] ^= 0x20;
+    std::fs::write(&seg, &bytes).unwrap();
+    let dir = s.data_dir().to_path_buf();
+    let before = dir_files(&dir);
+    let out = serve_refused(&dir);
+    assert!(out.contains("damaged segment header"), "{out}");
+    assert_eq!(dir_files(&dir), before, "a refused start changed a file");
+    let (status, done) = run_to_end(&["repair", "--apply", dir.to_str().unwrap()]);
+    assert!(status.success() && done.contains("lost: nothing"), "{done}");
+    s.restart();
+    assert_eq!(whole_board(&s, "tail").len(), n);
+    assert!(s.terminate().success());
+}
+
+/// Deleting `LOCK` under a running server does not let a second one (or
+/// a repair) in: the lock is on the directory itself.
+#[test]
+fn deleting_lock_does_not_let_a_second_server_in() {
+    let mut s = Server::start(&[]);
+    s.post(
+        &board_path("locked", "/scores"),
+        &json!({"member": "a", "score": 1}),
+    )
+    .expect(200);
+    let dir = s.data_dir().to_path_buf();
+    std::fs::remove_file(dir.join("LOCK")).unwrap();
+    let out = serve_refused(&dir);
+    assert!(
+        out.contains("in use by another podium process"),
+        "the second server should be refused as a second user:\n{out}"
+    );
+    let (status, out) = run_to_end(&["repair", dir.to_str().unwrap()]);
+    assert!(
+        !status.success(),
+        "repair ran on a directory in use:\n{out}"
+    );
+    assert!(out.contains("in use by another podium process"), "{out}");
+    // The first server is unharmed.
+    s.get(&board_path("locked", "/members/a")).expect(200);
+    assert!(s.terminate().success());
 }

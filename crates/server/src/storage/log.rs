@@ -74,11 +74,17 @@ pub enum SegmentEnd {
 }
 
 /// Reads every valid frame of a segment in order, calling `f(lsn, op)`.
-pub fn read_segment(path: &Path, mut f: impl FnMut(u64, LogOp)) -> io::Result<SegmentEnd> {
+pub fn read_segment(path: &Path, f: impl FnMut(u64, LogOp)) -> io::Result<SegmentEnd> {
     let mut file = File::open(path)?;
     let file_len = file.metadata()?.len();
     let mut data = Vec::with_capacity(file_len as usize);
     file.read_to_end(&mut data)?;
+    Ok(parse_segment(&data, f))
+}
+
+/// [`read_segment`] of bytes already in memory.
+pub fn parse_segment(data: &[u8], mut f: impl FnMut(u64, LogOp)) -> SegmentEnd {
+    let file_len = data.len() as u64;
     let damaged = |last_lsn, valid_len: usize, why: String| SegmentEnd::Damaged {
         last_lsn,
         valid_len: valid_len as u64,
@@ -86,42 +92,134 @@ pub fn read_segment(path: &Path, mut f: impl FnMut(u64, LogOp)) -> io::Result<Se
         why,
     };
     if data.len() < SEGMENT_MAGIC.len() || &data[..SEGMENT_MAGIC.len()] != SEGMENT_MAGIC {
-        return Ok(damaged(None, 0, "segment header missing or wrong".into()));
+        if let Some(v) = other_version(data) {
+            return damaged(
+                None,
+                0,
+                format!("segment format version {v} is not supported"),
+            );
+        }
+        return damaged(None, 0, "segment header missing or wrong".into());
     }
     let mut pos = SEGMENT_MAGIC.len();
     let mut last_lsn: Option<u64> = None;
     while pos < data.len() {
         let rest = &data[pos..];
         if rest.len() < FRAME_HEADER {
-            return Ok(damaged(last_lsn, pos, "incomplete frame header".into()));
+            return damaged(last_lsn, pos, "incomplete frame header".into());
         }
         let len = u32::from_le_bytes(rest[0..4].try_into().unwrap()) as usize;
         let crc = u32::from_le_bytes(rest[4..8].try_into().unwrap());
         let lsn = u64::from_le_bytes(rest[8..16].try_into().unwrap());
         if len > MAX_PAYLOAD {
-            return Ok(damaged(
-                last_lsn,
-                pos,
-                format!("frame length {len} too large"),
-            ));
+            return damaged(last_lsn, pos, format!("frame length {len} too large"));
         }
         if rest.len() < FRAME_HEADER + len {
-            return Ok(damaged(last_lsn, pos, "incomplete frame".into()));
+            return damaged(last_lsn, pos, "incomplete frame".into());
         }
         if crc32c::crc32c(&rest[8..FRAME_HEADER + len]) != crc {
-            return Ok(damaged(last_lsn, pos, "checksum mismatch".into()));
+            return damaged(last_lsn, pos, "checksum mismatch".into());
         }
         if last_lsn.is_some_and(|l| lsn != l + 1) {
-            return Ok(damaged(last_lsn, pos, format!("LSN {lsn} out of sequence")));
+            return damaged(last_lsn, pos, format!("LSN {lsn} out of sequence"));
         }
         let Some(op) = LogOp::decode(&rest[FRAME_HEADER..FRAME_HEADER + len]) else {
-            return Ok(damaged(last_lsn, pos, "undecodable record".into()));
+            return damaged(last_lsn, pos, "undecodable record".into());
         };
         f(lsn, op);
         last_lsn = Some(lsn);
         pos += FRAME_HEADER + len;
     }
-    Ok(SegmentEnd::Clean { last_lsn })
+    SegmentEnd::Clean { last_lsn }
+}
+
+/// The format version of a segment header that is intact but for a
+/// version this podium does not read (a newer podium wrote it).
+pub fn other_version(data: &[u8]) -> Option<u8> {
+    let n = SEGMENT_MAGIC.len();
+    (data.len() >= n
+        && data[..n - 1] == SEGMENT_MAGIC[..n - 1]
+        && data[n - 1] != SEGMENT_MAGIC[n - 1])
+        .then(|| data[n - 1])
+}
+
+/// The frame starting at `at`, as `(payload length, LSN)`, if it is whole
+/// and its checksum holds and its LSN is within `lsns`. The LSN is checked
+/// before the CRC, so a stretch of garbage costs a comparison per byte,
+/// not a checksum.
+pub fn whole_frame_at(
+    data: &[u8],
+    at: usize,
+    lsns: std::ops::RangeInclusive<u64>,
+) -> Option<(usize, u64)> {
+    let head = data.get(at..at.checked_add(FRAME_HEADER)?)?;
+    let len = u32::from_le_bytes(head[0..4].try_into().unwrap()) as usize;
+    let crc = u32::from_le_bytes(head[4..8].try_into().unwrap());
+    let lsn = u64::from_le_bytes(head[8..16].try_into().unwrap());
+    // A length that runs past the end of the file cannot be a frame that
+    // was written whole: no checksum is computed for it.
+    let end = at + FRAME_HEADER + len;
+    if len > MAX_PAYLOAD || end > data.len() || !lsns.contains(&lsn) {
+        return None;
+    }
+    (crc32c::crc32c(&data[at + 8..end]) == crc).then_some((len, lsn))
+}
+
+/// Whole frames found after the first invalid one of a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beyond {
+    /// Where the first of them starts.
+    pub offset: u64,
+    /// How many there are.
+    pub frames: u64,
+    /// Their highest LSN.
+    pub last_lsn: u64,
+}
+
+/// Looks for whole frames after the invalid frame at `bad` in a segment's
+/// bytes. A crash can only tear the final write, which is the end of the
+/// file, so any whole frame after `bad` (or a whole frame at `bad` itself,
+/// invalid only by its LSN or its payload) means the bytes at `bad` are
+/// damage, not a torn tail. `expected` is the LSN the frame at `bad` should
+/// hold; a candidate after it must hold an LSN from there up to what the
+/// rest of the file could hold (every frame is at least `FRAME_HEADER`
+/// bytes).
+///
+/// Bytes are tried one by one where nothing valid is found, and a whole
+/// frame is stepped over, so the scan is one pass over the file plus the
+/// checksums of candidates whose length fits in the file and whose LSN is
+/// plausible.
+pub fn frames_beyond(data: &[u8], bad: usize, expected: u64) -> Option<Beyond> {
+    let room = (data.len().saturating_sub(bad) / FRAME_HEADER) as u64;
+    let lsns = expected..=expected.saturating_add(room);
+    let mut found: Option<Beyond> = None;
+    let mut note = |at: usize, lsn: u64| {
+        let b = found.get_or_insert(Beyond {
+            offset: at as u64,
+            frames: 0,
+            last_lsn: lsn,
+        });
+        b.frames += 1;
+        b.last_lsn = b.last_lsn.max(lsn);
+    };
+    let mut at = bad;
+    // Whatever its LSN (a duplicate too), a whole frame was not torn.
+    if let Some((len, lsn)) = whole_frame_at(data, bad, 0..=u64::MAX) {
+        note(bad, lsn);
+        at += FRAME_HEADER + len;
+    } else {
+        at += 1;
+    }
+    while at + FRAME_HEADER <= data.len() {
+        match whole_frame_at(data, at, lsns.clone()) {
+            Some((len, lsn)) => {
+                note(at, lsn);
+                at += FRAME_HEADER + len;
+            }
+            None => at += 1,
+        }
+    }
+    found
 }
 
 /// Creates a segment file holding only the header, durably.
@@ -555,6 +653,55 @@ mod tests {
         fs::write(&path, &huge).unwrap();
         let end = read_segment(&path, |_, _| {}).unwrap();
         assert!(matches!(end, SegmentEnd::Damaged { ref why, .. } if why.contains("too large")));
+    }
+
+    /// Torn or damaged: what follows the first invalid frame decides.
+    #[test]
+    fn whole_frames_after_a_bad_one_mean_damage() {
+        let dir = tmp("beyond");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        for i in 0..5 {
+            log.append(&op(i)).unwrap();
+        }
+        log.close().unwrap();
+        let path = list_segments(&dir).unwrap()[0].1.clone();
+        let full = fs::read(&path).unwrap();
+        let frame = (full.len() - SEGMENT_MAGIC.len()) / 5;
+        let at = |i: usize| SEGMENT_MAGIC.len() + i * frame;
+        let bad_at = |data: &[u8]| match parse_segment(data, |_, _| {}) {
+            SegmentEnd::Damaged {
+                valid_len,
+                last_lsn,
+                ..
+            } => (valid_len as usize, last_lsn.map_or(1, |l| l + 1)),
+            e => panic!("{e:?}"),
+        };
+        // A flip in record 2: records 3 to 5 follow, whole.
+        let mut flipped = full.clone();
+        flipped[at(1) + FRAME_HEADER + 3] ^= 2;
+        let (p, expected) = bad_at(&flipped);
+        assert_eq!((p, expected), (at(1), 2));
+        let b = frames_beyond(&flipped, p, expected).unwrap();
+        assert_eq!((b.offset, b.frames, b.last_lsn), (at(2) as u64, 3, 5));
+        // Torn inside the last record, with or without garbage after: none.
+        for tail in [&[][..], &[0; 40], &[0xff; 9]] {
+            let mut torn = full[..at(4) + 20].to_vec();
+            torn.extend_from_slice(tail);
+            let (p, expected) = bad_at(&torn);
+            assert_eq!(frames_beyond(&torn, p, expected), None);
+        }
+        // A whole frame with an LSN already used (a second writer): damage.
+        let mut dup = full.clone();
+        dup.extend_from_slice(&full[at(0)..at(1)]);
+        let (p, expected) = bad_at(&dup);
+        assert_eq!((p, expected), (full.len(), 6));
+        assert_eq!(frames_beyond(&dup, p, expected).unwrap().frames, 1);
+        // A damaged length running past the end is not a candidate; the
+        // frames after it still are.
+        let mut long = full.clone();
+        long[at(2) + 3] = 0x30;
+        let (p, expected) = bad_at(&long);
+        assert_eq!(frames_beyond(&long, p, expected).unwrap().last_lsn, 5);
     }
 
     #[test]
