@@ -637,6 +637,9 @@ pub struct BoardInfo {
     pub members: u64,
     pub read_only: bool,
     pub heap_bytes: u64,
+    /// The board this one is an archive of, when it is an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_of: Option<String>,
     pub config: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<String>,
@@ -647,6 +650,9 @@ pub struct BoardInfo {
 pub struct BoardSize {
     pub board: String,
     pub members: u64,
+    /// The board this one is an archive of, when it is an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_of: Option<String>,
 }
 
 #[derive(Deserialize)]

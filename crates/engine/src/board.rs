@@ -444,6 +444,18 @@ impl Board {
         self.read_only = ro;
     }
 
+    /// Makes this board an archive of `of`: read-only, and knowing whose
+    /// archive it is.
+    pub fn mark_archive(&mut self, of: crate::config::ArchiveOf) {
+        self.config.archive = Some(of);
+        self.read_only = true;
+    }
+
+    /// The board this one is an archive of, if it is one.
+    pub fn archive_of(&self) -> Option<&crate::config::ArchiveOf> {
+        self.config.archive.as_ref()
+    }
+
     /// Number of members.
     pub fn len(&self) -> usize {
         self.tree.len()
@@ -1103,8 +1115,10 @@ impl Board {
 
     /// `board_update`: applies a new config, re-ranking the members when the
     /// order or tiebreak changed and evicting beyond a lowered `max_members`.
-    pub fn set_config(&mut self, config: BoardConfig) -> Result<()> {
+    pub fn set_config(&mut self, mut config: BoardConfig) -> Result<()> {
         config.validate()?;
+        // Whose archive a board is was settled by the reset that made it.
+        config.archive = self.config.archive.clone();
         let rebuild = config.order != self.config.order
             || config.tiebreak != self.config.tiebreak
             || config.ranking != self.config.ranking;

@@ -1,4 +1,4 @@
-//! Board configuration (SPEC §1): ordering, ranking mode, tiebreak, update
+//! Board configuration: ordering, ranking mode, tiebreak, update
 //! operator, bounds, capacity, reset schedule and search fields.
 
 use crate::error::{Error, Result};
@@ -62,10 +62,20 @@ pub enum Reset {
     Cron(String),
 }
 
+/// What makes a board an archive: the board it was reset from, and where
+/// it stands among that board's archives (`seq` grows with every reset), so
+/// that `keep_archives` and listings never have to guess from names, which
+/// any writer can choose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveOf {
+    pub board: String,
+    pub seq: u64,
+}
+
 /// Default limit on a member's `data` (a JSON object), in bytes.
 pub const DEFAULT_MAX_DATA_BYTES: usize = 4096;
 
-/// Every option of a board (SPEC §1). `Default` is the spec's defaults.
+/// Every option of a board. `Default` is the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardConfig {
     pub order: Order,
@@ -79,6 +89,8 @@ pub struct BoardConfig {
     pub keep_archives: Option<u32>,
     pub search_fields: Vec<String>,
     pub max_data_bytes: usize,
+    /// Set on the archives a reset makes, never by a client.
+    pub archive: Option<ArchiveOf>,
 }
 
 impl Default for BoardConfig {
@@ -95,6 +107,7 @@ impl Default for BoardConfig {
             keep_archives: None,
             search_fields: vec!["name".to_string()],
             max_data_bytes: DEFAULT_MAX_DATA_BYTES,
+            archive: None,
         }
     }
 }
@@ -148,6 +161,9 @@ impl BoardConfig {
             if expr.trim().is_empty() {
                 return bad("reset cron expression is empty");
             }
+        }
+        if self.archive.as_ref().is_some_and(|a| a.board.is_empty()) {
+            return bad("archive_of must name a board");
         }
         Ok(())
     }
@@ -262,9 +278,11 @@ mod tests {
 }
 
 impl BoardConfig {
-    /// The config as the JSON object the HTTP API and snapshots use.
+    /// The config as the JSON object the HTTP API and snapshots use. The
+    /// archive fields appear on archives only, so an ordinary board's
+    /// stored bytes are what they were before archives carried them.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::json!({
+        let mut v = serde_json::json!({
             "order": self.order.as_str(),
             "ranking": self.ranking.as_str(),
             "tiebreak": self.tiebreak.as_str(),
@@ -276,7 +294,12 @@ impl BoardConfig {
             "keep_archives": self.keep_archives,
             "search_fields": self.search_fields,
             "max_data_bytes": self.max_data_bytes,
-        })
+        });
+        if let (Some(a), Some(o)) = (&self.archive, v.as_object_mut()) {
+            o.insert("archive_of".into(), a.board.clone().into());
+            o.insert("archive_seq".into(), a.seq.into());
+        }
+        v
     }
 
     /// Reads a config object; absent or `null` fields keep the defaults,
@@ -287,6 +310,7 @@ impl BoardConfig {
             .ok_or_else(|| Error::BadConfig("config must be a JSON object".into()))?;
         let mut c = BoardConfig::default();
         let bad = |field: &str, want: &str| Error::BadConfig(format!("{field} must be {want}"));
+        let (mut archive_of, mut archive_seq) = (None, None);
         for (k, v) in obj {
             if v.is_null() {
                 continue;
@@ -312,6 +336,8 @@ impl BoardConfig {
                         Some(u32::try_from(int()?).map_err(|_| bad(k, "at most 2^32-1"))?)
                 }
                 "max_data_bytes" => c.max_data_bytes = int()? as usize,
+                "archive_of" => archive_of = Some(s()?.to_string()),
+                "archive_seq" => archive_seq = Some(int()?),
                 "search_fields" => {
                     let arr = v.as_array().ok_or_else(|| bad(k, "an array of strings"))?;
                     c.search_fields = arr
@@ -326,6 +352,11 @@ impl BoardConfig {
                 other => return Err(Error::BadConfig(format!("unknown config field {other:?}"))),
             }
         }
+        c.archive = match (archive_of, archive_seq) {
+            (None, None) => None,
+            (Some(board), Some(seq)) => Some(ArchiveOf { board, seq }),
+            _ => return Err(bad("archive_of and archive_seq", "given together")),
+        };
         c.validate()?;
         Ok(c)
     }
@@ -367,8 +398,17 @@ mod json_tests {
             keep_archives: Some(4),
             search_fields: vec!["name".into(), "team".into()],
             max_data_bytes: 1024,
+            archive: Some(ArchiveOf {
+                board: "b@x".into(),
+                seq: 7,
+            }),
         };
         assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
+        assert!(BoardConfig::from_json(&serde_json::json!({"archive_of": "b"})).is_err());
+        assert!(BoardConfig::from_json(&serde_json::json!({"archive_seq": 1})).is_err());
+        // An ordinary board's JSON has no archive fields at all.
+        let plain = BoardConfig::default().to_json();
+        assert!(plain.get("archive_of").is_none() && plain.get("archive_seq").is_none());
         assert_eq!(
             BoardConfig::from_json(&serde_json::json!({})).unwrap(),
             BoardConfig::default()

@@ -14,12 +14,12 @@ use dashmap::DashMap;
 use parking_lot::RwLock;
 
 use crate::board::{Aggregate, Board};
-use crate::config::BoardConfig;
+use crate::config::{ArchiveOf, BoardConfig};
 use crate::error::{Error, Result};
 
 pub type BoardRef = Arc<RwLock<Board>>;
 
-/// Longest board name, in bytes (SPEC §1).
+/// Longest board name, in bytes.
 pub const MAX_BOARD_NAME: usize = 200;
 
 #[derive(Default)]
@@ -149,11 +149,18 @@ impl Store {
     /// `archive` (replacing one of that name) and empties the live board.
     /// The content is taken under the live board's write lock, so every
     /// write lands wholly before or after the reset; the archive appears
-    /// just after (a reader may see the live board empty a moment earlier);
-    /// then keeps only the newest `keep_archives` archives `NAME@…`.
-    /// Returns how many members were archived.
+    /// just after (a reader may see the live board empty a moment earlier).
+    /// The archive records that it is `name`'s, one past the newest of
+    /// `name`'s archives; then only the newest `keep_archives` of them are
+    /// kept. Boards that merely look like archives by name are never
+    /// counted or deleted. Returns how many members were archived.
     pub fn archive(&self, name: &str, archive: &str) -> Result<u64> {
         Self::validate_name(archive)?;
+        if archive == name {
+            return Err(Error::BadArgument(
+                "an archive cannot replace its own board".into(),
+            ));
+        }
         let b = self
             .get(name)
             .ok_or_else(|| Error::NoSuchBoard(name.to_string()))?;
@@ -164,27 +171,95 @@ impl Store {
             }
             (g.take(), g.config().keep_archives)
         };
+        let seq = self
+            .archives_of(name)
+            .last()
+            .map_or(1, |(_, s)| s.saturating_add(1));
         let mut content = content;
-        content.set_read_only(true);
+        content.mark_archive(ArchiveOf {
+            board: name.to_string(),
+            seq,
+        });
         let n = content.len() as u64;
         self.insert(archive, content)?;
         if let Some(keep) = keep {
-            let prefix = format!("{name}@");
-            let mut archives: Vec<String> = self
-                .boards
-                .iter()
-                .filter(|e| e.key().starts_with(&prefix))
-                .map(|e| e.key().to_string())
-                .collect();
-            archives.sort_by(|a, b| {
-                archive_order(&a[prefix.len()..]).cmp(&archive_order(&b[prefix.len()..]))
-            });
+            let archives = self.archives_of(name);
             let excess = archives.len().saturating_sub(keep as usize);
-            for old in &archives[..excess] {
+            for (old, _) in &archives[..excess] {
                 self.delete(old);
             }
         }
         Ok(n)
+    }
+
+    /// The archives of board `name` with their sequence numbers, oldest
+    /// first (ties, which only damaged data could hold, by name).
+    pub fn archives_of(&self, name: &str) -> Vec<(String, u64)> {
+        let refs: Vec<(Arc<str>, BoardRef)> = self
+            .boards
+            .iter()
+            .map(|e| (e.key().clone(), e.value().clone()))
+            .collect();
+        let mut out: Vec<(String, u64)> = refs
+            .into_iter()
+            .filter_map(|(n, b)| {
+                let g = b.read();
+                let a = g.archive_of().filter(|a| a.board == name)?;
+                Some((n.to_string(), a.seq))
+            })
+            .collect();
+        out.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        out
+    }
+
+    /// Recognises the archives of data written before archives recorded
+    /// whose they are: a read-only board named `NAME@LABEL` without that
+    /// record is an archive of `NAME` (a reset was the only way to make a
+    /// read-only board). Their sequence follows the order their names
+    /// gave them then. Run once, on boards recovered from such data.
+    /// Returns how many boards were recognised.
+    pub fn adopt_legacy_archives(&self) -> usize {
+        let refs: Vec<(Arc<str>, BoardRef)> = self
+            .boards
+            .iter()
+            .map(|e| (e.key().clone(), e.value().clone()))
+            .collect();
+        let legacy: Vec<(String, BoardRef)> = refs
+            .into_iter()
+            .filter(|(_, b)| {
+                let g = b.read();
+                g.is_read_only() && g.archive_of().is_none()
+            })
+            .map(|(n, b)| (n.to_string(), b))
+            .collect();
+        let names: Vec<&str> = legacy.iter().map(|(n, _)| n.as_str()).collect();
+        let adopted = legacy_archives(&names);
+        for (name, of) in &adopted {
+            if let Some((_, b)) = legacy.iter().find(|(n, _)| n == name) {
+                b.write().mark_archive(of.clone());
+            }
+        }
+        adopted.len()
+    }
+
+    /// Every board with its size and, for an archive, the board it is an
+    /// archive of; by name.
+    pub fn list_with_archives(&self) -> Vec<(String, u64, Option<String>)> {
+        let refs: Vec<(Arc<str>, BoardRef)> = self
+            .boards
+            .iter()
+            .map(|e| (e.key().clone(), e.value().clone()))
+            .collect();
+        let mut out: Vec<(String, u64, Option<String>)> = refs
+            .into_iter()
+            .map(|(n, b)| {
+                let g = b.read();
+                let of = g.archive_of().map(|a| a.board.clone());
+                (n.to_string(), g.len() as u64, of)
+            })
+            .collect();
+        out.sort();
+        out
     }
 
     /// The name for the next archive of `name` labelled `label` (see
@@ -271,9 +346,10 @@ impl Board {
 }
 
 /// The name for a new archive `base` (`NAME@LABEL`) given the board names
-/// `taken`: `base`, or `base.N` with N one past the highest taken, so a name
-/// freed by `keep_archives` is never reused for a newer archive (it would
-/// sort as the oldest and be dropped at once). Shared by every backend.
+/// `taken`: `base`, or `base.N` with N one past the highest taken, so no
+/// board, archive or not, is replaced, and a name freed by `keep_archives`
+/// is not given to a newer archive (readers would take it for the old
+/// one). Shared by every backend.
 pub fn next_archive_name<'a>(base: &str, taken: impl Iterator<Item = &'a str>) -> String {
     let highest = taken
         .filter_map(|t| {
@@ -291,24 +367,159 @@ pub fn next_archive_name<'a>(base: &str, taken: impl Iterator<Item = &'a str>) -
     }
 }
 
-/// Orders the archives of one board (`prefix` is `NAME@`) oldest first, as
-/// `keep_archives` drops them. Shared by every backend.
-pub fn sort_archives(archives: &mut [String], prefix: &str) {
-    archives.sort_by(|a, b| {
-        let ka = archive_order(a.strip_prefix(prefix).unwrap_or(a));
-        let kb = archive_order(b.strip_prefix(prefix).unwrap_or(b));
-        ka.cmp(&kb)
-    });
+/// The archive records of boards that data from before archives recorded
+/// whose they are held as archives, given the names of such boards (read-only
+/// boards without the record): `NAME@LABEL` is an archive of `NAME` (up to
+/// the last `@`: labels hold none), and each board's archives are numbered
+/// 1, 2, … in the order their names gave them then (label, then the
+/// repeat number, so `.10` after `.9`). Names without `@` are left out.
+/// Shared by every backend.
+pub fn legacy_archives(names: &[&str]) -> Vec<(String, ArchiveOf)> {
+    let mut found: Vec<(&str, &str, (&str, u64))> = names
+        .iter()
+        .filter_map(|n| {
+            let (of, rest) = n.rsplit_once('@')?;
+            (!of.is_empty()).then_some((*n, of, legacy_order(rest)))
+        })
+        .collect();
+    found.sort_by(|a, b| a.1.cmp(b.1).then_with(|| a.2.cmp(&b.2)));
+    let mut out = Vec::with_capacity(found.len());
+    let mut seq = 0;
+    for (i, (name, of, _)) in found.iter().enumerate() {
+        seq = if i > 0 && found[i - 1].1 == *of {
+            seq + 1
+        } else {
+            1
+        };
+        out.push((
+            name.to_string(),
+            ArchiveOf {
+                board: of.to_string(),
+                seq,
+            },
+        ));
+    }
+    out
 }
 
-/// Sort key of an archive name after `NAME@`: its period label, then the
-/// number of a same-label repeat (`LABEL` is 1, `LABEL.2` is 2, …), so that
-/// `.10` sorts after `.9` and `keep_archives` drops the oldest.
-fn archive_order(rest: &str) -> (&str, u64) {
+/// The order archive names (after `NAME@`) were pruned in before archives
+/// recorded their sequence: the period label, then the number of a
+/// same-label repeat (`LABEL` is 1, `LABEL.2` is 2, …).
+fn legacy_order(rest: &str) -> (&str, u64) {
     match rest.rsplit_once('.') {
         Some((label, n)) if !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) => {
             (label, n.parse().unwrap_or(u64::MAX))
         }
         _ => (rest, 1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Submit;
+
+    fn filled(store: &Store, name: &str, config: BoardConfig) {
+        store.put(name, config).unwrap();
+        store
+            .write(name, |b| b.submit(&Submit::new(b"m", 1.0)).map(drop))
+            .unwrap();
+    }
+
+    fn names(store: &Store) -> Vec<String> {
+        store.list().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// Regression: pruning picked archives by the prefix `NAME@`, so a live
+    /// board `v3@0-live` was deleted when `v3` reset.
+    #[test]
+    fn a_live_board_named_like_an_archive_survives_pruning() {
+        let store = Store::new();
+        let keep = BoardConfig {
+            keep_archives: Some(1),
+            ..Default::default()
+        };
+        filled(&store, "v3", keep);
+        filled(&store, "v3@0-live", BoardConfig::default());
+        store.archive("v3", "v3@2026-11-21").unwrap();
+        store.archive("v3", "v3@2026-11-22").unwrap();
+        assert_eq!(names(&store), ["v3", "v3@0-live", "v3@2026-11-22"]);
+        assert!(!store.get("v3@0-live").unwrap().read().is_read_only());
+        assert_eq!(store.read("v3@0-live", |b| b.len()).unwrap(), 1);
+    }
+
+    /// Regression: a writer's `v2@9999` sorted as the newest archive of
+    /// `v2`, so the real ones, the one just made included, were pruned.
+    #[test]
+    fn a_writers_board_is_not_counted_among_the_archives() {
+        let store = Store::new();
+        let keep = BoardConfig {
+            keep_archives: Some(2),
+            ..Default::default()
+        };
+        filled(&store, "v2", keep);
+        filled(&store, "v2@9999", BoardConfig::default());
+        for label in ["2026-11-21", "2026-11-22", "2026-11-23"] {
+            store.archive("v2", &format!("v2@{label}")).unwrap();
+        }
+        assert_eq!(
+            names(&store),
+            ["v2", "v2@2026-11-22", "v2@2026-11-23", "v2@9999"]
+        );
+        let archives = store.archives_of("v2");
+        assert_eq!(
+            archives,
+            [
+                ("v2@2026-11-22".to_string(), 2),
+                ("v2@2026-11-23".to_string(), 3)
+            ]
+        );
+        assert!(store.get("v2@2026-11-23").unwrap().read().is_read_only());
+    }
+
+    /// Archives are ordered by when they were made, not by their names.
+    #[test]
+    fn pruning_follows_the_order_archives_were_made_in() {
+        let store = Store::new();
+        let keep = BoardConfig {
+            keep_archives: Some(2),
+            ..Default::default()
+        };
+        filled(&store, "b", keep);
+        for label in ["z", "a", "m"] {
+            store.archive("b", &format!("b@{label}")).unwrap();
+        }
+        assert_eq!(names(&store), ["b", "b@a", "b@m"]);
+    }
+
+    #[test]
+    fn legacy_archives_are_recognised_by_name_once() {
+        let store = Store::new();
+        for (name, ro) in [
+            ("lb", false),
+            ("lb@2026-11-21", true),
+            ("lb@2026-11-21.10", true),
+            ("lb@2026-11-21.9", true),
+            ("lb@x", false),
+            ("a@b@2026-W47", true),
+            ("plain", true),
+        ] {
+            filled(&store, name, BoardConfig::default());
+            store.get(name).unwrap().write().set_read_only(ro);
+        }
+        assert_eq!(store.adopt_legacy_archives(), 4);
+        assert_eq!(
+            store.archives_of("lb"),
+            [
+                ("lb@2026-11-21".to_string(), 1),
+                ("lb@2026-11-21.9".to_string(), 2),
+                ("lb@2026-11-21.10".to_string(), 3)
+            ]
+        );
+        assert_eq!(store.archives_of("a@b"), [("a@b@2026-W47".to_string(), 1)]);
+        assert_eq!(store.adopt_legacy_archives(), 0, "once");
+        // The next archive follows them.
+        store.archive("lb", "lb@2026-11-22").unwrap();
+        assert_eq!(store.archives_of("lb").last().unwrap().1, 4);
     }
 }

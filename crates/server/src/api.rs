@@ -471,6 +471,9 @@ pub struct BoardOut {
     pub members: u64,
     pub read_only: bool,
     pub heap_bytes: u64,
+    /// The board this one is an archive of, when it is an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_of: Option<String>,
     pub config: serde_json::Value,
     /// The reset period the board is in, when it has a reset schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -490,6 +493,9 @@ pub struct BoardsOut {
 pub struct BoardSize {
     pub board: String,
     pub members: u64,
+    /// The board this one is an archive of, when it is an archive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archive_of: Option<String>,
 }
 
 /// `reset`.
@@ -540,6 +546,15 @@ pub struct ExportLine {
 
 /// A board config from its JSON form.
 pub fn config_from_json(v: &serde_json::Value) -> Result<BoardConfig, ApiError> {
+    if ["archive_of", "archive_seq"]
+        .iter()
+        .any(|f| v.get(f).is_some_and(|x| !x.is_null()))
+    {
+        return Err(ApiError::new(
+            crate::error::Code::InvalidConfig,
+            "archive_of and archive_seq are set by reset, not by a config",
+        ));
+    }
     let c = BoardConfig::from_json(v)?;
     crate::schedule::validate(&c.reset)
         .map_err(|m| ApiError::new(crate::error::Code::InvalidConfig, format!("reset: {m}")))?;

@@ -817,18 +817,32 @@ function ops.create()
   return 1
 end
 
--- ARGV: as create's. A board that keeps a schedule keeps the period it
--- is in (the caller's `p` is the period of now, for a board that had
--- none), so the next scheduled reset still archives that period.
+-- The reset schedule in a config JSON (nil if it cannot be read).
+local function reset_of(json)
+  if not json then return nil end
+  local ok, v = pcall(cjson.decode, json)
+  if ok and type(v) == 'table' then return v.reset end
+  return nil
+end
+
+-- ARGV: as create's. A board that keeps its schedule keeps the period it
+-- is in, so the next scheduled reset still archives that period; a new
+-- schedule starts with the caller's `p`, the period of now (the period of
+-- the schedule it replaces is not one of its own: archiving it would
+-- empty the board at the next tick), and no schedule means no period.
 function ops.put()
   local existed = redis.call('EXISTS', C) == 1
   if existed and redis.call('HGET', C, 'ro') == '1' then return fail('ro') end
   local old = existed and load_cfg()
   local period = redis.call('HGET', C, 'p')
+  local old_reset = reset_of(redis.call('HGET', C, 'json'))
   local ix = redis.call('HGET', C, 'ix')
   redis.call('DEL', C)
   redis.call('HSET', C, unpack(ARGV, 2))
-  if period and redis.call('HEXISTS', C, 'p') == 1 then redis.call('HSET', C, 'p', period) end
+  if period and redis.call('HEXISTS', C, 'p') == 1
+    and old_reset ~= nil and old_reset == reset_of(redis.call('HGET', C, 'json')) then
+    redis.call('HSET', C, 'p', period)
+  end
   -- The index state survives a reconfiguration (absent stays absent).
   if not existed then ix = '0' end
   if ix then redis.call('HSET', C, 'ix', ix) end
@@ -1061,16 +1075,20 @@ function ops.take()
   return out
 end
 
--- reset, between steps 1 and 2: records the archive's name, unless one
--- was recorded first (by another node finishing the same reset), so
--- every node finishing it copies into one archive. ARGV: the name.
--- Reply: {the recorded name, 1 if this call recorded it}, or nil when the
--- reset was finished meanwhile. The node that recorded it reports the
--- archive, so a reset two nodes finish is reported once.
+-- reset, between steps 1 and 2: records the archive's name and sequence
+-- number among the board's archives, unless they were recorded first (by
+-- another node finishing the same reset), so every node finishing it
+-- copies into one archive, numbered once. ARGV: the name, the number.
+-- Reply: {the recorded name, 1 if this call recorded it, the recorded
+-- number}, or nil when the reset was finished meanwhile. The node that
+-- recorded it reports the archive, so a reset two nodes finish is
+-- reported once. (A reset staged before archives were numbered has a
+-- name and no number: it gets the caller's.)
 function ops.name()
   if redis.call('EXISTS', SC) == 0 then return false end
   local set = redis.call('HSETNX', SC, 'archive', ARGV[2])
-  return {redis.call('HGET', SC, 'archive'), set}
+  redis.call('HSETNX', SC, 'seq', ARGV[3])
+  return {redis.call('HGET', SC, 'archive'), set, tonumber(redis.call('HGET', SC, 'seq'))}
 end
 
 -- A scheduled board without a period enters the caller's (ARGV: config

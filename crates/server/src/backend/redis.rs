@@ -647,6 +647,59 @@ fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
 
 // ------------------------------------------------------------ configs
 
+/// A config as this backend stored it: an archive's records whose
+/// archive it is, which a client's config may not (see
+/// [`config_from_json`]).
+fn stored_config(v: &serde_json::Value) -> podium_engine::Result<BoardConfig> {
+    BoardConfig::from_json(v)
+}
+
+/// Whose archive `board` is, by its stored config JSON and read-only
+/// flag: the record, or for an archive made before archives recorded it,
+/// what its name says (as the embedded backend's recovery reads it).
+fn archive_of(board: &str, json: &str, read_only: bool) -> Option<String> {
+    if let Some(a) = archive_in_json(json) {
+        return Some(a.board);
+    }
+    if !read_only {
+        return None;
+    }
+    podium_engine::store::legacy_archives(&[board])
+        .pop()
+        .map(|(_, a)| a.board)
+}
+
+/// The archive record in a stored config JSON, if any.
+fn archive_in_json(json: &str) -> Option<podium_engine::ArchiveOf> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    Some(podium_engine::ArchiveOf {
+        board: v.get("archive_of")?.as_str()?.to_string(),
+        seq: v.get("archive_seq")?.as_u64()?,
+    })
+}
+
+/// The config fields `take` handed over for an archive (the live board's,
+/// as staged), made those of its archive number `seq`: read-only, and the
+/// JSON recording whose archive it is.
+fn archive_fields(mut fields: Vec<String>, board: &str, seq: u64) -> Result<Vec<String>, ApiError> {
+    for pair in fields.chunks_mut(2) {
+        if let [k, v] = pair {
+            if k == "json" {
+                let json: serde_json::Value =
+                    serde_json::from_str(v).map_err(|_| protocol("staged config"))?;
+                let mut c = stored_config(&json).map_err(|_| protocol("staged config"))?;
+                c.archive = Some(podium_engine::ArchiveOf {
+                    board: board.to_string(),
+                    seq,
+                });
+                *v = c.to_json().to_string();
+            }
+        }
+    }
+    fields.extend(["ro".to_string(), "1".to_string()]);
+    Ok(fields)
+}
+
 /// Configs Redis cannot honour exactly are refused when a board is
 /// created or reconfigured, never served approximately.
 fn supported(c: &BoardConfig) -> Result<(), ApiError> {
@@ -920,9 +973,12 @@ impl RedisBackend {
         let existing = self.boards_starting_with(&base).await?;
         let name =
             podium_engine::store::next_archive_name(&base, existing.iter().map(String::as_str));
-        self.call(board, "name", [name.as_str()]).await?;
-        let mut fields: Vec<String> = taken[2..].iter().filter_map(text).collect();
-        fields.extend(["ro".to_string(), "1".to_string()]);
+        let (name, seq, _) = self
+            .name_archive(board, &name)
+            .await?
+            .ok_or_else(|| protocol("name"))?;
+        let fields: Vec<String> = taken[2..].iter().filter_map(text).collect();
+        let fields = archive_fields(fields, board, seq)?;
         self.registry("SADD", &name).await?;
         self.call(&name, "create", fields).await?;
         self.copy_staged(board, &name, copied).await
@@ -935,7 +991,7 @@ impl RedisBackend {
     #[doc(hidden)]
     pub async fn take_due_reset(&self, board: &str) -> Result<(), ApiError> {
         let (info, json) = self.info_raw(board).await?;
-        let reset = config_from_json(&info.config)
+        let reset = stored_config(&info.config)
             .map_err(|_| protocol("config"))?
             .reset;
         let (Some(p), Some(label)) = (
@@ -1030,8 +1086,8 @@ impl RedisBackend {
             .await
     }
 
-    /// The registered boards whose names start with `prefix` (a reset's
-    /// archives: `NAME@`, or `NAME@LABEL` for one period's).
+    /// The registered boards whose names start with `prefix` (`NAME@LABEL`:
+    /// the names a new archive must not take).
     async fn boards_starting_with(&self, prefix: &str) -> Result<Vec<String>, ApiError> {
         Ok(self
             .boards()
@@ -1041,6 +1097,77 @@ impl RedisBackend {
             .map(|b| b.board)
             .filter(|b| b.starts_with(prefix))
             .collect())
+    }
+
+    /// The archives of `board` with their sequence numbers, oldest first,
+    /// as [`Store::archives_of`] orders them; archives made before they
+    /// recorded theirs are numbered as [`podium_engine::store::legacy_archives`]
+    /// numbers them, before every newer one.
+    async fn archives_of(&self, board: &str) -> Result<Vec<(String, u64)>, ApiError> {
+        let names = self.registered_boards().await?;
+        let states = futures_util::future::join_all(names.iter().map(|n| async move {
+            let mut c = redis::cmd("HMGET");
+            c.arg(config_key(n)).arg("json").arg("ro");
+            self.bounded(
+                n,
+                c.query_async::<(Option<String>, Option<String>)>(&mut self.conn.clone()),
+            )
+            .await
+        }))
+        .await;
+        let mut found = Vec::new();
+        let mut legacy = Vec::new();
+        for (name, state) in names.iter().zip(states) {
+            let (Some(json), ro) = state? else {
+                continue;
+            };
+            if ro.as_deref() != Some("1") {
+                continue;
+            }
+            match archive_in_json(&json) {
+                Some(a) if a.board == board => found.push((name.clone(), a.seq)),
+                Some(_) => {}
+                None => legacy.push(name.as_str()),
+            }
+        }
+        for (name, a) in podium_engine::store::legacy_archives(&legacy) {
+            if a.board == board {
+                found.push((name, a.seq));
+            }
+        }
+        found.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        Ok(found)
+    }
+
+    /// Records the name and sequence number of the archive of the reset
+    /// staged on `board` (script op `name`), unless an earlier attempt
+    /// recorded them. Returns the recorded name, sequence number, and
+    /// whether this call recorded them; `None` when the reset was finished
+    /// meanwhile.
+    async fn name_archive(
+        &self,
+        board: &str,
+        name: &str,
+    ) -> Result<Option<(String, u64, bool)>, ApiError> {
+        let seq = self
+            .archives_of(board)
+            .await?
+            .last()
+            .map_or(1, |(_, s)| s.saturating_add(1));
+        match self
+            .call(board, "name", [name.to_string(), seq.to_string()])
+            .await?
+        {
+            Value::Nil => Ok(None),
+            v => match arr(v)?.as_slice() {
+                [a, set, seq] => Ok(Some((
+                    text(a).ok_or_else(|| protocol("name"))?,
+                    int(seq)?,
+                    int(set)? == 1,
+                ))),
+                _ => Err(protocol("name")),
+            },
+        }
     }
 
     /// Creates `board` with `config`; `if_absent` makes an existing board
@@ -1161,12 +1288,14 @@ impl RedisBackend {
         let json = text(&a[0]).ok_or_else(|| protocol("config"))?;
         let config: serde_json::Value =
             serde_json::from_str(&json).map_err(|_| protocol("config"))?;
+        let read_only = int(&a[1])? == 1;
         Ok((
             BoardOut {
                 board: board.to_string(),
                 members: int(&a[2])?,
-                read_only: int(&a[1])? == 1,
+                read_only,
                 heap_bytes: int(&a[3])?,
+                archive_of: archive_of(board, &json, read_only),
                 config,
                 period: a.get(4).and_then(text),
                 created: None,
@@ -1268,35 +1397,28 @@ impl RedisBackend {
         staged: u64,
         label: &str,
         recorded: Option<String>,
-        mut fields: Vec<String>,
+        fields: Vec<String>,
     ) -> Result<Option<(String, bool)>, ApiError> {
         let keep = fields
             .chunks(2)
             .find(|f| f.len() == 2 && f[0] == "json")
             .and_then(|f| serde_json::from_str::<serde_json::Value>(&f[1]).ok())
             .and_then(|c| c.get("keep_archives").and_then(|k| k.as_u64()));
-        fields.extend(["ro".to_string(), "1".to_string()]);
-        let (archive, named) = match recorded {
-            Some(a) => (a, false),
+        let name = match recorded {
+            Some(a) => a,
             None => {
                 // Named as the embedded engine names it (one past the
                 // highest taken for the label).
                 let base = format!("{board}@{label}");
                 let taken = self.boards_starting_with(&base).await?;
-                let name = podium_engine::store::next_archive_name(
-                    &base,
-                    taken.iter().map(String::as_str),
-                );
-                Store::validate_name(&name)?;
-                match self.call(board, "name", [name.as_str()]).await? {
-                    Value::Nil => return Ok(None),
-                    v => match arr(v)?.as_slice() {
-                        [a, set] => (text(a).ok_or_else(|| protocol("name"))?, int(set)? == 1),
-                        _ => return Err(protocol("name")),
-                    },
-                }
+                podium_engine::store::next_archive_name(&base, taken.iter().map(String::as_str))
             }
         };
+        Store::validate_name(&name)?;
+        let Some((archive, seq, named)) = self.name_archive(board, &name).await? else {
+            return Ok(None);
+        };
+        let fields = archive_fields(fields, board, seq)?;
         self.registry("SADD", &archive).await?;
         match self.call(&archive, "create", fields).await {
             // Created by an earlier attempt at this reset (the name is
@@ -1307,11 +1429,9 @@ impl RedisBackend {
         self.copy_staged(board, &archive, staged).await?;
         self.call(board, "unstage", Vec::<String>::new()).await?;
         if let Some(keep) = keep {
-            let prefix = format!("{board}@");
-            let mut archives = self.boards_starting_with(&prefix).await?;
-            podium_engine::store::sort_archives(&mut archives, &prefix);
+            let archives = self.archives_of(board).await?;
             let excess = archives.len().saturating_sub(keep as usize);
-            for old in &archives[..excess] {
+            for (old, _) in &archives[..excess] {
                 match self.board_delete(old).await {
                     Err(e) if e.code != Code::BoardNotFound => return Err(e),
                     _ => {}
@@ -1389,7 +1509,7 @@ impl RedisBackend {
             }
             let Some(reset) = serde_json::from_str::<serde_json::Value>(&json)
                 .ok()
-                .and_then(|v| config_from_json(&v).ok())
+                .and_then(|v| stored_config(&v).ok())
                 .map(|c| c.reset)
             else {
                 continue;
@@ -1974,7 +2094,7 @@ impl Backend for RedisBackend {
         // the read and the reset; then the reset is computed again.
         for _ in 0..5 {
             let (info, json) = self.info_raw(board).await?;
-            let reset = config_from_json(&info.config)
+            let reset = stored_config(&info.config)
                 .map_err(|_| protocol("config"))?
                 .reset;
             let now = self.clock.now();
@@ -2065,7 +2185,11 @@ impl Backend for RedisBackend {
         let mut boards = Vec::with_capacity(names.len());
         for (board, info) in names.into_iter().zip(infos) {
             match info {
-                Ok((_, members)) => boards.push(BoardSize { board, members }),
+                Ok((out, members)) => boards.push(BoardSize {
+                    board,
+                    members,
+                    archive_of: out.archive_of,
+                }),
                 // Listed but not (or no longer) created: see REGISTRY.
                 Err(e) if e.code == Code::BoardNotFound => {}
                 Err(e) => return Err(e),
@@ -2356,7 +2480,7 @@ impl Backend for RedisBackend {
         // changed in between, and the search starts again.
         for _ in 0..5 {
             let (info, _) = self.info_reply(board).await?;
-            let fields = config_from_json(&info.config)
+            let fields = stored_config(&info.config)
                 .map_err(|_| protocol("config"))?
                 .search_fields;
             let engine_err = |e: SearchError| ApiError::from(podium_engine::Error::from(e));

@@ -420,7 +420,9 @@ fn schemas() -> Value {
                 "reset": {"type": "string", "description": "never, daily, weekly, monthly or a cron expression (UTC)"},
                 "keep_archives": {"type": ["integer", "null"], "minimum": 0},
                 "search_fields": {"type": "array", "items": {"type": "string"}},
-                "max_data_bytes": {"type": "integer", "minimum": 0}
+                "max_data_bytes": {"type": "integer", "minimum": 0},
+                "archive_of": {"type": "string", "readOnly": true, "description": "On an archive only: the board it archives (set by reset; refused in a request)"},
+                "archive_seq": {"type": "integer", "minimum": 1, "readOnly": true, "description": "On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest"}
             }
         }));
     m.insert(
@@ -433,6 +435,7 @@ fn schemas() -> Value {
                 "members": {"type": "integer"},
                 "read_only": {"type": "boolean"},
                 "heap_bytes": {"type": "integer"},
+                "archive_of": {"type": "string", "description": "On an archive only: the board it archives"},
                 "config": r("BoardConfig"),
                 "period": {"type": "string", "description": "The reset period the board is in"},
                 "created": {"type": "boolean", "description": "PUT: whether it created the board"}
@@ -447,7 +450,11 @@ fn schemas() -> Value {
             "properties": {"boards": {"type": "array", "items": {
                 "type": "object",
                 "required": ["board", "members"],
-                "properties": {"board": {"type": "string"}, "members": {"type": "integer"}}
+                "properties": {
+                    "board": {"type": "string"},
+                    "members": {"type": "integer"},
+                    "archive_of": {"type": "string", "description": "On an archive only: the board it archives"}
+                }
             }}}
         }),
     );

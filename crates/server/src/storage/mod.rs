@@ -95,6 +95,9 @@ impl Aux {
     /// Applies a replayed record's non-board part.
     pub fn apply(&mut self, op: &LogOp) {
         match op {
+            LogOp::Period { board, label } if label.is_empty() => {
+                self.periods.remove(board);
+            }
             LogOp::Period { board, label } => {
                 self.periods.insert(board.clone(), label.clone());
             }
@@ -416,6 +419,9 @@ pub fn open(
                     why: e.to_string(),
                 })?;
         }
+        // The log after a snapshot names archives itself; the snapshot's
+        // own may predate archives recording whose they are.
+        store.adopt_legacy_archives();
     }
 
     let segments = log::list_segments(dir).map_err(io_err(dir))?;
