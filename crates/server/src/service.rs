@@ -1586,14 +1586,17 @@ mod tests {
             assert!(svc.board_put("y", &cfg).await.is_err());
             assert!(svc.reset("b").await.is_err());
             assert!(svc.board_delete("b").await.is_err());
-            assert!(svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())]).is_err());
+            assert!(svc
+                .hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .is_err());
             assert!(svc.del(&[b"b".as_slice()]).is_err());
             assert!(svc.flushall().is_err());
             assert_eq!(svc.boards().boards.len(), 1);
             svc.storage().unwrap().log.faults().write = false;
             until_healthy(&svc);
             svc.submit("b", &[e("d", 4.0)]).await.unwrap();
-            svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())]).unwrap();
+            svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .unwrap();
             let members: Vec<String> = svc
                 .top("b", Some(1), Some(100), false)
                 .unwrap()

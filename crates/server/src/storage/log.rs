@@ -735,7 +735,10 @@ impl Flusher {
 
 /// `e` with the operation and segment it failed on, for the operator.
 fn context(e: io::Error, doing: &str, seg_start: u64) -> io::Error {
-    io::Error::new(e.kind(), format!("{doing} {}: {e}", segment_name(seg_start)))
+    io::Error::new(
+        e.kind(),
+        format!("{doing} {}: {e}", segment_name(seg_start)),
+    )
 }
 
 #[cfg(test)]
@@ -890,7 +893,10 @@ mod tests {
     fn until_writable(log: &Log) {
         let t = Instant::now();
         while log.writable().is_err() {
-            assert!(t.elapsed() < Duration::from_secs(30), "the log never recovered");
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the log never recovered"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -947,7 +953,10 @@ mod tests {
         // No half batch left between frames: the segment reads clean.
         let (lsns, ends) = read_all(&dir);
         assert_eq!(lsns, (1..=6).collect::<Vec<_>>());
-        assert!(ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })), "{ends:?}");
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
     }
 
     #[test]
@@ -974,7 +983,10 @@ mod tests {
         log.close().unwrap();
         let (lsns, ends) = read_all(&dir);
         assert_eq!(lsns, vec![1, 2, 3]);
-        assert!(ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })), "{ends:?}");
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
     }
 
     #[test]
@@ -1002,7 +1014,10 @@ mod tests {
         assert_eq!(segs.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 4]);
         let (lsns, ends) = read_all(&dir);
         assert_eq!(lsns, (1..=5).collect::<Vec<_>>());
-        assert!(ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })), "{ends:?}");
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
     }
 
     #[test]
@@ -1014,7 +1029,10 @@ mod tests {
         log.append(&op(1));
         let t = Instant::now();
         while log.writable().is_ok() {
-            assert!(t.elapsed() < Duration::from_secs(30), "the write never failed");
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the write never failed"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(log.wait_blocking(2).is_err());

@@ -383,7 +383,10 @@ mod tests {
             board: Unwritable,
         }];
         assert!(write(&dir, 7, &boards, &SnapAux::default()).is_err());
-        let left: Vec<_> = fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+        let left: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
         assert!(left.is_empty(), "{left:?}");
     }
 }
