@@ -1566,7 +1566,7 @@ mod tests {
 
     #[tokio::test]
     async fn while_the_log_cannot_write_memory_and_log_stay_equal() {
-        let dir = tmp("logfail");
+        let dir = tmp("log-cannot-write");
         let (members, hashes) = {
             let svc = open(&dir);
             svc.submit("b", &[e("a", 1.0)]).await.unwrap();

@@ -7,7 +7,11 @@
 //! accumulated with one `write` and, under `--fsync always`, one
 //! `fdatasync`, then publishes the highest durable LSN. Writers that wait
 //! for their LSN therefore share fsyncs: while one fsync runs, the next
-//! batch collects (group commit). The frame layout is in docs/storage.md.
+//! batch collects (group commit). When a write, fsync or segment creation
+//! fails, the flusher keeps the work, cuts the segment back to what was
+//! synced and retries with a backoff until it can write again; meanwhile
+//! [`Log::writable`] says why not. The frame layout and the failure
+//! handling are in docs/storage.md.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
