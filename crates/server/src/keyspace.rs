@@ -108,9 +108,10 @@ impl Service {
             let _gate = self.exclusive();
             // Re-check under the gate: another thread may have won.
             if self.expiry_of(key).is_some_and(|at| at <= self.now_ms()) {
-                if let Err(e) = self.delete_key_locked(key) {
-                    tracing::error!("deleting an expired key failed: {e}");
-                }
+                // Not refused while the log cannot write: the key is gone
+                // for readers either way, and its record waits with the
+                // others until the log recovers.
+                self.delete_key_locked(key);
             }
         }
     }
@@ -142,7 +143,7 @@ impl Service {
 
     /// Removes a key of either type with its expiry and period; logs it.
     /// Call with the gate held exclusively. Returns whether it existed.
-    fn delete_key_locked(&self, key: &[u8]) -> Result<(bool, Lsn), ApiError> {
+    fn delete_key_locked(&self, key: &[u8]) -> (bool, Lsn) {
         let had_board = match std::str::from_utf8(key) {
             Ok(name) => match self.store.get(name) {
                 Some(b) => {
@@ -159,10 +160,10 @@ impl Service {
         let had_expiry = self.expiry_of(key).is_some();
         self.forget_expiry(key);
         if had_board.is_none() && !had_hash && !had_expiry {
-            return Ok((false, 0));
+            return (false, 0);
         }
-        let lsn = self.append(&LogOp::DelKey { key: key.to_vec() })?;
-        Ok((had_hash || had_board == Some(true), lsn))
+        let lsn = self.append(&LogOp::DelKey { key: key.to_vec() });
+        (had_hash || had_board == Some(true), lsn)
     }
 
     // ------------------------------------------------------------ keyspace
@@ -198,11 +199,12 @@ impl Service {
 
     /// DEL / UNLINK.
     pub fn del(&self, keys: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
         let _gate = self.exclusive();
         let mut n = 0;
         let mut lsn = 0;
         for k in keys {
-            let (existed, l) = self.delete_key_locked(k)?;
+            let (existed, l) = self.delete_key_locked(k);
             n += existed as u64;
             lsn = lsn.max(l);
         }
@@ -268,6 +270,7 @@ impl Service {
 
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     pub fn flushall(&self) -> Result<Lsn, ApiError> {
+        self.writable()?;
         let _gate = self.exclusive();
         for (name, _) in self.store.list() {
             self.store.delete(&name);
@@ -279,7 +282,7 @@ impl Service {
             e.clear();
             self.expiring.store(0, Ordering::Relaxed);
         }
-        self.append(&LogOp::FlushAll)
+        Ok(self.append(&LogOp::FlushAll))
     }
 
     /// EXPIREAT in ms. A time not in the future deletes the key now.
@@ -290,6 +293,7 @@ impl Service {
         at_ms: i64,
         cond: ExpireCond,
     ) -> Result<(bool, Lsn), ApiError> {
+        self.writable()?;
         self.purge_if_expired(key);
         let _gate = self.exclusive();
         if self.type_locked(key).is_none() {
@@ -307,13 +311,13 @@ impl Service {
             return Ok((false, 0));
         }
         if at_ms <= self.now_ms() {
-            let (_, lsn) = self.delete_key_locked(key)?;
+            let (_, lsn) = self.delete_key_locked(key);
             return Ok((true, lsn));
         }
         let lsn = self.append(&LogOp::Expire {
             key: key.to_vec(),
             at_ms,
-        })?;
+        });
         let mut e = self.expires.lock();
         e.insert(key.to_vec(), at_ms);
         self.expiring.store(e.len(), Ordering::Relaxed);
@@ -322,12 +326,13 @@ impl Service {
 
     /// PERSIST: whether an expiry was removed.
     pub fn persist(&self, key: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        self.writable()?;
         self.purge_if_expired(key);
         let _gate = self.exclusive();
         if self.type_locked(key).is_none() || self.expiry_of(key).is_none() {
             return Ok((false, 0));
         }
-        let lsn = self.append(&LogOp::Persist { key: key.to_vec() })?;
+        let lsn = self.append(&LogOp::Persist { key: key.to_vec() });
         self.forget_expiry(key);
         Ok((true, lsn))
     }
@@ -356,6 +361,7 @@ impl Service {
 
     /// HSET / HMSET: returns how many fields were added (not updated).
     pub fn hset(&self, key: &[u8], pairs: &[(&[u8], &[u8])]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
         self.purge_if_expired(key);
         let _gate = self.shared();
         self.check_not_zset(key)?;
@@ -372,12 +378,13 @@ impl Service {
                 .iter()
                 .map(|(f, v)| (f.to_vec(), v.to_vec()))
                 .collect(),
-        })?;
+        });
         Ok((added, lsn))
     }
 
     /// HDEL: how many fields were removed; an emptied hash is deleted.
     pub fn hdel(&self, key: &[u8], fields: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
         self.purge_if_expired(key);
         let _gate = self.shared();
         self.check_not_zset(key)?;
@@ -392,7 +399,7 @@ impl Service {
             let lsn = self.append(&LogOp::HDel {
                 key: key.to_vec(),
                 fields: fields.iter().map(|f| f.to_vec()).collect(),
-            })?;
+            });
             (removed, lsn, h.is_empty())
         };
         if emptied {
@@ -522,7 +529,11 @@ impl Service {
         (ApiError, Vec<SubmitRec>),
     > {
         // `write_board` takes the gate and drops an expired key; the type
-        // check needs neither.
+        // check needs neither. Refused before the entries move into the
+        // closure, so they come back.
+        if let Err(e) = self.writable() {
+            return Err((e, entries));
+        }
         self.purge_if_expired(key);
         if let Err(e) = self.check_not_hash(key) {
             return Err((e, entries));
@@ -642,6 +653,7 @@ impl Service {
         agg: Aggregate,
         intersect: bool,
     ) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
         for (k, _) in sources {
             self.purge_if_expired(k);
         }
@@ -664,11 +676,11 @@ impl Service {
         // Redis replaces a hash destination rather than refusing it.
         let mut lsn = 0;
         if self.hashes.contains_key(dest) {
-            lsn = self.delete_key_locked(dest)?.1;
+            lsn = self.delete_key_locked(dest).1;
         }
         // The destination is a new key, as in Redis: no expiry carries over.
         if self.expiry_of(dest).is_some() {
-            lsn = self.append(&LogOp::Persist { key: dest.to_vec() })?;
+            lsn = self.append(&LogOp::Persist { key: dest.to_vec() });
             self.forget_expiry(dest);
         }
         let created = self.store.get(dest_name).is_none();
@@ -684,17 +696,17 @@ impl Service {
                     board: dest_name.to_string(),
                     config: BoardConfig::default(),
                     if_absent: true,
-                })?;
+                });
             }
             lsn = self.append(&LogOp::Combine {
                 dest: dest_name.to_string(),
                 sources: srcs.clone(),
                 aggregate: agg,
                 intersect,
-            })?;
+            });
         }
         if n == 0 {
-            let (_, l) = self.delete_key_locked(dest)?;
+            let (_, l) = self.delete_key_locked(dest);
             lsn = lsn.max(l);
         }
         Ok((n, lsn))

@@ -327,10 +327,22 @@ impl Service {
         f()
     }
 
-    pub(crate) fn append(&self, op: &LogOp) -> Result<u64, ApiError> {
+    /// Refuses a new write while the log cannot make it durable, before
+    /// anything is applied: once applied, a write's record is always
+    /// appended (see [`crate::storage::log::Log::append`]). Every write
+    /// path calls it first.
+    pub(crate) fn writable(&self) -> Result<(), ApiError> {
         match &self.storage {
-            Some(s) => Ok(s.log.append(op)?),
-            None => Ok(0),
+            Some(s) => Ok(s.log.writable()?),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends the record of an operation just applied (0 without storage).
+    pub(crate) fn append(&self, op: &LogOp) -> u64 {
+        match &self.storage {
+            Some(s) => s.log.append(op),
+            None => 0,
         }
     }
 
@@ -363,6 +375,7 @@ impl Service {
         board: &str,
         f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
     ) -> Result<(R, u64, Option<LogOp>), ApiError> {
+        self.writable()?;
         self.purge_if_expired(board.as_bytes());
         let _gate = self.shared();
         let b = match self.store.get(board) {
@@ -374,7 +387,7 @@ impl Service {
                             board: board.to_string(),
                             config: BoardConfig::default(),
                             if_absent: true,
-                        })?;
+                        });
                     }
                     Err(podium_engine::Error::BoardExists(_)) => {}
                     Err(e) => return Err(e.into()),
@@ -393,7 +406,7 @@ impl Service {
             _ => e,
         })?;
         let lsn = match &rec {
-            Some(rec) => self.append(rec)?,
+            Some(rec) => self.append(rec),
             None => 0,
         };
         Ok((r, lsn, rec))
@@ -603,7 +616,7 @@ impl Service {
     /// Starts tracking the reset period of a scheduled board that has none;
     /// for a board without a schedule, drops the period it had (logged, so
     /// a restart does not bring back the period of a schedule dropped).
-    fn start_period(&self, board: &str, reset: &Reset) -> Result<(), ApiError> {
+    fn start_period(&self, board: &str, reset: &Reset) {
         let Some(label) = schedule::period_label(reset, self.clock.now()) else {
             return self.clear_period_locked(board);
         };
@@ -612,23 +625,21 @@ impl Service {
             self.append(&LogOp::Period {
                 board: board.to_string(),
                 label: label.clone(),
-            })?;
+            });
             p.insert(board.to_string(), label);
         }
-        Ok(())
     }
 
     /// Forgets `board`'s period, logging it as a period with an empty label.
-    fn clear_period_locked(&self, board: &str) -> Result<(), ApiError> {
+    fn clear_period_locked(&self, board: &str) {
         let mut p = self.periods.lock();
         if p.contains_key(board) {
             self.append(&LogOp::Period {
                 board: board.to_string(),
                 label: String::new(),
-            })?;
+            });
             p.remove(board);
         }
-        Ok(())
     }
 
     /// `board_create`: fails if it exists.
@@ -638,6 +649,7 @@ impl Service {
         config: &serde_json::Value,
     ) -> Result<BoardOut, ApiError> {
         let config = config_from_json(config)?;
+        self.writable()?;
         let lsn = {
             let _gate = self.exclusive();
             self.store.create(board, config.clone())?;
@@ -645,8 +657,8 @@ impl Service {
                 board: board.to_string(),
                 config: config.clone(),
                 if_absent: false,
-            })?;
-            self.start_period(board, &config.reset)?;
+            });
+            self.start_period(board, &config.reset);
             lsn
         };
         self.durable(self.last_lsn().max(lsn)).await?;
@@ -661,6 +673,7 @@ impl Service {
         config: &serde_json::Value,
     ) -> Result<BoardOut, ApiError> {
         let config = config_from_json(config)?;
+        self.writable()?;
         let created = {
             let _gate = self.exclusive();
             let before = self.store.read(board, |b| b.config().reset.clone()).ok();
@@ -668,14 +681,14 @@ impl Service {
             self.append(&LogOp::Put {
                 board: board.to_string(),
                 config: config.clone(),
-            })?;
+            });
             // A new schedule starts with the period of now: the period of
             // the schedule it replaces is not one of its own, and archiving
             // it at the next tick would empty the board at once.
             if before.is_some_and(|r| r != config.reset) {
-                self.clear_period_locked(board)?;
+                self.clear_period_locked(board);
             }
-            self.start_period(board, &config.reset)?;
+            self.start_period(board, &config.reset);
             created
         };
         self.durable(self.last_lsn()).await?;
@@ -685,6 +698,7 @@ impl Service {
     }
 
     pub async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        self.writable()?;
         {
             let _gate = self.exclusive();
             if !self.store.delete(board) {
@@ -692,7 +706,7 @@ impl Service {
             }
             self.append(&LogOp::Delete {
                 board: board.to_string(),
-            })?;
+            });
             self.periods.lock().remove(board);
             self.forget_expiry(board.as_bytes());
         }
@@ -702,6 +716,7 @@ impl Service {
     /// `reset`: archives the board now as `NAME@PERIOD` (the current period
     /// of a scheduled board, else the current UTC time) and empties it.
     pub async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        self.writable()?;
         let out = {
             let _gate = self.exclusive();
             let b = self
@@ -717,7 +732,7 @@ impl Service {
             };
             let out = self.archive_locked(board, &label)?;
             if let Some(next) = schedule::period_label(&reset, now) {
-                self.set_period_locked(board, next)?;
+                self.set_period_locked(board, next);
             }
             out
         };
@@ -733,7 +748,7 @@ impl Service {
         self.append(&LogOp::Archive {
             board: board.to_string(),
             archive: archive.clone(),
-        })?;
+        });
         Ok(ResetOut {
             board: board.to_string(),
             archive,
@@ -741,19 +756,25 @@ impl Service {
         })
     }
 
-    fn set_period_locked(&self, board: &str, label: String) -> Result<(), ApiError> {
+    fn set_period_locked(&self, board: &str, label: String) {
         self.append(&LogOp::Period {
             board: board.to_string(),
             label: label.clone(),
-        })?;
+        });
         self.periods.lock().insert(board.to_string(), label);
-        Ok(())
     }
 
     /// Runs every reset that fell due by the clock's now: called every
     /// second by the server, and by tests after moving a manual clock.
     /// Returns the archives made.
     pub async fn run_due_resets(&self) -> Result<Vec<ResetOut>, ApiError> {
+        // While the log cannot write, a due reset waits: it runs at the
+        // first check after the log recovers (the period is compared, not
+        // counted), and failing here every second would only repeat the
+        // log's one error line.
+        if self.writable().is_err() {
+            return Ok(Vec::new());
+        }
         let now = self.clock.now();
         let mut made = Vec::new();
         for (name, _) in self.store.list() {
@@ -775,7 +796,7 @@ impl Service {
                 Some(c) if c == label => {}
                 None => {
                     let _gate = self.exclusive();
-                    self.start_period(&name, &reset)?;
+                    self.start_period(&name, &reset);
                 }
                 Some(c) => {
                     let _gate = self.exclusive();
@@ -785,7 +806,7 @@ impl Service {
                         continue;
                     }
                     made.push(self.archive_locked(&name, &c)?);
-                    self.set_period_locked(&name, label)?;
+                    self.set_period_locked(&name, label);
                 }
             }
         }
@@ -803,6 +824,7 @@ impl Service {
         intersect: bool,
     ) -> Result<CombineOut, ApiError> {
         let (sources, aggregate) = combine_args(req)?;
+        self.writable()?;
         let members = {
             let _gate = self.exclusive();
             let srcs: Vec<(&str, f64)> = sources.iter().map(|(n, w)| (n.as_str(), *w)).collect();
@@ -813,14 +835,14 @@ impl Service {
                     board: dest.to_string(),
                     config: BoardConfig::default(),
                     if_absent: true,
-                })?;
+                });
             }
             self.append(&LogOp::Combine {
                 dest: dest.to_string(),
                 sources: sources.clone(),
                 aggregate,
                 intersect,
-            })?;
+            });
             n
         };
         self.durable(self.last_lsn()).await?;
@@ -1275,6 +1297,13 @@ impl Service {
         if !force && storage.log.bytes_since_rotation() < self.snapshot_due() {
             return Ok(None);
         }
+        // While the log cannot write, a snapshot would meet the same full
+        // disk, missing permission or exhausted descriptors after copying
+        // every board. It stays due and is taken at the first check after
+        // the log recovers.
+        if !force && storage.log.writable().is_err() {
+            return Ok(None);
+        }
         if self.snapshotting.swap(true, Ordering::AcqRel) {
             return Ok(None);
         }
@@ -1338,6 +1367,13 @@ impl Service {
         // would keep a board's size of garbage after every snapshot.
         release_free_memory();
         result
+    }
+
+    /// Whether writes can be made durable now: `/healthz` of the embedded
+    /// engine. The error says why not (the log's failure, which the log
+    /// retries by itself).
+    pub fn health(&self) -> Result<(), ApiError> {
+        self.writable()
     }
 
     /// Flushes and syncs the log (graceful shutdown).
@@ -1839,5 +1875,107 @@ mod tests {
             svc.close().unwrap();
             clock.advance(chrono::Duration::hours(30));
         }
+    }
+
+    /// Waits (at most 30 s) until the log has recovered.
+    fn until_healthy(svc: &Service) {
+        let t = std::time::Instant::now();
+        while svc.health().is_err() {
+            assert!(t.elapsed().as_secs() < 30, "the log never recovered");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+
+    #[tokio::test]
+    async fn while_the_log_cannot_write_memory_and_log_stay_equal() {
+        let dir = tmp("log-cannot-write");
+        let (members, hashes) = {
+            let svc = open(&dir);
+            svc.submit("b", &[e("a", 1.0)]).await.unwrap();
+            svc.storage().unwrap().log.faults().write = true;
+            // Applied and logged, but not durable: an error, not an ack.
+            let err = svc.submit("b", &[e("b", 2.0)]).await.unwrap_err();
+            assert_eq!(err.code, Code::StorageUnavailable);
+            assert!(err.message.contains("No space left"), "{}", err.message);
+            assert_eq!(svc.health().unwrap_err().code, Code::StorageUnavailable);
+            // New writes are refused before anything is applied, on every
+            // path: board writes, structural ones, the Redis keyspace's.
+            let err = svc.submit("b", &[e("c", 3.0)]).await.unwrap_err();
+            assert_eq!(err.code, Code::StorageUnavailable);
+            assert!(svc.rank("b", "c").is_err(), "a refused write was applied");
+            let cfg = serde_json::json!({});
+            assert!(svc.board_create("x", &cfg).await.is_err());
+            assert!(svc.board_put("y", &cfg).await.is_err());
+            assert!(svc.reset("b").await.is_err());
+            assert!(svc.board_delete("b").await.is_err());
+            assert!(svc
+                .hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .is_err());
+            assert!(svc.del(&[b"b".as_slice()]).is_err());
+            assert!(svc.flushall().is_err());
+            assert_eq!(svc.boards().boards.len(), 1);
+            svc.storage().unwrap().log.faults().write = false;
+            until_healthy(&svc);
+            svc.submit("b", &[e("d", 4.0)]).await.unwrap();
+            svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .unwrap();
+            let members: Vec<String> = svc
+                .top("b", Some(1), Some(100), false)
+                .unwrap()
+                .entries
+                .into_iter()
+                .map(|e| e.member)
+                .collect();
+            svc.close().unwrap();
+            (members, svc.hgetall(b"h").unwrap())
+        };
+        // The unacknowledged `b` was applied, so it was logged, and the
+        // log replays onto exactly the state memory had.
+        assert_eq!(members, ["d", "b", "a"]);
+        let svc = open(&dir);
+        let after: Vec<String> = svc
+            .top("b", Some(1), Some(100), false)
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.member)
+            .collect();
+        assert_eq!(after, members);
+        assert_eq!(svc.hgetall(b"h").unwrap(), hashes);
+        assert_eq!(svc.boards().boards.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_failed_snapshot_removes_its_temporary_file_and_leaves_the_log_writable() {
+        let dir = tmp("snapfail");
+        let tmps = |dir: &std::path::Path| {
+            std::fs::read_dir(dir)
+                .unwrap()
+                .filter(|e| {
+                    let e = e.as_ref().unwrap();
+                    e.file_name().to_string_lossy().ends_with(".tmp")
+                })
+                .count()
+        };
+        {
+            let svc = open(&dir);
+            svc.submit("b", &[e("a", 1.0)]).await.unwrap();
+            // The snapshot cut is the last record; a directory where its
+            // file goes makes the rename fail after the data was written.
+            let cut = svc.last_lsn();
+            let target = dir.join(crate::storage::snapshot::snapshot_name(cut));
+            std::fs::create_dir(&target).unwrap();
+            let err = svc.maybe_snapshot(true).unwrap_err();
+            assert_eq!(err.code, Code::StorageUnavailable);
+            assert_eq!(tmps(&dir), 0, "the failed snapshot left its .tmp");
+            assert!(svc.health().is_ok(), "a snapshot failure poisoned the log");
+            svc.submit("b", &[e("b", 2.0)]).await.unwrap();
+            std::fs::remove_dir(&target).unwrap();
+            assert!(svc.maybe_snapshot(true).unwrap().is_some());
+            svc.submit("b", &[e("c", 3.0)]).await.unwrap();
+            svc.close().unwrap();
+        }
+        let svc = open(&dir);
+        assert_eq!(svc.top("b", Some(1), Some(10), false).unwrap().total, 3);
     }
 }

@@ -3,7 +3,9 @@
 //! nothing valid after it) is cut at the last good record with a warning
 //! that says how many bytes were kept and dropped; damage followed by valid
 //! records refuses the start until `podium repair` (docs/storage.md §7,
-//! docs/operations.md).
+//! docs/operations.md);
+//! and a log that failed on exhausted file descriptors recovers by itself
+//! once they are back, losing no acknowledged write.
 
 mod common;
 
@@ -703,4 +705,220 @@ fn deleting_lock_does_not_let_a_second_server_in() {
     // The first server is unharmed.
     s.get(&board_path("locked", "/members/a")).expect(200);
     assert!(s.terminate().success());
+}
+
+// ------------------------------------------ (e) file descriptors exhausted
+
+/// One HTTP/1.1 keep-alive connection driven by hand. Opened before the
+/// flood, it needs no new descriptor on either side to send a request.
+struct KeepAlive {
+    stream: std::net::TcpStream,
+    reader: std::io::BufReader<std::net::TcpStream>,
+}
+
+impl KeepAlive {
+    fn open(addr: &str) -> KeepAlive {
+        let stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let reader = std::io::BufReader::new(stream.try_clone().unwrap());
+        KeepAlive { stream, reader }
+    }
+
+    /// Sends one request and reads its answer: the status and the JSON body.
+    fn request(&mut self, method: &str, path: &str, body: &str) -> (u16, Value) {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nhost: podium\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        self.stream.write_all(req.as_bytes()).unwrap();
+        let mut line = String::new();
+        self.reader.read_line(&mut line).unwrap();
+        let status: u16 = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("not a status line: {line:?}"));
+        let mut len = 0;
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).unwrap();
+            let l = line.trim_end();
+            if l.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = l.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+        }
+        let mut body = vec![0; len];
+        self.reader.read_exact(&mut body).unwrap();
+        (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    }
+}
+
+/// Descriptors the process `pid` has open.
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[test]
+fn writes_recover_by_themselves_after_a_descriptor_flood() {
+    let mut s = Server::start(&["--snapshot-every", "4KiB"]);
+    let pid = s.pid();
+    let mut conn = KeepAlive::open(s.addr());
+    assert_eq!(conn.request("PUT", &board_path("flood", ""), "{}").0, 201);
+    let path = board_path("flood", "/scores");
+    let mut acked: BTreeMap<String, f64> = BTreeMap::new();
+    let mut n = 0u32;
+    let mut write = |conn: &mut KeepAlive, acked: &mut BTreeMap<String, f64>| {
+        n += 1;
+        let member = format!("w{n:05}");
+        let body = json!({"member": member, "score": n}).to_string();
+        let (status, v) = conn.request("POST", &path, &body);
+        match status {
+            200 => {
+                assert_eq!(v["score"].as_f64(), Some(n as f64), "{v}");
+                acked.insert(member, n as f64);
+            }
+            503 => assert_eq!(v["error"]["code"], "storage_unavailable", "{v}"),
+            _ => panic!("POST {body} answered {status}: {v}"),
+        }
+        status
+    };
+    for _ in 0..20 {
+        assert_eq!(write(&mut conn, &mut acked), 200);
+    }
+
+    // Few descriptors left to the server, then idle connections until it
+    // has none: the listener's backlog holds the ones it cannot accept.
+    let limit = open_fds(pid) + 16;
+    let rl = libc::rlimit {
+        rlim_cur: limit as libc::rlim_t,
+        rlim_max: limit as libc::rlim_t,
+    };
+    // SAFETY: prlimit(2) on our own child, with a valid rlimit.
+    let rc = unsafe {
+        libc::prlimit(
+            libc::pid_t::try_from(pid).unwrap(),
+            libc::RLIMIT_NOFILE,
+            &rl,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(rc, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let mut flood = Vec::new();
+    let t = Instant::now();
+    while open_fds(pid) < limit {
+        assert!(
+            flood.len() < limit + 200 && t.elapsed() < Duration::from_secs(60),
+            "the server never ran out of descriptors ({} of {limit} open)",
+            open_fds(pid)
+        );
+        flood.push(std::net::TcpStream::connect(s.addr()).unwrap());
+        thread::sleep(Duration::from_millis(10));
+    }
+    // A few more wait in the listener's queue, to take descriptors the
+    // server frees.
+    for _ in 0..8 {
+        flood.push(std::net::TcpStream::connect(s.addr()).unwrap());
+    }
+
+    // Writes go on while snapshots fall due: a snapshot and the log's
+    // rotation need new files, and the rotation cannot create the next
+    // segment. Each write is acknowledged or refused cleanly. Descriptors
+    // the server frees (the closed segment, a finished snapshot) can let
+    // the log recover for a while before the listener takes them for
+    // queued connections (it retries accepting once a second), so this
+    // goes on until five writes were refused, /healthz said why, and the
+    // flood is topped up whenever the server has a descriptor free.
+    let t = Instant::now();
+    let (mut refused, mut healthz_said_why) = (0, false);
+    while refused < 5 || !healthz_said_why {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "{refused} writes refused during the flood, /healthz said why: \
+             {healthz_said_why}\n{}",
+            s.output()
+        );
+        if open_fds(pid) < limit && flood.len() < limit + 300 {
+            flood.push(std::net::TcpStream::connect(s.addr()).unwrap());
+        }
+        if write(&mut conn, &mut acked) == 503 {
+            refused += 1;
+            let (status, v) = conn.request("GET", "/healthz", "");
+            if status == 503 {
+                assert_eq!(v["error"]["code"], "storage_unavailable", "{v}");
+                let why = v["error"]["message"].as_str().unwrap();
+                assert!(why.contains("Too many open files"), "{why}");
+                healthz_said_why = true;
+            }
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+
+    // The flood ends: writes are accepted again, no restart.
+    let before = snapshots(s.data_dir());
+    drop(flood);
+    let t = Instant::now();
+    while write(&mut conn, &mut acked) != 200 {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "writes still refused after the flood:\n{}",
+            s.output()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(conn.request("GET", "/healthz", "").0, 200);
+    // Enough for the next snapshot to fall due, and it is written.
+    let t = Instant::now();
+    while snapshots(s.data_dir()) == before {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "no snapshot after the flood:\n{}",
+            s.output()
+        );
+        assert_eq!(write(&mut conn, &mut acked), 200);
+        thread::sleep(Duration::from_millis(5));
+    }
+    for _ in 0..10 {
+        assert_eq!(write(&mut conn, &mut acked), 200);
+    }
+    let log = s.stderr();
+    // One error line when the log starts failing, one info line when it
+    // recovers, not one per attempt.
+    let failed = log.matches("log write failed").count();
+    assert!(failed >= 1, "{log}");
+    assert_eq!(failed, log.matches("log writable again").count(), "{log}");
+    let tmps = std::fs::read_dir(s.data_dir())
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        })
+        .count();
+    assert_eq!(tmps, 0, "a failed snapshot left its temporary file");
+
+    // Every acknowledged write survives kill -9.
+    drop(conn);
+    s.kill9();
+    s.restart();
+    let board: BTreeMap<String, f64> = whole_board(&s, "flood")
+        .into_iter()
+        .map(|(m, score, _)| (m, score))
+        .collect();
+    for (m, score) in &acked {
+        assert_eq!(board.get(m), Some(score), "acknowledged {m} lost");
+    }
+    assert!(acked.len() > 40, "{} writes acknowledged", acked.len());
 }

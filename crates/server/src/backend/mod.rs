@@ -37,8 +37,10 @@ pub trait Backend: Send + Sync {
     /// `"embedded"` or `"redis"`, for logs and `/healthz`.
     fn kind(&self) -> &'static str;
 
-    /// Whether the storage answers: `Ok` for the embedded engine, a round
-    /// trip for Redis (a lost connection is `storage_unavailable`, 503).
+    /// Whether the storage answers: for the embedded engine, whether its
+    /// log can make writes durable (a log failing on a full disk, lost
+    /// permissions or exhausted descriptors is `storage_unavailable`, 503);
+    /// a round trip for Redis (a lost connection is the same).
     async fn ping(&self) -> Result<(), ApiError>;
 
     /// The in-process engine, when that is what holds the data. The
@@ -240,7 +242,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn ping(&self) -> Result<(), ApiError> {
-        Ok(())
+        self.svc.health()
     }
 
     fn as_embedded(&self) -> Option<&Arc<Service>> {

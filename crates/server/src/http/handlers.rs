@@ -106,7 +106,8 @@ pub(crate) async fn not_found(method: Method, uri: Uri) -> HttpError {
 
 /// 200 with the backend's kind while its storage answers; 503
 /// `storage_unavailable` (its message says why) while it does not, e.g.
-/// when Redis is unreachable, so a load balancer can take the node out.
+/// when Redis is unreachable or the embedded log cannot write, so a load
+/// balancer can take the node out.
 pub(crate) async fn healthz(State(st): State<St>) -> HttpResult<Json<Value>> {
     st.be.ping().await?;
     Ok(Json(json!({"status": "ok", "backend": st.be.kind()})))

@@ -255,6 +255,10 @@ impl AppState {
         if let Some(svc) = self.be.as_embedded() {
             if let Some(s) = svc.storage() {
                 metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
+                // Also set by the flusher as it fails and recovers; set here
+                // too so that the gauge is there before a first failure.
+                let failed = if s.log.writable().is_err() { 1.0 } else { 0.0 };
+                metrics::gauge!("podium_log_failed").set(failed);
             }
             let pending = if svc.snapshot_pending() { 1.0 } else { 0.0 };
             metrics::gauge!("podium_snapshot_pending").set(pending);

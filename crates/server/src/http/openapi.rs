@@ -45,13 +45,13 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
     let v = match op {
         "healthz" => json!({
             "summary": "Health check",
-            "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached).",
+            "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself).",
             "parameters": [],
             "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}, "backend": {"type": "string", "enum": ["embedded", "redis"]}}, "required": ["status", "backend"]}), "The server and its storage are up"),
         }),
         "metrics" => json!({
             "summary": "Prometheus metrics",
-            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_boards, podium_log_bytes, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
+            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
             "parameters": [],
             "responses": { "200": { "description": "Metrics", "content": { "text/plain": { "schema": { "type": "string" } } } } },
         }),

@@ -128,6 +128,54 @@ async fn health_and_openapi() {
 }
 
 #[tokio::test]
+async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = podium_engine::Store::new();
+    let (storage, aux, report) =
+        crate::storage::open(dir.path(), crate::settings::FsyncPolicy::Always, &store).unwrap();
+    let svc = Arc::new(Service::new(store, Some(storage), aux, report, u64::MAX));
+    let app = router(
+        Arc::new(EmbeddedBackend::new(svc.clone())),
+        HttpConfig::default(),
+        None,
+    );
+    let write = json!({"member": "a", "score": 1});
+    assert_eq!(call(&app, "GET", "/healthz", None).await.status, 200);
+    svc.storage().unwrap().log.faults().write = true;
+    let r = call(&app, "POST", "/v1/boards/b/scores", Some(write.clone())).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "storage_unavailable".into()
+        )
+    );
+    let r = call(&app, "GET", "/healthz", None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(r.code(), "storage_unavailable");
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("No space left"), "{msg}");
+    svc.storage().unwrap().log.faults().write = false;
+    let t = std::time::Instant::now();
+    loop {
+        let r = call(&app, "GET", "/healthz", None).await;
+        if r.status == 200 {
+            assert_eq!(r.json(), json!({"status": "ok", "backend": "embedded"}));
+            break;
+        }
+        assert!(
+            t.elapsed().as_secs() < 30,
+            "still {}: {}",
+            r.status,
+            r.json()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let r = call(&app, "POST", "/v1/boards/b/scores", Some(write)).await;
+    assert_eq!(r.status, 200, "{}", r.json());
+}
+
+#[tokio::test]
 async fn board_lifecycle() {
     let app = app();
     let r = call(

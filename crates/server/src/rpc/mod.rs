@@ -53,6 +53,7 @@ pub async fn serve(
     });
     let mut conns = tokio::task::JoinSet::new();
     let mut stop_accept = stop.clone();
+    let mut backoff = crate::server::AcceptBackoff::new("MessagePack-RPC");
     loop {
         while conns.try_join_next().is_some() {}
         let accepted = tokio::select! {
@@ -60,11 +61,12 @@ pub async fn serve(
             a = listener.accept() => a,
         };
         let (sock, peer) = match accepted {
-            Ok(x) => x,
+            Ok(x) => {
+                backoff.accepted();
+                x
+            }
             Err(e) => {
-                // Out of file descriptors and the like: back off a little.
-                tracing::warn!("accepting a MessagePack-RPC connection failed: {e}");
-                tokio::time::sleep(Duration::from_millis(50)).await;
+                backoff.failed(&e).await;
                 continue;
             }
         };

@@ -7,7 +7,11 @@
 //! accumulated with one `write` and, under `--fsync always`, one
 //! `fdatasync`, then publishes the highest durable LSN. Writers that wait
 //! for their LSN therefore share fsyncs: while one fsync runs, the next
-//! batch collects (group commit). The frame layout is in docs/storage.md.
+//! batch collects (group commit). When a write, fsync or segment creation
+//! fails, the flusher keeps the work, cuts the segment back to what was
+//! synced and retries with a backoff until it can write again; meanwhile
+//! [`Log::writable`] says why not. The frame layout and the failure
+//! handling are in docs/storage.md.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
@@ -256,7 +260,8 @@ struct State {
 }
 
 /// `(durable LSN, failed)`: every record up to the LSN is written (and,
-/// under `always`, synced); `failed` once an I/O error made the log unusable.
+/// under `always`, synced); `failed` while the flusher cannot write (it
+/// keeps retrying, and clears the flag once everything is written).
 type Durable = (u64, bool);
 
 struct Shared {
@@ -267,12 +272,31 @@ struct Shared {
     since_rotation: AtomicU64,
     /// Bytes in live segment files.
     live_bytes: AtomicU64,
+    /// Why the flusher last failed (read only while `failed` is set).
     error: Mutex<Option<String>>,
     /// fsyncs done (group commit shows as fewer syncs than records).
     syncs: AtomicU64,
     /// Held by a test to stop the flusher between batches.
     #[cfg(test)]
     pause: Mutex<()>,
+    #[cfg(test)]
+    faults: Mutex<Faults>,
+}
+
+/// I/O failures a test makes the flusher meet.
+#[cfg(test)]
+#[derive(Debug, Default)]
+pub(crate) struct Faults {
+    /// Each write writes half its bytes, then fails (ENOSPC).
+    pub write: bool,
+    /// Each sync fails (EIO) after zeroing what it should have made
+    /// durable, as when the kernel drops the dirty pages of a failed
+    /// writeback: a second, bare fsync would then "succeed".
+    pub sync: bool,
+    /// Creating a segment fails (EMFILE).
+    pub create: bool,
+    /// Failures injected so far.
+    pub hits: u32,
 }
 
 /// The log of one data directory.
@@ -310,12 +334,27 @@ impl Log {
             syncs: AtomicU64::new(0),
             #[cfg(test)]
             pause: Mutex::new(()),
+            #[cfg(test)]
+            faults: Mutex::new(Faults::default()),
         });
-        let s = shared.clone();
-        let dir = dir.to_path_buf();
+        metrics::gauge!("podium_log_failed").set(0.0);
+        let flusher = Flusher {
+            s: shared.clone(),
+            dir: dir.to_path_buf(),
+            policy,
+            file: Some(file),
+            seg_start: next_lsn,
+            synced_len: SEGMENT_MAGIC.len() as u64,
+            unsynced: Vec::new(),
+            unsynced_bytes: 0,
+            pending: VecDeque::new(),
+            torn: false,
+            must_sync: false,
+            last_sync: Instant::now(),
+        };
         let flusher = std::thread::Builder::new()
             .name("podium-log".into())
-            .spawn(move || flusher(s, dir, file, policy))?;
+            .spawn(move || flusher.run())?;
         Ok(Log {
             shared,
             policy,
@@ -328,9 +367,14 @@ impl Log {
     }
 
     /// Appends a record and returns its LSN. Call it while holding the
-    /// lock of every board the operation changed.
-    pub fn append(&self, op: &LogOp) -> Result<u64, StorageError> {
-        self.check()?;
+    /// lock of every board the operation changed, after applying it.
+    ///
+    /// Never refuses, even while the log cannot write: the operation is
+    /// applied already, and a record dropped here would leave memory ahead
+    /// of the log (later records would replay onto another state). The
+    /// record waits in memory until the flusher can write it; callers
+    /// refuse new writes up front with [`Log::writable`] instead.
+    pub fn append(&self, op: &LogOp) -> u64 {
         let mut st = self.shared.state.lock();
         let lsn = st.next_lsn;
         let before = st.buf.len();
@@ -346,20 +390,23 @@ impl Log {
         // part of the batch while the rest executes (several fsyncs for one
         // batch). Records nobody waits for are collected every
         // `COLLECT_EVERY`.
-        Ok(lsn)
+        lsn
     }
 
     /// Waits until `lsn` is durable under the fsync policy (returns at once
-    /// for `everysec` and `no`, like Redis's appendfsync).
+    /// for `everysec` and `no`, like Redis's appendfsync). Fails when the
+    /// log cannot write and `lsn` is not durable yet: the record stays
+    /// queued and is written if the log recovers, but it is not
+    /// acknowledged now.
     pub async fn wait(&self, lsn: u64) -> Result<(), StorageError> {
         if self.policy != FsyncPolicy::Always {
-            return self.check();
+            return self.writable();
         }
         let mut rx = self.shared.durable.subscribe();
         self.wake_for(&rx, lsn);
         let r = rx.wait_for(|&(d, failed)| d >= lsn || failed).await;
         match r {
-            Ok(v) if !v.1 => Ok(()),
+            Ok(v) if v.0 >= lsn => Ok(()),
             _ => Err(self.failure()),
         }
     }
@@ -367,17 +414,17 @@ impl Log {
     /// Blocking form of [`Log::wait`], for threads outside the runtime.
     pub fn wait_blocking(&self, lsn: u64) -> Result<(), StorageError> {
         if self.policy != FsyncPolicy::Always {
-            return self.check();
+            return self.writable();
         }
         let mut rx = self.shared.durable.subscribe();
         self.wake_for(&rx, lsn);
         loop {
             let (d, failed) = *rx.borrow_and_update();
-            if failed {
-                return Err(self.failure());
-            }
             if d >= lsn {
                 return Ok(());
+            }
+            if failed {
+                return Err(self.failure());
             }
             // A plain condvar would do, but the watch is already there;
             // poll it at a short interval (only used by tests and tools).
@@ -395,16 +442,21 @@ impl Log {
     }
 
     fn failure(&self) -> StorageError {
-        StorageError::Failed(
-            self.shared
-                .error
-                .lock()
-                .clone()
-                .unwrap_or_else(|| "log stopped".into()),
-        )
+        let why = self
+            .shared
+            .error
+            .lock()
+            .clone()
+            .unwrap_or_else(|| "the log stopped".into());
+        StorageError::Failed(format!(
+            "the log cannot write ({why}); writes are refused until it recovers"
+        ))
     }
 
-    fn check(&self) -> Result<(), StorageError> {
+    /// `Ok` while records can be made durable; the reason while the
+    /// flusher is failing (it retries by itself). Writers call it before
+    /// applying anything, `/healthz` to tell the truth.
+    pub fn writable(&self) -> Result<(), StorageError> {
         if self.shared.durable.borrow().1 {
             Err(self.failure())
         } else {
@@ -458,13 +510,27 @@ impl Log {
     }
 
     /// Writes and syncs everything appended so far and stops the flusher.
+    /// A log that cannot write gets one more attempt, not a wait: the
+    /// error says what was left unwritten.
     pub fn close(&self) -> Result<(), StorageError> {
         self.shared.state.lock().shutdown = true;
         self.shared.wake.notify_one();
         if let Some(h) = self.flusher.lock().take() {
             let _ = h.join();
         }
-        self.check()
+        self.writable()
+    }
+
+    /// The highest LSN reported durable.
+    #[cfg(test)]
+    pub(crate) fn durable_lsn(&self) -> u64 {
+        self.shared.durable.borrow().0
+    }
+
+    /// The failures the flusher meets from now on.
+    #[cfg(test)]
+    pub(crate) fn faults(&self) -> parking_lot::MutexGuard<'_, Faults> {
+        self.shared.faults.lock()
     }
 }
 
@@ -474,89 +540,307 @@ impl Drop for Log {
     }
 }
 
-fn flusher(s: Arc<Shared>, dir: PathBuf, mut file: File, policy: FsyncPolicy) {
-    let mut last_sync = Instant::now();
-    let mut dirty = false;
-    loop {
-        {
-            let mut st = s.state.lock();
-            loop {
-                if !st.buf.is_empty() || !st.queue.is_empty() || st.shutdown {
-                    break;
-                }
-                if policy == FsyncPolicy::EverySec
-                    && dirty
-                    && last_sync.elapsed() >= Duration::from_secs(1)
-                {
-                    break;
-                }
-                s.wake.wait_for(&mut st, COLLECT_EVERY);
-            }
-        }
-        #[cfg(test)]
-        drop(s.pause.lock());
-        let (work, last_lsn, shutdown) = {
-            let mut st = s.state.lock();
-            let buf = std::mem::take(&mut st.buf);
-            if !buf.is_empty() {
-                st.queue.push_back(Work::Bytes(buf));
-            }
-            let work: Vec<Work> = st.queue.drain(..).collect();
-            (work, st.next_lsn - 1, st.shutdown)
-        };
-        let result = (|| -> io::Result<()> {
-            for w in work {
-                match w {
-                    Work::Bytes(b) => {
-                        file.write_all(&b)?;
-                        dirty = true;
+/// First pause between attempts while the log cannot write; it doubles up
+/// to `RETRY_MAX`. Short at first, since EMFILE after a burst of
+/// connections often clears within milliseconds; capped so that a log
+/// waiting for freed disk space or restored permissions notices within a
+/// second without spinning.
+const RETRY_FIRST: Duration = Duration::from_millis(50);
+const RETRY_MAX: Duration = Duration::from_secs(1);
+/// Written but unsynced bytes after which the flusher syncs whatever the
+/// policy: it keeps them in memory until synced (to write them again if
+/// the sync fails), and this bounds that memory under `everysec` and `no`.
+const UNSYNCED_MAX: usize = 32 << 20;
+
+/// The flusher thread's state. Its invariant: the segment file holds
+/// `synced_len` durable bytes, followed (unless `torn`) by exactly the
+/// bytes of `unsynced`; everything appended after those is in `pending`
+/// or still in the shared buffer. So after any failure it can put the file
+/// back to a known-good length and write the rest again.
+struct Flusher {
+    s: Arc<Shared>,
+    dir: PathBuf,
+    policy: FsyncPolicy,
+    /// The open segment; `None` between closing a segment and creating the
+    /// next one.
+    file: Option<File>,
+    /// The first LSN of the current segment (its name).
+    seg_start: u64,
+    /// Bytes of the current segment known durable (header and synced frames).
+    synced_len: u64,
+    /// Batches written since the last sync, kept until it succeeds.
+    unsynced: Vec<Vec<u8>>,
+    unsynced_bytes: usize,
+    /// Work taken from the writers and not done yet, in log order.
+    pending: VecDeque<Work>,
+    /// A write or sync failed: the file may hold anything past
+    /// `synced_len`, so it is cut back there before the next write.
+    torn: bool,
+    /// Sync at the end of the next pass whatever the policy (after a
+    /// failure, recovery is reported only once the bytes are on disk).
+    must_sync: bool,
+    last_sync: Instant,
+}
+
+/// While the flusher is failing: since when, how often, when to try again.
+struct Failing {
+    since: Instant,
+    attempts: u32,
+    pause: Duration,
+    retry_at: Instant,
+}
+
+impl Flusher {
+    fn run(mut self) {
+        let mut failing: Option<Failing> = None;
+        loop {
+            {
+                let mut st = self.s.state.lock();
+                loop {
+                    if st.shutdown {
+                        break;
                     }
-                    Work::Rotate(next) => {
-                        // Even under `no`: a gap between segments would
-                        // make the directory unrecoverable.
-                        sync(&s, &file)?;
-                        file = create_segment(&dir, next)?;
-                        s.live_bytes
-                            .fetch_add(SEGMENT_MAGIC.len() as u64, Ordering::Relaxed);
-                        dirty = false;
+                    if let Some(f) = &failing {
+                        // Writers' wake-ups do not hurry a retry: the
+                        // backoff is what keeps a failing disk from
+                        // being hammered.
+                        if Instant::now() >= f.retry_at {
+                            break;
+                        }
+                        self.s.wake.wait_until(&mut st, f.retry_at);
+                        continue;
                     }
+                    if !st.buf.is_empty() || !st.queue.is_empty() {
+                        break;
+                    }
+                    if self.policy == FsyncPolicy::EverySec
+                        && !self.unsynced.is_empty()
+                        && self.last_sync.elapsed() >= Duration::from_secs(1)
+                    {
+                        break;
+                    }
+                    self.s.wake.wait_for(&mut st, COLLECT_EVERY);
                 }
             }
-            let due = match policy {
-                FsyncPolicy::Always => true,
-                FsyncPolicy::EverySec => last_sync.elapsed() >= Duration::from_secs(1),
-                FsyncPolicy::No => false,
+            #[cfg(test)]
+            drop(self.s.pause.lock());
+            let (last_lsn, shutdown) = {
+                let mut st = self.s.state.lock();
+                let buf = std::mem::take(&mut st.buf);
+                if !buf.is_empty() {
+                    st.queue.push_back(Work::Bytes(buf));
+                }
+                self.pending.extend(st.queue.drain(..));
+                (st.next_lsn - 1, st.shutdown)
             };
-            if dirty && (due || shutdown) {
-                sync(&s, &file)?;
-                last_sync = Instant::now();
-                dirty = false;
+            match self.pass(shutdown) {
+                Ok(()) => {
+                    if let Some(f) = failing.take() {
+                        tracing::info!(
+                            attempts = f.attempts,
+                            failed_ms = f.since.elapsed().as_millis() as u64,
+                            "log writable again: everything appended is written, writes accepted"
+                        );
+                        metrics::gauge!("podium_log_failed").set(0.0);
+                    }
+                    self.s.durable.send_replace((last_lsn, false));
+                }
+                Err(e) => {
+                    self.forget_unsynced();
+                    let why = e.to_string();
+                    match &mut failing {
+                        None => {
+                            tracing::error!(
+                                "log write failed, refusing writes until it recovers \
+                                 (retrying by itself): {why}"
+                            );
+                            metrics::gauge!("podium_log_failed").set(1.0);
+                            failing = Some(Failing {
+                                since: Instant::now(),
+                                attempts: 1,
+                                pause: RETRY_FIRST,
+                                retry_at: Instant::now() + RETRY_FIRST,
+                            });
+                        }
+                        Some(f) => {
+                            tracing::debug!(attempts = f.attempts, "log still cannot write: {why}");
+                            f.attempts += 1;
+                            f.pause = (f.pause * 2).min(RETRY_MAX);
+                            f.retry_at = Instant::now() + f.pause;
+                        }
+                    }
+                    // The reason before the flag: a writer that sees the
+                    // flag reads this one, not an older one.
+                    *self.s.error.lock() = Some(why);
+                    self.s.durable.send_modify(|d| d.1 = true);
+                }
             }
-            Ok(())
-        })();
-        match result {
-            Ok(()) => {
-                s.durable.send_replace((last_lsn, false));
-            }
-            Err(e) => {
-                tracing::error!("log write failed, refusing further writes: {e}");
-                *s.error.lock() = Some(format!("log write failed: {e}"));
-                s.durable.send_modify(|d| d.1 = true);
+            if shutdown {
+                if failing.is_some() {
+                    tracing::error!(
+                        "shutting down with log records unwritten: they were not acknowledged"
+                    );
+                }
                 return;
             }
         }
-        if shutdown {
-            return;
+    }
+
+    /// Does all pending work, then syncs if the policy (or a past failure)
+    /// asks. On error the failed item stays pending.
+    fn pass(&mut self, shutdown: bool) -> io::Result<()> {
+        if self.torn {
+            self.cut_back()?;
         }
+        while let Some(w) = self.pending.pop_front() {
+            let done = match &w {
+                Work::Bytes(b) => self.write(b),
+                Work::Rotate(next) => self.rotate(*next),
+            };
+            if let Err(e) = done {
+                self.pending.push_front(w);
+                return Err(e);
+            }
+            if let Work::Bytes(b) = w {
+                self.unsynced_bytes += b.len();
+                self.unsynced.push(b);
+            }
+        }
+        let due = match self.policy {
+            FsyncPolicy::Always => true,
+            FsyncPolicy::EverySec => self.last_sync.elapsed() >= Duration::from_secs(1),
+            FsyncPolicy::No => false,
+        };
+        if !self.unsynced.is_empty()
+            && (due || shutdown || self.must_sync || self.unsynced_bytes > UNSYNCED_MAX)
+        {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// After a failure: what was written since the last good sync is not
+    /// trusted (a failed write may have left part of a batch; after a
+    /// failed fsync the kernel may have dropped the pages, and a second
+    /// fsync would report success without them), so it goes back to the
+    /// front of the work, to be written again and synced.
+    fn forget_unsynced(&mut self) {
+        for b in self.unsynced.drain(..).rev() {
+            self.pending.push_front(Work::Bytes(b));
+        }
+        self.unsynced_bytes = 0;
+        self.torn = true;
+        self.must_sync = true;
+    }
+
+    /// Cuts the segment back to its durable length, so that no garbage is
+    /// left between frames for recovery to stop at.
+    fn cut_back(&mut self) -> io::Result<()> {
+        if let Some(f) = &mut self.file {
+            f.set_len(self.synced_len)
+                .and_then(|()| f.seek(SeekFrom::Start(self.synced_len)).map(drop))
+                .map_err(|e| context(e, "truncating", self.seg_start))?;
+        }
+        self.torn = false;
+        Ok(())
+    }
+
+    fn write(&mut self, b: &[u8]) -> io::Result<()> {
+        if self.file.is_none() {
+            // A rotation closes one segment and creates the next in one
+            // step; should that ever be split, create it here.
+            self.create(self.seg_start)?;
+        }
+        let Some(f) = &mut self.file else {
+            return Err(io::Error::other("no open log segment"));
+        };
+        #[cfg(test)]
+        {
+            let mut faults = self.s.faults.lock();
+            if faults.write {
+                faults.hits += 1;
+                let _ = f.write_all(&b[..b.len() / 2]);
+                let e = io::Error::from_raw_os_error(libc::ENOSPC);
+                return Err(context(e, "writing", self.seg_start));
+            }
+        }
+        f.write_all(b)
+            .map_err(|e| context(e, "writing", self.seg_start))
+    }
+
+    fn sync(&mut self) -> io::Result<()> {
+        let Some(f) = &self.file else {
+            return Ok(());
+        };
+        #[cfg(test)]
+        {
+            let mut faults = self.s.faults.lock();
+            if faults.sync {
+                faults.hits += 1;
+                use std::os::unix::fs::FileExt;
+                let zeros = vec![0; self.unsynced_bytes];
+                f.write_all_at(&zeros, self.synced_len)?;
+                let e = io::Error::from_raw_os_error(libc::EIO);
+                return Err(context(e, "syncing", self.seg_start));
+            }
+        }
+        let t = Instant::now();
+        f.sync_data()
+            .map_err(|e| context(e, "syncing", self.seg_start))?;
+        self.s.syncs.fetch_add(1, Ordering::Relaxed);
+        metrics::histogram!("podium_fsync_seconds").record(t.elapsed().as_secs_f64());
+        self.synced_len += self.unsynced_bytes as u64;
+        self.unsynced.clear();
+        self.unsynced_bytes = 0;
+        self.must_sync = false;
+        self.last_sync = Instant::now();
+        Ok(())
+    }
+
+    /// Closes the current segment durably and creates the one starting at
+    /// `next`. Safe to repeat after a failure at any point: a segment
+    /// already closed is not synced again, and a half-created one is
+    /// created afresh.
+    fn rotate(&mut self, next: u64) -> io::Result<()> {
+        if self.seg_start != next {
+            // Even under `no`: a gap between segments would make the
+            // directory unrecoverable.
+            self.sync()?;
+            self.file = None;
+            self.seg_start = next;
+        }
+        if self.file.is_none() {
+            self.create(next)?;
+        }
+        Ok(())
+    }
+
+    fn create(&mut self, start: u64) -> io::Result<()> {
+        #[cfg(test)]
+        {
+            let mut faults = self.s.faults.lock();
+            if faults.create {
+                faults.hits += 1;
+                let e = io::Error::from_raw_os_error(libc::EMFILE);
+                return Err(context(e, "creating", start));
+            }
+        }
+        let f = create_segment(&self.dir, start).map_err(|e| context(e, "creating", start))?;
+        self.file = Some(f);
+        self.synced_len = SEGMENT_MAGIC.len() as u64;
+        self.s
+            .live_bytes
+            .fetch_add(SEGMENT_MAGIC.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
 }
 
-fn sync(s: &Shared, file: &File) -> io::Result<()> {
-    let t = Instant::now();
-    file.sync_data()?;
-    s.syncs.fetch_add(1, Ordering::Relaxed);
-    metrics::histogram!("podium_fsync_seconds").record(t.elapsed().as_secs_f64());
-    Ok(())
+/// `e` with the operation and segment it failed on, for the operator.
+fn context(e: io::Error, doing: &str, seg_start: u64) -> io::Error {
+    io::Error::new(
+        e.kind(),
+        format!("{doing} {}: {e}", segment_name(seg_start)),
+    )
 }
 
 #[cfg(test)]
@@ -602,12 +886,12 @@ mod tests {
         let dir = tmp("rot");
         let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
         for i in 0..10 {
-            let l = log.append(&op(i)).unwrap();
+            let l = log.append(&op(i));
             assert_eq!(l, i + 1);
         }
         assert_eq!(log.rotate(), 10);
         for i in 10..15 {
-            log.append(&op(i)).unwrap();
+            log.append(&op(i));
         }
         log.wait_blocking(15).unwrap();
         log.close().unwrap();
@@ -623,7 +907,7 @@ mod tests {
         let dir = tmp("torn");
         let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
         for i in 0..5 {
-            log.append(&op(i)).unwrap();
+            log.append(&op(i));
         }
         log.close().unwrap();
         let path = list_segments(&dir).unwrap()[0].1.clone();
@@ -661,7 +945,7 @@ mod tests {
         let dir = tmp("beyond");
         let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
         for i in 0..5 {
-            log.append(&op(i)).unwrap();
+            log.append(&op(i));
         }
         log.close().unwrap();
         let path = list_segments(&dir).unwrap()[0].1.clone();
@@ -716,7 +1000,7 @@ mod tests {
             .map(|t| {
                 let log = log.clone();
                 std::thread::spawn(move || {
-                    let l = log.append(&op(t)).unwrap();
+                    let l = log.append(&op(t));
                     log.wait_blocking(l).unwrap();
                 })
             })
@@ -742,7 +1026,7 @@ mod tests {
                 let log = log.clone();
                 std::thread::spawn(move || {
                     for i in 0..50 {
-                        let l = log.append(&op(t * 1000 + i)).unwrap();
+                        let l = log.append(&op(t * 1000 + i));
                         log.wait_blocking(l).unwrap();
                     }
                 })
@@ -754,5 +1038,176 @@ mod tests {
         log.close().unwrap();
         let (lsns, _) = read_all(&dir);
         assert_eq!(lsns, (1..=400).collect::<Vec<_>>());
+    }
+
+    /// Waits (at most 30 s) until the flusher has recovered.
+    fn until_writable(log: &Log) {
+        let t = Instant::now();
+        while log.writable().is_err() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the log never recovered"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits (at most 30 s) until the flusher has met `n` injected faults.
+    fn until_hits(log: &Log, n: u32) {
+        let t = Instant::now();
+        while log.faults().hits < n {
+            assert!(t.elapsed() < Duration::from_secs(30), "no retry happened");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Every record reported durable can be read back from the segments
+    /// as they are on disk now.
+    fn durable_is_on_disk(log: &Log, dir: &Path) {
+        let d = log.durable_lsn();
+        let (lsns, _) = read_all(dir);
+        assert!(
+            lsns.len() as u64 >= d && lsns[..d as usize] == (1..=d).collect::<Vec<_>>()[..],
+            "durable {d}, on disk {lsns:?}"
+        );
+    }
+
+    #[test]
+    fn a_failed_write_is_cut_back_and_written_again_once_the_disk_has_room() {
+        let dir = tmp("write-fault");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        for i in 0..3 {
+            let l = log.append(&op(i));
+            log.wait_blocking(l).unwrap();
+        }
+        log.faults().write = true;
+        let l4 = log.append(&op(3));
+        let l5 = log.append(&op(4));
+        let err = log.wait_blocking(l5).unwrap_err().to_string();
+        assert!(err.contains("No space left"), "{err}");
+        assert!(log.writable().is_err());
+        // Records appended during the failure are taken, not refused:
+        // their operations were applied already.
+        let l6 = log.append(&op(5));
+        assert_eq!((l4, l5, l6), (4, 5, 6));
+        // It retries by itself; each failed attempt left half a batch.
+        until_hits(&log, 3);
+        assert_eq!(log.durable_lsn(), 3, "nothing reported durable unwritten");
+        assert!(log.wait_blocking(l6).is_err());
+        durable_is_on_disk(&log, &dir);
+        log.faults().write = false;
+        until_writable(&log);
+        log.wait_blocking(l6).unwrap();
+        assert_eq!(log.durable_lsn(), 6);
+        durable_is_on_disk(&log, &dir);
+        log.close().unwrap();
+        // No half batch left between frames: the segment reads clean.
+        let (lsns, ends) = read_all(&dir);
+        assert_eq!(lsns, (1..=6).collect::<Vec<_>>());
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
+    }
+
+    #[test]
+    fn a_failed_fsync_is_never_retried_bare_the_bytes_are_written_again() {
+        let dir = tmp("sync-fault");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        let l1 = log.append(&op(0));
+        log.wait_blocking(l1).unwrap();
+        // The injected failure zeroes the bytes it was to make durable,
+        // as a kernel that dropped the dirty pages: a retried bare fsync
+        // would report success over zeros.
+        log.faults().sync = true;
+        let l2 = log.append(&op(1));
+        let l3 = log.append(&op(2));
+        assert!(log.wait_blocking(l3).is_err());
+        until_hits(&log, 2);
+        assert_eq!(log.durable_lsn(), l1);
+        durable_is_on_disk(&log, &dir);
+        log.faults().sync = false;
+        until_writable(&log);
+        log.wait_blocking(l3).unwrap();
+        assert_eq!(l2 + 1, l3);
+        durable_is_on_disk(&log, &dir);
+        log.close().unwrap();
+        let (lsns, ends) = read_all(&dir);
+        assert_eq!(lsns, vec![1, 2, 3]);
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
+    }
+
+    #[test]
+    fn a_rotation_that_cannot_create_its_segment_is_retried() {
+        let dir = tmp("create-fault");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        for i in 0..3 {
+            log.append(&op(i));
+        }
+        log.wait_blocking(3).unwrap();
+        log.faults().create = true;
+        assert_eq!(log.rotate(), 3);
+        log.append(&op(3));
+        let l5 = log.append(&op(4));
+        assert!(log.wait_blocking(l5).is_err());
+        until_hits(&log, 2);
+        assert_eq!(log.durable_lsn(), 3);
+        // A second rotation at the same point (a snapshot retried) is the
+        // same cut, not another segment.
+        log.faults().create = false;
+        until_writable(&log);
+        log.wait_blocking(l5).unwrap();
+        log.close().unwrap();
+        let segs = list_segments(&dir).unwrap();
+        assert_eq!(segs.iter().map(|s| s.0).collect::<Vec<_>>(), vec![1, 4]);
+        let (lsns, ends) = read_all(&dir);
+        assert_eq!(lsns, (1..=5).collect::<Vec<_>>());
+        assert!(
+            ends.iter().all(|e| matches!(e, SegmentEnd::Clean { .. })),
+            "{ends:?}"
+        );
+    }
+
+    #[test]
+    fn everysec_refuses_while_failing_and_syncs_on_recovery() {
+        let dir = tmp("everysec-fault");
+        let log = Log::open(&dir, 1, FsyncPolicy::EverySec, 0).unwrap();
+        log.append(&op(0));
+        log.faults().write = true;
+        log.append(&op(1));
+        let t = Instant::now();
+        while log.writable().is_ok() {
+            assert!(
+                t.elapsed() < Duration::from_secs(30),
+                "the write never failed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(log.wait_blocking(2).is_err());
+        let syncs = log.syncs();
+        log.faults().write = false;
+        until_writable(&log);
+        // Recovery is reported once the rewritten bytes are synced, not a
+        // second later.
+        assert!(log.syncs() > syncs);
+        log.wait_blocking(2).unwrap();
+        durable_is_on_disk(&log, &dir);
+        log.close().unwrap();
+        assert_eq!(read_all(&dir).0, vec![1, 2]);
+    }
+
+    #[test]
+    fn closing_a_log_that_cannot_write_reports_it_without_waiting() {
+        let dir = tmp("close-fault");
+        let log = Log::open(&dir, 1, FsyncPolicy::Always, 0).unwrap();
+        log.faults().write = true;
+        log.append(&op(0));
+        let t = Instant::now();
+        let err = log.close().unwrap_err().to_string();
+        assert!(err.contains("cannot write"), "{err}");
+        assert!(t.elapsed() < Duration::from_secs(5));
     }
 }

@@ -569,7 +569,7 @@ mod tests {
     /// of them.
     fn snapshot_at(s: &Storage, upto: u64) {
         for i in s.log.next_lsn()..=upto {
-            s.log.append(&op(i)).unwrap();
+            s.log.append(&op(i));
         }
         s.log.wait_blocking(upto).unwrap();
         assert_eq!(s.log.rotate(), upto);
@@ -612,7 +612,7 @@ mod tests {
         let (s, _, _) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
         snapshot_at(&s, 50);
         for i in 51..=100 {
-            s.log.append(&op(i)).unwrap();
+            s.log.append(&op(i));
         }
         s.log.wait_blocking(100).unwrap();
         // The snapshot at 100 deletes the one at 50 and the segment after

@@ -116,6 +116,8 @@ fn write_str<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
 
 /// Writes the snapshot of position `lsn` to a temporary file, syncs it,
 /// renames it into place and syncs the directory. Returns the file size.
+/// On failure the temporary file is removed: on a full disk it is what
+/// fills it, and nothing else would remove it before a restart.
 pub fn write<B: WriteBoard>(
     dir: &Path,
     lsn: u64,
@@ -123,7 +125,27 @@ pub fn write<B: WriteBoard>(
     aux: &SnapAux,
 ) -> io::Result<u64> {
     let tmp = dir.join(format!("{}.tmp", snapshot_name(lsn)));
-    let file = File::create(&tmp)?;
+    let written = write_tmp(&tmp, lsn, boards, aux)
+        .and_then(|size| fs::rename(&tmp, dir.join(snapshot_name(lsn))).map(|()| size));
+    let size = match written {
+        Ok(size) => size,
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            return Err(e);
+        }
+    };
+    sync_dir(dir)?;
+    Ok(size)
+}
+
+/// The whole snapshot in `tmp`, synced. Returns its size.
+fn write_tmp<B: WriteBoard>(
+    tmp: &Path,
+    lsn: u64,
+    boards: &[SnapBoard<B>],
+    aux: &SnapAux,
+) -> io::Result<u64> {
+    let file = File::create(tmp)?;
     // The buffer is outside the checksum: a board writes each entry in a
     // handful of small pieces, and the CRC is summed over the buffer's
     // flushes (1 MiB at a time), not over every piece.
@@ -161,11 +183,7 @@ pub fn write<B: WriteBoard>(
     file.write_all(&crc.to_le_bytes())?;
     file.write_all(END)?;
     file.sync_all()?;
-    let size = file.metadata()?.len();
-    drop(file);
-    fs::rename(&tmp, dir.join(snapshot_name(lsn)))?;
-    sync_dir(dir)?;
-    Ok(size)
+    file.metadata().map(|m| m.len())
 }
 
 /// Reads a snapshot: its LSN and boards. Any damage is an error naming it.
@@ -343,5 +361,32 @@ mod tests {
             assert!(read(&path).is_err(), "a flip at {at} was not caught");
         }
         let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A board whose content cannot be written (a full disk, say).
+    struct Unwritable;
+
+    impl WriteBoard for Unwritable {
+        fn write_board<W: Write>(&self, _: &mut W) -> io::Result<()> {
+            Err(io::Error::from_raw_os_error(libc::ENOSPC))
+        }
+    }
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("podium-snap-fail-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let boards = vec![SnapBoard {
+            name: "b".into(),
+            period: None,
+            board: Unwritable,
+        }];
+        assert!(write(&dir, 7, &boards, &SnapAux::default()).is_err());
+        let left: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
     }
 }
