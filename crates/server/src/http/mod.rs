@@ -11,13 +11,15 @@
 //! document lists exactly the rows).
 //!
 //! Errors of every kind — the service's, bad paths and queries, bodies
-//! over the limit, unknown routes, wrong methods, panics — are answered as
+//! over the limit or compressed, unknown routes, wrong methods, panics, and
+//! the requests hyper refuses before routing ([`wire`]) — are answered as
 //! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
 
 mod error;
 mod handlers;
 pub mod openapi;
 pub(crate) mod stream;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -344,7 +346,7 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .and_then(|p| ROUTES.iter().find(|r| r.path == p.as_str()))
         .map(|r| r.path);
-    let resp = match refusal(&st, route, &req) {
+    let resp = match refusal(&st, route, &req).or_else(|| error::encoding_refusal(req.headers())) {
         None => error::json_errors(next.run(req).await).await,
         Some(refused) => refused,
     };
