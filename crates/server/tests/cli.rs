@@ -690,3 +690,68 @@ fn out_of_range_padded_and_repeated_input_is_refused() {
         assert_eq!(members_of(&srv.client(), board), 2, "only c3 and n3");
     }
 }
+
+/// `--api-key-file` (or PODIUM_API_KEY_FILE) gives the server its keys
+/// without putting them on its command line; the client takes its key
+/// from PODIUM_API_KEY the same way.
+#[test]
+fn api_keys_from_a_file_stay_out_of_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::write(
+        &keys,
+        "# podium keys\nreader-key-0123456789:read\n\nwriter-key-0123456789:write\n",
+    )
+    .unwrap();
+    let by_flag = Podium::start(&["--api-key-file", keys.to_str().unwrap()]);
+    let by_env = Podium::start_with_env(&[], &[("PODIUM_API_KEY_FILE", keys.to_str().unwrap())]);
+    for srv in [&by_flag, &by_env] {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", srv.child.id())).unwrap();
+        assert!(!String::from_utf8_lossy(&cmdline).contains("key-0123456789"));
+        let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "b", "m", "1"]);
+        assert!(!st.success());
+        assert!(out.contains("unauthorized"), "{out}");
+        let (st, out) = run_to_end(&[
+            "submit",
+            "--rpc",
+            &srv.rpc,
+            "--api-key",
+            "reader-key-0123456789",
+            "b",
+            "m",
+            "1",
+        ]);
+        assert!(!st.success());
+        assert!(out.contains("forbidden"), "{out}");
+        let status = Command::new(bin())
+            .args(["submit", "--http", &srv.http, "b", "m", "1"])
+            .env("PODIUM_API_KEY", "writer-key-0123456789")
+            .env_remove("PODIUM_SERVER")
+            .env_remove("PODIUM_RPC_SERVER")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "PODIUM_API_KEY authenticates the client");
+    }
+    // A key file the server cannot use stops it at start, saying why.
+    std::fs::write(&keys, "writer-key-0123456789:sudo\n").unwrap();
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--api-key-file",
+            keys.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .args(["--rpc", "off", "--resp", "off", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env_remove("PODIUM_CONFIG")
+        .env_remove("PODIUM_API_KEYS")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 1"), "{err}");
+    assert!(!err.contains("writer-key"), "the key is shown: {err}");
+}
