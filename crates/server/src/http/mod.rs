@@ -19,7 +19,7 @@ mod error;
 mod handlers;
 pub mod openapi;
 pub(crate) mod stream;
-pub mod wire;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;

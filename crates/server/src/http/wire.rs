@@ -16,7 +16,7 @@ use std::task::{ready, Context, Poll};
 use axum::serve::Listener;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::error::{ApiError, Code};
+use crate::error::Code;
 
 /// A listener whose connections are [`Wire`]s.
 pub struct JsonErrorListener<L>(pub L);
@@ -106,7 +106,7 @@ fn json_answer(head: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let body = serde_json::json!({
-        "error": { "code": code.as_str(), "message": ApiError::new(code, message).message }
+        "error": { "code": code.as_str(), "message": message }
     })
     .to_string();
     let mut out = Vec::with_capacity(head.len() + body.len() + 96);
