@@ -4,10 +4,9 @@
 use std::any::Any;
 
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::extract::{FromRequestParts, Path, Query};
-use axum::http::header::{
-    ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING,
-};
+use axum::http::header::{ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -201,17 +200,14 @@ fn query_value(query: &str, name: &str) -> Option<String> {
 
 /// A request body in an encoding other than identity: 415. The body
 /// would otherwise be read as JSON as it is, compressed bytes and all.
-pub(crate) fn encoding_refusal(headers: &HeaderMap) -> Option<Response> {
-    let has_body = headers.contains_key(TRANSFER_ENCODING)
-        || headers
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.trim() != "0");
-    if !has_body {
+pub(crate) fn encoding_refusal(req: &axum::extract::Request) -> Option<Response> {
+    // Known empty (no body, `Content-Length: 0`, an HTTP/2 stream ended
+    // with its headers): there is nothing to decode.
+    if req.body().is_end_stream() {
         return None;
     }
     let mut codings = Vec::new();
-    for v in headers.get_all(CONTENT_ENCODING) {
+    for v in req.headers().get_all(CONTENT_ENCODING) {
         let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
         codings.extend(
             v.split(',')
