@@ -12,24 +12,18 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::error::ApiError;
 
 /// A score on the wire: a JSON number, or `"inf"` / `"-inf"` (JSON has no
-/// infinities; Redis accepts them); in MessagePack always a float. Strings holding a number are accepted
-/// too, so a CSV or form value passes through unchanged. NaN is refused.
+/// infinities; Redis accepts them); in MessagePack a float or integer.
+/// Strings holding a number are accepted too, so a CSV or form value passes
+/// through unchanged; they are read by [`crate::score`], as every other
+/// score text is (a finite spelling beyond a double's range, white space
+/// around the number, NaN are refused).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Score(pub f64);
 
+/// A score from text (JSON strings, CSV fields, query bounds, the CLI),
+/// with the refusal in podium's words.
 pub fn parse_score(s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v = match t.to_ascii_lowercase().as_str() {
-        "inf" | "+inf" | "infinity" | "+infinity" => f64::INFINITY,
-        "-inf" | "-infinity" => f64::NEG_INFINITY,
-        _ => t
-            .parse::<f64>()
-            .map_err(|_| format!("score {s:?} is not a number"))?,
-    };
-    if v.is_nan() {
-        return Err("score is not a number (NaN)".into());
-    }
-    Ok(v)
+    crate::score::parse_str(s).map_err(|e| e.to_string())
 }
 
 impl Serialize for Score {
@@ -56,7 +50,10 @@ impl<'de> Deserialize<'de> for Score {
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Score, E> {
                 if v.is_nan() {
-                    return Err(E::custom("score is not a number (NaN)"));
+                    return Err(E::custom(crate::score::BadScore {
+                        text: "NaN".into(),
+                        why: crate::score::Refusal::NaN,
+                    }));
                 }
                 Ok(Score(v))
             }

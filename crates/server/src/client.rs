@@ -77,7 +77,7 @@ pub struct Conn {
     )]
     pub http: Option<String>,
     /// API key: sent with `auth` over RPC, as `Authorization: Bearer KEY`
-    /// over HTTP.
+    /// over HTTP. Given here it shows in `ps`; PODIUM_API_KEY does not.
     #[arg(long, env = "PODIUM_API_KEY", hide_env_values = true)]
     pub api_key: Option<String>,
 }
@@ -1167,8 +1167,8 @@ fn import_entry(
     }
     let was_first = std::mem::replace(first, false);
     if !csv {
-        let v: serde_json::Value =
-            serde_json::from_slice(rec).map_err(|e| bad(None, format!("malformed JSON: {e}")))?;
+        let v =
+            crate::json::value(rec, "malformed JSON").map_err(|e| (None, ErrorBody::from(&e)))?;
         return Ok(Some(json_to_msgpack(v)));
     }
     let mut s = std::str::from_utf8(rec).map_err(|_| bad(None, "the line is not UTF-8".into()))?;

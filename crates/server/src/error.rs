@@ -17,6 +17,12 @@ pub enum Code {
     InvalidConfig,
     MalformedRequest,
     PayloadTooLarge,
+    /// An HTTP request URI longer than the server reads.
+    UriTooLong,
+    /// An HTTP request body in an encoding the server does not decode.
+    UnsupportedMediaType,
+    /// An HTTP request head (request line and headers) too large to read.
+    HeadersTooLarge,
     BoardNotFound,
     MemberNotFound,
     NotFound,
@@ -42,6 +48,9 @@ impl Code {
             Code::InvalidConfig => "invalid_config",
             Code::MalformedRequest => "malformed_request",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::UriTooLong => "uri_too_long",
+            Code::UnsupportedMediaType => "unsupported_media_type",
+            Code::HeadersTooLarge => "headers_too_large",
             Code::BoardNotFound => "board_not_found",
             Code::MemberNotFound => "member_not_found",
             Code::NotFound => "not_found",
@@ -71,13 +80,16 @@ impl Code {
             Code::MethodNotAllowed => 405,
             Code::BoardExists | Code::ReadOnly | Code::WrongType => 409,
             Code::PayloadTooLarge => 413,
+            Code::UriTooLong => 414,
+            Code::UnsupportedMediaType => 415,
+            Code::HeadersTooLarge => 431,
             Code::Internal => 500,
             Code::StorageUnavailable => 503,
         }
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 19] = [
+    pub const ALL: [Code; 22] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -86,6 +98,9 @@ impl Code {
         Code::InvalidConfig,
         Code::MalformedRequest,
         Code::PayloadTooLarge,
+        Code::UriTooLong,
+        Code::UnsupportedMediaType,
+        Code::HeadersTooLarge,
         Code::BoardNotFound,
         Code::MemberNotFound,
         Code::NotFound,

@@ -67,7 +67,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             }
         });
         servers.spawn(async move {
-            axum::serve(listener, app)
+            axum::serve(crate::http::wire::JsonErrorListener(listener), app)
                 .with_graceful_shutdown(async move {
                     let _ = stop.wait_for(|s| *s).await;
                 })

@@ -28,6 +28,8 @@
 //! max_body = "16MiB"           # or a plain number of bytes
 //! snapshot_every = "64MiB"
 //!
+//! api_key_file = "/etc/podium/keys"   # KEY:SCOPE lines, added to api_keys
+//!
 //! [[api_keys]]
 //! key = "0123456789abcdef-admin"
 //! scope = "admin"              # read | write | admin
@@ -112,6 +114,7 @@ pub struct ServeArgs {
     /// An API key and what it may do, as KEY:SCOPE with SCOPE read, write or
     /// admin; KEY has at least 16 characters. Repeatable; PODIUM_API_KEYS
     /// takes a comma-separated list. With any key set, every request needs one.
+    /// A key given here shows in `ps`: prefer --api-key-file or PODIUM_API_KEYS.
     #[arg(
         long = "api-key",
         env = "PODIUM_API_KEYS",
@@ -120,6 +123,16 @@ pub struct ServeArgs {
         hide_env_values = true
     )]
     pub api_keys: Option<Vec<ApiKey>>,
+
+    /// A file of API keys, one KEY:SCOPE a line (blank lines and lines
+    /// starting with # are skipped), added to any --api-key: keys given on
+    /// the command line show in `ps`, keys in a file do not
+    #[arg(
+        long = "api-key-file",
+        env = "PODIUM_API_KEY_FILE",
+        value_name = "PATH"
+    )]
+    pub api_key_file: Option<PathBuf>,
 
     /// Largest request body accepted, in bytes or with a unit
     /// (e.g. 1048576, 512KiB, 16MiB) [default: 16MiB]
@@ -220,11 +233,17 @@ impl Settings {
                 .clone()
                 .or(file.log_level)
                 .unwrap_or(d.log_level),
-            api_keys: args
-                .api_keys
-                .clone()
-                .or(file.api_keys)
-                .unwrap_or(d.api_keys),
+            api_keys: {
+                let mut keys = args
+                    .api_keys
+                    .clone()
+                    .or(file.api_keys)
+                    .unwrap_or(d.api_keys);
+                if let Some(path) = args.api_key_file.as_ref().or(file.api_key_file.as_ref()) {
+                    keys.extend(load_key_file(path)?);
+                }
+                keys
+            },
             max_body_bytes,
             snapshot_every_bytes: args
                 .snapshot_every
@@ -466,6 +485,33 @@ impl ApiKey {
     }
 }
 
+/// The keys of an `--api-key-file`: one `KEY:SCOPE` a line; blank lines
+/// and `#` comments are skipped. A bad line is named by its number, never
+/// by its text (it holds a key).
+fn load_key_file(path: &Path) -> anyhow::Result<Vec<ApiKey>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the API key file {}", path.display()))?;
+    parse_key_file(&text).with_context(|| format!("bad API key file {}", path.display()))
+}
+
+fn parse_key_file(text: &str) -> anyhow::Result<Vec<ApiKey>> {
+    let mut keys = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let key: ApiKey = line
+            .parse()
+            .map_err(|e| anyhow::anyhow!("line {}: {e}", i + 1))?;
+        keys.push(key);
+    }
+    if keys.is_empty() {
+        bail!("it holds no key: write one KEY:SCOPE a line");
+    }
+    Ok(keys)
+}
+
 fn check_key(key: &str) -> anyhow::Result<()> {
     if key.len() < MIN_API_KEY_LEN {
         bail!(
@@ -678,6 +724,7 @@ struct FileConfig {
     max_body: Option<ByteSize>,
     snapshot_every: Option<ByteSize>,
     api_keys: Option<Vec<ApiKey>>,
+    api_key_file: Option<PathBuf>,
 }
 
 impl FileConfig {
@@ -947,6 +994,7 @@ mod tests {
             ("backend", "PODIUM_BACKEND"),
             ("log_level", "PODIUM_LOG_LEVEL"),
             ("api_keys", "PODIUM_API_KEYS"),
+            ("api_key_file", "PODIUM_API_KEY_FILE"),
             ("max_body", "PODIUM_MAX_BODY"),
             ("snapshot_every", "PODIUM_SNAPSHOT_EVERY"),
         ] {
@@ -955,7 +1003,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            11
+            12
         );
         let keys = cmd
             .get_arguments()
@@ -1115,6 +1163,60 @@ mod tests {
             let err = format!("{:#}", FileConfig::parse(text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");
         }
+    }
+
+    /// Keys from a file (flag, PODIUM_API_KEY_FILE or `api_key_file` in the
+    /// config file) join the --api-key ones; a bad or unreadable file is
+    /// refused naming the file and line, never the key.
+    #[test]
+    fn api_keys_from_a_file() {
+        let keys = TempConfig::new(
+            "keys",
+            "# podium keys\n\nreader-key-0123456789:read\n  admin-key-0123456789:admin  \n",
+        );
+        let path = keys.0.to_str().unwrap();
+        let want = [
+            ApiKey::new("flag-key-0123456789", Scope::Write).unwrap(),
+            ApiKey::new("reader-key-0123456789", Scope::Read).unwrap(),
+            ApiKey::new("admin-key-0123456789", Scope::Admin).unwrap(),
+        ];
+        let s = Settings::resolve(&parse(&[
+            "--api-key",
+            "flag-key-0123456789:write",
+            "--api-key-file",
+            path,
+        ]))
+        .unwrap();
+        assert_eq!(s.api_keys, want);
+        let cfg = TempConfig::new("keyfile", &format!("api_key_file = {path:?}\n"));
+        let s = Settings::resolve(&ServeArgs {
+            config: Some(cfg.0.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(s.api_keys, want[1..]);
+
+        for (text, needle) in [
+            ("secret-key-0123456789:root\n", "line 1"),
+            ("# a\nsecret-key-0123456789\n", "line 2: expected KEY:SCOPE"),
+            ("shortsecret:read\n", "too short"),
+            ("# only a comment\n\n", "holds no key"),
+        ] {
+            let f = TempConfig::new("bad-keys", text);
+            let err = format!(
+                "{:#}",
+                Settings::resolve(&parse(&["--api-key-file", f.0.to_str().unwrap()])).unwrap_err()
+            );
+            assert!(err.contains(needle), "{text:?}: {err}");
+            assert!(err.contains(f.0.to_str().unwrap()), "{err}");
+            assert!(!err.contains("secret"), "the key is shown: {err}");
+        }
+        let gone = keys.0.with_file_name("no-such-keys");
+        let err = format!(
+            "{:#}",
+            Settings::resolve(&parse(&["--api-key-file", gone.to_str().unwrap()])).unwrap_err()
+        );
+        assert!(err.contains("cannot read the API key file"), "{err}");
     }
 
     #[test]

@@ -79,6 +79,10 @@ struct Podium {
 
 impl Podium {
     fn start(extra: &[&str]) -> Podium {
+        Self::start_with_env(extra, &[])
+    }
+
+    fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Podium {
         let tmp = tempfile::Builder::new()
             .prefix("podium-cli-")
             .tempdir()
@@ -93,6 +97,8 @@ impl Podium {
             .env_remove("PODIUM_CONFIG")
             .env_remove("PODIUM_API_KEYS")
             .env_remove("PODIUM_LOG_LEVEL")
+            .env_remove("PODIUM_API_KEY_FILE")
+            .envs(env.iter().copied())
             .env("NO_COLOR", "1");
         // The RPC line comes after the HTTP one.
         let l = launch::launch(
@@ -622,4 +628,130 @@ fn client_limits_response_size() {
     // The refused response closed that connection; others are fine.
     assert!(small.top("b", 1, 1).is_err());
     assert_eq!(c.top("b", 1, 1).unwrap().total, 20_000);
+}
+
+/// Scores a double cannot hold, and scores with white space around them,
+/// are refused by `podium submit` and in imported CSV and NDJSON lines, with
+/// the text HTTP gives; so is a key repeated in an NDJSON line. Over RPC
+/// and HTTP alike; nothing refused is stored.
+#[test]
+fn out_of_range_padded_and_repeated_input_is_refused() {
+    let srv = Podium::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    for (conn, board) in [
+        (["--rpc", srv.rpc.as_str()], "r"),
+        (["--http", srv.http.as_str()], "h"),
+    ] {
+        for (score, needle) in [
+            ("1e999", "score \"1e999\" is out of range of a double"),
+            ("-1e400", "score \"-1e400\" is out of range of a double"),
+            (" 5", "score \" 5\" has white space around the number"),
+            ("5 ", "score \"5 \" has white space around the number"),
+        ] {
+            let (st, out) = run_to_end(&["submit", conn[0], conn[1], board, "m", score]);
+            assert!(!st.success(), "{score:?}: {out}");
+            assert!(out.contains(needle), "{score:?}: {out}");
+        }
+        let csv = dir.path().join(format!("{board}.csv"));
+        std::fs::write(&csv, "member,score\nc1,1e400\nc2, 5\nc3,3\n").unwrap();
+        let (st, out) = run_to_end(&[
+            "import",
+            conn[0],
+            conn[1],
+            "--quiet",
+            board,
+            csv.to_str().unwrap(),
+        ]);
+        assert!(!st.success(), "{out}");
+        assert!(out.contains("imported 1, failed 2"), "{out}");
+        assert!(out.contains("out of range of a double"), "{out}");
+        assert!(out.contains("white space"), "{out}");
+        let nd = dir.path().join(format!("{board}.ndjson"));
+        std::fs::write(
+            &nd,
+            "{\"member\":\"n1\",\"score\":1e400}\n{\"member\":\"n2\",\"score\":1,\"score\":2}\n{\"member\":\"n3\",\"score\":4}\n",
+        )
+        .unwrap();
+        let (st, out) = run_to_end(&[
+            "import",
+            conn[0],
+            conn[1],
+            "--quiet",
+            board,
+            nd.to_str().unwrap(),
+        ]);
+        assert!(!st.success(), "{out}");
+        assert!(out.contains("imported 1, failed 2"), "{out}");
+        assert!(
+            out.contains("score \"1e400\" is out of range of a double"),
+            "{out}"
+        );
+        assert!(out.contains("key \"score\" is repeated"), "{out}");
+        assert_eq!(members_of(&srv.client(), board), 2, "only c3 and n3");
+    }
+}
+
+/// `--api-key-file` (or PODIUM_API_KEY_FILE) gives the server its keys
+/// without putting them on its command line; the client takes its key
+/// from PODIUM_API_KEY the same way.
+#[test]
+fn api_keys_from_a_file_stay_out_of_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let keys = dir.path().join("keys");
+    std::fs::write(
+        &keys,
+        "# podium keys\nreader-key-0123456789:read\n\nwriter-key-0123456789:write\n",
+    )
+    .unwrap();
+    let by_flag = Podium::start(&["--api-key-file", keys.to_str().unwrap()]);
+    let by_env = Podium::start_with_env(&[], &[("PODIUM_API_KEY_FILE", keys.to_str().unwrap())]);
+    for srv in [&by_flag, &by_env] {
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", srv.child.id())).unwrap();
+        assert!(!String::from_utf8_lossy(&cmdline).contains("key-0123456789"));
+        let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "b", "m", "1"]);
+        assert!(!st.success());
+        assert!(out.contains("unauthorized"), "{out}");
+        let (st, out) = run_to_end(&[
+            "submit",
+            "--rpc",
+            &srv.rpc,
+            "--api-key",
+            "reader-key-0123456789",
+            "b",
+            "m",
+            "1",
+        ]);
+        assert!(!st.success());
+        assert!(out.contains("forbidden"), "{out}");
+        let status = Command::new(bin())
+            .args(["submit", "--http", &srv.http, "b", "m", "1"])
+            .env("PODIUM_API_KEY", "writer-key-0123456789")
+            .env_remove("PODIUM_SERVER")
+            .env_remove("PODIUM_RPC_SERVER")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "PODIUM_API_KEY authenticates the client");
+    }
+    // A key file the server cannot use stops it at start, saying why.
+    std::fs::write(&keys, "writer-key-0123456789:sudo\n").unwrap();
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--api-key-file",
+            keys.to_str().unwrap(),
+            "--http",
+            "127.0.0.1:0",
+        ])
+        .args(["--rpc", "off", "--resp", "off", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .env_remove("PODIUM_CONFIG")
+        .env_remove("PODIUM_API_KEYS")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("line 1"), "{err}");
+    assert!(!err.contains("writer-key"), "the key is shown: {err}");
 }

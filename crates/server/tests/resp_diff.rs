@@ -671,6 +671,26 @@ fn zadd(d: &mut Diff) {
         d.same_args(&["ZADD", "sc", bad, "m"]);
     }
     d.same("ZSCORE sc m");
+    // The spellings every podium protocol refuses as a score (a finite
+    // number beyond a double, white space around it, empty, NaN), where
+    // Redis takes a score, an increment or a weight — and where it does
+    // not refuse them: a range bound (strtod's overflow to infinity and
+    // its leading white space stand there).
+    d.same("ZADD sc 1 a 2 b 3 c");
+    for bad in [
+        "1e400", "-1e999", "1e-400", " 5", "5 ", "\t5", "5\n", "", "nan", "-nan",
+    ] {
+        d.same_args(&["ZADD", "sc", bad, "m"]);
+        d.same_args(&["ZADD", "sc", "INCR", bad, "a"]);
+        d.same_args(&["ZADD", "sc", "1", "x", bad, "y"]);
+        d.same_args(&["ZINCRBY", "sc", bad, "a"]);
+        d.same_args(&["ZUNIONSTORE", "dst", "1", "sc", "WEIGHTS", bad]);
+        d.same_args(&["ZCOUNT", "sc", bad, "+inf"]);
+        d.same_args(&["ZRANGEBYSCORE", "sc", "-inf", bad]);
+        d.same_args(&["ZRANGE", "sc", bad, "+inf", "BYSCORE"]);
+        d.same_args(&["ZREMRANGEBYSCORE", "nokey", bad, "+inf"]);
+    }
+    d.same("ZRANGE sc 0 -1 WITHSCORES");
 
     // Long members. A member id is 1 to 512 bytes (SPEC §1): 512 is the
     // longest both take; podium refuses longer ones and the empty one

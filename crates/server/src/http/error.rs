@@ -4,8 +4,9 @@
 use std::any::Any;
 
 use axum::body::Body;
+use axum::body::HttpBody;
 use axum::extract::{FromRequestParts, Path, Query};
-use axum::http::header::{ALLOW, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::header::{ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -70,7 +71,10 @@ fn code_for_status(s: StatusCode) -> Code {
         404 => Code::NotFound,
         405 => Code::MethodNotAllowed,
         413 => Code::PayloadTooLarge,
-        400 | 411 | 415 | 422 => Code::MalformedRequest,
+        414 => Code::UriTooLong,
+        415 => Code::UnsupportedMediaType,
+        431 => Code::HeadersTooLarge,
+        400 | 411 | 422 => Code::MalformedRequest,
         503 => Code::StorageUnavailable,
         s if s < 500 => Code::InvalidArgument,
         _ => Code::Internal,
@@ -78,7 +82,8 @@ fn code_for_status(s: StatusCode) -> Code {
 }
 
 /// Rewrites any error response that is not already our JSON error (axum's
-/// plain-text rejections, its 405 answer) into one, keeping `Allow`.
+/// plain-text rejections, its 405 answer) into one, keeping its status and
+/// `Allow`.
 pub(crate) async fn json_errors(resp: Response) -> Response {
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(resp.headers()) {
@@ -95,6 +100,7 @@ pub(crate) async fn json_errors(resp: Response) -> Response {
         text
     };
     let mut r = error_response(&ApiError::new(code_for_status(status), message));
+    *r.status_mut() = status;
     for name in [ALLOW, axum::http::header::WWW_AUTHENTICATE] {
         if let Some(v) = parts.headers.get(&name) {
             r.headers_mut().insert(name, v.clone());
@@ -124,9 +130,101 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Q<T> {
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, HttpError> {
         match Query::<T>::try_from_uri(&parts.uri) {
             Ok(Query(t)) => Ok(Q(t)),
-            Err(rej) => Err(ApiError::bad(rej.body_text()).into()),
+            Err(rej) => Err(ApiError::bad(query_message(
+                parts.uri.query().unwrap_or_default(),
+                &rej.body_text(),
+            ))
+            .into()),
         }
     }
+}
+
+/// A query string's rejection in podium's words. axum's text is
+/// `Failed to deserialize query string: NAME: WHY`, WHY being serde's or
+/// the standard library's parse error.
+fn query_message(query: &str, text: &str) -> String {
+    let detail = text
+        .strip_prefix("Failed to deserialize query string: ")
+        .unwrap_or(text);
+    let ticked = |s: &str| s.split('`').nth(1).map(str::to_string);
+    // serde's own complaints may come after the parameter's path.
+    let after = |what: &str| detail.find(what).map(|i| &detail[i + what.len()..]);
+    if let Some(rest) = after("unknown field ") {
+        let name = ticked(rest).unwrap_or_default();
+        let expected: Vec<&str> = rest
+            .split_once("expected ")
+            .map(|(_, e)| e.split('`').skip(1).step_by(2).collect())
+            .unwrap_or_default();
+        return format!(
+            "unknown query parameter {name:?}; expected {}",
+            expected.join(", ")
+        );
+    }
+    if let Some(rest) = after("missing field ") {
+        return format!(
+            "the query parameter {} is required",
+            ticked(rest).unwrap_or_default()
+        );
+    }
+    if let Some(rest) = after("duplicate field ") {
+        return format!(
+            "the query parameter {} is given twice",
+            ticked(rest).unwrap_or_default()
+        );
+    }
+    let Some((name, why)) = detail.split_once(": ") else {
+        return format!("invalid query string: {detail}");
+    };
+    let value = query_value(query, name).unwrap_or_default();
+    if why.contains("integer") || why.contains("digit") || why.contains("fit in target type") {
+        format!("{name} must be a non-negative integer below 2^64, got {value:?}")
+    } else if why.contains("float") {
+        format!("{name} must be a number, got {value:?}")
+    } else {
+        format!("{name}: {why}")
+    }
+}
+
+/// The first value of `name` in a query string, decoded.
+fn query_value(query: &str, name: &str) -> Option<String> {
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(&s.replace('+', " "))
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    query.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (decode(k) == name).then(|| decode(v))
+    })
+}
+
+/// A request body in an encoding other than identity: 415. The body
+/// would otherwise be read as JSON as it is, compressed bytes and all.
+pub(crate) fn encoding_refusal(req: &axum::extract::Request) -> Option<Response> {
+    // Known empty (no body, `Content-Length: 0`, an HTTP/2 stream ended
+    // with its headers): there is nothing to decode.
+    if req.body().is_end_stream() {
+        return None;
+    }
+    let mut codings = Vec::new();
+    for v in req.headers().get_all(CONTENT_ENCODING) {
+        let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+        codings.extend(
+            v.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .filter(|c| !c.is_empty() && c != "identity"),
+        );
+    }
+    if codings.is_empty() {
+        return None;
+    }
+    Some(error_response(&ApiError::new(
+        Code::UnsupportedMediaType,
+        format!(
+            "request bodies are read as sent; Content-Encoding {} is not supported (send the body uncompressed)",
+            codings.join(", ")
+        ),
+    )))
 }
 
 #[derive(Deserialize)]
@@ -222,12 +320,24 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
     }
 }
 
-/// Parses a JSON body into `T`; any decoding error is `malformed_request`.
+/// Parses a JSON body into `T` (strictly: see [`crate::json`]); any
+/// decoding error is `malformed_request`, a `score` out of range
+/// `invalid_score`.
 pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> HttpResult<T> {
+    check_not_empty(bytes)?;
+    crate::json::parse(bytes, "malformed JSON body").map_err(HttpError)
+}
+
+/// A JSON body as a [`serde_json::Value`], checked as [`parse_json`] checks
+/// it, without going through a `T`.
+pub(crate) fn parse_json_value(bytes: &[u8]) -> HttpResult<serde_json::Value> {
+    check_not_empty(bytes)?;
+    crate::json::value(bytes, "malformed JSON body").map_err(HttpError)
+}
+
+fn check_not_empty(bytes: &[u8]) -> HttpResult<()> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::new(Code::MalformedRequest, "the request body is empty").into());
     }
-    serde_json::from_slice(bytes).map_err(|e| {
-        ApiError::new(Code::MalformedRequest, format!("malformed JSON body: {e}")).into()
-    })
+    Ok(())
 }

@@ -12,7 +12,9 @@ use axum::Json;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
-use super::error::{parse_json, read_body, BoardP, HttpError, HttpResult, MemberP, Q};
+use super::error::{
+    parse_json, parse_json_value, read_body, BoardP, HttpError, HttpResult, MemberP, Q,
+};
 use super::St;
 use crate::api::*;
 use crate::error::{ApiError, Code};
@@ -47,9 +49,14 @@ pub(crate) fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError>
         map.remove("rank");
     }
     if let Some(s) = map.get("score") {
-        if let Err(e) = Score::deserialize(s) {
-            return Err(ApiError::new(Code::InvalidScore, format!("score: {e}")));
-        }
+        let checked = match s.as_str() {
+            // A score's text is refused in the words every path uses.
+            Some(text) => parse_score(text).map(drop),
+            None => Score::deserialize(s)
+                .map(drop)
+                .map_err(|e| format!("score: {e}")),
+        };
+        checked.map_err(|m| ApiError::new(Code::InvalidScore, m))?;
     }
     serde_json::from_value(Value::Object(map))
         .map_err(|e| ApiError::new(Code::MalformedRequest, e.to_string()))
@@ -151,7 +158,7 @@ pub(crate) async fn board_put(
     let config: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
-        parse_json(&bytes)?
+        parse_json_value(&bytes)?
     };
     let out = st.be.board_put(&board, &config).await?;
     let status = if out.created == Some(true) {
@@ -223,7 +230,7 @@ pub(crate) async fn submit(
     body: Body,
 ) -> HttpResult<Response> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
-    match parse_json::<Value>(&bytes)? {
+    match parse_json_value(&bytes)? {
         Value::Array(items) => {
             let entries = items
                 .into_iter()

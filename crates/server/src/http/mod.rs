@@ -11,13 +11,15 @@
 //! document lists exactly the rows).
 //!
 //! Errors of every kind — the service's, bad paths and queries, bodies
-//! over the limit, unknown routes, wrong methods, panics — are answered as
+//! over the limit or compressed, unknown routes, wrong methods, panics, and
+//! the requests hyper refuses before routing ([`wire`]) — are answered as
 //! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
 
 mod error;
 mod handlers;
 pub mod openapi;
 pub(crate) mod stream;
+pub(crate) mod wire;
 
 #[cfg(test)]
 mod tests;
@@ -323,8 +325,9 @@ fn unauthorized(msg: &str) -> Response {
 }
 
 /// What every request passes through, after routing and outside the
-/// panic catcher: the API key check, the JSON form of any error answer,
-/// and the request count and time by route template, method and status.
+/// panic catcher: the API key check, the refusal of a compressed body,
+/// the JSON form of any error answer, and the request count and time by
+/// route template, method and status.
 /// One middleware rather than three: each axum `from_fn` layer clones and
 /// boxes the service inside it on every request, which showed at tens of
 /// thousands of requests a second.
@@ -347,7 +350,7 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .and_then(|p| ROUTES.iter().find(|r| r.path == p.as_str()))
         .map(|r| r.path);
-    let resp = match refusal(&st, route, &req) {
+    let resp = match refusal(&st, route, &req).or_else(|| error::encoding_refusal(&req)) {
         None => error::json_errors(next.run(req).await).await,
         Some(refused) => refused,
     };

@@ -321,12 +321,7 @@ impl Importer {
     }
 
     fn parse_ndjson(line: &[u8]) -> Result<SubmitIn, (Option<String>, ApiError)> {
-        let v: Value = serde_json::from_slice(line).map_err(|e| {
-            (
-                None,
-                ApiError::new(Code::MalformedRequest, format!("malformed JSON: {e}")),
-            )
-        })?;
+        let v = crate::json::value(line, "malformed JSON").map_err(|e| (None, e))?;
         let member = v.get("member").and_then(Value::as_str).map(str::to_string);
         let e = submit_in(v, true).map_err(|e| (member.clone(), e))?;
         check_entry(&e).map_err(|err| (member, err))?;

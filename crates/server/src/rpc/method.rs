@@ -613,6 +613,50 @@ impl Opts {
     }
 }
 
+/// Refuses a key repeated within any map, as a repeated key in an HTTP
+/// body is refused: a decoder would keep one of the two silently.
+fn unique_keys(values: &[Value]) -> Result<(), ApiError> {
+    for v in values {
+        match v {
+            Value::Array(items) => unique_keys(items)?,
+            Value::Map(m) => {
+                if let Some(k) = repeated_key(m) {
+                    let k = match k.as_str() {
+                        Some(s) => format!("{s:?}"),
+                        None => k.to_string(),
+                    };
+                    return Err(malformed(format!("the key {k} is repeated in a map")));
+                }
+                for (_, v) in m {
+                    unique_keys(std::slice::from_ref(v))?;
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The first key of `m` seen twice. Maps are small (an entry, options):
+/// compared pairwise without allocating; a large one goes through a set
+/// of the keys' encodings.
+fn repeated_key(m: &[(Value, Value)]) -> Option<&Value> {
+    if m.len() <= 16 {
+        return m
+            .iter()
+            .enumerate()
+            .find(|(i, (k, _))| m[..*i].iter().any(|(seen, _)| seen == k))
+            .map(|(_, (k, _))| k);
+    }
+    let mut seen = std::collections::HashSet::with_capacity(m.len());
+    m.iter().map(|(k, _)| k).find(|k| {
+        let mut b = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = rmpv::encode::write_value(&mut b, k);
+        !seen.insert(b)
+    })
+}
+
 /// One submission from a map, with HTTP's codes: a bad `score` is
 /// `invalid_score`, any other shape error `malformed_request`. `drop_rank`
 /// accepts `export`'s entries, which carry a `rank`.
@@ -627,9 +671,14 @@ pub fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError> {
         map.retain(|(k, _)| k.as_str() != Some("rank"));
     }
     if let Some((_, s)) = map.iter().find(|(k, _)| k.as_str() == Some("score")) {
-        if let Err(e) = from_value::<Score>(s.clone()) {
-            return Err(ApiError::new(Code::InvalidScore, format!("score: {e}")));
-        }
+        let checked = match s.as_str() {
+            // A score's text is refused in the words every path uses.
+            Some(text) => parse_score(text).map(drop),
+            None => from_value::<Score>(s.clone())
+                .map(drop)
+                .map_err(|e| format!("score: {e}")),
+        };
+        checked.map_err(|m| ApiError::new(Code::InvalidScore, m))?;
     }
     from_value(Value::Map(map)).map_err(malformed)
 }
@@ -667,6 +716,7 @@ const PAGE: &[&str] = &["page", "page_size", "with_data"];
 
 /// Turns a method's params into a [`Call`].
 pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
+    unique_keys(&params)?;
     let p = |req, opt, usage| Params::new(method, params, req, opt, usage);
     Ok(match method {
         M::Submit => {
@@ -1353,5 +1403,87 @@ mod tests {
         assert!(
             matches!(call("auth", vec!["k".into()]).unwrap(), Call::Auth { key } if key == "k")
         );
+    }
+
+    /// Score strings are read as over HTTP: out of range, padded, empty and
+    /// NaN refused with the same texts; an explicit infinity kept.
+    #[test]
+    fn score_strings_are_refused_as_over_http() {
+        let submit = |score: Value| {
+            call(
+                "submit",
+                vec![
+                    "lb".into(),
+                    map(&[("member", "a".into()), ("score", score)]),
+                ],
+            )
+        };
+        for (text, needle) in [
+            ("1e400", "score \"1e400\" is out of range of a double"),
+            ("-1e999", "score \"-1e999\" is out of range of a double"),
+            (" 5", "score \" 5\" has white space around the number"),
+            ("5 ", "score \"5 \" has white space around the number"),
+            ("", "score is empty"),
+        ] {
+            let e = submit(text.into()).unwrap_err();
+            assert_eq!(e.code, Code::InvalidScore, "{text:?}: {}", e.message);
+            assert!(e.message.starts_with(needle), "{text:?}: {}", e.message);
+        }
+        let (_, msg) = err(
+            "range_by_score",
+            vec![
+                "lb".into(),
+                map(&[("min", "1e400".into()), ("max", "+inf".into())]),
+            ],
+        );
+        assert!(msg.contains("out of range of a double"), "{msg}");
+        let Ok(Call::Submit { entry, .. }) = submit("-inf".into()) else {
+            panic!("an explicit infinity is a score")
+        };
+        assert_eq!(entry.score.0, f64::NEG_INFINITY);
+    }
+
+    /// A key repeated in any map of a request is refused, as in an HTTP
+    /// body, naming it.
+    #[test]
+    fn repeated_map_keys_are_refused() {
+        let twice = Value::Map(vec![
+            ("member".into(), "a".into()),
+            ("score".into(), 1.into()),
+            ("score".into(), 9.into()),
+        ]);
+        let (code, msg) = err("submit", vec!["lb".into(), twice.clone()]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.contains("key \"score\" is repeated"), "{msg}");
+        let (code, msg) = err("submit_many", vec!["lb".into(), Value::Array(vec![twice])]);
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.contains("key \"score\" is repeated"), "{msg}");
+        let data = Value::Map(vec![("k".into(), 1.into()), ("k".into(), 2.into())]);
+        let (code, msg) = err(
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[("member", "a".into()), ("score", 1.into()), ("data", data)]),
+            ],
+        );
+        assert_eq!(code, Code::MalformedRequest);
+        assert!(msg.contains("key \"k\" is repeated"), "{msg}");
+        // A large map is checked too.
+        let mut big: Vec<(Value, Value)> = (0..100)
+            .map(|i| (Value::from(format!("k{i}")), Value::from(i)))
+            .collect();
+        big.push(("k7".into(), 0.into()));
+        let (_, msg) = err(
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[
+                    ("member", "a".into()),
+                    ("score", 1.into()),
+                    ("data", Value::Map(big)),
+                ]),
+            ],
+        );
+        assert!(msg.contains("key \"k7\" is repeated"), "{msg}");
     }
 }
