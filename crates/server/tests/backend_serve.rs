@@ -310,7 +310,8 @@ fn http_and_rpc_on_redis_answer_as_embedded() {
                 "/v1/boards/lb/range?by=score&min=(10&max=30&limit=50",
                 None,
             ),
-            ("GET", "/v1/boards/lb/count?min=10&max=+inf", None),
+            // `+` in a query string is a space: +inf is sent encoded.
+            ("GET", "/v1/boards/lb/count?min=10&max=%2Binf", None),
             (
                 "POST",
                 "/v1/boards/lb/ranks",
