@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Side-by-side redis-benchmark of podium's Redis port against redis-server 7
-# (issue 4): the same commands, clients and pipelining against each server
+# Side-by-side redis-benchmark of podium's Redis port against redis-server 7:
+# the same commands, clients and pipelining against each server
 # in turn, on the same machine in the same run, then used_memory per member
 # from INFO on both. Results go to stdout as Markdown rows.
 #

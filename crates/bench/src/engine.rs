@@ -1,4 +1,4 @@
-//! The `engine` scenario (SPEC §7.6): podium's in-process [`Board`] against
+//! The `engine` scenario (docs/spec.md §7.6): podium's in-process [`Board`] against
 //! a leaderboard built from std collections, single thread, at each member
 //! count asked for.
 //!

@@ -1,4 +1,4 @@
-//! The `http-updates` scenario (SPEC §7.2): N concurrent HTTP clients
+//! The `http-updates` scenario (docs/spec.md §7.2): N concurrent HTTP clients
 //! (default 64) each submit a random score for a random member out of M
 //! (default 100k) with `POST /v1/boards/{board}/scores`, one request after
 //! another on a keep-alive HTTP/1.1 connection, for D seconds (default 10).

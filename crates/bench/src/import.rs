@@ -1,4 +1,4 @@
-//! The `import` scenario (SPEC §7.5): index 10k and 1M named members (the
+//! The `import` scenario (docs/spec.md §7.5): index 10k and 1M named members (the
 //! `search` scenario's generated player names) and time how long until they
 //! are searchable, beside Redis indexing the same names for autocomplete.
 //!

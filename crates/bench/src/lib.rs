@@ -1,4 +1,4 @@
-//! podium's benchmark suite (SPEC §7), run by `podium bench SCENARIO`.
+//! podium's benchmark suite (docs/spec.md §7), run by `podium bench SCENARIO`.
 //!
 //! - [`alloc`]: the counting global allocator for memory figures (installed
 //!   by the binaries, not by this library).

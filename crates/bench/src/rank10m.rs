@@ -1,4 +1,4 @@
-//! The `rank10m` scenario (SPEC §7.1): load N members (default 10M) with
+//! The `rank10m` scenario (docs/spec.md §7.1): load N members (default 10M) with
 //! sequential scores, then a fresh board of N random scores, through each
 //! server's pipelined network protocol; then read random pages of 25 one
 //! request at a time.
@@ -13,7 +13,7 @@
 //! (member, score) pairs. The client side is one thread for both.
 //!
 //! With `--backend redis` (a Redis this run starts) or `--backend
-//! redis://HOST:PORT`, podium serves on that Redis (issue 7) and the
+//! redis://HOST:PORT`, podium serves on that Redis and the
 //! question is podium's overhead: the same loads and reads, in the same
 //! run and against the same Redis, once through podium's RPC
 //! (`submit_many`, `top`) and once straight to Redis (`ZADD`,

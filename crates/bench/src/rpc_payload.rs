@@ -1,4 +1,4 @@
-//! The `rpc-payload` scenario (SPEC §7.4): large MessagePack-RPC
+//! The `rpc-payload` scenario (docs/spec.md §7.4): large MessagePack-RPC
 //! responses. For each size (default 1, 8, 32 and 128 MiB) a board is
 //! loaded with as many entries as make its `export` response that size;
 //! then the export is read repeatedly:

@@ -1,8 +1,8 @@
-//! The `search` scenario (SPEC §7.3, in process): a board of generated
+//! The `search` scenario (docs/spec.md §7.3, in process): a board of generated
 //! player names, its search index built, then 1-, 2- and 3-word queries
 //! (`a`, `a* a`, `a* a* a`) asked one at a time on one thread, first page
 //! of 25, with queries/s and latency percentiles. Also: the index build
-//! time at each member count (SPEC §7.5's "index 10k and 1M named
+//! time at each member count (docs/spec.md §7.5's "index 10k and 1M named
 //! members"), the index's memory, realistic name-prefix queries, and the
 //! cost the index adds to inserting named members and to changing scores
 //! (the index's ranked levels follow scores).
@@ -16,7 +16,7 @@
 //! The same queries over HTTP, against a `podium serve` holding 1M of these
 //! names, are [`crate::search_http`]'s; [`run`] runs both.
 //!
-//! The comparison figures are the published ones SPEC.md quotes for a Ruby
+//! The comparison figures are the published ones docs/spec.md quotes for a Ruby
 //! prefix-search engine (6,250 / 3,000 / 1,500 queries/s for 1, 2 and 3
 //! tokens, in process) and for loading 10k titles into a Redis
 //! autocomplete index (5.4 s); they were not measured on this machine.
@@ -34,7 +34,7 @@ use std::time::Instant;
 
 pub const SCENARIO: &str = "search";
 pub const PAGE: u64 = 25;
-/// The three queries of SPEC §7.3 and the published rates they are
+/// The three queries of docs/spec.md §7.3 and the published rates they are
 /// compared with.
 pub const QUERIES: [(&str, f64); 3] = [("a", 6_250.0), ("a* a", 3_000.0), ("a* a* a", 1_500.0)];
 pub const PUBLISHED_QUERIES: &str = "Ruby prefix search (published, SPEC)";

@@ -1,4 +1,4 @@
-//! The over-HTTP half of the `search` scenario (SPEC §7.3): a `podium
+//! The over-HTTP half of the `search` scenario (docs/spec.md §7.3): a `podium
 //! serve` started on free ports with a temporary data directory, loaded
 //! with generated player names (the in-process half's generator) through
 //! pipelined MessagePack-RPC `import` calls, its index built by one

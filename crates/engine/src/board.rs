@@ -1,5 +1,5 @@
 //! One leaderboard: its config, members, and the counted tree that ranks
-//! them. Every non-I/O operation of SPEC §2 is a method here; protocols
+//! them. Every non-I/O operation of docs/spec.md §2 is a method here; protocols
 //! translate their requests into these calls and encode what they return.
 //!
 //! The tree is kept in *rank order* (best first): the key of a member is the
@@ -47,7 +47,7 @@ pub enum Cond {
     Less,
 }
 
-/// One submission (SPEC §2 `submit`).
+/// One submission (docs/spec.md §2 `submit`).
 #[derive(Debug, Clone, Default)]
 pub struct Submit<'a> {
     pub member: &'a [u8],

@@ -3,10 +3,10 @@
 //! - [`tree::CountedTree`]: a counted B+tree, the heart of the product —
 //!   O(log n) insert, remove, rank-of-entry and entry-at-rank, with wide
 //!   contiguous leaves of 12-byte entries.
-//! - [`Board`]: one leaderboard with every option of SPEC §1 and every
-//!   non-I/O operation of SPEC §2 (submit, ranges, around, percentiles,
+//! - [`Board`]: one leaderboard with every option of docs/spec.md §1 and every
+//!   non-I/O operation of docs/spec.md §2 (submit, ranges, around, percentiles,
 //!   merge/intersect, snapshots…).
-//! - [`search`]: player search by name (SPEC §3), an index per board
+//! - [`search`]: player search by name (docs/spec.md §3), an index per board
 //!   built on the first search and kept current by every write.
 //! - [`Store`]: many named boards shared by every protocol: concurrent
 //!   readers, one writer per board, no global lock on the hot path.

@@ -2,7 +2,7 @@
 //! Redis) to dense `u32` ids so the tree holds small integers, and keeps
 //! each member's current score, arrival sequence and optional name/data.
 //!
-//! Memory is the point of this module (SPEC target: ≤ 48 bytes a member
+//! Memory is the point of this module (the target: ≤ 48 bytes a member
 //! plus the id's bytes, at 10M members):
 //! - id bytes live in 64 KiB arena chunks, never a heap allocation per
 //!   member, each behind a 1–2 byte length and padded to an even offset;
@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::index::Index;
 
-/// Largest member id, in bytes (SPEC §1).
+/// Largest member id, in bytes (docs/spec.md §1).
 pub const MAX_MEMBER_BYTES: usize = 512;
 /// Largest display name, in bytes.
 pub const MAX_NAME_BYTES: usize = 512;

@@ -1,6 +1,6 @@
 //! Model-based property tests: random sequences of every `Board` operation,
 //! checked step by step against a naive model written from the documented
-//! semantics (SPEC §1–§2, the doc comments of `board.rs` and `config.rs`).
+//! semantics (docs/spec.md §1–§2, the doc comments of `board.rs` and `config.rs`).
 //!
 //! The model is a plain `Vec` of entries kept sorted best first; it shares no
 //! code with the engine (it only borrows the engine's plain data types —

@@ -1,4 +1,4 @@
-//! Model-based property tests of player search (SPEC §3, docs/search.md):
+//! Model-based property tests of player search (docs/spec.md §3, docs/search.md):
 //! random boards and random interleavings of every write, with random
 //! queries checked after each step against a naive search written here
 //! from the documented semantics — it tokenises every member's text anew

@@ -1,4 +1,4 @@
-//! Times the MessagePack-RPC `export` encoder in process (issue 5): how many
+//! Times the MessagePack-RPC `export` encoder in process: how many
 //! entries a second the server can produce before any socket is involved.
 //!
 //! Loads one board the way `podium bench rpc-payload` does (members

@@ -1,4 +1,4 @@
-//! Times player search on the Redis backend (issue 7), through the
+//! Times player search on the Redis backend, through the
 //! `Backend` trait as a frontend calls it (so each query is its config
 //! read plus the search script, round trips included).
 //!

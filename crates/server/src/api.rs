@@ -1,4 +1,4 @@
-//! The request and result shapes of SPEC §2, shared by every protocol
+//! The request and result shapes of docs/spec.md §2, shared by every protocol
 //! frontend: HTTP encodes them as JSON, MessagePack-RPC as maps with the same
 //! field names. Conversions from the engine's types live here too, so no
 //! frontend formats a result on its own.

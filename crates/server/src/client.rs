@@ -1,7 +1,7 @@
-//! The client commands of `podium` (SPEC §6): `top`, `submit`, `search`,
+//! The client commands of `podium` (docs/spec.md §6): `top`, `submit`, `search`,
 //! `import` and `export`, talking to a running server over MessagePack-RPC (`--rpc`,
 //! default `127.0.0.1:7071`, with [`podium_client`]) or, with `--http URL`,
-//! over its HTTP API (SPEC §4).
+//! over its HTTP API (docs/spec.md §4).
 //!
 //! Requests and results use the shapes of [`crate::api`]. A server error
 //! (an RPC error `[code, message]`, or over HTTP `{"error": {"code",

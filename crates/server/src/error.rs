@@ -1,5 +1,5 @@
 //! The error every protocol reports: a stable machine-readable code, an
-//! HTTP status, and a message for people (SPEC §4:
+//! HTTP status, and a message for people (docs/spec.md §4:
 //! `{"error": {"code": "...", "message": "..."}}`).
 
 use podium_engine::Error as EngineError;

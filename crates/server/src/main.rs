@@ -1,4 +1,4 @@
-//! The `podium` binary: its command line (SPEC §6) and the process-wide
+//! The `podium` binary: its command line (docs/spec.md §6) and the process-wide
 //! setup — `serve`, the client commands that talk to a running server, and
 //! `bench`.
 
@@ -49,7 +49,7 @@ enum Command {
     Import(client::ImportArgs),
     /// Write every entry of a board as NDJSON, best first.
     Export(client::ExportArgs),
-    /// Run a benchmark scenario (SPEC §7) and print its figures.
+    /// Run a benchmark scenario (docs/spec.md §7) and print its figures.
     Bench(BenchArgs),
     /// Make a data directory the server refuses to start on usable again:
     /// say what a repair keeps and loses (a dry run), or do it (--apply).

@@ -1,4 +1,4 @@
-//! Reset schedules (SPEC §1 `reset`): which period an instant belongs to, what
+//! Reset schedules (docs/spec.md §1 `reset`): which period an instant belongs to, what
 //! that period is called, and when it ends.
 //!
 //! This module owns the calendar arithmetic behind board resets and nothing

@@ -1,4 +1,4 @@
-//! Command execution: one method per operation of SPEC §2, called by every
+//! Command execution: one method per operation of docs/spec.md §2, called by every
 //! protocol frontend. A method validates its arguments, runs one engine
 //! call under the board's lock, appends the request to the log while still
 //! holding that lock (so the log order is the apply order), and — for
@@ -1124,7 +1124,7 @@ impl Service {
     /// (0-based), best first. Export walks the board chunk by chunk so a
     /// huge board never sits in memory twice; a write between chunks can
     /// shift entries across a chunk boundary (like Redis's ZSCAN).
-    /// `search` (SPEC §3): a page of the members matching `query`, best
+    /// `search` (docs/spec.md §3): a page of the members matching `query`, best
     /// first. A board's index is built by its first search (under the
     /// board's write lock, once) and kept current by every write after.
     pub fn search(

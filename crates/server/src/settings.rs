@@ -1,4 +1,4 @@
-//! The configuration of `podium serve` (SPEC §4–§6).
+//! The configuration of `podium serve` (docs/spec.md §4–§6).
 //!
 //! Every setting can come from four places; the first one that gives it wins:
 //!

@@ -1,4 +1,4 @@
-//! Conformance of the storage backends (issue 7): the same operation
+//! Conformance of the storage backends: the same operation
 //! sequences run through the `Backend` trait against the embedded engine,
 //! a single redis-server and a 3-master Redis Cluster that this test starts
 //! on free loopback ports in temp dirs, and every answer (value or error
@@ -849,7 +849,7 @@ async fn import_batches(b: &dyn Backend, l: &mut Log) {
     import_searches(b, l, "impm").await;
 }
 
-/// Search (SPEC §3) through every write that changes what matches.
+/// Search (docs/spec.md §3) through every write that changes what matches.
 async fn search_scenario(b: &dyn Backend, l: &mut Log) {
     l.add(
         "create people",

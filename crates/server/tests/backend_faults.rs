@@ -1,4 +1,4 @@
-//! Fault test of the Redis backend (issue 7): under a steady load of
+//! Fault test of the Redis backend: under a steady load of
 //! writes through the `Backend` trait, the Redis holding the data is killed
 //! (SIGKILL) and restarted on the same port and data dir. While it is down
 //! every call fails with 503 `storage_unavailable`; once it is back the

@@ -1,4 +1,4 @@
-//! `podium serve --backend redis://…` and `redis+cluster://…` (issue 7),
+//! `podium serve --backend redis://…` and `redis+cluster://…`,
 //! as a client sees them: the real binary started on free ports against a
 //! redis-server (or a 3-master cluster) this test starts itself.
 //!

@@ -1,4 +1,4 @@
-//! The client commands of SPEC §6 (`podium submit`, `top`, `search`,
+//! The client commands of docs/spec.md §6 (`podium submit`, `top`, `search`,
 //! `import`, `export`) against the real server, over MessagePack-RPC (the default)
 //! and over HTTP (`--http`): what they print, that they change what the
 //! server holds, and that errors exit non-zero with the server's message.

@@ -1,4 +1,4 @@
-//! Crash tests of SPEC §5 against the real binary: no acknowledged write
+//! Crash tests of docs/spec.md §5 against the real binary: no acknowledged write
 //! is lost to `kill -9`; a torn log tail (an invalid final frame with
 //! nothing valid after it) is cut at the last good record with a warning
 //! that says how many bytes were kept and dropped; damage followed by valid

@@ -1,4 +1,4 @@
-//! The HTTP/JSON API of SPEC §4, end to end: the real `podium serve`
+//! The HTTP/JSON API of docs/spec.md §4, end to end: the real `podium serve`
 //! binary, real requests, every route and every error code a client can
 //! provoke, API-key scopes, and durability across a graceful restart.
 

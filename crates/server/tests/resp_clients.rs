@@ -1,4 +1,4 @@
-//! Real Redis clients against podium's Redis protocol (SPEC §4): the
+//! Real Redis clients against podium's Redis protocol (docs/spec.md §4): the
 //! redis-cli of Debian's redis-tools and redis-py (its current version),
 //! each run the same way against a real redis-server for comparison.
 //!

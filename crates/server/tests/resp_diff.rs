@@ -1,8 +1,8 @@
-//! Differential tests of podium's Redis protocol (SPEC §4 "Redis
+//! Differential tests of podium's Redis protocol (docs/spec.md §4 "Redis
 //! protocol"): the same commands go to a real redis-server (Debian's
 //! 7.0) and to podium, and the replies must be the same bytes.
 //!
-//! - hand-written sequences for every command and option of SPEC §4, each
+//! - hand-written sequences for every command and option of docs/spec.md §4, each
 //!   run in RESP2 and again in RESP3 (after `HELLO 3`);
 //! - ZRANK/ZREVRANK WITHSCORE (Redis 7.2, absent from Debian's 7.0)
 //!   against hand-written expected bytes;
@@ -357,7 +357,7 @@ fn keys(d: &mut Diff) {
 
     // Keys Redis takes as any bytes: empty, and not UTF-8. A hash key may
     // be any bytes in podium too, but a sorted-set key names a board
-    // (SPEC §1: 1 to 200 bytes of UTF-8 without control characters), so
+    // (docs/spec.md §1: 1 to 200 bytes of UTF-8 without control characters), so
     // podium refuses those ZADDs (checked on podium alone; Redis would
     // accept them) and the commands after them use only keys both take.
     d.same("ZADD z1 1 a");
@@ -692,7 +692,7 @@ fn zadd(d: &mut Diff) {
     }
     d.same("ZRANGE sc 0 -1 WITHSCORES");
 
-    // Long members. A member id is 1 to 512 bytes (SPEC §1): 512 is the
+    // Long members. A member id is 1 to 512 bytes (docs/spec.md §1): 512 is the
     // longest both take; podium refuses longer ones and the empty one
     // (checked on podium alone; Redis would accept them).
     for len in [1, 100, 511, 512] {
@@ -956,7 +956,7 @@ fn zrange(d: &mut Diff) {
     // Ties order by member bytes, in both directions.
     d.same("ZADD tie 1 b 1 a 1 c 1 B 1 aa 1 A 1 a0 1 ab 1 Z 1 ~ 1 0 0 zzz 2 yyy");
     // Members Redis takes as any bytes: NUL, not UTF-8. The empty member
-    // podium refuses (a member id is 1 to 512 bytes, SPEC §1; checked on
+    // podium refuses (a member id is 1 to 512 bytes, docs/spec.md §1; checked on
     // podium alone), so below it is looked up as a member neither has.
     d.podium_expect(
         &args(&["ZADD", "tie", "1", ""]),

@@ -1,4 +1,4 @@
-//! The MessagePack-RPC frontend (SPEC §4) of a real `podium serve`, driven
+//! The MessagePack-RPC frontend (docs/spec.md §4) of a real `podium serve`, driven
 //! over TCP by a small client written here with rmpv, and by the Python
 //! `msgpack` package (`tests/python/msgpack_rpc_test.py`): every method,
 //! the same results as the HTTP API, errors, auth scopes, notifications,

@@ -728,7 +728,7 @@ impl Board {
         )));
     }
 
-    /// `search` (SPEC §3): the members matching `query`, best first, with
+    /// `search` (docs/spec.md §3): the members matching `query`, best first, with
     /// ranks, and how many match in all. Needs the index
     /// ([`SearchError::NotIndexed`] until [`Board::enable_search`]); a
     /// query error is reported before that.

@@ -1,4 +1,4 @@
-//! Player search (SPEC §3): Picky-style prefix queries over the members'
+//! Player search (docs/spec.md §3): Picky-style prefix queries over the members'
 //! names (and any `data` fields listed in the board's `search_fields`),
 //! answered in leaderboard order with ranks.
 //!

@@ -1,4 +1,4 @@
-//! The query language (SPEC §3), parsed into folded query words.
+//! The query language (docs/spec.md §3), parsed into folded query words.
 //!
 //! - Whitespace separates tokens.
 //! - `field:token` restricts the token to one of the board's

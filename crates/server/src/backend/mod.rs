@@ -1,5 +1,5 @@
-//! The storage interface every protocol frontend will call (issue 7): one
-//! async, object-safe trait with a method per SPEC §2 operation, taking and
+//! The storage interface every protocol frontend calls: one
+//! async, object-safe trait with a method per docs/spec.md §2 operation, taking and
 //! returning the DTOs of `api.rs` and failing with `ApiError`. Two engines
 //! implement it: [`EmbeddedBackend`] (the in-process engine behind
 //! [`Service`]) and [`redis::RedisBackend`] (Redis or Redis Cluster holding
@@ -27,7 +27,7 @@ pub use self::redis::RedisBackend;
 /// One entry's outcome in an `import` batch: applied, or why not.
 pub type Imported = Result<(), ErrorBody>;
 
-/// Every SPEC §2 operation, whatever holds the data.
+/// Every docs/spec.md §2 operation, whatever holds the data.
 ///
 /// Semantics (validation order, error codes, tie order, rank modes) are the
 /// embedded engine's: `tests/backend_conformance.rs` runs the same

@@ -1,4 +1,4 @@
-//! The HTTP/JSON frontend (SPEC §4): parses a request, calls one
+//! The HTTP/JSON frontend (docs/spec.md §4): parses a request, calls one
 //! [`Backend`] method, encodes its result. No business logic lives here.
 //! The embedded engine's own shortcuts (search index builds and export
 //! chunks off the async workers, storage gauges) are taken only when

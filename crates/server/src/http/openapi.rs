@@ -140,7 +140,7 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "responses": ok(r("AroundOut"), "The entries around the member"),
         }),
         "search" => json!({
-            "summary": "Find members by name (SPEC §3)",
+            "summary": "Find members by name (docs/spec.md §3)",
             "description": "Words separated by spaces; the last word and `word*` match by prefix, others exactly; `\"word\"` forces exact; `field:word` restricts a word to one of the board's search_fields. Every word must match a distinct word of the member. Results best first, with `total` for paging. The first search of a board builds its index.",
             "parameters": [b,
                 query_required("q", json!({"type": "string"}), "The query"),

@@ -1,4 +1,4 @@
-//! The Redis protocol frontend (SPEC §4): RESP2, and RESP3 after `HELLO 3`,
+//! The Redis protocol frontend (docs/spec.md §4): RESP2, and RESP3 after `HELLO 3`,
 //! on port 7379. A sorted-set key is a board; hash keys and key expiry live
 //! in the same durable store (crate::keyspace).
 //!

@@ -1,5 +1,5 @@
 //! A request's method name and params, turned into a typed [`Call`] of one
-//! SPEC §2 operation, with the errors HTTP gives for the same mistakes.
+//! docs/spec.md §2 operation, with the errors HTTP gives for the same mistakes.
 //!
 //! Params are positional, board first; most methods take an options map
 //! last, whose keys are the HTTP API's query or body field names for the
@@ -19,7 +19,7 @@ use crate::service::RangeBounds;
 use crate::settings::Scope;
 use crate::storage::record::SubmitRec;
 
-/// Every method. The names are SPEC §2's operation names.
+/// Every method. The names are docs/spec.md §2's operation names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     Submit,

@@ -1,6 +1,6 @@
-//! The MessagePack-RPC frontend (SPEC §4), port 7071: request
+//! The MessagePack-RPC frontend (docs/spec.md §4), port 7071: request
 //! `[0, msgid, method, params]`, response `[1, msgid, error, result]`,
-//! notification `[2, method, params]`. Method names are SPEC §2's
+//! notification `[2, method, params]`. Method names are docs/spec.md §2's
 //! operation names; results are the HTTP API's, as maps with the same
 //! field names. The wire format is documented in `docs/rpc.md`.
 //!

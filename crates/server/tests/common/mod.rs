@@ -83,7 +83,7 @@ impl Resp {
     }
 
     /// Panics unless this is an error with `status` and `code` in the
-    /// SPEC §4 shape `{"error": {"code", "message"}}`.
+    /// docs/spec.md §4 shape `{"error": {"code", "message"}}`.
     #[track_caller]
     pub fn expect_error(&self, status: u16, code: &str) {
         assert_eq!(

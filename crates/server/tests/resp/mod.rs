@@ -1,4 +1,4 @@
-//! Helpers of the Redis-protocol tests (SPEC §4 "Redis protocol"): a raw
+//! Helpers of the Redis-protocol tests (docs/spec.md §4 "Redis protocol"): a raw
 //! RESP client ([`wire`]), the servers under test ([`servers`]) and the
 //! differential harness ([`diff`]).
 //!
