@@ -35,13 +35,17 @@ impl IntoResponse for HttpError {
 
 pub(crate) type HttpResult<T> = Result<T, HttpError>;
 
-/// `{"error": {"code", "message"}}` with the code's status.
+/// The body of every HTTP error: `{"error": {"code", "message"}}`.
+pub(crate) fn error_json(e: &ApiError) -> serde_json::Value {
+    serde_json::json!({
+        "error": { "code": e.code.as_str(), "message": e.message }
+    })
+}
+
+/// [`error_json`] with the code's status.
 pub(crate) fn error_response(e: &ApiError) -> Response {
     let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let body = serde_json::json!({
-        "error": { "code": e.code.as_str(), "message": e.message }
-    });
-    (status, Json(body)).into_response()
+    (status, Json(error_json(e))).into_response()
 }
 
 /// For `CatchPanicLayer`: a panic is a 500 `internal` error.

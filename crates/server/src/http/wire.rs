@@ -16,7 +16,7 @@ use std::task::{ready, Context, Poll};
 use axum::serve::Listener;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::error::Code;
+use crate::error::{ApiError, Code};
 
 /// A listener whose connections are [`Wire`]s.
 pub struct JsonErrorListener<L>(pub L);
@@ -105,10 +105,7 @@ fn json_answer(head: &[u8]) -> Option<Vec<u8>> {
     {
         return None;
     }
-    let body = serde_json::json!({
-        "error": { "code": code.as_str(), "message": message }
-    })
-    .to_string();
+    let body = super::error::error_json(&ApiError::new(code, message)).to_string();
     let mut out = Vec::with_capacity(head.len() + body.len() + 96);
     for line in head.split_inclusive(|&b| b == b'\n') {
         if !line.to_ascii_lowercase().starts_with(b"content-length:") {

@@ -192,8 +192,10 @@ pub struct Beyond {
 /// Bytes are tried one by one where nothing valid is found, and a whole
 /// frame is stepped over, so the scan is one pass over the file plus the
 /// checksums of candidates whose length fits in the file and whose LSN is
-/// plausible.
+/// plausible. A `bad` inside the segment header (a damaged header) scans
+/// from the header's end: no frame starts before it.
 pub fn frames_beyond(data: &[u8], bad: usize, expected: u64) -> Option<Beyond> {
+    let bad = bad.max(SEGMENT_MAGIC.len().min(data.len()));
     let room = (data.len().saturating_sub(bad) / FRAME_HEADER) as u64;
     let lsns = expected..=expected.saturating_add(room);
     let mut found: Option<Beyond> = None;

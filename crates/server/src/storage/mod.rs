@@ -310,8 +310,7 @@ pub fn walk_log(
                 continue;
             }
         }
-        let scan_from = (valid_len as usize).max(log::SEGMENT_MAGIC.len().min(data.len()));
-        let beyond = log::frames_beyond(&data, scan_from, expected);
+        let beyond = log::frames_beyond(&data, valid_len as usize, expected);
         if is_last && valid_len > 0 && beyond.is_none() {
             w.torn = Some((path.clone(), valid_len, file_len, why));
             continue;

@@ -79,9 +79,8 @@ fn highest_lsn(data: &[u8], start: u64) -> Option<u64> {
         ..
     } = end
     {
-        let from = (valid_len as usize).max(SEGMENT_MAGIC.len().min(data.len()));
         let expected = last_lsn.map_or(start, |l| l + 1);
-        if let Some(b) = log::frames_beyond(data, from, expected) {
+        if let Some(b) = log::frames_beyond(data, valid_len as usize, expected) {
             last = Some(last.map_or(b.last_lsn, |l: u64| l.max(b.last_lsn)));
         }
     }
