@@ -35,7 +35,7 @@ use podium_bench::engine::random_score;
 use podium_engine::{Board, BoardConfig, Submit};
 use podium_server::hugepages::{anon_huge_pages, HugePages};
 use podium_server::rpc::exec::visit_chunk;
-use podium_server::service::Service;
+use podium_store::service::Service;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 

@@ -19,8 +19,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
 use podium_bench::search::Names;
-use podium_server::api::SubmitIn;
-use podium_server::backend::{Backend, RedisBackend};
+use podium_core::api::SubmitIn;
+use podium_core::backend::Backend;
+use podium_redis::RedisBackend;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 

@@ -3,7 +3,7 @@
 //! default `127.0.0.1:7071`, with [`podium_client`]) or, with `--http URL`,
 //! over its HTTP API (docs/spec.md §4).
 //!
-//! Requests and results use the shapes of [`crate::api`]. A server error
+//! Requests and results use the shapes of [`podium_core::api`]. A server error
 //! (an RPC error `[code, message]`, or over HTTP `{"error": {"code",
 //! "message"}}` with a 4xx/5xx status) reads `message (code)`; an
 //! unreachable server "cannot reach podium at ADDR: is `podium serve`
@@ -28,10 +28,10 @@ use podium_client::{blocking, ClientError, ResponseFuture, Ser};
 use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::{Deserialize, Serialize};
 
-use crate::api::{
+use crate::http::stream::csv_fields;
+use podium_core::api::{
     parse_score, BoardOut, EntryOut, ErrorBody, Score, SearchOut, SubmitIn, SubmitOut, TopOut,
 };
-use crate::http::stream::csv_fields;
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
 /// segment, so `/`, `?`, `#`, `%`, spaces and non-ASCII survive the trip.
@@ -1167,8 +1167,8 @@ fn import_entry(
     }
     let was_first = std::mem::replace(first, false);
     if !csv {
-        let v =
-            crate::json::value(rec, "malformed JSON").map_err(|e| (None, ErrorBody::from(&e)))?;
+        let v = podium_core::json::value(rec, "malformed JSON")
+            .map_err(|e| (None, ErrorBody::from(&e)))?;
         return Ok(Some(json_to_msgpack(v)));
     }
     let mut s = std::str::from_utf8(rec).map_err(|_| bad(None, "the line is not UTF-8".into()))?;
@@ -1413,8 +1413,8 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::EntryOut;
     use clap::Parser;
+    use podium_core::api::EntryOut;
 
     #[test]
     fn segments_escape_all_but_unreserved() {

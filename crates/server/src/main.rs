@@ -357,7 +357,7 @@ fn serve(args: ServeArgs) -> Result<()> {
 }
 
 fn repair(args: &RepairArgs) -> Result<()> {
-    let (plan, aside) = podium_server::storage::repair::run(&args.dir, args.apply)
+    let (plan, aside) = podium_store::storage::repair::run(&args.dir, args.apply)
         .with_context(|| format!("cannot repair {}", args.dir.display()))?;
     print!("{plan}");
     if plan.is_empty() {

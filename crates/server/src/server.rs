@@ -13,10 +13,12 @@ use axum::serve::ListenerExt;
 use podium_engine::Store;
 use tokio::net::TcpListener;
 
-use crate::backend::{Backend, EmbeddedBackend, RedisBackend};
-use crate::schedule::{Clock, SystemClock};
-use crate::service::Service;
 use crate::settings::{Settings, DEFAULT_BACKEND};
+use podium_core::backend::Backend;
+use podium_core::schedule::{Clock, SystemClock};
+use podium_redis::RedisBackend;
+use podium_store::service::Service;
+use podium_store::EmbeddedBackend;
 
 /// Runs the server until a shutdown signal.
 pub fn run(settings: Settings) -> Result<()> {
@@ -118,7 +120,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         (Some(svc), _) => tokio::spawn(background(svc.clone(), stop_rx.clone())),
         // Every node runs the scheduler; the script archives a period once
         // however many nodes find it due (docs/redis-backend.md).
-        (None, Some(redis)) => crate::backend::redis::spawn_reset_scheduler(redis.clone()),
+        (None, Some(redis)) => podium_redis::spawn_reset_scheduler(redis.clone()),
         (None, None) => tokio::spawn(async {}),
     };
     shutdown.await;
@@ -150,7 +152,7 @@ async fn open_embedded(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Arc
     let t = std::time::Instant::now();
     // Recovery reads files and rebuilds boards: blocking work.
     let (store, opened) = tokio::task::spawn_blocking(move || {
-        let r = crate::storage::open(&dir, fsync, &store);
+        let r = podium_store::storage::open(&dir, fsync, &store);
         (store, r)
     })
     .await?;

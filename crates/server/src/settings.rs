@@ -47,6 +47,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+pub use podium_core::op::Scope;
+pub use podium_store::FsyncPolicy;
+
 /// Default `--data-dir`.
 pub const DEFAULT_DATA_DIR: &str = "./podium-data";
 /// Default `--http` address.
@@ -363,96 +366,6 @@ fn protocol_name(flag: &str) -> &'static str {
     }
 }
 
-/// When the embedded store's log is flushed to disk (`--fsync`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum FsyncPolicy {
-    /// A write is acknowledged only after its record is on disk (group commit).
-    #[default]
-    Always,
-    /// The log is flushed once a second; a crash may lose the last second.
-    EverySec,
-    /// Flushing is left to the operating system.
-    No,
-}
-
-impl FsyncPolicy {
-    /// The name used on the command line and in the config file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FsyncPolicy::Always => "always",
-            FsyncPolicy::EverySec => "everysec",
-            FsyncPolicy::No => "no",
-        }
-    }
-}
-
-impl FromStr for FsyncPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "always" => Ok(FsyncPolicy::Always),
-            "everysec" => Ok(FsyncPolicy::EverySec),
-            "no" => Ok(FsyncPolicy::No),
-            _ => Err(format!(
-                "unknown fsync policy {s:?}: expected always, everysec or no"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for FsyncPolicy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// What an API key may do; `Admin` ⊇ `Write` ⊇ `Read`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    /// Read boards, scores and ranks.
-    Read,
-    /// Also submit and delete scores.
-    Write,
-    /// Also the administrative operations (which ones: `crate::op::Op`).
-    Admin,
-}
-
-impl Scope {
-    /// The name used on the command line and in the config file.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-            Scope::Admin => "admin",
-        }
-    }
-
-    /// Whether a key of this scope may do what needs `needed`.
-    pub fn allows(self, needed: Scope) -> bool {
-        self >= needed
-    }
-}
-
-impl FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "read" => Ok(Scope::Read),
-            "write" => Ok(Scope::Write),
-            "admin" => Ok(Scope::Admin),
-            _ => Err(format!(
-                "unknown scope {s:?}: expected read, write or admin"
-            )),
-        }
-    }
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// An API key and its scope. `Debug` and `Display` never show the key.
 #[derive(Clone, PartialEq, Eq)]
 pub struct ApiKey {
@@ -708,7 +621,7 @@ macro_rules! deserialize_from_str {
         }
     )*};
 }
-deserialize_from_str!(FsyncPolicy, Scope, ListenAddr);
+deserialize_from_str!(ListenAddr);
 
 /// The TOML config file: the long flags in snake_case, all optional.
 #[derive(Deserialize, Default, Debug)]

@@ -13,11 +13,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::TimeZone;
-use podium_server::api::{CombineIn, CondIn, Only, SubmitIn};
-use podium_server::backend::{Backend, EmbeddedBackend, RedisBackend};
-use podium_server::error::{ApiError, Code};
-use podium_server::schedule::ManualClock;
-use podium_server::service::{RangeBounds, Service};
+use podium_core::api::{CombineIn, CondIn, Only, SubmitIn};
+use podium_core::backend::Backend;
+use podium_core::backend::RangeBounds;
+use podium_core::error::{ApiError, Code};
+use podium_core::schedule::ManualClock;
+use podium_redis::RedisBackend;
+use podium_store::service::Service;
+use podium_store::EmbeddedBackend;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
@@ -1132,7 +1135,7 @@ impl Sched {
         }
     }
 
-    async fn due(&self) -> Result<Vec<podium_server::api::ResetOut>, ApiError> {
+    async fn due(&self) -> Result<Vec<podium_core::api::ResetOut>, ApiError> {
         match self {
             Sched::Embedded(b) => b.service().run_due_resets().await,
             Sched::Redis(b) => b.run_due_resets().await,
@@ -1439,7 +1442,7 @@ async fn the_reset_scheduler_task_archives_a_due_period() {
         .await
         .unwrap();
     rb.submit_one("auto", &s("a", 1.0)).await.unwrap();
-    let task = podium_server::backend::redis::spawn_reset_scheduler(rb.clone());
+    let task = podium_redis::spawn_reset_scheduler(rb.clone());
     c.set(at(2026, 11, 21, 0, 0, 0));
     let t = Instant::now();
     while rb.board_info("auto@2026-11-20").await.is_err() {
@@ -1940,7 +1943,7 @@ impl Home {
         match self {
             Home::Embedded(dir) => {
                 let store = podium_engine::Store::new();
-                let (storage, aux, report) = podium_server::storage::open(
+                let (storage, aux, report) = podium_store::storage::open(
                     dir,
                     podium_server::settings::FsyncPolicy::Always,
                     &store,

@@ -15,9 +15,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use podium_server::api::SubmitIn;
-use podium_server::backend::{Backend, RedisBackend};
-use podium_server::error::Code;
+use podium_core::api::SubmitIn;
+use podium_core::backend::Backend;
+use podium_core::error::Code;
+use podium_redis::RedisBackend;
 
 mod common;
 

@@ -16,7 +16,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use crate::error::{ApiError, Code};
+use podium_core::error::{ApiError, Code};
 
 /// An [`ApiError`] as a response.
 pub(crate) struct HttpError(pub ApiError);
@@ -324,19 +324,19 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
     }
 }
 
-/// Parses a JSON body into `T` (strictly: see [`crate::json`]); any
+/// Parses a JSON body into `T` (strictly: see [`podium_core::json`]); any
 /// decoding error is `malformed_request`, a `score` out of range
 /// `invalid_score`.
 pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> HttpResult<T> {
     check_not_empty(bytes)?;
-    crate::json::parse(bytes, "malformed JSON body").map_err(HttpError)
+    podium_core::json::parse(bytes, "malformed JSON body").map_err(HttpError)
 }
 
 /// A JSON body as a [`serde_json::Value`], checked as [`parse_json`] checks
 /// it, without going through a `T`.
 pub(crate) fn parse_json_value(bytes: &[u8]) -> HttpResult<serde_json::Value> {
     check_not_empty(bytes)?;
-    crate::json::value(bytes, "malformed JSON body").map_err(HttpError)
+    podium_core::json::value(bytes, "malformed JSON body").map_err(HttpError)
 }
 
 fn check_not_empty(bytes: &[u8]) -> HttpResult<()> {

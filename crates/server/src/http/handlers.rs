@@ -1,4 +1,4 @@
-//! One handler per route: parse, call one [`crate::backend::Backend`]
+//! One handler per route: parse, call one [`podium_core::backend::Backend`]
 //! method, encode.
 
 use std::sync::OnceLock;
@@ -16,9 +16,9 @@ use super::error::{
     parse_json, parse_json_value, read_body, BoardP, HttpError, HttpResult, MemberP, Q,
 };
 use super::St;
-use crate::api::*;
-use crate::error::{ApiError, Code};
-use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE};
+use podium_core::api::*;
+use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE};
+use podium_core::error::{ApiError, Code};
 
 // ------------------------------------------------------------- parsing
 
@@ -370,7 +370,7 @@ pub(crate) async fn search(
 ) -> HttpResult<Response> {
     let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
     let offset = q.offset.unwrap_or(0);
-    let Some(svc) = st.be.as_embedded() else {
+    let Some(svc) = podium_store::embedded(&*st.be) else {
         return Ok(Json(
             st.be
                 .search(&board, &q.q, limit, offset, q.with_data)

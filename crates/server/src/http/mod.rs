@@ -39,10 +39,10 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use parking_lot::Mutex;
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::backend::Backend;
-use crate::error::{ApiError, Code};
-use crate::op::Op;
 use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
+use podium_core::backend::Backend;
+use podium_core::error::{ApiError, Code};
+use podium_core::op::Op;
 
 pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
 
@@ -244,7 +244,7 @@ impl AppState {
             now.insert(b.board);
         }
         // The in-process index's size; a Redis backend's index is Redis's.
-        if let Some(svc) = self.be.as_embedded() {
+        if let Some(svc) = podium_store::embedded(&*self.be) {
             for (board, bytes) in svc.search_index_bytes() {
                 metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
             }
@@ -254,7 +254,7 @@ impl AppState {
             metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
         }
         *seen = now;
-        if let Some(svc) = self.be.as_embedded() {
+        if let Some(svc) = podium_store::embedded(&*self.be) {
             if let Some(s) = svc.storage() {
                 metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
                 // Also set by the flusher as it fails and recovers; set here

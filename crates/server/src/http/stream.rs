@@ -17,9 +17,9 @@ use serde_json::Value;
 use super::error::{media_type, BoardP, HttpResult, Q};
 use super::handlers::submit_in;
 use super::St;
-use crate::api::{parse_score, ErrorBody, SubmitIn};
-use crate::backend::Backend;
-use crate::error::{ApiError, Code};
+use podium_core::api::{parse_score, ErrorBody, SubmitIn};
+use podium_core::backend::Backend;
+use podium_core::error::{ApiError, Code};
 
 /// Entries per `export` chunk (one board read lock each).
 pub const EXPORT_CHUNK: usize = 10_000;
@@ -41,7 +41,7 @@ async fn export_bytes(
     board: String,
     pos: usize,
 ) -> Result<(Bytes, usize), ApiError> {
-    fn ndjson(lines: &[crate::api::ExportLine]) -> Result<(Bytes, usize), ApiError> {
+    fn ndjson(lines: &[podium_core::api::ExportLine]) -> Result<(Bytes, usize), ApiError> {
         let mut buf = Vec::with_capacity(lines.len() * 64);
         for l in lines {
             serde_json::to_writer(&mut buf, l)
@@ -50,7 +50,7 @@ async fn export_bytes(
         }
         Ok((Bytes::from(buf), lines.len()))
     }
-    let Some(svc) = be.as_embedded().cloned() else {
+    let Some(svc) = podium_store::embedded(&*be).cloned() else {
         return ndjson(&be.export_chunk(&board, pos, EXPORT_CHUNK).await?);
     };
     tokio::task::spawn_blocking(move || ndjson(&svc.export_chunk(&board, pos, EXPORT_CHUNK)?))
@@ -321,7 +321,7 @@ impl Importer {
     }
 
     fn parse_ndjson(line: &[u8]) -> Result<SubmitIn, (Option<String>, ApiError)> {
-        let v = crate::json::value(line, "malformed JSON").map_err(|e| (None, e))?;
+        let v = podium_core::json::value(line, "malformed JSON").map_err(|e| (None, e))?;
         let member = v.get("member").and_then(Value::as_str).map(str::to_string);
         let e = submit_in(v, true).map_err(|e| (member.clone(), e))?;
         check_entry(&e).map_err(|err| (member, err))?;

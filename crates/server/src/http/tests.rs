@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 use super::*;
-use crate::backend::EmbeddedBackend;
-use crate::service::Service;
 use crate::settings::{ApiKey, Scope};
+use podium_store::service::Service;
+use podium_store::EmbeddedBackend;
 
 fn embedded() -> Arc<dyn Backend> {
     Arc::new(EmbeddedBackend::new(Arc::new(Service::in_memory())))
@@ -132,7 +132,8 @@ async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
     let dir = tempfile::tempdir().unwrap();
     let store = podium_engine::Store::new();
     let (storage, aux, report) =
-        crate::storage::open(dir.path(), crate::settings::FsyncPolicy::Always, &store).unwrap();
+        podium_store::storage::open(dir.path(), crate::settings::FsyncPolicy::Always, &store)
+            .unwrap();
     let svc = Arc::new(Service::new(store, Some(storage), aux, report, u64::MAX));
     let app = router(
         Arc::new(EmbeddedBackend::new(svc.clone())),

@@ -16,7 +16,7 @@ use std::task::{ready, Context, Poll};
 use axum::serve::Listener;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::error::{ApiError, Code};
+use podium_core::error::{ApiError, Code};
 
 /// A listener whose connections are [`Wire`]s.
 pub struct JsonErrorListener<L>(pub L);

@@ -19,8 +19,8 @@ use podium_engine::{Aggregate, ScoreRange};
 
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
-use crate::op::Op;
 use crate::settings::Scope;
+use podium_core::op::Op;
 
 /// Which operation of the product ([`Op`]) a command performs: its scope
 /// is what the connection's key needs.

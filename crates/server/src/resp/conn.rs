@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::codec::Decoder;
 use super::exec::{Session, Shared};
 use super::reply::Reply;
-use crate::service::Service;
+use podium_store::service::Service;
 
 /// Most requests run before their replies are flushed.
 pub const MAX_BATCH: usize = 1024;

@@ -22,11 +22,11 @@ use podium_engine::{Cond, Entry, Order, Presence, UpdateOp};
 
 use super::command::{self, lookup, parse, Cmd, ExpireFlags, RangeBy, Spec, ZaddFlags};
 use super::reply::{fmt_d2string, Reply};
-use crate::error::{ApiError, Code};
-use crate::keyspace::{glob_match, ExpireCond, KeyType, Lsn};
-use crate::service::Service;
 use crate::settings::{ApiKey, Scope};
-use crate::storage::record::{MemberBytes, SubmitRec};
+use podium_core::error::{ApiError, Code};
+use podium_store::keyspace::{glob_match, ExpireCond, KeyType, Lsn};
+use podium_store::service::Service;
+use podium_store::storage::record::{MemberBytes, SubmitRec};
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
 pub const REDIS_VERSION: &str = "7.0.15";

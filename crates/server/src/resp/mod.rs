@@ -1,6 +1,6 @@
 //! The Redis protocol frontend (docs/spec.md §4): RESP2, and RESP3 after `HELLO 3`,
 //! on port 7379. A sorted-set key is a board; hash keys and key expiry live
-//! in the same durable store (crate::keyspace).
+//! in the same durable store (podium_store::keyspace).
 //!
 //! Layers, each testable alone: [`codec`] splits bytes into requests
 //! (Redis's limits and protocol errors), [`command`] turns a request into
@@ -23,8 +23,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use tokio::net::TcpListener;
 
-use crate::service::Service;
 use crate::settings::ApiKey;
+use podium_store::service::Service;
 
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]

@@ -4,13 +4,13 @@
 use std::ops::Bound;
 
 pub use super::codec::string2ll;
-pub use crate::score::strtod;
+pub use podium_core::score::strtod;
 
 /// A score argument (`getDoubleFromObject`): the whole argument is one
 /// number, no leading space, not NaN, and not out of range — the rule every
 /// protocol reads scores by, with Redis's error texts left to the caller.
 pub fn parse_double(s: &[u8]) -> Option<f64> {
-    crate::score::parse(s).ok()
+    podium_core::score::parse(s).ok()
 }
 
 /// One end of a score range (`zslParseRange`): `(` makes it exclusive; the

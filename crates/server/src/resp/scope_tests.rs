@@ -11,8 +11,8 @@ use serde_json::json;
 use super::command::Access;
 use super::exec::{Session, Shared};
 use super::reply::Reply as R;
-use crate::service::Service;
 use crate::settings::{ApiKey, Scope};
+use podium_store::service::Service;
 
 const READ_KEY: &str = "readkey-0123456789abcdef";
 const WRITE_KEY: &str = "writekey-0123456789abcdef";

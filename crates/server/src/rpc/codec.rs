@@ -17,7 +17,7 @@ use bytes::{Bytes, BytesMut};
 use rmp::Marker;
 use rmpv::Value;
 
-use crate::error::{ApiError, Code};
+use podium_core::error::{ApiError, Code};
 
 /// Largest request message (a `submit_many` or `import` batch).
 pub const MAX_FRAME_BYTES: usize = 64 << 20;

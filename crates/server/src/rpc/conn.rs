@@ -47,8 +47,8 @@ use super::codec::{
 use super::exec::{self, Chunk, Exec, Session, Shared, Streamed};
 use super::fast;
 use super::method::{self, Method};
-use crate::backend::Backend;
-use crate::error::{ApiError, Code};
+use podium_core::backend::Backend;
+use podium_core::error::{ApiError, Code};
 
 /// Requests read and not yet answered, per connection.
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -353,7 +353,7 @@ impl Conn {
             metrics::counter!("podium_rpc_requests_total").increment(1);
             if let Err(e) = self.session.check(method) {
                 self.replier.reply(Some(w.msgid), Err(e), held).await;
-            } else if self.be.as_embedded().is_some() {
+            } else if podium_store::embedded(&*self.be).is_some() {
                 let call = method::Call::Records {
                     board: w.board.to_owned(),
                     recs: w.entries.iter().map(fast::Plain::rec).collect(),
@@ -711,7 +711,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::Service;
+    use podium_store::service::Service;
     use tokio::io::duplex;
 
     fn enc(v: &Value) -> Vec<u8> {
@@ -748,7 +748,7 @@ mod tests {
         let shared = Arc::new(Shared { api_keys: keys });
         let (client, server) = duplex(1 << 16);
         let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let be: Arc<dyn Backend> = Arc::new(crate::backend::EmbeddedBackend::new(svc));
+        let be: Arc<dyn Backend> = Arc::new(podium_store::EmbeddedBackend::new(svc));
         let task = tokio::spawn(serve_conn(server, be, shared, stop_rx));
         let (mut rd, mut wr) = tokio::io::split(client);
         let writer = tokio::spawn(async move {
@@ -957,7 +957,7 @@ mod tests {
         let svc = Arc::new(Service::in_memory());
         let n = 3000;
         let entries: Vec<_> = (0..n)
-            .map(|i| crate::api::SubmitIn::new(format!("m{i:05}"), i as f64))
+            .map(|i| podium_core::api::SubmitIn::new(format!("m{i:05}"), i as f64))
             .collect();
         svc.submit("big", &entries).await.unwrap();
         let mut input = req(1, "export", vec!["big".into()]);

@@ -1,5 +1,5 @@
 //! Running a typed [`Call`]: one [`Backend`] method per operation (the
-//! ones the HTTP handlers call), its result DTO from `crate::api` encoded
+//! ones the HTTP handlers call), its result DTO from `podium_core::api` encoded
 //! as a MessagePack map with the HTTP API's field names; and the
 //! connection's authentication state.
 //!
@@ -27,12 +27,13 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::method::{Call, ImportEntry, Method, RangeBy};
-use crate::api::{ErrorBody, SubmitIn, SubmitItem};
-use crate::backend::Backend;
-use crate::error::{ApiError, Code};
-use crate::service::{Service, MAX_RANGE};
 use crate::settings::{ApiKey, Scope};
-use crate::storage::record::SubmitRec;
+use podium_core::api::{ErrorBody, SubmitIn, SubmitItem};
+use podium_core::backend::Backend;
+use podium_core::backend::MAX_RANGE;
+use podium_core::error::{ApiError, Code};
+use podium_store::service::Service;
+use podium_store::storage::record::SubmitRec;
 
 /// Entries in the first chunk of a streamed result, read before the answer
 /// starts; later chunks are sized by the connection (see `conn`).
@@ -80,7 +81,7 @@ pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
         .map_err(|e| ApiError::new(Code::Internal, format!("encoding the result: {e}")))
 }
 
-/// One entry as `rmp_serde` encodes [`crate::api::EntryOut`] (and, with
+/// One entry as `rmp_serde` encodes [`podium_core::api::EntryOut`] (and, with
 /// `with_data`, `export`'s lines), byte for byte, written straight from the
 /// board: a streamed export of millions of entries then costs no
 /// allocation per entry and no trip through the DTOs. The fixed parts (the
@@ -307,7 +308,7 @@ pub fn visit_chunk(
     Ok(Chunk { bytes, count })
 }
 
-/// `top`'s result written as `rmp_serde` writes [`crate::api::TopOut`]
+/// `top`'s result written as `rmp_serde` writes [`podium_core::api::TopOut`]
 /// (a unit test holds them byte for byte), its entries straight from the
 /// board: a page read, the latency-bound call, allocates no `EntryOut`
 /// with copies of its strings per entry.
@@ -545,7 +546,7 @@ where
 
 /// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
 pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
-    match be.as_embedded() {
+    match podium_store::embedded(&**be) {
         Some(svc) => embedded(svc, be, call),
         None => via_trait(be.clone(), call),
     }
@@ -650,7 +651,7 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
             with_data,
         } => later(async move {
             let limit = limit
-                .unwrap_or(crate::service::DEFAULT_PAGE_SIZE)
+                .unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE)
                 .min(MAX_RANGE);
             encode(
                 &be.range_by_score(&board, bounds, from_worst, offset, Some(limit), with_data)
@@ -664,7 +665,7 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
             offset,
             with_data,
         } => later(async move {
-            let limit = limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE);
+            let limit = limit.unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE);
             let offset = offset.unwrap_or(0);
             encode(&be.search(&board, &query, limit, offset, with_data).await?)
         }),
@@ -749,7 +750,7 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
         } => {
             let offset = offset.unwrap_or(0);
             let limit = limit
-                .unwrap_or(crate::service::DEFAULT_PAGE_SIZE)
+                .unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE)
                 .min(MAX_RANGE);
             let fetch: Fetch = {
                 let (svc, board) = (svc.clone(), board.clone());
@@ -819,7 +820,7 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
             offset,
             with_data,
         } => {
-            let limit = limit.unwrap_or(crate::service::DEFAULT_PAGE_SIZE);
+            let limit = limit.unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE);
             let offset = offset.unwrap_or(0);
             // The first search of a large board builds its index: off the
             // async workers; later ones are reads like `top`, answered here.
@@ -852,9 +853,9 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
     }
 }
 
-/// A [`crate::api::RangeOut`] streamed: its fields as the DTO encodes them,
+/// A [`podium_core::api::RangeOut`] streamed: its fields as the DTO encodes them,
 /// `entries` last with the declared count.
-fn streamed(out: &crate::api::RangeOut, total: u64, first: Chunk, fetch: Fetch) -> Exec {
+fn streamed(out: &podium_core::api::RangeOut, total: u64, first: Chunk, fetch: Fetch) -> Exec {
     let head = match range_head(out, total) {
         Ok(h) => h,
         Err(e) => return Exec::Ready(Err(e)),
@@ -875,7 +876,7 @@ fn streamed(out: &crate::api::RangeOut, total: u64, first: Chunk, fetch: Fetch) 
 /// The encoding of `out` (its entries emptied) up to its entry array,
 /// whose header declares `total` entries. `entries` is the DTO's last
 /// field, so its empty array is the encoding's last byte.
-fn range_head(out: &crate::api::RangeOut, total: u64) -> Res {
+fn range_head(out: &podium_core::api::RangeOut, total: u64) -> Res {
     debug_assert!(out.entries.is_empty());
     let mut head = encode(out)?;
     if head.pop() != Some(0x90) {
@@ -1033,7 +1034,7 @@ async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res
     }
     // On the embedded engine the entries become the applied (and logged)
     // records without a copy of each member.
-    let recs = match be.as_embedded() {
+    let recs = match podium_store::embedded(be) {
         Some(_) => Service::submit_recs(std::mem::take(&mut batch))?,
         None => Vec::new(),
     };
@@ -1072,7 +1073,7 @@ async fn import_parts(
     let mut imported = 0u64;
     // The engine's whole batch is handed over, and comes back only if the
     // engine refused it as a whole.
-    let svc = be.as_embedded();
+    let svc = podium_store::embedded(be);
     let n = lines.len();
     let member_at = |batch: &[SubmitIn], recs: &[SubmitRec], i: usize| match svc {
         Some(_) => String::from_utf8_lossy(&recs[i].member).into_owned(),
@@ -1191,11 +1192,11 @@ fn check_entry(e: &SubmitIn) -> Result<(), ApiError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{RangeOut, Score, SubmitIn};
+    use podium_core::api::{RangeOut, Score, SubmitIn};
     use rmpv::Value;
 
     fn run(svc: &Arc<Service>, call: Call) -> Res {
-        let be: Arc<dyn Backend> = Arc::new(crate::backend::EmbeddedBackend::new(svc.clone()));
+        let be: Arc<dyn Backend> = Arc::new(podium_store::EmbeddedBackend::new(svc.clone()));
         match execute(&be, call) {
             Exec::Ready(r) => r,
             Exec::Later(f) => {
@@ -1269,7 +1270,7 @@ mod tests {
                     assert_eq!(n, want.len());
                     let mut expect = Vec::new();
                     for e in &want {
-                        let o = crate::api::entry_out(e, with_data);
+                        let o = podium_core::api::entry_out(e, with_data);
                         rmp_serde::encode::write_named(&mut expect, &o).unwrap();
                     }
                     assert_eq!(
@@ -1326,7 +1327,7 @@ mod tests {
                     data: Some(r#"{"x":1}"#),
                 };
                 encode_entry_ref(&mut got, &e, false);
-                let o = crate::api::entry_out(
+                let o = podium_core::api::entry_out(
                     &podium_engine::Entry {
                         member: id.clone(),
                         score,
@@ -1385,7 +1386,8 @@ mod tests {
         }
         let mut expect = Vec::new();
         for e in &b.entries_from(0, b.len()) {
-            rmp_serde::encode::write_named(&mut expect, &crate::api::entry_out(e, true)).unwrap();
+            rmp_serde::encode::write_named(&mut expect, &podium_core::api::entry_out(e, true))
+                .unwrap();
         }
         let svc = Service::in_memory();
         svc.store().insert("b", b).unwrap();
@@ -1431,7 +1433,7 @@ mod tests {
                 match i % 6 {
                     0 => e.op = Some("incr".into()),
                     1 => e.op = Some("best".into()),
-                    2 => e.only = Some(crate::api::Only::Existing),
+                    2 => e.only = Some(podium_core::api::Only::Existing),
                     3 => e.score = Score(f64::NEG_INFINITY),
                     _ => {}
                 }

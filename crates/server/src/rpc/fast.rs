@@ -14,8 +14,8 @@
 use podium_engine::{Cond, Presence};
 use rmp::Marker;
 
-use crate::api::{Score, SubmitIn};
-use crate::storage::record::{MemberBytes, SubmitRec};
+use podium_core::api::{Score, SubmitIn};
+use podium_store::storage::record::{MemberBytes, SubmitRec};
 
 /// What [`bulk_write`] read, borrowed from the frame.
 pub struct BulkWrite<'a> {
@@ -247,7 +247,7 @@ mod tests {
     }
 
     /// What the general path makes of the same frame.
-    fn general(frame: &[u8]) -> (u32, Result<Call, crate::error::ApiError>) {
+    fn general(frame: &[u8]) -> (u32, Result<Call, podium_core::error::ApiError>) {
         let Ok(Message::Request {
             msgid,
             method,
@@ -284,7 +284,10 @@ mod tests {
         assert_eq!(entries, fast);
         // The records handed to the embedded engine are the service's own.
         let recs: Vec<SubmitRec> = f.entries.iter().map(Plain::rec).collect();
-        assert_eq!(recs, crate::service::Service::submit_recs(entries).unwrap());
+        assert_eq!(
+            recs,
+            podium_store::service::Service::submit_recs(entries).unwrap()
+        );
         true
     }
 

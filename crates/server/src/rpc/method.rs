@@ -12,12 +12,12 @@ use rmpv::Value;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
-use crate::api::{parse_score, CombineIn, Score, SubmitIn};
-use crate::error::{ApiError, Code};
-use crate::op::Op;
-use crate::service::RangeBounds;
 use crate::settings::Scope;
-use crate::storage::record::SubmitRec;
+use podium_core::api::{parse_score, CombineIn, Score, SubmitIn};
+use podium_core::backend::RangeBounds;
+use podium_core::error::{ApiError, Code};
+use podium_core::op::Op;
+use podium_store::storage::record::SubmitRec;
 
 /// Every method. The names are docs/spec.md §2's operation names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1058,8 +1058,8 @@ mod tests {
         assert_eq!(board, "lb");
         assert_eq!(entry.score, Score(12.0));
         assert_eq!(entry.op.as_deref(), Some("incr"));
-        assert_eq!(entry.only, Some(crate::api::Only::Existing));
-        assert_eq!(entry.cond, Some(crate::api::CondIn::Gt));
+        assert_eq!(entry.only, Some(podium_core::api::Only::Existing));
+        assert_eq!(entry.cond, Some(podium_core::api::CondIn::Gt));
         assert_eq!(
             entry.data,
             Some(serde_json::json!({"lvl": 3, "tags": ["a"]}))

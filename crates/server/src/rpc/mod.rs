@@ -26,8 +26,8 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::net::TcpListener;
 
-use crate::backend::Backend;
 use crate::settings::ApiKey;
+use podium_core::backend::Backend;
 
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]

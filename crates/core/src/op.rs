@@ -7,7 +7,8 @@
 //! The names are the HTTP API's operation ids (the OpenAPI document's
 //! `operationId`) where HTTP has the operation.
 
-use crate::settings::Scope;
+use std::fmt;
+use std::str::FromStr;
 
 const OPEN: Option<Scope> = None;
 const READ: Option<Scope> = Some(Scope::Read);
@@ -103,6 +104,61 @@ ops! {
     Intersect = "intersect", ADMIN;
     /// Deleting every board and hash (Redis FLUSHALL, FLUSHDB).
     FlushAll = "flush_all", ADMIN;
+}
+
+/// What an API key may do; `Admin` ⊇ `Write` ⊇ `Read`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// Read boards, scores and ranks.
+    Read,
+    /// Also submit and delete scores.
+    Write,
+    /// Also the administrative operations (which ones: `crate::op::Op`).
+    Admin,
+}
+
+impl Scope {
+    /// The name used on the command line and in the config file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+            Scope::Admin => "admin",
+        }
+    }
+
+    /// Whether a key of this scope may do what needs `needed`.
+    pub fn allows(self, needed: Scope) -> bool {
+        self >= needed
+    }
+}
+
+impl FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "read" => Ok(Scope::Read),
+            "write" => Ok(Scope::Write),
+            "admin" => Ok(Scope::Admin),
+            _ => Err(format!(
+                "unknown scope {s:?}: expected read, write or admin"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Read from the config file through `FromStr`, as on the command line.
+impl<'de> serde::Deserialize<'de> for Scope {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <String as serde::Deserialize>::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
 }
 
 #[cfg(test)]

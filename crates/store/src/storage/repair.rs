@@ -381,10 +381,10 @@ impl fmt::Display for Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::FsyncPolicy;
     use crate::storage::snapshot::SnapAux;
     use crate::storage::tests::{files, op, tmp, write_records};
     use crate::storage::{open, Storage};
+    use crate::FsyncPolicy;
     use podium_engine::{Board, Store};
     use std::collections::BTreeSet;
 

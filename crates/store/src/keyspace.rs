@@ -18,9 +18,9 @@ use podium_engine::{
     Aggregate, Board, BoardConfig, Entry, ScoreRange, Store, Submit, SubmitResult,
 };
 
-use crate::error::{ApiError, Code};
 use crate::service::Service;
 use crate::storage::record::{LogOp, SubmitRec};
+use podium_core::error::{ApiError, Code};
 
 /// A log position to wait for (0: nothing was logged).
 pub type Lsn = u64;
@@ -810,9 +810,9 @@ fn class_match(pattern: &[u8], p: usize, c: u8) -> Option<(bool, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::ManualClock;
-    use crate::settings::FsyncPolicy;
+    use crate::FsyncPolicy;
     use chrono::TimeZone;
+    use podium_core::schedule::ManualClock;
     use podium_engine::{Cond, Presence, UpdateOp};
     use std::sync::Arc;
 

@@ -13,28 +13,22 @@
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::ops::Bound;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
-use podium_engine::{
-    Aggregate, Board, BoardConfig, BoardImage, Cond, Presence, Reset, ScoreRange, Store, UpdateOp,
-};
+use podium_engine::{Board, BoardConfig, BoardImage, Cond, Presence, Reset, Store, UpdateOp};
 
-use crate::api::*;
-use crate::error::{ApiError, Code};
-use crate::schedule::{self, Clock, SystemClock};
 use crate::storage::record::{LogOp, MemberBytes, SubmitRec};
 use crate::storage::snapshot::{SnapAux, SnapBoard};
 use crate::storage::{Aux, RecoveryReport, Storage};
-
-/// Default and largest page sizes of page reads.
-pub const DEFAULT_PAGE_SIZE: u64 = 25;
-pub const MAX_PAGE_SIZE: u64 = 10_000;
-/// Largest `range_by_*` / `ranks` answer in one call.
-pub const MAX_RANGE: u64 = 1_000_000;
+use podium_core::api::*;
+use podium_core::backend::{
+    check_rank_range, combine_args, RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE,
+};
+use podium_core::error::{ApiError, Code};
+use podium_core::schedule::{self, Clock, SystemClock};
 
 thread_local! {
     /// Set while this thread runs a transaction under the exclusive gate
@@ -64,7 +58,7 @@ pub struct Service {
 }
 
 /// The figures of a `top` page whose entries were visited in place
-/// ([`Service::top_visit`]): [`crate::api::TopOut`] without `board` and
+/// ([`Service::top_visit`]): [`podium_core::api::TopOut`] without `board` and
 /// `entries`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TopHead {
@@ -73,30 +67,6 @@ pub struct TopHead {
     pub page_size: u64,
     pub total: u64,
     pub total_pages: u64,
-}
-
-/// A score-range bound as the API takes it: `None` is unbounded, and
-/// `exclusive` opens it, as Redis's `(` does.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RangeBounds {
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub min_exclusive: bool,
-    pub max_exclusive: bool,
-}
-
-impl RangeBounds {
-    fn to_range(self) -> ScoreRange {
-        let b = |v: Option<f64>, ex: bool| match v {
-            None => Bound::Unbounded,
-            Some(x) if ex => Bound::Excluded(x),
-            Some(x) => Bound::Included(x),
-        };
-        ScoreRange {
-            min: b(self.min, self.min_exclusive),
-            max: b(self.max, self.max_exclusive),
-        }
-    }
 }
 
 /// Each entry's result, and the entries as applied.
@@ -182,57 +152,6 @@ fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
         ))),
         n => Ok(n),
     }
-}
-
-/// The check of a `range_by_rank` request (1-based, inclusive, at most
-/// `MAX_RANGE` entries), shared by every backend.
-pub(crate) fn check_rank_range(start: u64, stop: u64) -> Result<(), ApiError> {
-    if start == 0 || stop < start {
-        return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-    }
-    if stop - start >= MAX_RANGE {
-        return Err(ApiError::bad(format!(
-            "at most {MAX_RANGE} entries per call; use export for more"
-        )));
-    }
-    Ok(())
-}
-
-/// The checks of a merge/intersect request, in their order, shared by
-/// every backend: the weighted sources and the aggregate.
-pub(crate) fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Aggregate), ApiError> {
-    if req.sources.is_empty() {
-        return Err(ApiError::bad("at least one source board is needed"));
-    }
-    let weights = match &req.weights {
-        None => vec![1.0; req.sources.len()],
-        Some(w) if w.len() == req.sources.len() => w.clone(),
-        Some(_) => {
-            return Err(ApiError::bad(
-                "weights must have one number per source board",
-            ))
-        }
-    };
-    if weights.iter().any(|w| w.is_nan()) {
-        return Err(ApiError::bad("weights must be numbers"));
-    }
-    let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
-        "sum" => Aggregate::Sum,
-        "min" => Aggregate::Min,
-        "max" => Aggregate::Max,
-        other => {
-            return Err(ApiError::bad(format!(
-                "aggregate must be sum, min or max, got {other:?}"
-            )))
-        }
-    };
-    for s in &req.sources {
-        Store::validate_name(s)?;
-    }
-    Ok((
-        req.sources.iter().cloned().zip(weights).collect(),
-        aggregate,
-    ))
 }
 
 impl Service {
@@ -1415,9 +1334,9 @@ fn search_options(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::ManualClock;
-    use crate::settings::FsyncPolicy;
+    use crate::FsyncPolicy;
     use chrono::TimeZone;
+    use podium_core::schedule::ManualClock;
 
     fn tmp(name: &str) -> std::path::PathBuf {
         let d = std::env::temp_dir().join(format!("podium-svc-{name}-{}", std::process::id()));

@@ -4,8 +4,6 @@
 
 use podium_engine::Error as EngineError;
 
-use crate::storage::StorageError;
-
 /// Stable error codes, shared by HTTP, MessagePack-RPC and the CLI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Code {
@@ -165,11 +163,5 @@ impl From<EngineError> for ApiError {
             _ => Code::Internal,
         };
         ApiError::new(code, e.to_string())
-    }
-}
-
-impl From<StorageError> for ApiError {
-    fn from(e: StorageError) -> Self {
-        ApiError::new(Code::StorageUnavailable, e.to_string())
     }
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use podium_engine::Store;
 use thiserror::Error;
 
-use crate::settings::FsyncPolicy;
+use crate::FsyncPolicy;
 use log::{Log, SegmentEnd};
 use record::{LogOp, Replayed};
 use snapshot::SnapAux;

@@ -27,7 +27,7 @@ use tokio::sync::watch;
 
 use super::record::LogOp;
 use super::StorageError;
-use crate::settings::FsyncPolicy;
+use crate::FsyncPolicy;
 
 /// First bytes of every segment file.
 pub const SEGMENT_MAGIC: &[u8; 8] = b"PDMLOG\0\x01";
@@ -279,16 +279,16 @@ struct Shared {
     /// fsyncs done (group commit shows as fewer syncs than records).
     syncs: AtomicU64,
     /// Held by a test to stop the flusher between batches.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "faults"))]
     pause: Mutex<()>,
-    #[cfg(test)]
+    #[cfg(any(test, feature = "faults"))]
     faults: Mutex<Faults>,
 }
 
 /// I/O failures a test makes the flusher meet.
-#[cfg(test)]
+#[cfg(any(test, feature = "faults"))]
 #[derive(Debug, Default)]
-pub(crate) struct Faults {
+pub struct Faults {
     /// Each write writes half its bytes, then fails (ENOSPC).
     pub write: bool,
     /// Each sync fails (EIO) after zeroing what it should have made
@@ -334,9 +334,9 @@ impl Log {
             live_bytes: AtomicU64::new(live_bytes + SEGMENT_MAGIC.len() as u64),
             error: Mutex::new(None),
             syncs: AtomicU64::new(0),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "faults"))]
             pause: Mutex::new(()),
-            #[cfg(test)]
+            #[cfg(any(test, feature = "faults"))]
             faults: Mutex::new(Faults::default()),
         });
         metrics::gauge!("podium_log_failed").set(0.0);
@@ -530,8 +530,8 @@ impl Log {
     }
 
     /// The failures the flusher meets from now on.
-    #[cfg(test)]
-    pub(crate) fn faults(&self) -> parking_lot::MutexGuard<'_, Faults> {
+    #[cfg(any(test, feature = "faults"))]
+    pub fn faults(&self) -> parking_lot::MutexGuard<'_, Faults> {
         self.shared.faults.lock()
     }
 }
@@ -624,7 +624,7 @@ impl Flusher {
                     self.s.wake.wait_for(&mut st, COLLECT_EVERY);
                 }
             }
-            #[cfg(test)]
+            #[cfg(any(test, feature = "faults"))]
             drop(self.s.pause.lock());
             let (last_lsn, shutdown) = {
                 let mut st = self.s.state.lock();
@@ -756,7 +756,7 @@ impl Flusher {
         let Some(f) = &mut self.file else {
             return Err(io::Error::other("no open log segment"));
         };
-        #[cfg(test)]
+        #[cfg(any(test, feature = "faults"))]
         {
             let mut faults = self.s.faults.lock();
             if faults.write {
@@ -774,7 +774,7 @@ impl Flusher {
         let Some(f) = &self.file else {
             return Ok(());
         };
-        #[cfg(test)]
+        #[cfg(any(test, feature = "faults"))]
         {
             let mut faults = self.s.faults.lock();
             if faults.sync {
@@ -818,7 +818,7 @@ impl Flusher {
     }
 
     fn create(&mut self, start: u64) -> io::Result<()> {
-        #[cfg(test)]
+        #[cfg(any(test, feature = "faults"))]
         {
             let mut faults = self.s.faults.lock();
             if faults.create {

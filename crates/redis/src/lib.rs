@@ -21,11 +21,11 @@ use redis::cluster::ClusterClientBuilder;
 use redis::cluster_async::ClusterConnection;
 use redis::{Cmd, ErrorKind, Pipeline, RedisError, RedisFuture, Value};
 
-use super::{Backend, Imported};
-use crate::api::*;
-use crate::error::{ApiError, Code};
-use crate::schedule::{self, Clock, DateTime, SystemClock, Utc};
-use crate::service::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
+use podium_core::api::*;
+use podium_core::backend::{Backend, Imported};
+use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
+use podium_core::error::{ApiError, Code};
+use podium_core::schedule::{self, Clock, DateTime, SystemClock, Utc};
 
 const LUA: &str = include_str!("podium.lua");
 
@@ -1917,6 +1917,10 @@ fn submit_item(
 
 #[async_trait]
 impl Backend for RedisBackend {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn kind(&self) -> &'static str {
         "redis"
     }
@@ -2134,7 +2138,7 @@ impl Backend for RedisBackend {
         req: &CombineIn,
         intersect: bool,
     ) -> Result<CombineOut, ApiError> {
-        let (sources, aggregate) = crate::service::combine_args(req)?;
+        let (sources, aggregate) = podium_core::backend::combine_args(req)?;
         // The sources live in other slots: each is read atomically, then
         // the destination is replaced in one script run. Missing sources
         // count as empty, as in Redis.
@@ -2305,7 +2309,7 @@ impl Backend for RedisBackend {
         from_worst: bool,
         with_data: bool,
     ) -> Result<RangeOut, ApiError> {
-        crate::service::check_rank_range(start, stop)?;
+        podium_core::backend::check_rank_range(start, stop)?;
         let w = window(
             self.call(
                 board,

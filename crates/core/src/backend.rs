@@ -12,17 +12,13 @@
 //! `import` is `submit` of successive batches), so a frontend streams the
 //! same way on either engine.
 
-pub mod redis;
-
-use std::sync::Arc;
+use std::ops::Bound;
 
 use async_trait::async_trait;
 
 use crate::api::*;
 use crate::error::ApiError;
-use crate::service::{RangeBounds, Service};
-
-pub use self::redis::RedisBackend;
+use podium_engine::{Aggregate, ScoreRange, Store};
 
 /// One entry's outcome in an `import` batch: applied, or why not.
 pub type Imported = Result<(), ErrorBody>;
@@ -43,17 +39,13 @@ pub trait Backend: Send + Sync {
     /// a round trip for Redis (a lost connection is the same).
     async fn ping(&self) -> Result<(), ApiError>;
 
-    /// The in-process engine, when that is what holds the data. The
-    /// frontends use it only for shortcuts that have no remote equivalent
-    /// and keep the embedded engine's speed: MessagePack-RPC's
-    /// `submit_many` results written straight from the engine's, long
-    /// ranges and `export` streamed in place under the board's read lock,
-    /// search index builds and export chunks off the async workers, the
-    /// storage gauges, and the Redis protocol (embedded only). Every other
-    /// call goes through the trait's methods.
-    fn as_embedded(&self) -> Option<&Arc<Service>> {
-        None
-    }
+    /// The engine as `Any`, so the embedded store can recognise itself
+    /// (`podium_store::embedded`) for the shortcuts that keep its speed:
+    /// MessagePack-RPC's `submit_many` results written straight from the
+    /// engine's, long ranges and `export` streamed in place under the
+    /// board's read lock, search index builds and export chunks off the
+    /// async workers, the storage gauges, and the Redis protocol.
+    fn as_any(&self) -> &dyn std::any::Any;
 
     // ------------------------------------------------------------- writes
 
@@ -218,213 +210,83 @@ pub trait Backend: Send + Sync {
     ) -> Result<Vec<ExportLine>, ApiError>;
 }
 
-/// The in-process engine, through [`Service`] (its log, group commit and
-/// snapshots included).
-#[derive(Clone)]
-pub struct EmbeddedBackend {
-    svc: Arc<Service>,
+/// Default and largest page sizes of page reads.
+pub const DEFAULT_PAGE_SIZE: u64 = 25;
+pub const MAX_PAGE_SIZE: u64 = 10_000;
+/// Largest `range_by_*` / `ranks` answer in one call.
+pub const MAX_RANGE: u64 = 1_000_000;
+
+/// A score-range bound as the API takes it: `None` is unbounded, and
+/// `exclusive` opens it, as Redis's `(` does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RangeBounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub min_exclusive: bool,
+    pub max_exclusive: bool,
 }
 
-impl EmbeddedBackend {
-    pub fn new(svc: Arc<Service>) -> Self {
-        EmbeddedBackend { svc }
-    }
-
-    pub fn service(&self) -> &Arc<Service> {
-        &self.svc
+impl RangeBounds {
+    pub fn to_range(self) -> ScoreRange {
+        let b = |v: Option<f64>, ex: bool| match v {
+            None => Bound::Unbounded,
+            Some(x) if ex => Bound::Excluded(x),
+            Some(x) => Bound::Included(x),
+        };
+        ScoreRange {
+            min: b(self.min, self.min_exclusive),
+            max: b(self.max, self.max_exclusive),
+        }
     }
 }
 
-#[async_trait]
-impl Backend for EmbeddedBackend {
-    fn kind(&self) -> &'static str {
-        "embedded"
+/// The check of a `range_by_rank` request (1-based, inclusive, at most
+/// `MAX_RANGE` entries), shared by every backend.
+pub fn check_rank_range(start: u64, stop: u64) -> Result<(), ApiError> {
+    if start == 0 || stop < start {
+        return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
     }
+    if stop - start >= MAX_RANGE {
+        return Err(ApiError::bad(format!(
+            "at most {MAX_RANGE} entries per call; use export for more"
+        )));
+    }
+    Ok(())
+}
 
-    async fn ping(&self) -> Result<(), ApiError> {
-        self.svc.health()
+/// The checks of a merge/intersect request, in their order, shared by
+/// every backend: the weighted sources and the aggregate.
+pub fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Aggregate), ApiError> {
+    if req.sources.is_empty() {
+        return Err(ApiError::bad("at least one source board is needed"));
     }
-
-    fn as_embedded(&self) -> Option<&Arc<Service>> {
-        Some(&self.svc)
+    let weights = match &req.weights {
+        None => vec![1.0; req.sources.len()],
+        Some(w) if w.len() == req.sources.len() => w.clone(),
+        Some(_) => {
+            return Err(ApiError::bad(
+                "weights must have one number per source board",
+            ))
+        }
+    };
+    if weights.iter().any(|w| w.is_nan()) {
+        return Err(ApiError::bad("weights must be numbers"));
     }
-
-    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
-        self.svc.submit(board, entries).await
+    let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
+        "sum" => Aggregate::Sum,
+        "min" => Aggregate::Min,
+        "max" => Aggregate::Max,
+        other => {
+            return Err(ApiError::bad(format!(
+                "aggregate must be sum, min or max, got {other:?}"
+            )))
+        }
+    };
+    for s in &req.sources {
+        Store::validate_name(s)?;
     }
-
-    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
-        self.svc.submit_one(board, entry).await
-    }
-
-    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
-        self.svc.remove(board, members).await
-    }
-
-    async fn remove_rank_range(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-    ) -> Result<RemovedOut, ApiError> {
-        self.svc.remove_rank_range(board, start, stop).await
-    }
-
-    async fn remove_score_range(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-    ) -> Result<RemovedOut, ApiError> {
-        self.svc.remove_score_range(board, bounds).await
-    }
-
-    async fn set_data(
-        &self,
-        board: &str,
-        member: &str,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    ) -> Result<SetDataOut, ApiError> {
-        self.svc.set_data(board, member, name, data).await
-    }
-
-    async fn board_create(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        self.svc.board_create(board, config).await
-    }
-
-    async fn board_put(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        self.svc.board_put(board, config).await
-    }
-
-    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
-        self.svc.board_delete(board).await
-    }
-
-    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
-        self.svc.reset(board).await
-    }
-
-    async fn combine(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError> {
-        self.svc.combine(dest, req, intersect).await
-    }
-
-    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
-        self.svc.board_info(board)
-    }
-
-    async fn boards(&self) -> Result<BoardsOut, ApiError> {
-        Ok(self.svc.boards())
-    }
-
-    async fn entry(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-    ) -> Result<EntryInfoOut, ApiError> {
-        self.svc.entry(board, member, page_size)
-    }
-
-    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
-        self.svc.rank(board, member)
-    }
-
-    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
-        self.svc.count(board, bounds)
-    }
-
-    async fn top(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<TopOut, ApiError> {
-        self.svc.top(board, page, page_size, with_data)
-    }
-
-    async fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        self.svc
-            .range_by_rank(board, start, stop, from_worst, with_data)
-    }
-
-    async fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        self.svc
-            .range_by_score(board, bounds, from_worst, offset, limit, with_data)
-    }
-
-    async fn around(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<AroundOut, ApiError> {
-        self.svc.around(board, member, page_size, with_data)
-    }
-
-    async fn ranks(
-        &self,
-        board: &str,
-        members: &[String],
-        with_data: bool,
-    ) -> Result<RanksOut, ApiError> {
-        self.svc.ranks(board, members, with_data)
-    }
-
-    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
-        self.svc.percentile(board, member)
-    }
-
-    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
-        self.svc.score_at_percentile(board, p)
-    }
-
-    async fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        self.svc.search(board, query, limit, offset, with_data)
-    }
-
-    async fn export_chunk(
-        &self,
-        board: &str,
-        pos: usize,
-        limit: usize,
-    ) -> Result<Vec<ExportLine>, ApiError> {
-        self.svc.export_chunk(board, pos, limit)
-    }
+    Ok((
+        req.sources.iter().cloned().zip(weights).collect(),
+        aggregate,
+    ))
 }

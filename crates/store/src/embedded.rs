@@ -1,0 +1,230 @@
+//! The embedded store behind the storage interface: [`EmbeddedBackend`]
+//! forwards each operation to [`Service`].
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use podium_core::api::*;
+use podium_core::backend::{Backend, RangeBounds};
+use podium_core::error::ApiError;
+
+use crate::service::Service;
+
+/// The in-process engine when that is what holds the data, for the
+/// frontends' shortcuts (see [`Backend::as_any`]).
+pub fn embedded(be: &dyn Backend) -> Option<&Arc<Service>> {
+    be.as_any()
+        .downcast_ref::<EmbeddedBackend>()
+        .map(EmbeddedBackend::service)
+}
+
+/// The in-process engine, through [`Service`] (its log, group commit and
+/// snapshots included).
+#[derive(Clone)]
+pub struct EmbeddedBackend {
+    svc: Arc<Service>,
+}
+
+impl EmbeddedBackend {
+    pub fn new(svc: Arc<Service>) -> Self {
+        EmbeddedBackend { svc }
+    }
+
+    pub fn service(&self) -> &Arc<Service> {
+        &self.svc
+    }
+}
+
+#[async_trait]
+impl Backend for EmbeddedBackend {
+    fn kind(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn ping(&self) -> Result<(), ApiError> {
+        self.svc.health()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
+        self.svc.submit(board, entries).await
+    }
+
+    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+        self.svc.submit_one(board, entry).await
+    }
+
+    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        self.svc.remove(board, members).await
+    }
+
+    async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError> {
+        self.svc.remove_rank_range(board, start, stop).await
+    }
+
+    async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError> {
+        self.svc.remove_score_range(board, bounds).await
+    }
+
+    async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError> {
+        self.svc.set_data(board, member, name, data).await
+    }
+
+    async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        self.svc.board_create(board, config).await
+    }
+
+    async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        self.svc.board_put(board, config).await
+    }
+
+    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        self.svc.board_delete(board).await
+    }
+
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        self.svc.reset(board).await
+    }
+
+    async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError> {
+        self.svc.combine(dest, req, intersect).await
+    }
+
+    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        self.svc.board_info(board)
+    }
+
+    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+        Ok(self.svc.boards())
+    }
+
+    async fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        self.svc.entry(board, member, page_size)
+    }
+
+    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        self.svc.rank(board, member)
+    }
+
+    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        self.svc.count(board, bounds)
+    }
+
+    async fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        self.svc.top(board, page, page_size, with_data)
+    }
+
+    async fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        self.svc
+            .range_by_rank(board, start, stop, from_worst, with_data)
+    }
+
+    async fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        self.svc
+            .range_by_score(board, bounds, from_worst, offset, limit, with_data)
+    }
+
+    async fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        self.svc.around(board, member, page_size, with_data)
+    }
+
+    async fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        self.svc.ranks(board, members, with_data)
+    }
+
+    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        self.svc.percentile(board, member)
+    }
+
+    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        self.svc.score_at_percentile(board, p)
+    }
+
+    async fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        self.svc.search(board, query, limit, offset, with_data)
+    }
+
+    async fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        self.svc.export_chunk(board, pos, limit)
+    }
+}
