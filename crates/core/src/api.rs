@@ -9,7 +9,7 @@ use podium_engine::{BoardConfig, Entry, Ranking};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Code};
 
 /// A score on the wire: a JSON number, or `"inf"` / `"-inf"` (JSON has no
 /// infinities; Redis accepts them); in MessagePack a float or integer.
@@ -161,6 +161,18 @@ impl From<&ApiError> for ErrorBody {
             code: e.code.as_str().to_string(),
             message: e.message.clone(),
         }
+    }
+}
+
+impl From<ErrorBody> for ApiError {
+    /// The error a body stands for; a code this build does not know is
+    /// `internal`.
+    fn from(b: ErrorBody) -> Self {
+        let code = Code::ALL
+            .into_iter()
+            .find(|c| c.as_str() == b.code)
+            .unwrap_or(Code::Internal);
+        ApiError::new(code, b.message)
     }
 }
 

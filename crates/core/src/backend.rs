@@ -13,12 +13,15 @@
 //! same way on either engine.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 
 use crate::api::*;
+use crate::entry::SubmitRec;
 use crate::error::ApiError;
-use podium_engine::{Aggregate, ScoreRange, Store};
+use podium_engine::search::SearchPage;
+use podium_engine::{Aggregate, EntryRef, ScoreRange, SearchHead, Store, SubmitResult};
 
 /// One entry's outcome in an `import` batch: applied, or why not.
 pub type Imported = Result<(), ErrorBody>;
@@ -39,13 +42,33 @@ pub trait Backend: Send + Sync {
     /// a round trip for Redis (a lost connection is the same).
     async fn ping(&self) -> Result<(), ApiError>;
 
-    /// The engine as `Any`, so the embedded store can recognise itself
-    /// (`podium_store::embedded`) for the shortcuts that keep its speed:
-    /// MessagePack-RPC's `submit_many` results written straight from the
-    /// engine's, long ranges and `export` streamed in place under the
-    /// board's read lock, search index builds and export chunks off the
-    /// async workers, the storage gauges, and the Redis protocol.
-    fn as_any(&self) -> &dyn std::any::Any;
+    /// Whether a write's future applies it at its first poll (then waits
+    /// only for durability), as the in-process engine's does. A frontend
+    /// that pipelines writes then keeps their order by polling them in
+    /// order; a remote engine's calls run concurrently instead.
+    fn applies_in_place(&self) -> bool {
+        false
+    }
+
+    /// The in-process search indexes' sizes by board, for the metrics; a
+    /// remote engine's index is its own (none here).
+    fn search_index_bytes(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
+
+    /// The storage's own gauges (name, value) for the metrics: the
+    /// embedded store's log size, whether its log is failing, whether a
+    /// snapshot is due. None by default.
+    fn storage_gauges(&self) -> Vec<(&'static str, f64)> {
+        Vec::new()
+    }
+
+    /// The reads this engine answers in place ([`InPlace`]), when it can:
+    /// the in-process engine's speed path. `None`: every read is a call of
+    /// this trait.
+    fn in_place(&self) -> Option<Arc<dyn InPlace>> {
+        None
+    }
 
     // ------------------------------------------------------------- writes
 
@@ -72,6 +95,55 @@ pub trait Backend: Send + Sync {
                 SubmitItem::Err { error, .. } => Err(error),
             })
             .collect())
+    }
+
+    /// `submit_many` of checked records, answering the engine's results
+    /// beside the records as applied (in the same order), so a frontend
+    /// writes its answer from them without a `SubmitOut` copying each
+    /// member id. The embedded store applies and logs the records as they
+    /// are; the default hands their entries to `submit`.
+    async fn submit_records(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Vec<SubmitRec>), ApiError> {
+        let entries: Vec<SubmitIn> = recs.iter().map(SubmitRec::to_entry).collect();
+        let results = self
+            .submit(board, &entries)
+            .await?
+            .into_iter()
+            .map(|item| match item {
+                SubmitItem::Ok(o) => Ok(SubmitResult {
+                    score: o.score.map(|s| s.0),
+                    rank: o.rank,
+                    previous: o.previous.map(|s| s.0),
+                    applied: o.applied,
+                    created: o.created,
+                    changed: o.changed,
+                    evicted: o.evicted,
+                }),
+                SubmitItem::Err { error, .. } => Err(ApiError::from(error)),
+            })
+            .collect();
+        Ok((results, recs))
+    }
+
+    /// `import` of one batch of checked records, applied exactly as
+    /// [`Backend::import`] applies them. The records come back: applied,
+    /// or with the error when the engine refused the batch as a whole, so
+    /// the caller can retry parts of them without having copied every
+    /// entry beforehand. The embedded store applies and logs the records
+    /// as they are; the default hands their entries to `import`.
+    async fn import_records(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<(Vec<Imported>, Vec<SubmitRec>), (ApiError, Vec<SubmitRec>)> {
+        let entries: Vec<SubmitIn> = recs.iter().map(SubmitRec::to_entry).collect();
+        match self.import(board, &entries).await {
+            Ok(items) => Ok((items, recs)),
+            Err(e) => Err((e, recs)),
+        }
     }
 
     async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError>;
@@ -208,6 +280,107 @@ pub trait Backend: Send + Sync {
         pos: usize,
         limit: usize,
     ) -> Result<Vec<ExportLine>, ApiError>;
+}
+
+/// Reads answered in place: synchronously, under one short hold of a
+/// board's read lock, entries visited straight into the caller's output.
+/// The in-process engine offers them ([`Backend::in_place`]) so that a
+/// page read answers at the first poll, without a future, a result DTO or
+/// a copy of each entry's strings; long ranges and exports are streamed
+/// chunk by chunk from [`InPlace::visit_entries`]. Each answers what the
+/// [`Backend`] method of the same name answers.
+pub trait InPlace: Send + Sync {
+    /// `top`'s page: each entry to `f`, best first; the page's figures.
+    fn top_visit(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        f: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<TopHead, ApiError>;
+
+    /// Up to `limit` entries to `f`, starting `skip` entries from the best
+    /// (or, `from_worst`, from the worst, going up). Returns how many `f`
+    /// saw.
+    fn visit_entries(
+        &self,
+        board: &str,
+        skip: usize,
+        limit: usize,
+        from_worst: bool,
+        f: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<usize, ApiError>;
+
+    fn board_info(&self, board: &str) -> Result<BoardOut, ApiError>;
+
+    fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError>;
+
+    fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError>;
+
+    #[allow(clippy::too_many_arguments)]
+    fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError>;
+
+    /// Whether a search of `board` is a read (its index is built), not an
+    /// index build, which belongs off the async workers.
+    fn search_is_cheap(&self, board: &str) -> bool;
+
+    fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError>;
+
+    /// The engine's owned page of a search, building the board's index if
+    /// it has none yet.
+    fn search_page(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+    ) -> Result<SearchPage, ApiError>;
+
+    /// A search whose entries go to `f` in place; `Ok(false)`, with `f`
+    /// not called, when the board's index is not built yet (see
+    /// [`InPlace::search_page`]).
+    fn search_visit(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        f: &mut dyn FnMut(&SearchHead, &mut dyn Iterator<Item = EntryRef<'_>>),
+    ) -> Result<bool, ApiError>;
+}
+
+/// The figures of a `top` page whose entries were visited in place
+/// ([`InPlace::top_visit`]): [`crate::api::TopOut`] without `board` and
+/// `entries`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TopHead {
+    pub ranking: &'static str,
+    pub page: u64,
+    pub page_size: u64,
+    pub total: u64,
+    pub total_pages: u64,
 }
 
 /// Default and largest page sizes of page reads.

@@ -6,8 +6,10 @@
 
 pub mod api;
 pub mod backend;
+pub mod entry;
 pub mod error;
 pub mod json;
 pub mod op;
+pub mod ops;
 pub mod schedule;
 pub mod score;

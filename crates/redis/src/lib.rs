@@ -1917,10 +1917,6 @@ fn submit_item(
 
 #[async_trait]
 impl Backend for RedisBackend {
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-
     fn kind(&self) -> &'static str {
         "redis"
     }

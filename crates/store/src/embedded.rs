@@ -5,18 +5,13 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use podium_core::api::*;
-use podium_core::backend::{Backend, RangeBounds};
+use podium_core::backend::{Backend, Imported, InPlace, RangeBounds, TopHead};
+use podium_core::entry::SubmitRec;
 use podium_core::error::ApiError;
+use podium_engine::search::SearchPage;
+use podium_engine::{EntryRef, SearchHead, SubmitResult};
 
 use crate::service::Service;
-
-/// The in-process engine when that is what holds the data, for the
-/// frontends' shortcuts (see [`Backend::as_any`]).
-pub fn embedded(be: &dyn Backend) -> Option<&Arc<Service>> {
-    be.as_any()
-        .downcast_ref::<EmbeddedBackend>()
-        .map(EmbeddedBackend::service)
-}
 
 /// The in-process engine, through [`Service`] (its log, group commit and
 /// snapshots included).
@@ -45,8 +40,29 @@ impl Backend for EmbeddedBackend {
         self.svc.health()
     }
 
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
+    fn applies_in_place(&self) -> bool {
+        true
+    }
+
+    fn in_place(&self) -> Option<Arc<dyn InPlace>> {
+        Some(self.svc.clone())
+    }
+
+    fn search_index_bytes(&self) -> Vec<(String, u64)> {
+        self.svc.search_index_bytes()
+    }
+
+    fn storage_gauges(&self) -> Vec<(&'static str, f64)> {
+        let flag = |b: bool| if b { 1.0 } else { 0.0 };
+        let mut g = Vec::with_capacity(3);
+        if let Some(s) = self.svc.storage() {
+            g.push(("podium_log_bytes", s.log.live_bytes() as f64));
+            // Also set by the flusher as it fails and recovers; set here
+            // too so that the gauge is there before a first failure.
+            g.push(("podium_log_failed", flag(s.log.writable().is_err())));
+        }
+        g.push(("podium_snapshot_pending", flag(self.svc.snapshot_pending())));
+        g
     }
 
     async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
@@ -55,6 +71,27 @@ impl Backend for EmbeddedBackend {
 
     async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
         self.svc.submit_one(board, entry).await
+    }
+
+    async fn submit_records(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Vec<SubmitRec>), ApiError> {
+        self.svc.submit_recs_owned(board, recs).await
+    }
+
+    async fn import_records(
+        &self,
+        board: &str,
+        recs: Vec<SubmitRec>,
+    ) -> Result<(Vec<Imported>, Vec<SubmitRec>), (ApiError, Vec<SubmitRec>)> {
+        let (results, recs) = self.svc.import_recs(board, recs).await?;
+        let items = results
+            .into_iter()
+            .map(|r| r.map(drop).map_err(|e| ErrorBody::from(&e)))
+            .collect();
+        Ok((items, recs))
     }
 
     async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
@@ -225,6 +262,106 @@ impl Backend for EmbeddedBackend {
         pos: usize,
         limit: usize,
     ) -> Result<Vec<ExportLine>, ApiError> {
-        self.svc.export_chunk(board, pos, limit)
+        // A chunk is milliseconds of work under the board's read lock: off
+        // the async workers.
+        let (svc, board) = (self.svc.clone(), board.to_string());
+        tokio::task::spawn_blocking(move || svc.export_chunk(&board, pos, limit))
+            .await
+            .map_err(|e| {
+                ApiError::new(
+                    podium_core::error::Code::Internal,
+                    format!("export task failed: {e}"),
+                )
+            })?
+    }
+}
+
+impl InPlace for Service {
+    fn top_visit(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size: Option<u64>,
+        f: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<TopHead, ApiError> {
+        Service::top_visit(self, board, page, page_size, f)
+    }
+
+    fn visit_entries(
+        &self,
+        board: &str,
+        skip: usize,
+        limit: usize,
+        from_worst: bool,
+        f: &mut dyn FnMut(EntryRef<'_>),
+    ) -> Result<usize, ApiError> {
+        Service::visit_entries(self, board, skip, limit, from_worst, f)
+    }
+
+    fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        Service::board_info(self, board)
+    }
+
+    fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        Service::count(self, board, bounds)
+    }
+
+    fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        Service::range_by_rank(self, board, start, stop, from_worst, with_data)
+    }
+
+    fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        Service::range_by_score(self, board, bounds, from_worst, offset, limit, with_data)
+    }
+
+    fn search_is_cheap(&self, board: &str) -> bool {
+        Service::search_is_cheap(self, board)
+    }
+
+    fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        Service::search(self, board, query, limit, offset, with_data)
+    }
+
+    fn search_page(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+    ) -> Result<SearchPage, ApiError> {
+        Service::search_page(self, board, query, limit, offset)
+    }
+
+    fn search_visit(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        f: &mut dyn FnMut(&SearchHead, &mut dyn Iterator<Item = EntryRef<'_>>),
+    ) -> Result<bool, ApiError> {
+        Ok(Service::search_with(self, board, query, limit, offset, |h, it| f(h, it))?.is_some())
     }
 }

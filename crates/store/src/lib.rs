@@ -11,7 +11,7 @@ pub mod storage;
 use std::fmt;
 use std::str::FromStr;
 
-pub use embedded::{embedded, EmbeddedBackend};
+pub use embedded::EmbeddedBackend;
 
 /// When the embedded store's log is flushed to disk (`--fsync`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

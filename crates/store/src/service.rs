@@ -25,7 +25,8 @@ use crate::storage::snapshot::{SnapAux, SnapBoard};
 use crate::storage::{Aux, RecoveryReport, Storage};
 use podium_core::api::*;
 use podium_core::backend::{
-    check_rank_range, combine_args, RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE,
+    check_rank_range, combine_args, RangeBounds, TopHead, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE,
+    MAX_RANGE,
 };
 use podium_core::error::{ApiError, Code};
 use podium_core::schedule::{self, Clock, SystemClock};
@@ -55,18 +56,6 @@ pub struct Service {
     last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
     pub recovery: RecoveryReport,
-}
-
-/// The figures of a `top` page whose entries were visited in place
-/// ([`Service::top_visit`]): [`podium_core::api::TopOut`] without `board` and
-/// `entries`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct TopHead {
-    pub ranking: &'static str,
-    pub page: u64,
-    pub page_size: u64,
-    pub total: u64,
-    pub total_pages: u64,
 }
 
 /// Each entry's result, and the entries as applied.

@@ -19,6 +19,7 @@ use super::St;
 use podium_core::api::*;
 use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE};
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::range::{self, RangeBy};
 
 // ------------------------------------------------------------- parsing
 
@@ -62,43 +63,15 @@ pub(crate) fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError>
         .map_err(|e| ApiError::new(Code::MalformedRequest, e.to_string()))
 }
 
-/// A score bound in Redis syntax: a number, `-inf`, `+inf`/`inf`, with `(`
-/// in front for an exclusive bound.
-fn parse_bound(name: &str, s: Option<&str>) -> Result<(Option<f64>, bool), ApiError> {
-    let Some(s) = s else {
-        return Ok((None, false));
-    };
-    let (exclusive, rest) = match s.strip_prefix('(') {
-        Some(r) => (true, r),
-        None => (false, s),
-    };
-    let v = parse_score(rest).map_err(|e| {
-        ApiError::bad(format!(
-            "{name} must be a number, -inf, +inf or (number: {e}"
-        ))
-    })?;
-    Ok((Some(v), exclusive))
-}
-
 fn bounds(min: Option<&str>, max: Option<&str>) -> Result<RangeBounds, ApiError> {
-    let (min, min_exclusive) = parse_bound("min", min)?;
-    let (max, max_exclusive) = parse_bound("max", max)?;
+    let (min, min_exclusive) = min.map(|t| range::bound("min", t)).transpose()?.unzip();
+    let (max, max_exclusive) = max.map(|t| range::bound("max", t)).transpose()?.unzip();
     Ok(RangeBounds {
         min,
         max,
-        min_exclusive,
-        max_exclusive,
+        min_exclusive: min_exclusive.unwrap_or(false),
+        max_exclusive: max_exclusive.unwrap_or(false),
     })
-}
-
-fn from_worst(from: Option<&str>) -> Result<bool, ApiError> {
-    match from {
-        None | Some("best") => Ok(false),
-        Some("worst") => Ok(true),
-        Some(other) => Err(ApiError::bad(format!(
-            "from must be best or worst, got {other:?}"
-        ))),
-    }
 }
 
 // ---------------------------------------------------------------- misc
@@ -370,7 +343,7 @@ pub(crate) async fn search(
 ) -> HttpResult<Response> {
     let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
     let offset = q.offset.unwrap_or(0);
-    let Some(svc) = podium_store::embedded(&*st.be) else {
+    let Some(local) = st.be.in_place() else {
         return Ok(Json(
             st.be
                 .search(&board, &q.q, limit, offset, q.with_data)
@@ -381,18 +354,21 @@ pub(crate) async fn search(
     // An indexed board's search is a read like `top`, answered here and
     // encoded straight from the board into the body under its read lock.
     let with_data = q.with_data;
-    let body = svc.search_with(&board, &q.q, limit, offset, |head, entries| {
-        let mut body = Vec::new();
-        write_search_json(&mut body, &board, &q.q, head, entries, with_data).map(|()| body)
+    let mut body = Ok(Vec::new());
+    let answered = local.search_visit(&board, &q.q, limit, offset, &mut |head, entries| {
+        if let Ok(buf) = &mut body {
+            if let Err(e) = write_search_json(buf, &board, &q.q, head, entries, with_data) {
+                body = Err(e);
+            }
+        }
     })?;
-    if let Some(body) = body {
+    if answered {
         let body = body.map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
         return Ok(json_body(body));
     }
     // The first search of a board builds its index: off the async workers.
-    let svc = svc.clone();
     tokio::task::spawn_blocking(move || {
-        let page = svc.search_page(&board, &q.q, limit, offset)?;
+        let page = local.search_page(&board, &q.q, limit, offset)?;
         search_response(&board, &q, &page)
     })
     .await
@@ -476,11 +452,6 @@ pub(crate) struct RangeQ {
     with_data: bool,
 }
 
-enum RangeBy {
-    Rank { start: u64, stop: u64 },
-    Score(RangeBounds),
-}
-
 impl RangeQ {
     /// Checks that only the parameters of the chosen `by` are given.
     fn by(&self, require_bounds: bool) -> Result<RangeBy, ApiError> {
@@ -530,7 +501,7 @@ pub(crate) async fn range(
     BoardP(board): BoardP,
     Q(q): Q<RangeQ>,
 ) -> HttpResult<Json<RangeOut>> {
-    let worst = from_worst(q.from.as_deref())?;
+    let worst = range::from_worst(q.from.as_deref())?;
     let out = match q.by(false)? {
         RangeBy::Rank { start, stop } => {
             st.be

@@ -1,8 +1,8 @@
 //! The HTTP/JSON frontend (docs/spec.md §4): parses a request, calls one
 //! [`Backend`] method, encodes its result. No business logic lives here.
-//! The embedded engine's own shortcuts (search index builds and export
-//! chunks off the async workers, storage gauges) are taken only when
-//! [`Backend::as_embedded`] gives the engine.
+//! Speed paths are methods of the trait with a general default: a search
+//! answered in place when the engine offers [`Backend::in_place`], the
+//! storage's own gauges, `import` as checked records.
 //!
 //! Every route is one row of [`ROUTES`]: the router is built from that
 //! table, the auth layer reads each route's scope from it, and the OpenAPI
@@ -244,26 +244,16 @@ impl AppState {
             now.insert(b.board);
         }
         // The in-process index's size; a Redis backend's index is Redis's.
-        if let Some(svc) = podium_store::embedded(&*self.be) {
-            for (board, bytes) in svc.search_index_bytes() {
-                metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
-            }
+        for (board, bytes) in self.be.search_index_bytes() {
+            metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
         }
         for gone in seen.difference(&now) {
             metrics::gauge!("podium_board_members", "board" => gone.clone()).set(0.0);
             metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
         }
         *seen = now;
-        if let Some(svc) = podium_store::embedded(&*self.be) {
-            if let Some(s) = svc.storage() {
-                metrics::gauge!("podium_log_bytes").set(s.log.live_bytes() as f64);
-                // Also set by the flusher as it fails and recovers; set here
-                // too so that the gauge is there before a first failure.
-                let failed = if s.log.writable().is_err() { 1.0 } else { 0.0 };
-                metrics::gauge!("podium_log_failed").set(failed);
-            }
-            let pending = if svc.snapshot_pending() { 1.0 } else { 0.0 };
-            metrics::gauge!("podium_snapshot_pending").set(pending);
+        for (name, value) in self.be.storage_gauges() {
+            metrics::gauge!(name).set(value);
         }
     }
 }

@@ -522,7 +522,7 @@ fn schemas() -> Value {
                 "board": {"type": "string"},
                 "imported": {"type": "integer"},
                 "failed": {"type": "integer"},
-                "errors": {"type": "array", "maxItems": super::stream::MAX_IMPORT_ERRORS, "items": {
+                "errors": {"type": "array", "maxItems": podium_core::ops::import::MAX_IMPORT_ERRORS, "items": {
                     "type": "object",
                     "required": ["line", "member", "error"],
                     "properties": {

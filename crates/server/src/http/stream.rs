@@ -11,15 +11,16 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::error::{media_type, BoardP, HttpResult, Q};
 use super::handlers::submit_in;
 use super::St;
-use podium_core::api::{parse_score, ErrorBody, SubmitIn};
+use podium_core::api::{parse_score, SubmitIn};
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::import::Importer;
 
 /// Entries per `export` chunk (one board read lock each).
 pub const EXPORT_CHUNK: usize = 10_000;
@@ -27,35 +28,23 @@ pub const EXPORT_CHUNK: usize = 10_000;
 pub const IMPORT_BATCH: usize = 10_000;
 /// The longest line (record) `import` accepts, without its line break.
 pub const MAX_IMPORT_LINE_BYTES: usize = 1 << 20;
-/// How many line errors an `import` answer lists.
-pub const MAX_IMPORT_ERRORS: usize = 100;
 
 // ------------------------------------------------------------- export
 
 /// One chunk of NDJSON from position `pos`, and how many entries it holds.
-/// On the embedded engine it runs off the async workers (a chunk is a few
-/// milliseconds of work under the board's read lock); a remote backend's
-/// chunk is a wait for the network, done here.
 async fn export_bytes(
     be: Arc<dyn Backend>,
     board: String,
     pos: usize,
 ) -> Result<(Bytes, usize), ApiError> {
-    fn ndjson(lines: &[podium_core::api::ExportLine]) -> Result<(Bytes, usize), ApiError> {
-        let mut buf = Vec::with_capacity(lines.len() * 64);
-        for l in lines {
-            serde_json::to_writer(&mut buf, l)
-                .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
-            buf.push(b'\n');
-        }
-        Ok((Bytes::from(buf), lines.len()))
+    let lines = be.export_chunk(&board, pos, EXPORT_CHUNK).await?;
+    let mut buf = Vec::with_capacity(lines.len() * 64);
+    for l in &lines {
+        serde_json::to_writer(&mut buf, l)
+            .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
+        buf.push(b'\n');
     }
-    let Some(svc) = podium_store::embedded(&*be).cloned() else {
-        return ndjson(&be.export_chunk(&board, pos, EXPORT_CHUNK).await?);
-    };
-    tokio::task::spawn_blocking(move || ndjson(&svc.export_chunk(&board, pos, EXPORT_CHUNK)?))
-        .await
-        .map_err(|e| ApiError::new(Code::Internal, format!("export task failed: {e}")))?
+    Ok((Bytes::from(buf), lines.len()))
 }
 
 struct ExportState {
@@ -269,63 +258,19 @@ pub(crate) fn csv_fields(s: &str) -> Result<Vec<String>, String> {
     }
 }
 
-/// The checks `Service::submit` makes of a whole batch at once (op name,
-/// data shape), made here line by line so one bad line cannot fail the
-/// lines batched with it.
-fn check_entry(e: &SubmitIn) -> Result<(), ApiError> {
-    if let Some(op) = &e.op {
-        op.parse::<podium_engine::UpdateOp>()
-            .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {op:?}")))?;
-    }
-    match &e.data {
-        None | Some(Value::Null) | Some(Value::Object(_)) => Ok(()),
-        Some(_) => Err(ApiError::new(
-            Code::InvalidData,
-            "data must be a JSON object",
-        )),
-    }
-}
-
-#[derive(Serialize)]
-struct LineError {
-    line: u64,
-    member: Option<String>,
-    error: ErrorBody,
-}
-
-struct Importer {
-    be: Arc<dyn Backend>,
-    board: String,
+/// The reading side of an `import`: records into entries, for the
+/// [`Importer`] that applies them.
+struct Reader {
     csv: bool,
     /// No record seen yet (the CSV header may come).
     first: bool,
-    batch: Vec<SubmitIn>,
-    lines: Vec<u64>,
-    imported: u64,
-    failed: u64,
-    /// Errors of the lines in the pending batch.
-    pending: Vec<LineError>,
-    errors: Vec<LineError>,
 }
 
-impl Importer {
-    fn fail(&mut self, line: u64, member: Option<String>, e: &ApiError) {
-        self.failed += 1;
-        if self.errors.len() + self.pending.len() < MAX_IMPORT_ERRORS {
-            self.pending.push(LineError {
-                line,
-                member,
-                error: ErrorBody::from(e),
-            });
-        }
-    }
-
+impl Reader {
     fn parse_ndjson(line: &[u8]) -> Result<SubmitIn, (Option<String>, ApiError)> {
         let v = podium_core::json::value(line, "malformed JSON").map_err(|e| (None, e))?;
         let member = v.get("member").and_then(Value::as_str).map(str::to_string);
-        let e = submit_in(v, true).map_err(|e| (member.clone(), e))?;
-        check_entry(&e).map_err(|err| (member, err))?;
-        Ok(e)
+        submit_in(v, true).map_err(|e| (member, e))
     }
 
     /// `Ok(None)`: the header line.
@@ -364,14 +309,14 @@ impl Importer {
         Ok(Some(e))
     }
 
-    fn record(&mut self, (line, bytes): Rec) {
+    fn record(&mut self, imp: &mut Importer<'_>, (line, bytes): Rec) {
         let Some(bytes) = bytes else {
             let e = ApiError::new(
                 Code::PayloadTooLarge,
                 format!("line is longer than {MAX_IMPORT_LINE_BYTES} bytes"),
             );
             self.first = false;
-            self.fail(line, None, &e);
+            imp.fail(line, None, &e);
             return;
         };
         if bytes.iter().all(u8::is_ascii_whitespace) {
@@ -384,85 +329,11 @@ impl Importer {
         };
         self.first = false;
         match parsed {
-            Ok(Some(e)) => {
-                self.batch.push(e);
-                self.lines.push(line);
-            }
+            Ok(Some(e)) => imp.push(line, e),
             Ok(None) => {}
-            Err((member, e)) => self.fail(line, member, &e),
+            Err((member, e)) => imp.fail(line, member, &e),
         }
     }
-
-    /// Submits the pending batch: one durable commit. The engine refuses a
-    /// whole batch when one entry fails its checks (a bad member id, a
-    /// score out of the board's bounds, data too large), applying nothing;
-    /// then the batch is split in halves, recursively, until the bad
-    /// entries stand alone and fail as their lines. Refused attempts write
-    /// nothing, so they cost no commit, and the order of the entries is
-    /// kept. Errors of the board itself (read-only, storage) end the import.
-    async fn flush(&mut self) -> Result<(), ApiError> {
-        let batch = std::mem::take(&mut self.batch);
-        let lines = std::mem::take(&mut self.lines);
-        let mut todo = vec![(0, batch.len())];
-        while let Some((a, b)) = todo.pop() {
-            if a == b {
-                continue;
-            }
-            match self.be.import(&self.board, &batch[a..b]).await {
-                Ok(items) => {
-                    for ((&line, e), item) in lines[a..b].iter().zip(&batch[a..b]).zip(items) {
-                        match item {
-                            Ok(()) => self.imported += 1,
-                            Err(error) => {
-                                self.failed += 1;
-                                if self.errors.len() + self.pending.len() < MAX_IMPORT_ERRORS {
-                                    self.pending.push(LineError {
-                                        line,
-                                        member: Some(e.member.clone()),
-                                        error,
-                                    });
-                                }
-                            }
-                        }
-                    }
-                }
-                Err(e) if entry_error(e.code) && b - a > 1 => {
-                    let mid = a + (b - a) / 2;
-                    todo.push((mid, b));
-                    todo.push((a, mid));
-                }
-                Err(e) if entry_error(e.code) => {
-                    self.fail(lines[a], Some(batch[a].member.clone()), &e);
-                }
-                Err(mut e) => {
-                    if self.imported > 0 {
-                        e.message = format!(
-                            "{} (the import stopped; {} entries were imported before)",
-                            e.message, self.imported
-                        );
-                    }
-                    return Err(e);
-                }
-            }
-        }
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.sort_by_key(|e| e.line);
-        self.errors.extend(pending);
-        self.errors.truncate(MAX_IMPORT_ERRORS);
-        self.batch = batch;
-        self.batch.clear();
-        self.lines = lines;
-        self.lines.clear();
-        Ok(())
-    }
-}
-
-/// Errors that belong to one entry, not to the board or the server.
-fn entry_error(c: Code) -> bool {
-    matches!(
-        c,
-        Code::InvalidMember | Code::InvalidScore | Code::InvalidData | Code::InvalidArgument
-    )
 }
 
 #[derive(Deserialize)]
@@ -487,18 +358,8 @@ pub(crate) async fn import(
         }
         None => media_type(&headers).as_deref() == Some("text/csv"),
     };
-    let mut imp = Importer {
-        be: st.be.clone(),
-        board,
-        csv,
-        first: true,
-        batch: Vec::with_capacity(IMPORT_BATCH),
-        lines: Vec::with_capacity(IMPORT_BATCH),
-        imported: 0,
-        failed: 0,
-        pending: Vec::new(),
-        errors: Vec::new(),
-    };
+    let mut imp = Importer::new(&*st.be, board, IMPORT_BATCH);
+    let mut reader = Reader { csv, first: true };
     let mut split = Splitter::new(csv);
     let mut body = body.into_data_stream();
     while let Some(chunk) = body.next().await {
@@ -510,23 +371,17 @@ pub(crate) async fn import(
         })?;
         split.push(&chunk);
         while let Some(rec) = split.next() {
-            imp.record(rec);
-            if imp.batch.len() >= IMPORT_BATCH {
+            reader.record(&mut imp, rec);
+            if imp.pending() >= IMPORT_BATCH {
                 imp.flush().await?;
             }
         }
     }
     if let Some(rec) = split.finish() {
-        imp.record(rec);
+        reader.record(&mut imp, rec);
     }
     imp.flush().await?;
-    Ok(Json(serde_json::json!({
-        "board": imp.board,
-        "imported": imp.imported,
-        "failed": imp.failed,
-        "errors": imp.errors,
-    }))
-    .into_response())
+    Ok(Json(imp.finish()).into_response())
 }
 
 #[cfg(test)]

@@ -353,28 +353,17 @@ impl Conn {
             metrics::counter!("podium_rpc_requests_total").increment(1);
             if let Err(e) = self.session.check(method) {
                 self.replier.reply(Some(w.msgid), Err(e), held).await;
-            } else if podium_store::embedded(&*self.be).is_some() {
+            } else {
                 let call = method::Call::Records {
                     board: w.board.to_owned(),
                     recs: w.entries.iter().map(fast::Plain::rec).collect(),
                     import: w.import,
                 };
-                self.queue_write(w.msgid, call, held);
-            } else {
-                let board = w.board.to_owned();
-                let entries = w.entries.iter().map(fast::Plain::submit_in);
-                let call = if w.import {
-                    method::Call::Import {
-                        board,
-                        entries: entries.map(Ok).collect(),
-                    }
+                if self.be.applies_in_place() {
+                    self.queue_write(w.msgid, call, held);
                 } else {
-                    method::Call::SubmitMany {
-                        board,
-                        entries: entries.collect(),
-                    }
-                };
-                self.run(Some(w.msgid), call, held).await;
+                    self.run(Some(w.msgid), call, held).await;
+                }
             }
             return true;
         }

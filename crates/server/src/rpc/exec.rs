@@ -14,11 +14,12 @@
 //! stream whose head needs the network first (`export` on Redis), a
 //! future of one of those.
 //!
-//! On the embedded engine ([`Backend::as_embedded`]) a few calls take
-//! shortcuts the trait cannot express ([`embedded`]): `submit_many`'s
-//! result written straight from the engine's, ranges and `export`
-//! streamed in place under the board's read lock, a search that builds an
-//! index run off the async workers.
+//! Speed paths are methods of the trait with a general default:
+//! `submit_many`'s result is written straight from the engine's results
+//! beside the applied records ([`Backend::submit_records`]); when the
+//! engine answers reads in place ([`Backend::in_place`]), page reads answer
+//! at once, ranges and `export` stream in place under the board's read
+//! lock, and a search that builds an index runs off the async workers.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -26,14 +27,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::method::{Call, ImportEntry, Method, RangeBy};
+use super::method::{Call, Method, RangeBy};
 use crate::settings::{ApiKey, Scope};
-use podium_core::api::{ErrorBody, SubmitIn, SubmitItem};
-use podium_core::backend::Backend;
 use podium_core::backend::MAX_RANGE;
+use podium_core::backend::{Backend, InPlace};
+use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
-use podium_store::service::Service;
-use podium_store::storage::record::SubmitRec;
+use podium_core::ops::import::Importer;
 
 /// Entries in the first chunk of a streamed result, read before the answer
 /// starts; later chunks are sized by the connection (see `conn`).
@@ -264,7 +264,7 @@ unsafe fn copy_short(src: *const u8, dst: *mut u8, n: usize) -> bool {
 /// [`visit_chunk`] on the blocking pool: a chunk is milliseconds of work
 /// under the board's read lock, off the async workers (as HTTP's export).
 fn visit_chunk_off(
-    svc: &Arc<Service>,
+    svc: &Arc<dyn InPlace>,
     board: &Arc<str>,
     skip: u64,
     want: usize,
@@ -274,7 +274,7 @@ fn visit_chunk_off(
     let (svc, board) = (svc.clone(), board.clone());
     Box::pin(async move {
         tokio::task::spawn_blocking(move || {
-            visit_chunk(&svc, &board, skip, want, from_worst, with_data)
+            visit_chunk(&*svc, &board, skip, want, from_worst, with_data)
         })
         .await
         .map_err(|e| ApiError::new(Code::Internal, format!("stream task failed: {e}")))?
@@ -284,7 +284,7 @@ fn visit_chunk_off(
 /// A chunk of entries read in place by [`Service::visit_entries`], as
 /// the connection streams them (public for the `export_encode` example).
 pub fn visit_chunk(
-    svc: &Service,
+    svc: &dyn InPlace,
     board: &str,
     skip: u64,
     want: usize,
@@ -298,7 +298,7 @@ pub fn visit_chunk(
     const GUESS: usize = 56;
     let mut bytes = Vec::with_capacity(want * GUESS);
     let mut first = true;
-    let count = svc.visit_entries(board, skip as usize, want, from_worst, |e| {
+    let count = svc.visit_entries(board, skip as usize, want, from_worst, &mut |e| {
         encode_entry_ref(&mut bytes, &e, with_data);
         if first && bytes.len() > GUESS {
             bytes.reserve(bytes.len() * (want - 1) / 8 * 9);
@@ -313,7 +313,7 @@ pub fn visit_chunk(
 /// board: a page read, the latency-bound call, allocates no `EntryOut`
 /// with copies of its strings per entry.
 fn top(
-    svc: &Service,
+    svc: &dyn InPlace,
     board: &str,
     page: Option<u64>,
     page_size: Option<u64>,
@@ -322,7 +322,7 @@ fn top(
     use rmp::encode as w;
     let mut entries = Vec::with_capacity(page_size.unwrap_or(25).min(1024) as usize * 40);
     let mut count = 0u32;
-    let head = svc.top_visit(board, page, page_size, |e| {
+    let head = svc.top_visit(board, page, page_size, &mut |e| {
         count += 1;
         encode_entry_ref(&mut entries, &e, with_data)
     })?;
@@ -361,7 +361,7 @@ fn encode_entries<T: Serialize>(items: &[T]) -> Result<Chunk, ApiError> {
 }
 
 /// `submit_many`'s result, `{board, results}`, written as `rmp_serde`
-/// writes [`SubmitManyOut`] (a unit test holds them byte for byte) but
+/// writes the API's `SubmitItem`s (a unit test holds them byte for byte) but
 /// straight from the entries and the engine's results: no `SubmitOut` with
 /// a copy of each member id, no serde per item.
 fn encode_submit_many<'a>(
@@ -428,33 +428,10 @@ fn encode_submit_many<'a>(
 
 // HTTP answers these with inline JSON objects; the same fields here.
 
-/// `submit_many`'s result as a backend returns it (what
-/// [`encode_submit_many`] writes from the engine's results).
-#[derive(Serialize)]
-struct SubmitManyOut<'a> {
-    board: &'a str,
-    results: &'a [SubmitItem],
-}
-
 #[derive(Serialize)]
 struct DeletedOut<'a> {
     board: &'a str,
     deleted: bool,
-}
-
-#[derive(Serialize)]
-struct ImportError {
-    line: u64,
-    member: Option<String>,
-    error: ErrorBody,
-}
-
-#[derive(Serialize)]
-struct ImportOut<'a> {
-    board: &'a str,
-    imported: u64,
-    failed: u64,
-    errors: &'a [ImportError],
 }
 
 #[derive(Serialize)]
@@ -546,8 +523,8 @@ where
 
 /// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
 pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
-    match podium_store::embedded(&**be) {
-        Some(svc) => embedded(svc, be, call),
+    match be.in_place() {
+        Some(local) => in_place(&local, be, call),
         None => via_trait(be.clone(), call),
     }
 }
@@ -559,12 +536,33 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         Call::Submit { board, entry } => {
             later(async move { encode(&be.submit_one(&board, &entry).await?) })
         }
-        Call::SubmitMany { board, entries } => later(async move {
-            let results = be.submit(&board, &entries).await?;
-            encode(&SubmitManyOut {
-                board: &board,
-                results: &results,
-            })
+        Call::SubmitMany { board, entries } => {
+            // A refused entry refuses the whole batch, as `submit_many` does.
+            match entries
+                .into_iter()
+                .map(|e| SubmitRec::from_entry(e).map_err(|(err, _)| err))
+                .collect()
+            {
+                Ok(recs) => submit_records(be, board, recs),
+                Err(e) => Exec::Ready(Err(e)),
+            }
+        }
+        Call::Records {
+            board,
+            recs,
+            import: false,
+        } => submit_records(be, board, recs),
+        Call::Records {
+            board,
+            recs,
+            import: true,
+        } => later(async move {
+            let mut imp = Importer::new(&*be, board, recs.len());
+            for (i, rec) in recs.into_iter().enumerate() {
+                imp.push_record(i as u64 + 1, rec);
+            }
+            imp.flush().await?;
+            encode(&imp.finish())
         }),
         Call::Remove { board, members } => {
             later(async move { encode(&be.remove(&board, &members).await?) })
@@ -601,14 +599,21 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
             req,
             intersect,
         } => later(async move { encode(&be.combine(&dest, &req, intersect).await?) }),
-        Call::Import { board, entries } => {
-            later(async move { import(&*be, &board, entries).await })
-        }
-        // Made by the connection for the embedded engine only.
-        Call::Records { .. } => Exec::Ready(Err(ApiError::new(
-            Code::Internal,
-            "prepared records are the embedded engine's",
-        ))),
+        // `import` of one batch, with HTTP import's rules: an entry that
+        // fails fails alone (`line` is its 1-based position in the batch)
+        // and the rest apply; errors of the board itself fail the call.
+        Call::Import { board, entries } => later(async move {
+            let mut imp = Importer::new(&*be, board, entries.len());
+            for (i, e) in entries.into_iter().enumerate() {
+                let line = i as u64 + 1;
+                match e {
+                    Ok(e) => imp.push(line, e),
+                    Err((member, err)) => imp.fail(line, member, &err),
+                }
+            }
+            imp.flush().await?;
+            encode(&imp.finish())
+        }),
 
         // ------------------------------------------------------- reads
         Call::Entry {
@@ -699,10 +704,9 @@ fn ready_err() -> Exec {
 
 /// `submit_many` of entries made into records: the results are written
 /// straight from the engine's, with no `SubmitItem` copying each member id.
-fn submit_records(svc: &Arc<Service>, board: String, recs: Vec<SubmitRec>) -> Exec {
-    let svc = svc.clone();
+fn submit_records(be: Arc<dyn Backend>, board: String, recs: Vec<SubmitRec>) -> Exec {
     later(async move {
-        let (results, recs) = svc.submit_recs_owned(&board, recs).await?;
+        let (results, recs) = be.submit_records(&board, recs).await?;
         let members = recs.iter().map(|r| r.member.as_slice());
         Ok(encode_submit_many(&board, members, &results))
     })
@@ -710,29 +714,9 @@ fn submit_records(svc: &Arc<Service>, board: String, recs: Vec<SubmitRec>) -> Ex
 
 /// The embedded engine's shortcuts; a call that has none goes through the
 /// trait like on any backend.
-fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
+fn in_place(svc: &Arc<dyn InPlace>, be: &Arc<dyn Backend>, call: Call) -> Exec {
     let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
     match call {
-        Call::SubmitMany { board, entries } => match Service::submit_recs(entries) {
-            Ok(recs) => submit_records(svc, board, recs),
-            Err(e) => ready(Err(e)),
-        },
-        Call::Records {
-            board,
-            recs,
-            import: false,
-        } => submit_records(svc, board, recs),
-        Call::Records {
-            board,
-            recs,
-            import: true,
-        } => {
-            let be = be.clone();
-            later(async move {
-                let lines: Vec<usize> = (0..recs.len()).collect();
-                import_parts(&*be, &board, Vec::new(), recs, &lines, Tally::default()).await
-            })
-        }
         Call::RangeByRank {
             board,
             start,
@@ -847,7 +831,7 @@ fn embedded(svc: &Arc<Service>, be: &Arc<dyn Backend>, call: Call) -> Exec {
             page,
             page_size,
             with_data,
-        } => ready(top(svc, &board, page, page_size, with_data)),
+        } => ready(top(&**svc, &board, page, page_size, with_data)),
         Call::Export { board } => export(svc.clone(), board),
         other => via_trait(be.clone(), other),
     }
@@ -888,7 +872,7 @@ fn range_head(out: &podium_core::api::RangeOut, total: u64) -> Res {
 }
 
 fn range_by_rank(
-    svc: Arc<Service>,
+    svc: Arc<dyn InPlace>,
     board: String,
     start: u64,
     stop: u64,
@@ -931,13 +915,13 @@ fn range_by_rank(
 
 /// `export`: every entry, best first, as `export`'s NDJSON lines are
 /// (`member`, `score`, `rank`, `name`, `data`), in one array.
-fn export(svc: Arc<Service>, board: String) -> Exec {
+fn export(svc: Arc<dyn InPlace>, board: String) -> Exec {
     let total = match svc.board_info(&board) {
         Ok(i) => i.members,
         Err(e) => return Exec::Ready(Err(e)),
     };
     let first = match visit_chunk(
-        &svc,
+        &*svc,
         &board,
         0,
         FIRST_CHUNK.min(total as usize),
@@ -1001,198 +985,21 @@ async fn export_chunks(be: Arc<dyn Backend>, board: String) -> Exec {
     export_result(total, first, fetch)
 }
 
-/// Errors that belong to one entry, not to the board or the server (as
-/// HTTP's import tells them apart).
-fn entry_error(c: Code) -> bool {
-    matches!(
-        c,
-        Code::InvalidMember | Code::InvalidScore | Code::InvalidData | Code::InvalidArgument
-    )
-}
-
-/// Most per-entry errors an `import` answer lists (as HTTP's).
-const MAX_IMPORT_ERRORS: usize = 100;
-
-/// `import` of one batch, with HTTP import's rules: an entry that fails
-/// fails alone (`line` is its 1-based position in the batch) and the rest
-/// apply; errors of the board itself fail the call.
-async fn import(be: &dyn Backend, board: &str, entries: Vec<ImportEntry>) -> Res {
-    let mut tally = Tally::default();
-    let mut batch: Vec<SubmitIn> = Vec::with_capacity(entries.len());
-    let mut lines: Vec<usize> = Vec::with_capacity(entries.len());
-    for (i, e) in entries.into_iter().enumerate() {
-        match e {
-            Ok(e) => match check_entry(&e) {
-                Ok(()) => {
-                    batch.push(e);
-                    lines.push(i);
-                }
-                Err(err) => tally.fail(i, Some(e.member), ErrorBody::from(&err)),
-            },
-            Err((member, err)) => tally.fail(i, member, ErrorBody::from(&err)),
-        }
-    }
-    // On the embedded engine the entries become the applied (and logged)
-    // records without a copy of each member.
-    let recs = match podium_store::embedded(be) {
-        Some(_) => Service::submit_recs(std::mem::take(&mut batch))?,
-        None => Vec::new(),
-    };
-    import_parts(be, board, batch, recs, &lines, tally).await
-}
-
-/// An `import` batch's entries that failed alone.
-#[derive(Default)]
-struct Tally {
-    failed: u64,
-    errors: Vec<ImportError>,
-}
-
-impl Tally {
-    fn fail(&mut self, line: usize, member: Option<String>, error: ErrorBody) {
-        self.failed += 1;
-        self.errors.push(ImportError {
-            line: line as u64 + 1,
-            member,
-            error,
-        });
-    }
-}
-
-/// Applies an `import` batch whose entries passed the per-entry checks:
-/// `recs` on the embedded engine (`batch` empty), `batch` on any other;
-/// `lines[i]` is entry i's 0-based position in the request.
-async fn import_parts(
-    be: &dyn Backend,
-    board: &str,
-    batch: Vec<SubmitIn>,
-    mut recs: Vec<SubmitRec>,
-    lines: &[usize],
-    mut tally: Tally,
-) -> Res {
-    let mut imported = 0u64;
-    // The engine's whole batch is handed over, and comes back only if the
-    // engine refused it as a whole.
-    let svc = podium_store::embedded(be);
-    let n = lines.len();
-    let member_at = |batch: &[SubmitIn], recs: &[SubmitRec], i: usize| match svc {
-        Some(_) => String::from_utf8_lossy(&recs[i].member).into_owned(),
-        None => batch[i].member.clone(),
-    };
-    // The engine refuses a whole batch when one entry fails its checks:
-    // halve until the bad entries stand alone (refused attempts write
-    // nothing), keeping the order of the rest.
-    let mut todo = vec![(0, n)];
-    while let Some((a, b)) = todo.pop() {
-        if a == b {
-            continue;
-        }
-        // On the embedded engine the results are only counted: an import
-        // answers no per-entry result, so none is copied into a `SubmitOut`.
-        let done = match svc {
-            Some(svc) => {
-                // Only the first attempt is the whole batch; parts are
-                // copied (after a refusal only).
-                let whole = a == 0 && b == n && recs.len() == n;
-                let part = if whole {
-                    std::mem::take(&mut recs)
-                } else {
-                    recs[a..b].to_vec()
-                };
-                match svc.import_recs(board, part).await {
-                    Ok((results, part)) => {
-                        for ((&line, rec), r) in lines[a..b].iter().zip(&part).zip(results) {
-                            match r {
-                                Ok(_) => imported += 1,
-                                Err(err) => tally.fail(
-                                    line,
-                                    Some(String::from_utf8_lossy(&rec.member).into_owned()),
-                                    ErrorBody::from(&err),
-                                ),
-                            }
-                        }
-                        Ok(())
-                    }
-                    Err((e, back)) => {
-                        if whole {
-                            if back.len() != n {
-                                return Err(e);
-                            }
-                            recs = back;
-                        }
-                        Err(e)
-                    }
-                }
-            }
-            None => match be.import(board, &batch[a..b]).await {
-                Ok(items) => {
-                    for ((&line, e), item) in lines[a..b].iter().zip(&batch[a..b]).zip(items) {
-                        match item {
-                            Ok(()) => imported += 1,
-                            Err(error) => tally.fail(line, Some(e.member.clone()), error),
-                        }
-                    }
-                    Ok(())
-                }
-                Err(e) => Err(e),
-            },
-        };
-        match done {
-            Ok(()) => {}
-            Err(e) if entry_error(e.code) && b - a > 1 => {
-                let mid = a + (b - a) / 2;
-                todo.push((mid, b));
-                todo.push((a, mid));
-            }
-            Err(e) if entry_error(e.code) => {
-                tally.fail(
-                    lines[a],
-                    Some(member_at(&batch, &recs, a)),
-                    ErrorBody::from(&e),
-                );
-            }
-            Err(mut e) => {
-                if imported > 0 {
-                    e.message = format!(
-                        "{} (the import stopped; {imported} entries were imported before)",
-                        e.message
-                    );
-                }
-                return Err(e);
-            }
-        }
-    }
-    let Tally { failed, mut errors } = tally;
-    errors.sort_by_key(|e| e.line);
-    errors.truncate(MAX_IMPORT_ERRORS);
-    encode(&ImportOut {
-        board,
-        imported,
-        failed,
-        errors: &errors,
-    })
-}
-
-/// The checks `Service::submit` makes of a whole batch at once, made per
-/// entry so one bad entry cannot fail the others.
-fn check_entry(e: &SubmitIn) -> Result<(), ApiError> {
-    if let Some(op) = &e.op {
-        op.parse::<podium_engine::UpdateOp>()
-            .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {op:?}")))?;
-    }
-    match &e.data {
-        None | Some(serde_json::Value::Null) | Some(serde_json::Value::Object(_)) => Ok(()),
-        Some(_) => Err(ApiError::new(
-            Code::InvalidData,
-            "data must be a JSON object",
-        )),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::method::ImportEntry;
     use super::*;
+    use podium_core::api::SubmitItem;
+
+    /// `submit_many`'s result as the API's shapes encode it, which
+    /// [`encode_submit_many`] must match byte for byte.
+    #[derive(Serialize)]
+    struct SubmitManyOut<'a> {
+        board: &'a str,
+        results: &'a [SubmitItem],
+    }
     use podium_core::api::{RangeOut, Score, SubmitIn};
+    use podium_store::service::Service;
     use rmpv::Value;
 
     fn run(svc: &Arc<Service>, call: Call) -> Res {
@@ -1577,7 +1384,7 @@ mod tests {
                 for page in [None, Some(1), Some(2), Some(19), Some(200)] {
                     for with_data in [false, true] {
                         let want = encode(&svc.top(board, page, page_size, with_data).unwrap());
-                        let got = top(&svc, board, page, page_size, with_data);
+                        let got = top(&*svc, board, page, page_size, with_data);
                         assert_eq!(
                             got.unwrap(),
                             want.unwrap(),
@@ -1589,11 +1396,11 @@ mod tests {
         }
         for (page, page_size) in [(Some(0), None), (None, Some(0)), (None, Some(1 << 40))] {
             let want = svc.top("u", page, page_size, false).unwrap_err();
-            let got = top(&svc, "u", page, page_size, false).unwrap_err();
+            let got = top(&*svc, "u", page, page_size, false).unwrap_err();
             assert_eq!((got.code, got.message), (want.code, want.message));
         }
         let want = svc.top("nope", None, None, false).unwrap_err();
-        let got = top(&svc, "nope", None, None, false).unwrap_err();
+        let got = top(&*svc, "nope", None, None, false).unwrap_err();
         assert_eq!((got.code, got.message), (want.code, want.message));
     }
 

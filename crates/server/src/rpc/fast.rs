@@ -15,7 +15,7 @@ use podium_engine::{Cond, Presence};
 use rmp::Marker;
 
 use podium_core::api::{Score, SubmitIn};
-use podium_store::storage::record::{MemberBytes, SubmitRec};
+use podium_core::entry::{MemberBytes, SubmitRec};
 
 /// What [`bulk_write`] read, borrowed from the frame.
 pub struct BulkWrite<'a> {
@@ -282,12 +282,13 @@ mod tests {
             other => panic!("unexpected call {other:?}"),
         };
         assert_eq!(entries, fast);
-        // The records handed to the embedded engine are the service's own.
+        // The records are what every other path makes of the entries.
         let recs: Vec<SubmitRec> = f.entries.iter().map(Plain::rec).collect();
-        assert_eq!(
-            recs,
-            podium_store::service::Service::submit_recs(entries).unwrap()
-        );
+        let made: Vec<SubmitRec> = entries
+            .into_iter()
+            .map(|e| SubmitRec::from_entry(e).unwrap())
+            .collect();
+        assert_eq!(recs, made);
         true
     }
 

@@ -15,9 +15,10 @@ use serde::Deserialize;
 use crate::settings::Scope;
 use podium_core::api::{parse_score, CombineIn, Score, SubmitIn};
 use podium_core::backend::RangeBounds;
+use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
 use podium_core::op::Op;
-use podium_store::storage::record::SubmitRec;
+use podium_core::ops::range;
 
 /// Every method. The names are docs/spec.md §2's operation names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -144,11 +145,7 @@ impl Method {
 }
 
 /// `remove_range`: by 1-based rank or by score.
-#[derive(Debug, Clone, Copy)]
-pub enum RangeBy {
-    Rank { start: u64, stop: u64 },
-    Score(RangeBounds),
-}
+pub use podium_core::ops::range::RangeBy;
 
 /// One entry of an `import` batch: parsed, or refused with its member id
 /// (when one could be read) — refused entries fail alone.
@@ -566,11 +563,7 @@ impl Opts {
     /// A score bound: a number, or a string in Redis syntax (`-inf`,
     /// `+inf`, `(5` for an exclusive bound), as HTTP's `min` / `max`.
     fn bound(&mut self, name: &str) -> Result<(Option<f64>, bool), ApiError> {
-        let bad = |e: String| {
-            ApiError::bad(format!(
-                "{name} must be a number, -inf, +inf or (number: {e}"
-            ))
-        };
+        let bad = |e: String| range::bad_bound(name, &e);
         match self.take(name) {
             None => Ok((None, false)),
             Some(v) if v.is_number() => {
@@ -582,11 +575,8 @@ impl Opts {
             }
             Some(v) => {
                 let s = into_string(v).map_err(|v| bad(format!("got {}", kind(&v))))?;
-                let (exclusive, rest) = match s.strip_prefix('(') {
-                    Some(r) => (true, r),
-                    None => (false, s.as_str()),
-                };
-                Ok((Some(parse_score(rest).map_err(bad)?), exclusive))
+                let (x, exclusive) = range::bound(name, &s)?;
+                Ok((Some(x), exclusive))
             }
         }
     }
@@ -603,13 +593,7 @@ impl Opts {
     }
 
     fn worst_first(&mut self) -> Result<bool, ApiError> {
-        match self.string("from")?.as_deref() {
-            None | Some("best") => Ok(false),
-            Some("worst") => Ok(true),
-            Some(other) => Err(ApiError::bad(format!(
-                "from must be best or worst, got {other:?}"
-            ))),
-        }
+        range::from_worst(self.string("from")?.as_deref())
     }
 }
 

@@ -14,37 +14,7 @@ use podium_engine::{
     Aggregate, BoardConfig, Cond, Error, Presence, ScoreRange, Store, Submit, UpdateOp,
 };
 
-/// A member id as a [`SubmitRec`] holds it: ids of up to 24 bytes (user
-/// numbers, `player:123456`, 22-character base64 UUIDs) sit inline, so a
-/// bulk write of such ids makes no heap allocation per entry, and the
-/// engine's thread frees none when the batch is done.
-pub type MemberBytes = smallvec::SmallVec<[u8; 24]>;
-
-/// One submission inside a [`LogOp::Submit`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct SubmitRec {
-    pub member: MemberBytes,
-    pub score: f64,
-    pub op: Option<UpdateOp>,
-    pub presence: Presence,
-    pub cond: Cond,
-    pub name: Option<String>,
-    pub data: Option<String>,
-}
-
-impl SubmitRec {
-    pub fn as_submit(&self) -> Submit<'_> {
-        Submit {
-            member: &self.member,
-            score: self.score,
-            op: self.op,
-            presence: self.presence,
-            cond: self.cond,
-            name: self.name.as_deref(),
-            data: self.data.as_deref(),
-        }
-    }
-}
+pub use podium_core::entry::{MemberBytes, SubmitRec};
 
 /// A logged write.
 #[derive(Debug, Clone, PartialEq)]

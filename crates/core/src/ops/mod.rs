@@ -1,0 +1,6 @@
+//! The parts of an operation every frontend shares beyond its shape and
+//! scope: reading a range request (`range`) and running an `import`
+//! (`import`).
+
+pub mod import;
+pub mod range;
