@@ -1,0 +1,487 @@
+//! [`Backend`] on Redis: each operation as script calls, with the
+//! reads answered here and the writes, searches and resets handed to
+//! their modules.
+
+use async_trait::async_trait;
+use podium_core::api::*;
+use podium_core::backend::{Backend, Imported};
+use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_RANGE};
+use podium_core::error::{ApiError, Code};
+use podium_engine::Store;
+use redis::Value;
+
+use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score, page_size, score_range};
+use crate::config::{config_fields, supported};
+use crate::conn::NO_ARGS;
+use crate::reply::{
+    arr, int, json_data, protocol, range_out, rank_of, ranked_entry, ranking_of, score, text,
+    window, Window,
+};
+use crate::RedisBackend;
+
+impl RedisBackend {
+    /// The `min` and `max` arguments of a score range; a NaN bound is
+    /// refused, after `board_not_found` for a missing board.
+    async fn score_bounds(
+        &self,
+        board: &str,
+        bounds: &RangeBounds,
+    ) -> Result<[String; 2], ApiError> {
+        match score_range(bounds) {
+            Some(args) => Ok(args),
+            None => {
+                self.exists(board).await?;
+                Err(podium_engine::Error::NanScore.into())
+            }
+        }
+    }
+
+    /// A range by script op `op`, whose arguments end with the
+    /// `from_worst` and `with_data` flags.
+    async fn range(
+        &self,
+        board: &str,
+        op: &str,
+        mut args: Vec<String>,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        args.extend([flag(from_worst).into(), flag(with_data).into()]);
+        let w = window(self.call(board, op, args).await?, with_data)?;
+        Ok(range_out(board, w, from_worst))
+    }
+
+    /// Positions `from` to `to` (`None`: the last) of `board`, best first.
+    pub(crate) async fn read_window(
+        &self,
+        board: &str,
+        from: u64,
+        to: Option<u64>,
+        with_data: bool,
+    ) -> Result<Window, ApiError> {
+        let to = to.map_or_else(|| "-1".to_string(), |t| t.to_string());
+        let v = self
+            .call(
+                board,
+                "window",
+                [from.to_string(), to, flag(with_data).into()],
+            )
+            .await?;
+        window(v, with_data)
+    }
+}
+
+/// What a removal answers: how many members went.
+fn removed(board: &str, v: Value) -> Result<RemovedOut, ApiError> {
+    Ok(RemovedOut {
+        board: board.to_string(),
+        removed: int(&v)?,
+    })
+}
+
+#[async_trait]
+impl Backend for RedisBackend {
+    fn kind(&self) -> &'static str {
+        "redis"
+    }
+
+    async fn ping(&self) -> Result<(), ApiError> {
+        self.command("", &redis::cmd("PING")).await
+    }
+
+    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
+        let results = self.submit_results(board, entries).await?;
+        Ok(results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| match r {
+                Ok(out) => SubmitItem::Ok(out),
+                Err(err) => SubmitItem::Err {
+                    member: e.member.clone(),
+                    error: ErrorBody::from(&err),
+                },
+            })
+            .collect())
+    }
+
+    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
+        self.import_batch(board, entries).await
+    }
+
+    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+        let mut v = self
+            .submit_results(board, std::slice::from_ref(entry))
+            .await?;
+        v.pop()
+            .unwrap_or_else(|| Err(ApiError::new(Code::Internal, "no result")))
+    }
+
+    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
+        removed(board, self.call(board, "remove", members).await?)
+    }
+
+    async fn remove_rank_range(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+    ) -> Result<RemovedOut, ApiError> {
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        let v = self
+            .call(board, "remove_ranks", [start.to_string(), stop.to_string()])
+            .await?;
+        removed(board, v)
+    }
+
+    async fn remove_score_range(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+    ) -> Result<RemovedOut, ApiError> {
+        let range = self.score_bounds(board, &bounds).await?;
+        removed(board, self.call(board, "remove_scores", range).await?)
+    }
+
+    async fn set_data(
+        &self,
+        board: &str,
+        member: &str,
+        name: Option<String>,
+        data: Option<serde_json::Value>,
+    ) -> Result<SetDataOut, ApiError> {
+        let words = entry_words(member, name.as_deref(), data.as_ref());
+        let data = data_arg(&data).unwrap_or_else(|()| "!".into());
+        let v = self
+            .call(
+                board,
+                "set_data",
+                [member.to_string(), extra_arg(name.as_deref()), data, words],
+            )
+            .await?;
+        if int(&v)? == 0 {
+            return Err(ApiError::no_member(board, member));
+        }
+        Ok(SetDataOut {
+            board: board.to_string(),
+            member: member.to_string(),
+            found: true,
+        })
+    }
+
+    async fn board_create(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        supported(&config)?;
+        self.create(board, &config, false).await?;
+        self.board_info(board).await
+    }
+
+    async fn board_put(
+        &self,
+        board: &str,
+        config: &serde_json::Value,
+    ) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(config)?;
+        Store::validate_name(board)?;
+        supported(&config)?;
+        self.registry("SADD", board).await?;
+        let fields = config_fields(&config, self.now());
+        let created = int(&self.call(board, "put", fields).await?)? == 1;
+        let mut out = self.board_info(board).await?;
+        out.created = Some(created);
+        Ok(out)
+    }
+
+    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
+        self.call(board, "delete", NO_ARGS).await?;
+        self.registry("SREM", board).await
+    }
+
+    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
+        self.reset_board(board).await
+    }
+
+    async fn combine(
+        &self,
+        dest: &str,
+        req: &CombineIn,
+        intersect: bool,
+    ) -> Result<CombineOut, ApiError> {
+        self.combine_into(dest, req, intersect).await
+    }
+
+    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        Ok(self.info_raw(board).await?.0)
+    }
+
+    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+        let names = self.registered_boards().await?;
+        // One call per board, concurrently: on a cluster each lives in its
+        // own slot, so they cannot share a pipeline.
+        let infos = futures_util::future::join_all(names.iter().map(|n| self.board_info(n))).await;
+        let mut boards = Vec::with_capacity(names.len());
+        for (board, info) in names.into_iter().zip(infos) {
+            match info {
+                Ok(out) => boards.push(BoardSize {
+                    board,
+                    members: out.members,
+                    archive_of: out.archive_of,
+                }),
+                // Listed but not (or no longer) created: see `keys::REGISTRY`.
+                Err(e) if e.code == Code::BoardNotFound => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(BoardsOut { boards })
+    }
+
+    async fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let a = arr(self.call(board, "entry", [member]).await?)?;
+        if a.is_empty() {
+            return Err(ApiError::no_member(board, member));
+        }
+        if a.len() < 8 {
+            return Err(protocol("entry"));
+        }
+        let ranking = ranking_of(a.get(6))?;
+        let (pos, better, total) = (int(&a[0])?, int(&a[2])?, int(&a[3])?);
+        let rank_better = int(&a[7])?;
+        Ok(EntryInfoOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            entry: EntryOut {
+                member: member.to_string(),
+                score: Score(score(&a[1])?),
+                rank: rank_of(ranking, pos, rank_better),
+                name: text(&a[4]),
+                data: json_data(a.get(5)),
+            },
+            percentile: 100.0 * (total as f64 - better as f64) / total as f64,
+            page: pos / ps + 1,
+            total,
+        })
+    }
+
+    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        let e = self.entry(board, member, None).await?;
+        Ok(RankOut {
+            board: e.board,
+            ranking: e.ranking,
+            member: e.entry.member,
+            rank: e.entry.rank,
+            score: e.entry.score,
+        })
+    }
+
+    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        let range = self.score_bounds(board, &bounds).await?;
+        let v = self.call(board, "count", range).await?;
+        Ok(CountOut {
+            board: board.to_string(),
+            count: int(&v)?,
+        })
+    }
+
+    async fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        let from = (page - 1).saturating_mul(ps);
+        let to = from.saturating_add(ps - 1);
+        let w = self.read_window(board, from, Some(to), with_data).await?;
+        Ok(TopOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            page,
+            page_size: ps,
+            total: w.total,
+            total_pages: w.total.div_ceil(ps),
+            entries: w.entries,
+        })
+    }
+
+    async fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        podium_core::backend::check_rank_range(start, stop)?;
+        let args = vec![start.to_string(), stop.to_string()];
+        self.range(board, "rank_range", args, from_worst, with_data)
+            .await
+    }
+
+    async fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
+        let [min, max] = self.score_bounds(board, &bounds).await?;
+        let args = vec![min, max, offset.unwrap_or(0).to_string(), limit.to_string()];
+        self.range(board, "score_range", args, from_worst, with_data)
+            .await
+    }
+
+    async fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let v = self
+            .call(
+                board,
+                "around",
+                [member.to_string(), ps.to_string(), flag(with_data).into()],
+            )
+            .await?;
+        if v == Value::Nil {
+            return Err(ApiError::no_member(board, member));
+        }
+        let w = window(v, with_data)?;
+        let (pos, better) = match w.rest.as_slice() {
+            [p, b, ..] => (int(p)?, int(b)?),
+            _ => return Err(protocol("around")),
+        };
+        Ok(AroundOut {
+            board: board.to_string(),
+            ranking: ranking_str(w.ranking).to_string(),
+            member: member.to_string(),
+            rank: rank_of(w.ranking, pos, better),
+            total: w.total,
+            entries: w.entries,
+        })
+    }
+
+    async fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        if members.len() as u64 > MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} members per call"
+            )));
+        }
+        let args = std::iter::once(flag(with_data).to_string()).chain(members.iter().cloned());
+        let mut a = arr(self.call(board, "ranks", args).await?)?;
+        if a.is_empty() {
+            return Err(protocol("ranks"));
+        }
+        let ranking = ranking_of(a.first())?;
+        let mut found: Vec<(u64, EntryOut)> = Vec::new();
+        let mut missing: Vec<String> = Vec::new();
+        for item in a.drain(1..) {
+            let f = arr(item)?;
+            let member = f.first().and_then(text).ok_or_else(|| protocol("ranks"))?;
+            if f.len() < 6 {
+                missing.push(member);
+                continue;
+            }
+            found.push(ranked_entry(&f, member, ranking, with_data)?);
+        }
+        found.sort_by_key(|f| f.0);
+        found.dedup_by_key(|f| f.0);
+        missing.sort();
+        missing.dedup();
+        Ok(RanksOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            entries: found.into_iter().map(|f| f.1).collect(),
+            missing,
+        })
+    }
+
+    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        let e = self.entry(board, member, None).await?;
+        Ok(PercentileOut {
+            board: e.board,
+            member: e.entry.member,
+            percentile: e.percentile,
+        })
+    }
+
+    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        if !(0.0..=100.0).contains(&p) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::BadArgument(
+                "percentile must be between 0 and 100".into(),
+            )
+            .into());
+        }
+        let mut w = window(self.call(board, "score_at", [fmt_score(p)]).await?, false)?;
+        Ok(ScoreAtOut {
+            board: board.to_string(),
+            percentile: p,
+            entry: w.entries.pop(),
+        })
+    }
+
+    async fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        self.search_board(board, query, limit, offset, with_data)
+            .await
+    }
+
+    async fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        if limit == 0 {
+            self.exists(board).await?;
+            return Ok(Vec::new());
+        }
+        let to = pos.saturating_add(limit - 1);
+        let w = self
+            .read_window(board, pos as u64, Some(to as u64), true)
+            .await?;
+        Ok(w.entries
+            .into_iter()
+            .map(|e| ExportLine {
+                member: e.member,
+                score: e.score,
+                rank: e.rank,
+                name: e.name,
+                data: e.data,
+            })
+            .collect())
+    }
+}
