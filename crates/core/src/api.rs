@@ -123,6 +123,21 @@ impl SubmitIn {
     }
 }
 
+/// An entry's `score`, checked before the rest of the entry so that a bad
+/// one is `invalid_score` whatever else is wrong: `text` when the wire gave
+/// a string (read by the one score rule, in its words), else the value
+/// read as a number by `number`.
+pub fn check_entry_score(
+    text: Option<&str>,
+    number: impl FnOnce() -> Result<Score, String>,
+) -> Result<(), ApiError> {
+    let checked = match text {
+        Some(text) => parse_score(text).map(drop),
+        None => number().map(drop).map_err(|e| format!("score: {e}")),
+    };
+    checked.map_err(|m| ApiError::new(Code::InvalidScore, m))
+}
+
 /// What one submission did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SubmitOut {
@@ -513,6 +528,17 @@ pub struct ResetOut {
     pub board: String,
     pub archive: String,
     pub archived: u64,
+}
+
+/// `set_data` request: the fields to set (HTTP's PATCH body, RPC's
+/// options).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetDataIn {
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub data: Option<serde_json::Value>,
 }
 
 /// `merge` / `intersect` request.

@@ -50,14 +50,9 @@ pub(crate) fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError>
         map.remove("rank");
     }
     if let Some(s) = map.get("score") {
-        let checked = match s.as_str() {
-            // A score's text is refused in the words every path uses.
-            Some(text) => parse_score(text).map(drop),
-            None => Score::deserialize(s)
-                .map(drop)
-                .map_err(|e| format!("score: {e}")),
-        };
-        checked.map_err(|m| ApiError::new(Code::InvalidScore, m))?;
+        check_entry_score(s.as_str(), || {
+            Score::deserialize(s).map_err(|e| e.to_string())
+        })?;
     }
     serde_json::from_value(Value::Object(map))
         .map_err(|e| ApiError::new(Code::MalformedRequest, e.to_string()))
@@ -226,15 +221,6 @@ pub(crate) async fn submit(
         )
         .into()),
     }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct SetDataIn {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    data: Option<Value>,
 }
 
 pub(crate) async fn set_data(

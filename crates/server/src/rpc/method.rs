@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::settings::Scope;
-use podium_core::api::{parse_score, CombineIn, Score, SubmitIn};
+use podium_core::api::{check_entry_score, CombineIn, Score, SetDataIn, SubmitIn};
 use podium_core::backend::RangeBounds;
 use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
@@ -655,26 +655,9 @@ pub fn submit_in(v: Value, drop_rank: bool) -> Result<SubmitIn, ApiError> {
         map.retain(|(k, _)| k.as_str() != Some("rank"));
     }
     if let Some((_, s)) = map.iter().find(|(k, _)| k.as_str() == Some("score")) {
-        let checked = match s.as_str() {
-            // A score's text is refused in the words every path uses.
-            Some(text) => parse_score(text).map(drop),
-            None => from_value::<Score>(s.clone())
-                .map(drop)
-                .map_err(|e| format!("score: {e}")),
-        };
-        checked.map_err(|m| ApiError::new(Code::InvalidScore, m))?;
+        check_entry_score(s.as_str(), || from_value::<Score>(s.clone()))?;
     }
     from_value(Value::Map(map)).map_err(malformed)
-}
-
-/// `set_data`'s options: HTTP's PATCH body.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SetDataIn {
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    data: Option<serde_json::Value>,
 }
 
 /// `merge` / `intersect` options: the HTTP body less `sources`.
