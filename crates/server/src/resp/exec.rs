@@ -25,7 +25,7 @@ use super::reply::{fmt_d2string, Reply};
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
 use podium_store::keyspace::{glob_match, ExpireCond, KeyType, Lsn};
-use podium_store::service::Service;
+use podium_store::service::{Service, ZaddOpts, Zadded};
 use podium_store::storage::record::{MemberBytes, SubmitRec};
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
@@ -958,7 +958,7 @@ fn zadd(
             data: None,
         })
         .collect();
-    let (results, lsn) = svc.zadd(key, entries)?;
+    let Zadded { results, lsn, .. } = svc.zadd(key, entries, ZaddOpts::default())?;
     let (mut added, mut updated, mut last) = (0i64, 0i64, None);
     for r in results {
         match r {
