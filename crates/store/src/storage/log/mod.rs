@@ -25,7 +25,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::watch;
@@ -313,6 +313,7 @@ pub(crate) mod testutil {
     use podium_engine::{Cond, Presence};
     use std::fs;
     pub(crate) use std::path::{Path, PathBuf};
+    pub(crate) use std::time::Instant;
 
     pub(crate) fn op(i: u64) -> LogOp {
         LogOp::Submit {
