@@ -313,8 +313,6 @@ pub(crate) mod testutil {
         svc.boards().boards.into_iter().map(|b| b.board).collect()
     }
 
-    /// Regression: `keep_archives` picked a board's archives by the prefix
-
     /// Waits (at most 30 s) until the log has recovered.
     pub(crate) fn until_healthy(svc: &Service) {
         let t = std::time::Instant::now();
