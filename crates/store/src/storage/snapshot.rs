@@ -77,11 +77,15 @@ impl<R: Read> Read for CrcReader<R> {
     }
 }
 
-/// Everything in a snapshot besides the boards: Redis hashes and key
-/// expiries.
+/// One hash's fields and values, as a snapshot stores them.
+pub type HashFields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// Everything in a snapshot besides the boards: the Redis keyspace's
+/// hashes (each key with its fields and values) and key expiries. A plain
+/// image: the keyspace makes and restores it, this layer only stores it.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SnapAux {
-    pub hashes: Vec<(Vec<u8>, crate::keyspace::Fields)>,
+    pub hashes: Vec<(Vec<u8>, HashFields)>,
     pub expires: Vec<(Vec<u8>, i64)>,
 }
 

@@ -1,0 +1,53 @@
+//! The hash commands: HSET/HMSET, HGET, HMGET, HDEL, HGETALL, HEXISTS,
+//! HLEN, HKEYS and HVALS.
+
+use podium_store::service::Service;
+
+use super::super::command::Cmd;
+use super::super::reply::Reply;
+use super::{done, refs, Run};
+use podium_core::error::ApiError;
+
+/// Runs a hash command (one of those [`super::Session`] hands here).
+pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+    Ok(match cmd {
+        Cmd::HSet { key, pairs, hmset } => {
+            let p: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+            let (n, lsn) = svc.hset(&key, &p)?;
+            (
+                if hmset {
+                    Reply::OK
+                } else {
+                    Reply::Int(n as i64)
+                },
+                lsn,
+            )
+        }
+        Cmd::HGet(key, f) => done(svc.hget(&key, &f)?.map_or(Reply::Null, Reply::Bulk)),
+        Cmd::HMGet(key, fs) => done(Reply::Array(
+            svc.hmget(&key, &refs(&fs))?
+                .into_iter()
+                .map(|v| v.map_or(Reply::Null, Reply::Bulk))
+                .collect(),
+        )),
+        Cmd::HDel(key, fs) => {
+            let (n, lsn) = svc.hdel(&key, &refs(&fs))?;
+            (Reply::Int(n as i64), lsn)
+        }
+        Cmd::HGetAll(key) => done(Reply::Map(
+            svc.hgetall(&key)?
+                .into_iter()
+                .map(|(f, v)| (Reply::Bulk(f), Reply::Bulk(v)))
+                .collect(),
+        )),
+        Cmd::HExists(key, f) => done(Reply::Int(svc.hexists(&key, &f)? as i64)),
+        Cmd::HLen(key) => done(Reply::Int(svc.hlen(&key)? as i64)),
+        Cmd::HKeys(key) => done(Reply::Members(
+            svc.hgetall(&key)?.into_iter().map(|(f, _)| f).collect(),
+        )),
+        Cmd::HVals(key) => done(Reply::Members(
+            svc.hgetall(&key)?.into_iter().map(|(_, v)| v).collect(),
+        )),
+        _ => unreachable!("not a hash command"),
+    })
+}

@@ -1,0 +1,744 @@
+//! Running commands: a [`Session`] (one connection's state: protocol
+//! version, authentication, name, MULTI queue) takes a request's
+//! arguments, applies Redis's dispatch checks, and runs the parsed
+//! [`Cmd`] against the [`Service`], returning the [`Reply`] and the log
+//! position the reply must wait for before it is sent.
+//!
+//! Sorted sets are boards. Redis orders a set by ascending score, ties by
+//! member bytes; a board orders best first. On an `asc` board the two
+//! orders are the same; on a `desc` board with the default `member`
+//! tiebreak Redis's order is exactly the board's reversed. So Redis index
+//! `i` is board position `i` (asc) or `len-1-i` (desc), and every range
+//! read is a board read from the best or from the worst end. A board whose
+//! tiebreak is `first`/`last` orders ties by arrival; the Redis view then
+//! follows the board's order (reversed for `desc`), not member bytes.
+//!
+//! This module holds the session (admission, scopes, MULTI/EXEC) and the
+//! connection and server commands (PING, HELLO, AUTH, CLIENT, INFO); the
+//! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
+//! CONFIG GET in [`server`].
+
+mod hashes;
+mod keys;
+mod server;
+mod zset;
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+
+use super::command::{self, lookup, parse, Cmd, Spec};
+use super::reply::Reply;
+use crate::settings::{ApiKey, Scope};
+use podium_core::error::{ApiError, Code};
+use podium_store::keyspace::Lsn;
+use podium_store::service::Service;
+
+/// The version podium reports to Redis clients (the Redis it mirrors).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+/// What every connection of one listener shares.
+pub struct Shared {
+    pub api_keys: Vec<ApiKey>,
+    pub clients: AtomicUsize,
+    next_id: AtomicU64,
+    started: Instant,
+    pub port: u16,
+}
+
+impl Shared {
+    pub fn new(api_keys: Vec<ApiKey>, port: u16) -> Shared {
+        Shared {
+            api_keys,
+            clients: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+            started: Instant::now(),
+            port,
+        }
+    }
+
+    /// The scope of the key equal to `presented` (constant time per key).
+    fn scope_of(&self, presented: &[u8]) -> Option<Scope> {
+        let presented = std::str::from_utf8(presented).ok()?;
+        self.api_keys.iter().fold(None, |found, k| {
+            if k.matches(presented) {
+                Some(k.scope)
+            } else {
+                found
+            }
+        })
+    }
+}
+
+struct Multi {
+    queue: Vec<(&'static Spec, Vec<Bytes>)>,
+    /// A command was refused while queueing: EXEC will abort.
+    failed: bool,
+}
+
+/// One connection's state.
+pub struct Session {
+    svc: Arc<Service>,
+    shared: Arc<Shared>,
+    pub id: u64,
+    /// 2 or 3 (HELLO).
+    pub proto: u8,
+    name: Option<Vec<u8>>,
+    /// The authenticated key's scope; with no keys configured, `Admin`.
+    scope: Option<Scope>,
+    multi: Option<Multi>,
+    /// QUIT was received: reply, then close.
+    pub closing: bool,
+}
+
+fn api_err(e: ApiError) -> Reply {
+    match e.code {
+        Code::WrongType => {
+            Reply::coded("WRONGTYPE Operation against a key holding the wrong kind of value")
+        }
+        _ => Reply::err(e.message),
+    }
+}
+
+type Run = (Reply, Lsn);
+
+fn done(r: Reply) -> Run {
+    (r, 0)
+}
+
+fn refs(v: &[Bytes]) -> Vec<&[u8]> {
+    v.iter().map(|b| &b[..]).collect()
+}
+
+/// Redis's `bytesToHuman`.
+fn human(n: u64) -> String {
+    let units = [
+        (1u64 << 10, 'K'),
+        (1 << 20, 'M'),
+        (1 << 30, 'G'),
+        (1 << 40, 'T'),
+        (1 << 50, 'P'),
+    ];
+    if n < 1024 {
+        return format!("{n}B");
+    }
+    for (i, &(div, u)) in units.iter().enumerate() {
+        if i + 1 == units.len() || n < div << 10 {
+            return format!("{:.2}{u}", n as f64 / div as f64);
+        }
+    }
+    unreachable!()
+}
+
+/// Live heap bytes: the counting allocator's figure when the binary
+/// installed it, else the resident set size.
+fn used_memory() -> u64 {
+    match podium_bench::alloc::stats() {
+        Some(s) => s.live as u64,
+        None => rss(),
+    }
+}
+
+/// The peak of [`used_memory`] (the resident set when not counting).
+fn used_memory_peak() -> u64 {
+    match podium_bench::alloc::stats() {
+        Some(s) => s.peak as u64,
+        None => rss(),
+    }
+}
+
+/// Resident set size, as Redis's `used_memory_rss`.
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<u64>().ok())
+        })
+        .map_or(0, |pages| pages * 4096)
+}
+
+impl Session {
+    pub fn new(svc: Arc<Service>, shared: Arc<Shared>) -> Session {
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
+        Session {
+            svc,
+            shared,
+            id,
+            proto: 2,
+            name: None,
+            scope,
+            multi: None,
+            closing: false,
+        }
+    }
+
+    /// Whether the connection may run commands (the codec's tighter
+    /// limits apply until then).
+    pub fn authenticated(&self) -> bool {
+        self.scope.is_some()
+    }
+
+    fn flag_multi(&mut self) {
+        if let Some(m) = &mut self.multi {
+            m.failed = true;
+        }
+    }
+
+    /// Runs one request (non-empty arguments).
+    pub fn handle(&mut self, args: Vec<Bytes>) -> Run {
+        let spec = match self.admit(&args) {
+            Ok(s) => s,
+            Err(r) => {
+                self.flag_multi();
+                // A refused EXEC discards the transaction (Redis's
+                // `execCommandAbort`), with the reason minus its code.
+                if command::lower(&args[0]).as_deref() == Some("exec") {
+                    self.multi = None;
+                    let Reply::Error(e) = r else { return done(r) };
+                    let reason = e.strip_prefix(b"ERR ").unwrap_or(&e);
+                    let mut msg = b"EXECABORT Transaction discarded because of: ".to_vec();
+                    msg.extend_from_slice(reason);
+                    return done(Reply::Error(msg));
+                }
+                return done(r);
+            }
+        };
+        if let Some(m) = &mut self.multi {
+            if !matches!(spec.name, "exec" | "discard" | "multi" | "quit") {
+                m.queue.push((spec, args));
+                return done(Reply::Status("QUEUED"));
+            }
+        }
+        match spec.name {
+            "exec" => return self.exec_multi(),
+            "discard" => {
+                return done(match self.multi.take() {
+                    Some(_) => Reply::OK,
+                    None => Reply::err("DISCARD without MULTI"),
+                })
+            }
+            _ => {}
+        }
+        self.run_spec(spec, &args)
+    }
+
+    /// Parses and runs a request that passed [`Session::admit`]. A command
+    /// whose scope depends on its keys is checked again as it runs, with
+    /// every other client excluded, so no board can appear between the
+    /// check and the deletion (nor between queueing and EXEC).
+    fn run_spec(&mut self, spec: &'static Spec, args: &[Bytes]) -> Run {
+        let cmd = match parse(spec, args) {
+            Ok(cmd) => cmd,
+            Err(r) => return done(r),
+        };
+        if self.may_touch_boards(spec) {
+            return self.run(cmd);
+        }
+        let svc = self.svc.clone();
+        svc.atomically(|| match self.key_refusal(spec, args) {
+            Some(r) => done(r),
+            None => self.run(cmd),
+        })
+    }
+
+    /// Whether the key may run `spec` whatever its keys name.
+    fn may_touch_boards(&self, spec: &Spec) -> bool {
+        match (spec.access.on_boards(), self.scope) {
+            (None, _) => true,
+            (Some(needed), Some(scope)) => scope.allows(needed),
+            (Some(_), None) => false,
+        }
+    }
+
+    /// Redis's refusal of a key the user may not touch, when one of
+    /// `spec`'s keys in `args` names a board and the key may not touch
+    /// boards.
+    fn key_refusal(&self, spec: &Spec, args: &[Bytes]) -> Option<Reply> {
+        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.svc.names_board(k)) {
+            return None;
+        }
+        Some(Reply::coded(
+            "NOPERM this user has no permissions to access one of the keys used as arguments",
+        ))
+    }
+
+    /// `processCommand`'s checks before a command runs or is queued:
+    /// known, right arity, authenticated, allowed for the key's scope on
+    /// the keys named.
+    fn admit(&self, args: &[Bytes]) -> Result<&'static Spec, Reply> {
+        let spec = lookup(args)?;
+        let Some(needed) = spec.access.least() else {
+            return Ok(spec);
+        };
+        let Some(scope) = self.scope else {
+            return Err(Reply::coded("NOAUTH Authentication required."));
+        };
+        if !scope.allows(needed) {
+            return Err(Reply::coded(format!(
+                "NOPERM this user has no permissions to run the '{}' command",
+                spec.name
+            )));
+        }
+        match self.key_refusal(spec, args) {
+            Some(r) => Err(r),
+            None => Ok(spec),
+        }
+    }
+
+    fn exec_multi(&mut self) -> Run {
+        let Some(m) = self.multi.take() else {
+            return done(Reply::err("EXEC without MULTI"));
+        };
+        if m.failed {
+            return done(Reply::coded(
+                "EXECABORT Transaction discarded because of previous errors.",
+            ));
+        }
+        let svc = self.svc.clone();
+        let mut lsn = 0;
+        let replies = svc.atomically(|| {
+            m.queue
+                .into_iter()
+                .map(|(spec, args)| {
+                    let (r, l) = self.run_spec(spec, &args);
+                    lsn = lsn.max(l);
+                    r
+                })
+                .collect()
+        });
+        (Reply::Array(replies), lsn)
+    }
+
+    /// Runs a parsed command.
+    pub fn run(&mut self, cmd: Cmd) -> Run {
+        match self.run_inner(cmd) {
+            Ok(r) => r,
+            Err(e) => done(api_err(e)),
+        }
+    }
+
+    fn run_inner(&mut self, cmd: Cmd) -> Result<Run, ApiError> {
+        let svc = self.svc.clone();
+        let svc = &*svc;
+        Ok(match cmd {
+            Cmd::Ping(None) => done(Reply::Status("PONG")),
+            Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
+            Cmd::Hello(args) => done(self.hello(&args)),
+            Cmd::Auth { user, pass } => done(self.auth(user.as_deref(), &pass)),
+            Cmd::Select(idx) => done(match super::num::parse_i64(&idx) {
+                Some(i) if i32::try_from(i).is_ok() => {
+                    if i == 0 {
+                        Reply::OK
+                    } else {
+                        Reply::err("DB index is out of range")
+                    }
+                }
+                _ => Reply::err("value is not an integer or out of range"),
+            }),
+            Cmd::Quit => {
+                self.closing = true;
+                done(Reply::OK)
+            }
+            Cmd::Command(args) => done(server::command_cmd(&args)),
+            Cmd::Info(sections) => done(Reply::Verbatim(self.info(&sections))),
+            Cmd::ConfigGet(patterns) => done(server::config_get(&patterns)),
+            Cmd::ClientSetName(name) => done(match check_client_name(&name) {
+                Ok(()) => {
+                    self.name = (!name.is_empty()).then(|| name.to_vec());
+                    Reply::OK
+                }
+                Err(r) => r,
+            }),
+            Cmd::ClientGetName => done(match &self.name {
+                Some(n) => Reply::bulk(n),
+                None => Reply::Null,
+            }),
+            Cmd::ClientSetInfo => done(Reply::OK),
+            Cmd::ClientId => done(Reply::Int(self.id as i64)),
+            c @ (Cmd::DbSize
+            | Cmd::Flush
+            | Cmd::Exists { .. }
+            | Cmd::Del { .. }
+            | Cmd::Type { .. }
+            | Cmd::Keys { .. }
+            | Cmd::Scan { .. }
+            | Cmd::Expire { .. }
+            | Cmd::Ttl { .. }
+            | Cmd::Persist { .. }) => keys::run(svc, c)?,
+            Cmd::Multi => done(if self.multi.is_some() {
+                Reply::err("MULTI calls can not be nested")
+            } else {
+                self.multi = Some(Multi {
+                    queue: Vec::new(),
+                    failed: false,
+                });
+                Reply::OK
+            }),
+            // Handled in `handle` (they need the queue).
+            Cmd::Exec => self.exec_multi(),
+            Cmd::Discard => done(match self.multi.take() {
+                Some(_) => Reply::OK,
+                None => Reply::err("DISCARD without MULTI"),
+            }),
+            c @ (Cmd::ZAdd { .. }
+            | Cmd::ZScore { .. }
+            | Cmd::ZMScore { .. }
+            | Cmd::ZRank { .. }
+            | Cmd::ZCard { .. }
+            | Cmd::ZCount { .. }
+            | Cmd::ZRange { .. }
+            | Cmd::ZRem { .. }
+            | Cmd::ZRemRangeByRank { .. }
+            | Cmd::ZRemRangeByScore { .. }
+            | Cmd::ZPop { .. }
+            | Cmd::ZStore { .. }
+            | Cmd::ZScan { .. }) => zset::run(svc, c)?,
+            c @ (Cmd::HSet { .. }
+            | Cmd::HGet { .. }
+            | Cmd::HMGet { .. }
+            | Cmd::HDel { .. }
+            | Cmd::HGetAll { .. }
+            | Cmd::HExists { .. }
+            | Cmd::HLen { .. }
+            | Cmd::HKeys { .. }
+            | Cmd::HVals { .. }) => hashes::run(svc, c)?,
+        })
+    }
+
+    fn auth(&mut self, user: Option<&[u8]>, pass: &[u8]) -> Reply {
+        if self.shared.api_keys.is_empty() {
+            // Redis without a password: the one-argument form is an
+            // error, the two-argument form succeeds for `default`.
+            return match user {
+                None => Reply::err(
+                    "AUTH <password> called without any password configured for the default user. \
+                     Are you sure your configuration is correct?",
+                ),
+                Some(u) if u == b"default" => Reply::OK,
+                Some(_) => wrongpass(),
+            };
+        }
+        // With API keys the user name is ignored: the key is the password.
+        match self.shared.scope_of(pass) {
+            Some(s) => {
+                self.scope = Some(s);
+                Reply::OK
+            }
+            None => wrongpass(),
+        }
+    }
+
+    fn hello(&mut self, args: &[Bytes]) -> Reply {
+        let mut ver = None;
+        let mut j = 0;
+        if let Some(v) = args.first() {
+            match super::num::parse_i64(v) {
+                Some(v @ 2..=3) => ver = Some(v as u8),
+                Some(_) => return Reply::coded("NOPROTO unsupported protocol version"),
+                None => return Reply::err("Protocol version is not an integer or out of range"),
+            }
+            j = 1;
+        }
+        while j < args.len() {
+            let more = args.len() - 1 - j;
+            let opt = &args[j];
+            if opt.eq_ignore_ascii_case(b"auth") && more >= 2 {
+                let r = self.auth(Some(&args[j + 1]), &args[j + 2]);
+                if r.is_error() {
+                    return wrongpass();
+                }
+                j += 3;
+            } else if opt.eq_ignore_ascii_case(b"setname") && more >= 1 {
+                if let Err(r) = check_client_name(&args[j + 1]) {
+                    return r;
+                }
+                self.name = (!args[j + 1].is_empty()).then(|| args[j + 1].to_vec());
+                j += 2;
+            } else {
+                let mut msg = b"ERR Syntax error in HELLO option '".to_vec();
+                msg.extend_from_slice(opt);
+                msg.push(b'\'');
+                return Reply::Error(msg);
+            }
+        }
+        if self.scope.is_none() {
+            return Reply::coded(
+                "NOAUTH HELLO must be called with the client already authenticated, otherwise the \
+                 HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and \
+                 select the RESP protocol version at the same time",
+            );
+        }
+        if let Some(v) = ver {
+            self.proto = v;
+        }
+        let s = |x: &str| Reply::bulk(x);
+        Reply::Map(vec![
+            (s("server"), s("redis")),
+            (s("version"), s(REDIS_VERSION)),
+            (s("proto"), Reply::Int(i64::from(self.proto))),
+            (s("id"), Reply::Int(self.id as i64)),
+            (s("mode"), s("standalone")),
+            (s("role"), s("master")),
+            (s("modules"), Reply::Array(Vec::new())),
+        ])
+    }
+    fn info(&self, sections: &[Bytes]) -> String {
+        let all = [
+            "server",
+            "clients",
+            "memory",
+            "persistence",
+            "replication",
+            "keyspace",
+        ];
+        let wanted: Vec<String> = sections.iter().filter_map(|s| command::lower(s)).collect();
+        let everything = wanted.is_empty()
+            || wanted
+                .iter()
+                .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
+        let mut out = String::new();
+        for name in all {
+            if !everything && !wanted.iter().any(|w| w == name) {
+                continue;
+            }
+            if !out.is_empty() {
+                out.push_str("\r\n");
+            }
+            let up = self.shared.started.elapsed().as_secs();
+            let body = match name {
+                "server" => format!(
+                    "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{} {}\r\n\
+                     arch_bits:64\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{up}\r\n\
+                     uptime_in_days:{}\r\nexecutable:podium\r\n",
+                    std::env::consts::OS,
+                    std::env::consts::ARCH,
+                    std::process::id(),
+                    self.shared.port,
+                    up / 86400
+                ),
+                "clients" => format!(
+                    "# Clients\r\nconnected_clients:{}\r\nblocked_clients:0\r\n",
+                    self.shared.clients.load(Ordering::Relaxed)
+                ),
+                "memory" => {
+                    let (m, peak, rss) = (used_memory(), used_memory_peak(), rss());
+                    format!(
+                        "# Memory\r\nused_memory:{m}\r\nused_memory_human:{}\r\n\
+                         used_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\n\
+                         used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n",
+                        human(m),
+                        human(rss),
+                        human(peak)
+                    )
+                }
+                "persistence" => {
+                    // podium_log_fsyncs shows group commit from the outside:
+                    // a pipeline batch costs one fsync, not one per write.
+                    let fsyncs = self.svc.storage().map_or(0, |s| s.log.syncs());
+                    // A snapshot rotates the log, as an AOF rewrite does.
+                    let rewriting = self.svc.snapshot_in_progress() as u8;
+                    format!(
+                        "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\n\
+                         aof_enabled:1\r\naof_rewrite_in_progress:{rewriting}\r\n\
+                         podium_log_fsyncs:{fsyncs}\r\n"
+                    )
+                }
+                "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
+                _ => {
+                    let n = self.svc.dbsize();
+                    let mut s = "# Keyspace\r\n".to_string();
+                    if n > 0 {
+                        let e = self.svc.expiring_keys();
+                        s.push_str(&format!("db0:keys={n},expires={e},avg_ttl=0\r\n"));
+                    }
+                    s
+                }
+            };
+            out.push_str(&body);
+        }
+        out
+    }
+}
+
+fn wrongpass() -> Reply {
+    Reply::coded("WRONGPASS invalid username-password pair or user is disabled.")
+}
+
+fn check_client_name(name: &[u8]) -> Result<(), Reply> {
+    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return Err(Reply::err(
+            "Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(super) mod testutil {
+    pub(super) use super::*;
+    pub(super) use crate::resp::reply::Reply as R;
+
+    pub(super) fn session() -> Session {
+        Session::new(
+            Arc::new(Service::in_memory()),
+            Arc::new(Shared::new(Vec::new(), 7379)),
+        )
+    }
+
+    pub(super) fn run(s: &mut Session, line: &str) -> Reply {
+        let args = crate::resp::codec::split_args(line.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(Bytes::from)
+            .collect();
+        s.handle(args).0
+    }
+
+    pub(super) fn b(x: &str) -> Reply {
+        R::bulk(x)
+    }
+
+    pub(super) fn members(v: &[&str]) -> Reply {
+        R::Members(v.iter().map(|x| x.as_bytes().to_vec()).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+
+    #[test]
+    fn multi_exec_discard() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "exec"), R::err("EXEC without MULTI"));
+        assert_eq!(run(&mut s, "discard"), R::err("DISCARD without MULTI"));
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(
+            run(&mut s, "multi"),
+            R::err("MULTI calls can not be nested")
+        );
+        assert_eq!(run(&mut s, "zadd z 1 a"), R::Status("QUEUED"));
+        assert_eq!(run(&mut s, "zadd z x a"), R::Status("QUEUED"));
+        assert_eq!(run(&mut s, "zscore z a"), R::Status("QUEUED"));
+        assert_eq!(
+            run(&mut s, "exec"),
+            R::Array(vec![
+                R::Int(1),
+                R::err("value is not a valid float"),
+                R::Double(1.0)
+            ])
+        );
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(run(&mut s, "zadd z 2 a"), R::Status("QUEUED"));
+        assert!(run(&mut s, "nosuch").is_error());
+        assert!(run(&mut s, "zadd z").is_error());
+        assert_eq!(
+            run(&mut s, "exec"),
+            R::coded("EXECABORT Transaction discarded because of previous errors.")
+        );
+        assert_eq!(run(&mut s, "zscore z a"), R::Double(1.0));
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(run(&mut s, "zadd z 2 a"), R::Status("QUEUED"));
+        assert_eq!(
+            run(&mut s, "exec x"),
+            R::coded("EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command")
+        );
+        assert_eq!(run(&mut s, "exec"), R::err("EXEC without MULTI"));
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(run(&mut s, "zadd z 2 a"), R::Status("QUEUED"));
+        assert_eq!(run(&mut s, "discard"), R::OK);
+        assert_eq!(run(&mut s, "zscore z a"), R::Double(1.0));
+    }
+
+    #[test]
+    fn auth_and_scopes() {
+        let keys = vec![
+            ApiKey::new("readkey-0123456789abcdef", Scope::Read).unwrap(),
+            ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap(),
+        ];
+        let mut s = Session::new(
+            Arc::new(Service::in_memory()),
+            Arc::new(Shared::new(keys, 7379)),
+        );
+        assert!(!s.authenticated());
+        assert_eq!(
+            run(&mut s, "ping"),
+            R::coded("NOAUTH Authentication required.")
+        );
+        assert!(run(&mut s, "foo").is_error());
+        assert_eq!(run(&mut s, "auth nope"), wrongpass());
+        assert!(matches!(run(&mut s, "hello 3"), R::Error(e) if e.starts_with(b"NOAUTH HELLO")));
+        assert_eq!(run(&mut s, "auth readkey-0123456789abcdef"), R::OK);
+        assert_eq!(run(&mut s, "zcard z"), R::Int(0));
+        assert_eq!(
+            run(&mut s, "zadd z 1 a"),
+            R::coded("NOPERM this user has no permissions to run the 'zadd' command")
+        );
+        assert_eq!(run(&mut s, "auth default writekey-0123456789abcdef"), R::OK);
+        assert_eq!(run(&mut s, "zadd z 1 a"), R::Int(1));
+        assert_eq!(
+            run(&mut s, "flushall"),
+            R::coded("NOPERM this user has no permissions to run the 'flushall' command")
+        );
+    }
+
+    #[test]
+    fn connection_commands() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "ping"), R::Status("PONG"));
+        assert_eq!(run(&mut s, "ping hi"), b("hi"));
+        assert_eq!(run(&mut s, "echo hi"), b("hi"));
+        assert!(
+            matches!(run(&mut s, "auth x"), R::Error(e) if e.starts_with(b"ERR AUTH <password> called"))
+        );
+        assert_eq!(run(&mut s, "auth default x"), R::OK);
+        assert_eq!(
+            run(&mut s, "hello 4"),
+            R::coded("NOPROTO unsupported protocol version")
+        );
+        assert_eq!(
+            run(&mut s, "hello x"),
+            R::err("Protocol version is not an integer or out of range")
+        );
+        assert_eq!(
+            run(&mut s, "hello 3 foo"),
+            R::err("Syntax error in HELLO option 'foo'")
+        );
+        assert!(matches!(run(&mut s, "hello 3 setname me"), R::Map(m) if m.len() == 7));
+        assert_eq!(s.proto, 3);
+        assert_eq!(run(&mut s, "client getname"), b("me"));
+        assert_eq!(
+            run(&mut s, "client setname a b"),
+            R::err("wrong number of arguments for 'client|setname' command")
+        );
+        assert!(run(&mut s, "client setname \"a b\"").is_error());
+        assert_eq!(run(&mut s, "client setname \"\""), R::OK);
+        assert_eq!(run(&mut s, "client getname"), R::Null);
+        assert_eq!(run(&mut s, "client id"), R::Int(s.id as i64));
+        assert_eq!(
+            run(&mut s, "config get maxmemory"),
+            R::Map(vec![(b("maxmemory"), b("0"))])
+        );
+        assert_eq!(run(&mut s, "config get nope"), R::Map(vec![]));
+        assert!(matches!(run(&mut s, "command count"), R::Int(n) if n > 50));
+        assert!(
+            matches!(run(&mut s, "info"), R::Verbatim(t) if t.contains("redis_version:7.0.15\r\n") && t.contains("used_memory:"))
+        );
+        assert!(matches!(run(&mut s, "info keyspace"), R::Verbatim(t) if t == "# Keyspace\r\n"));
+        assert_eq!(run(&mut s, "flushall async"), R::OK);
+        assert_eq!(run(&mut s, "quit"), R::OK);
+        assert!(s.closing);
+    }
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(1000), "1000B");
+        assert_eq!(human(2048), "2.00K");
+        assert_eq!(human(3 << 20), "3.00M");
+    }
+}

@@ -1,0 +1,472 @@
+//! The sorted-set commands on boards: ZADD/ZINCRBY, the reads (ZSCORE,
+//! ZMSCORE, ZRANK, ZCARD, ZCOUNT, ZRANGE, ZSCAN), the removals (ZREM, the
+//! ZREMRANGEBY family, ZPOPMIN/ZPOPMAX) and ZUNIONSTORE/ZINTERSTORE, in
+//! Redis's order (see the parent module for how it maps to a board's).
+
+use bytes::Bytes;
+use podium_engine::{Cond, Entry, Order, Presence, UpdateOp};
+
+use super::super::command::{Cmd, RangeBy, ZaddFlags};
+use super::super::reply::{fmt_d2string, Reply};
+use super::keys::scan_reply;
+use super::{api_err, done, refs, Run};
+use podium_core::error::{ApiError, Code};
+use podium_store::keyspace::{glob_match, KeyType, Lsn};
+use podium_store::service::{Service, ZaddOpts, Zadded};
+use podium_store::storage::record::{MemberBytes, SubmitRec};
+
+/// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
+/// ZSCAN returns such a set in one reply with cursor 0, and its scores are
+/// stored as text, where -0 reads back as 0.
+const SMALL_ZSET: usize = 128;
+
+/// A stored score as Redis reads it back from a set of `len` members: -0
+/// is 0 in a small set. (A computed reply, ZINCRBY's, keeps -0.)
+fn stored(score: f64, len: usize) -> f64 {
+    if score == 0.0 && len <= SMALL_ZSET {
+        0.0
+    } else {
+        score
+    }
+}
+
+/// Runs a sorted-set command (one of those [`super::Session`] hands here).
+pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+    Ok(match cmd {
+        Cmd::ZAdd { key, flags, pairs } => zadd(svc, &key, flags, pairs)?,
+        Cmd::ZScore(key, m) => done(
+            match svc.zread(&key, |b| b.score(&m).map(|x| stored(x, b.len())))? {
+                Some(Some(s)) => Reply::Double(s),
+                _ => Reply::Null,
+            },
+        ),
+        Cmd::ZMScore(key, ms) => {
+            let scores = svc.zread(&key, |b| {
+                ms.iter()
+                    .map(|m| b.score(m).map(|x| stored(x, b.len())))
+                    .collect::<Vec<_>>()
+            })?;
+            let scores = scores.unwrap_or_else(|| vec![None; ms.len()]);
+            done(Reply::Array(
+                scores
+                    .into_iter()
+                    .map(|s| s.map_or(Reply::Null, Reply::Double))
+                    .collect(),
+            ))
+        }
+        Cmd::ZRank {
+            key,
+            member,
+            rev,
+            withscore,
+        } => {
+            let hit = svc.zread(&key, |b| {
+                let pos = b.position(&member)?;
+                let len = b.len();
+                let asc = if b.config().order == Order::Desc {
+                    len - 1 - pos
+                } else {
+                    pos
+                };
+                let idx = if rev { len - 1 - asc } else { asc };
+                Some((idx as i64, stored(b.score(&member).unwrap_or(0.0), len)))
+            })?;
+            done(match (hit.flatten(), withscore) {
+                (Some((i, _)), false) => Reply::Int(i),
+                (Some((i, s)), true) => Reply::Array(vec![Reply::Int(i), Reply::Double(s)]),
+                (None, false) => Reply::Null,
+                (None, true) => Reply::NullArray,
+            })
+        }
+        Cmd::ZCard(key) => done(Reply::Int(
+            svc.zread(&key, |b| b.len() as i64)?.unwrap_or(0),
+        )),
+        Cmd::ZCount(key, range) => {
+            let n = svc.zread(&key, |b| b.count_range(&range))?.transpose()?;
+            done(Reply::Int(n.unwrap_or(0) as i64))
+        }
+        Cmd::ZRange {
+            key,
+            by,
+            rev,
+            withscores,
+        } => {
+            let entries = svc
+                .zread(&key, |b| -> Result<(Vec<Entry>, usize), ApiError> {
+                    // Board reads from the worst end give Redis's
+                    // ascending order on a desc board.
+                    let from_worst = (b.config().order == Order::Desc) != rev;
+                    let entries = match by {
+                        RangeBy::Rank(start, end) => match rank_span(b.len() as i64, start, end) {
+                            Some((s, e)) => b.range_by_rank(s as u64 + 1, e as u64 + 1, from_worst),
+                            None => Vec::new(),
+                        },
+                        RangeBy::Score {
+                            range,
+                            offset,
+                            count,
+                        } => {
+                            if offset < 0 {
+                                return Ok((Vec::new(), 0));
+                            }
+                            let limit = u64::try_from(count).unwrap_or(u64::MAX);
+                            b.range_by_score(&range, from_worst, offset as u64, limit)?
+                        }
+                    };
+                    Ok((entries, b.len()))
+                })?
+                .transpose()?
+                .unwrap_or_default();
+            done(entries_reply(entries.0, withscores, true, entries.1))
+        }
+        Cmd::ZRem(key, ms) => {
+            let (n, lsn) = svc.zrem(&key, &refs(&ms))?;
+            (Reply::Int(n as i64), lsn)
+        }
+        Cmd::ZRemRangeByRank(key, start, end) => {
+            // The length and the removal must see the same board.
+            let (n, lsn) = svc.atomically(|| -> Result<(u64, Lsn), ApiError> {
+                let Some((len, desc)) =
+                    svc.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
+                else {
+                    return Ok((0, 0));
+                };
+                let Some((s, e)) = rank_span(len, start, end) else {
+                    return Ok((0, 0));
+                };
+                let (lo, hi) = if desc {
+                    (len - 1 - e, len - s)
+                } else {
+                    (s, e + 1)
+                };
+                svc.zrem_positions(&key, lo as u64, hi as u64)
+            })?;
+            (Reply::Int(n as i64), lsn)
+        }
+        Cmd::ZRemRangeByScore(key, range) => {
+            let (n, lsn) = svc.zrem_score_range(&key, range)?;
+            (Reply::Int(n as i64), lsn)
+        }
+        Cmd::ZPop { key, max, count } => {
+            let Some((desc, len)) =
+                svc.zread(&key, |b| (b.config().order == Order::Desc, b.len()))?
+            else {
+                return Ok(done(Reply::Array(Vec::new())));
+            };
+            if count == Some(0) {
+                return Ok(done(Reply::Array(Vec::new())));
+            }
+            let (entries, lsn) = svc.zpop(&key, count.unwrap_or(1) as u64, desc != max)?;
+            (entries_reply(entries, true, count.is_some(), len), lsn)
+        }
+        Cmd::ZStore {
+            dest,
+            keys,
+            inter,
+            opts,
+        } => {
+            // Redis checks the sources' types before the options.
+            for k in &keys {
+                if svc.key_type(k) == Some(KeyType::Hash) {
+                    return Ok(done(api_err(ApiError::new(Code::WrongType, ""))));
+                }
+            }
+            let opts = match opts {
+                Ok(o) => o,
+                Err(r) => return Ok(done(r)),
+            };
+            let sources: Vec<(&[u8], f64)> = keys
+                .iter()
+                .map(|k| &k[..])
+                .zip(opts.weights.iter().copied())
+                .collect();
+            let (n, lsn) = svc.zstore(&dest, &sources, opts.agg, inter)?;
+            (Reply::Int(n as i64), lsn)
+        }
+        Cmd::ZScan { key, cursor, opts } => {
+            let page = svc.zread(&key, |b| {
+                let len = b.len();
+                let desc = b.config().order == Order::Desc;
+                let (from, count) = if len <= SMALL_ZSET {
+                    (0, len)
+                } else {
+                    let count = opts.as_ref().map_or(10, |o| o.count);
+                    ((cursor as usize).min(len), count)
+                };
+                let last = from.saturating_add(count).min(len);
+                let items = if from < last {
+                    b.range_by_rank(from as u64 + 1, last as u64, desc)
+                } else {
+                    Vec::new()
+                };
+                let next = if last >= len { 0 } else { last as u64 };
+                (next, items)
+            })?;
+            let Some((next, items)) = page else {
+                return Ok(done(scan_reply(0, Vec::new())));
+            };
+            let opts = match opts {
+                Ok(o) => o,
+                Err(r) => return Ok(done(r)),
+            };
+            let mut flat = Vec::with_capacity(items.len() * 2);
+            for e in items {
+                if opts
+                    .pattern
+                    .as_deref()
+                    .is_none_or(|p| glob_match(p, &e.member))
+                {
+                    flat.push(e.member);
+                    flat.push(fmt_d2string(e.score).into_bytes());
+                }
+            }
+            done(scan_reply(next, flat))
+        }
+        _ => unreachable!("not a sorted-set command"),
+    })
+}
+
+/// Members, with their stored scores when `withscores` (`len`: the set's
+/// size, see [`stored`]).
+fn entries_reply(entries: Vec<Entry>, withscores: bool, nested: bool, len: usize) -> Reply {
+    if withscores {
+        Reply::Scored {
+            items: entries
+                .into_iter()
+                .map(|e| (e.member, stored(e.score, len)))
+                .collect(),
+            nested,
+        }
+    } else {
+        Reply::Members(entries.into_iter().map(|e| e.member).collect())
+    }
+}
+
+/// Redis's index sanitising for ZRANGE/ZREMRANGEBYRANK: inclusive
+/// ascending indexes `(start, end)` within `0..len`, or `None` if empty.
+fn rank_span(len: i64, mut start: i64, mut end: i64) -> Option<(i64, i64)> {
+    if start < 0 {
+        start += len;
+    }
+    if end < 0 {
+        end += len;
+    }
+    start = start.max(0);
+    if start > end || start >= len {
+        return None;
+    }
+    Some((start, end.min(len - 1)))
+}
+
+fn zadd(
+    svc: &Service,
+    key: &[u8],
+    f: ZaddFlags,
+    pairs: Vec<(f64, Bytes)>,
+) -> Result<Run, ApiError> {
+    let nothing = || if f.incr { Reply::Null } else { Reply::Int(0) };
+    if f.xx {
+        // No key + XX: nothing to do (and no board to create).
+        match svc.key_type(key) {
+            None => return Ok(done(nothing())),
+            Some(KeyType::Hash) => return Err(ApiError::new(Code::WrongType, "")),
+            Some(KeyType::Zset) => {}
+        }
+    }
+    let presence = if f.nx {
+        Presence::OnlyNew
+    } else if f.xx {
+        Presence::OnlyExisting
+    } else {
+        Presence::Any
+    };
+    let cond = if f.gt {
+        Cond::Greater
+    } else if f.lt {
+        Cond::Less
+    } else {
+        Cond::Always
+    };
+    let op = Some(if f.incr {
+        UpdateOp::Incr
+    } else {
+        UpdateOp::Set
+    });
+    // INCR takes one pair: its increment, for the reply.
+    let incr = pairs.first().map_or(0.0, |p| p.0);
+    let entries = pairs
+        .into_iter()
+        .map(|(score, m)| SubmitRec {
+            member: MemberBytes::from_slice(&m),
+            score,
+            op,
+            presence,
+            cond,
+            name: None,
+            data: None,
+        })
+        .collect();
+    let Zadded { results, lsn, .. } = svc.zadd(key, entries, ZaddOpts::default())?;
+    let (mut added, mut updated, mut last) = (0i64, 0i64, None);
+    for r in results {
+        match r {
+            Ok(r) => {
+                added += r.created as i64;
+                updated += (r.changed && !r.created) as i64;
+                last = if f.incr {
+                    // The reply is the sum as computed (a stored -0 reads
+                    // as 0), even where the stored score did not change.
+                    r.applied.then(|| {
+                        r.previous
+                            .map_or(incr, |p| if p == 0.0 { 0.0 } else { p } + incr)
+                    })
+                } else {
+                    None
+                };
+            }
+            Err(e) if f.incr && e.code == Code::InvalidScore => {
+                return Ok((Reply::err("resulting score is not a number (NaN)"), lsn));
+            }
+            Err(e) => return Ok((api_err(e), lsn)),
+        }
+    }
+    let reply = if f.incr {
+        last.map_or(Reply::Null, Reply::Double)
+    } else {
+        Reply::Int(if f.ch { added + updated } else { added })
+    };
+    Ok((reply, lsn))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+
+    #[test]
+    fn ranges_follow_redis_order_on_a_desc_board() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "zadd lb 1 a 2 b 2 c 3 d"), R::Int(4));
+        assert_eq!(
+            run(&mut s, "zrange lb 0 -1"),
+            members(&["a", "b", "c", "d"])
+        );
+        assert_eq!(run(&mut s, "zrevrange lb 0 1"), members(&["d", "c"]));
+        assert_eq!(run(&mut s, "zrange lb -2 -1"), members(&["c", "d"]));
+        assert_eq!(run(&mut s, "zrange lb 5 10"), members(&[]));
+        assert_eq!(run(&mut s, "zrank lb a"), R::Int(0));
+        assert_eq!(run(&mut s, "zrevrank lb a"), R::Int(3));
+        assert_eq!(
+            run(&mut s, "zrank lb c withscore"),
+            R::Array(vec![R::Int(2), R::Double(2.0)])
+        );
+        assert_eq!(run(&mut s, "zrank lb zz"), R::Null);
+        assert_eq!(run(&mut s, "zrank lb zz withscore"), R::NullArray);
+        assert_eq!(
+            run(&mut s, "zrangebyscore lb (1 +inf limit 1 5"),
+            members(&["c", "d"])
+        );
+        assert_eq!(
+            run(&mut s, "zrevrangebyscore lb 2 -inf"),
+            members(&["c", "b", "a"])
+        );
+        assert_eq!(
+            run(&mut s, "zrange lb 2 (1 byscore rev"),
+            members(&["c", "b"])
+        );
+        assert_eq!(
+            run(&mut s, "zrangebyscore lb -inf +inf limit -1 5"),
+            members(&[])
+        );
+        assert_eq!(
+            run(&mut s, "zrange lb 0 0 withscores"),
+            R::Scored {
+                items: vec![(b"a".to_vec(), 1.0)],
+                nested: true
+            }
+        );
+        assert_eq!(run(&mut s, "zcount lb (1 3"), R::Int(3));
+        assert_eq!(run(&mut s, "zscore lb b"), R::Double(2.0));
+        assert_eq!(
+            run(&mut s, "zmscore lb b nope"),
+            R::Array(vec![R::Double(2.0), R::Null])
+        );
+        assert_eq!(run(&mut s, "zcard lb"), R::Int(4));
+        assert_eq!(run(&mut s, "zremrangebyrank lb 0 0"), R::Int(1));
+        assert_eq!(run(&mut s, "zrange lb 0 -1"), members(&["b", "c", "d"]));
+        assert_eq!(
+            run(&mut s, "zpopmin lb"),
+            R::Scored {
+                items: vec![(b"b".to_vec(), 2.0)],
+                nested: false
+            }
+        );
+        assert_eq!(
+            run(&mut s, "zpopmax lb 5"),
+            R::Scored {
+                items: vec![(b"d".to_vec(), 3.0), (b"c".to_vec(), 2.0)],
+                nested: true
+            }
+        );
+        assert_eq!(run(&mut s, "exists lb"), R::Int(0));
+        assert_eq!(run(&mut s, "zpopmin lb"), R::Array(vec![]));
+    }
+
+    #[test]
+    fn zadd_flags_and_incr() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "zadd z xx 1 a"), R::Int(0));
+        assert_eq!(run(&mut s, "exists z"), R::Int(0));
+        assert_eq!(run(&mut s, "zadd z 1 a 2 b"), R::Int(2));
+        assert_eq!(run(&mut s, "zadd z ch 1 a 5 b 1 c"), R::Int(2));
+        assert_eq!(run(&mut s, "zadd z gt ch 0 a 9 b"), R::Int(1));
+        assert_eq!(run(&mut s, "zadd z nx incr 1 a"), R::Null);
+        assert_eq!(run(&mut s, "zadd z incr 1.5 a"), R::Double(2.5));
+        assert_eq!(run(&mut s, "zincrby z -0.5 a"), R::Double(2.0));
+        assert_eq!(run(&mut s, "zincrby z inf a"), R::Double(f64::INFINITY));
+        assert_eq!(
+            run(&mut s, "zincrby z -inf a"),
+            R::err("resulting score is not a number (NaN)")
+        );
+        assert_eq!(run(&mut s, "hset h f v"), R::Int(1));
+        let wrong = R::coded("WRONGTYPE Operation against a key holding the wrong kind of value");
+        assert_eq!(run(&mut s, "zadd h 1 a"), wrong);
+        assert_eq!(run(&mut s, "zadd h xx 1 a"), wrong);
+        assert_eq!(run(&mut s, "zscore h a"), wrong);
+        assert_eq!(run(&mut s, "hget z a"), wrong);
+        assert_eq!(run(&mut s, "zunionstore d 1 h weights x"), wrong);
+        assert_eq!(
+            run(&mut s, "zunionstore d 1 z weights x"),
+            R::err("weight value is not a float")
+        );
+        assert_eq!(run(&mut s, "zunionstore d 2 z nope weights 2 1"), R::Int(3));
+        assert_eq!(run(&mut s, "zscore d b"), R::Double(18.0));
+    }
+
+    #[test]
+    fn zscan_and_scan() {
+        let mut s = session();
+        run(&mut s, "zadd z 1 a 2 b 3 ab");
+        assert_eq!(
+            run(&mut s, "zscan z 0 match a*"),
+            R::Array(vec![b("0"), members(&["a", "1", "ab", "3"])])
+        );
+        assert_eq!(
+            run(&mut s, "zscan nope 0"),
+            R::Array(vec![b("0"), members(&[])])
+        );
+        assert_eq!(run(&mut s, "zscan z 0 type zset"), R::syntax());
+        run(&mut s, "hset h f v");
+        assert_eq!(
+            run(&mut s, "scan 0"),
+            R::Array(vec![b("0"), members(&["h", "z"])])
+        );
+        assert_eq!(
+            run(&mut s, "scan 0 type hash"),
+            R::Array(vec![b("0"), members(&["h"])])
+        );
+        assert_eq!(
+            run(&mut s, "scan 0 type string"),
+            R::Array(vec![b("0"), members(&[])])
+        );
+    }
+}

@@ -1,0 +1,342 @@
+//! The Redis data model beside the board store: keys of two types (a board
+//! is a sorted set, a hash holds free-form fields), key expiry, and the
+//! rules of the one namespace both share.
+//!
+//! [`Keyspace`] owns the hashes and the expiry times; it knows the boards
+//! only through [`BoardKeys`], so the commands that span key types (TYPE,
+//! DEL, KEYS, SCAN, FLUSHALL, the expiry of a board) meet the board store
+//! at that one small interface. It neither logs nor locks the gate: the
+//! service's Redis commands ([`crate::service::Service`]) do, around these
+//! calls, and hand [`Keyspace::hset`] and [`Keyspace::hdel`] the append
+//! to run while the key is locked.
+//!
+//! Redis semantics kept here, not in the frontend: an empty board does not
+//! exist as a key (boards keep their config when emptied, but EXISTS, TYPE,
+//! KEYS and SCAN do not see them); an emptied hash is deleted; an expired
+//! key is deleted on first access and by the background sweep.
+
+mod glob;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use dashmap::DashMap;
+use parking_lot::Mutex;
+use podium_engine::Store;
+
+use crate::storage::snapshot::SnapAux;
+use podium_core::error::{ApiError, Code};
+
+pub use glob::glob_match;
+
+/// A log position to wait for (0: nothing was logged).
+pub type Lsn = u64;
+
+/// A hash's fields and values.
+pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// One hash's content.
+type Hash = HashMap<Vec<u8>, Vec<u8>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    Zset,
+    Hash,
+}
+
+impl KeyType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyType::Zset => "zset",
+            KeyType::Hash => "hash",
+        }
+    }
+}
+
+/// EXPIRE's options (Redis 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ExpireCond {
+    #[default]
+    Always,
+    /// Only if the key has no expiry.
+    Nx,
+    /// Only if it has one.
+    Xx,
+    /// Only if the new time is later (no expiry counts as infinite).
+    Gt,
+    /// Only if the new time is earlier.
+    Lt,
+}
+
+impl ExpireCond {
+    /// Whether an expiry at `at_ms` may replace `current`.
+    pub fn allows(self, current: Option<i64>, at_ms: i64) -> bool {
+        match self {
+            ExpireCond::Always => true,
+            ExpireCond::Nx => current.is_none(),
+            ExpireCond::Xx => current.is_some(),
+            ExpireCond::Gt => current.is_some_and(|c| at_ms > c),
+            ExpireCond::Lt => current.is_none_or(|c| at_ms < c),
+        }
+    }
+}
+
+/// The error of a command on a key of the other type.
+pub fn wrong_type() -> ApiError {
+    ApiError::new(
+        Code::WrongType,
+        "Operation against a key holding the wrong kind of value",
+    )
+}
+
+/// A sorted-set key as a board name: a key that is not a valid board name
+/// cannot hold a sorted set.
+pub fn board_name(key: &[u8]) -> Result<&str, ApiError> {
+    let name = std::str::from_utf8(key).map_err(|_| {
+        ApiError::new(
+            Code::InvalidBoardName,
+            "a sorted-set key must be UTF-8 (it names a board)",
+        )
+    })?;
+    Store::validate_name(name)?;
+    Ok(name)
+}
+
+/// What the keyspace needs of the board store to answer for every key:
+/// boards are the sorted-set keys.
+pub(crate) trait BoardKeys {
+    /// How many members board `name` has (`None`: no such board).
+    fn board_len(&self, name: &str) -> Option<usize>;
+    /// The names of the boards that have members.
+    fn boards_with_members(&self) -> Vec<String>;
+    /// Drops board `name` with everything kept for it; whether it had
+    /// members (`None`: there was no such board).
+    fn drop_board(&self, name: &str) -> Option<bool>;
+    /// Drops every board.
+    fn drop_all_boards(&self);
+}
+
+/// What [`Keyspace::delete`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deleted {
+    /// The key existed in the Redis view (a hash, or a board with members).
+    pub existed: bool,
+    /// Anything was removed (a board even if empty, a hash, an expiry), so
+    /// the deletion must be logged.
+    pub changed: bool,
+}
+
+/// Redis hashes and key expiry times; see the module doc.
+#[derive(Default)]
+pub struct Keyspace {
+    hashes: DashMap<Vec<u8>, Hash>,
+    /// Key expiry times in ms since the epoch, any key type.
+    expires: Mutex<HashMap<Vec<u8>, i64>>,
+    /// `expires.len()`, readable without the lock: most deployments set no
+    /// expiry, and then no request touches the mutex.
+    expiring: AtomicUsize,
+}
+
+impl Keyspace {
+    /// The keyspace recovery rebuilt (snapshot and log).
+    pub fn restore(hashes: HashMap<Vec<u8>, Hash>, expires: HashMap<Vec<u8>, i64>) -> Keyspace {
+        Keyspace {
+            hashes: hashes.into_iter().collect(),
+            expiring: AtomicUsize::new(expires.len()),
+            expires: Mutex::new(expires),
+        }
+    }
+
+    /// A copy of every hash and expiry, for a snapshot. Consistent only
+    /// while no write runs (the service holds the gate exclusively).
+    pub fn image(&self) -> SnapAux {
+        SnapAux {
+            hashes: self
+                .hashes
+                .iter()
+                .map(|e| {
+                    let fields = e.value().iter().map(|(f, v)| (f.clone(), v.clone()));
+                    (e.key().clone(), fields.collect())
+                })
+                .collect(),
+            expires: self
+                .expires
+                .lock()
+                .iter()
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+        }
+    }
+
+    // --------------------------------------------------------- namespace
+
+    /// The key's type in the Redis view (`None`: no such key; expiry is
+    /// not looked at).
+    pub(crate) fn key_type(&self, key: &[u8], boards: &impl BoardKeys) -> Option<KeyType> {
+        if self.hashes.contains_key(key) {
+            return Some(KeyType::Hash);
+        }
+        let name = std::str::from_utf8(key).ok()?;
+        boards
+            .board_len(name)
+            .is_some_and(|n| n > 0)
+            .then_some(KeyType::Zset)
+    }
+
+    /// Whether `key` holds a hash.
+    pub fn is_hash(&self, key: &[u8]) -> bool {
+        self.hashes.contains_key(key)
+    }
+
+    /// Refuses a hash command on a sorted set.
+    pub(crate) fn check_not_zset(
+        &self,
+        key: &[u8],
+        boards: &impl BoardKeys,
+    ) -> Result<(), ApiError> {
+        if self.key_type(key, boards) == Some(KeyType::Zset) {
+            return Err(wrong_type());
+        }
+        Ok(())
+    }
+
+    /// Refuses a sorted-set command on a hash.
+    pub fn check_not_hash(&self, key: &[u8]) -> Result<(), ApiError> {
+        if self.is_hash(key) {
+            return Err(wrong_type());
+        }
+        Ok(())
+    }
+
+    /// Every key not expired by `now_ms` (boards with members, hashes),
+    /// sorted.
+    pub(crate) fn all_keys(&self, boards: &impl BoardKeys, now_ms: i64) -> Vec<Vec<u8>> {
+        let expired = |k: &[u8]| self.expiry(k).is_some_and(|at| at <= now_ms);
+        let mut keys: Vec<Vec<u8>> = boards
+            .boards_with_members()
+            .into_iter()
+            .map(String::into_bytes)
+            .chain(self.hashes.iter().map(|e| e.key().clone()))
+            .filter(|k| !expired(k))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    /// Removes a key of either type with its expiry (and, through
+    /// `boards`, a board's period).
+    pub(crate) fn delete(&self, key: &[u8], boards: &impl BoardKeys) -> Deleted {
+        let had_board = std::str::from_utf8(key)
+            .ok()
+            .and_then(|name| boards.drop_board(name));
+        let had_hash = self.hashes.remove(key).is_some();
+        let had_expiry = self.forget_expiry(key);
+        Deleted {
+            existed: had_hash || had_board == Some(true),
+            changed: had_board.is_some() || had_hash || had_expiry,
+        }
+    }
+
+    /// Drops every board, hash and expiry.
+    pub(crate) fn flush(&self, boards: &impl BoardKeys) {
+        boards.drop_all_boards();
+        self.hashes.clear();
+        let mut e = self.expires.lock();
+        e.clear();
+        self.expiring.store(0, Ordering::Relaxed);
+    }
+
+    // ------------------------------------------------------------ expiry
+
+    /// When `key` expires, in ms since the epoch.
+    pub fn expiry(&self, key: &[u8]) -> Option<i64> {
+        if self.expiring.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        self.expires.lock().get(key).copied()
+    }
+
+    pub fn set_expiry(&self, key: &[u8], at_ms: i64) {
+        let mut e = self.expires.lock();
+        e.insert(key.to_vec(), at_ms);
+        self.expiring.store(e.len(), Ordering::Relaxed);
+    }
+
+    /// Removes `key`'s expiry; whether it had one.
+    pub fn forget_expiry(&self, key: &[u8]) -> bool {
+        if self.expiring.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let mut e = self.expires.lock();
+        let had = e.remove(key).is_some();
+        self.expiring.store(e.len(), Ordering::Relaxed);
+        had
+    }
+
+    /// How many keys have an expiry.
+    pub fn expiring(&self) -> usize {
+        self.expiring.load(Ordering::Relaxed)
+    }
+
+    /// The keys whose expiry is at or before `now_ms`.
+    pub fn due(&self, now_ms: i64) -> Vec<Vec<u8>> {
+        if self.expiring() == 0 {
+            return Vec::new();
+        }
+        self.expires
+            .lock()
+            .iter()
+            .filter(|(_, &at)| at <= now_ms)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+
+    // ------------------------------------------------------------ hashes
+
+    /// Sets `pairs` in hash `key` (created if absent), then runs `log`
+    /// while the key is still locked, so the log order is the apply order
+    /// for this key. Returns how many fields were added (not updated) and
+    /// what `log` returned.
+    pub fn hset(
+        &self,
+        key: &[u8],
+        pairs: &[(&[u8], &[u8])],
+        log: impl FnOnce() -> Lsn,
+    ) -> (u64, Lsn) {
+        let mut h = self.hashes.entry(key.to_vec()).or_default();
+        let mut added = 0;
+        for (f, v) in pairs {
+            added += h.insert(f.to_vec(), v.to_vec()).is_none() as u64;
+        }
+        (added, log())
+    }
+
+    /// Removes `fields` from hash `key`, running `log` while the key is
+    /// locked when any was there; an emptied hash is deleted with its
+    /// expiry (as replay does). Returns how many were removed and what
+    /// `log` returned (0 when it did not run).
+    pub fn hdel(&self, key: &[u8], fields: &[&[u8]], log: impl FnOnce() -> Lsn) -> (u64, Lsn) {
+        let (removed, lsn, emptied) = {
+            let Some(mut h) = self.hashes.get_mut(key) else {
+                return (0, 0);
+            };
+            let removed = fields.iter().filter(|f| h.remove(**f).is_some()).count() as u64;
+            if removed == 0 {
+                return (0, 0);
+            }
+            (removed, log(), h.is_empty())
+        };
+        if emptied {
+            self.hashes.remove_if(key, |_, h| h.is_empty());
+            self.forget_expiry(key);
+        }
+        (removed, lsn)
+    }
+
+    /// Runs `f` on hash `key` (`None`: no such hash).
+    pub fn read_hash<R>(&self, key: &[u8], f: impl FnOnce(Option<&Hash>) -> R) -> R {
+        let h = self.hashes.get(key);
+        f(h.as_deref())
+    }
+}

@@ -1,0 +1,485 @@
+//! The Redis commands on keys of any type and on hashes: TYPE, EXISTS,
+//! DEL, KEYS, SCAN, DBSIZE, FLUSHALL, the EXPIRE family and the background
+//! expiry sweep, and the hash commands. The [`Keyspace`] holds the data;
+//! these add the gate, the log and the service clock around it, and the
+//! boards reach it through [`BoardKeys`].
+//!
+//! Every method is synchronous and returns the LSN to wait for, so a
+//! Redis connection can run a whole pipeline batch — or a MULTI/EXEC queue
+//! inside [`Service::atomically`] — and wait for one durable commit.
+
+use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
+use crate::storage::record::LogOp;
+use podium_core::error::ApiError;
+
+use super::Service;
+
+/// The boards as keys of the Redis view.
+impl BoardKeys for Service {
+    fn board_len(&self, name: &str) -> Option<usize> {
+        self.store.get(name).map(|b| b.read().len())
+    }
+
+    fn boards_with_members(&self) -> Vec<String> {
+        self.store
+            .list()
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    fn drop_board(&self, name: &str) -> Option<bool> {
+        let b = self.store.get(name)?;
+        let had_members = !b.read().is_empty();
+        self.store.delete(name);
+        self.periods.lock().remove(name);
+        Some(had_members)
+    }
+
+    fn drop_all_boards(&self) {
+        for (name, _) in self.store.list() {
+            self.store.delete(&name);
+        }
+        self.periods.lock().clear();
+    }
+}
+
+impl Service {
+    /// Milliseconds since the epoch by the service clock.
+    pub fn now_ms(&self) -> i64 {
+        self.now().timestamp_millis()
+    }
+
+    // ------------------------------------------------------------- expiry
+
+    /// Deletes `key` if its expiry has passed. Every keyed operation calls
+    /// it first, so an expired key is gone for every command.
+    pub(crate) fn purge_if_expired(&self, key: &[u8]) {
+        let due = || {
+            self.keyspace
+                .expiry(key)
+                .is_some_and(|at| at <= self.now_ms())
+        };
+        if due() {
+            let _gate = self.exclusive();
+            // Re-check under the gate: another thread may have won.
+            if due() {
+                // Not refused while the log cannot write: the key is gone
+                // for readers either way, and its record waits with the
+                // others until the log recovers.
+                self.delete_key_locked(key);
+            }
+        }
+    }
+
+    /// How many keys have an expiry (INFO's `expires`).
+    pub fn expiring_keys(&self) -> usize {
+        self.keyspace.expiring()
+    }
+
+    /// Deletes every key whose expiry has passed (the background sweep).
+    /// Returns how many were deleted.
+    pub fn sweep_expired(&self) -> usize {
+        let due = self.keyspace.due(self.now_ms());
+        for k in &due {
+            self.purge_if_expired(k);
+        }
+        due.len()
+    }
+
+    /// Removes a key of either type with its expiry and period; logs it.
+    /// Call with the gate held exclusively. Returns whether it existed.
+    pub(super) fn delete_key_locked(&self, key: &[u8]) -> (bool, Lsn) {
+        let d = self.keyspace.delete(key, self);
+        if !d.changed {
+            return (false, 0);
+        }
+        let lsn = self.append(&LogOp::DelKey { key: key.to_vec() });
+        (d.existed, lsn)
+    }
+
+    // ------------------------------------------------------------ keyspace
+
+    /// Whether `key` names a board, empty or not: an empty board is no
+    /// key of the Redis view, but deleting the key drops its config.
+    pub fn names_board(&self, key: &[u8]) -> bool {
+        self.purge_if_expired(key);
+        std::str::from_utf8(key).is_ok_and(|name| self.store.get(name).is_some())
+    }
+
+    /// The key's type in the Redis view (`None`: no such key).
+    pub fn key_type(&self, key: &[u8]) -> Option<KeyType> {
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        self.keyspace.key_type(key, self)
+    }
+
+    /// EXISTS: how many of `keys` exist (a key named twice counts twice).
+    pub fn exists(&self, keys: &[&[u8]]) -> u64 {
+        keys.iter().filter(|k| self.key_type(k).is_some()).count() as u64
+    }
+
+    /// DEL / UNLINK.
+    pub fn del(&self, keys: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
+        let _gate = self.exclusive();
+        let mut n = 0;
+        let mut lsn = 0;
+        for k in keys {
+            let (existed, l) = self.delete_key_locked(k);
+            n += existed as u64;
+            lsn = lsn.max(l);
+        }
+        Ok((n, lsn))
+    }
+
+    /// KEYS pattern (Redis glob).
+    pub fn keys(&self, pattern: &[u8]) -> Vec<Vec<u8>> {
+        let _gate = self.shared();
+        self.keyspace
+            .all_keys(self, self.now_ms())
+            .into_iter()
+            .filter(|k| glob_match(pattern, k))
+            .collect()
+    }
+
+    /// SCAN: the cursor is a position in the sorted key list, so a full
+    /// iteration returns every key that existed throughout it, as Redis
+    /// guarantees. `count` is how many keys to visit, matching or not.
+    pub fn scan(
+        &self,
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+        ty: Option<KeyType>,
+    ) -> (u64, Vec<Vec<u8>>) {
+        let _gate = self.shared();
+        let keys = self.keyspace.all_keys(self, self.now_ms());
+        let start = (cursor as usize).min(keys.len());
+        let end = start.saturating_add(count.max(1)).min(keys.len());
+        let page = keys[start..end]
+            .iter()
+            .filter(|k| pattern.is_none_or(|p| glob_match(p, k)))
+            .filter(|k| ty.is_none_or(|t| self.keyspace.key_type(k, self) == Some(t)))
+            .cloned()
+            .collect();
+        let next = if end >= keys.len() { 0 } else { end as u64 };
+        (next, page)
+    }
+
+    /// DBSIZE.
+    pub fn dbsize(&self) -> u64 {
+        let _gate = self.shared();
+        self.keyspace.all_keys(self, self.now_ms()).len() as u64
+    }
+
+    /// FLUSHALL / FLUSHDB: every board, hash and expiry.
+    pub fn flushall(&self) -> Result<Lsn, ApiError> {
+        self.writable()?;
+        let _gate = self.exclusive();
+        self.keyspace.flush(self);
+        Ok(self.append(&LogOp::FlushAll))
+    }
+
+    /// EXPIREAT in ms. A time not in the future deletes the key now.
+    /// Returns whether the expiry was set (or the key deleted).
+    pub fn expire_at_ms(
+        &self,
+        key: &[u8],
+        at_ms: i64,
+        cond: ExpireCond,
+    ) -> Result<(bool, Lsn), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(key);
+        let _gate = self.exclusive();
+        if self.keyspace.key_type(key, self).is_none() {
+            return Ok((false, 0));
+        }
+        if !cond.allows(self.keyspace.expiry(key), at_ms) {
+            return Ok((false, 0));
+        }
+        if at_ms <= self.now_ms() {
+            let (_, lsn) = self.delete_key_locked(key);
+            return Ok((true, lsn));
+        }
+        let lsn = self.append(&LogOp::Expire {
+            key: key.to_vec(),
+            at_ms,
+        });
+        self.keyspace.set_expiry(key, at_ms);
+        Ok((true, lsn))
+    }
+
+    /// PERSIST: whether an expiry was removed.
+    pub fn persist(&self, key: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(key);
+        let _gate = self.exclusive();
+        if self.keyspace.key_type(key, self).is_none() || self.keyspace.expiry(key).is_none() {
+            return Ok((false, 0));
+        }
+        let lsn = self.append(&LogOp::Persist { key: key.to_vec() });
+        self.keyspace.forget_expiry(key);
+        Ok((true, lsn))
+    }
+
+    /// PTTL: -2 no such key, -1 no expiry, else milliseconds left.
+    pub fn pttl(&self, key: &[u8]) -> i64 {
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        if self.keyspace.key_type(key, self).is_none() {
+            return -2;
+        }
+        match self.keyspace.expiry(key) {
+            None => -1,
+            Some(at) => (at - self.now_ms()).max(0),
+        }
+    }
+
+    // -------------------------------------------------------------- hashes
+
+    /// HSET / HMSET: returns how many fields were added (not updated).
+    pub fn hset(&self, key: &[u8], pairs: &[(&[u8], &[u8])]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        self.keyspace.check_not_zset(key, self)?;
+        Ok(self.keyspace.hset(key, pairs, || {
+            self.append(&LogOp::HSet {
+                key: key.to_vec(),
+                pairs: pairs
+                    .iter()
+                    .map(|(f, v)| (f.to_vec(), v.to_vec()))
+                    .collect(),
+            })
+        }))
+    }
+
+    /// HDEL: how many fields were removed; an emptied hash is deleted.
+    pub fn hdel(&self, key: &[u8], fields: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        self.keyspace.check_not_zset(key, self)?;
+        Ok(self.keyspace.hdel(key, fields, || {
+            self.append(&LogOp::HDel {
+                key: key.to_vec(),
+                fields: fields.iter().map(|f| f.to_vec()).collect(),
+            })
+        }))
+    }
+
+    fn with_hash<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&std::collections::HashMap<Vec<u8>, Vec<u8>>>) -> R,
+    ) -> Result<R, ApiError> {
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        self.keyspace.check_not_zset(key, self)?;
+        Ok(self.keyspace.read_hash(key, f))
+    }
+
+    pub fn hget(&self, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        self.with_hash(key, |h| h.and_then(|h| h.get(field).cloned()))
+    }
+
+    pub fn hmget(&self, key: &[u8], fields: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, ApiError> {
+        self.with_hash(key, |h| {
+            fields
+                .iter()
+                .map(|f| h.and_then(|h| h.get(*f).cloned()))
+                .collect()
+        })
+    }
+
+    /// HGETALL (in no particular order, as Redis's hash tables).
+    pub fn hgetall(&self, key: &[u8]) -> Result<Fields, ApiError> {
+        self.with_hash(key, |h| {
+            h.map(|h| h.iter().map(|(f, v)| (f.clone(), v.clone())).collect())
+                .unwrap_or_default()
+        })
+    }
+
+    pub fn hexists(&self, key: &[u8], field: &[u8]) -> Result<bool, ApiError> {
+        self.with_hash(key, |h| h.is_some_and(|h| h.contains_key(field)))
+    }
+
+    pub fn hlen(&self, key: &[u8]) -> Result<u64, ApiError> {
+        self.with_hash(key, |h| h.map_or(0, |h| h.len() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::ZaddOpts;
+    use crate::storage::record::SubmitRec;
+    use crate::FsyncPolicy;
+    use chrono::TimeZone;
+    use podium_core::error::Code;
+    use podium_core::schedule::ManualClock;
+    use podium_engine::{Aggregate, Store};
+    use podium_engine::{Cond, Presence, UpdateOp};
+    use std::sync::Arc;
+
+    fn rec(m: &str, s: f64) -> SubmitRec {
+        SubmitRec {
+            member: m.as_bytes().into(),
+            score: s,
+            op: Some(UpdateOp::Set),
+            presence: Presence::Any,
+            cond: Cond::Always,
+            name: None,
+            data: None,
+        }
+    }
+
+    fn open(dir: &std::path::Path, clock: Arc<ManualClock>) -> Service {
+        let store = Store::new();
+        let (storage, aux, report) =
+            crate::storage::open(dir, FsyncPolicy::Always, &store).unwrap();
+        Service::new(store, Some(storage), aux, report, u64::MAX).with_clock(clock)
+    }
+
+    #[test]
+    fn types_hashes_expiry_and_restart() {
+        let dir = std::env::temp_dir().join(format!("podium-ks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let clock = Arc::new(ManualClock::new(
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
+                .unwrap(),
+        ));
+        {
+            let svc = open(&dir, clock.clone());
+            svc.zadd(
+                b"z",
+                vec![rec("a", 1.0), rec("b", 2.0)],
+                ZaddOpts::default(),
+            )
+            .unwrap();
+            svc.hset(b"h", &[(b"f", b"v"), (b"g", b"w")]).unwrap();
+            assert_eq!(svc.key_type(b"z"), Some(KeyType::Zset));
+            assert_eq!(svc.key_type(b"h"), Some(KeyType::Hash));
+            assert_eq!(
+                svc.hset(b"z", &[(b"f", b"v")]).unwrap_err().code,
+                Code::WrongType
+            );
+            assert_eq!(
+                svc.zadd(b"h", vec![rec("a", 1.0)], ZaddOpts::default())
+                    .unwrap_err()
+                    .error
+                    .code,
+                Code::WrongType
+            );
+            assert_eq!(svc.exists(&[b"z", b"h", b"z", b"nope"]), 3);
+            let now = svc.now_ms();
+            assert!(
+                svc.expire_at_ms(b"h", now + 10_000, ExpireCond::Always)
+                    .unwrap()
+                    .0
+            );
+            assert!(
+                !svc.expire_at_ms(b"h", now + 20_000, ExpireCond::Nx)
+                    .unwrap()
+                    .0
+            );
+            assert!(
+                svc.expire_at_ms(b"z", now + 60_000, ExpireCond::Always)
+                    .unwrap()
+                    .0
+            );
+            assert!(svc.persist(b"z").unwrap().0);
+            assert_eq!(svc.pttl(b"h"), 10_000);
+            assert_eq!(svc.pttl(b"z"), -1);
+            assert_eq!(svc.pttl(b"nope"), -2);
+            // Emptying a sorted set removes the key from the Redis view.
+            svc.zadd(b"gone", vec![rec("x", 1.0)], ZaddOpts::default())
+                .unwrap();
+            svc.zrem(b"gone", &[b"x"]).unwrap();
+            assert_eq!(svc.key_type(b"gone"), None);
+            assert_eq!(svc.keys(b"*"), vec![b"h".to_vec(), b"z".to_vec()]);
+            assert!(svc.maybe_snapshot(true).unwrap().is_some());
+            svc.hdel(b"h", &[b"g"]).unwrap();
+            svc.close().unwrap();
+        }
+        // After a restart (snapshot + log), the hash, its expiry and the
+        // zset are back; then time passes and the hash expires.
+        let svc = open(&dir, clock.clone());
+        assert_eq!(
+            svc.hgetall(b"h").unwrap(),
+            vec![(b"f".to_vec(), b"v".to_vec())]
+        );
+        assert_eq!(svc.pttl(b"h"), 10_000);
+        assert_eq!(svc.zread(b"z", |b| b.len()).unwrap(), Some(2));
+        clock.advance(chrono::Duration::seconds(11));
+        assert_eq!(svc.sweep_expired(), 1);
+        assert_eq!(svc.key_type(b"h"), None);
+        assert_eq!(svc.dbsize(), 1);
+        svc.close().unwrap();
+        drop(svc);
+        let svc = open(&dir, clock);
+        assert_eq!(svc.key_type(b"h"), None, "the expiry's deletion was logged");
+        let (n, _) = svc
+            .zstore(
+                b"u",
+                &[(b"z", 2.0), (b"missing", 1.0)],
+                Aggregate::Sum,
+                false,
+            )
+            .unwrap();
+        assert_eq!(n, 2);
+        assert_eq!(svc.zread(b"u", |b| b.score(b"b")).unwrap(), Some(Some(4.0)));
+        let (n, _) = svc
+            .zstore(
+                b"u",
+                &[(b"z", 1.0), (b"missing", 1.0)],
+                Aggregate::Sum,
+                true,
+            )
+            .unwrap();
+        assert_eq!(n, 0);
+        assert_eq!(
+            svc.key_type(b"u"),
+            None,
+            "an empty result deletes the destination"
+        );
+        assert!(svc.flushall().unwrap() > 0);
+        assert_eq!(svc.dbsize(), 0);
+    }
+
+    #[test]
+    fn atomically_excludes_other_writers_and_nests_service_calls() {
+        let svc = Arc::new(Service::in_memory());
+        svc.atomically(|| {
+            svc.zadd(b"z", vec![rec("a", 1.0)], ZaddOpts::default())
+                .unwrap();
+            svc.del(&[b"z"]).unwrap();
+            svc.zadd(b"z", vec![rec("b", 1.0)], ZaddOpts::default())
+                .unwrap();
+        });
+        assert_eq!(svc.zread(b"z", |b| b.len()).unwrap(), Some(1));
+        // Another thread's write waits for the transaction to end.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = svc.clone();
+        svc.atomically(|| {
+            let h = std::thread::spawn(move || {
+                s2.zadd(b"z", vec![rec("c", 1.0)], ZaddOpts::default())
+                    .unwrap();
+                tx.send(()).unwrap();
+            });
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            assert!(
+                rx.try_recv().is_err(),
+                "the other writer ran inside the transaction"
+            );
+            assert_eq!(svc.zread(b"z", |b| b.len()).unwrap(), Some(1));
+            h
+        })
+        .join()
+        .unwrap();
+        assert_eq!(svc.zread(b"z", |b| b.len()).unwrap(), Some(2));
+    }
+}

@@ -1,0 +1,407 @@
+//! Command execution: one method per operation of docs/spec.md §2, called by every
+//! protocol frontend. A method validates its arguments, runs one engine
+//! call under the board's lock, appends the request to the log while still
+//! holding that lock (so the log order is the apply order), and — for
+//! writes under `--fsync always` — returns only once the record is on disk.
+//!
+//! Ordering: ordinary writes hold the `gate` shared; operations that change
+//! which boards exist or touch several boards (create, update, delete,
+//! reset, merge, intersect) and the snapshot cut hold it exclusively. Those
+//! are rare, and holding the gate exclusively means no other write is half
+//! done, so the log order is a valid serial order of all boards together
+//! and a snapshot taken then is exactly the log up to its cut.
+//!
+//! This module holds the service itself (construction, the gate, the
+//! write and read paths every operation goes through, durability); the
+//! operations are in the submodules by concern.
+
+mod admin;
+mod keys;
+mod reads;
+mod snapshot;
+mod writes;
+mod zset;
+
+pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use podium_engine::{Board, BoardConfig, Reset, Store};
+
+use crate::keyspace::Keyspace;
+use crate::storage::record::{LogOp, SubmitRec};
+use crate::storage::{Aux, RecoveryReport, Storage};
+use podium_core::error::{ApiError, Code};
+use podium_core::schedule::{Clock, SystemClock};
+
+thread_local! {
+    /// Set while this thread runs a transaction under the exclusive gate
+    /// (`Service::atomically`): gate acquisitions inside it are no-ops.
+    static IN_TX: Cell<bool> = const { Cell::new(false) };
+}
+
+pub struct Service {
+    pub(crate) store: Store,
+    storage: Option<Storage>,
+    gate: RwLock<()>,
+    /// Reset period each scheduled board is in (`NAME` → label).
+    pub(crate) periods: Mutex<HashMap<String, String>>,
+    /// The Redis data model beside the boards: hashes and key expiry.
+    keyspace: Keyspace,
+    clock: Arc<dyn Clock>,
+    snapshot_every: u64,
+    /// Size of the last snapshot this process wrote.
+    last_snapshot_bytes: AtomicU64,
+    snapshotting: AtomicBool,
+    pub recovery: RecoveryReport,
+}
+
+/// Each entry's result, and the entries as applied.
+pub type SubmitOwned = (
+    Vec<Result<podium_engine::SubmitResult, ApiError>>,
+    Vec<SubmitRec>,
+);
+
+impl Service {
+    /// A service over `store`, durable through `storage` when given
+    /// (`None`: memory only, for tests and benchmarks).
+    pub fn new(
+        store: Store,
+        storage: Option<Storage>,
+        aux: Aux,
+        recovery: RecoveryReport,
+        snapshot_every: u64,
+    ) -> Service {
+        let mut periods = aux.periods;
+        // Data from before a dropped schedule was logged can still hold the
+        // period of a board that has no schedule any more.
+        periods.retain(|name, _| {
+            store
+                .read(name, |b| b.config().reset != Reset::Never)
+                .unwrap_or(false)
+        });
+        Service {
+            store,
+            storage,
+            gate: RwLock::new(()),
+            periods: Mutex::new(periods),
+            keyspace: Keyspace::restore(aux.hashes, aux.expires),
+            clock: Arc::new(SystemClock),
+            snapshot_every,
+            last_snapshot_bytes: AtomicU64::new(0),
+            snapshotting: AtomicBool::new(false),
+            recovery,
+        }
+    }
+
+    /// A memory-only service (tests, benchmarks).
+    pub fn in_memory() -> Service {
+        Service::new(
+            Store::new(),
+            None,
+            Aux::default(),
+            RecoveryReport::default(),
+            u64::MAX,
+        )
+    }
+
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Service {
+        self.clock = clock;
+        self
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn storage(&self) -> Option<&Storage> {
+        self.storage.as_ref()
+    }
+
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        self.clock.now()
+    }
+
+    // ------------------------------------------------------------ plumbing
+
+    /// The gate, shared: taken by every ordinary read and write.
+    pub(crate) fn shared(&self) -> Option<RwLockReadGuard<'_, ()>> {
+        (!IN_TX.get()).then(|| self.gate.read())
+    }
+
+    /// The gate, exclusive: structural operations.
+    pub(crate) fn exclusive(&self) -> Option<RwLockWriteGuard<'_, ()>> {
+        (!IN_TX.get()).then(|| self.gate.write())
+    }
+
+    /// Runs `f` with every other operation of every client excluded (Redis
+    /// MULTI/EXEC). Service calls inside `f` run without taking the gate
+    /// again. `f` must not await: the exclusion is per thread.
+    pub fn atomically<R>(&self, f: impl FnOnce() -> R) -> R {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                IN_TX.set(false);
+            }
+        }
+        let _g = self.exclusive();
+        let was = IN_TX.replace(true);
+        // Not `then_some(Reset)`: that builds a `Reset` either way, and
+        // dropping the unused one would end an enclosing transaction.
+        let _reset = if was { None } else { Some(Reset) };
+        f()
+    }
+
+    /// Refuses a new write while the log cannot make it durable, before
+    /// anything is applied: once applied, a write's record is always
+    /// appended (see [`crate::storage::log::Log::append`]). Every write
+    /// path calls it first.
+    pub(crate) fn writable(&self) -> Result<(), ApiError> {
+        match &self.storage {
+            Some(s) => Ok(s.log.writable()?),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends the record of an operation just applied (0 without storage).
+    pub(crate) fn append(&self, op: &LogOp) -> u64 {
+        match &self.storage {
+            Some(s) => s.log.append(op),
+            None => 0,
+        }
+    }
+
+    /// Waits until record `lsn` is durable (per the fsync policy).
+    pub async fn wait_durable(&self, lsn: u64) -> Result<(), ApiError> {
+        self.durable(lsn).await
+    }
+
+    pub(crate) async fn durable(&self, lsn: u64) -> Result<(), ApiError> {
+        match &self.storage {
+            Some(s) if lsn > 0 => Ok(s.log.wait(lsn).await?),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs `f` on `board` (created with the defaults if absent), appending
+    /// the record `f` returns while the board is still locked. Returns the
+    /// result and the LSN to wait for.
+    pub(crate) fn write_board<R>(
+        &self,
+        board: &str,
+        f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
+    ) -> Result<(R, u64), ApiError> {
+        self.write_board_rec(board, f).map(|(r, lsn, _)| (r, lsn))
+    }
+
+    /// [`Service::write_board`], handing back the record once appended.
+    pub(crate) fn write_board_rec<R>(
+        &self,
+        board: &str,
+        f: impl FnOnce(&mut Board) -> Result<(R, Option<LogOp>), ApiError>,
+    ) -> Result<(R, u64, Option<LogOp>), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(board.as_bytes());
+        let _gate = self.shared();
+        let b = match self.store.get(board) {
+            Some(b) => b,
+            None => {
+                match self.store.create(board, BoardConfig::default()) {
+                    Ok(_) => {
+                        self.append(&LogOp::Create {
+                            board: board.to_string(),
+                            config: BoardConfig::default(),
+                            if_absent: true,
+                        });
+                    }
+                    Err(podium_engine::Error::BoardExists(_)) => {}
+                    Err(e) => return Err(e.into()),
+                }
+                self.store
+                    .get(board)
+                    .ok_or_else(|| ApiError::no_board(board))?
+            }
+        };
+        let mut g = b.write();
+        let (r, rec) = f(&mut g).map_err(|e| match e.code {
+            Code::ReadOnly => ApiError::new(
+                Code::ReadOnly,
+                format!("board {board:?} is a read-only archive"),
+            ),
+            _ => e,
+        })?;
+        let lsn = match &rec {
+            Some(rec) => self.append(rec),
+            None => 0,
+        };
+        Ok((r, lsn, rec))
+    }
+
+    pub(crate) fn read<R>(&self, board: &str, f: impl FnOnce(&Board) -> R) -> Result<R, ApiError> {
+        self.purge_if_expired(board.as_bytes());
+        let _gate = self.shared();
+        self.store
+            .read(board, f)
+            .map_err(|_| ApiError::no_board(board))
+    }
+
+    /// The LSN of the newest record (0 without storage).
+    pub(crate) fn last_lsn(&self) -> u64 {
+        self.storage
+            .as_ref()
+            .map_or(0, |s| s.log.next_lsn().saturating_sub(1))
+    }
+
+    /// Whether writes can be made durable now: `/healthz` of the embedded
+    /// engine. The error says why not (the log's failure, which the log
+    /// retries by itself).
+    pub fn health(&self) -> Result<(), ApiError> {
+        self.writable()
+    }
+
+    /// Flushes and syncs the log (graceful shutdown).
+    pub fn close(&self) -> Result<(), ApiError> {
+        if let Some(s) = &self.storage {
+            s.log.close()?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    pub(crate) use super::Service;
+    pub(crate) use crate::FsyncPolicy;
+    pub(crate) use podium_core::api::*;
+    pub(crate) use podium_core::error::Code;
+    pub(crate) use podium_engine::Store;
+
+    pub(crate) fn tmp(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("podium-svc-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    pub(crate) fn open(dir: &std::path::Path) -> Service {
+        let store = Store::new();
+        let (storage, aux, report) =
+            crate::storage::open(dir, FsyncPolicy::Always, &store).unwrap();
+        Service::new(store, Some(storage), aux, report, u64::MAX)
+    }
+
+    pub(crate) fn e(m: &str, s: f64) -> SubmitIn {
+        SubmitIn::new(m, s)
+    }
+
+    pub(crate) fn names(svc: &Service) -> Vec<String> {
+        svc.boards().boards.into_iter().map(|b| b.board).collect()
+    }
+
+    /// Waits (at most 30 s) until the log has recovered.
+    pub(crate) fn until_healthy(svc: &Service) {
+        let t = std::time::Instant::now();
+        while svc.health().is_err() {
+            assert!(t.elapsed().as_secs() < 30, "the log never recovered");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::testutil::*;
+
+    #[tokio::test]
+    async fn writes_survive_restart_with_and_without_snapshot() {
+        let dir = tmp("restart");
+        {
+            let svc = open(&dir);
+            svc.submit("b", &[e("a", 1.0), e("b", 2.0), e("c", 3.0)])
+                .await
+                .unwrap();
+            svc.remove("b", &["a".to_string()]).await.unwrap();
+            svc.board_put("asc", &serde_json::json!({"order": "asc"}))
+                .await
+                .unwrap();
+            svc.submit("asc", &[e("x", 5.0), e("y", 1.0)])
+                .await
+                .unwrap();
+            assert!(svc.maybe_snapshot(true).unwrap().is_some());
+            svc.submit("b", &[e("d", 10.0)]).await.unwrap();
+            let mut s = e("b", 5.0);
+            s.op = Some("incr".into());
+            svc.submit_one("b", &s).await.unwrap();
+            svc.close().unwrap();
+        }
+        let svc = open(&dir);
+        assert_eq!(svc.recovery.replayed, 2);
+        assert_eq!(svc.rank("b", "d").unwrap().rank, 1);
+        assert_eq!(svc.rank("b", "b").unwrap().score, Score(7.0));
+        assert!(svc.rank("b", "a").is_err());
+        assert_eq!(svc.rank("asc", "y").unwrap().rank, 1);
+    }
+
+    #[tokio::test]
+    async fn while_the_log_cannot_write_memory_and_log_stay_equal() {
+        let dir = tmp("log-cannot-write");
+        let (members, hashes) = {
+            let svc = open(&dir);
+            svc.submit("b", &[e("a", 1.0)]).await.unwrap();
+            svc.storage().unwrap().log.faults().write = true;
+            // Applied and logged, but not durable: an error, not an ack.
+            let err = svc.submit("b", &[e("b", 2.0)]).await.unwrap_err();
+            assert_eq!(err.code, Code::StorageUnavailable);
+            assert!(err.message.contains("No space left"), "{}", err.message);
+            assert_eq!(svc.health().unwrap_err().code, Code::StorageUnavailable);
+            // New writes are refused before anything is applied, on every
+            // path: board writes, structural ones, the Redis keyspace's.
+            let err = svc.submit("b", &[e("c", 3.0)]).await.unwrap_err();
+            assert_eq!(err.code, Code::StorageUnavailable);
+            assert!(svc.rank("b", "c").is_err(), "a refused write was applied");
+            let cfg = serde_json::json!({});
+            assert!(svc.board_create("x", &cfg).await.is_err());
+            assert!(svc.board_put("y", &cfg).await.is_err());
+            assert!(svc.reset("b").await.is_err());
+            assert!(svc.board_delete("b").await.is_err());
+            assert!(svc
+                .hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .is_err());
+            assert!(svc.del(&[b"b".as_slice()]).is_err());
+            assert!(svc.flushall().is_err());
+            assert_eq!(svc.boards().boards.len(), 1);
+            svc.storage().unwrap().log.faults().write = false;
+            until_healthy(&svc);
+            svc.submit("b", &[e("d", 4.0)]).await.unwrap();
+            svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
+                .unwrap();
+            let members: Vec<String> = svc
+                .top("b", Some(1), Some(100), false)
+                .unwrap()
+                .entries
+                .into_iter()
+                .map(|e| e.member)
+                .collect();
+            svc.close().unwrap();
+            (members, svc.hgetall(b"h").unwrap())
+        };
+        // The unacknowledged `b` was applied, so it was logged, and the
+        // log replays onto exactly the state memory had.
+        assert_eq!(members, ["d", "b", "a"]);
+        let svc = open(&dir);
+        let after: Vec<String> = svc
+            .top("b", Some(1), Some(100), false)
+            .unwrap()
+            .entries
+            .into_iter()
+            .map(|e| e.member)
+            .collect();
+        assert_eq!(after, members);
+        assert_eq!(svc.hgetall(b"h").unwrap(), hashes);
+        assert_eq!(svc.boards().boards.len(), 1);
+    }
+}

@@ -1,0 +1,435 @@
+//! Board reads of the HTTP and RPC frontends: board info and listings,
+//! ranks, pages and ranges, percentiles, search and export, each under the
+//! gate shared and the board's read lock; plus the in-place visitors for
+//! frontends that encode entries straight into their responses.
+
+use super::Service;
+use podium_core::backend::TopHead;
+use podium_core::api::*;
+use podium_core::backend::{
+    check_rank_range, RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE,
+};
+use podium_core::error::ApiError;
+
+fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
+    match ps.unwrap_or(DEFAULT_PAGE_SIZE) {
+        0 => Err(ApiError::bad("page_size must be at least 1")),
+        n if n > MAX_PAGE_SIZE => Err(ApiError::bad(format!(
+            "page_size must be at most {MAX_PAGE_SIZE}"
+        ))),
+        n => Ok(n),
+    }
+}
+
+impl Service {
+    pub fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        let info = self.read(board, |b| b.info())?;
+        Ok(BoardOut {
+            board: board.to_string(),
+            members: info.members,
+            read_only: info.read_only,
+            heap_bytes: info.heap_bytes,
+            archive_of: info.config.archive.as_ref().map(|a| a.board.clone()),
+            config: info.config.to_json(),
+            period: self.periods.lock().get(board).cloned(),
+            created: None,
+        })
+    }
+
+    pub fn boards(&self) -> BoardsOut {
+        BoardsOut {
+            boards: self
+                .store
+                .list_with_archives()
+                .into_iter()
+                .map(|(board, members, archive_of)| BoardSize {
+                    board,
+                    members,
+                    archive_of,
+                })
+                .collect(),
+        }
+    }
+
+    /// Heap bytes of each board's search index (0 for a board not yet
+    /// searched: its index is built by its first search), by board name.
+    pub fn search_index_bytes(&self) -> Vec<(String, u64)> {
+        self.store
+            .list()
+            .into_iter()
+            .filter_map(|(board, _)| {
+                // A board deleted since the listing is skipped.
+                let bytes = self.store.read(&board, |b| b.search_heap_bytes()).ok()?;
+                Some((board, bytes as u64))
+            })
+            .collect()
+    }
+
+    pub fn entry(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+    ) -> Result<EntryInfoOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let (info, total) = self.read(board, |b| (b.entry(member.as_bytes(), ps), b.len()))?;
+        let info = info.ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(EntryInfoOut {
+            board: board.to_string(),
+            ranking: ranking_str(info.ranking).to_string(),
+            entry: entry_out(&info.entry, true),
+            percentile: info.percentile,
+            page: info.page,
+            total: total as u64,
+        })
+    }
+
+    pub fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
+        let (r, s, ranking) = self.read(board, |b| {
+            (
+                b.rank(member.as_bytes()),
+                b.score(member.as_bytes()),
+                b.ranking(),
+            )
+        })?;
+        match (r, s) {
+            (Some(rank), Some(score)) => Ok(RankOut {
+                board: board.to_string(),
+                ranking: ranking_str(ranking).to_string(),
+                member: member.to_string(),
+                rank,
+                score: Score(score),
+            }),
+            _ => Err(ApiError::no_member(board, member)),
+        }
+    }
+
+    pub fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
+        let range = bounds.to_range();
+        let count = self.read(board, |b| b.count_range(&range))??;
+        Ok(CountOut {
+            board: board.to_string(),
+            count,
+        })
+    }
+
+    pub fn top(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<TopOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        let p = self.read(board, |b| b.top(page, ps))??;
+        Ok(TopOut {
+            board: board.to_string(),
+            ranking: ranking_str(p.ranking).to_string(),
+            page: p.page,
+            page_size: p.page_size,
+            total: p.total,
+            total_pages: p.total_pages,
+            entries: entries_out(&p.entries, with_data),
+        })
+    }
+
+    /// [`Service::top`] without building the page: `f` sees each entry in
+    /// place under the board's read lock (the RPC writes them straight into
+    /// its response), and the page's figures come back.
+    pub fn top_visit(
+        &self,
+        board: &str,
+        page: Option<u64>,
+        page_size_: Option<u64>,
+        f: impl FnMut(podium_engine::EntryRef<'_>),
+    ) -> Result<TopHead, ApiError> {
+        let ps = page_size(page_size_)?;
+        let page = page.unwrap_or(1);
+        if page == 0 {
+            return Err(ApiError::bad("page starts at 1"));
+        }
+        self.read(board, |b| {
+            let total = b.len() as u64;
+            let from = (page - 1).saturating_mul(ps);
+            if from < total {
+                b.visit(from as usize, ps as usize, false, f);
+            }
+            TopHead {
+                ranking: ranking_str(b.ranking()),
+                page,
+                page_size: ps,
+                total,
+                total_pages: total.div_ceil(ps),
+            }
+        })
+    }
+
+    /// 1-based ranks `start..=stop` (positions), best first, or counted from
+    /// the worst end with `from_worst`.
+    pub fn range_by_rank(
+        &self,
+        board: &str,
+        start: u64,
+        stop: u64,
+        from_worst: bool,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        check_rank_range(start, stop)?;
+        let (v, total, ranking) = self.read(board, |b| {
+            (
+                b.range_by_rank(start, stop, from_worst),
+                b.len(),
+                b.ranking(),
+            )
+        })?;
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            total: total as u64,
+            entries: entries_out(&v, with_data),
+        })
+    }
+
+    pub fn range_by_score(
+        &self,
+        board: &str,
+        bounds: RangeBounds,
+        from_worst: bool,
+        offset: Option<u64>,
+        limit: Option<u64>,
+        with_data: bool,
+    ) -> Result<RangeOut, ApiError> {
+        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
+        let range = bounds.to_range();
+        let (v, total, ranking) = self.read(board, |b| {
+            (
+                b.range_by_score(&range, from_worst, offset.unwrap_or(0), limit),
+                b.len(),
+                b.ranking(),
+            )
+        })?;
+        Ok(RangeOut {
+            board: board.to_string(),
+            ranking: ranking_str(ranking).to_string(),
+            total: total as u64,
+            entries: entries_out(&v?, with_data),
+        })
+    }
+
+    pub fn around(
+        &self,
+        board: &str,
+        member: &str,
+        page_size_: Option<u64>,
+        with_data: bool,
+    ) -> Result<AroundOut, ApiError> {
+        let ps = page_size(page_size_)?;
+        let a = self
+            .read(board, |b| b.around(member.as_bytes(), ps))?
+            .ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(AroundOut {
+            board: board.to_string(),
+            ranking: ranking_str(a.ranking).to_string(),
+            member: member.to_string(),
+            rank: a.rank,
+            total: a.total,
+            entries: entries_out(&a.entries, with_data),
+        })
+    }
+
+    pub fn ranks(
+        &self,
+        board: &str,
+        members: &[String],
+        with_data: bool,
+    ) -> Result<RanksOut, ApiError> {
+        if members.len() as u64 > MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} members per call"
+            )));
+        }
+        let r = self.read(board, |b| b.ranks(members))?;
+        Ok(RanksOut {
+            board: board.to_string(),
+            ranking: ranking_str(r.ranking).to_string(),
+            entries: entries_out(&r.entries, with_data),
+            missing: r.missing.iter().map(|m| member_str(m)).collect(),
+        })
+    }
+
+    pub fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
+        let p = self
+            .read(board, |b| b.percentile(member.as_bytes()))?
+            .ok_or_else(|| ApiError::no_member(board, member))?;
+        Ok(PercentileOut {
+            board: board.to_string(),
+            member: member.to_string(),
+            percentile: p,
+        })
+    }
+
+    pub fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+        let e = self.read(board, |b| b.score_at_percentile(p))??;
+        Ok(ScoreAtOut {
+            board: board.to_string(),
+            percentile: p,
+            entry: e.as_ref().map(|e| entry_out(e, false)),
+        })
+    }
+
+    /// One chunk of `export`: up to `limit` entries from position `pos`
+    /// (0-based), best first. Export walks the board chunk by chunk so a
+    /// huge board never sits in memory twice; a write between chunks can
+    /// shift entries across a chunk boundary (like Redis's ZSCAN).
+    /// `search` (docs/spec.md §3): a page of the members matching `query`, best
+    /// first. A board's index is built by its first search (under the
+    /// board's write lock, once) and kept current by every write after.
+    pub fn search(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        with_data: bool,
+    ) -> Result<SearchOut, ApiError> {
+        let page = self.search_page(board, query, limit, offset)?;
+        Ok(SearchOut {
+            board: board.to_string(),
+            ranking: ranking_str(page.ranking).to_string(),
+            query: query.to_string(),
+            total: page.total,
+            offset: page.offset,
+            limit: page.limit,
+            entries: entries_out(&page.entries, with_data),
+        })
+    }
+
+    /// [`Service::search`]'s page as the engine returns it, for a frontend
+    /// that encodes the entries itself (HTTP writes them straight into the
+    /// response body instead of through owned [`SearchOut`] copies).
+    pub fn search_page(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+    ) -> Result<podium_engine::search::SearchPage, ApiError> {
+        use podium_engine::search::SearchError;
+        let opts = search_options(limit, offset)?;
+        let mut page = self.read(board, |b| b.search(query, &opts))?;
+        if matches!(page, Err(SearchError::NotIndexed)) {
+            let arc = self
+                .store
+                .get(board)
+                .ok_or_else(|| ApiError::no_board(board))?;
+            {
+                let _gate = self.shared();
+                // Straight on the lock: an archive (read-only) is searchable.
+                let mut b = arc.write();
+                if !b.search_enabled() {
+                    b.enable_search().map_err(podium_engine::Error::from)?;
+                }
+            }
+            page = self.read(board, |b| b.search(query, &opts))?;
+        }
+        Ok(page.map_err(podium_engine::Error::from)?)
+    }
+
+    /// [`Service::search_page`] with the page handed to `f` in place (the
+    /// answer's head, then the entries, best first) under one hold of the
+    /// board's read lock, for a frontend encoding it straight into its
+    /// response. `Ok(None)`: the board has no index yet and nothing ran;
+    /// [`Service::search_page`] builds it, which is slow on a large board
+    /// (a caller on async workers hands that to the blocking pool).
+    pub fn search_with<R>(
+        &self,
+        board: &str,
+        query: &str,
+        limit: u64,
+        offset: u64,
+        f: impl FnOnce(
+            &podium_engine::SearchHead,
+            &mut dyn Iterator<Item = podium_engine::EntryRef<'_>>,
+        ) -> R,
+    ) -> Result<Option<R>, ApiError> {
+        use podium_engine::search::SearchError;
+        let opts = search_options(limit, offset)?;
+        match self.read(board, |b| b.search_with(query, &opts, f))? {
+            Ok(r) => Ok(Some(r)),
+            Err(SearchError::NotIndexed) => Ok(None),
+            Err(e) => Err(podium_engine::Error::from(e).into()),
+        }
+    }
+
+    /// Whether [`Service::search`] on `board` answers without building an
+    /// index first (the board is indexed, or missing: an error at once), so
+    /// a frontend can run it on its async workers like any other read.
+    pub fn search_is_cheap(&self, board: &str) -> bool {
+        self.store
+            .read(board, |b| b.search_enabled())
+            .unwrap_or(true)
+    }
+
+    /// `limit` entries in place, starting `skip` entries from the best (or,
+    /// `from_worst`, from the worst, going up), under one short hold of the
+    /// board's read lock: for encoders that write entries straight into
+    /// their output. Returns how many `f` saw.
+    pub fn visit_entries(
+        &self,
+        board: &str,
+        skip: usize,
+        limit: usize,
+        from_worst: bool,
+        f: impl FnMut(podium_engine::EntryRef<'_>),
+    ) -> Result<usize, ApiError> {
+        self.read(board, |b| {
+            if !from_worst {
+                b.visit(skip, limit, false, f)
+            } else if skip < b.len() {
+                b.visit(b.len() - 1 - skip, limit, true, f)
+            } else {
+                0
+            }
+        })
+    }
+
+    pub fn export_chunk(
+        &self,
+        board: &str,
+        pos: usize,
+        limit: usize,
+    ) -> Result<Vec<ExportLine>, ApiError> {
+        let v = self.read(board, |b| b.entries_from(pos, limit))?;
+        Ok(v.iter()
+            .map(|e| {
+                let o = entry_out(e, true);
+                ExportLine {
+                    member: o.member,
+                    score: o.score,
+                    rank: o.rank,
+                    name: o.name,
+                    data: o.data,
+                }
+            })
+            .collect())
+    }
+}
+
+/// A search's page options, the page size checked.
+fn search_options(
+    limit: u64,
+    offset: u64,
+) -> Result<podium_engine::search::SearchOptions, ApiError> {
+    if limit > MAX_PAGE_SIZE {
+        return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
+    }
+    Ok(podium_engine::search::SearchOptions {
+        limit,
+        offset,
+        ..Default::default()
+    })
+}
