@@ -11,7 +11,7 @@ use podium_core::error::ApiError;
 use podium_engine::search::SearchPage;
 use podium_engine::{EntryRef, SearchHead, SubmitResult};
 
-use crate::service::Service;
+use crate::service::{KeepEntries, Service};
 
 /// The in-process engine, through [`Service`] (its log, group commit and
 /// snapshots included).
@@ -78,7 +78,10 @@ impl Backend for EmbeddedBackend {
         board: &str,
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Vec<SubmitRec>), ApiError> {
-        self.svc.submit_recs_owned(board, recs).await
+        self.svc
+            .submit_records(board, recs, KeepEntries::Applied)
+            .await
+            .map_err(|(e, _)| e)
     }
 
     async fn import_records(
@@ -86,7 +89,10 @@ impl Backend for EmbeddedBackend {
         board: &str,
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Imported>, Vec<SubmitRec>), (ApiError, Vec<SubmitRec>)> {
-        let (results, recs) = self.svc.import_recs(board, recs).await?;
+        let (results, recs) = self
+            .svc
+            .submit_records(board, recs, KeepEntries::Always)
+            .await?;
         let items = results
             .into_iter()
             .map(|r| r.map(drop).map_err(|e| ErrorBody::from(&e)))

@@ -4,8 +4,8 @@
 //! frontends that encode entries straight into their responses.
 
 use super::Service;
-use podium_core::backend::TopHead;
 use podium_core::api::*;
+use podium_core::backend::TopHead;
 use podium_core::backend::{
     check_rank_range, RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE,
 };

@@ -2,69 +2,11 @@
 //! a batch, records built ahead by a bulk frontend), removals and
 //! member data, each answered once durable.
 
-use podium_engine::{Cond, Presence, UpdateOp};
-
 use super::{KeepEntries, Service, SubmitOwned, ZaddOpts};
-use crate::storage::record::{LogOp, MemberBytes, SubmitRec};
+use crate::storage::record::{LogOp, SubmitRec};
 use podium_core::api::*;
 use podium_core::backend::RangeBounds;
 use podium_core::error::{ApiError, Code};
-
-fn op_from_str(s: &str) -> Result<UpdateOp, ApiError> {
-    s.parse::<UpdateOp>()
-        .map_err(|_| ApiError::bad(format!("op must be set, best or incr, got {s:?}")))
-}
-
-fn submit_rec(e: &SubmitIn) -> Result<SubmitRec, ApiError> {
-    submit_rec_with(
-        e,
-        MemberBytes::from_slice(e.member.as_bytes()),
-        e.name.clone(),
-    )
-}
-
-/// [`submit_rec`] taking the entry's member and name instead of copying
-/// them (a bulk write's entries are not needed after this).
-fn submit_rec_owned(mut e: SubmitIn) -> Result<SubmitRec, ApiError> {
-    let member = MemberBytes::from_vec(std::mem::take(&mut e.member).into_bytes());
-    let name = e.name.take();
-    submit_rec_with(&e, member, name)
-}
-
-fn submit_rec_with(
-    e: &SubmitIn,
-    member: MemberBytes,
-    name: Option<String>,
-) -> Result<SubmitRec, ApiError> {
-    let data = match &e.data {
-        None => None,
-        Some(v @ serde_json::Value::Object(_)) => Some(v.to_string()),
-        Some(serde_json::Value::Null) => None,
-        Some(_) => {
-            return Err(ApiError::new(
-                Code::InvalidData,
-                "data must be a JSON object",
-            ))
-        }
-    };
-    Ok(SubmitRec {
-        member,
-        score: e.score.0,
-        op: e.op.as_deref().map(op_from_str).transpose()?,
-        presence: match e.only {
-            None => Presence::Any,
-            Some(Only::New) => Presence::OnlyNew,
-            Some(Only::Existing) => Presence::OnlyExisting,
-        },
-        cond: match e.cond {
-            None => Cond::Always,
-            Some(CondIn::Gt) => Cond::Greater,
-            Some(CondIn::Lt) => Cond::Less,
-        },
-        name,
-        data,
-    })
-}
 
 fn submit_out(member: &str, r: &podium_engine::SubmitResult) -> SubmitOut {
     SubmitOut {
@@ -121,68 +63,35 @@ impl Service {
         board: &str,
         entries: &[SubmitIn],
     ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
-        let results = self.submit_raw(board, entries).await?;
-        Ok(results
+        let recs = entries
+            .iter()
+            .map(SubmitRec::from_ref)
+            .collect::<Result<Vec<_>, _>>()?;
+        let done = self.zadd(board.as_bytes(), recs, ZaddOpts::default())?;
+        self.durable(done.lsn).await?;
+        Ok(done
+            .results
             .into_iter()
             .zip(entries)
             .map(|(r, e)| r.map(|r| submit_out(&e.member, &r)))
             .collect())
     }
 
-    /// [`Service::submit`] with the engine's results, for a caller that
-    /// encodes them itself (RPC's `submit_many`): one result per entry,
-    /// once durable.
-    pub async fn submit_raw(
-        &self,
-        board: &str,
-        entries: &[SubmitIn],
-    ) -> Result<Vec<Result<podium_engine::SubmitResult, ApiError>>, ApiError> {
-        let recs = entries
-            .iter()
-            .map(submit_rec)
-            .collect::<Result<Vec<_>, _>>()?;
-        let done = self.zadd(board.as_bytes(), recs, ZaddOpts::default())?;
-        self.durable(done.lsn).await?;
-        Ok(done.results)
-    }
-
-    /// [`Service::submit_raw`] of entries already made into records, which
-    /// come back as the records that were applied and logged (in the same
-    /// order): RPC's bulk write encodes its answer from them, so no member
-    /// id is copied on the way.
-    pub async fn submit_recs_owned(
+    /// `submit_many` or an `import` batch of entries already made into
+    /// records: each entry's engine result once durable, beside the records
+    /// as applied and logged (a bulk frontend encodes its answer from them,
+    /// so no member id is copied on the way). `keep` says which records
+    /// come back: the applied ones, or — for an import, which retries parts
+    /// of a batch the engine refused as a whole — every one, with the
+    /// refusal too, so the caller need not have copied them beforehand.
+    pub async fn submit_records(
         &self,
         board: &str,
         recs: Vec<SubmitRec>,
-    ) -> Result<SubmitOwned, ApiError> {
-        let keep = ZaddOpts {
-            keep: KeepEntries::Applied,
-        };
-        let done = self.zadd(board.as_bytes(), recs, keep)?;
-        self.durable(done.lsn).await?;
-        Ok((done.results, done.entries))
-    }
-
-    /// The records a bulk write applies, taking each entry's member and
-    /// name (see [`Service::import_recs`]).
-    pub fn submit_recs(entries: Vec<SubmitIn>) -> Result<Vec<SubmitRec>, ApiError> {
-        entries.into_iter().map(submit_rec_owned).collect()
-    }
-
-    /// A batch of records applied as [`Service::submit_recs_owned`] applies
-    /// them, for RPC's `import`: when the engine refuses the batch as a
-    /// whole the records come back with the error, so the caller can retry
-    /// parts of them without having copied every entry beforehand.
-    pub async fn import_recs(
-        &self,
-        board: &str,
-        recs: Vec<SubmitRec>,
+        keep: KeepEntries,
     ) -> Result<SubmitOwned, (ApiError, Vec<SubmitRec>)> {
-        let keep = ZaddOpts {
-            keep: KeepEntries::Always,
-        };
         let done = self
-            .zadd(board.as_bytes(), recs, keep)
+            .zadd(board.as_bytes(), recs, ZaddOpts { keep })
             .map_err(|r| (r.error, r.entries))?;
         self.durable(done.lsn).await.map_err(|e| (e, Vec::new()))?;
         Ok((done.results, done.entries))

@@ -275,7 +275,12 @@ fn submit_many_results_encode_as_the_dtos() {
         results: &items,
     })
     .unwrap();
-    let raw = futures_util::FutureExt::now_or_never(b.submit_raw("lb", &entries))
+    let recs = entries
+        .iter()
+        .map(|e| SubmitRec::from_ref(e).unwrap())
+        .collect();
+    let keep = podium_store::service::KeepEntries::Applied;
+    let (raw, _) = futures_util::FutureExt::now_or_never(b.submit_records("lb", recs, keep))
         .expect("in memory")
         .unwrap();
     let members = entries.iter().map(|e| e.member.as_bytes());
