@@ -231,43 +231,6 @@ async fn background(svc: Arc<Service>, mut stop: tokio::sync::watch::Receiver<bo
     }
 }
 
-/// Pacing of an accept loop after errors. While descriptors are exhausted
-/// (EMFILE, ENFILE) `accept` fails at once, again and again, until one is
-/// freed: without a pause the loop would spin a core, and a line per
-/// attempt would flood the log. The pause doubles from 50 ms to 1 s; one
-/// warning when accepting starts failing, one line when it works again.
-pub(crate) struct AcceptBackoff {
-    what: &'static str,
-    failures: u32,
-}
-
-impl AcceptBackoff {
-    /// `what`: the protocol, for the log lines.
-    pub(crate) fn new(what: &'static str) -> Self {
-        AcceptBackoff { what, failures: 0 }
-    }
-
-    pub(crate) async fn failed(&mut self, e: &std::io::Error) {
-        if self.failures == 0 {
-            tracing::warn!("accepting a {} connection failed, retrying: {e}", self.what);
-        }
-        let pause = Duration::from_millis(50) * (1 << self.failures.min(5));
-        self.failures = self.failures.saturating_add(1);
-        tokio::time::sleep(pause.min(Duration::from_secs(1))).await;
-    }
-
-    pub(crate) fn accepted(&mut self) {
-        if self.failures > 0 {
-            tracing::info!(
-                failed_attempts = self.failures,
-                "accepting {} connections again",
-                self.what
-            );
-            self.failures = 0;
-        }
-    }
-}
-
 /// A future that completes at SIGINT or SIGTERM. The handlers are
 /// registered when this is called, not when the future is first polled.
 fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>> {
