@@ -5,6 +5,7 @@
 pub mod client;
 pub mod http;
 pub mod hugepages;
+mod listen;
 pub mod resp;
 pub mod rpc;
 pub mod server;

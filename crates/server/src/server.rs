@@ -5,6 +5,7 @@
 //! and shuts down gracefully on SIGINT/SIGTERM — stop accepting, finish
 //! in-flight requests, then flush and fsync the embedded log.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,26 +35,15 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // Installed before anything is announced: a SIGTERM that arrives just
     // after the listening line must still shut down gracefully.
     let shutdown = shutdown_signal()?;
-    let (be, svc, redis) = if settings.backend == DEFAULT_BACKEND {
-        let svc = open_embedded(&settings, clock).await?;
-        let be: Arc<dyn Backend> = Arc::new(EmbeddedBackend::new(svc.clone()));
-        (be, Some(svc), None)
-    } else {
-        let redis = open_redis(&settings, clock).await?;
-        let be: Arc<dyn Backend> = redis.clone();
-        (be, None, Some(redis))
-    };
+    let engine = Engine::open(&settings, clock).await?;
 
     let metrics = crate::http::install_metrics();
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} for HTTP"))?;
-        let local = listener.local_addr()?;
+        let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
-            be.clone(),
+            engine.backend(),
             crate::http::HttpConfig {
                 api_keys: settings.api_keys.clone(),
                 max_body_bytes: settings.max_body_bytes,
@@ -76,36 +66,26 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                 .await
                 .context("HTTP server failed")
         });
-        // Tests and scripts wait for this line (port 0 picks a free port).
-        println!("podium: http listening on {local}");
-        tracing::info!(%local, "HTTP/JSON listening");
+        announce("http", local, "HTTP/JSON");
     }
     if let Some(addr) = settings.rpc {
-        let listener = TcpListener::bind(addr)
-            .await
-            .with_context(|| format!("cannot listen on {addr} for MessagePack-RPC"))?;
-        let local = listener.local_addr()?;
+        let (listener, local) = bind(addr, "MessagePack-RPC").await?;
         let cfg = crate::rpc::RpcConfig {
             api_keys: settings.api_keys.clone(),
         };
         let stop = stop_rx.clone();
-        servers.spawn(crate::rpc::serve(listener, be.clone(), cfg, stop));
-        println!("podium: rpc listening on {local}");
-        tracing::info!(%local, "MessagePack-RPC listening");
+        servers.spawn(crate::rpc::serve(listener, engine.backend(), cfg, stop));
+        announce("rpc", local, "MessagePack-RPC");
     }
-    match (settings.resp, &svc) {
+    match (settings.resp, engine.service()) {
         (Some(addr), Some(svc)) => {
-            let listener = TcpListener::bind(addr)
-                .await
-                .with_context(|| format!("cannot listen on {addr} for the Redis protocol"))?;
-            let local = listener.local_addr()?;
+            let (listener, local) = bind(addr, "the Redis protocol").await?;
             let cfg = crate::resp::RespConfig {
                 api_keys: settings.api_keys.clone(),
             };
             let stop = stop_rx.clone();
             servers.spawn(crate::resp::serve(listener, svc.clone(), cfg, stop));
-            println!("podium: resp listening on {local}");
-            tracing::info!(%local, "Redis protocol listening");
+            announce("resp", local, "Redis protocol");
         }
         // `Settings::validate` refuses an explicit --resp with Redis.
         (Some(_), None) => bail!("the Redis protocol frontend serves only the embedded engine"),
@@ -116,32 +96,102 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         (None, Some(_)) => {}
     }
 
-    let bg = match (&svc, &redis) {
-        (Some(svc), _) => tokio::spawn(background(svc.clone(), stop_rx.clone())),
-        // Every node runs the scheduler; the script archives a period once
-        // however many nodes find it due (docs/redis-backend.md).
-        (None, Some(redis)) => podium_redis::spawn_reset_scheduler(redis.clone()),
-        (None, None) => tokio::spawn(async {}),
-    };
+    let bg = engine.spawn_background(stop_rx.clone());
     shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {
         r??;
     }
-    // The Redis scheduler loops until aborted; the embedded background
-    // task has already returned on `stop`.
-    if redis.is_some() {
-        bg.abort();
+    engine.close(bg).await
+}
+
+/// The storage `serve` opened, and the one owner of it: the frontends get
+/// it as a [`Backend`]; what differs per engine is the work beside them.
+enum Engine {
+    /// Also serves the Redis protocol, runs the background work of
+    /// [`background`] and is flushed at shutdown.
+    Embedded(Arc<EmbeddedBackend>),
+    /// Runs the reset scheduler; nothing is kept locally.
+    Redis(Arc<RedisBackend>),
+}
+
+impl Engine {
+    async fn open(settings: &Settings, clock: Arc<dyn Clock>) -> Result<Engine> {
+        Ok(if settings.backend == DEFAULT_BACKEND {
+            let svc = open_embedded(settings, clock).await?;
+            Engine::Embedded(Arc::new(EmbeddedBackend::new(svc)))
+        } else {
+            Engine::Redis(open_redis(settings, clock).await?)
+        })
     }
-    let _ = bg.await;
-    if let Some(svc) = svc {
-        svc.close().context("flushing the log at shutdown")?;
-        tracing::info!("log flushed and synced; bye");
-    } else {
-        tracing::info!("bye");
+
+    /// What HTTP and MessagePack-RPC call.
+    fn backend(&self) -> Arc<dyn Backend> {
+        match self {
+            Engine::Embedded(be) => be.clone(),
+            Engine::Redis(be) => be.clone(),
+        }
     }
-    Ok(())
+
+    /// The embedded store, the one the Redis protocol serves.
+    fn service(&self) -> Option<&Arc<Service>> {
+        match self {
+            Engine::Embedded(be) => Some(be.service()),
+            Engine::Redis(_) => None,
+        }
+    }
+
+    /// Starts the engine's own periodic work.
+    fn spawn_background(
+        &self,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> tokio::task::JoinHandle<()> {
+        match self {
+            Engine::Embedded(be) => tokio::spawn(background(be.service().clone(), stop)),
+            // Every node runs the scheduler; the script archives a period
+            // once however many nodes find it due (docs/redis-backend.md).
+            Engine::Redis(be) => podium_redis::spawn_reset_scheduler(be.clone()),
+        }
+    }
+
+    /// Once the frontends have finished: ends the periodic work `bg` and,
+    /// on the embedded engine, flushes and syncs the log.
+    async fn close(self, bg: tokio::task::JoinHandle<()>) -> Result<()> {
+        match self {
+            Engine::Embedded(be) => {
+                // Already returned on `stop`.
+                let _ = bg.await;
+                be.service()
+                    .close()
+                    .context("flushing the log at shutdown")?;
+                tracing::info!("log flushed and synced; bye");
+            }
+            Engine::Redis(_) => {
+                // The scheduler loops until aborted.
+                bg.abort();
+                let _ = bg.await;
+                tracing::info!("bye");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Binds a frontend's address; `what` names the protocol in the error.
+async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("cannot listen on {addr} for {what}"))?;
+    let local = listener.local_addr()?;
+    Ok((listener, local))
+}
+
+/// Says that a frontend listens: `flag` in the line on stdout that tests
+/// and scripts wait for (port 0 picks a free port), `what` in the log.
+fn announce(flag: &str, local: SocketAddr, what: &str) {
+    println!("podium: {flag} listening on {local}");
+    tracing::info!(%local, "{what} listening");
 }
 
 /// Opens and recovers the data directory: the embedded engine.
@@ -227,43 +277,6 @@ async fn background(svc: Arc<Service>, mut stop: tokio::sync::watch::Receiver<bo
             Ok(Err(e)) => tracing::error!("{e}"),
             Err(e) => tracing::error!("snapshot task failed: {e}"),
             Ok(Ok(_)) => {}
-        }
-    }
-}
-
-/// Pacing of an accept loop after errors. While descriptors are exhausted
-/// (EMFILE, ENFILE) `accept` fails at once, again and again, until one is
-/// freed: without a pause the loop would spin a core, and a line per
-/// attempt would flood the log. The pause doubles from 50 ms to 1 s; one
-/// warning when accepting starts failing, one line when it works again.
-pub(crate) struct AcceptBackoff {
-    what: &'static str,
-    failures: u32,
-}
-
-impl AcceptBackoff {
-    /// `what`: the protocol, for the log lines.
-    pub(crate) fn new(what: &'static str) -> Self {
-        AcceptBackoff { what, failures: 0 }
-    }
-
-    pub(crate) async fn failed(&mut self, e: &std::io::Error) {
-        if self.failures == 0 {
-            tracing::warn!("accepting a {} connection failed, retrying: {e}", self.what);
-        }
-        let pause = Duration::from_millis(50) * (1 << self.failures.min(5));
-        self.failures = self.failures.saturating_add(1);
-        tokio::time::sleep(pause.min(Duration::from_secs(1))).await;
-    }
-
-    pub(crate) fn accepted(&mut self) {
-        if self.failures > 0 {
-            tracing::info!(
-                failed_attempts = self.failures,
-                "accepting {} connections again",
-                self.what
-            );
-            self.failures = 0;
         }
     }
 }

@@ -21,8 +21,9 @@ mod scope_tests;
 use std::sync::Arc;
 
 use anyhow::Result;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
+use crate::listen::{accept_until_stopped, Drain};
 use crate::settings::ApiKey;
 use podium_store::service::Service;
 
@@ -44,34 +45,8 @@ pub async fn serve(
 ) -> Result<()> {
     let port = listener.local_addr()?.port();
     let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
-    let mut conns = tokio::task::JoinSet::new();
-    let mut stop_accept = stop.clone();
-    let mut backoff = crate::server::AcceptBackoff::new("Redis");
-    loop {
-        while conns.try_join_next().is_some() {}
-        let accepted = tokio::select! {
-            _ = stop_accept.wait_for(|s| *s) => break,
-            a = listener.accept() => a,
-        };
-        let (sock, peer) = match accepted {
-            Ok(x) => {
-                backoff.accepted();
-                x
-            }
-            Err(e) => {
-                backoff.failed(&e).await;
-                continue;
-            }
-        };
-        let _ = sock.set_nodelay(true);
-        let (svc, shared, stop) = (svc.clone(), shared.clone(), stop.clone());
-        conns.spawn(async move {
-            if let Err(e) = conn::serve_conn(sock, svc, shared, stop).await {
-                tracing::debug!(%peer, "Redis connection ended: {e}");
-            }
-        });
-    }
-    drop(listener);
-    while conns.join_next().await.is_some() {}
+    let serve_conn =
+        move |sock: TcpStream, stop| conn::serve_conn(sock, svc.clone(), shared.clone(), stop);
+    accept_until_stopped(listener, "Redis", stop, Drain::Wait, serve_conn).await;
     Ok(())
 }

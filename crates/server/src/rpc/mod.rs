@@ -24,8 +24,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
+use crate::listen::{accept_until_stopped, Drain};
 use crate::settings::ApiKey;
 use podium_core::backend::Backend;
 
@@ -51,40 +52,12 @@ pub async fn serve(
     let shared = Arc::new(exec::Shared {
         api_keys: cfg.api_keys,
     });
-    let mut conns = tokio::task::JoinSet::new();
-    let mut stop_accept = stop.clone();
-    let mut backoff = crate::server::AcceptBackoff::new("MessagePack-RPC");
-    loop {
-        while conns.try_join_next().is_some() {}
-        let accepted = tokio::select! {
-            _ = stop_accept.wait_for(|s| *s) => break,
-            a = listener.accept() => a,
-        };
-        let (sock, peer) = match accepted {
-            Ok(x) => {
-                backoff.accepted();
-                x
-            }
-            Err(e) => {
-                backoff.failed(&e).await;
-                continue;
-            }
-        };
-        let _ = sock.set_nodelay(true);
-        let (be, shared, stop) = (be.clone(), shared.clone(), stop.clone());
-        conns.spawn(async move {
-            if let Err(e) = conn::serve_conn(sock, be, shared, stop).await {
-                tracing::debug!(%peer, "MessagePack-RPC connection ended: {e}");
-            }
-        });
-    }
-    drop(listener);
-    let all = async { while conns.join_next().await.is_some() {} };
-    if tokio::time::timeout(STOP_GRACE, all).await.is_err() {
-        // A client that stopped reading: its acknowledgements are lost,
-        // its writes are applied and the log is flushed at exit anyway.
-        tracing::warn!("MessagePack-RPC connections still open at shutdown; closing them");
-        conns.shutdown().await;
-    }
+    let serve_conn =
+        move |sock: TcpStream, stop| conn::serve_conn(sock, be.clone(), shared.clone(), stop);
+    // Past the grace, a client that stopped reading loses its
+    // acknowledgements; its writes are applied and the log is flushed at
+    // exit anyway.
+    let drain = Drain::Within(STOP_GRACE);
+    accept_until_stopped(listener, "MessagePack-RPC", stop, drain, serve_conn).await;
     Ok(())
 }
