@@ -448,13 +448,7 @@ impl Shared {
     /// The scope of the key equal to `presented`, comparing with every key
     /// so the time taken does not tell which matched.
     fn scope_of(&self, presented: &str) -> Option<Scope> {
-        self.api_keys.iter().fold(None, |found, k| {
-            if k.matches(presented) {
-                Some(k.scope)
-            } else {
-                found
-            }
-        })
+        ApiKey::scope_among(&self.api_keys, presented.as_bytes())
     }
 }
 

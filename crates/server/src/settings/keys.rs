@@ -27,6 +27,20 @@ impl ApiKey {
         Ok(ApiKey { key, scope })
     }
 
+    /// The scope of the key among `keys` equal to `presented`, comparing
+    /// with every key so the time taken does not tell which matched. The
+    /// one lookup of every frontend's authentication.
+    pub fn scope_among(keys: &[ApiKey], presented: &[u8]) -> Option<Scope> {
+        let presented = std::str::from_utf8(presented).ok()?;
+        keys.iter().fold(None, |found, k| {
+            if k.matches(presented) {
+                Some(k.scope)
+            } else {
+                found
+            }
+        })
+    }
+
     /// Whether `presented` is this key, compared in constant time.
     pub fn matches(&self, presented: &str) -> bool {
         let (a, b) = (self.key.as_bytes(), presented.as_bytes());

@@ -140,14 +140,7 @@ impl Settings {
     /// The scope of the configured key equal to `presented`, if any
     /// (compared in constant time).
     pub fn scope_of(&self, presented: &str) -> Option<Scope> {
-        // Look at every key, so the time taken does not tell which matched.
-        self.api_keys.iter().fold(None, |found, k| {
-            if k.matches(presented) {
-                Some(k.scope)
-            } else {
-                found
-            }
-        })
+        ApiKey::scope_among(&self.api_keys, presented.as_bytes())
     }
 }
 

@@ -61,14 +61,7 @@ impl Shared {
 
     /// The scope of the key equal to `presented` (constant time per key).
     fn scope_of(&self, presented: &[u8]) -> Option<Scope> {
-        let presented = std::str::from_utf8(presented).ok()?;
-        self.api_keys.iter().fold(None, |found, k| {
-            if k.matches(presented) {
-                Some(k.scope)
-            } else {
-                found
-            }
-        })
+        ApiKey::scope_among(&self.api_keys, presented)
     }
 }
 
