@@ -164,6 +164,27 @@ pub enum SubmitItem {
     Err { member: String, error: ErrorBody },
 }
 
+impl SubmitItem {
+    /// Each entry's own result as a batch answers it: its `SubmitOut`, or
+    /// its member with the error.
+    pub fn from_results(
+        results: Vec<Result<SubmitOut, ApiError>>,
+        entries: &[SubmitIn],
+    ) -> Vec<SubmitItem> {
+        results
+            .into_iter()
+            .zip(entries)
+            .map(|(r, e)| match r {
+                Ok(out) => SubmitItem::Ok(out),
+                Err(err) => SubmitItem::Err {
+                    member: e.member.clone(),
+                    error: ErrorBody::from(&err),
+                },
+            })
+            .collect()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorBody {
     pub code: String,

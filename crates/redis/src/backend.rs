@@ -91,17 +91,7 @@ impl Backend for RedisBackend {
 
     async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
         let results = self.submit_results(board, entries).await?;
-        Ok(results
-            .into_iter()
-            .zip(entries)
-            .map(|(r, e)| match r {
-                Ok(out) => SubmitItem::Ok(out),
-                Err(err) => SubmitItem::Err {
-                    member: e.member.clone(),
-                    error: ErrorBody::from(&err),
-                },
-            })
-            .collect())
+        Ok(SubmitItem::from_results(results, entries))
     }
 
     async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {

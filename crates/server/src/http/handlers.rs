@@ -200,14 +200,7 @@ pub(crate) async fn submit(
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     match parse_json_value(&bytes)? {
         Value::Array(items) => {
-            let entries = items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    submit_in(v, false)
-                        .map_err(|e| ApiError::new(e.code, format!("entry {i}: {}", e.message)))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let entries = podium_core::ops::submit::batch(items, |v| submit_in(v, false))?;
             let results = st.be.submit(&board, &entries).await?;
             Ok(Json(json!({"board": board, "results": results})).into_response())
         }

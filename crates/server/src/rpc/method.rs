@@ -698,15 +698,8 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
         M::SubmitMany => {
             let mut p = p(2, 0, "board, [entry, ...]")?;
             let board = p.board("board")?;
-            let entries = p
-                .array("entries")?
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    submit_in(v, false)
-                        .map_err(|e| ApiError::new(e.code, format!("entry {i}: {}", e.message)))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
+            let entries =
+                podium_core::ops::submit::batch(p.array("entries")?, |v| submit_in(v, false))?;
             Call::SubmitMany { board, entries }
         }
         M::Remove => {

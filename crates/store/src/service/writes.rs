@@ -34,17 +34,7 @@ impl Service {
         entries: &[SubmitIn],
     ) -> Result<Vec<SubmitItem>, ApiError> {
         let results = self.submit_results(board, entries).await?;
-        Ok(results
-            .into_iter()
-            .zip(entries)
-            .map(|(r, e)| match r {
-                Ok(out) => SubmitItem::Ok(out),
-                Err(err) => SubmitItem::Err {
-                    member: e.member.clone(),
-                    error: ErrorBody::from(&err),
-                },
-            })
-            .collect())
+        Ok(SubmitItem::from_results(results, entries))
     }
 
     /// `submit` of one entry: an entry error is the call's error.
