@@ -95,12 +95,12 @@ enum Damage {
 fn damage() -> impl Strategy<Value = Damage> {
     let at = any::<usize>();
     prop_oneof![
-        (at.clone(), 0u8..8).prop_map(|(at, bit)| Damage::FlipBit { at, bit }),
-        at.clone().prop_map(|at| Damage::Truncate { at }),
-        (at.clone(), prop::collection::vec(any::<u8>(), 1..16))
+        (at, 0u8..8).prop_map(|(at, bit)| Damage::FlipBit { at, bit }),
+        at.prop_map(|at| Damage::Truncate { at }),
+        (at, prop::collection::vec(any::<u8>(), 1..16))
             .prop_map(|(at, bytes)| Damage::Insert { at, bytes }),
         (
-            at.clone(),
+            at,
             prop_oneof![Just(u32::MAX), Just(u32::MAX / 2), 1u32 << 20..=u32::MAX]
         )
             .prop_map(|(at, len)| Damage::HugeLength { at, len }),
