@@ -30,7 +30,7 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'redis>=5' 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'redis>=5'
     fi
-    # The MessagePack-RPC test (crates/server/tests/rpc.rs) drives podium
+    # The MessagePack-RPC test (crates/server/tests/rpc_python.rs) drives podium
     # with the `msgpack` package's Packer/Unpacker, a client podium did not write.
     if ! python3 -c 'import msgpack' >/dev/null 2>&1; then
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet msgpack 2>/dev/null ||

@@ -20,9 +20,9 @@ use podium_core::backend::Backend;
 use podium_core::error::Code;
 use podium_redis::RedisBackend;
 
-mod common;
+mod support;
 
-use common::redis_server::{answers_ping, cli, wait_for, Redis};
+use support::redis::{answers_ping, cli, wait_for, Redis};
 
 /// What the writers saw: acknowledged member → score, and how many calls
 /// failed (each with 503; anything else fails the test at once).

@@ -12,18 +12,18 @@
 //! - The Redis protocol is off with a Redis backend, an explicit `--resp`
 //!   is refused, and no data directory is created.
 
-mod common;
+mod support;
 
 use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use common::launch::launch;
-use common::redis_server::{answers_ping, wait_until, Redis};
-use common::run_to_end;
 use podium_client::Client;
 use rmpv::Value as Mp;
 use serde_json::{json, Value};
+use support::launch::launch;
+use support::redis::{answers_ping, wait_until, Redis};
+use support::run_to_end;
 
 const RPC_LISTENING: &str = "podium: rpc listening on ";
 const HTTP_LISTENING: &str = "podium: http listening on ";
@@ -45,7 +45,7 @@ impl Node {
             .prefix("podium-backend-")
             .tempdir()
             .unwrap();
-        let mut cmd = Command::new(common::bin());
+        let mut cmd = Command::new(support::bin());
         cmd.arg("serve")
             .arg("--data-dir")
             .arg(tmp.path().join("data"))
@@ -60,7 +60,7 @@ impl Node {
             cmd,
             &tmp.path().join("stderr.log"),
             RPC_LISTENING,
-            common::START_TIMEOUT,
+            support::START_TIMEOUT,
         );
         // The HTTP line is printed before the RPC one.
         let http = l
@@ -104,7 +104,7 @@ impl Node {
 
     /// An HTTP call: (status, body as JSON, or as a string when it is not).
     fn http(&self, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
-        let c = common::client();
+        let c = support::http::client();
         let url = format!("http://{}{}", self.http, path);
         let m: reqwest::Method = method.parse().unwrap();
         let mut r = c.request(m, url);

@@ -8,139 +8,19 @@
 //! (`CARGO_BIN_EXE_podium`) to this package's tests only: typed calls,
 //! pipelining, errors, auth, a large export, clients on several tasks.
 
-#[path = "support/launch.rs"]
-mod launch;
+mod support;
 
-use std::fs::File;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
 use podium_client::{blocking, Client, ClientError, Ser, Submission};
 use rmpv::Value;
-
-const START_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long one client command may run.
-const RUN_TIMEOUT: Duration = Duration::from_secs(60);
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_podium")
-}
-
-/// Runs `podium ARGS` to its end and returns its exit status and
-/// everything it printed (stdout, then stderr).
-fn run_to_end(args: &[&str]) -> (ExitStatus, String) {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let out_path = tmp.path().join("out.log");
-    let err_path = tmp.path().join("err.log");
-    let mut child = Command::new(bin())
-        .args(args)
-        .env_remove("PODIUM_CONFIG")
-        .env_remove("PODIUM_API_KEYS")
-        .env_remove("PODIUM_API_KEY")
-        .env_remove("PODIUM_SERVER")
-        .env_remove("PODIUM_RPC_SERVER")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(File::create(&out_path).unwrap()))
-        .stderr(Stdio::from(File::create(&err_path).unwrap()))
-        .spawn()
-        .expect("spawning podium");
-    let deadline = Instant::now() + RUN_TIMEOUT;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("podium {args:?} still running after {RUN_TIMEOUT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let text = format!(
-        "{}{}",
-        std::fs::read_to_string(&out_path).unwrap_or_default(),
-        std::fs::read_to_string(&err_path).unwrap_or_default()
-    );
-    (status, text)
-}
-
-/// `podium serve` with HTTP and MessagePack-RPC on free ports, on a fresh
-/// data directory; killed when dropped.
-struct Podium {
-    child: Child,
-    _tmp: tempfile::TempDir,
-    /// `127.0.0.1:PORT` of the MessagePack-RPC listener.
-    rpc: String,
-    /// `http://127.0.0.1:PORT`.
-    http: String,
-}
+use support::rpc::Podium;
+use support::{bin, run_to_end};
 
 impl Podium {
-    fn start(extra: &[&str]) -> Podium {
-        Self::start_with_env(extra, &[])
-    }
-
-    fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Podium {
-        let tmp = tempfile::Builder::new()
-            .prefix("podium-cli-")
-            .tempdir()
-            .expect("temp dir");
-        let mut cmd = Command::new(bin());
-        cmd.arg("serve")
-            .arg("--data-dir")
-            .arg(tmp.path().join("data"))
-            .args(["--http", "127.0.0.1:0", "--rpc", "127.0.0.1:0"])
-            .args(["--resp", "off", "--fsync", "always"])
-            .args(extra)
-            .env_remove("PODIUM_CONFIG")
-            .env_remove("PODIUM_API_KEYS")
-            .env_remove("PODIUM_LOG_LEVEL")
-            .env_remove("PODIUM_API_KEY_FILE")
-            .envs(env.iter().copied())
-            .env("NO_COLOR", "1");
-        // The RPC line comes after the HTTP one.
-        let l = launch::launch(
-            cmd,
-            &tmp.path().join("stderr.log"),
-            "podium: rpc listening on ",
-            START_TIMEOUT,
-        );
-        let http = http_addr(&l.stdout);
-        Podium {
-            child: l.child,
-            _tmp: tmp,
-            rpc: l.addr,
-            http: format!("http://{http}"),
-        }
-    }
-
+    /// A `podium-client` connection to the server's RPC port.
     fn client(&self) -> blocking::Client {
         blocking::Client::connect(self.rpc.as_str()).expect("connecting to podium's RPC port")
-    }
-}
-
-fn http_addr(stdout: &Arc<Mutex<String>>) -> String {
-    let deadline = Instant::now() + START_TIMEOUT;
-    loop {
-        if let Some(a) = stdout
-            .lock()
-            .unwrap()
-            .lines()
-            .find_map(|l| l.strip_prefix("podium: http listening on "))
-        {
-            return a.trim().to_string();
-        }
-        assert!(Instant::now() < deadline, "no HTTP listening line");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-impl Drop for Podium {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -706,7 +586,7 @@ fn api_keys_from_a_file_stay_out_of_the_command_line() {
     let by_flag = Podium::start(&["--api-key-file", keys.to_str().unwrap()]);
     let by_env = Podium::start_with_env(&[], &[("PODIUM_API_KEY_FILE", keys.to_str().unwrap())]);
     for srv in [&by_flag, &by_env] {
-        let cmdline = std::fs::read(format!("/proc/{}/cmdline", srv.child.id())).unwrap();
+        let cmdline = std::fs::read(format!("/proc/{}/cmdline", srv.pid())).unwrap();
         assert!(!String::from_utf8_lossy(&cmdline).contains("key-0123456789"));
         let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "b", "m", "1"]);
         assert!(!st.success());

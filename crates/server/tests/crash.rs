@@ -7,7 +7,7 @@
 //! and a log that failed on exhausted file descriptors recovers by itself
 //! once they are back, losing no acknowledged write.
 
-mod common;
+mod support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -16,10 +16,11 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{board_path, client, enc, run_to_end, Server};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
+use support::http::{board_path, client, enc, Server};
+use support::run_to_end;
 
 // ------------------------------------------------------------ the log format
 

@@ -11,13 +11,14 @@
 //! installed: `scripts/test.sh` installs them; without them these tests
 //! fail and say so.
 
-mod resp;
+mod support;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use resp::servers::{require, Podium, RedisServer, INSTALL_HINT};
+use support::redis::{require, RedisServer, INSTALL_HINT};
+use support::resp::Podium;
 
 /// Runs `redis-cli -p PORT ARGS` with `stdin`, returning (success,
 /// stdout, stderr).

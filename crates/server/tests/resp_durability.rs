@@ -2,10 +2,10 @@
 //! sets, hashes, expiries, MULTI/EXEC, a deep pipeline — survives `kill -9`,
 //! and a pipeline batch costs one fsync, not one per command.
 
-mod resp;
+mod support;
 
-use resp::servers::Podium;
-use resp::wire::{cmd, Conn};
+use support::resp::wire::{cmd, Conn};
+use support::resp::Podium;
 
 fn fsyncs(c: &mut Conn) -> u64 {
     let info = c.call_str("INFO persistence").text().expect("INFO text");
@@ -24,7 +24,7 @@ fn acknowledged_writes_survive_kill_9_and_a_pipeline_is_one_fsync() {
     let before = fsyncs(&mut c);
     let mut bytes = Vec::new();
     for i in 0..200 {
-        bytes.extend(resp::wire::encode_command(&cmd(&format!(
+        bytes.extend(support::resp::wire::encode_command(&cmd(&format!(
             "ZADD lb {i} m{i}"
         ))));
     }

@@ -511,38 +511,3 @@ impl Conn {
         let _ = self.stream.shutdown(Shutdown::Write);
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frames_every_type() {
-        let samples: &[&[u8]] = &[
-            b"+OK\r\n",
-            b"-ERR x\r\n",
-            b":-12\r\n",
-            b"$3\r\na\r\n\r\n",
-            b"$-1\r\n",
-            b"*-1\r\n",
-            b"*2\r\n$1\r\na\r\n:1\r\n",
-            b"_\r\n",
-            b",1.5\r\n",
-            b"#t\r\n",
-            b"!5\r\nERR x\r\n",
-            b"=7\r\ntxt:abc\r\n",
-            b"(123\r\n",
-            b"%1\r\n+a\r\n*0\r\n",
-            b"~1\r\n:1\r\n",
-            b">2\r\n+a\r\n+b\r\n",
-            b"|1\r\n+k\r\n+v\r\n:5\r\n",
-        ];
-        for s in samples {
-            let v = parse_one(s).unwrap();
-            assert_eq!(encode(&v), *s);
-            for cut in 0..s.len() {
-                assert_eq!(parse(&s[..cut]).unwrap(), None, "{}", show(&s[..cut]));
-            }
-        }
-    }
-}

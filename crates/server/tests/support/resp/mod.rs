@@ -1,6 +1,6 @@
 //! Helpers of the Redis-protocol tests (docs/spec.md §4 "Redis protocol"): a raw
-//! RESP client ([`wire`]), the servers under test ([`servers`]) and the
-//! differential harness ([`diff`]).
+//! RESP client ([`wire`]), podium behind its RESP listener ([`podium`]), the
+//! differential harness ([`diff`]) and the pair of servers it compares.
 //!
 //! Environment knobs:
 //! - `RESP_DIFF_AGAINST=redis` runs the differential tests against a
@@ -13,16 +13,13 @@
 //!   `DIR/seed-N-respP.resp` (the commands as RESP), to replay by hand.
 //! - `RESP_DIFF_TRACE=1` prints every compared command with Redis's reply.
 
-#![allow(dead_code)] // each test binary uses its own subset
-
 pub mod diff;
-#[path = "../support/launch.rs"]
-pub mod launch;
-pub mod servers;
+pub mod podium;
 pub mod wire;
 
+use super::redis::RedisServer;
 use diff::Diff;
-use servers::{Podium, RedisServer};
+pub use podium::Podium;
 
 /// The server compared with Redis.
 pub enum Other {

@@ -6,12 +6,21 @@
 //! and started again on the same port and dir. Every process is killed
 //! when its [`RedisNode`] drops, pass or fail.
 //!
+//! Also [`RedisServer`], the plain redis-server (no persistence) the
+//! Redis-protocol tests compare podium with.
+//!
 //! redis-server and redis-cli must be installed (`scripts/test.sh`
 //! installs them); without them the tests fail and say so.
 
+use std::fs::File;
 use std::net::TcpListener;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::thread;
 use std::time::{Duration, Instant};
+
+use super::resp::wire::{cmd, Conn};
+use super::START_TIMEOUT;
 
 /// How long a test waits for Redis before failing (not hanging).
 pub const REDIS_WAIT: Duration = Duration::from_secs(60);
@@ -196,5 +205,131 @@ impl Redis {
         } else {
             format!("redis+cluster://{}", self.hosts().join(","))
         }
+    }
+}
+
+/// What to do when a Redis tool is missing.
+pub const INSTALL_HINT: &str = "run scripts/test.sh, which installs redis-server, redis-tools \
+     (redis-cli) and redis-py when they are missing (or: apt-get install -y redis-server \
+     redis-tools && python3 -m pip install 'redis>=5')";
+
+/// Whether `program --version` runs.
+pub fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Panics, telling how to install it, unless `program` is on the PATH.
+#[track_caller]
+pub fn require(program: &str) {
+    assert!(
+        have(program),
+        "`{program}` is not installed, and the Redis-protocol tests need it: {INSTALL_HINT}"
+    );
+}
+
+/// Waits until `addr` answers PING with +PONG.
+fn wait_for_pong(addr: &str, child: &mut Child, deadline: Instant) -> Result<(), String> {
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(format!("exited ({status}) before answering PING"));
+        }
+        if let Ok(mut c) = Conn::connect(addr) {
+            if let Ok(r) = c.request(&cmd("PING")) {
+                if r == b"+PONG\r\n" {
+                    return Ok(());
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!("did not answer PING within {START_TIMEOUT:?}"));
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A real `redis-server` on 127.0.0.1, no persistence.
+pub struct RedisServer {
+    child: Child,
+    port: u16,
+    tmp: tempfile::TempDir,
+}
+
+impl RedisServer {
+    /// Starts `redis-server` on a free port and waits until it answers
+    /// PING. Panics (telling how to install it) when it is not installed.
+    pub fn start() -> RedisServer {
+        require("redis-server");
+        let tmp = tempfile::Builder::new()
+            .prefix("podium-redis-")
+            .tempdir()
+            .expect("temp dir");
+        let mut last_err = String::new();
+        // The port may be taken between free_port() and the bind: retry.
+        for attempt in 0..5 {
+            let port = free_port();
+            let log = tmp.path().join(format!("redis-{attempt}.log"));
+            let mut child = Command::new("redis-server")
+                .args(["--port", &port.to_string()])
+                .args(["--save", ""])
+                .args(["--appendonly", "no"])
+                .args(["--bind", "127.0.0.1"])
+                .args(["--daemonize", "no"])
+                .arg("--dir")
+                .arg(tmp.path())
+                .stdin(Stdio::null())
+                .stdout(Stdio::from(File::create(&log).unwrap()))
+                .stderr(Stdio::from(
+                    File::create(log.with_extension("err")).unwrap(),
+                ))
+                .spawn()
+                .expect("spawning redis-server");
+            let addr = format!("127.0.0.1:{port}");
+            match wait_for_pong(&addr, &mut child, Instant::now() + START_TIMEOUT) {
+                Ok(()) => return RedisServer { child, port, tmp },
+                Err(e) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    last_err =
+                        format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default());
+                }
+            }
+        }
+        panic!("redis-server did not start: {last_err}");
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn addr(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The directory redis-server runs in.
+    pub fn dir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// The version redis-server reports (`7.0.15`).
+    pub fn version(&self) -> String {
+        let info = Conn::open(&self.addr()).call_str("INFO server");
+        let text = info.text().unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("redis_version:"))
+            .unwrap_or("?")
+            .trim()
+            .to_string()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }

@@ -1,6 +1,5 @@
-//! Shared helpers of the integration tests: a real `podium serve` process
-//! on a temporary data directory, driven over HTTP; Redis processes for
-//! the Redis backend's tests ([`redis_server`]).
+//! A real `podium serve` process with only its HTTP listener, on a
+//! temporary data directory, and the HTTP client the tests drive it with.
 //!
 //! [`Server::start`] runs the binary Cargo built for this package
 //! (`CARGO_BIN_EXE_podium`) with `--http 127.0.0.1:0` and waits for the
@@ -11,15 +10,8 @@
 //! and [`Server::restart`] starts it again on the same directory with the
 //! same flags.
 
-#![allow(dead_code)] // each test binary uses its own subset
-
-#[path = "../support/launch.rs"]
-pub mod launch;
-pub mod redis_server;
-
-use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -28,17 +20,12 @@ use percent_encoding::{utf8_percent_encode, NON_ALPHANUMERIC};
 use reqwest::blocking::{Client, RequestBuilder};
 use serde_json::Value;
 
-/// How long a start may take before the test fails.
-pub const START_TIMEOUT: Duration = Duration::from_secs(30);
+use super::{launch, serve_command, START_TIMEOUT};
+
 /// How long a graceful shutdown may take.
 pub const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 
 const LISTENING: &str = "podium: http listening on ";
-
-/// The `podium` binary under test.
-pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_podium")
-}
 
 /// A blocking HTTP client with a generous timeout (a test must fail, not
 /// hang, when the server stops answering).
@@ -203,27 +190,11 @@ impl Server {
     }
 
     fn command(&self) -> Command {
-        let mut c = Command::new(bin());
-        c.arg("serve")
-            .arg("--data-dir")
-            .arg(&self.data_dir)
-            .args([
-                "--http",
-                "127.0.0.1:0",
-                "--rpc",
-                "off",
-                "--resp",
-                "off",
-                "--fsync",
-                "always",
-            ])
-            .args(&self.extra)
-            // The settings come from the flags alone.
-            .env_remove("PODIUM_CONFIG")
-            .env_remove("PODIUM_API_KEYS")
-            .env_remove("PODIUM_LOG_LEVEL")
-            .env("NO_COLOR", "1");
-        c
+        serve_command(
+            &self.data_dir,
+            &["--http", "127.0.0.1:0", "--rpc", "off", "--resp", "off"],
+            &self.extra,
+        )
     }
 
     fn spawn(&mut self) {
@@ -341,46 +312,6 @@ impl Drop for Server {
             let _ = c.wait();
         }
     }
-}
-
-/// Runs `podium ARGS` to its end (at most 30 s) and returns its exit
-/// status and everything it printed (stdout, then stderr).
-pub fn run_to_end(args: &[&str]) -> (ExitStatus, String) {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let out_path = tmp.path().join("out.log");
-    let err_path = tmp.path().join("err.log");
-    let mut child = Command::new(bin())
-        .args(args)
-        .env_remove("PODIUM_CONFIG")
-        .env_remove("PODIUM_API_KEYS")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
-        .stdout(Stdio::from(File::create(&out_path).unwrap()))
-        .stderr(Stdio::from(File::create(&err_path).unwrap()))
-        .spawn()
-        .expect("spawning podium");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "podium {args:?} still running after 30 s:\n{}{}",
-                std::fs::read_to_string(&out_path).unwrap_or_default(),
-                std::fs::read_to_string(&err_path).unwrap_or_default()
-            );
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    let text = format!(
-        "{}{}",
-        std::fs::read_to_string(&out_path).unwrap_or_default(),
-        std::fs::read_to_string(&err_path).unwrap_or_default()
-    );
-    (status, text)
 }
 
 /// The path of a board: `/v1/boards/{board}` + `rest`, the name encoded.

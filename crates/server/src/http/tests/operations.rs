@@ -1,0 +1,188 @@
+//! What operators see: metrics, panics turned into 500 JSON answers, and
+//! the OpenAPI document listing exactly the router's routes.
+
+use super::*;
+
+#[tokio::test]
+async fn metrics_are_exported() {
+    let handle = install_metrics();
+    let app = router(embedded(), HttpConfig::default(), Some(handle));
+    seed(&app, "met", 4).await;
+    call(&app, "GET", "/v1/boards/met/top", None).await;
+    call(&app, "GET", "/nowhere", None).await;
+    let r = call(&app, "GET", "/metrics", None).await;
+    assert_eq!(r.status, 200);
+    assert!(r.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    let has = |needle: &str| text.lines().any(|l| l.contains(needle));
+    assert!(
+        has(
+            r#"podium_http_requests_total{route="/v1/boards/{board}/top",method="GET",status="200"}"#
+        ),
+        "{text}"
+    );
+    assert!(has(r#"route="unmatched""#), "{text}");
+    assert!(has("podium_http_request_seconds_bucket{"), "{text}");
+    assert!(has(r#"podium_board_members{board="met"} 4"#), "{text}");
+    assert!(has("podium_boards "), "{text}");
+    assert!(has("podium_snapshot_pending 0"), "{text}");
+    // A board nobody searched has no index yet; its first search builds
+    // one, which the gauges then count.
+    let gauge = |text: &str, name: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+    };
+    assert_eq!(
+        gauge(&text, r#"podium_search_index_bytes{board="met"}"#),
+        0.0
+    );
+    let r = call(&app, "GET", "/v1/boards/met/search?q=name", None).await;
+    assert_eq!(r.json()["total"], 4);
+    let r = call(&app, "GET", "/metrics", None).await;
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    let met = gauge(&text, r#"podium_search_index_bytes{board="met"}"#);
+    assert!(met > 0.0, "{text}");
+    // Deleted boards drop to 0.
+    call(&app, "DELETE", "/v1/boards/met", None).await;
+    let r = call(&app, "GET", "/metrics", None).await;
+    let text = String::from_utf8(r.body.to_vec()).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == r#"podium_board_members{board="met"} 0"#),
+        "{text}"
+    );
+    assert_eq!(
+        gauge(&text, r#"podium_search_index_bytes{board="met"}"#),
+        0.0
+    );
+}
+
+#[test]
+fn panics_become_internal_errors() {
+    let r = error::panic_response(Box::new("boom"));
+    assert_eq!(r.status(), 500);
+}
+
+#[tokio::test]
+async fn a_panicking_handler_answers_500_json() {
+    // The layers router() puts around routes, around a route that panics.
+    let app: Router = Router::new()
+        .route(
+            "/boom",
+            axum::routing::get(|| async {
+                if true {
+                    panic!("boom");
+                }
+                "unreachable"
+            }),
+        )
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(
+            error::panic_response,
+        ))
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| async move {
+                error::json_errors(next.run(req).await).await
+            },
+        ));
+    let r = send(&app, req("GET", "/boom", None)).await;
+    assert_eq!(r.status, 500);
+    assert_eq!(r.code(), "internal");
+}
+
+// ------------------------------------------------- routes vs. OpenAPI
+
+#[tokio::test]
+async fn openapi_and_router_list_the_same_routes() {
+    let doc = openapi::document();
+    let mut in_doc = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            in_doc.insert((method.to_ascii_uppercase(), path.clone()));
+            assert!(op["operationId"].is_string());
+            assert!(
+                op["responses"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .any(|k| k.starts_with('2')),
+                "{method} {path}"
+            );
+        }
+    }
+    let in_table: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|r| (r.method.to_string(), r.path.to_string()))
+        .collect();
+    assert_eq!(in_doc, in_table);
+    assert_eq!(ROUTES.len(), in_table.len(), "a route is listed twice");
+    for r in ROUTES {
+        assert!(
+            openapi::operation(r.op.name()).is_some(),
+            "{} has no OpenAPI operation",
+            r.op.name()
+        );
+    }
+
+    // Every documented route is served: a request with placeholder
+    // parameters is never a routing 404 or a 405.
+    let app = app();
+    for (method, path) in &in_doc {
+        let r = send(&app, req(method, &concrete(path), Some("{}"))).await;
+        assert_ne!(r.status, 405, "{method} {path}");
+        if r.status == 404 {
+            assert_ne!(r.code(), "not_found", "{method} {path} is not routed");
+        }
+    }
+    // And every other method on those paths is a 405.
+    let paths: BTreeSet<&String> = in_doc.iter().map(|(_, p)| p).collect();
+    for path in paths {
+        for method in ["GET", "PUT", "POST", "DELETE", "PATCH"] {
+            if in_doc.contains(&(method.to_string(), path.clone())) {
+                continue;
+            }
+            let r = send(&app, req(method, &concrete(path), None)).await;
+            assert_eq!(r.status, 405, "{method} {path} should not be routed");
+            assert_eq!(r.code(), "method_not_allowed");
+        }
+    }
+
+    // Every $ref points at a component.
+    fn refs(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m {
+                    if k == "$ref" {
+                        out.push(x.as_str().unwrap().to_string());
+                    }
+                    refs(x, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|x| refs(x, out)),
+            _ => {}
+        }
+    }
+    let mut all = Vec::new();
+    refs(&doc, &mut all);
+    for r in all {
+        let ptr = r.strip_prefix('#').unwrap();
+        assert!(doc.pointer(ptr).is_some(), "dangling $ref {r}");
+    }
+    // Every path parameter is declared.
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (_, op) in item.as_object().unwrap() {
+            let params = op["parameters"].to_string();
+            for name in ["board", "member"] {
+                if path.contains(&format!("{{{name}}}")) {
+                    assert!(
+                        params.contains(&format!("parameters/{name}")),
+                        "{path} misses {name}"
+                    );
+                }
+            }
+        }
+    }
+}

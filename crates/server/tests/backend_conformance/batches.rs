@@ -1,0 +1,484 @@
+//! Parts of the main scenario that build their own inputs: members with
+//! odd bytes, plain and named batches, imports, and name search.
+
+use super::*;
+
+/// Pages whose members hold newlines, NULs, other control and non-ASCII
+/// bytes (the Redis script joins a page's strings into one, see
+/// `packed`), and pages with and without names, in every ranking and
+/// both orders, through every read that answers a page.
+pub(super) async fn odd_members(b: &dyn Backend, l: &mut Log) {
+    let members = [
+        "plain",
+        "two\nlines",
+        "\n",
+        "end\n",
+        "tab\there",
+        "nul\0byte",
+        "é ü",
+        "x\r\ny",
+        "emoji 🎲",
+    ];
+    for (i, cfg) in [
+        json!({}),
+        json!({"order": "asc", "ranking": "competition"}),
+        json!({"ranking": "dense"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("odd{i}");
+        l.add("create odd", b.board_create(&board, cfg).await);
+        let batch: Vec<SubmitIn> = members
+            .iter()
+            .enumerate()
+            .map(|(k, m)| s(m, (k % 4) as f64))
+            .collect();
+        l.add("fill odd", b.submit(&board, &batch).await);
+        for page in [1, 2, 3] {
+            l.add(
+                &format!("top {board} p{page}"),
+                b.top(&board, Some(page), Some(4), false).await,
+            );
+        }
+        l.add(
+            "around odd",
+            b.around(&board, "two\nlines", Some(5), true).await,
+        );
+        l.add(
+            "range odd",
+            b.range_by_rank(&board, 2, 7, true, false).await,
+        );
+        l.add(
+            "score range odd",
+            b.range_by_score(
+                &board,
+                range(Some(1.0), None, false, false),
+                false,
+                Some(1),
+                Some(5),
+                false,
+            )
+            .await,
+        );
+        // Names on some: the page carries them.
+        l.add(
+            "name odd",
+            b.set_data(&board, "\n", Some("Newline".into()), None).await,
+        );
+        l.add("top named odd", b.top(&board, None, None, true).await);
+        l.add("pct odd", b.score_at_percentile(&board, 50.0).await);
+        l.add("entry odd", b.entry(&board, "end\n", None).await);
+    }
+}
+
+/// Batches of plain `set`s, which the Redis script applies in one
+/// multi-member ZADD and whose ranks podium works out as if applied one
+/// by one: tie-heavy scores (±0, ±inf), new and existing members, later
+/// entries overtaking earlier ones, in both orders and both rankings it
+/// takes; mixed with batches it cannot take (a member twice, a name),
+/// removals, and searches before and after the board's index is built.
+pub(super) async fn plain_batches(b: &dyn Backend, l: &mut Log) {
+    let mut rng = SmallRng::seed_from_u64(7);
+    // No -0.0: Redis replies a stored -0 as `0` on every read, where the
+    // engine keeps the sign (a difference of every path, not of batches).
+    let scores = [-1.0, 0.0, 1.0, 2.5, 3.0, f64::INFINITY, f64::NEG_INFINITY];
+    for (i, cfg) in [
+        json!({}),
+        json!({"order": "asc"}),
+        json!({"ranking": "competition"}),
+        json!({"order": "asc", "ranking": "competition"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("plain{i}");
+        if i > 0 {
+            l.add("create plain", b.board_create(&board, cfg).await);
+        }
+        for round in 0..40 {
+            let n = rng.random_range(1..40);
+            let mut pool: Vec<usize> = (0..60).collect();
+            let mut batch = Vec::new();
+            for _ in 0..n {
+                let m = pool.swap_remove(rng.random_range(0..pool.len()));
+                let x = if rng.random_bool(0.5) {
+                    scores[rng.random_range(0..scores.len())]
+                } else {
+                    rng.random_range(0..6) as f64
+                };
+                batch.push(s(&format!("p{m}"), x));
+            }
+            match rng.random_range(0..10) {
+                0 => batch.push(s(&batch[0].member.clone(), 4.0)),
+                1 => batch[0].name = Some(format!("Plain {round}")),
+                _ => {}
+            }
+            l.add("plain batch", b.submit(&board, &batch).await);
+            if round % 10 == 9 {
+                let gone: Vec<String> = (0..5)
+                    .map(|_| format!("p{}", rng.random_range(0..60)))
+                    .collect();
+                l.add("plain remove", b.remove(&board, &gone).await);
+                l.add("plain top", b.top(&board, None, Some(100), false).await);
+                // The first search builds the index; later batches keep it.
+                for q in ["p1", "plain", "p"] {
+                    l.add("plain search", b.search(&board, q, 10, 0, false).await);
+                }
+            }
+        }
+    }
+}
+
+async fn import_searches(b: &dyn Backend, l: &mut Log, board: &str) {
+    for q in [
+        "m1", "m12", "m", "m2*", "\"m3\"", "ann", "al", "lee", "m1 m1", "ann-lee",
+    ] {
+        l.add(
+            &format!("import search {board} {q}"),
+            b.search(board, q, 10, 0, false).await,
+        );
+    }
+}
+
+/// `import` batches, which the Redis script takes as multi-member ZADDs
+/// without storing the search sources of members whose id is their only
+/// word: searched afterwards (the index built from the sorted set), then
+/// named, renamed back to none and searched; imported again into the
+/// built index (new members indexed, existing ones moved); removals;
+/// duplicates and ids that do not tokenise to themselves in a batch;
+/// boards whose config the script leaves to `submit` (bounds, `best`,
+/// dense, a cap, read-only); a reset (the archive indexed from its copy)
+/// and a merge of imported boards.
+pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
+    let plain = |from: usize, to: usize, k: f64| -> Vec<SubmitIn> {
+        (from..to)
+            .map(|i| s(&format!("m{i}"), (i % 7) as f64 * k))
+            .collect()
+    };
+    // Plain entries, then the first search.
+    l.add("import plain", b.import("imp", &plain(0, 150, 1.0)).await);
+    l.add(
+        "import again",
+        b.import("imp", &plain(100, 200, -1.0)).await,
+    );
+    l.add("import top", b.top("imp", None, Some(20), false).await);
+    import_searches(b, l, "imp").await;
+    // Plain entries, then names (and data), then one name cleared.
+    l.add(
+        "import plain 2",
+        b.import("imp2", &plain(0, 120, 2.0)).await,
+    );
+    let named: Vec<SubmitIn> = (0..30)
+        .map(|i| {
+            with(s(&format!("m{}", i * 3), i as f64), |e| {
+                e.name = Some(format!("Al{i} Lee"));
+                if i % 4 == 0 {
+                    e.data = Some(json!({"team": "ann"}));
+                }
+            })
+        })
+        .collect();
+    l.add("import names", b.submit("imp2", &named).await);
+    l.add(
+        "import clear name",
+        b.submit(
+            "imp2",
+            &[
+                with(s("m3", 1.0), |e| e.name = Some(String::new())),
+                with(s("m6", 2.0), |e| e.name = Some("Ann".into())),
+            ],
+        )
+        .await,
+    );
+    import_searches(b, l, "imp2").await;
+    // Into the built index: new members, moved ones, mixed ids, duplicates.
+    let mut mixed = plain(110, 170, 3.0);
+    mixed.push(s("Ann-Lee", 4.0));
+    mixed.push(s("m111", 9.0));
+    l.add("import mixed", b.import("imp2", &mixed).await);
+    l.add("import more", b.import("imp2", &plain(160, 220, 0.5)).await);
+    let mut dup = plain(300, 310, 1.0);
+    dup.push(s("m300", -5.0));
+    l.add("import dup", b.import("imp2", &dup).await);
+    l.add(
+        "import remove",
+        b.remove(
+            "imp2",
+            &["m1".into(), "m3".into(), "m6".into(), "m200".into()],
+        )
+        .await,
+    );
+    import_searches(b, l, "imp2").await;
+    read_all(b, l, "imp2", &["m1", "m111", "m300", "Ann-Lee"]).await;
+    // Entries that fail alone, and boards the script leaves to submit.
+    let mut bad = plain(0, 5, 1.0);
+    bad.push(s("", 1.0));
+    bad.push(s("m9", f64::NAN));
+    bad.push(with(s("m8", 1.0), |e| e.op = Some("best".into())));
+    l.add("import bad", b.import("imp", &bad).await);
+    for (i, cfg) in [
+        json!({"min_score": 0, "max_score": 100}),
+        json!({"update": "best"}),
+        json!({"ranking": "dense"}),
+        json!({"max_members": 50}),
+        json!({"update": "incr", "order": "asc"}),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let board = format!("impc{i}");
+        l.add("import create", b.board_create(&board, cfg).await);
+        let mut batch = plain(0, 80, 30.0);
+        batch.push(s("m1", -1.0));
+        l.add("import cfg", b.import(&board, &batch).await);
+        l.add("import cfg", b.import(&board, &plain(40, 90, 31.0)).await);
+        l.add(
+            "import cfg top",
+            b.top(&board, None, Some(100), false).await,
+        );
+        l.add(
+            "import cfg search",
+            b.search(&board, "m4", 10, 0, false).await,
+        );
+    }
+    // A reset: the archive gets the content, its index built on search.
+    l.add("import reset", b.reset("imp").await);
+    l.add(
+        "import into reset board",
+        b.import("imp", &plain(0, 3, 1.0)).await,
+    );
+    l.add(
+        "import archive",
+        b.import("imp@2026-11-21T12:00:00Z", &plain(0, 3, 1.0))
+            .await,
+    );
+    import_searches(b, l, "imp").await;
+    import_searches(b, l, "imp@2026-11-21T12:00:00Z").await;
+    l.add(
+        "import archive top",
+        b.top("imp@2026-11-21T12:00:00Z", None, Some(10), false)
+            .await,
+    );
+    // A merge of imported boards: searchable by id.
+    l.add(
+        "import merge",
+        b.combine(
+            "impm",
+            &serde_json::from_value::<CombineIn>(json!({"sources": ["imp2", "impc0"]})).unwrap(),
+            false,
+        )
+        .await,
+    );
+    l.add(
+        "import merge more",
+        b.import("impm", &plain(500, 520, 1.0)).await,
+    );
+    import_searches(b, l, "impm").await;
+}
+
+/// Search (docs/spec.md §3) through every write that changes what matches.
+pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
+    l.add(
+        "create people",
+        b.board_create(
+            "people",
+            &json!({"search_fields": ["name", "team"], "max_members": 12, "ranking": "dense"}),
+        )
+        .await,
+    );
+    let people = vec![
+        with(s("p1", 10.0), |e| {
+            e.name = Some("Al Alvarez".into());
+            e.data = Some(json!({"team": "red", "n": 3}));
+        }),
+        with(s("p2", 20.0), |e| e.name = Some("Al".into())),
+        with(s("p3", 20.0), |e| {
+            e.name = Some("Al Al".into());
+            e.data = Some(json!({"team": "Red Sox"}));
+        }),
+        with(s("p4", 5.0), |e| e.name = Some("José Ángel O'Brien".into())),
+        with(s("p5", 7.0), |e| {
+            e.name = Some("Alice Jones".into());
+            e.data = Some(json!({"team": "blue", "name": "red"}));
+        }),
+        s("alvin99", 1.0),
+        with(s("p7", 15.0), |e| e.name = Some("王小明".into())),
+        with(s("p8", 15.0), |e| {
+            e.name = Some("jean-luc Picard".into());
+            e.data = Some(json!({"team": true}));
+        }),
+        with(s("p9", f64::INFINITY), |e| e.name = Some("ALI ali".into())),
+        with(s("p10", -3.0), |e| e.name = Some("---".into())),
+    ];
+    l.add("submit people", b.submit("people", &people).await);
+    search_all(b, l, "people").await;
+    l.add("search missing", b.search("nope", "al", 25, 0, false).await);
+    l.add(
+        "search limit too big",
+        b.search("people", "al", 100_000, 0, false).await,
+    );
+    let long = "x".repeat(65);
+    l.add(
+        "search long word",
+        b.search("people", &long, 25, 0, false).await,
+    );
+    let huge = "a ".repeat(1500);
+    l.add(
+        "search long query",
+        b.search("people", &huge, 25, 0, false).await,
+    );
+
+    // Renames, data changes, score moves, name cleared (the id is searched).
+    l.add(
+        "rename p2",
+        b.submit_one(
+            "people",
+            &with(s("p2", 30.0), |e| e.name = Some("Bob Al".into())),
+        )
+        .await,
+    );
+    l.add(
+        "set_data p5",
+        b.set_data("people", "p5", None, Some(json!({"team": "red"})))
+            .await,
+    );
+    l.add(
+        "set_data p4",
+        b.set_data("people", "p4", Some(String::new()), None).await,
+    );
+    l.add(
+        "data only p3",
+        b.submit_one(
+            "people",
+            &with(s("p3", 2.0), |e| e.data = Some(json!({"x": 1}))),
+        )
+        .await,
+    );
+    l.add(
+        "incr p1",
+        b.submit_one(
+            "people",
+            &with(s("p1", 100.0), |e| e.op = Some("incr".into())),
+        )
+        .await,
+    );
+    search_all(b, l, "people").await;
+
+    // Removals and capped evictions leave the index.
+    l.add("remove p9", b.remove("people", &["p9".into()]).await);
+    let more: Vec<SubmitIn> = (0..6)
+        .map(|i| {
+            with(s(&format!("q{i}"), 50.0 + i as f64), |e| {
+                e.name = Some(format!("Alma {i}"))
+            })
+        })
+        .collect();
+    l.add("evicting", b.submit("people", &more).await);
+    search_all(b, l, "people").await;
+    l.add("remove by rank", b.remove_rank_range("people", 1, 2).await);
+    l.add(
+        "remove by score",
+        b.remove_score_range("people", range(Some(0.0), Some(12.0), false, false))
+            .await,
+    );
+    search_all(b, l, "people").await;
+
+    // Other search fields re-index in place; none disables search.
+    l.add(
+        "fields team",
+        b.board_put(
+            "people",
+            &json!({"search_fields": ["team"], "order": "asc"}),
+        )
+        .await,
+    );
+    search_all(b, l, "people").await;
+    l.add(
+        "fields back",
+        b.board_put(
+            "people",
+            &json!({"search_fields": ["team", "name"], "max_members": 12}),
+        )
+        .await,
+    );
+    search_all(b, l, "people").await;
+
+    // Merge results are searched by id; an archive keeps its index and the
+    // reset board starts with none.
+    l.add(
+        "merge people",
+        b.combine(
+            "people",
+            &CombineIn {
+                sources: vec!["people".into(), "game".into()],
+                weights: None,
+                aggregate: None,
+            },
+            false,
+        )
+        .await,
+    );
+    search_all(b, l, "people").await;
+    l.add("refill", b.submit("people", &people).await);
+    l.add("reset people", b.reset("people").await);
+    search_all(b, l, "people").await;
+    search_all(b, l, "people@2026-11-21T12:00:00Z").await;
+    l.add(
+        "fields none",
+        b.board_put("people", &json!({"search_fields": []})).await,
+    );
+    l.add(
+        "search disabled",
+        b.search("people", "al", 25, 0, false).await,
+    );
+    l.add("delete people", b.board_delete("people").await);
+    l.add(
+        "search deleted",
+        b.search("people", "al", 25, 0, false).await,
+    );
+
+    // Random names from a few overlapping syllables: repeated words,
+    // prefixes of each other, exact and prefix tokens, both orders.
+    let syll = [
+        "al", "ali", "alv", "bo", "bob", "jo", "jos", "an", "ann", "é",
+    ];
+    let mut rng = SmallRng::seed_from_u64(11);
+    for (board, order) in [("srand-desc", "desc"), ("srand-asc", "asc")] {
+        l.add(
+            "create srand",
+            b.board_create(board, &json!({"order": order, "ranking": "competition"}))
+                .await,
+        );
+        let batch: Vec<SubmitIn> = (0..300)
+            .map(|i| {
+                let n = rng.random_range(1..4);
+                let name: Vec<&str> = (0..n)
+                    .map(|_| syll[rng.random_range(0..syll.len())])
+                    .collect();
+                with(s(&format!("m{i}"), rng.random_range(0..20) as f64), |e| {
+                    e.name = Some(name.join(" "))
+                })
+            })
+            .collect();
+        l.add("submit srand", b.submit(board, &batch).await);
+        for _ in 0..150 {
+            let n = rng.random_range(1..4);
+            let q: Vec<String> = (0..n)
+                .map(|_| {
+                    let w = syll[rng.random_range(0..syll.len())];
+                    match rng.random_range(0..4) {
+                        0 => format!("{w}*"),
+                        1 => format!("\"{w}\""),
+                        _ => w.to_string(),
+                    }
+                })
+                .collect();
+            let q = q.join(" ");
+            l.add(
+                &format!("srand {q:?}"),
+                b.search(board, &q, 5, rng.random_range(0..3), false).await,
+            );
+        }
+    }
+}

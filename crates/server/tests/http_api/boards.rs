@@ -1,0 +1,375 @@
+//! Service endpoints, boards, writes and member data.
+
+use super::*;
+
+#[test]
+fn healthz_metrics_and_openapi() {
+    let s = Server::start(&[]);
+    s.get("/healthz").expect(200);
+
+    seed(&s, "m", &[("x", 1.0), ("y", 2.0)]);
+    s.get(&board_path("m", "/top")).expect(200);
+    let m = s.get("/metrics");
+    assert_eq!(m.status, 200, "{}", m.text);
+    assert!(
+        m.content_type.starts_with("text/plain"),
+        "metrics content type {:?}",
+        m.content_type
+    );
+    for name in ["podium_http_requests_total", "podium_board_members"] {
+        assert!(
+            m.text.lines().any(|l| l.starts_with(name)),
+            "/metrics has no {name}:\n{}",
+            m.text
+        );
+    }
+
+    let doc = s.get("/openapi.json").expect(200);
+    assert_eq!(doc["openapi"], "3.1.0", "{doc}");
+    let paths = doc["paths"].as_object().expect("paths");
+    // Parameter names may differ: compare with every `{…}` blanked.
+    let blank = |p: &str| {
+        let mut out = String::new();
+        let mut depth = 0;
+        for ch in p.chars() {
+            match ch {
+                '{' => {
+                    depth += 1;
+                    out.push_str("{}");
+                }
+                '}' => depth -= 1,
+                _ if depth > 0 => {}
+                _ => out.push(ch),
+            }
+        }
+        out
+    };
+    let have: std::collections::BTreeMap<String, Vec<String>> = paths
+        .iter()
+        .map(|(p, ops)| {
+            (
+                blank(p),
+                ops.as_object()
+                    .unwrap()
+                    .keys()
+                    .map(|k| k.to_ascii_lowercase())
+                    .collect(),
+            )
+        })
+        .collect();
+    let routes: &[(&str, &[&str])] = &[
+        ("/healthz", &["get"]),
+        ("/metrics", &["get"]),
+        ("/openapi.json", &["get"]),
+        ("/v1/boards", &["get"]),
+        ("/v1/boards/{}", &["put", "get", "delete"]),
+        ("/v1/boards/{}/scores", &["post"]),
+        ("/v1/boards/{}/top", &["get"]),
+        ("/v1/boards/{}/members/{}", &["get", "patch", "delete"]),
+        ("/v1/boards/{}/remove", &["post"]),
+        ("/v1/boards/{}/rank/{}", &["get"]),
+        ("/v1/boards/{}/percentile/{}", &["get"]),
+        ("/v1/boards/{}/score_at_percentile", &["get"]),
+        ("/v1/boards/{}/around/{}", &["get"]),
+        ("/v1/boards/{}/range", &["get", "delete"]),
+        ("/v1/boards/{}/count", &["get"]),
+        ("/v1/boards/{}/ranks", &["post"]),
+        ("/v1/boards/{}/reset", &["post"]),
+        ("/v1/boards/{}/merge", &["post"]),
+        ("/v1/boards/{}/intersect", &["post"]),
+        ("/v1/boards/{}/export", &["get"]),
+        ("/v1/boards/{}/import", &["post"]),
+    ];
+    for (path, methods) in routes {
+        let ops = have
+            .get(*path)
+            .unwrap_or_else(|| panic!("/openapi.json has no path {path}; it has {have:?}"));
+        for m in *methods {
+            assert!(
+                ops.contains(&m.to_string()),
+                "/openapi.json: {path} lacks {m}"
+            );
+        }
+    }
+    // An unknown route is a JSON 404 too.
+    let r = s.get("/v1/nope");
+    assert_eq!(r.status, 404, "{}", r.text);
+}
+
+// ------------------------------------------------------------------ boards
+
+#[test]
+fn boards_put_get_delete_and_list() {
+    let s = Server::start(&[]);
+    let v = s
+        .put(
+            &board_path("laps", ""),
+            &json!({"order": "asc", "ranking": "competition"}),
+        )
+        .expect(201);
+    assert_eq!(v["board"], "laps");
+    assert_eq!(v["created"], true);
+    assert_eq!(v["members"], 0);
+    assert_eq!(v["config"]["order"], "asc");
+    assert_eq!(v["config"]["ranking"], "competition");
+
+    seed(
+        &s,
+        "laps",
+        &[("p", 61.5), ("q", 59.25), ("r", 61.5), ("s", 70.0)],
+    );
+    // asc + competition: q 1, p/r tie at 2 (member order), s 4.
+    let top = s.get(&board_path("laps", "/top")).expect(200);
+    assert_eq!(top["ranking"], "competition");
+    assert_eq!(
+        triples(&top),
+        vec![
+            ("q".into(), 59.25, 1),
+            ("p".into(), 61.5, 2),
+            ("r".into(), 61.5, 2),
+            ("s".into(), 70.0, 4)
+        ]
+    );
+
+    // PUT again: an update (200), re-ranking by the new config.
+    let v = s
+        .put(
+            &board_path("laps", ""),
+            &json!({"order": "desc", "ranking": "dense"}),
+        )
+        .expect(200);
+    assert_eq!(v["created"], false);
+    assert_eq!(v["members"], 4);
+    let top = s.get(&board_path("laps", "/top")).expect(200);
+    assert_eq!(top["ranking"], "dense");
+    assert_eq!(
+        triples(&top),
+        vec![
+            ("s".into(), 70.0, 1),
+            ("r".into(), 61.5, 2),
+            ("p".into(), 61.5, 2),
+            ("q".into(), 59.25, 3)
+        ]
+    );
+
+    let v = s.get(&board_path("laps", "")).expect(200);
+    assert_eq!(v["board"], "laps");
+    assert_eq!(v["members"], 4);
+    assert_eq!(v["read_only"], false);
+    assert_eq!(v["config"]["order"], "desc");
+
+    s.put(&board_path("other", ""), &json!({})).expect(201);
+    let list = s.get("/v1/boards").expect(200);
+    let boards: Vec<(String, u64)> = list["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| {
+            (
+                b["board"].as_str().unwrap().to_string(),
+                b["members"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(boards, vec![("laps".into(), 4), ("other".into(), 0)]);
+
+    let r = s.delete(&board_path("laps", ""));
+    assert!(
+        r.status == 200 || r.status == 204,
+        "{} {}",
+        r.status,
+        r.text
+    );
+    s.get(&board_path("laps", ""))
+        .expect_error(404, "board_not_found");
+    s.get(&board_path("laps", "/top"))
+        .expect_error(404, "board_not_found");
+    s.delete(&board_path("laps", ""))
+        .expect_error(404, "board_not_found");
+    let list = s.get("/v1/boards").expect(200);
+    assert_eq!(list["boards"].as_array().unwrap().len(), 1);
+
+    // A bad config is refused and creates nothing.
+    s.put(&board_path("bad", ""), &json!({"order": "sideways"}))
+        .expect_error(400, "invalid_config");
+    s.get(&board_path("bad", ""))
+        .expect_error(404, "board_not_found");
+}
+
+// ------------------------------------------------------------------ writes
+
+#[test]
+fn submit_one_batch_ops_and_member_data() {
+    let s = Server::start(&[]);
+    let p = board_path("w", "/scores");
+    // One object: a SubmitOut; the board is created implicitly.
+    let v = s
+        .post(&p, &json!({"member": "ann", "score": 10}))
+        .expect(200);
+    assert_eq!(v["member"], "ann");
+    assert_eq!(v["score"], 10.0);
+    assert_eq!(v["rank"], 1);
+    assert_eq!(v["previous"], Value::Null);
+    assert_eq!(v["created"], true);
+    assert_eq!(v["changed"], true);
+    assert_eq!(v["applied"], true);
+    assert_eq!(s.get(&board_path("w", "")).expect(200)["members"], 1);
+
+    let v = s
+        .post(&p, &json!({"member": "bob", "score": 20}))
+        .expect(200);
+    assert_eq!(v["rank"], 1);
+    // incr, best (not an improvement, then one), set.
+    let v = s
+        .post(&p, &json!({"member": "ann", "score": 15, "op": "incr"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_f64(), v["previous"].as_f64()),
+        (Some(25.0), Some(10.0))
+    );
+    assert_eq!(v["rank"], 1);
+    assert_eq!(v["created"], false);
+    let v = s
+        .post(&p, &json!({"member": "ann", "score": 5, "op": "best"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_f64(), v["applied"].as_bool()),
+        (Some(25.0), Some(false))
+    );
+    let v = s
+        .post(&p, &json!({"member": "bob", "score": 30, "op": "best"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_f64(), v["rank"].as_u64()),
+        (Some(30.0), Some(1))
+    );
+    let v = s
+        .post(&p, &json!({"member": "bob", "score": -1, "op": "set"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_f64(), v["rank"].as_u64()),
+        (Some(-1.0), Some(2))
+    );
+    // only: new / existing, cond: gt.
+    let v = s
+        .post(&p, &json!({"member": "ann", "score": 1, "only": "new"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_f64(), v["applied"].as_bool()),
+        (Some(25.0), Some(false))
+    );
+    let v = s
+        .post(
+            &p,
+            &json!({"member": "zed", "score": 1, "only": "existing"}),
+        )
+        .expect(200);
+    assert_eq!(v["score"], Value::Null);
+    let v = s
+        .post(&p, &json!({"member": "ann", "score": 24, "cond": "gt"}))
+        .expect(200);
+    assert_eq!(v["score"], 25.0);
+    // ±inf as strings, as Redis allows.
+    let v = s
+        .post(&p, &json!({"member": "top", "score": "inf"}))
+        .expect(200);
+    assert_eq!(
+        (v["score"].as_str(), v["rank"].as_u64()),
+        (Some("inf"), Some(1))
+    );
+    let v = s
+        .post(&p, &json!({"member": "low", "score": "-inf"}))
+        .expect(200);
+    assert_eq!(v["score"], "-inf");
+    assert_eq!(v["rank"], 4);
+
+    // An array: results in order, applied in order.
+    let v = s
+        .post(
+            &p,
+            &json!([
+                {"member": "c1", "score": 7},
+                {"member": "c1", "score": 3, "op": "incr"},
+                {"member": "c2", "score": 8, "name": "Cee Two", "data": {"team": "red"}}
+            ]),
+        )
+        .expect(200);
+    assert_eq!(v["board"], "w");
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r.len(), 3);
+    assert_eq!(r[0]["score"], 7.0);
+    assert_eq!(r[1]["score"], 10.0);
+    assert_eq!(r[1]["previous"], 7.0);
+    assert_eq!(r[2]["member"], "c2");
+
+    // A batch entry that fails alone reports its error in place.
+    let v = s
+        .post(
+            &p,
+            &json!([
+                {"member": "c3", "score": 1},
+                {"member": "top", "score": "-inf", "op": "incr"},
+                {"member": "c4", "score": 2}
+            ]),
+        )
+        .expect(200);
+    let r = v["results"].as_array().unwrap();
+    assert_eq!(r.len(), 3, "{v}");
+    assert_eq!(
+        (r[0]["score"].as_f64(), r[2]["score"].as_f64()),
+        (Some(1.0), Some(2.0)),
+        "{v}"
+    );
+    assert_eq!(r[1]["member"], "top");
+    assert_eq!(r[1]["error"]["code"], "invalid_score", "{v}");
+    assert_eq!(
+        s.get(&board_path("w", "/members/top")).expect(200)["score"],
+        "inf"
+    );
+
+    // Name and data: on the entry, on GET member, and with_data on reads.
+    let e = s.get(&board_path("w", "/members/c2")).expect(200);
+    assert_eq!(e["board"], "w");
+    assert_eq!(e["member"], "c2");
+    assert_eq!(e["name"], "Cee Two");
+    assert_eq!(e["data"], json!({"team": "red"}));
+    let v = s
+        .patch(
+            &board_path("w", "/members/ann"),
+            &json!({"name": "Ann", "data": {"lvl": 3}}),
+        )
+        .expect(200);
+    assert_eq!(v["found"], true);
+    let e = s.get(&board_path("w", "/members/ann")).expect(200);
+    assert_eq!(
+        (e["name"].as_str(), e["data"].clone()),
+        (Some("Ann"), json!({"lvl": 3}))
+    );
+    assert_eq!(e["score"], 25.0);
+    s.patch(&board_path("w", "/members/ghost"), &json!({"name": "G"}))
+        .expect_error(404, "member_not_found");
+    s.patch(&board_path("w", "/members/ann"), &json!({"data": [1, 2]}))
+        .expect_error(400, "invalid_data");
+
+    let plain = s.get(&board_path("w", "/top?page_size=100")).expect(200);
+    let ann = plain["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["member"] == "ann")
+        .unwrap()
+        .clone();
+    assert_eq!(ann["name"], "Ann");
+    assert!(ann.get("data").is_none_or(Value::is_null), "{ann}");
+    let rich = s
+        .get(&board_path("w", "/top?page_size=100&with_data=true"))
+        .expect(200);
+    let ann = rich["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["member"] == "ann")
+        .unwrap()
+        .clone();
+    assert_eq!(ann["data"], json!({"lvl": 3}));
+}

@@ -1,0 +1,456 @@
+//! Robustness of the two decoders recovery trusts with bytes from disk: the
+//! log record decoder (`LogOp::decode`) and the snapshot reader
+//! (`snapshot::read`). Random bytes and damaged valid encodings (bit flips,
+//! truncations, inserted bytes, huge length prefixes) must give an error or
+//! a valid value: never a panic, and never an allocation sized by a damaged
+//! length rather than by the bytes actually there.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::ops::Bound;
+
+use podium_engine::{Aggregate, Board, BoardConfig, Cond, Presence, ScoreRange, Submit, UpdateOp};
+use podium_store::storage::record::{LogOp, SubmitRec};
+use podium_store::storage::snapshot::{self, SnapAux, SnapBoard};
+use proptest::prelude::*;
+
+/// Records the largest single allocation each thread asks for, so a test
+/// can bound what one decode reserved (proptest runs a case on one thread).
+struct Peak;
+
+thread_local! {
+    static LARGEST: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note(size: usize) {
+    // `try_with`: the slot may be gone while the thread shuts down.
+    let _ = LARGEST.try_with(|l| l.set(l.get().max(size)));
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged.
+unsafe impl GlobalAlloc for Peak {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc(layout)
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note(layout.size());
+        System.alloc_zeroed(layout)
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note(new_size);
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+#[global_allocator]
+static ALLOC: Peak = Peak;
+
+/// Runs `f` and returns its result with the largest allocation it made.
+fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.with(|l| l.set(0));
+    let out = f();
+    (out, LARGEST.with(|l| l.get()))
+}
+
+/// `cases` cases, no failure files (a failing input is in the panic
+/// message, and this crate has no `lib.rs` beside the tests to keep them).
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// One way of damaging an encoding; positions wrap around its length.
+#[derive(Debug, Clone)]
+enum Damage {
+    FlipBit {
+        at: usize,
+        bit: u8,
+    },
+    Truncate {
+        at: usize,
+    },
+    Insert {
+        at: usize,
+        bytes: Vec<u8>,
+    },
+    /// Overwrites four bytes with a length no input could back.
+    HugeLength {
+        at: usize,
+        len: u32,
+    },
+    /// Overwrites eight bytes with a count no input could back.
+    HugeCount {
+        at: usize,
+        count: u64,
+    },
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    let at = any::<usize>();
+    prop_oneof![
+        (at, 0u8..8).prop_map(|(at, bit)| Damage::FlipBit { at, bit }),
+        at.prop_map(|at| Damage::Truncate { at }),
+        (at, prop::collection::vec(any::<u8>(), 1..16))
+            .prop_map(|(at, bytes)| Damage::Insert { at, bytes }),
+        (
+            at,
+            prop_oneof![Just(u32::MAX), Just(u32::MAX / 2), 1u32 << 20..=u32::MAX]
+        )
+            .prop_map(|(at, len)| Damage::HugeLength { at, len }),
+        (at, prop_oneof![Just(u64::MAX), 1u64 << 32..=u64::MAX])
+            .prop_map(|(at, count)| Damage::HugeCount { at, count }),
+    ]
+}
+
+fn apply(bytes: &mut Vec<u8>, d: &Damage) {
+    let n = bytes.len();
+    match d {
+        Damage::FlipBit { at, bit } if n > 0 => bytes[at % n] ^= 1 << bit,
+        Damage::Truncate { at } => bytes.truncate(at % (n + 1)),
+        Damage::Insert { at, bytes: ins } => {
+            let at = at % (n + 1);
+            bytes.splice(at..at, ins.iter().copied());
+        }
+        Damage::HugeLength { at, len } if n >= 4 => {
+            let at = at % (n - 3);
+            bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        }
+        Damage::HugeCount { at, count } if n >= 8 => {
+            let at = at % (n - 7);
+            bytes[at..at + 8].copy_from_slice(&count.to_le_bytes());
+        }
+        _ => {}
+    }
+}
+
+// --- log records -----------------------------------------------------------
+
+/// One record of every kind, with the awkward values (empty ids, non-UTF-8
+/// keys, infinities, a non-default config).
+fn sample_ops() -> Vec<LogOp> {
+    let cfg = BoardConfig {
+        max_members: Some(10),
+        min_score: Some(f64::NEG_INFINITY),
+        ..Default::default()
+    };
+    vec![
+        LogOp::Submit {
+            board: "b".into(),
+            entries: vec![
+                SubmitRec {
+                    member: b"alice"[..].into(),
+                    score: 1.5,
+                    op: Some(UpdateOp::Incr),
+                    presence: Presence::OnlyExisting,
+                    cond: Cond::Greater,
+                    name: Some("Alice".into()),
+                    data: Some("{\"lvl\":3}".into()),
+                },
+                SubmitRec {
+                    member: [0xff, 0][..].into(),
+                    score: f64::NEG_INFINITY,
+                    op: None,
+                    presence: Presence::Any,
+                    cond: Cond::Always,
+                    name: None,
+                    data: None,
+                },
+            ],
+        },
+        LogOp::SetData {
+            board: "b".into(),
+            member: b"m".to_vec(),
+            name: None,
+            data: Some(String::new()),
+        },
+        LogOp::Remove {
+            board: "b".into(),
+            members: vec![b"x".to_vec(), Vec::new()],
+        },
+        LogOp::RemoveRankRange {
+            board: "b".into(),
+            start: 1,
+            stop: u64::MAX,
+        },
+        LogOp::RemoveScoreRange {
+            board: "b".into(),
+            range: ScoreRange {
+                min: Bound::Excluded(1.0),
+                max: Bound::Unbounded,
+            },
+        },
+        LogOp::Pop {
+            board: "b".into(),
+            count: 3,
+            worst: true,
+        },
+        LogOp::Create {
+            board: "é".into(),
+            config: cfg.clone(),
+            if_absent: true,
+        },
+        LogOp::Put {
+            board: "b".into(),
+            config: cfg,
+        },
+        LogOp::Delete { board: "b".into() },
+        LogOp::Archive {
+            board: "b".into(),
+            archive: "b@2026-W47".into(),
+        },
+        LogOp::Combine {
+            dest: "d".into(),
+            sources: vec![("a".into(), 2.0), ("b".into(), -1.0)],
+            aggregate: Aggregate::Max,
+            intersect: true,
+        },
+        LogOp::Period {
+            board: "b".into(),
+            label: "2026-11-21".into(),
+        },
+        LogOp::HSet {
+            key: b"h\xff".to_vec(),
+            pairs: vec![(b"f".to_vec(), b"v".to_vec()), (Vec::new(), Vec::new())],
+        },
+        LogOp::HDel {
+            key: b"h".to_vec(),
+            fields: vec![b"f".to_vec()],
+        },
+        LogOp::Expire {
+            key: b"k".to_vec(),
+            at_ms: 1_790_000_000_000,
+        },
+        LogOp::Persist { key: b"k".to_vec() },
+        LogOp::DelKey { key: b"k".to_vec() },
+        LogOp::FlushAll,
+    ]
+}
+
+/// A submit batch of random size and content.
+fn submit_op() -> impl Strategy<Value = LogOp> {
+    let entry = (
+        prop::collection::vec(any::<u8>(), 0..40),
+        any::<f64>(),
+        prop::option::of("[a-z]{0,8}"),
+        prop::option::of("[ -~]{0,16}"),
+    )
+        .prop_map(|(member, score, name, data)| SubmitRec {
+            member: member[..].into(),
+            score,
+            op: Some(UpdateOp::Best),
+            presence: Presence::Any,
+            cond: Cond::Always,
+            name,
+            data,
+        });
+    ("[a-z]{1,8}", prop::collection::vec(entry, 0..8))
+        .prop_map(|(board, entries)| LogOp::Submit { board, entries })
+}
+
+fn encoded_op() -> impl Strategy<Value = Vec<u8>> {
+    let op = prop_oneof![prop::sample::select(sample_ops()), submit_op(),];
+    op.prop_map(|op| {
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        buf
+    })
+}
+
+/// What decoding `bytes` may reserve at most: a small multiple of the
+/// input, whatever its length prefixes claim.
+fn record_allowance(bytes: &[u8]) -> usize {
+    64 * bytes.len() + 4096
+}
+
+#[track_caller]
+fn check_record(bytes: &[u8]) {
+    let (decoded, largest) = largest_allocation(|| LogOp::decode(bytes));
+    assert!(
+        largest <= record_allowance(bytes),
+        "decoding {} bytes allocated {largest} bytes at once",
+        bytes.len()
+    );
+    // A value that decodes is a record: its encoding decodes and encodes
+    // to the same bytes (bytes, not values: a NaN score is not equal to
+    // itself).
+    if let Some(op) = decoded {
+        let mut once = Vec::new();
+        op.encode(&mut once);
+        let back = LogOp::decode(&once).expect("a record's own encoding decodes");
+        let mut twice = Vec::new();
+        back.encode(&mut twice);
+        assert_eq!(once, twice);
+    }
+}
+
+proptest! {
+    #![proptest_config(config(2000))]
+
+    #[test]
+    fn record_decoder_survives_random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        check_record(&bytes);
+    }
+
+    #[test]
+    fn record_decoder_survives_random_bytes_after_a_valid_tag(
+        tag in 0u8..=19,
+        rest in prop::collection::vec(any::<u8>(), 0..256),
+    ) {
+        let mut bytes = vec![tag];
+        bytes.extend(rest);
+        check_record(&bytes);
+    }
+
+    #[test]
+    fn record_decoder_survives_damaged_records(
+        mut bytes in encoded_op(),
+        damages in prop::collection::vec(damage(), 1..4),
+    ) {
+        for d in &damages {
+            apply(&mut bytes, d);
+        }
+        check_record(&bytes);
+    }
+}
+
+#[test]
+fn every_truncation_of_every_sample_record_is_refused() {
+    for op in sample_ops() {
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        for cut in 0..buf.len() {
+            check_record(&buf[..cut]);
+            assert_eq!(LogOp::decode(&buf[..cut]), None, "{op:?} cut at {cut}");
+        }
+    }
+}
+
+// --- snapshots -------------------------------------------------------------
+
+/// The engine's bounded reservation when a board's entry count is damaged
+/// (it caps the count at 2^24 entries of 16 bytes) plus the reader's 1 MiB
+/// buffer: nothing a snapshot read allocates at once may exceed it, so a
+/// damaged u32 length or u64 count cannot ask for gigabytes.
+const SNAPSHOT_ALLOWANCE: usize = (1 << 24) * 16 + (8 << 20);
+
+/// A valid snapshot's bytes: a board with names and data, an empty board,
+/// a hash and an expiry.
+fn valid_snapshot(members: usize) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = Board::new(BoardConfig::default()).unwrap();
+    for i in 0..members {
+        let id = format!("m{i}");
+        let mut s = Submit::new(id.as_bytes(), i as f64 - 3.5);
+        if i % 3 == 0 {
+            s.name = Some("Name");
+            s.data = Some("{\"x\":1}");
+        }
+        b.submit(&s).unwrap();
+    }
+    let boards = vec![
+        SnapBoard {
+            name: "weekly".into(),
+            period: Some("2026-W47".into()),
+            board: b,
+        },
+        SnapBoard {
+            name: "empty".into(),
+            period: None,
+            board: Board::new(BoardConfig::default()).unwrap(),
+        },
+    ];
+    let aux = SnapAux {
+        hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
+        expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
+    };
+    snapshot::write(dir.path(), 7, &boards, &aux).unwrap();
+    std::fs::read(dir.path().join(snapshot::snapshot_name(7))).unwrap()
+}
+
+/// Rewrites the checksum of a damaged snapshot, so that the reader parses
+/// the damage through instead of only finding a bad checksum at the end.
+fn reseal(bytes: &mut [u8]) {
+    if bytes.len() < 8 {
+        return;
+    }
+    let body = bytes.len() - 8;
+    let crc = crc32c::crc32c(&bytes[..body]);
+    bytes[body..body + 4].copy_from_slice(&crc.to_le_bytes());
+    bytes[body + 4..].copy_from_slice(b"END\n");
+}
+
+#[track_caller]
+fn check_snapshot(bytes: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(snapshot::snapshot_name(7));
+    std::fs::write(&path, bytes).unwrap();
+    let (read, largest) = largest_allocation(|| snapshot::read(&path));
+    assert!(
+        largest <= SNAPSHOT_ALLOWANCE,
+        "reading a {}-byte snapshot allocated {largest} bytes at once",
+        bytes.len()
+    );
+    if let Err(e) = read {
+        assert!(!e.is_empty(), "an error without a reason");
+    }
+}
+
+proptest! {
+    #![proptest_config(config(300))]
+
+    #[test]
+    fn snapshot_reader_survives_random_bytes(
+        bytes in prop::collection::vec(any::<u8>(), 0..512),
+        with_magic in any::<bool>(),
+        sealed in any::<bool>(),
+    ) {
+        let mut bytes = bytes;
+        if with_magic {
+            let mut b = snapshot::SNAPSHOT_MAGIC.to_vec();
+            b.extend(bytes);
+            bytes = b;
+        }
+        if sealed {
+            reseal(&mut bytes);
+        }
+        check_snapshot(&bytes);
+    }
+
+    #[test]
+    fn snapshot_reader_survives_damaged_snapshots(
+        members in 0usize..40,
+        damages in prop::collection::vec(damage(), 1..4),
+        sealed in any::<bool>(),
+    ) {
+        let mut bytes = valid_snapshot(members);
+        for d in &damages {
+            apply(&mut bytes, d);
+        }
+        if sealed {
+            reseal(&mut bytes);
+        }
+        check_snapshot(&bytes);
+    }
+}
+
+#[test]
+fn every_truncation_of_a_snapshot_is_refused() {
+    let bytes = valid_snapshot(5);
+    check_snapshot(&bytes);
+    for cut in 0..bytes.len() {
+        let mut b = bytes[..cut].to_vec();
+        reseal(&mut b);
+        check_snapshot(&b);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(snapshot::snapshot_name(7));
+        std::fs::write(&path, &b).unwrap();
+        assert!(snapshot::read(&path).is_err(), "cut at {cut} was read");
+    }
+}
