@@ -13,7 +13,7 @@ use podium_bench::rank10m::Rank10mOptions;
 use podium_bench::report::{parse_bytes, parse_count, Record};
 use podium_bench::rpc_payload::RpcPayloadOptions;
 use podium_bench::search_http::HttpSearchOptions;
-use podium_server::client;
+use podium_cli as client;
 use podium_server::hugepages::HugePages;
 use podium_server::settings::{ServeArgs, Settings};
 use std::fs::File;
