@@ -1,10 +1,9 @@
 //! podium-server: the operations' frontends (HTTP/JSON, MessagePack-RPC,
 //! the Redis protocol), the settings, and `serve`, which puts a storage
 //! engine behind them. The `podium` binary's client commands are
-//! podium-cli's.
+//! podium-cli's; its `bench` runs the podium-bench binary.
 
 pub mod http;
-pub mod hugepages;
 pub mod resp;
 pub mod rpc;
 pub mod server;

@@ -4,7 +4,9 @@
 //! run on a shared machine mean nothing); docs/BENCHMARKS.md has the real
 //! runs.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -12,8 +14,40 @@ use serde_json::Value;
 /// A scenario at smoke scale may still take a while on a loaded machine.
 const LIMIT: Duration = Duration::from_secs(300);
 
+/// `podium bench` runs the podium-bench binary beside podium, but cargo
+/// builds only this package's binaries for its tests: so build it here,
+/// once, with the cargo running the tests, into the directory and profile
+/// podium was built in (a no-op when it is up to date).
+fn build_podium_bench() {
+    static BUILT: Once = Once::new();
+    BUILT.call_once(|| {
+        let dir = Path::new(env!("CARGO_BIN_EXE_podium")).parent().unwrap();
+        let profile = match dir.file_name().unwrap().to_str().unwrap() {
+            "debug" => "dev",
+            p => p,
+        };
+        let status = Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "podium-bench",
+                "--bin",
+                "podium-bench",
+            ])
+            .args(["--profile", profile, "--manifest-path"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml"))
+            .env("CARGO_TARGET_DIR", dir.parent().unwrap())
+            .stdin(Stdio::null())
+            .status()
+            .expect("running cargo build -p podium-bench");
+        assert!(status.success(), "cargo build -p podium-bench failed");
+    });
+}
+
 /// Runs `podium bench ARGS --json FILE`; returns the records and stdout.
 fn bench(args: &[&str]) -> (Vec<Value>, String) {
+    build_podium_bench();
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("out.json");
     let out = tmp.path().join("stdout");
