@@ -16,8 +16,8 @@ use rand::SeedableRng;
 use std::hint::black_box;
 use std::time::Duration;
 
-// Same allocator as the `podium` binary, so timings include the same
-// per-allocation counting cost.
+// The counting allocator of the `podium-bench` scenarios, so timings
+// include the same per-allocation counting cost.
 #[global_allocator]
 static GLOBAL: CountingAlloc = CountingAlloc;
 

@@ -1,9 +1,11 @@
-//! The counting global allocator behind the "bytes per member" figures.
+//! The counting global allocator behind the "bytes per member" figures,
+//! and the huge-page share of the process ([`anon_huge_pages`]).
 //!
 //! [`CountingAlloc`] wraps [`System`] and keeps the live and peak number of
 //! bytes handed out. The library does not install it: a binary opts in with
 //! `#[global_allocator] static A: CountingAlloc = CountingAlloc;` (the
-//! `podium` binary and the criterion benches do). When it is not installed
+//! `podium-bench` binary, under the engine's huge-page wrapper, and the
+//! criterion benches do; the `podium` server does not). When it is not installed
 //! [`stats`] returns `None`, so a report can say "not measured" rather than
 //! print a misleading zero.
 //!
@@ -105,4 +107,21 @@ pub fn stats() -> Option<AllocStats> {
 /// [`stats`] gives the peak of one phase.
 pub fn reset_peak() {
     PEAK.store(LIVE.load(Relaxed), Relaxed);
+}
+
+/// The process's memory in transparent huge pages, as
+/// `/proc/self/smaps_rollup` reports it (`AnonHugePages N kB`): whether a
+/// measurement ran on them.
+pub fn anon_huge_pages() -> String {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("AnonHugePages:"))
+                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+        })
+        .map_or_else(
+            || "AnonHugePages unknown".into(),
+            |v| format!("AnonHugePages {v}"),
+        )
 }

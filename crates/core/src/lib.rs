@@ -1,11 +1,12 @@
 //! What podium's operations are, whatever serves or stores them: the
 //! request and result shapes (`api`), errors and their stable codes, the
-//! score and strict-JSON rules, reset schedules, the operations' key
-//! scopes (`op`) and the storage interface every engine implements
-//! (`backend`).
+//! score and strict-JSON rules, CSV import records (`csv`), reset
+//! schedules, the operations' key scopes (`op`) and the storage interface
+//! every engine implements (`backend`).
 
 pub mod api;
 pub mod backend;
+pub mod csv;
 pub mod entry;
 pub mod error;
 pub mod json;

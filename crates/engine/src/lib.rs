@@ -10,6 +10,9 @@
 //!   built on the first search and kept current by every write.
 //! - [`Store`]: many named boards shared by every protocol: concurrent
 //!   readers, one writer per board, no global lock on the hot path.
+//! - [`hugepages::HugePages`]: the global-allocator wrapper that puts the
+//!   engine's 2 MiB chunks on transparent huge pages, for the binaries to
+//!   install.
 //!
 //! ```
 //! use podium_engine::{Board, BoardConfig, Submit};
@@ -24,6 +27,7 @@
 pub mod board;
 pub mod config;
 pub mod error;
+pub mod hugepages;
 mod index;
 mod members;
 pub mod score;

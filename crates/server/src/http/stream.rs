@@ -19,6 +19,7 @@ use super::handlers::submit_in;
 use super::St;
 use podium_core::api::{parse_score, SubmitIn};
 use podium_core::backend::Backend;
+use podium_core::csv::csv_fields;
 use podium_core::error::{ApiError, Code};
 use podium_core::ops::import::Importer;
 
@@ -209,52 +210,6 @@ impl Splitter {
             return None;
         }
         Some(self.take(self.buf.len(), true))
-    }
-}
-
-/// The fields of one CSV record (RFC 4180: `"` quotes a field, `""` is a
-/// quote inside one; line breaks may sit inside quotes).
-pub(crate) fn csv_fields(s: &str) -> Result<Vec<String>, String> {
-    let mut out = Vec::new();
-    let mut rest = s;
-    loop {
-        if let Some(q) = rest.strip_prefix('"') {
-            let mut field = String::new();
-            let mut r = q;
-            loop {
-                let Some(k) = r.find('"') else {
-                    return Err("a quoted field is not closed".into());
-                };
-                field.push_str(&r[..k]);
-                r = &r[k + 1..];
-                match r.strip_prefix('"') {
-                    Some(after) => {
-                        field.push('"');
-                        r = after;
-                    }
-                    None => break,
-                }
-            }
-            out.push(field);
-            if r.is_empty() {
-                return Ok(out);
-            }
-            match r.strip_prefix(',') {
-                Some(after) => rest = after,
-                None => return Err("a quoted field is followed by more than a comma".into()),
-            }
-        } else {
-            match rest.find(',') {
-                Some(k) => {
-                    out.push(rest[..k].to_string());
-                    rest = &rest[k + 1..];
-                }
-                None => {
-                    out.push(rest.to_string());
-                    return Ok(out);
-                }
-            }
-        }
     }
 }
 
@@ -449,18 +404,5 @@ mod tests {
         bad.extend_from_slice(b"\nok,2\n");
         let got = split_all(true, &[&bad]);
         assert_eq!(got, vec![(1, None), (2, None), (3, Some("ok,2".into()))]);
-    }
-
-    #[test]
-    fn csv_fields_follow_rfc4180() {
-        assert_eq!(csv_fields("a,1,bob").unwrap(), ["a", "1", "bob"]);
-        assert_eq!(
-            csv_fields(r#""a,b",2,"say ""hi""""#).unwrap(),
-            ["a,b", "2", r#"say "hi""#]
-        );
-        assert_eq!(csv_fields("a,1,").unwrap(), ["a", "1", ""]);
-        assert_eq!(csv_fields("\"x\ny\",3").unwrap(), ["x\ny", "3"]);
-        assert!(csv_fields("\"open,1").is_err());
-        assert!(csv_fields("\"a\"b,1").is_err());
     }
 }

@@ -282,7 +282,8 @@ fn visit_chunk_off(
 }
 
 /// A chunk of entries read in place by [`Service::visit_entries`], as
-/// the connection streams them (public for the `export_encode` example).
+/// the connection streams them (public for podium-bench's export-encode
+/// harness).
 pub fn visit_chunk(
     svc: &dyn InPlace,
     board: &str,

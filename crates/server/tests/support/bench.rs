@@ -1,7 +1,9 @@
 //! `podium bench SCENARIO --json FILE` at smoke scale, and the figures
 //! each scenario must report.
 
+use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -9,8 +11,44 @@ use serde_json::Value;
 /// A scenario at smoke scale may still take a while on a loaded machine.
 pub const LIMIT: Duration = Duration::from_secs(300);
 
+/// `podium bench` runs the podium-bench binary beside podium, but cargo
+/// builds only this package's binaries for its tests: so build it here,
+/// once, with the cargo running the tests, into the directory and profile
+/// podium was built in, with this build's features (a no-op when it is up
+/// to date, as after `cargo test --workspace`).
+fn build_podium_bench() {
+    static BUILT: Once = Once::new();
+    BUILT.call_once(|| {
+        let dir = Path::new(env!("CARGO_BIN_EXE_podium")).parent().unwrap();
+        let profile = match dir.file_name().unwrap().to_str().unwrap() {
+            "debug" => "dev",
+            p => p,
+        };
+        let mut cargo = Command::new(env!("CARGO"));
+        cargo
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "podium-bench",
+                "--bin",
+                "podium-bench",
+            ])
+            .args(["--profile", profile, "--manifest-path"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml"))
+            .env("CARGO_TARGET_DIR", dir.parent().unwrap())
+            .stdin(Stdio::null());
+        if cfg!(feature = "external") {
+            cargo.args(["--features", "podium-server/external"]);
+        }
+        let status = cargo.status().expect("running cargo build -p podium-bench");
+        assert!(status.success(), "cargo build -p podium-bench failed");
+    });
+}
+
 /// Runs `podium bench ARGS --json FILE`; returns the records and stdout.
 pub fn bench(args: &[&str]) -> (Vec<Value>, String) {
+    build_podium_bench();
     let tmp = tempfile::tempdir().unwrap();
     let json = tmp.path().join("out.json");
     let out = tmp.path().join("stdout");

@@ -125,21 +125,28 @@ fn human(n: u64) -> String {
     unreachable!()
 }
 
-/// Live heap bytes: the counting allocator's figure when the binary
-/// installed it, else the resident set size.
+/// The highest [`used_memory`] seen, as Redis samples its own peak.
+static USED_MEMORY_PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Heap bytes in use as malloc counts them (the huge-page wrapper
+/// allocates through it too): blocks in its arenas plus those it maps on
+/// their own. The resident set size where malloc cannot say.
 fn used_memory() -> u64 {
-    match podium_bench::alloc::stats() {
-        Some(s) => s.live as u64,
-        None => rss(),
-    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallinfo2 only reads the allocator's statistics.
+    let m = unsafe {
+        let i = libc::mallinfo2();
+        (i.uordblks + i.hblkhd) as u64
+    };
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let m = rss();
+    USED_MEMORY_PEAK.fetch_max(m, Ordering::Relaxed);
+    m
 }
 
-/// The peak of [`used_memory`] (the resident set when not counting).
+/// The peak of [`used_memory`].
 fn used_memory_peak() -> u64 {
-    match podium_bench::alloc::stats() {
-        Some(s) => s.peak as u64,
-        None => rss(),
-    }
+    USED_MEMORY_PEAK.load(Ordering::Relaxed)
 }
 
 /// Resident set size, as Redis's `used_memory_rss`.

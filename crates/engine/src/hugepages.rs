@@ -10,7 +10,11 @@
 //! those structures in 2 MiB chunks (`podium_engine` members arena, records,
 //! tree slabs) so this wrapper can give them huge pages; Linux's default
 //! THP mode (`madvise`) only does so for regions that ask. Measured in
-//! docs/BENCHMARKS.md (issue 5, page reads and huge pages).
+//! docs/BENCHMARKS.md (page reads and huge pages).
+//!
+//! The engine does not install it: a binary does, with
+//! `#[global_allocator] static A: HugePages<System> = HugePages::new(System);`
+//! (`podium`; the benchmark binary wraps its counting allocator instead).
 //!
 //! Only whole 2 MiB pages inside a block are advised, so a block's tail
 //! never pulls a huge page over memory the block does not own. The
@@ -143,23 +147,6 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for HugePages<A> {
         }
         p
     }
-}
-
-/// The process's memory in transparent huge pages, as
-/// `/proc/self/smaps_rollup` reports it (`AnonHugePages N kB`): whether a
-/// measurement ran on them.
-pub fn anon_huge_pages() -> String {
-    std::fs::read_to_string("/proc/self/smaps_rollup")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("AnonHugePages:"))
-                .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
-        })
-        .map_or_else(
-            || "AnonHugePages unknown".into(),
-            |v| format!("AnonHugePages {v}"),
-        )
 }
 
 #[cfg(test)]

@@ -1,11 +1,12 @@
-//! Times the MessagePack-RPC `export` encoder in process: how many
-//! entries a second the server can produce before any socket is involved.
+//! The `export-encode` harness: the MessagePack-RPC `export` encoder timed
+//! in process, how many entries a second the server can produce before
+//! any socket is involved.
 //!
-//! Loads one board the way `podium bench rpc-payload` does (members
-//! `m0..m{n-1}` imported in order, random scores from the same seeded
-//! generator, so the walk by score visits member records scattered in
-//! memory), then reads the whole board in chunks of `--chunk` entries,
-//! three ways, alternately, `--rounds` times each:
+//! Loads one board the way `rpc-payload` does (members `m0..m{n-1}`
+//! imported in order, random scores from the seeded generator, so the walk
+//! by score visits member records scattered in memory), then reads the
+//! whole board in chunks of `chunk` entries, two ways, alternately,
+//! `rounds` times each:
 //!
 //! - **walk**: the board walk alone, each entry's id, score and rank read
 //!   and summed (no encoding): the floor the encoder stands on;
@@ -13,80 +14,39 @@
 //!   (`rpc::exec::visit_chunk`: a fresh buffer per chunk);
 //!
 //! and prints the median and best of each, in entries/s and MB/s of
-//! encoded bytes. `--seq` gives member `m{i}` score `i` instead (records
+//! encoded bytes. `seq` gives member `m{i}` score `i` instead (records
 //! visited in memory order: the cost of the scattered records shows as the
-//! difference); `--data N` gives every member a JSON `data` object of about
-//! N bytes (a profile), as a large realistic export carries; `--blob N`
-//! one of exactly N bytes that is mostly one long string (rpc-payload's
-//! `--blob` shape: the Ruby report's opaque payload). With either, pass the
-//! server's chunk size too (`--chunk` of about 512 KiB of entries).
-//!
-//! ```sh
-//! cargo run --release -p podium-server --example export_encode -- \
-//!     --members 3225245 --rounds 7
-//! ```
+//! difference); `data` gives every member a JSON `data` object of about
+//! that many bytes (a profile), `blob` one of exactly that many bytes that
+//! is mostly one long string (rpc-payload's `--blob` shape). With either,
+//! pass the server's chunk size too (about 512 KiB of entries).
 
 use std::hint::black_box;
+use std::io::Write;
 use std::time::Instant;
 
-use anyhow::{bail, Context, Result};
-use podium_bench::alloc::CountingAlloc;
-use podium_bench::engine::random_score;
+use anyhow::{bail, Result};
 use podium_engine::{Board, BoardConfig, Submit};
-use podium_server::hugepages::{anon_huge_pages, HugePages};
 use podium_server::rpc::exec::visit_chunk;
 use podium_store::service::Service;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
-// The server's allocator: the engine's 2 MiB chunks on huge pages, as the
-// walk runs in `podium serve`.
-#[global_allocator]
-static GLOBAL: HugePages<CountingAlloc> = HugePages::new(CountingAlloc);
+use crate::alloc::anon_huge_pages;
+use crate::engine::random_score;
+use crate::report::Record;
 
-struct Opts {
-    members: u64,
-    chunk: usize,
-    rounds: usize,
-    seq: bool,
-    data: usize,
-    blob: usize,
-}
+const SCENARIO: &str = "export-encode";
 
-fn opts() -> Result<Opts> {
-    let mut o = Opts {
-        members: 3_225_245,
-        chunk: 10_000,
-        rounds: 5,
-        seq: false,
-        data: 0,
-        blob: 0,
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        let mut val = |name: &str| -> Result<u64> {
-            args.next()
-                .with_context(|| format!("{name} needs a value"))?
-                .parse()
-                .with_context(|| format!("{name}: not a number"))
-        };
-        match a.as_str() {
-            "--members" => o.members = val("--members")?,
-            "--chunk" => o.chunk = val("--chunk")? as usize,
-            "--rounds" => o.rounds = val("--rounds")? as usize,
-            "--data" => o.data = val("--data")? as usize,
-            "--blob" => o.blob = val("--blob")? as usize,
-            "--seq" => o.seq = true,
-            _ => bail!("unknown argument {a}"),
-        }
-    }
-    if o.members == 0 || o.chunk == 0 || o.rounds == 0 {
-        bail!("--members, --chunk and --rounds must be at least 1");
-    }
-    if o.data > 0 && o.blob > 0 {
-        bail!("--data and --blob are two shapes of `data`: give one");
-    }
-    Ok(o)
+#[derive(Debug, Clone)]
+pub struct ExportEncodeOptions {
+    pub members: u64,
+    pub chunk: usize,
+    pub rounds: usize,
+    pub seq: bool,
+    pub data: usize,
+    pub blob: usize,
+    pub seed: u64,
 }
 
 /// A JSON object of about `len` bytes, different per member, with its
@@ -100,12 +60,12 @@ fn profile(i: u64, len: usize) -> String {
     s
 }
 
-fn load(o: &Opts) -> Result<Board> {
+fn load(o: &ExportEncodeOptions) -> Result<Board> {
     let mut board = Board::new(BoardConfig {
         max_data_bytes: o.blob.max(BoardConfig::default().max_data_bytes),
         ..BoardConfig::default()
     })?;
-    let mut rng = SmallRng::seed_from_u64(42);
+    let mut rng = SmallRng::seed_from_u64(o.seed);
     let mut i = 0;
     while i < o.members {
         let end = (i + 10_000).min(o.members);
@@ -114,7 +74,7 @@ fn load(o: &Opts) -> Result<Board> {
             (i..end).map(|k| profile(k, o.data)).collect()
         } else if o.blob > 0 {
             (i..end)
-                .map(|k| podium_bench::rpc_payload::blob_json(k, o.blob))
+                .map(|k| crate::rpc_payload::blob_json(k, o.blob))
                 .collect()
         } else {
             Vec::new()
@@ -147,19 +107,25 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-fn main() -> Result<()> {
-    let o = opts()?;
+pub fn run(o: &ExportEncodeOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
+    if o.members == 0 || o.chunk == 0 || o.rounds == 0 {
+        bail!("--members, --chunk and --rounds must be at least 1");
+    }
+    if o.data > 0 && o.blob > 0 {
+        bail!("--data and --blob are two shapes of `data`: give one");
+    }
     let t = Instant::now();
     let svc = Service::in_memory();
-    svc.store().insert("b", load(&o)?)?;
-    eprintln!(
+    svc.store().insert("b", load(o)?)?;
+    writeln!(
+        out,
         "loaded {} members ({}, data {} B) in {:.1} s; {}",
         o.members,
         if o.seq { "sequential" } else { "random" },
         o.data.max(o.blob),
         t.elapsed().as_secs_f64(),
         anon_huge_pages()
-    );
+    )?;
     let n = o.members;
     let (mut walk, mut enc) = (Vec::new(), Vec::new());
     let mut bytes = 0u64;
@@ -193,21 +159,35 @@ fn main() -> Result<()> {
         enc.push(t.elapsed().as_secs_f64());
     }
     let best = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
-    println!(
+    writeln!(
+        out,
         "{n} entries, {:.1} B/entry encoded, chunks of {}, {} rounds",
         bytes as f64 / n as f64,
         o.chunk,
         o.rounds
-    );
+    )?;
+    let mut records = Vec::new();
     for (name, v) in [("walk", &mut walk), ("encode", &mut enc)] {
         let (b, m) = (best(v), median(v));
-        println!(
+        writeln!(
+            out,
             "{name:>7}: median {:.2}M entries/s ({:.0} MB/s), best {:.2}M entries/s ({:.0} MB/s)",
             n as f64 / m / 1e6,
             bytes as f64 / m / 1e6,
             n as f64 / b / 1e6,
             bytes as f64 / b / 1e6,
-        );
+        )?;
+        records.push(Record {
+            scenario: SCENARIO,
+            figure: format!("{name}_entries_per_s"),
+            unit: "entries/s".into(),
+            podium: Some(n as f64 / m),
+            redis: None,
+            baseline: None,
+            baseline_name: None,
+            ratio: None,
+            members: Some(n),
+        });
     }
-    Ok(())
+    Ok(records)
 }

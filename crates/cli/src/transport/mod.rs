@@ -1,0 +1,183 @@
+//! How the client commands reach a server: MessagePack-RPC (`--rpc`, the
+//! default) or the HTTP API (`--http URL`), chosen once per command from
+//! its [`Conn`]. Each command is written once against [`Transport`].
+
+mod http;
+mod rpc;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use anyhow::Result;
+use podium_core::api::{BoardOut, SearchOut, SubmitIn, SubmitOut, TopOut};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use http::{
+    base_url, board_url, export_url, import_url, scores_url, search_url, segment, server_error,
+    top_url, ServerError,
+};
+
+use crate::import::ImportOut;
+use crate::input::Format;
+use crate::render::print_raw;
+
+/// How long a small request (`top`, `submit`, board info) may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where the server is and how to authenticate.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Conn {
+    /// Address (HOST:PORT) of the podium server's MessagePack-RPC port.
+    #[arg(
+        long,
+        env = "PODIUM_RPC_SERVER",
+        default_value = "127.0.0.1:7071",
+        value_name = "ADDR"
+    )]
+    pub rpc: String,
+    /// Use the HTTP API at this base URL instead of MessagePack-RPC
+    /// (e.g. http://127.0.0.1:7070); --rpc is then ignored.
+    #[arg(
+        long,
+        visible_alias = "server",
+        env = "PODIUM_SERVER",
+        value_name = "URL"
+    )]
+    pub http: Option<String>,
+    /// API key: sent with `auth` over RPC, as `Authorization: Bearer KEY`
+    /// over HTTP. Given here it shows in `ps`; PODIUM_API_KEY does not.
+    #[arg(long, env = "PODIUM_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+}
+
+/// A connection to a server over one of its protocols.
+pub enum Transport {
+    Http(http::Http),
+    Rpc(rpc::Rpc),
+}
+
+/// A `search` query and the page of matches wanted.
+#[derive(Debug, Clone, Copy)]
+pub struct SearchQuery<'a> {
+    pub query: &'a str,
+    pub limit: u64,
+    pub offset: u64,
+    pub with_data: bool,
+}
+
+/// A server's answer: over HTTP its JSON body, kept as sent (`--json`
+/// prints it unchanged, and a table reads it only when one is wanted);
+/// over RPC the decoded result.
+pub enum Answer<T> {
+    Body(Vec<u8>),
+    Value(T),
+}
+
+impl<T: Serialize + DeserializeOwned> Answer<T> {
+    /// Prints the answer as JSON, one document on stdout.
+    pub fn print_json(&self) -> Result<()> {
+        match self {
+            Answer::Body(b) => print_raw(b),
+            Answer::Value(v) => {
+                println!("{}", serde_json::to_string(v)?);
+                Ok(())
+            }
+        }
+    }
+
+    pub fn value(self) -> Result<T> {
+        match self {
+            Answer::Body(b) => http::parse(&b),
+            Answer::Value(v) => Ok(v),
+        }
+    }
+}
+
+/// An export under way: the server has accepted it, its entries are still
+/// to be read.
+pub enum Export<'a> {
+    Http(http::HttpExport),
+    Rpc(rpc::RpcExport<'a>),
+}
+
+impl Export<'_> {
+    /// Writes the entries to `out` as NDJSON, best first, with progress
+    /// bars over `members` unless `quiet`; returns the lines written.
+    pub fn write(self, out: &mut dyn Write, members: u64, quiet: bool) -> Result<u64> {
+        match self {
+            Export::Http(e) => e.write(out, members, quiet),
+            Export::Rpc(e) => e.write(out, members, quiet),
+        }
+    }
+}
+
+impl Transport {
+    /// Connects over HTTP when `--http` is given, else over RPC.
+    pub fn connect(conn: &Conn) -> Result<Transport> {
+        Ok(match &conn.http {
+            Some(url) => Transport::Http(http::Http::new(url, conn)?),
+            None => Transport::Rpc(rpc::Rpc::connect(conn)?),
+        })
+    }
+
+    pub fn top(&self, board: &str, page: u64, page_size: u64) -> Result<Answer<TopOut>> {
+        match self {
+            Transport::Http(h) => h.top(board, page, page_size),
+            Transport::Rpc(r) => r.top(board, page, page_size),
+        }
+    }
+
+    pub fn search(&self, board: &str, q: &SearchQuery) -> Result<Answer<SearchOut>> {
+        match self {
+            Transport::Http(h) => h.search(board, q),
+            Transport::Rpc(r) => r.search(board, q),
+        }
+    }
+
+    pub fn submit(&self, board: &str, entry: &SubmitIn) -> Result<Answer<SubmitOut>> {
+        match self {
+            Transport::Http(h) => h.submit(board, entry),
+            Transport::Rpc(r) => r.submit(board, entry),
+        }
+    }
+
+    pub fn board_info(&self, board: &str) -> Result<BoardOut> {
+        match self {
+            Transport::Http(h) => h.board_info(board),
+            Transport::Rpc(r) => r.board_info(board),
+        }
+    }
+
+    /// Refuses a board name the transport cannot carry (HTTP: one a URL
+    /// path would resolve away), before any input is opened.
+    pub fn check_board(&self, board: &str) -> Result<()> {
+        match self {
+            Transport::Http(h) => h.check_board(board),
+            Transport::Rpc(_) => Ok(()),
+        }
+    }
+
+    /// Imports the input (`len` bytes when known) into `board`.
+    pub fn import(
+        &self,
+        board: &str,
+        format: Format,
+        reader: Box<dyn Read + Send>,
+        len: Option<u64>,
+    ) -> Result<ImportOut> {
+        match self {
+            Transport::Http(h) => h.import(board, format, reader, len),
+            Transport::Rpc(r) => r.import(board, format, reader),
+        }
+    }
+
+    /// Starts exporting `board`.
+    pub fn export(&self, board: &str) -> Result<Export<'_>> {
+        Ok(match self {
+            Transport::Http(h) => Export::Http(h.export(board)?),
+            Transport::Rpc(r) => Export::Rpc(r.export(board)),
+        })
+    }
+}
