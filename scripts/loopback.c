@@ -1,5 +1,5 @@
 /* The loopback TCP ceiling on this machine, for the network scenarios of
- * `podium bench` (docs/BENCHMARKS.md, issue 5): what two threads of one
+ * `podium bench` (docs/BENCHMARKS.md): what two threads of one
  * process get from the kernel alone, with nothing parsed or built.
  *
  *   cc -O2 -pthread -o /tmp/loopback scripts/loopback.c

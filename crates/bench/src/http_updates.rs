@@ -187,7 +187,7 @@ pub fn run(opts: &HttpUpdatesOptions, out: &mut dyn Write) -> Result<Vec<Record>
     )?;
     writeln!(
         out,
-        "  reference (SPEC): a Scala/Akka service sustained 25k HTTP updates/s, p99 38 ms, on 6 \
+        "  reference (docs/spec.md §7): a Scala/Akka service sustained 25k HTTP updates/s, p99 38 ms, on 6 \
          cores; errors = 0: {}",
         met(podium.errors == 0)
     )?;

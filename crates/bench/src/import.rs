@@ -211,7 +211,7 @@ pub fn run(opts: &ImportOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     }
     writeln!(
         out,
-        "  reference (SPEC): a Redis autocomplete index took {PUBLISHED_LOAD_10K_SECS} s to load \
+        "  reference (docs/spec.md §7): a Redis autocomplete index took {PUBLISHED_LOAD_10K_SECS} s to load \
          10k titles pipelined"
     )?;
     Ok(records)

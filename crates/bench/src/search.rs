@@ -37,9 +37,9 @@ pub const PAGE: u64 = 25;
 /// The three queries of docs/spec.md §7.3 and the published rates they are
 /// compared with.
 pub const QUERIES: [(&str, f64); 3] = [("a", 6_250.0), ("a* a", 3_000.0), ("a* a* a", 1_500.0)];
-pub const PUBLISHED_QUERIES: &str = "Ruby prefix search (published, SPEC)";
+pub const PUBLISHED_QUERIES: &str = "Ruby prefix search (published, docs/spec.md §7)";
 pub const PUBLISHED_LOAD_10K_SECS: f64 = 5.4;
-pub const PUBLISHED_LOAD: &str = "Redis autocomplete, 10k titles (published, SPEC)";
+pub const PUBLISHED_LOAD: &str = "Redis autocomplete, 10k titles (published, docs/spec.md §7)";
 
 /// Settings of one `search` run.
 #[derive(Debug, Clone)]
@@ -620,7 +620,7 @@ pub fn summarise(m: &Measured) -> (Table, Vec<String>, Vec<Record>) {
         notes.push("index memory not measured: the counting allocator is not installed".into());
     }
     notes.push(format!(
-        "published figures are SPEC.md's quotes, not runs on this machine; the insert and \
+        "published figures are docs/spec.md §7's quotes, not runs on this machine; the insert and \
          score-change comparisons are the same board with its index dropped ({} named inserts \
          and {0} score changes of random members each)",
         report::thousands((n / 10).clamp(1_000, 100_000) as i128)

@@ -17,7 +17,7 @@
 //! bytes) was tried: every growth re-places every entry, so a table grown
 //! from empty moves each entry five times by a quarter and three times by
 //! half, and on a 10M sequential load the extra moves were a sixth of the
-//! engine's time (docs/BENCHMARKS.md, issue 5, sequential load).
+//! engine's time (docs/BENCHMARKS.md, the sequential load).
 
 /// Load factor limit, as a fraction of 5.
 const MAX_LOAD_FIFTHS: usize = 4;
