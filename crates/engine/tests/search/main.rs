@@ -3,7 +3,7 @@
 //! queries checked after each step against a naive search written here
 //! from the documented semantics — it tokenises every member's text anew
 //! and matches query words to distinct words by brute force, over the
-//! board's ranking as `top` returns it (itself checked by tests/model.rs).
+//! board's ranking as `top` returns it (itself checked by tests/model/).
 //!
 //! Every query also runs under each plan (`Auto`, forced `Intersect`,
 //! forced `Scan`): same entries, same ranks, same total. Boards are built
