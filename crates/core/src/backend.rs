@@ -65,8 +65,9 @@ pub trait Backend: Send + Sync {
 
     /// The reads this engine answers in place ([`InPlace`]), when it can:
     /// the in-process engine's speed path. `None`: every read is a call of
-    /// this trait.
-    fn in_place(&self) -> Option<Arc<dyn InPlace>> {
+    /// this trait. Borrowed, so a page read costs no reference count; a
+    /// stream clones it for its later chunks.
+    fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
         None
     }
 

@@ -18,11 +18,14 @@ use crate::service::{KeepEntries, Service};
 #[derive(Clone)]
 pub struct EmbeddedBackend {
     svc: Arc<Service>,
+    /// The same service, as the reads it answers in place.
+    local: Arc<dyn InPlace>,
 }
 
 impl EmbeddedBackend {
     pub fn new(svc: Arc<Service>) -> Self {
-        EmbeddedBackend { svc }
+        let local: Arc<dyn InPlace> = svc.clone();
+        EmbeddedBackend { svc, local }
     }
 
     pub fn service(&self) -> &Arc<Service> {
@@ -44,8 +47,8 @@ impl Backend for EmbeddedBackend {
         true
     }
 
-    fn in_place(&self) -> Option<Arc<dyn InPlace>> {
-        Some(self.svc.clone())
+    fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
+        Some(&self.local)
     }
 
     fn search_index_bytes(&self) -> Vec<(String, u64)> {

@@ -175,10 +175,11 @@ impl<'a> Importer<'a> {
                 });
             }
         }
+        // Lines of earlier batches come before this batch's: sorting the
+        // batch's errors keeps the list sorted.
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_by_key(|e| e.line);
         self.errors.extend(pending);
-        self.errors.sort_by_key(|e| e.line);
         self.errors.truncate(MAX_IMPORT_ERRORS);
         // The buffers are kept for the next batch.
         recs.clear();

@@ -333,19 +333,17 @@ pub(crate) async fn search(
     // An indexed board's search is a read like `top`, answered here and
     // encoded straight from the board into the body under its read lock.
     let with_data = q.with_data;
-    let mut body = Ok(Vec::new());
+    let mut body = Vec::new();
+    let mut written = Ok(());
     let answered = local.search_visit(&board, &q.q, limit, offset, &mut |head, entries| {
-        if let Ok(buf) = &mut body {
-            if let Err(e) = write_search_json(buf, &board, &q.q, head, entries, with_data) {
-                body = Err(e);
-            }
-        }
+        written = write_search_json(&mut body, &board, &q.q, head, entries, with_data);
     })?;
     if answered {
-        let body = body.map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
+        written.map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
         return Ok(json_body(body));
     }
     // The first search of a board builds its index: off the async workers.
+    let local = local.clone();
     tokio::task::spawn_blocking(move || {
         let page = local.search_page(&board, &q.q, limit, offset)?;
         search_response(&board, &q, &page)

@@ -519,7 +519,7 @@ where
 /// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
 pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
     match be.in_place() {
-        Some(local) => in_place(&local, be, call),
+        Some(local) => in_place(local, be, call),
         None => via_trait(be.clone(), call),
     }
 }

@@ -14,7 +14,6 @@
 use podium_engine::{Cond, Presence};
 use rmp::Marker;
 
-use podium_core::api::{Score, SubmitIn};
 use podium_core::entry::{MemberBytes, SubmitRec};
 
 /// What [`bulk_write`] read, borrowed from the frame.
@@ -34,21 +33,9 @@ pub struct Plain<'a> {
 }
 
 impl Plain<'_> {
-    /// The entry as the general path would have parsed it.
-    pub fn submit_in(&self) -> SubmitIn {
-        SubmitIn {
-            member: self.member.to_owned(),
-            score: Score(self.score),
-            op: None,
-            only: None,
-            cond: None,
-            name: self.name.map(str::to_owned),
-            data: None,
-        }
-    }
-
-    /// The record the embedded engine applies and logs for it: what the
-    /// service would make of [`Plain::submit_in`], without the `String`.
+    /// The checked submission every engine applies for it: what
+    /// [`SubmitRec::from_entry`] makes of the parsed entry, without the
+    /// `String`.
     pub fn rec(&self) -> SubmitRec {
         SubmitRec {
             member: MemberBytes::from_slice(self.member.as_bytes()),
@@ -221,6 +208,7 @@ mod tests {
     use super::*;
     use crate::rpc::codec::{decode_frame, envelope, Message};
     use crate::rpc::method::{parse, Call, Method};
+    use podium_core::api::SubmitIn;
     use rmpv::Value;
 
     fn enc(v: &Value) -> Vec<u8> {
@@ -267,7 +255,7 @@ mod tests {
         };
         let (id, call) = general(frame);
         assert_eq!(id, f.msgid);
-        let fast: Vec<SubmitIn> = f.entries.iter().map(Plain::submit_in).collect();
+        let fast: Vec<SubmitIn> = f.entries.iter().map(|p| p.rec().to_entry()).collect();
         let entries = match call.expect("the general path accepts what the fast path took") {
             Call::SubmitMany { board, entries } => {
                 assert!(!f.import);
