@@ -655,7 +655,11 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
     }
 
-    /// Garbage after a bad frame costs one pass, not a checksum per byte.
+    /// Garbage after a bad frame costs one pass, not a checksum per byte:
+    /// 32 MiB of candidate lengths up to 64 KiB at every offset. A scan
+    /// that checksummed each candidate would read ~10^12 bytes and not
+    /// finish; the linear one takes well under a second in a release
+    /// build. (No clock in the assertion: a busy machine is not a bug.)
     #[test]
     fn scanning_a_long_damaged_tail_is_linear() {
         let mut data = SEGMENT_MAGIC.to_vec();
@@ -667,8 +671,6 @@ mod tests {
             // Small lengths that fit: every offset is a candidate by size.
             data.extend_from_slice(&(x & 0x0000_ffff_0000_ffff).to_le_bytes());
         }
-        let t = std::time::Instant::now();
         assert_eq!(log::frames_beyond(&data, 8, 1), None);
-        assert!(t.elapsed().as_secs() < 5, "{:?}", t.elapsed());
     }
 }
