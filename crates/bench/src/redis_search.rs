@@ -17,6 +17,7 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Result};
 use podium_core::api::SubmitIn;
 use podium_core::backend::Backend;
+use podium_core::ops;
 use podium_redis::RedisBackend;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -70,7 +71,11 @@ async fn run_async(o: &RedisSearchOptions, out: &mut dyn Write) -> Result<Vec<Re
         .await
         .map_err(|e| anyhow!("{e}"))?;
     if !o.skip_load {
-        let _ = b.board_delete(&o.board).await;
+        let _ = b
+            .board_delete(&ops::DeleteBoard {
+                board: o.board.clone(),
+            })
+            .await;
         let names = Names::new(SEED);
         let mut rng = SmallRng::seed_from_u64(SEED);
         let mut name = String::new();
@@ -87,9 +92,11 @@ async fn run_async(o: &RedisSearchOptions, out: &mut dyn Write) -> Result<Vec<Re
                 })
                 .collect();
             i += batch.len() as u64;
-            b.submit(&o.board, &batch)
-                .await
-                .map_err(|e| anyhow!("{e}"))?;
+            let req = ops::SubmitMany {
+                board: o.board.clone(),
+                entries: batch,
+            };
+            b.submit(&req).await.map_err(|e| anyhow!("{e}"))?;
         }
         writeln!(
             out,
@@ -108,12 +115,16 @@ async fn run_async(o: &RedisSearchOptions, out: &mut dyn Write) -> Result<Vec<Re
     for q in QUERIES {
         let mut times = Vec::with_capacity(o.rounds);
         let mut total = 0;
+        let req = ops::Search {
+            board: o.board.clone(),
+            query: q.to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        };
         for _ in 0..o.rounds {
             let t = Instant::now();
-            let r = b
-                .search(&o.board, q, 25, 0, false)
-                .await
-                .map_err(|e| anyhow!("{q}: {e}"))?;
+            let r = b.search(&req).await.map_err(|e| anyhow!("{q}: {e}"))?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
             total = r.total;
         }

@@ -20,8 +20,9 @@ use async_trait::async_trait;
 use crate::api::*;
 use crate::entry::SubmitRec;
 use crate::error::ApiError;
+use crate::ops::*;
 use podium_engine::search::SearchPage;
-use podium_engine::{Aggregate, EntryRef, ScoreRange, SearchHead, Store, SubmitResult};
+use podium_engine::{EntryRef, ScoreRange, SearchHead, SubmitResult};
 
 /// One entry's outcome in an `import` batch: applied, or why not.
 pub type Imported = Result<(), ErrorBody>;
@@ -75,10 +76,10 @@ pub trait Backend: Send + Sync {
 
     /// `submit_many`: entries applied in order, atomically; input errors
     /// refuse the whole batch, state-dependent ones fail their own item.
-    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError>;
+    async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError>;
 
     /// `submit` of one entry: an entry error is the call's error.
-    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError>;
+    async fn submit_one(&self, req: &Submit) -> Result<SubmitOut, ApiError>;
 
     /// `import` of one batch: applied exactly as `submit` applies it (the
     /// same errors, whole-batch and per entry), but answering only each
@@ -86,9 +87,9 @@ pub trait Backend: Send + Sync {
     /// then skip what only the ranks need: on Redis a batch of plain
     /// `set`s is a multi-member `ZADD` in one script run, as the bare
     /// Redis bulk load it stands for.
-    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
+    async fn import(&self, req: &SubmitMany) -> Result<Vec<Imported>, ApiError> {
         Ok(self
-            .submit(board, entries)
+            .submit(req)
             .await?
             .into_iter()
             .map(|item| match item {
@@ -108,9 +109,12 @@ pub trait Backend: Send + Sync {
         board: &str,
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Vec<SubmitRec>), ApiError> {
-        let entries: Vec<SubmitIn> = recs.iter().map(SubmitRec::to_entry).collect();
+        let req = SubmitMany {
+            board: board.to_string(),
+            entries: recs.iter().map(SubmitRec::to_entry).collect(),
+        };
         let results = self
-            .submit(board, &entries)
+            .submit(&req)
             .await?
             .into_iter()
             .map(|item| match item {
@@ -140,147 +144,63 @@ pub trait Backend: Send + Sync {
         board: &str,
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Imported>, Vec<SubmitRec>), (ApiError, Vec<SubmitRec>)> {
-        let entries: Vec<SubmitIn> = recs.iter().map(SubmitRec::to_entry).collect();
-        match self.import(board, &entries).await {
+        let req = SubmitMany {
+            board: board.to_string(),
+            entries: recs.iter().map(SubmitRec::to_entry).collect(),
+        };
+        match self.import(&req).await {
             Ok(items) => Ok((items, recs)),
             Err(e) => Err((e, recs)),
         }
     }
 
-    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError>;
+    async fn remove(&self, req: &Remove) -> Result<RemovedOut, ApiError>;
 
-    /// `remove_range` by 1-based rank, `start..=stop`.
-    async fn remove_rank_range(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-    ) -> Result<RemovedOut, ApiError>;
+    async fn remove_range(&self, req: &RemoveRange) -> Result<RemovedOut, ApiError>;
 
-    /// `remove_range` by score.
-    async fn remove_score_range(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-    ) -> Result<RemovedOut, ApiError>;
+    async fn set_data(&self, req: &SetData) -> Result<SetDataOut, ApiError>;
 
-    async fn set_data(
-        &self,
-        board: &str,
-        member: &str,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    ) -> Result<SetDataOut, ApiError>;
-
-    async fn board_create(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError>;
+    async fn board_create(&self, req: &CreateBoard) -> Result<BoardOut, ApiError>;
 
     /// `board_update` (PUT): creates or reconfigures.
-    async fn board_put(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError>;
+    async fn board_put(&self, req: &PutBoard) -> Result<BoardOut, ApiError>;
 
-    async fn board_delete(&self, board: &str) -> Result<(), ApiError>;
+    async fn board_delete(&self, req: &DeleteBoard) -> Result<(), ApiError>;
 
-    /// `reset`: archive now as `NAME@PERIOD` and empty the board.
-    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError>;
+    async fn reset(&self, req: &Reset) -> Result<ResetOut, ApiError>;
 
-    /// `merge` (`intersect == false`) or `intersect` into `dest`.
-    async fn combine(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError>;
+    async fn combine(&self, req: &Combine) -> Result<CombineOut, ApiError>;
 
     // -------------------------------------------------------------- reads
 
-    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError>;
+    async fn board_info(&self, req: &BoardInfo) -> Result<BoardOut, ApiError>;
 
-    async fn boards(&self) -> Result<BoardsOut, ApiError>;
+    async fn boards(&self, req: &ListBoards) -> Result<BoardsOut, ApiError>;
 
-    async fn entry(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-    ) -> Result<EntryInfoOut, ApiError>;
+    async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError>;
 
-    /// `rank` and `score` (the answer carries both).
-    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError>;
+    async fn rank(&self, req: &Rank) -> Result<RankOut, ApiError>;
 
-    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError>;
+    async fn count(&self, req: &Count) -> Result<CountOut, ApiError>;
 
-    async fn top(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<TopOut, ApiError>;
+    async fn top(&self, req: &Top) -> Result<TopOut, ApiError>;
 
-    async fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError>;
+    async fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError>;
 
-    #[allow(clippy::too_many_arguments)]
-    async fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError>;
+    async fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError>;
 
-    async fn around(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<AroundOut, ApiError>;
+    async fn around(&self, req: &Around) -> Result<AroundOut, ApiError>;
 
-    async fn ranks(
-        &self,
-        board: &str,
-        members: &[String],
-        with_data: bool,
-    ) -> Result<RanksOut, ApiError>;
+    async fn ranks(&self, req: &Ranks) -> Result<RanksOut, ApiError>;
 
-    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError>;
+    async fn percentile(&self, req: &Percentile) -> Result<PercentileOut, ApiError>;
 
-    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError>;
+    async fn score_at_percentile(&self, req: &ScoreAtPercentile) -> Result<ScoreAtOut, ApiError>;
 
-    async fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError>;
+    async fn search(&self, req: &Search) -> Result<SearchOut, ApiError>;
 
-    /// One chunk of `export`: up to `limit` entries from position `pos`
-    /// (0-based), best first. A write between chunks can shift entries
-    /// across a chunk boundary, as with Redis's ZSCAN.
-    async fn export_chunk(
-        &self,
-        board: &str,
-        pos: usize,
-        limit: usize,
-    ) -> Result<Vec<ExportLine>, ApiError>;
+    /// One chunk of `export` ([`ExportChunk`]).
+    async fn export_chunk(&self, req: &ExportChunk) -> Result<Vec<ExportLine>, ApiError>;
 }
 
 /// Reads answered in place: synchronously, under one short hold of a
@@ -292,13 +212,7 @@ pub trait Backend: Send + Sync {
 /// [`Backend`] method of the same name answers.
 pub trait InPlace: Send + Sync {
     /// `top`'s page: each entry to `f`, best first; the page's figures.
-    fn top_visit(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        f: &mut dyn FnMut(EntryRef<'_>),
-    ) -> Result<TopHead, ApiError>;
+    fn top_visit(&self, req: &Top, f: &mut dyn FnMut(EntryRef<'_>)) -> Result<TopHead, ApiError>;
 
     /// Up to `limit` entries to `f`, starting `skip` entries from the best
     /// (or, `from_worst`, from the worst, going up). Returns how many `f`
@@ -314,60 +228,28 @@ pub trait InPlace: Send + Sync {
 
     fn board_info(&self, board: &str) -> Result<BoardOut, ApiError>;
 
-    fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError>;
+    fn count(&self, req: &Count) -> Result<CountOut, ApiError>;
 
-    fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError>;
+    fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError>;
 
-    #[allow(clippy::too_many_arguments)]
-    fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError>;
+    fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError>;
 
     /// Whether a search of `board` is a read (its index is built), not an
     /// index build, which belongs off the async workers.
     fn search_is_cheap(&self, board: &str) -> bool;
 
-    fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError>;
+    fn search(&self, req: &Search) -> Result<SearchOut, ApiError>;
 
     /// The engine's owned page of a search, building the board's index if
     /// it has none yet.
-    fn search_page(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-    ) -> Result<SearchPage, ApiError>;
+    fn search_page(&self, req: &Search) -> Result<SearchPage, ApiError>;
 
     /// A search whose entries go to `f` in place; `Ok(false)`, with `f`
     /// not called, when the board's index is not built yet (see
     /// [`InPlace::search_page`]).
     fn search_visit(
         &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
+        req: &Search,
         f: &mut dyn FnMut(&SearchHead, &mut dyn Iterator<Item = EntryRef<'_>>),
     ) -> Result<bool, ApiError>;
 }
@@ -383,12 +265,6 @@ pub struct TopHead {
     pub total: u64,
     pub total_pages: u64,
 }
-
-/// Default and largest page sizes of page reads.
-pub const DEFAULT_PAGE_SIZE: u64 = 25;
-pub const MAX_PAGE_SIZE: u64 = 10_000;
-/// Largest `range_by_*` / `ranks` answer in one call.
-pub const MAX_RANGE: u64 = 1_000_000;
 
 /// A score-range bound as the API takes it: `None` is unbounded, and
 /// `exclusive` opens it, as Redis's `(` does.
@@ -412,55 +288,4 @@ impl RangeBounds {
             max: b(self.max, self.max_exclusive),
         }
     }
-}
-
-/// The check of a `range_by_rank` request (1-based, inclusive, at most
-/// `MAX_RANGE` entries), shared by every backend.
-pub fn check_rank_range(start: u64, stop: u64) -> Result<(), ApiError> {
-    if start == 0 || stop < start {
-        return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-    }
-    if stop - start >= MAX_RANGE {
-        return Err(ApiError::bad(format!(
-            "at most {MAX_RANGE} entries per call; use export for more"
-        )));
-    }
-    Ok(())
-}
-
-/// The checks of a merge/intersect request, in their order, shared by
-/// every backend: the weighted sources and the aggregate.
-pub fn combine_args(req: &CombineIn) -> Result<(Vec<(String, f64)>, Aggregate), ApiError> {
-    if req.sources.is_empty() {
-        return Err(ApiError::bad("at least one source board is needed"));
-    }
-    let weights = match &req.weights {
-        None => vec![1.0; req.sources.len()],
-        Some(w) if w.len() == req.sources.len() => w.clone(),
-        Some(_) => {
-            return Err(ApiError::bad(
-                "weights must have one number per source board",
-            ))
-        }
-    };
-    if weights.iter().any(|w| w.is_nan()) {
-        return Err(ApiError::bad("weights must be numbers"));
-    }
-    let aggregate = match req.aggregate.as_deref().unwrap_or("sum") {
-        "sum" => Aggregate::Sum,
-        "min" => Aggregate::Min,
-        "max" => Aggregate::Max,
-        other => {
-            return Err(ApiError::bad(format!(
-                "aggregate must be sum, min or max, got {other:?}"
-            )))
-        }
-    };
-    for s in &req.sources {
-        Store::validate_name(s)?;
-    }
-    Ok((
-        req.sources.iter().cloned().zip(weights).collect(),
-        aggregate,
-    ))
 }

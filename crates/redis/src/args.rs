@@ -3,8 +3,7 @@
 //! normalisation, so podium tokenises), and the script's arguments for
 //! names, data, score bounds, page sizes and flags.
 
-use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE};
-use podium_core::error::ApiError;
+use podium_core::backend::RangeBounds;
 use podium_engine::search::text::clip;
 use podium_engine::search::{tokenize, MAX_MEMBER_WORDS};
 
@@ -133,16 +132,6 @@ pub(crate) fn score_range(b: &RangeBounds) -> Option<[String; 2]> {
         bound(b.min, b.min_exclusive, "-inf"),
         bound(b.max, b.max_exclusive, "+inf"),
     ])
-}
-
-pub(crate) fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
-    match ps.unwrap_or(DEFAULT_PAGE_SIZE) {
-        0 => Err(ApiError::bad("page_size must be at least 1")),
-        n if n > MAX_PAGE_SIZE => Err(ApiError::bad(format!(
-            "page_size must be at most {MAX_PAGE_SIZE}"
-        ))),
-        n => Ok(n),
-    }
 }
 
 pub(crate) fn flag(b: bool) -> &'static str {

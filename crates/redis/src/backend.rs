@@ -4,13 +4,13 @@
 
 use async_trait::async_trait;
 use podium_core::api::*;
-use podium_core::backend::{Backend, Imported};
-use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE, MAX_RANGE};
+use podium_core::backend::{Backend, Imported, RangeBounds};
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::*;
 use podium_engine::Store;
 use redis::Value;
 
-use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score, page_size, score_range};
+use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score, score_range};
 use crate::config::{config_fields, supported};
 use crate::conn::NO_ARGS;
 use crate::reply::{
@@ -20,6 +20,21 @@ use crate::reply::{
 use crate::RedisBackend;
 
 impl RedisBackend {
+    /// `board_info`.
+    async fn info(&self, board: &str) -> Result<BoardOut, ApiError> {
+        Ok(self.info_raw(board).await?.0)
+    }
+
+    /// A member's `entry`, for `rank` and `percentile`.
+    async fn member_entry(&self, board: &str, member: &str) -> Result<EntryInfoOut, ApiError> {
+        let req = GetEntry {
+            board: board.to_string(),
+            member: member.to_string(),
+            page_size: None,
+        };
+        self.entry(&req).await
+    }
+
     /// The `min` and `max` arguments of a score range; a NaN bound is
     /// refused, after `board_not_found` for a missing board.
     async fn score_bounds(
@@ -89,131 +104,107 @@ impl Backend for RedisBackend {
         self.command("", &redis::cmd("PING")).await
     }
 
-    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
-        let results = self.submit_results(board, entries).await?;
-        Ok(SubmitItem::from_results(results, entries))
+    async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError> {
+        let results = self.submit_results(&req.board, &req.entries).await?;
+        Ok(SubmitItem::from_results(results, &req.entries))
     }
 
-    async fn import(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<Imported>, ApiError> {
-        self.import_batch(board, entries).await
+    async fn import(&self, req: &SubmitMany) -> Result<Vec<Imported>, ApiError> {
+        self.import_batch(&req.board, &req.entries).await
     }
 
-    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
+    async fn submit_one(&self, req: &Submit) -> Result<SubmitOut, ApiError> {
         let mut v = self
-            .submit_results(board, std::slice::from_ref(entry))
+            .submit_results(&req.board, std::slice::from_ref(&req.entry))
             .await?;
         v.pop()
             .unwrap_or_else(|| Err(ApiError::new(Code::Internal, "no result")))
     }
 
-    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
-        removed(board, self.call(board, "remove", members).await?)
+    async fn remove(&self, req: &Remove) -> Result<RemovedOut, ApiError> {
+        let board = &req.board;
+        removed(board, self.call(board, "remove", &req.members).await?)
     }
 
-    async fn remove_rank_range(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-    ) -> Result<RemovedOut, ApiError> {
-        if start == 0 || stop < start {
-            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-        }
-        let v = self
-            .call(board, "remove_ranks", [start.to_string(), stop.to_string()])
-            .await?;
+    async fn remove_range(&self, req: &RemoveRange) -> Result<RemovedOut, ApiError> {
+        req.check()?;
+        let board = &req.board;
+        let v = match req.by {
+            RangeBy::Rank { start, stop } => {
+                let args = [start.to_string(), stop.to_string()];
+                self.call(board, "remove_ranks", args).await?
+            }
+            RangeBy::Score(bounds) => {
+                let range = self.score_bounds(board, &bounds).await?;
+                self.call(board, "remove_scores", range).await?
+            }
+        };
         removed(board, v)
     }
 
-    async fn remove_score_range(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-    ) -> Result<RemovedOut, ApiError> {
-        let range = self.score_bounds(board, &bounds).await?;
-        removed(board, self.call(board, "remove_scores", range).await?)
-    }
-
-    async fn set_data(
-        &self,
-        board: &str,
-        member: &str,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    ) -> Result<SetDataOut, ApiError> {
-        let words = entry_words(member, name.as_deref(), data.as_ref());
-        let data = data_arg(&data).unwrap_or_else(|()| "!".into());
+    async fn set_data(&self, req: &SetData) -> Result<SetDataOut, ApiError> {
+        let (board, member, name) = (&req.board, &req.member, req.name.as_deref());
+        let words = entry_words(member, name, req.data.as_ref());
+        let data = data_arg(&req.data).unwrap_or_else(|()| "!".into());
         let v = self
             .call(
                 board,
                 "set_data",
-                [member.to_string(), extra_arg(name.as_deref()), data, words],
+                [member.clone(), extra_arg(name), data, words],
             )
             .await?;
         if int(&v)? == 0 {
             return Err(ApiError::no_member(board, member));
         }
         Ok(SetDataOut {
-            board: board.to_string(),
-            member: member.to_string(),
+            board: board.clone(),
+            member: member.clone(),
             found: true,
         })
     }
 
-    async fn board_create(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        let config = config_from_json(config)?;
+    async fn board_create(&self, req: &CreateBoard) -> Result<BoardOut, ApiError> {
+        let config = config_from_json(&req.config)?;
         supported(&config)?;
-        self.create(board, &config, false).await?;
-        self.board_info(board).await
+        self.create(&req.board, &config, false).await?;
+        self.info(&req.board).await
     }
 
-    async fn board_put(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        let config = config_from_json(config)?;
+    async fn board_put(&self, req: &PutBoard) -> Result<BoardOut, ApiError> {
+        let board = req.board.as_str();
+        let config = config_from_json(&req.config)?;
         Store::validate_name(board)?;
         supported(&config)?;
         self.registry("SADD", board).await?;
         let fields = config_fields(&config, self.now());
         let created = int(&self.call(board, "put", fields).await?)? == 1;
-        let mut out = self.board_info(board).await?;
+        let mut out = self.info(board).await?;
         out.created = Some(created);
         Ok(out)
     }
 
-    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
-        self.call(board, "delete", NO_ARGS).await?;
-        self.registry("SREM", board).await
+    async fn board_delete(&self, req: &DeleteBoard) -> Result<(), ApiError> {
+        self.call(&req.board, "delete", NO_ARGS).await?;
+        self.registry("SREM", &req.board).await
     }
 
-    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
-        self.reset_board(board).await
+    async fn reset(&self, req: &Reset) -> Result<ResetOut, ApiError> {
+        self.reset_board(&req.board).await
     }
 
-    async fn combine(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError> {
-        self.combine_into(dest, req, intersect).await
+    async fn combine(&self, req: &Combine) -> Result<CombineOut, ApiError> {
+        self.combine_into(req).await
     }
 
-    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
-        Ok(self.info_raw(board).await?.0)
+    async fn board_info(&self, req: &BoardInfo) -> Result<BoardOut, ApiError> {
+        self.info(&req.board).await
     }
 
-    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+    async fn boards(&self, _: &ListBoards) -> Result<BoardsOut, ApiError> {
         let names = self.registered_boards().await?;
         // One call per board, concurrently: on a cluster each lives in its
         // own slot, so they cannot share a pipeline.
-        let infos = futures_util::future::join_all(names.iter().map(|n| self.board_info(n))).await;
+        let infos = futures_util::future::join_all(names.iter().map(|n| self.info(n))).await;
         let mut boards = Vec::with_capacity(names.len());
         for (board, info) in names.into_iter().zip(infos) {
             match info {
@@ -230,13 +221,9 @@ impl Backend for RedisBackend {
         Ok(BoardsOut { boards })
     }
 
-    async fn entry(
-        &self,
-        board: &str,
-        member: &str,
-        page_size_: Option<u64>,
-    ) -> Result<EntryInfoOut, ApiError> {
-        let ps = page_size(page_size_)?;
+    async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
+        let (board, member) = (req.board.as_str(), req.member.as_str());
+        let ps = req.page_size()?;
         let a = arr(self.call(board, "entry", [member]).await?)?;
         if a.is_empty() {
             return Err(ApiError::no_member(board, member));
@@ -263,8 +250,8 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
-        let e = self.entry(board, member, None).await?;
+    async fn rank(&self, req: &Rank) -> Result<RankOut, ApiError> {
+        let e = self.member_entry(&req.board, &req.member).await?;
         Ok(RankOut {
             board: e.board,
             ranking: e.ranking,
@@ -274,32 +261,24 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
-        let range = self.score_bounds(board, &bounds).await?;
-        let v = self.call(board, "count", range).await?;
+    async fn count(&self, req: &Count) -> Result<CountOut, ApiError> {
+        let range = self.score_bounds(&req.board, &req.bounds).await?;
+        let v = self.call(&req.board, "count", range).await?;
         Ok(CountOut {
-            board: board.to_string(),
+            board: req.board.clone(),
             count: int(&v)?,
         })
     }
 
-    async fn top(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size_: Option<u64>,
-        with_data: bool,
-    ) -> Result<TopOut, ApiError> {
-        let ps = page_size(page_size_)?;
-        let page = page.unwrap_or(1);
-        if page == 0 {
-            return Err(ApiError::bad("page starts at 1"));
-        }
+    async fn top(&self, req: &Top) -> Result<TopOut, ApiError> {
+        let (page, ps) = req.page()?;
         let from = (page - 1).saturating_mul(ps);
         let to = from.saturating_add(ps - 1);
-        let w = self.read_window(board, from, Some(to), with_data).await?;
+        let w = self
+            .read_window(&req.board, from, Some(to), req.with_data)
+            .await?;
         Ok(TopOut {
-            board: board.to_string(),
+            board: req.board.clone(),
             ranking: ranking_str(w.ranking).to_string(),
             page,
             page_size: ps,
@@ -309,44 +288,35 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        podium_core::backend::check_rank_range(start, stop)?;
-        let args = vec![start.to_string(), stop.to_string()];
-        self.range(board, "rank_range", args, from_worst, with_data)
-            .await
+    async fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError> {
+        req.check()?;
+        let args = vec![req.start.to_string(), req.stop.to_string()];
+        self.range(
+            &req.board,
+            "rank_range",
+            args,
+            req.from_worst,
+            req.with_data,
+        )
+        .await
     }
 
-    async fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
-        let [min, max] = self.score_bounds(board, &bounds).await?;
-        let args = vec![min, max, offset.unwrap_or(0).to_string(), limit.to_string()];
-        self.range(board, "score_range", args, from_worst, with_data)
-            .await
+    async fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
+        let [min, max] = self.score_bounds(&req.board, &req.bounds).await?;
+        let args = vec![min, max, req.offset().to_string(), req.limit().to_string()];
+        self.range(
+            &req.board,
+            "score_range",
+            args,
+            req.from_worst,
+            req.with_data,
+        )
+        .await
     }
 
-    async fn around(
-        &self,
-        board: &str,
-        member: &str,
-        page_size_: Option<u64>,
-        with_data: bool,
-    ) -> Result<AroundOut, ApiError> {
-        let ps = page_size(page_size_)?;
+    async fn around(&self, req: &Around) -> Result<AroundOut, ApiError> {
+        let (board, member, with_data) = (req.board.as_str(), req.member.as_str(), req.with_data);
+        let ps = req.page_size()?;
         let v = self
             .call(
                 board,
@@ -372,17 +342,9 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn ranks(
-        &self,
-        board: &str,
-        members: &[String],
-        with_data: bool,
-    ) -> Result<RanksOut, ApiError> {
-        if members.len() as u64 > MAX_RANGE {
-            return Err(ApiError::bad(format!(
-                "at most {MAX_RANGE} members per call"
-            )));
-        }
+    async fn ranks(&self, req: &Ranks) -> Result<RanksOut, ApiError> {
+        req.check()?;
+        let (board, members, with_data) = (req.board.as_str(), &req.members, req.with_data);
         let args = std::iter::once(flag(with_data).to_string()).chain(members.iter().cloned());
         let mut a = arr(self.call(board, "ranks", args).await?)?;
         if a.is_empty() {
@@ -412,8 +374,8 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
-        let e = self.entry(board, member, None).await?;
+    async fn percentile(&self, req: &Percentile) -> Result<PercentileOut, ApiError> {
+        let e = self.member_entry(&req.board, &req.member).await?;
         Ok(PercentileOut {
             board: e.board,
             member: e.entry.member,
@@ -421,7 +383,8 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
+    async fn score_at_percentile(&self, req: &ScoreAtPercentile) -> Result<ScoreAtOut, ApiError> {
+        let (board, p) = (req.board.as_str(), req.p);
         if !(0.0..=100.0).contains(&p) {
             self.exists(board).await?;
             return Err(podium_engine::Error::BadArgument(
@@ -437,24 +400,12 @@ impl Backend for RedisBackend {
         })
     }
 
-    async fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        self.search_board(board, query, limit, offset, with_data)
-            .await
+    async fn search(&self, req: &Search) -> Result<SearchOut, ApiError> {
+        self.search_board(req).await
     }
 
-    async fn export_chunk(
-        &self,
-        board: &str,
-        pos: usize,
-        limit: usize,
-    ) -> Result<Vec<ExportLine>, ApiError> {
+    async fn export_chunk(&self, req: &ExportChunk) -> Result<Vec<ExportLine>, ApiError> {
+        let (board, pos, limit) = (req.board.as_str(), req.pos, req.limit);
         if limit == 0 {
             self.exists(board).await?;
             return Ok(Vec::new());

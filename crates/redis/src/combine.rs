@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
-use podium_core::api::{CombineIn, CombineOut};
+use podium_core::api::CombineOut;
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::Combine;
 use podium_engine::Aggregate;
 
 use crate::args::{fmt_score, words_line};
@@ -13,13 +14,9 @@ use crate::RedisBackend;
 
 impl RedisBackend {
     /// `combine` (`intersect`: only members on every source) into `dest`.
-    pub(crate) async fn combine_into(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError> {
-        let (sources, aggregate) = podium_core::backend::combine_args(req)?;
+    pub(crate) async fn combine_into(&self, req: &Combine) -> Result<CombineOut, ApiError> {
+        let (dest, intersect) = (req.dest.as_str(), req.intersect);
+        let (sources, aggregate) = req.args()?;
         // Each source is read atomically, then the destination is replaced
         // in one script run. Missing sources count as empty, as in Redis.
         let mut boards: Vec<(Vec<(String, f64)>, f64)> = Vec::with_capacity(sources.len());

@@ -61,7 +61,7 @@ impl RedisBackend {
     /// the names a new archive must not take).
     pub(crate) async fn boards_starting_with(&self, prefix: &str) -> Result<Vec<String>, ApiError> {
         Ok(self
-            .boards()
+            .boards(&podium_core::ops::ListBoards)
             .await?
             .boards
             .into_iter()

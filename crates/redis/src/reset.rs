@@ -301,7 +301,8 @@ impl RedisBackend {
             let archives = self.archives_of(board).await?;
             let excess = archives.len().saturating_sub(keep as usize);
             for (old, _) in &archives[..excess] {
-                match self.board_delete(old).await {
+                let req = podium_core::ops::DeleteBoard { board: old.clone() };
+                match self.board_delete(&req).await {
                     Err(e) if e.code != Code::BoardNotFound => return Err(e),
                     _ => {}
                 }

@@ -3,8 +3,8 @@
 //! board's word sets, which are built in chunks on its first search.
 
 use podium_core::api::{ranking_str, SearchOut};
-use podium_core::backend::MAX_PAGE_SIZE;
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::Search;
 use podium_engine::search::{parse, QToken, SearchError};
 
 use crate::args::flag;
@@ -65,17 +65,10 @@ impl RedisBackend {
     }
 
     /// `search`: a page of the members matching `query`, best first.
-    pub(crate) async fn search_board(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        if limit > MAX_PAGE_SIZE {
-            return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
-        }
+    pub(crate) async fn search_board(&self, req: &Search) -> Result<SearchOut, ApiError> {
+        req.check()?;
+        let (board, query, with_data) = (req.board.as_str(), req.query.as_str(), req.with_data);
+        let (limit, offset) = (req.limit(), req.offset());
         // The query is parsed here, with the engine's parser, against the
         // board's search fields; the script refuses (`stale`) if they
         // changed in between, and the search starts again.

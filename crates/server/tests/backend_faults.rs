@@ -18,6 +18,7 @@ use std::time::Duration;
 use podium_core::api::SubmitIn;
 use podium_core::backend::Backend;
 use podium_core::error::Code;
+use podium_core::ops;
 use podium_redis::RedisBackend;
 
 mod support;
@@ -60,7 +61,13 @@ async fn writer(
         } else {
             vec![SubmitIn::new(format!("w{id}-{i}"), i as f64)]
         };
-        match b.submit(board, &entries).await {
+        match b
+            .submit(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: entries.to_vec(),
+            })
+            .await
+        {
             Ok(items) => {
                 assert_eq!(items.len(), entries.len());
                 let mut acked = seen.acked.lock().unwrap();
@@ -89,7 +96,14 @@ async fn check_acked(b: &dyn Backend, seen: &Seen, boards: &[&str]) -> usize {
     for board in boards {
         let mut pos = 0;
         loop {
-            let chunk = b.export_chunk(board, pos, 10_000).await.unwrap();
+            let chunk = b
+                .export_chunk(&ops::ExportChunk {
+                    board: board.to_string(),
+                    pos,
+                    limit: 10_000,
+                })
+                .await
+                .unwrap();
             if chunk.is_empty() {
                 break;
             }
@@ -143,11 +157,28 @@ async fn acknowledged_writes_survive_a_killed_redis_and_the_backend_recovers() {
     redis.nodes[0].kill();
 
     // Down: every call is a 503, reads and writes alike.
-    let e = b.top(BOARD, None, None, false).await.unwrap_err();
+    let e = b
+        .top(&ops::Top {
+            board: BOARD.to_string(),
+            page: None,
+            page_size: None,
+            with_data: false,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     let e = b.ping().await.unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
-    let e = b.search(BOARD, "w1", 10, 0, false).await.unwrap_err();
+    let e = b
+        .search(&ops::Search {
+            board: BOARD.to_string(),
+            query: "w1".to_string(),
+            limit: Some(10),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     let failures = seen.failures.load(Ordering::Relaxed);
     wait_for("writers failing while redis is down", || {
@@ -213,10 +244,21 @@ async fn acknowledged_writes_survive_a_killed_cluster_master() {
         })
         .expect("a master serves the slot");
     nodes[victim].kill();
-    let e = b.top("load", None, None, false).await.unwrap_err();
+    let e = b
+        .top(&ops::Top {
+            board: "load".to_string(),
+            page: None,
+            page_size: None,
+            with_data: false,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     let e = b
-        .submit_one("load", &SubmitIn::new("x", 1.0))
+        .submit_one(&ops::Submit {
+            board: "load".to_string(),
+            entry: (SubmitIn::new("x", 1.0)).clone(),
+        })
         .await
         .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");

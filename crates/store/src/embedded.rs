@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use podium_core::api::*;
-use podium_core::backend::{Backend, Imported, InPlace, RangeBounds, TopHead};
+use podium_core::backend::{Backend, Imported, InPlace, TopHead};
 use podium_core::entry::SubmitRec;
 use podium_core::error::ApiError;
+use podium_core::ops::*;
 use podium_engine::search::SearchPage;
 use podium_engine::{EntryRef, SearchHead, SubmitResult};
 
@@ -68,12 +69,12 @@ impl Backend for EmbeddedBackend {
         g
     }
 
-    async fn submit(&self, board: &str, entries: &[SubmitIn]) -> Result<Vec<SubmitItem>, ApiError> {
-        self.svc.submit(board, entries).await
+    async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError> {
+        self.svc.submit(&req.board, &req.entries).await
     }
 
-    async fn submit_one(&self, board: &str, entry: &SubmitIn) -> Result<SubmitOut, ApiError> {
-        self.svc.submit_one(board, entry).await
+    async fn submit_one(&self, req: &Submit) -> Result<SubmitOut, ApiError> {
+        self.svc.submit_one(&req.board, &req.entry).await
     }
 
     async fn submit_records(
@@ -103,178 +104,95 @@ impl Backend for EmbeddedBackend {
         Ok((items, recs))
     }
 
-    async fn remove(&self, board: &str, members: &[String]) -> Result<RemovedOut, ApiError> {
-        self.svc.remove(board, members).await
+    async fn remove(&self, req: &Remove) -> Result<RemovedOut, ApiError> {
+        self.svc.remove(&req.board, &req.members).await
     }
 
-    async fn remove_rank_range(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-    ) -> Result<RemovedOut, ApiError> {
-        self.svc.remove_rank_range(board, start, stop).await
+    async fn remove_range(&self, req: &RemoveRange) -> Result<RemovedOut, ApiError> {
+        self.svc.remove_range(req).await
     }
 
-    async fn remove_score_range(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-    ) -> Result<RemovedOut, ApiError> {
-        self.svc.remove_score_range(board, bounds).await
+    async fn set_data(&self, req: &SetData) -> Result<SetDataOut, ApiError> {
+        self.svc.set_data(req).await
     }
 
-    async fn set_data(
-        &self,
-        board: &str,
-        member: &str,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    ) -> Result<SetDataOut, ApiError> {
-        self.svc.set_data(board, member, name, data).await
+    async fn board_create(&self, req: &CreateBoard) -> Result<BoardOut, ApiError> {
+        self.svc.board_create(&req.board, &req.config).await
     }
 
-    async fn board_create(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        self.svc.board_create(board, config).await
+    async fn board_put(&self, req: &PutBoard) -> Result<BoardOut, ApiError> {
+        self.svc.board_put(&req.board, &req.config).await
     }
 
-    async fn board_put(
-        &self,
-        board: &str,
-        config: &serde_json::Value,
-    ) -> Result<BoardOut, ApiError> {
-        self.svc.board_put(board, config).await
+    async fn board_delete(&self, req: &DeleteBoard) -> Result<(), ApiError> {
+        self.svc.board_delete(&req.board).await
     }
 
-    async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
-        self.svc.board_delete(board).await
+    async fn reset(&self, req: &Reset) -> Result<ResetOut, ApiError> {
+        self.svc.reset(&req.board).await
     }
 
-    async fn reset(&self, board: &str) -> Result<ResetOut, ApiError> {
-        self.svc.reset(board).await
+    async fn combine(&self, req: &Combine) -> Result<CombineOut, ApiError> {
+        self.svc.combine(req).await
     }
 
-    async fn combine(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError> {
-        self.svc.combine(dest, req, intersect).await
+    async fn board_info(&self, req: &BoardInfo) -> Result<BoardOut, ApiError> {
+        self.svc.board_info(&req.board)
     }
 
-    async fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
-        self.svc.board_info(board)
-    }
-
-    async fn boards(&self) -> Result<BoardsOut, ApiError> {
+    async fn boards(&self, _: &ListBoards) -> Result<BoardsOut, ApiError> {
         Ok(self.svc.boards())
     }
 
-    async fn entry(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-    ) -> Result<EntryInfoOut, ApiError> {
-        self.svc.entry(board, member, page_size)
+    async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
+        self.svc.entry(req)
     }
 
-    async fn rank(&self, board: &str, member: &str) -> Result<RankOut, ApiError> {
-        self.svc.rank(board, member)
+    async fn rank(&self, req: &Rank) -> Result<RankOut, ApiError> {
+        self.svc.rank(&req.board, &req.member)
     }
 
-    async fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
-        self.svc.count(board, bounds)
+    async fn count(&self, req: &Count) -> Result<CountOut, ApiError> {
+        self.svc.count(&req.board, req.bounds)
     }
 
-    async fn top(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<TopOut, ApiError> {
-        self.svc.top(board, page, page_size, with_data)
+    async fn top(&self, req: &Top) -> Result<TopOut, ApiError> {
+        self.svc.top(req)
     }
 
-    async fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        self.svc
-            .range_by_rank(board, start, stop, from_worst, with_data)
+    async fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError> {
+        self.svc.range_by_rank(req)
     }
 
-    async fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        self.svc
-            .range_by_score(board, bounds, from_worst, offset, limit, with_data)
+    async fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
+        self.svc.range_by_score(req)
     }
 
-    async fn around(
-        &self,
-        board: &str,
-        member: &str,
-        page_size: Option<u64>,
-        with_data: bool,
-    ) -> Result<AroundOut, ApiError> {
-        self.svc.around(board, member, page_size, with_data)
+    async fn around(&self, req: &Around) -> Result<AroundOut, ApiError> {
+        self.svc.around(req)
     }
 
-    async fn ranks(
-        &self,
-        board: &str,
-        members: &[String],
-        with_data: bool,
-    ) -> Result<RanksOut, ApiError> {
-        self.svc.ranks(board, members, with_data)
+    async fn ranks(&self, req: &Ranks) -> Result<RanksOut, ApiError> {
+        self.svc.ranks(req)
     }
 
-    async fn percentile(&self, board: &str, member: &str) -> Result<PercentileOut, ApiError> {
-        self.svc.percentile(board, member)
+    async fn percentile(&self, req: &Percentile) -> Result<PercentileOut, ApiError> {
+        self.svc.percentile(&req.board, &req.member)
     }
 
-    async fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
-        self.svc.score_at_percentile(board, p)
+    async fn score_at_percentile(&self, req: &ScoreAtPercentile) -> Result<ScoreAtOut, ApiError> {
+        self.svc.score_at_percentile(&req.board, req.p)
     }
 
-    async fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        self.svc.search(board, query, limit, offset, with_data)
+    async fn search(&self, req: &Search) -> Result<SearchOut, ApiError> {
+        self.svc.search(req)
     }
 
-    async fn export_chunk(
-        &self,
-        board: &str,
-        pos: usize,
-        limit: usize,
-    ) -> Result<Vec<ExportLine>, ApiError> {
+    async fn export_chunk(&self, req: &ExportChunk) -> Result<Vec<ExportLine>, ApiError> {
         // A chunk is milliseconds of work under the board's read lock: off
         // the async workers.
-        let (svc, board) = (self.svc.clone(), board.to_string());
-        tokio::task::spawn_blocking(move || svc.export_chunk(&board, pos, limit))
+        let (svc, req) = (self.svc.clone(), req.clone());
+        tokio::task::spawn_blocking(move || svc.export_chunk(&req.board, req.pos, req.limit))
             .await
             .map_err(|e| {
                 ApiError::new(
@@ -286,14 +204,8 @@ impl Backend for EmbeddedBackend {
 }
 
 impl InPlace for Service {
-    fn top_visit(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        f: &mut dyn FnMut(EntryRef<'_>),
-    ) -> Result<TopHead, ApiError> {
-        Service::top_visit(self, board, page, page_size, f)
+    fn top_visit(&self, req: &Top, f: &mut dyn FnMut(EntryRef<'_>)) -> Result<TopHead, ApiError> {
+        Service::top_visit(self, req, f)
     }
 
     fn visit_entries(
@@ -311,66 +223,35 @@ impl InPlace for Service {
         Service::board_info(self, board)
     }
 
-    fn count(&self, board: &str, bounds: RangeBounds) -> Result<CountOut, ApiError> {
-        Service::count(self, board, bounds)
+    fn count(&self, req: &Count) -> Result<CountOut, ApiError> {
+        Service::count(self, &req.board, req.bounds)
     }
 
-    fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        Service::range_by_rank(self, board, start, stop, from_worst, with_data)
+    fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError> {
+        Service::range_by_rank(self, req)
     }
 
-    fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        Service::range_by_score(self, board, bounds, from_worst, offset, limit, with_data)
+    fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
+        Service::range_by_score(self, req)
     }
 
     fn search_is_cheap(&self, board: &str) -> bool {
         Service::search_is_cheap(self, board)
     }
 
-    fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        Service::search(self, board, query, limit, offset, with_data)
+    fn search(&self, req: &Search) -> Result<SearchOut, ApiError> {
+        Service::search(self, req)
     }
 
-    fn search_page(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-    ) -> Result<SearchPage, ApiError> {
-        Service::search_page(self, board, query, limit, offset)
+    fn search_page(&self, req: &Search) -> Result<SearchPage, ApiError> {
+        Service::search_page(self, req)
     }
 
     fn search_visit(
         &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
+        req: &Search,
         f: &mut dyn FnMut(&SearchHead, &mut dyn Iterator<Item = EntryRef<'_>>),
     ) -> Result<bool, ApiError> {
-        Ok(Service::search_with(self, board, query, limit, offset, |h, it| f(h, it))?.is_some())
+        Ok(Service::search_with(self, req, |h, it| f(h, it))?.is_some())
     }
 }

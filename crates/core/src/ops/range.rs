@@ -1,10 +1,66 @@
-//! What a range request names, read the same from every protocol: by rank
-//! (`start`..=`stop`, 1-based) or by score (bounds in Redis syntax), and
-//! from which end.
+//! Ranges: `range_by_rank` and `range_by_score`, and what a range request
+//! names, read the same from every protocol: by rank (`start`..=`stop`,
+//! 1-based) or by score (bounds in Redis syntax), and from which end.
 
-use crate::api::parse_score;
+use crate::api::{parse_score, RangeOut};
 use crate::backend::RangeBounds;
 use crate::error::ApiError;
+use crate::ops::{operation, DEFAULT_PAGE_SIZE, MAX_RANGE};
+
+/// Entries at 1-based ranks `start..=stop` (positions), best first, or
+/// counted from the worst end with `from_worst`.
+#[derive(Debug, Clone)]
+pub struct RangeByRank {
+    pub board: String,
+    pub start: u64,
+    pub stop: u64,
+    pub from_worst: bool,
+    pub with_data: bool,
+}
+
+impl RangeByRank {
+    /// 1-based, inclusive, at most [`MAX_RANGE`] entries.
+    pub fn check(&self) -> Result<(), ApiError> {
+        let (start, stop) = (self.start, self.stop);
+        if start == 0 || stop < start {
+            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
+        }
+        if stop - start >= MAX_RANGE {
+            return Err(ApiError::bad(format!(
+                "at most {MAX_RANGE} entries per call; use export for more"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Entries scoring within `bounds`, best first (or worst first), skipping
+/// `offset` of them and answering at most `limit`.
+#[derive(Debug, Clone)]
+pub struct RangeByScore {
+    pub board: String,
+    pub bounds: RangeBounds,
+    pub from_worst: bool,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+    pub with_data: bool,
+}
+
+impl RangeByScore {
+    pub fn offset(&self) -> u64 {
+        self.offset.unwrap_or(0)
+    }
+
+    /// A page by default, [`MAX_RANGE`] at the most.
+    pub fn limit(&self) -> u64 {
+        self.limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE)
+    }
+}
+
+operation! {
+    RangeByRank => Range, range_by_rank -> RangeOut;
+    RangeByScore => Range, range_by_score -> RangeOut;
+}
 
 /// A range by rank or by score.
 #[derive(Debug, Clone, Copy)]

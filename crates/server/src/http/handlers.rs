@@ -1,5 +1,5 @@
-//! One handler per route: parse, call one [`podium_core::backend::Backend`]
-//! method, encode.
+//! One handler per route: parse the request into its typed operation
+//! (`podium_core::ops`), run it, encode the answer.
 
 use std::sync::OnceLock;
 
@@ -17,9 +17,10 @@ use super::error::{
 };
 use super::St;
 use podium_core::api::*;
-use podium_core::backend::{RangeBounds, DEFAULT_PAGE_SIZE};
+use podium_core::backend::RangeBounds;
 use podium_core::error::{ApiError, Code};
 use podium_core::ops::range::{self, RangeBy};
+use podium_core::ops::{self, Operation};
 
 // ------------------------------------------------------------- parsing
 
@@ -113,7 +114,7 @@ pub(crate) async fn openapi() -> Response {
 // -------------------------------------------------------------- boards
 
 pub(crate) async fn boards(State(st): State<St>) -> HttpResult<Json<BoardsOut>> {
-    Ok(Json(st.be.boards().await?))
+    Ok(Json(ops::ListBoards.run(&*st.be).await?))
 }
 
 pub(crate) async fn board_put(
@@ -128,7 +129,7 @@ pub(crate) async fn board_put(
     } else {
         parse_json_value(&bytes)?
     };
-    let out = st.be.board_put(&board, &config).await?;
+    let out = ops::PutBoard { board, config }.run(&*st.be).await?;
     let status = if out.created == Some(true) {
         StatusCode::CREATED
     } else {
@@ -141,22 +142,23 @@ pub(crate) async fn board_info(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<BoardOut>> {
-    Ok(Json(st.be.board_info(&board).await?))
+    Ok(Json(ops::BoardInfo { board }.run(&*st.be).await?))
 }
 
 pub(crate) async fn board_delete(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<Value>> {
-    st.be.board_delete(&board).await?;
-    Ok(Json(json!({"board": board, "deleted": true})))
+    let op = ops::DeleteBoard { board };
+    op.run(&*st.be).await?;
+    Ok(Json(json!({"board": op.board, "deleted": true})))
 }
 
 pub(crate) async fn reset(
     State(st): State<St>,
     BoardP(board): BoardP,
 ) -> HttpResult<Json<ResetOut>> {
-    Ok(Json(st.be.reset(&board).await?))
+    Ok(Json(ops::Reset { board }.run(&*st.be).await?))
 }
 
 async fn combine(
@@ -168,7 +170,12 @@ async fn combine(
 ) -> HttpResult<Json<CombineOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: CombineIn = parse_json(&bytes)?;
-    Ok(Json(st.be.combine(&board, &req, intersect).await?))
+    let op = ops::Combine {
+        dest: board,
+        req,
+        intersect,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 pub(crate) async fn merge(
@@ -200,13 +207,15 @@ pub(crate) async fn submit(
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     match parse_json_value(&bytes)? {
         Value::Array(items) => {
-            let entries = podium_core::ops::submit::batch(items, |v| submit_in(v, false))?;
-            let results = st.be.submit(&board, &entries).await?;
-            Ok(Json(json!({"board": board, "results": results})).into_response())
+            let entries = ops::submit::batch(items, |v| submit_in(v, false))?;
+            let op = ops::SubmitMany { board, entries };
+            let results = op.run(&*st.be).await?;
+            Ok(Json(json!({"board": op.board, "results": results})).into_response())
         }
         v @ Value::Object(_) => {
             let entry = submit_in(v, false)?;
-            Ok(Json(st.be.submit_one(&board, &entry).await?).into_response())
+            let op = ops::Submit { board, entry };
+            Ok(Json(op.run(&*st.be).await?).into_response())
         }
         _ => Err(ApiError::new(
             Code::MalformedRequest,
@@ -224,18 +233,26 @@ pub(crate) async fn set_data(
 ) -> HttpResult<Json<SetDataOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: SetDataIn = parse_json(&bytes)?;
-    Ok(Json(
-        st.be.set_data(&board, &member, req.name, req.data).await?,
-    ))
+    let op = ops::SetData {
+        board,
+        member,
+        name: req.name,
+        data: req.data,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 pub(crate) async fn remove_member(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<RemovedOut>> {
-    let out = st.be.remove(&board, std::slice::from_ref(&member)).await?;
+    let op = ops::Remove {
+        board,
+        members: vec![member],
+    };
+    let out = op.run(&*st.be).await?;
     if out.removed == 0 {
-        return Err(ApiError::no_member(&board, &member).into());
+        return Err(ApiError::no_member(&op.board, &op.members[0]).into());
     }
     Ok(Json(out))
 }
@@ -262,7 +279,11 @@ pub(crate) async fn remove(
 ) -> HttpResult<Json<RemovedOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: RemoveIn = parse_json(&bytes)?;
-    Ok(Json(st.be.remove(&board, &req.members).await?))
+    let op = ops::Remove {
+        board,
+        members: req.members,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 // --------------------------------------------------------------- reads
@@ -280,9 +301,13 @@ pub(crate) async fn top(
     BoardP(board): BoardP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<TopOut>> {
-    Ok(Json(
-        st.be.top(&board, q.page, q.page_size, q.with_data).await?,
-    ))
+    let op = ops::Top {
+        board,
+        page: q.page,
+        page_size: q.page_size,
+        with_data: q.with_data,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 pub(crate) async fn entry(
@@ -290,7 +315,12 @@ pub(crate) async fn entry(
     MemberP(board, member): MemberP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<EntryInfoOut>> {
-    Ok(Json(st.be.entry(&board, &member, q.page_size).await?))
+    let op = ops::GetEntry {
+        board,
+        member,
+        page_size: q.page_size,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 pub(crate) async fn around(
@@ -298,11 +328,13 @@ pub(crate) async fn around(
     MemberP(board, member): MemberP,
     Q(q): Q<PageQ>,
 ) -> HttpResult<Json<AroundOut>> {
-    Ok(Json(
-        st.be
-            .around(&board, &member, q.page_size, q.with_data)
-            .await?,
-    ))
+    let op = ops::Around {
+        board,
+        member,
+        page_size: q.page_size,
+        with_data: q.with_data,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 #[derive(Deserialize)]
@@ -320,23 +352,22 @@ pub(crate) async fn search(
     BoardP(board): BoardP,
     Q(q): Q<SearchQ>,
 ) -> HttpResult<Response> {
-    let limit = q.limit.unwrap_or(DEFAULT_PAGE_SIZE);
-    let offset = q.offset.unwrap_or(0);
+    let op = ops::Search {
+        board,
+        query: q.q,
+        limit: q.limit,
+        offset: q.offset,
+        with_data: q.with_data,
+    };
     let Some(local) = st.be.in_place() else {
-        return Ok(Json(
-            st.be
-                .search(&board, &q.q, limit, offset, q.with_data)
-                .await?,
-        )
-        .into_response());
+        return Ok(Json(op.run(&*st.be).await?).into_response());
     };
     // An indexed board's search is a read like `top`, answered here and
     // encoded straight from the board into the body under its read lock.
-    let with_data = q.with_data;
     let mut body = Vec::new();
     let mut written = Ok(());
-    let answered = local.search_visit(&board, &q.q, limit, offset, &mut |head, entries| {
-        written = write_search_json(&mut body, &board, &q.q, head, entries, with_data);
+    let answered = local.search_visit(&op, &mut |head, entries| {
+        written = write_search_json(&mut body, &op.board, &op.query, head, entries, op.with_data);
     })?;
     if answered {
         written.map_err(|e| ApiError::new(Code::Internal, e.to_string()))?;
@@ -345,8 +376,8 @@ pub(crate) async fn search(
     // The first search of a board builds its index: off the async workers.
     let local = local.clone();
     tokio::task::spawn_blocking(move || {
-        let page = local.search_page(&board, &q.q, limit, offset)?;
-        search_response(&board, &q, &page)
+        let page = local.search_page(&op)?;
+        search_response(&op, &page)
     })
     .await
     .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
@@ -364,20 +395,19 @@ fn json_body(body: Vec<u8>) -> Response {
 /// from the engine's owned page: the same JSON as `SearchOut`'s and as
 /// [`write_search_json`]'s.
 fn search_response(
-    board: &str,
-    q: &SearchQ,
+    op: &ops::Search,
     page: &podium_engine::search::SearchPage,
 ) -> HttpResult<Response> {
     let json = SearchJson {
-        board,
+        board: &op.board,
         ranking: ranking_str(page.ranking),
-        query: &q.q,
+        query: &op.query,
         total: page.total,
         offset: page.offset,
         limit: page.limit,
         entries: EntriesJson {
             entries: &page.entries,
-            with_data: q.with_data,
+            with_data: op.with_data,
         },
     };
     let mut body = Vec::with_capacity(256 + 128 * page.entries.len());
@@ -390,14 +420,14 @@ pub(crate) async fn rank(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<RankOut>> {
-    Ok(Json(st.be.rank(&board, &member).await?))
+    Ok(Json(ops::Rank { board, member }.run(&*st.be).await?))
 }
 
 pub(crate) async fn percentile(
     State(st): State<St>,
     MemberP(board, member): MemberP,
 ) -> HttpResult<Json<PercentileOut>> {
-    Ok(Json(st.be.percentile(&board, &member).await?))
+    Ok(Json(ops::Percentile { board, member }.run(&*st.be).await?))
 }
 
 #[derive(Deserialize)]
@@ -412,7 +442,9 @@ pub(crate) async fn score_at_percentile(
 ) -> HttpResult<Json<ScoreAtOut>> {
     let p =
         q.p.ok_or_else(|| ApiError::bad("p (a percentile, 0 to 100) is required"))?;
-    Ok(Json(st.be.score_at_percentile(&board, p).await?))
+    Ok(Json(
+        ops::ScoreAtPercentile { board, p }.run(&*st.be).await?,
+    ))
 }
 
 #[derive(Deserialize)]
@@ -481,14 +513,25 @@ pub(crate) async fn range(
     let worst = range::from_worst(q.from.as_deref())?;
     let out = match q.by(false)? {
         RangeBy::Rank { start, stop } => {
-            st.be
-                .range_by_rank(&board, start, stop, worst, q.with_data)
-                .await?
+            let op = ops::RangeByRank {
+                board,
+                start,
+                stop,
+                from_worst: worst,
+                with_data: q.with_data,
+            };
+            op.run(&*st.be).await?
         }
-        RangeBy::Score(b) => {
-            st.be
-                .range_by_score(&board, b, worst, q.offset, q.limit, q.with_data)
-                .await?
+        RangeBy::Score(bounds) => {
+            let op = ops::RangeByScore {
+                board,
+                bounds,
+                from_worst: worst,
+                offset: q.offset,
+                limit: q.limit,
+                with_data: q.with_data,
+            };
+            op.run(&*st.be).await?
         }
     };
     Ok(Json(out))
@@ -502,11 +545,11 @@ pub(crate) async fn remove_range(
     if q.from.is_some() {
         return Err(ApiError::bad("from does not apply to removing a range").into());
     }
-    let out = match q.by(true)? {
-        RangeBy::Rank { start, stop } => st.be.remove_rank_range(&board, start, stop).await?,
-        RangeBy::Score(b) => st.be.remove_score_range(&board, b).await?,
+    let op = ops::RemoveRange {
+        board,
+        by: q.by(true)?,
     };
-    Ok(Json(out))
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 #[derive(Deserialize)]
@@ -520,8 +563,8 @@ pub(crate) async fn count(
     BoardP(board): BoardP,
     Q(q): Q<CountQ>,
 ) -> HttpResult<Json<CountOut>> {
-    let b = bounds(q.min.as_deref(), q.max.as_deref())?;
-    Ok(Json(st.be.count(&board, b).await?))
+    let bounds = bounds(q.min.as_deref(), q.max.as_deref())?;
+    Ok(Json(ops::Count { board, bounds }.run(&*st.be).await?))
 }
 
 pub(crate) async fn ranks(
@@ -532,7 +575,10 @@ pub(crate) async fn ranks(
 ) -> HttpResult<Json<RanksOut>> {
     let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: MembersIn = parse_json(&bytes)?;
-    Ok(Json(
-        st.be.ranks(&board, &req.members, req.with_data).await?,
-    ))
+    let op = ops::Ranks {
+        board,
+        members: req.members,
+        with_data: req.with_data,
+    };
+    Ok(Json(op.run(&*st.be).await?))
 }

@@ -222,7 +222,7 @@ impl AppState {
     /// Sets the gauges read at scrape time. With the storage unreachable
     /// the board gauges keep their last values (the scrape still answers).
     pub(crate) async fn update_gauges(&self) {
-        let boards = match self.be.boards().await {
+        let boards = match self.be.boards(&podium_core::ops::ListBoards).await {
             Ok(b) => b.boards,
             Err(e) => {
                 tracing::debug!("metrics: boards not read: {e}");

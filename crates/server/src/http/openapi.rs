@@ -6,8 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{ROUTES, SECONDS_BUCKETS};
-use podium_core::backend::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 use podium_core::error::Code;
+use podium_core::ops::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE};
 
 fn r(name: &str) -> Value {
     json!({ "$ref": format!("#/components/schemas/{name}") })

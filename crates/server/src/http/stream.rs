@@ -38,7 +38,12 @@ async fn export_bytes(
     board: String,
     pos: usize,
 ) -> Result<(Bytes, usize), ApiError> {
-    let lines = be.export_chunk(&board, pos, EXPORT_CHUNK).await?;
+    let req = podium_core::ops::ExportChunk {
+        board,
+        pos,
+        limit: EXPORT_CHUNK,
+    };
+    let lines = be.export_chunk(&req).await?;
     let mut buf = Vec::with_capacity(lines.len() * 64);
     for l in &lines {
         serde_json::to_writer(&mut buf, l)

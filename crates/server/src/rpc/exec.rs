@@ -1,6 +1,6 @@
-//! Running a typed [`Call`]: one [`Backend`] method per operation (the
-//! ones the HTTP handlers call), its result DTO from `podium_core::api` encoded
-//! as a MessagePack map with the HTTP API's field names; and the
+//! Running a typed [`Call`]: its operation's `run` on the [`Backend`] (as
+//! the HTTP handlers run it), the result DTO from `podium_core::api`
+//! encoded as a MessagePack map with the HTTP API's field names; and the
 //! connection's authentication state.
 //!
 //! Results come in four kinds ([`Exec`]): an answer at once; a future,
@@ -27,13 +27,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::method::{Call, Method, RangeBy};
+use super::method::{Call, Method};
 use crate::settings::{ApiKey, Scope};
-use podium_core::backend::MAX_RANGE;
 use podium_core::backend::{Backend, InPlace};
 use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
 use podium_core::ops::import::Importer;
+use podium_core::ops::{self, Operation};
 
 /// Entries in the first chunk of a streamed result, read before the answer
 /// starts; later chunks are sized by the connection (see `conn`).
@@ -313,17 +313,12 @@ pub fn visit_chunk(
 /// (a unit test holds them byte for byte), its entries straight from the
 /// board: a page read, the latency-bound call, allocates no `EntryOut`
 /// with copies of its strings per entry.
-fn top(
-    svc: &dyn InPlace,
-    board: &str,
-    page: Option<u64>,
-    page_size: Option<u64>,
-    with_data: bool,
-) -> Res {
+fn top(svc: &dyn InPlace, op: &ops::Top) -> Res {
     use rmp::encode as w;
-    let mut entries = Vec::with_capacity(page_size.unwrap_or(25).min(1024) as usize * 40);
+    let (board, with_data) = (op.board.as_str(), op.with_data);
+    let mut entries = Vec::with_capacity(op.page_size.unwrap_or(25).min(1024) as usize * 40);
     let mut count = 0u32;
-    let head = svc.top_visit(board, page, page_size, &mut |e| {
+    let head = svc.top_visit(op, &mut |e| {
         count += 1;
         encode_entry_ref(&mut entries, &e, with_data)
     })?;
@@ -524,21 +519,29 @@ pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
     }
 }
 
+/// `op` run on `be`, its result encoded when it is done.
+fn run<O>(be: Arc<dyn Backend>, op: O) -> Exec
+where
+    O: Operation + 'static,
+    O::Out: Serialize,
+{
+    later(async move { encode(&op.run(&*be).await?) })
+}
+
 /// Runs `call` through the trait's methods, as on any backend.
 fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
     match call {
         // ------------------------------------------------------ writes
-        Call::Submit { board, entry } => {
-            later(async move { encode(&be.submit_one(&board, &entry).await?) })
-        }
-        Call::SubmitMany { board, entries } => {
+        Call::Submit(op) => run(be, op),
+        Call::SubmitMany(op) => {
             // A refused entry refuses the whole batch, as `submit_many` does.
-            match entries
+            match op
+                .entries
                 .into_iter()
                 .map(|e| SubmitRec::from_entry(e).map_err(|(err, _)| err))
                 .collect()
             {
-                Ok(recs) => submit_records(be, board, recs),
+                Ok(recs) => submit_records(be, op.board, recs),
                 Err(e) => Exec::Ready(Err(e)),
             }
         }
@@ -559,41 +562,20 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
             imp.flush().await?;
             encode(&imp.finish())
         }),
-        Call::Remove { board, members } => {
-            later(async move { encode(&be.remove(&board, &members).await?) })
-        }
-        Call::RemoveRange { board, by } => later(async move {
-            let out = match by {
-                RangeBy::Rank { start, stop } => be.remove_rank_range(&board, start, stop).await?,
-                RangeBy::Score(b) => be.remove_score_range(&board, b).await?,
-            };
-            encode(&out)
-        }),
-        Call::SetData {
-            board,
-            member,
-            name,
-            data,
-        } => later(async move { encode(&be.set_data(&board, &member, name, data).await?) }),
-        Call::BoardCreate { board, config } => {
-            later(async move { encode(&be.board_create(&board, &config).await?) })
-        }
-        Call::BoardUpdate { board, config } => {
-            later(async move { encode(&be.board_put(&board, &config).await?) })
-        }
-        Call::BoardDelete { board } => later(async move {
-            be.board_delete(&board).await?;
+        Call::Remove(op) => run(be, op),
+        Call::RemoveRange(op) => run(be, op),
+        Call::SetData(op) => run(be, op),
+        Call::BoardCreate(op) => run(be, op),
+        Call::BoardUpdate(op) => run(be, op),
+        Call::BoardDelete(op) => later(async move {
+            op.run(&*be).await?;
             encode(&DeletedOut {
-                board: &board,
+                board: &op.board,
                 deleted: true,
             })
         }),
-        Call::Reset { board } => later(async move { encode(&be.reset(&board).await?) }),
-        Call::Combine {
-            dest,
-            req,
-            intersect,
-        } => later(async move { encode(&be.combine(&dest, &req, intersect).await?) }),
+        Call::Reset(op) => run(be, op),
+        Call::Combine(op) => run(be, op),
         // `import` of one batch, with HTTP import's rules: an entry that
         // fails fails alone (`line` is its 1-based position in the batch)
         // and the rest apply; errors of the board itself fail the call.
@@ -611,83 +593,21 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         }),
 
         // ------------------------------------------------------- reads
-        Call::Entry {
-            board,
-            member,
-            page_size,
-        } => later(async move { encode(&be.entry(&board, &member, page_size).await?) }),
-        Call::Rank { board, member } => {
-            later(async move { encode(&be.rank(&board, &member).await?) })
-        }
-        Call::Count { board, bounds } => {
-            later(async move { encode(&be.count(&board, bounds).await?) })
-        }
-        Call::Top {
-            board,
-            page,
-            page_size,
-            with_data,
-        } => later(async move { encode(&be.top(&board, page, page_size, with_data).await?) }),
+        Call::Entry(op) => run(be, op),
+        Call::Rank(op) => run(be, op),
+        Call::Count(op) => run(be, op),
+        Call::Top(op) => run(be, op),
         // Off the embedded engine a range is one backend call of at most
         // MAX_RANGE entries (as HTTP answers it), encoded whole.
-        Call::RangeByRank {
-            board,
-            start,
-            stop,
-            from_worst,
-            with_data,
-        } => later(async move {
-            encode(
-                &be.range_by_rank(&board, start, stop, from_worst, with_data)
-                    .await?,
-            )
-        }),
-        Call::RangeByScore {
-            board,
-            bounds,
-            from_worst,
-            offset,
-            limit,
-            with_data,
-        } => later(async move {
-            let limit = limit
-                .unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE)
-                .min(MAX_RANGE);
-            encode(
-                &be.range_by_score(&board, bounds, from_worst, offset, Some(limit), with_data)
-                    .await?,
-            )
-        }),
-        Call::Search {
-            board,
-            query,
-            limit,
-            offset,
-            with_data,
-        } => later(async move {
-            let limit = limit.unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE);
-            let offset = offset.unwrap_or(0);
-            encode(&be.search(&board, &query, limit, offset, with_data).await?)
-        }),
-        Call::Around {
-            board,
-            member,
-            page_size,
-            with_data,
-        } => later(async move { encode(&be.around(&board, &member, page_size, with_data).await?) }),
-        Call::Ranks {
-            board,
-            members,
-            with_data,
-        } => later(async move { encode(&be.ranks(&board, &members, with_data).await?) }),
-        Call::Percentile { board, member } => {
-            later(async move { encode(&be.percentile(&board, &member).await?) })
-        }
-        Call::ScoreAtPercentile { board, p } => {
-            later(async move { encode(&be.score_at_percentile(&board, p).await?) })
-        }
-        Call::Boards => later(async move { encode(&be.boards().await?) }),
-        Call::BoardInfo { board } => later(async move { encode(&be.board_info(&board).await?) }),
+        Call::RangeByRank(op) => run(be, op),
+        Call::RangeByScore(op) => run(be, op),
+        Call::Search(op) => run(be, op),
+        Call::Around(op) => run(be, op),
+        Call::Ranks(op) => run(be, op),
+        Call::Percentile(op) => run(be, op),
+        Call::ScoreAtPercentile(op) => run(be, op),
+        Call::Boards(op) => run(be, op),
+        Call::BoardInfo(op) => run(be, op),
         Call::Export { board } => Exec::Deferred(Box::pin(export_chunks(be, board))),
         Call::Auth { .. } => ready_err(),
     }
@@ -712,124 +632,76 @@ fn submit_records(be: Arc<dyn Backend>, board: String, recs: Vec<SubmitRec>) -> 
 fn in_place(svc: &Arc<dyn InPlace>, be: &Arc<dyn Backend>, call: Call) -> Exec {
     let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
     match call {
-        Call::RangeByRank {
-            board,
-            start,
-            stop,
-            from_worst,
-            with_data,
-        } => range_by_rank(svc.clone(), board, start, stop, from_worst, with_data),
-        Call::RangeByScore {
-            board,
-            bounds,
-            from_worst,
-            offset,
-            limit,
-            with_data,
-        } => {
-            let offset = offset.unwrap_or(0);
-            let limit = limit
-                .unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE)
-                .min(MAX_RANGE);
-            let fetch: Fetch = {
-                let (svc, board) = (svc.clone(), board.clone());
-                Arc::new(move |done, want| {
-                    let (svc, board) = (svc.clone(), board.clone());
-                    Box::pin(async move {
-                        tokio::task::spawn_blocking(move || {
-                            let r = svc.range_by_score(
-                                &board,
-                                bounds,
-                                from_worst,
-                                Some(offset + done),
-                                Some(want as u64),
-                                with_data,
-                            )?;
-                            encode_entries(&r.entries)
-                        })
-                        .await
-                        .map_err(|e| {
-                            ApiError::new(Code::Internal, format!("stream task failed: {e}"))
-                        })?
-                    })
-                })
-            };
-            if limit <= FIRST_CHUNK as u64 {
-                return ready(
-                    svc.range_by_score(
-                        &board,
-                        bounds,
-                        from_worst,
-                        Some(offset),
-                        Some(limit),
-                        with_data,
-                    )
-                    .and_then(|o| encode(&o)),
-                );
-            }
-            // The count comes first; the first chunk is read with it so
-            // that a bad range is an error answer, not a broken stream.
-            let mut first = match svc.range_by_score(
-                &board,
-                bounds,
-                from_worst,
-                Some(offset),
-                Some(FIRST_CHUNK as u64),
-                with_data,
-            ) {
-                Ok(r) => r,
-                Err(e) => return ready(Err(e)),
-            };
-            let total = match svc.count(&board, bounds) {
-                Ok(c) => limit.min(c.count.saturating_sub(offset)),
-                Err(e) => return ready(Err(e)),
-            };
-            first.entries.truncate(total as usize);
-            let chunk = match encode_entries(&first.entries) {
-                Ok(c) => c,
-                Err(e) => return ready(Err(e)),
-            };
-            first.entries.clear();
-            streamed(&first, total, chunk, fetch)
-        }
-        Call::Search {
-            board,
-            query,
-            limit,
-            offset,
-            with_data,
-        } => {
-            let limit = limit.unwrap_or(podium_core::backend::DEFAULT_PAGE_SIZE);
-            let offset = offset.unwrap_or(0);
+        Call::RangeByRank(op) => range_by_rank(svc.clone(), op),
+        Call::RangeByScore(op) => range_by_score(svc, op),
+        Call::Search(op) => {
             // The first search of a large board builds its index: off the
             // async workers; later ones are reads like `top`, answered here.
-            if svc.search_is_cheap(&board) {
-                return ready(
-                    svc.search(&board, &query, limit, offset, with_data)
-                        .and_then(|o| encode(&o)),
-                );
+            if svc.search_is_cheap(&op.board) {
+                return ready(svc.search(&op).and_then(|o| encode(&o)));
             }
             let svc = svc.clone();
             Exec::Later(Box::pin(async move {
-                tokio::task::spawn_blocking(move || {
-                    svc.search(&board, &query, limit, offset, with_data)
-                        .and_then(|o| encode(&o))
-                })
-                .await
-                .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
+                tokio::task::spawn_blocking(move || svc.search(&op).and_then(|o| encode(&o)))
+                    .await
+                    .map_err(|e| ApiError::new(Code::Internal, e.to_string()))?
             }))
         }
         // A page read, the latency-bound call: encoded straight from the
         // board, on the connection's task.
-        Call::Top {
-            board,
-            page,
-            page_size,
-            with_data,
-        } => ready(top(&**svc, &board, page, page_size, with_data)),
+        Call::Top(op) => ready(top(&**svc, &op)),
         Call::Export { board } => export(svc.clone(), board),
         other => via_trait(be.clone(), other),
     }
+}
+
+/// `range_by_score` in place: whole when short, else its count first and
+/// then chunk after chunk, each a read of its own.
+fn range_by_score(svc: &Arc<dyn InPlace>, op: ops::RangeByScore) -> Exec {
+    let ready = |r: Result<Vec<u8>, ApiError>| Exec::Ready(r);
+    let (offset, limit) = (op.offset(), op.limit());
+    // The window `offset + done`, `want` entries long, of the same range.
+    let window = move |op: &ops::RangeByScore, done: u64, want: u64| ops::RangeByScore {
+        offset: Some(offset + done),
+        limit: Some(want),
+        ..op.clone()
+    };
+    if limit <= FIRST_CHUNK as u64 {
+        return ready(
+            svc.range_by_score(&window(&op, 0, limit))
+                .and_then(|o| encode(&o)),
+        );
+    }
+    // The count comes first; the first chunk is read with it so that a bad
+    // range is an error answer, not a broken stream.
+    let mut first = match svc.range_by_score(&window(&op, 0, FIRST_CHUNK as u64)) {
+        Ok(r) => r,
+        Err(e) => return ready(Err(e)),
+    };
+    let count = ops::Count {
+        board: op.board.clone(),
+        bounds: op.bounds,
+    };
+    let total = match svc.count(&count) {
+        Ok(c) => limit.min(c.count.saturating_sub(offset)),
+        Err(e) => return ready(Err(e)),
+    };
+    first.entries.truncate(total as usize);
+    let chunk = match encode_entries(&first.entries) {
+        Ok(c) => c,
+        Err(e) => return ready(Err(e)),
+    };
+    first.entries.clear();
+    let svc = svc.clone();
+    let fetch: Fetch = Arc::new(move |done, want| {
+        let (svc, op) = (svc.clone(), window(&op, done, want as u64));
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || encode_entries(&svc.range_by_score(&op)?.entries))
+                .await
+                .map_err(|e| ApiError::new(Code::Internal, format!("stream task failed: {e}")))?
+        })
+    });
+    streamed(&first, total, chunk, fetch)
 }
 
 /// A [`podium_core::api::RangeOut`] streamed: its fields as the DTO encodes them,
@@ -866,32 +738,20 @@ fn range_head(out: &podium_core::api::RangeOut, total: u64) -> Res {
     Ok(head)
 }
 
-fn range_by_rank(
-    svc: Arc<dyn InPlace>,
-    board: String,
-    start: u64,
-    stop: u64,
-    from_worst: bool,
-    with_data: bool,
-) -> Exec {
+fn range_by_rank(svc: Arc<dyn InPlace>, op: ops::RangeByRank) -> Exec {
     let ready = |r: Res| Exec::Ready(r);
-    let len = stop.saturating_sub(start).saturating_add(1);
-    if start == 0 || stop < start || len <= FIRST_CHUNK as u64 {
-        return ready(
-            svc.range_by_rank(&board, start, stop, from_worst, with_data)
-                .and_then(|o| encode(&o)),
-        );
-    }
-    // Over the per-call limit: HTTP's error, before anything is read.
-    if stop - start >= MAX_RANGE {
-        return ready(
-            svc.range_by_rank(&board, start, stop, from_worst, with_data)
-                .and_then(|o| encode(&o)),
-        );
+    let (start, stop) = (op.start, op.stop);
+    // A short range, and a bad one (the engine's error, before anything is
+    // read), are answered whole.
+    if op.check().is_err() || stop - start < FIRST_CHUNK as u64 {
+        return ready(svc.range_by_rank(&op).and_then(|o| encode(&o)));
     }
     // The first window gives the board's size, and with it the count.
-    let first_stop = start + FIRST_CHUNK as u64 - 1;
-    let mut first = match svc.range_by_rank(&board, start, first_stop, from_worst, with_data) {
+    let first_window = ops::RangeByRank {
+        stop: start + FIRST_CHUNK as u64 - 1,
+        ..op.clone()
+    };
+    let mut first = match svc.range_by_rank(&first_window) {
         Ok(r) => r,
         Err(e) => return ready(Err(e)),
     };
@@ -901,7 +761,8 @@ fn range_by_rank(
         Err(e) => return ready(Err(e)),
     };
     first.entries.clear();
-    let board: Arc<str> = board.into();
+    let (from_worst, with_data) = (op.from_worst, op.with_data);
+    let board: Arc<str> = op.board.into();
     let fetch: Fetch = Arc::new(move |done, want| {
         visit_chunk_off(&svc, &board, start - 1 + done, want, from_worst, with_data)
     });
@@ -957,25 +818,28 @@ fn export_result(total: u64, first: Chunk, fetch: Fetch) -> Exec {
 /// array's header declares it), then `export_chunk` after `export_chunk`.
 /// `ExportLine` encodes as the in-place writer's entries do.
 async fn export_chunks(be: Arc<dyn Backend>, board: String) -> Exec {
-    let total = match be.board_info(&board).await {
+    let info = ops::BoardInfo { board };
+    let total = match be.board_info(&info).await {
         Ok(i) => i.members,
         Err(e) => return Exec::Ready(Err(e)),
     };
+    let board = info.board;
+    let chunk = move |pos: usize, limit: usize| ops::ExportChunk {
+        board: board.clone(),
+        pos,
+        limit,
+    };
     let first = match be
-        .export_chunk(&board, 0, FIRST_CHUNK.min(total as usize))
+        .export_chunk(&chunk(0, FIRST_CHUNK.min(total as usize)))
         .await
         .and_then(|lines| encode_entries(&lines))
     {
         Ok(c) => c,
         Err(e) => return Exec::Ready(Err(e)),
     };
-    let board: Arc<str> = board.into();
     let fetch: Fetch = Arc::new(move |done, want| {
-        let (be, board) = (be.clone(), board.clone());
-        Box::pin(async move {
-            let lines = be.export_chunk(&board, done as usize, want).await?;
-            encode_entries(&lines)
-        })
+        let (be, req) = (be.clone(), chunk(done as usize, want));
+        Box::pin(async move { encode_entries(&be.export_chunk(&req).await?) })
     });
     export_result(total, first, fetch)
 }

@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(id, f.msgid);
         let fast: Vec<SubmitIn> = f.entries.iter().map(|p| p.rec().to_entry()).collect();
         let entries = match call.expect("the general path accepts what the fast path took") {
-            Call::SubmitMany { board, entries } => {
+            Call::SubmitMany(podium_core::ops::SubmitMany { board, entries }) => {
                 assert!(!f.import);
                 assert_eq!(board, f.board);
                 entries

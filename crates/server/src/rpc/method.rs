@@ -18,7 +18,7 @@ use podium_core::backend::RangeBounds;
 use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
 use podium_core::op::Op;
-use podium_core::ops::range;
+use podium_core::ops::{self, range};
 
 /// Every method. The names are docs/spec.md §2's operation names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,14 +154,8 @@ pub type ImportEntry = Result<SubmitIn, (Option<String>, ApiError)>;
 /// A typed call of one operation.
 #[derive(Debug, Clone)]
 pub enum Call {
-    Submit {
-        board: String,
-        entry: SubmitIn,
-    },
-    SubmitMany {
-        board: String,
-        entries: Vec<SubmitIn>,
-    },
+    Submit(ops::Submit),
+    SubmitMany(ops::SubmitMany),
     /// `submit_many` (or, with `import`, an `import` batch) whose plain
     /// entries the connection's reader already made into the records the
     /// embedded engine applies and logs (`rpc::fast`): the conversion and
@@ -172,107 +166,33 @@ pub enum Call {
         recs: Vec<SubmitRec>,
         import: bool,
     },
-    Remove {
-        board: String,
-        members: Vec<String>,
-    },
-    RemoveRange {
-        board: String,
-        by: RangeBy,
-    },
-    SetData {
-        board: String,
-        member: String,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    },
-    BoardCreate {
-        board: String,
-        config: serde_json::Value,
-    },
-    BoardUpdate {
-        board: String,
-        config: serde_json::Value,
-    },
-    BoardDelete {
-        board: String,
-    },
-    Reset {
-        board: String,
-    },
-    Combine {
-        dest: String,
-        req: CombineIn,
-        intersect: bool,
-    },
+    Remove(ops::Remove),
+    RemoveRange(ops::RemoveRange),
+    SetData(ops::SetData),
+    BoardCreate(ops::CreateBoard),
+    BoardUpdate(ops::PutBoard),
+    BoardDelete(ops::DeleteBoard),
+    Reset(ops::Reset),
+    Combine(ops::Combine),
+    /// `import` of one batch: each entry as read, or why it could not be
+    /// (with its member id when one could be read).
     Import {
         board: String,
         entries: Vec<ImportEntry>,
     },
-    Entry {
-        board: String,
-        member: String,
-        page_size: Option<u64>,
-    },
-    Rank {
-        board: String,
-        member: String,
-    },
-    Count {
-        board: String,
-        bounds: RangeBounds,
-    },
-    Top {
-        board: String,
-        page: Option<u64>,
-        page_size: Option<u64>,
-        with_data: bool,
-    },
-    RangeByRank {
-        board: String,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    },
-    RangeByScore {
-        board: String,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    },
-    Around {
-        board: String,
-        member: String,
-        page_size: Option<u64>,
-        with_data: bool,
-    },
-    Search {
-        board: String,
-        query: String,
-        limit: Option<u64>,
-        offset: Option<u64>,
-        with_data: bool,
-    },
-    Ranks {
-        board: String,
-        members: Vec<String>,
-        with_data: bool,
-    },
-    Percentile {
-        board: String,
-        member: String,
-    },
-    ScoreAtPercentile {
-        board: String,
-        p: f64,
-    },
-    Boards,
-    BoardInfo {
-        board: String,
-    },
+    Entry(ops::GetEntry),
+    Rank(ops::Rank),
+    Count(ops::Count),
+    Top(ops::Top),
+    RangeByRank(ops::RangeByRank),
+    RangeByScore(ops::RangeByScore),
+    Around(ops::Around),
+    Search(ops::Search),
+    Ranks(ops::Ranks),
+    Percentile(ops::Percentile),
+    ScoreAtPercentile(ops::ScoreAtPercentile),
+    Boards(ops::ListBoards),
+    BoardInfo(ops::BoardInfo),
     Export {
         board: String,
     },
@@ -690,24 +610,24 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let mut p = p(2, 0, "board, entry")?;
             let board = p.board("board")?;
             let (_, v) = p.required("entry")?;
-            Call::Submit {
+            Call::Submit(ops::Submit {
                 board,
                 entry: submit_in(v, false)?,
-            }
+            })
         }
         M::SubmitMany => {
             let mut p = p(2, 0, "board, [entry, ...]")?;
             let board = p.board("board")?;
             let entries =
                 podium_core::ops::submit::batch(p.array("entries")?, |v| submit_in(v, false))?;
-            Call::SubmitMany { board, entries }
+            Call::SubmitMany(ops::SubmitMany { board, entries })
         }
         M::Remove => {
             let mut p = p(2, 0, "board, [member, ...]")?;
-            Call::Remove {
+            Call::Remove(ops::Remove {
                 board: p.board("board")?,
                 members: p.strings("members")?,
-            }
+            })
         }
         M::RemoveRange => {
             let mut p = p(2, 0, "board, {by, start, stop | min, max}")?;
@@ -748,36 +668,36 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
                     )))
                 }
             };
-            Call::RemoveRange { board, by }
+            Call::RemoveRange(ops::RemoveRange { board, by })
         }
         M::SetData => {
             let mut p = p(2, 1, "board, member, {name, data}")?;
             let board = p.board("board")?;
             let member = p.string("member")?;
             let req: SetDataIn = body(method, "options", p.map("options")?)?;
-            Call::SetData {
+            Call::SetData(ops::SetData {
                 board,
                 member,
                 name: req.name,
                 data: req.data,
-            }
+            })
         }
         M::BoardCreate | M::BoardUpdate => {
             let mut p = p(1, 1, "board, config")?;
             let board = p.board("board")?;
             let config: serde_json::Value = body(method, "config", p.map("config")?)?;
             if method == M::BoardCreate {
-                Call::BoardCreate { board, config }
+                Call::BoardCreate(ops::CreateBoard { board, config })
             } else {
-                Call::BoardUpdate { board, config }
+                Call::BoardUpdate(ops::PutBoard { board, config })
             }
         }
-        M::BoardDelete => Call::BoardDelete {
+        M::BoardDelete => Call::BoardDelete(ops::DeleteBoard {
             board: p(1, 0, "board")?.board("board")?,
-        },
-        M::Reset => Call::Reset {
+        }),
+        M::Reset => Call::Reset(ops::Reset {
             board: p(1, 0, "board")?.board("board")?,
-        },
+        }),
         M::Merge | M::Intersect => {
             let mut p = p(
                 2,
@@ -787,7 +707,7 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let dest = p.board("destination board")?;
             let sources = p.strings("sources")?;
             let o: CombineOpts = body(method, "options", p.map("options")?)?;
-            Call::Combine {
+            Call::Combine(ops::Combine {
                 dest,
                 req: CombineIn {
                     sources,
@@ -795,7 +715,7 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
                     aggregate: o.aggregate,
                 },
                 intersect: method == M::Intersect,
-            }
+            })
         }
         M::Import => {
             let mut p = p(2, 1, "board, [entry, ...], {}")?;
@@ -825,11 +745,11 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             // with_data is accepted for symmetry: entry always has its data.
             let mut o = p.options(&["page_size", "with_data"])?;
             o.flag("with_data")?;
-            Call::Entry {
+            Call::Entry(ops::GetEntry {
                 board,
                 member,
                 page_size: o.u64("page_size")?,
-            }
+            })
         }
         M::Rank | M::Score | M::Percentile => {
             let mut p = p(2, 1, "board, member")?;
@@ -837,27 +757,27 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let member = p.string("member")?;
             p.options(&[])?;
             if method == M::Percentile {
-                Call::Percentile { board, member }
+                Call::Percentile(ops::Percentile { board, member })
             } else {
-                Call::Rank { board, member }
+                Call::Rank(ops::Rank { board, member })
             }
         }
         M::Count => {
             let mut p = p(1, 1, "board, {min, max}")?;
             let board = p.board("board")?;
             let bounds = p.options(&["min", "max"])?.bounds()?;
-            Call::Count { board, bounds }
+            Call::Count(ops::Count { board, bounds })
         }
         M::Top => {
             let mut p = p(1, 1, "board, {page, page_size, with_data}")?;
             let board = p.board("board")?;
             let mut o = p.options(PAGE)?;
-            Call::Top {
+            Call::Top(ops::Top {
                 board,
                 page: o.u64("page")?,
                 page_size: o.u64("page_size")?,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
         M::RangeByRank => {
             let mut p = p(3, 1, "board, start, stop, {from, with_data}")?;
@@ -865,66 +785,66 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let start = p.u64("start")?;
             let stop = p.u64("stop")?;
             let mut o = p.options(&["from", "with_data"])?;
-            Call::RangeByRank {
+            Call::RangeByRank(ops::RangeByRank {
                 board,
                 start,
                 stop,
                 from_worst: o.worst_first()?,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
         M::RangeByScore => {
             let mut p = p(1, 1, "board, {min, max, from, offset, limit, with_data}")?;
             let board = p.board("board")?;
             let mut o = p.options(&["min", "max", "from", "offset", "limit", "with_data"])?;
-            Call::RangeByScore {
+            Call::RangeByScore(ops::RangeByScore {
                 board,
                 bounds: o.bounds()?,
                 from_worst: o.worst_first()?,
                 offset: o.u64("offset")?,
                 limit: o.u64("limit")?,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
         M::Around => {
             let mut p = p(2, 1, "board, member, {page_size, with_data}")?;
             let board = p.board("board")?;
             let member = p.string("member")?;
             let mut o = p.options(&["page_size", "with_data"])?;
-            Call::Around {
+            Call::Around(ops::Around {
                 board,
                 member,
                 page_size: o.u64("page_size")?,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
         M::Ranks => {
             let mut p = p(2, 1, "board, [member, ...], {with_data}")?;
             let board = p.board("board")?;
             let members = p.strings("members")?;
             let mut o = p.options(&["with_data"])?;
-            Call::Ranks {
+            Call::Ranks(ops::Ranks {
                 board,
                 members,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
         M::ScoreAtPercentile => {
             let mut p = p(2, 1, "board, p")?;
             let board = p.board("board")?;
             let pct = p.f64("p")?;
             p.options(&[])?;
-            Call::ScoreAtPercentile { board, p: pct }
+            Call::ScoreAtPercentile(ops::ScoreAtPercentile { board, p: pct })
         }
         M::Boards => {
             p(0, 1, "")?.options(&[])?;
-            Call::Boards
+            Call::Boards(ops::ListBoards)
         }
         M::BoardInfo => {
             let mut p = p(1, 1, "board")?;
             let board = p.board("board")?;
             p.options(&[])?;
-            Call::BoardInfo { board }
+            Call::BoardInfo(ops::BoardInfo { board })
         }
         M::Export => {
             let mut p = p(1, 1, "board")?;
@@ -940,13 +860,13 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let board = p.board("board")?;
             let query = p.string("query")?;
             let mut o = p.options(&["limit", "offset", "with_data"])?;
-            Call::Search {
+            Call::Search(ops::Search {
                 board,
                 query,
                 limit: o.u64("limit")?,
                 offset: o.u64("offset")?,
                 with_data: o.flag("with_data")?,
-            }
+            })
         }
     })
 }

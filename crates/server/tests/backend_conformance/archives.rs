@@ -63,37 +63,72 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
     let b = node.backend();
     l.add(
         "create v3",
-        b.board_create("v3", &json!({"keep_archives": 1})).await,
+        b.board_create(&ops::CreateBoard {
+            board: "v3".to_string(),
+            config: (json!({"keep_archives": 1})).clone(),
+        })
+        .await,
     );
     l.add(
         "create v2",
-        b.board_create("v2", &json!({"keep_archives": 2})).await,
+        b.board_create(&ops::CreateBoard {
+            board: "v2".to_string(),
+            config: (json!({"keep_archives": 2})).clone(),
+        })
+        .await,
     );
     l.add(
         "live v3@0-live",
-        b.submit_one("v3@0-live", &s("w", 1.0)).await,
+        b.submit_one(&ops::Submit {
+            board: ("v3@0-live").to_string(),
+            entry: (s("w", 1.0)).clone(),
+        })
+        .await,
     );
     l.add(
         "writer v2@9999",
-        b.submit_one("v2@9999", &s("w", 1.0)).await,
+        b.submit_one(&ops::Submit {
+            board: "v2@9999".to_string(),
+            entry: (s("w", 1.0)).clone(),
+        })
+        .await,
     );
     let mut made = Vec::new();
     for i in 0..3 {
         l.add(
             "fill v3",
-            b.submit_one("v3", &s(&format!("m{i}"), 1.0)).await,
+            b.submit_one(&ops::Submit {
+                board: "v3".to_string(),
+                entry: (s(&format!("m{i}"), 1.0)).clone(),
+            })
+            .await,
         );
-        l.add("reset v3", b.reset("v3").await);
+        l.add(
+            "reset v3",
+            b.reset(&ops::Reset {
+                board: "v3".to_string(),
+            })
+            .await,
+        );
         l.add(
             "fill v2",
-            b.submit_one("v2", &s(&format!("m{i}"), 1.0)).await,
+            b.submit_one(&ops::Submit {
+                board: "v2".to_string(),
+                entry: (s(&format!("m{i}"), 1.0)).clone(),
+            })
+            .await,
         );
-        let r = b.reset("v2").await.unwrap();
+        let r = b
+            .reset(&ops::Reset {
+                board: "v2".to_string(),
+            })
+            .await
+            .unwrap();
         assert_eq!(r.archived, 1);
         made.push(r.archive.clone());
         l.add("reset v2", Ok::<_, ApiError>(r));
     }
-    let listed = b.boards().await.unwrap().boards;
+    let listed = b.boards(&ops::ListBoards).await.unwrap().boards;
     let names: Vec<&str> = listed.iter().map(|x| x.board.as_str()).collect();
     assert!(names.contains(&"v3@0-live"), "{names:?}");
     let v2: Vec<&str> = listed
@@ -105,25 +140,63 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
     assert!(names.contains(&"v2@9999"), "{names:?}");
     l.add("boards", Ok::<_, ApiError>(&listed));
     for x in &listed {
-        l.add(&format!("info {}", x.board), b.board_info(&x.board).await);
+        l.add(
+            &format!("info {}", x.board),
+            b.board_info(&ops::BoardInfo {
+                board: x.board.to_string(),
+            })
+            .await,
+        );
     }
-    l.add("write live", b.submit_one("v3@0-live", &s("x", 2.0)).await);
-    l.add("write archive", b.submit_one(&made[2], &s("x", 2.0)).await);
+    l.add(
+        "write live",
+        b.submit_one(&ops::Submit {
+            board: ("v3@0-live").to_string(),
+            entry: (s("x", 2.0)).clone(),
+        })
+        .await,
+    );
+    l.add(
+        "write archive",
+        b.submit_one(&ops::Submit {
+            board: made[2].to_string(),
+            entry: (s("x", 2.0)).clone(),
+        })
+        .await,
+    );
     l.add(
         "put archive_of",
-        b.board_put("x", &json!({"archive_of": "v2", "archive_seq": 9}))
-            .await,
+        b.board_put(&ops::PutBoard {
+            board: "x".to_string(),
+            config: (json!({"archive_of": "v2", "archive_seq": 9})).clone(),
+        })
+        .await,
     );
 
     // A schedule dropped, then the node restarted.
     l.add(
         "create s",
-        b.board_create("s", &json!({"reset": "daily"})).await,
+        b.board_create(&ops::CreateBoard {
+            board: "s".to_string(),
+            config: (json!({"reset": "daily"})).clone(),
+        })
+        .await,
     );
-    l.add("fill s", b.submit_one("s", &s("a", 1.0)).await);
+    l.add(
+        "fill s",
+        b.submit_one(&ops::Submit {
+            board: "s".to_string(),
+            entry: (s("a", 1.0)).clone(),
+        })
+        .await,
+    );
     l.add(
         "drop schedule",
-        b.board_put("s", &json!({"reset": "never"})).await,
+        b.board_put(&ops::PutBoard {
+            board: "s".to_string(),
+            config: (json!({"reset": "never"})).clone(),
+        })
+        .await,
     );
     let full = json!({
         "order": "asc", "ranking": "dense", "update": "best",
@@ -131,16 +204,32 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         "reset": "0 0 * * 1", "keep_archives": 4,
         "search_fields": ["name", "team"], "max_data_bytes": 1024
     });
-    let want_full = b.board_put("c", &full).await.unwrap();
+    let want_full = b
+        .board_put(&ops::PutBoard {
+            board: "c".to_string(),
+            config: full.clone(),
+        })
+        .await
+        .unwrap();
     stop(node);
     clock.advance(chrono::Duration::days(3));
     let node = home.open(&clock).await;
     let b = node.backend();
-    let info = b.board_info("s").await.unwrap();
+    let info = b
+        .board_info(&ops::BoardInfo {
+            board: "s".to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!(info.period, None, "a dropped schedule's period came back");
     assert_eq!(info.config["reset"], "never");
     l.add("s after restart", Ok::<_, ApiError>(&info));
-    let c = b.board_info("c").await.unwrap();
+    let c = b
+        .board_info(&ops::BoardInfo {
+            board: "c".to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!(
         (&c.config, &c.period),
         (&want_full.config, &want_full.period)
@@ -148,7 +237,11 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
     l.add("c after restart", Ok::<_, ApiError>(c));
     l.add(
         "set schedule",
-        b.board_put("s", &json!({"reset": "daily"})).await,
+        b.board_put(&ops::PutBoard {
+            board: "s".to_string(),
+            config: (json!({"reset": "daily"})).clone(),
+        })
+        .await,
     );
     // `c`'s weekly period did end meanwhile: only `s` must not reset.
     let due = node.due().await.unwrap();
@@ -156,18 +249,41 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         !due.iter().any(|r| r.board == "s"),
         "a schedule set later archived at once: {due:?}"
     );
-    assert_eq!(b.board_info("s").await.unwrap().members, 1);
+    assert_eq!(
+        b.board_info(&ops::BoardInfo {
+            board: "s".to_string()
+        })
+        .await
+        .unwrap()
+        .members,
+        1
+    );
     l.add("due", Ok::<_, ApiError>(due));
-    let cleared = b.board_put("c", &json!({})).await.unwrap();
+    let cleared = b
+        .board_put(&ops::PutBoard {
+            board: "c".to_string(),
+            config: (json!({})).clone(),
+        })
+        .await
+        .unwrap();
     stop(node);
     let node = home.open(&clock).await;
     let b = node.backend();
-    let c = b.board_info("c").await.unwrap();
+    let c = b
+        .board_info(&ops::BoardInfo {
+            board: "c".to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!((&c.config, &c.period), (&cleared.config, &None));
     l.add("c cleared after restart", Ok::<_, ApiError>(c));
     l.add(
         "archive after restart",
-        b.board_info(&made[2]).await.map(|i| i.archive_of),
+        b.board_info(&ops::BoardInfo {
+            board: made[2].to_string(),
+        })
+        .await
+        .map(|i| i.archive_of),
     );
     stop(node);
     log.0
@@ -201,13 +317,28 @@ async fn redis_archives_from_before_are_recognised() {
     let single = Redis::single(false);
     let c = clock();
     let b = redis_backend_on(&single.url(), &c).await;
-    b.board_create("lb", &json!({"keep_archives": 2}))
-        .await
-        .unwrap();
+    b.board_create(&ops::CreateBoard {
+        board: "lb".to_string(),
+        config: (json!({"keep_archives": 2})).clone(),
+    })
+    .await
+    .unwrap();
     let mut made = Vec::new();
     for _ in 0..2 {
-        b.submit_one("lb", &s("a", 1.0)).await.unwrap();
-        made.push(b.reset("lb").await.unwrap().archive);
+        b.submit_one(&ops::Submit {
+            board: "lb".to_string(),
+            entry: (s("a", 1.0)).clone(),
+        })
+        .await
+        .unwrap();
+        made.push(
+            b.reset(&ops::Reset {
+                board: "lb".to_string(),
+            })
+            .await
+            .unwrap()
+            .archive,
+        );
     }
     // As a podium from before wrote them.
     let plain = serde_json::to_string(&json!({
@@ -220,14 +351,35 @@ async fn redis_archives_from_before_are_recognised() {
     for a in &made {
         redis_cli(port, &["HSET", &format!("{{{a}}}:c"), "json", &plain]);
     }
-    let info = b.board_info(&made[0]).await.unwrap();
+    let info = b
+        .board_info(&ops::BoardInfo {
+            board: made[0].to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!(info.archive_of.as_deref(), Some("lb"));
     assert!(info.read_only);
-    b.submit_one("lb@live", &s("w", 1.0)).await.unwrap();
-    b.submit_one("lb", &s("a", 1.0)).await.unwrap();
-    let newest = b.reset("lb").await.unwrap().archive;
+    b.submit_one(&ops::Submit {
+        board: "lb@live".to_string(),
+        entry: (s("w", 1.0)).clone(),
+    })
+    .await
+    .unwrap();
+    b.submit_one(&ops::Submit {
+        board: "lb".to_string(),
+        entry: (s("a", 1.0)).clone(),
+    })
+    .await
+    .unwrap();
+    let newest = b
+        .reset(&ops::Reset {
+            board: "lb".to_string(),
+        })
+        .await
+        .unwrap()
+        .archive;
     let names: Vec<String> = b
-        .boards()
+        .boards(&ops::ListBoards)
         .await
         .unwrap()
         .boards
@@ -235,6 +387,11 @@ async fn redis_archives_from_before_are_recognised() {
         .map(|x| x.board)
         .collect();
     assert_eq!(names, ["lb", made[1].as_str(), newest.as_str(), "lb@live"]);
-    let info = b.board_info(&newest).await.unwrap();
+    let info = b
+        .board_info(&ops::BoardInfo {
+            board: newest.to_string(),
+        })
+        .await
+        .unwrap();
     assert_eq!(info.config["archive_seq"], 3);
 }

@@ -28,47 +28,110 @@ pub(super) async fn odd_members(b: &dyn Backend, l: &mut Log) {
     .enumerate()
     {
         let board = format!("odd{i}");
-        l.add("create odd", b.board_create(&board, cfg).await);
+        l.add(
+            "create odd",
+            b.board_create(&ops::CreateBoard {
+                board: board.to_string(),
+                config: cfg.clone(),
+            })
+            .await,
+        );
         let batch: Vec<SubmitIn> = members
             .iter()
             .enumerate()
             .map(|(k, m)| s(m, (k % 4) as f64))
             .collect();
-        l.add("fill odd", b.submit(&board, &batch).await);
+        l.add(
+            "fill odd",
+            b.submit(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: batch.to_vec(),
+            })
+            .await,
+        );
         for page in [1, 2, 3] {
             l.add(
                 &format!("top {board} p{page}"),
-                b.top(&board, Some(page), Some(4), false).await,
+                b.top(&ops::Top {
+                    board: board.to_string(),
+                    page: Some(page),
+                    page_size: Some(4),
+                    with_data: false,
+                })
+                .await,
             );
         }
         l.add(
             "around odd",
-            b.around(&board, "two\nlines", Some(5), true).await,
+            b.around(&ops::Around {
+                board: board.to_string(),
+                member: ("two\nlines").to_string(),
+                page_size: Some(5),
+                with_data: true,
+            })
+            .await,
         );
         l.add(
             "range odd",
-            b.range_by_rank(&board, 2, 7, true, false).await,
+            b.range_by_rank(&ops::RangeByRank {
+                board: board.to_string(),
+                start: 2,
+                stop: 7,
+                from_worst: true,
+                with_data: false,
+            })
+            .await,
         );
         l.add(
             "score range odd",
-            b.range_by_score(
-                &board,
-                range(Some(1.0), None, false, false),
-                false,
-                Some(1),
-                Some(5),
-                false,
-            )
+            b.range_by_score(&ops::RangeByScore {
+                board: board.to_string(),
+                bounds: range(Some(1.0), None, false, false),
+                from_worst: false,
+                offset: Some(1),
+                limit: Some(5),
+                with_data: false,
+            })
             .await,
         );
         // Names on some: the page carries them.
         l.add(
             "name odd",
-            b.set_data(&board, "\n", Some("Newline".into()), None).await,
+            b.set_data(&ops::SetData {
+                board: board.to_string(),
+                member: ("\n").to_string(),
+                name: Some("Newline".into()),
+                data: None,
+            })
+            .await,
         );
-        l.add("top named odd", b.top(&board, None, None, true).await);
-        l.add("pct odd", b.score_at_percentile(&board, 50.0).await);
-        l.add("entry odd", b.entry(&board, "end\n", None).await);
+        l.add(
+            "top named odd",
+            b.top(&ops::Top {
+                board: board.to_string(),
+                page: None,
+                page_size: None,
+                with_data: true,
+            })
+            .await,
+        );
+        l.add(
+            "pct odd",
+            b.score_at_percentile(&ops::ScoreAtPercentile {
+                board: board.to_string(),
+                p: 50.0,
+            })
+            .await,
+        );
+        l.add(
+            "entry odd",
+            b.entry(&ops::GetEntry {
+                board: board.to_string(),
+                member: ("end\n").to_string(),
+                page_size: None,
+            })
+            .await,
+        );
     }
 }
 
@@ -94,7 +157,14 @@ pub(super) async fn plain_batches(b: &dyn Backend, l: &mut Log) {
     {
         let board = format!("plain{i}");
         if i > 0 {
-            l.add("create plain", b.board_create(&board, cfg).await);
+            l.add(
+                "create plain",
+                b.board_create(&ops::CreateBoard {
+                    board: board.to_string(),
+                    config: cfg.clone(),
+                })
+                .await,
+            );
         }
         for round in 0..40 {
             let n = rng.random_range(1..40);
@@ -114,16 +184,49 @@ pub(super) async fn plain_batches(b: &dyn Backend, l: &mut Log) {
                 1 => batch[0].name = Some(format!("Plain {round}")),
                 _ => {}
             }
-            l.add("plain batch", b.submit(&board, &batch).await);
+            l.add(
+                "plain batch",
+                b.submit(&ops::SubmitMany {
+                    board: board.to_string(),
+                    entries: batch.to_vec(),
+                })
+                .await,
+            );
             if round % 10 == 9 {
                 let gone: Vec<String> = (0..5)
                     .map(|_| format!("p{}", rng.random_range(0..60)))
                     .collect();
-                l.add("plain remove", b.remove(&board, &gone).await);
-                l.add("plain top", b.top(&board, None, Some(100), false).await);
+                l.add(
+                    "plain remove",
+                    b.remove(&ops::Remove {
+                        board: board.to_string(),
+                        members: gone.to_vec(),
+                    })
+                    .await,
+                );
+                l.add(
+                    "plain top",
+                    b.top(&ops::Top {
+                        board: board.to_string(),
+                        page: None,
+                        page_size: Some(100),
+                        with_data: false,
+                    })
+                    .await,
+                );
                 // The first search builds the index; later batches keep it.
                 for q in ["p1", "plain", "p"] {
-                    l.add("plain search", b.search(&board, q, 10, 0, false).await);
+                    l.add(
+                        "plain search",
+                        b.search(&ops::Search {
+                            board: board.to_string(),
+                            query: q.to_string(),
+                            limit: Some(10),
+                            offset: Some(0),
+                            with_data: false,
+                        })
+                        .await,
+                    );
                 }
             }
         }
@@ -136,7 +239,14 @@ async fn import_searches(b: &dyn Backend, l: &mut Log, board: &str) {
     ] {
         l.add(
             &format!("import search {board} {q}"),
-            b.search(board, q, 10, 0, false).await,
+            b.search(&ops::Search {
+                board: board.to_string(),
+                query: q.to_string(),
+                limit: Some(10),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
         );
     }
 }
@@ -157,17 +267,41 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
             .collect()
     };
     // Plain entries, then the first search.
-    l.add("import plain", b.import("imp", &plain(0, 150, 1.0)).await);
+    l.add(
+        "import plain",
+        b.import(&ops::SubmitMany {
+            board: "imp".to_string(),
+            entries: (plain(0, 150, 1.0)).to_vec(),
+        })
+        .await,
+    );
     l.add(
         "import again",
-        b.import("imp", &plain(100, 200, -1.0)).await,
+        b.import(&ops::SubmitMany {
+            board: "imp".to_string(),
+            entries: (plain(100, 200, -1.0)).to_vec(),
+        })
+        .await,
     );
-    l.add("import top", b.top("imp", None, Some(20), false).await);
+    l.add(
+        "import top",
+        b.top(&ops::Top {
+            board: "imp".to_string(),
+            page: None,
+            page_size: Some(20),
+            with_data: false,
+        })
+        .await,
+    );
     import_searches(b, l, "imp").await;
     // Plain entries, then names (and data), then one name cleared.
     l.add(
         "import plain 2",
-        b.import("imp2", &plain(0, 120, 2.0)).await,
+        b.import(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: (plain(0, 120, 2.0)).to_vec(),
+        })
+        .await,
     );
     let named: Vec<SubmitIn> = (0..30)
         .map(|i| {
@@ -179,16 +313,24 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
             })
         })
         .collect();
-    l.add("import names", b.submit("imp2", &named).await);
+    l.add(
+        "import names",
+        b.submit(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: named.to_vec(),
+        })
+        .await,
+    );
     l.add(
         "import clear name",
-        b.submit(
-            "imp2",
-            &[
+        b.submit(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: ([
                 with(s("m3", 1.0), |e| e.name = Some(String::new())),
                 with(s("m6", 2.0), |e| e.name = Some("Ann".into())),
-            ],
-        )
+            ])
+            .to_vec(),
+        })
         .await,
     );
     import_searches(b, l, "imp2").await;
@@ -196,17 +338,38 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
     let mut mixed = plain(110, 170, 3.0);
     mixed.push(s("Ann-Lee", 4.0));
     mixed.push(s("m111", 9.0));
-    l.add("import mixed", b.import("imp2", &mixed).await);
-    l.add("import more", b.import("imp2", &plain(160, 220, 0.5)).await);
+    l.add(
+        "import mixed",
+        b.import(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: mixed.to_vec(),
+        })
+        .await,
+    );
+    l.add(
+        "import more",
+        b.import(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: (plain(160, 220, 0.5)).to_vec(),
+        })
+        .await,
+    );
     let mut dup = plain(300, 310, 1.0);
     dup.push(s("m300", -5.0));
-    l.add("import dup", b.import("imp2", &dup).await);
+    l.add(
+        "import dup",
+        b.import(&ops::SubmitMany {
+            board: "imp2".to_string(),
+            entries: dup.to_vec(),
+        })
+        .await,
+    );
     l.add(
         "import remove",
-        b.remove(
-            "imp2",
-            &["m1".into(), "m3".into(), "m6".into(), "m200".into()],
-        )
+        b.remove(&ops::Remove {
+            board: "imp2".to_string(),
+            members: (["m1".into(), "m3".into(), "m6".into(), "m200".into()]).to_vec(),
+        })
         .await,
     );
     import_searches(b, l, "imp2").await;
@@ -216,7 +379,14 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
     bad.push(s("", 1.0));
     bad.push(s("m9", f64::NAN));
     bad.push(with(s("m8", 1.0), |e| e.op = Some("best".into())));
-    l.add("import bad", b.import("imp", &bad).await);
+    l.add(
+        "import bad",
+        b.import(&ops::SubmitMany {
+            board: "imp".to_string(),
+            entries: bad.to_vec(),
+        })
+        .await,
+    );
     for (i, cfg) in [
         json!({"min_score": 0, "max_score": 100}),
         json!({"update": "best"}),
@@ -228,51 +398,109 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
     .enumerate()
     {
         let board = format!("impc{i}");
-        l.add("import create", b.board_create(&board, cfg).await);
+        l.add(
+            "import create",
+            b.board_create(&ops::CreateBoard {
+                board: board.to_string(),
+                config: cfg.clone(),
+            })
+            .await,
+        );
         let mut batch = plain(0, 80, 30.0);
         batch.push(s("m1", -1.0));
-        l.add("import cfg", b.import(&board, &batch).await);
-        l.add("import cfg", b.import(&board, &plain(40, 90, 31.0)).await);
+        l.add(
+            "import cfg",
+            b.import(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: batch.to_vec(),
+            })
+            .await,
+        );
+        l.add(
+            "import cfg",
+            b.import(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: (plain(40, 90, 31.0)).to_vec(),
+            })
+            .await,
+        );
         l.add(
             "import cfg top",
-            b.top(&board, None, Some(100), false).await,
+            b.top(&ops::Top {
+                board: board.to_string(),
+                page: None,
+                page_size: Some(100),
+                with_data: false,
+            })
+            .await,
         );
         l.add(
             "import cfg search",
-            b.search(&board, "m4", 10, 0, false).await,
+            b.search(&ops::Search {
+                board: board.to_string(),
+                query: "m4".to_string(),
+                limit: Some(10),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
         );
     }
     // A reset: the archive gets the content, its index built on search.
-    l.add("import reset", b.reset("imp").await);
+    l.add(
+        "import reset",
+        b.reset(&ops::Reset {
+            board: "imp".to_string(),
+        })
+        .await,
+    );
     l.add(
         "import into reset board",
-        b.import("imp", &plain(0, 3, 1.0)).await,
+        b.import(&ops::SubmitMany {
+            board: "imp".to_string(),
+            entries: (plain(0, 3, 1.0)).to_vec(),
+        })
+        .await,
     );
     l.add(
         "import archive",
-        b.import("imp@2026-11-21T12:00:00Z", &plain(0, 3, 1.0))
-            .await,
+        b.import(&ops::SubmitMany {
+            board: ("imp@2026-11-21T12:00:00Z").to_string(),
+            entries: (plain(0, 3, 1.0)).to_vec(),
+        })
+        .await,
     );
     import_searches(b, l, "imp").await;
     import_searches(b, l, "imp@2026-11-21T12:00:00Z").await;
     l.add(
         "import archive top",
-        b.top("imp@2026-11-21T12:00:00Z", None, Some(10), false)
-            .await,
+        b.top(&ops::Top {
+            board: ("imp@2026-11-21T12:00:00Z").to_string(),
+            page: None,
+            page_size: Some(10),
+            with_data: false,
+        })
+        .await,
     );
     // A merge of imported boards: searchable by id.
     l.add(
         "import merge",
-        b.combine(
-            "impm",
-            &serde_json::from_value::<CombineIn>(json!({"sources": ["imp2", "impc0"]})).unwrap(),
-            false,
-        )
+        b.combine(&ops::Combine {
+            dest: "impm".to_string(),
+            req: (serde_json::from_value::<CombineIn>(json!({"sources": ["imp2", "impc0"]}))
+                .unwrap())
+            .clone(),
+            intersect: false,
+        })
         .await,
     );
     l.add(
         "import merge more",
-        b.import("impm", &plain(500, 520, 1.0)).await,
+        b.import(&ops::SubmitMany {
+            board: "impm".to_string(),
+            entries: (plain(500, 520, 1.0)).to_vec(),
+        })
+        .await,
     );
     import_searches(b, l, "impm").await;
 }
@@ -281,10 +509,12 @@ pub(super) async fn import_batches(b: &dyn Backend, l: &mut Log) {
 pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
     l.add(
         "create people",
-        b.board_create(
-            "people",
-            &json!({"search_fields": ["name", "team"], "max_members": 12, "ranking": "dense"}),
-        )
+        b.board_create(&ops::CreateBoard {
+            board: "people".to_string(),
+            config:
+                (json!({"search_fields": ["name", "team"], "max_members": 12, "ranking": "dense"}))
+                    .clone(),
+        })
         .await,
     );
     let people = vec![
@@ -311,62 +541,118 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
         with(s("p9", f64::INFINITY), |e| e.name = Some("ALI ali".into())),
         with(s("p10", -3.0), |e| e.name = Some("---".into())),
     ];
-    l.add("submit people", b.submit("people", &people).await);
+    l.add(
+        "submit people",
+        b.submit(&ops::SubmitMany {
+            board: "people".to_string(),
+            entries: people.to_vec(),
+        })
+        .await,
+    );
     search_all(b, l, "people").await;
-    l.add("search missing", b.search("nope", "al", 25, 0, false).await);
+    l.add(
+        "search missing",
+        b.search(&ops::Search {
+            board: "nope".to_string(),
+            query: "al".to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
+    );
     l.add(
         "search limit too big",
-        b.search("people", "al", 100_000, 0, false).await,
+        b.search(&ops::Search {
+            board: "people".to_string(),
+            query: "al".to_string(),
+            limit: Some(100_000),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
     );
     let long = "x".repeat(65);
     l.add(
         "search long word",
-        b.search("people", &long, 25, 0, false).await,
+        b.search(&ops::Search {
+            board: "people".to_string(),
+            query: long.to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
     );
     let huge = "a ".repeat(1500);
     l.add(
         "search long query",
-        b.search("people", &huge, 25, 0, false).await,
+        b.search(&ops::Search {
+            board: "people".to_string(),
+            query: huge.to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
     );
 
     // Renames, data changes, score moves, name cleared (the id is searched).
     l.add(
         "rename p2",
-        b.submit_one(
-            "people",
-            &with(s("p2", 30.0), |e| e.name = Some("Bob Al".into())),
-        )
+        b.submit_one(&ops::Submit {
+            board: "people".to_string(),
+            entry: (with(s("p2", 30.0), |e| e.name = Some("Bob Al".into()))).clone(),
+        })
         .await,
     );
     l.add(
         "set_data p5",
-        b.set_data("people", "p5", None, Some(json!({"team": "red"})))
-            .await,
+        b.set_data(&ops::SetData {
+            board: "people".to_string(),
+            member: "p5".to_string(),
+            name: None,
+            data: Some(json!({"team": "red"})),
+        })
+        .await,
     );
     l.add(
         "set_data p4",
-        b.set_data("people", "p4", Some(String::new()), None).await,
+        b.set_data(&ops::SetData {
+            board: "people".to_string(),
+            member: "p4".to_string(),
+            name: Some(String::new()),
+            data: None,
+        })
+        .await,
     );
     l.add(
         "data only p3",
-        b.submit_one(
-            "people",
-            &with(s("p3", 2.0), |e| e.data = Some(json!({"x": 1}))),
-        )
+        b.submit_one(&ops::Submit {
+            board: "people".to_string(),
+            entry: (with(s("p3", 2.0), |e| e.data = Some(json!({"x": 1})))).clone(),
+        })
         .await,
     );
     l.add(
         "incr p1",
-        b.submit_one(
-            "people",
-            &with(s("p1", 100.0), |e| e.op = Some("incr".into())),
-        )
+        b.submit_one(&ops::Submit {
+            board: "people".to_string(),
+            entry: (with(s("p1", 100.0), |e| e.op = Some("incr".into()))).clone(),
+        })
         .await,
     );
     search_all(b, l, "people").await;
 
     // Removals and capped evictions leave the index.
-    l.add("remove p9", b.remove("people", &["p9".into()]).await);
+    l.add(
+        "remove p9",
+        b.remove(&ops::Remove {
+            board: "people".to_string(),
+            members: (["p9".into()]).to_vec(),
+        })
+        .await,
+    );
     let more: Vec<SubmitIn> = (0..6)
         .map(|i| {
             with(s(&format!("q{i}"), 50.0 + i as f64), |e| {
@@ -374,32 +660,49 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
             })
         })
         .collect();
-    l.add("evicting", b.submit("people", &more).await);
+    l.add(
+        "evicting",
+        b.submit(&ops::SubmitMany {
+            board: "people".to_string(),
+            entries: more.to_vec(),
+        })
+        .await,
+    );
     search_all(b, l, "people").await;
-    l.add("remove by rank", b.remove_rank_range("people", 1, 2).await);
+    l.add(
+        "remove by rank",
+        b.remove_range(&ops::RemoveRange {
+            board: "people".to_string(),
+            by: ops::RangeBy::Rank { start: 1, stop: 2 },
+        })
+        .await,
+    );
     l.add(
         "remove by score",
-        b.remove_score_range("people", range(Some(0.0), Some(12.0), false, false))
-            .await,
+        b.remove_range(&ops::RemoveRange {
+            board: "people".to_string(),
+            by: ops::RangeBy::Score(range(Some(0.0), Some(12.0), false, false)),
+        })
+        .await,
     );
     search_all(b, l, "people").await;
 
     // Other search fields re-index in place; none disables search.
     l.add(
         "fields team",
-        b.board_put(
-            "people",
-            &json!({"search_fields": ["team"], "order": "asc"}),
-        )
+        b.board_put(&ops::PutBoard {
+            board: "people".to_string(),
+            config: (json!({"search_fields": ["team"], "order": "asc"})).clone(),
+        })
         .await,
     );
     search_all(b, l, "people").await;
     l.add(
         "fields back",
-        b.board_put(
-            "people",
-            &json!({"search_fields": ["team", "name"], "max_members": 12}),
-        )
+        b.board_put(&ops::PutBoard {
+            board: "people".to_string(),
+            config: (json!({"search_fields": ["team", "name"], "max_members": 12})).clone(),
+        })
         .await,
     );
     search_all(b, l, "people").await;
@@ -408,34 +711,72 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
     // reset board starts with none.
     l.add(
         "merge people",
-        b.combine(
-            "people",
-            &CombineIn {
+        b.combine(&ops::Combine {
+            dest: "people".to_string(),
+            req: (CombineIn {
                 sources: vec!["people".into(), "game".into()],
                 weights: None,
                 aggregate: None,
-            },
-            false,
-        )
+            })
+            .clone(),
+            intersect: false,
+        })
         .await,
     );
     search_all(b, l, "people").await;
-    l.add("refill", b.submit("people", &people).await);
-    l.add("reset people", b.reset("people").await);
+    l.add(
+        "refill",
+        b.submit(&ops::SubmitMany {
+            board: "people".to_string(),
+            entries: people.to_vec(),
+        })
+        .await,
+    );
+    l.add(
+        "reset people",
+        b.reset(&ops::Reset {
+            board: "people".to_string(),
+        })
+        .await,
+    );
     search_all(b, l, "people").await;
     search_all(b, l, "people@2026-11-21T12:00:00Z").await;
     l.add(
         "fields none",
-        b.board_put("people", &json!({"search_fields": []})).await,
+        b.board_put(&ops::PutBoard {
+            board: "people".to_string(),
+            config: (json!({"search_fields": []})).clone(),
+        })
+        .await,
     );
     l.add(
         "search disabled",
-        b.search("people", "al", 25, 0, false).await,
+        b.search(&ops::Search {
+            board: "people".to_string(),
+            query: "al".to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
     );
-    l.add("delete people", b.board_delete("people").await);
+    l.add(
+        "delete people",
+        b.board_delete(&ops::DeleteBoard {
+            board: "people".to_string(),
+        })
+        .await,
+    );
     l.add(
         "search deleted",
-        b.search("people", "al", 25, 0, false).await,
+        b.search(&ops::Search {
+            board: "people".to_string(),
+            query: "al".to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        })
+        .await,
     );
 
     // Random names from a few overlapping syllables: repeated words,
@@ -447,8 +788,11 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
     for (board, order) in [("srand-desc", "desc"), ("srand-asc", "asc")] {
         l.add(
             "create srand",
-            b.board_create(board, &json!({"order": order, "ranking": "competition"}))
-                .await,
+            b.board_create(&ops::CreateBoard {
+                board: board.to_string(),
+                config: (json!({"order": order, "ranking": "competition"})).clone(),
+            })
+            .await,
         );
         let batch: Vec<SubmitIn> = (0..300)
             .map(|i| {
@@ -461,7 +805,14 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
                 })
             })
             .collect();
-        l.add("submit srand", b.submit(board, &batch).await);
+        l.add(
+            "submit srand",
+            b.submit(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: batch.to_vec(),
+            })
+            .await,
+        );
         for _ in 0..150 {
             let n = rng.random_range(1..4);
             let q: Vec<String> = (0..n)
@@ -477,7 +828,14 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
             let q = q.join(" ");
             l.add(
                 &format!("srand {q:?}"),
-                b.search(board, &q, 5, rng.random_range(0..3), false).await,
+                b.search(&ops::Search {
+                    board: board.to_string(),
+                    query: q.to_string(),
+                    limit: Some(5),
+                    offset: Some(rng.random_range(0..3)),
+                    with_data: false,
+                })
+                .await,
             );
         }
     }

@@ -17,6 +17,7 @@ use podium_core::api::{CombineIn, CondIn, Only, SubmitIn};
 use podium_core::backend::Backend;
 use podium_core::backend::RangeBounds;
 use podium_core::error::{ApiError, Code};
+use podium_core::ops;
 use podium_core::schedule::ManualClock;
 use podium_redis::RedisBackend;
 use podium_store::service::Service;
@@ -100,30 +101,91 @@ async fn read_all(b: &dyn Backend, log: &mut Log, board: &str, members: &[&str])
     for page in [1, 2, 9] {
         log.add(
             &format!("top {board} p{page}"),
-            b.top(board, Some(page), Some(3), true).await,
+            b.top(&ops::Top {
+                board: board.to_string(),
+                page: Some(page),
+                page_size: Some(3),
+                with_data: true,
+            })
+            .await,
         );
     }
-    log.add("top default", b.top(board, None, None, false).await);
+    log.add(
+        "top default",
+        b.top(&ops::Top {
+            board: board.to_string(),
+            page: None,
+            page_size: None,
+            with_data: false,
+        })
+        .await,
+    );
     for m in members {
-        log.add(&format!("entry {m}"), b.entry(board, m, Some(2)).await);
-        log.add(&format!("rank {m}"), b.rank(board, m).await);
+        log.add(
+            &format!("entry {m}"),
+            b.entry(&ops::GetEntry {
+                board: board.to_string(),
+                member: m.to_string(),
+                page_size: Some(2),
+            })
+            .await,
+        );
+        log.add(
+            &format!("rank {m}"),
+            b.rank(&ops::Rank {
+                board: board.to_string(),
+                member: m.to_string(),
+            })
+            .await,
+        );
         log.add(
             &format!("around {m}"),
-            b.around(board, m, Some(3), true).await,
+            b.around(&ops::Around {
+                board: board.to_string(),
+                member: m.to_string(),
+                page_size: Some(3),
+                with_data: true,
+            })
+            .await,
         );
         log.add(
             &format!("around4 {m}"),
-            b.around(board, m, Some(4), false).await,
+            b.around(&ops::Around {
+                board: board.to_string(),
+                member: m.to_string(),
+                page_size: Some(4),
+                with_data: false,
+            })
+            .await,
         );
-        log.add(&format!("pct {m}"), b.percentile(board, m).await);
+        log.add(
+            &format!("pct {m}"),
+            b.percentile(&ops::Percentile {
+                board: board.to_string(),
+                member: m.to_string(),
+            })
+            .await,
+        );
     }
     let mut list: Vec<String> = members.iter().map(|m| m.to_string()).collect();
     list.extend(["nobody".to_string(), members[0].to_string(), "ghost".into()]);
-    log.add("ranks", b.ranks(board, &list, true).await);
+    log.add(
+        "ranks",
+        b.ranks(&ops::Ranks {
+            board: board.to_string(),
+            members: list.to_vec(),
+            with_data: true,
+        })
+        .await,
+    );
     for p in [0.0, 10.0, 50.0, 99.9, 100.0] {
         log.add(
             &format!("score_at {p}"),
-            b.score_at_percentile(board, p).await,
+            b.score_at_percentile(&ops::ScoreAtPercentile {
+                board: board.to_string(),
+                p,
+            })
+            .await,
         );
     }
     let ranges = [
@@ -136,12 +198,27 @@ async fn read_all(b: &dyn Backend, log: &mut Log, board: &str, members: &[&str])
         range(Some(9.0), Some(1.0), false, false),
     ];
     for (i, r) in ranges.iter().enumerate() {
-        log.add(&format!("count r{i}"), b.count(board, *r).await);
+        log.add(
+            &format!("count r{i}"),
+            b.count(&ops::Count {
+                board: board.to_string(),
+                bounds: *r,
+            })
+            .await,
+        );
         for fw in [false, true] {
             for (off, lim) in [(None, None), (Some(1), Some(2)), (Some(50), Some(5))] {
                 log.add(
                     &format!("range_by_score r{i} fw={fw} {off:?} {lim:?}"),
-                    b.range_by_score(board, *r, fw, off, lim, true).await,
+                    b.range_by_score(&ops::RangeByScore {
+                        board: board.to_string(),
+                        bounds: *r,
+                        from_worst: fw,
+                        offset: off,
+                        limit: lim,
+                        with_data: true,
+                    })
+                    .await,
                 );
             }
         }
@@ -150,17 +227,35 @@ async fn read_all(b: &dyn Backend, log: &mut Log, board: &str, members: &[&str])
         for fw in [false, true] {
             log.add(
                 &format!("range_by_rank {a}..{z} fw={fw}"),
-                b.range_by_rank(board, a, z, fw, true).await,
+                b.range_by_rank(&ops::RangeByRank {
+                    board: board.to_string(),
+                    start: a,
+                    stop: z,
+                    from_worst: fw,
+                    with_data: true,
+                })
+                .await,
             );
         }
     }
     for (pos, lim) in [(0, 2), (2, 100), (100, 5)] {
         log.add(
             &format!("export {pos} {lim}"),
-            b.export_chunk(board, pos, lim).await,
+            b.export_chunk(&ops::ExportChunk {
+                board: board.to_string(),
+                pos,
+                limit: lim,
+            })
+            .await,
         );
     }
-    log.add("info", b.board_info(board).await);
+    log.add(
+        "info",
+        b.board_info(&ops::BoardInfo {
+            board: board.to_string(),
+        })
+        .await,
+    );
 }
 
 /// Searches every search phase asks.
@@ -207,13 +302,27 @@ async fn search_all(b: &dyn Backend, log: &mut Log, board: &str) {
     for q in QUERIES {
         log.add(
             &format!("search {board} {q:?}"),
-            b.search(board, q, 25, 0, true).await,
+            b.search(&ops::Search {
+                board: board.to_string(),
+                query: q.to_string(),
+                limit: Some(25),
+                offset: Some(0),
+                with_data: true,
+            })
+            .await,
         );
     }
     for (lim, off) in [(2, 1), (0, 0), (1, 5), (3, 100)] {
         log.add(
             &format!("search {board} al {lim} {off}"),
-            b.search(board, "al", lim, off, false).await,
+            b.search(&ops::Search {
+                board: board.to_string(),
+                query: "al".to_string(),
+                limit: Some(lim),
+                offset: Some(off),
+                with_data: false,
+            })
+            .await,
         );
     }
 }

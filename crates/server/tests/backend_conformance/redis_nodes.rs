@@ -10,15 +10,43 @@ async fn two_nodes_on_one_cluster_see_each_others_writes() {
     let a = RedisBackend::connect(&cluster.url()).await.unwrap();
     let b = RedisBackend::connect(&cluster.url()).await.unwrap();
     let batch: Vec<SubmitIn> = (0..10_000).map(|i| s(&format!("p{i}"), i as f64)).collect();
-    let r = a.submit("shared", &batch).await.unwrap();
+    let r = a
+        .submit(&ops::SubmitMany {
+            board: "shared".to_string(),
+            entries: batch.to_vec(),
+        })
+        .await
+        .unwrap();
     assert_eq!(r.len(), 10_000);
-    let top = b.top("shared", Some(1), Some(2), false).await.unwrap();
+    let top = b
+        .top(&ops::Top {
+            board: "shared".to_string(),
+            page: Some(1),
+            page_size: Some(2),
+            with_data: false,
+        })
+        .await
+        .unwrap();
     assert_eq!(top.total, 10_000);
     assert_eq!(top.entries[0].member, "p9999");
-    b.submit_one("shared", &s("p0", 1e9)).await.unwrap();
-    assert_eq!(a.rank("shared", "p0").await.unwrap().rank, 1);
+    b.submit_one(&ops::Submit {
+        board: "shared".to_string(),
+        entry: (s("p0", 1e9)).clone(),
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        a.rank(&ops::Rank {
+            board: "shared".to_string(),
+            member: "p0".to_string()
+        })
+        .await
+        .unwrap()
+        .rank,
+        1
+    );
     let names: Vec<String> = a
-        .boards()
+        .boards(&ops::ListBoards)
         .await
         .unwrap()
         .boards
@@ -33,12 +61,24 @@ async fn redis_refuses_what_it_cannot_honour() {
     let single = Redis::single(false);
     let r = RedisBackend::connect(&single.url()).await.unwrap();
     for cfg in [json!({"tiebreak": "first"}), json!({"tiebreak": "last"})] {
-        let e = r.board_create("b", &cfg).await.unwrap_err();
+        let e = r
+            .board_create(&ops::CreateBoard {
+                board: "b".to_string(),
+                config: cfg.clone(),
+            })
+            .await
+            .unwrap_err();
         assert_eq!(e.code, Code::InvalidConfig, "{cfg}: {e}");
-        let e = r.board_put("b", &cfg).await.unwrap_err();
+        let e = r
+            .board_put(&ops::PutBoard {
+                board: "b".to_string(),
+                config: cfg.clone(),
+            })
+            .await
+            .unwrap_err();
         assert_eq!(e.code, Code::InvalidConfig, "{cfg}: {e}");
     }
-    assert!(r.boards().await.unwrap().boards.is_empty());
+    assert!(r.boards(&ops::ListBoards).await.unwrap().boards.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -46,21 +86,46 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
     let mut single = Redis::single(false);
     let port = single.nodes[0].port;
     let r = RedisBackend::connect(&single.url()).await.unwrap();
-    r.submit_one("b", &s("a", 1.0)).await.unwrap();
+    r.submit_one(&ops::Submit {
+        board: "b".to_string(),
+        entry: (s("a", 1.0)).clone(),
+    })
+    .await
+    .unwrap();
     single.nodes[0].kill();
     let t = Instant::now();
-    let e = r.top("b", None, None, false).await.unwrap_err();
+    let e = r
+        .top(&ops::Top {
+            board: "b".to_string(),
+            page: None,
+            page_size: None,
+            with_data: false,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     eprintln!("503 after {:?}: {e}", t.elapsed());
     assert_eq!(e.code.status(), 503);
-    let e = r.submit_one("b", &s("a", 2.0)).await.unwrap_err();
+    let e = r
+        .submit_one(&ops::Submit {
+            board: "b".to_string(),
+            entry: (s("a", 2.0)).clone(),
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::StorageUnavailable, "{e}");
     // A new server on the same port (empty: no persistence in this test).
     single.nodes[0].spawn();
     wait_until("redis back", || redis_cli(port, &["PING"]).contains("PONG"));
     let t = Instant::now();
     loop {
-        match r.submit_one("b", &s("a", 3.0)).await {
+        match r
+            .submit_one(&ops::Submit {
+                board: "b".to_string(),
+                entry: (s("a", 3.0)).clone(),
+            })
+            .await
+        {
             Ok(out) => {
                 assert_eq!(out.score.map(|x| x.0), Some(3.0));
                 eprintln!("recovered {:?} after the restart", t.elapsed());
@@ -73,7 +138,16 @@ async fn a_lost_redis_is_a_503_and_the_backend_recovers_by_itself() {
             }
         }
     }
-    assert_eq!(r.rank("b", "a").await.unwrap().rank, 1);
+    assert_eq!(
+        r.rank(&ops::Rank {
+            board: "b".to_string(),
+            member: "a".to_string()
+        })
+        .await
+        .unwrap()
+        .rank,
+        1
+    );
 }
 
 /// Every node losing podium's function library (a Redis restarted without
@@ -97,28 +171,80 @@ async fn a_lost_function_library_is_loaded_again() {
         // Boards in several slots: on the cluster, on several masters.
         let boards = ["alpha", "beta", "gamma", "delta"];
         for b in boards {
-            r.submit_one(b, &s("a", 1.0)).await.unwrap();
+            r.submit_one(&ops::Submit {
+                board: b.to_string(),
+                entry: (s("a", 1.0)).clone(),
+            })
+            .await
+            .unwrap();
         }
         for b in boards {
             flush();
-            let top = r.top(b, None, None, false).await.unwrap();
+            let top = r
+                .top(&ops::Top {
+                    board: b.to_string(),
+                    page: None,
+                    page_size: None,
+                    with_data: false,
+                })
+                .await
+                .unwrap();
             assert_eq!(top.total, 1, "{b}");
             assert!(ports.iter().all(|&p| loaded(p)), "reloaded everywhere");
             flush();
-            r.submit_one(b, &s("b", 2.0)).await.unwrap();
+            r.submit_one(&ops::Submit {
+                board: b.to_string(),
+                entry: (s("b", 2.0)).clone(),
+            })
+            .await
+            .unwrap();
             flush();
-            r.import(b, &[s("c", 3.0), s("d", 4.0)]).await.unwrap();
+            r.import(&ops::SubmitMany {
+                board: b.to_string(),
+                entries: ([s("c", 3.0), s("d", 4.0)]).to_vec(),
+            })
+            .await
+            .unwrap();
             flush();
-            let hits = r.search(b, "c", 10, 0, false).await.unwrap();
+            let hits = r
+                .search(&ops::Search {
+                    board: b.to_string(),
+                    query: "c".to_string(),
+                    limit: Some(10),
+                    offset: Some(0),
+                    with_data: false,
+                })
+                .await
+                .unwrap();
             assert_eq!(hits.total, 1, "{b}");
             flush();
-            let e = r.entry(b, "d", None).await.unwrap();
+            let e = r
+                .entry(&ops::GetEntry {
+                    board: b.to_string(),
+                    member: "d".to_string(),
+                    page_size: None,
+                })
+                .await
+                .unwrap();
             assert_eq!((e.entry.rank, e.total), (1, 4), "{b}");
             // An import whose guards could not run (the library gone)
             // applied nothing by itself, then applied once, when retried.
             flush();
-            r.import(b, &[s("e", 5.0), s("a", 0.5)]).await.unwrap();
-            let top = r.top(b, None, None, false).await.unwrap();
+            r.import(&ops::SubmitMany {
+                board: b.to_string(),
+                entries: ([s("e", 5.0), s("a", 0.5)]).to_vec(),
+            })
+            .await
+            .unwrap();
+            let top = r
+                .top(&ops::Top {
+                    board: b.to_string(),
+                    page: None,
+                    page_size: None,
+                    with_data: false,
+                })
+                .await
+                .unwrap();
             let got: Vec<(String, f64)> = top
                 .entries
                 .iter()
@@ -157,7 +283,14 @@ async fn a_reset_stopped_half_way_is_finished_by_the_next() {
                 })
             })
             .collect();
-        format!("{:?}", b.submit(board, &batch).await)
+        format!(
+            "{:?}",
+            b.submit(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: batch.to_vec()
+            })
+            .await
+        )
     }
     async fn check(b: &dyn Backend, l: &mut Log, board: &str) {
         let archive = format!("{board}@2026-11-21T12:00:00Z");
@@ -167,11 +300,28 @@ async fn a_reset_stopped_half_way_is_finished_by_the_next() {
             read_all(b, l, &name, &members).await;
             l.add(
                 "search player",
-                b.search(&name, "player", 50, 0, true).await,
+                b.search(&ops::Search {
+                    board: name.to_string(),
+                    query: "player".to_string(),
+                    limit: Some(50),
+                    offset: Some(0),
+                    with_data: true,
+                })
+                .await,
             );
-            l.add("search p1", b.search(&name, "p1", 50, 0, false).await);
+            l.add(
+                "search p1",
+                b.search(&ops::Search {
+                    board: name.to_string(),
+                    query: "p1".to_string(),
+                    limit: Some(50),
+                    offset: Some(0),
+                    with_data: false,
+                })
+                .await,
+            );
         }
-        let mut boards = b.boards().await.unwrap().boards;
+        let mut boards = b.boards(&ops::ListBoards).await.unwrap().boards;
         boards.retain(|x| x.board.starts_with(board));
         let names: Vec<(String, u64)> = boards.into_iter().map(|x| (x.board, x.members)).collect();
         l.add("boards", Ok::<_, ApiError>(names));
@@ -181,13 +331,26 @@ async fn a_reset_stopped_half_way_is_finished_by_the_next() {
     let e = embedded();
     for i in 0..cases.len() {
         let board = format!("half{i}");
-        e.board_create(&board, &json!({"ranking": "dense"}))
-            .await
-            .unwrap();
+        e.board_create(&ops::CreateBoard {
+            board: board.to_string(),
+            config: (json!({"ranking": "dense"})).clone(),
+        })
+        .await
+        .unwrap();
         fill(&e, &board, 0, 30).await;
-        e.reset(&board).await.unwrap();
+        e.reset(&ops::Reset {
+            board: board.to_string(),
+        })
+        .await
+        .unwrap();
         fill(&e, &board, 30, 35).await;
-        want.add("reset", e.reset(&board).await);
+        want.add(
+            "reset",
+            e.reset(&ops::Reset {
+                board: board.to_string(),
+            })
+            .await,
+        );
         fill(&e, &board, 0, 3).await;
         check(&e, &mut want, &board).await;
     }
@@ -197,16 +360,25 @@ async fn a_reset_stopped_half_way_is_finished_by_the_next() {
     let mut got = Log::default();
     for (i, copied) in cases.into_iter().enumerate() {
         let board = format!("half{i}");
-        rb.board_create(&board, &json!({"ranking": "dense"}))
-            .await
-            .unwrap();
+        rb.board_create(&ops::CreateBoard {
+            board: board.to_string(),
+            config: (json!({"ranking": "dense"})).clone(),
+        })
+        .await
+        .unwrap();
         fill(&rb, &board, 0, 30).await;
         rb.reset_stopped_half_way(&board, copied).await.unwrap();
         let staged = redis_cli(single.nodes[0].port, &["KEYS", &format!("{{{board}}}:s*")]);
         assert!(!staged.trim().is_empty(), "case {copied:?}: nothing staged");
         // Writes go on to the live board meanwhile.
         fill(&rb, &board, 30, 35).await;
-        got.add("reset", rb.reset(&board).await);
+        got.add(
+            "reset",
+            rb.reset(&ops::Reset {
+                board: board.to_string(),
+            })
+            .await,
+        );
         fill(&rb, &board, 0, 3).await;
         check(&rb, &mut got, &board).await;
         let left = redis_cli(single.nodes[0].port, &["KEYS", &format!("{{{board}}}:s*")]);
@@ -252,33 +424,90 @@ async fn search_sets_built_during_writes_answer_as_embedded() {
     let queries = ["al1", "bo1", "ca", "al1 bo", "ca3 al", "al2*", "u1"];
 
     let e = embedded();
-    e.submit("grow", &fill).await.unwrap();
+    e.submit(&ops::SubmitMany {
+        board: "grow".to_string(),
+        entries: fill.to_vec(),
+    })
+    .await
+    .unwrap();
     let mut want = Log::default();
     for (batch, gone) in &writes {
-        e.submit("grow", batch).await.unwrap();
-        e.remove("grow", gone).await.unwrap();
+        e.submit(&ops::SubmitMany {
+            board: "grow".to_string(),
+            entries: batch.to_vec(),
+        })
+        .await
+        .unwrap();
+        e.remove(&ops::Remove {
+            board: "grow".to_string(),
+            members: gone.to_vec(),
+        })
+        .await
+        .unwrap();
     }
     for q in queries {
-        want.add(q, e.search("grow", q, 30, 0, false).await);
+        want.add(
+            q,
+            e.search(&ops::Search {
+                board: "grow".to_string(),
+                query: q.to_string(),
+                limit: Some(30),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
+        );
     }
 
     let single = Redis::single(false);
     let rb = redis_backend(&single.url()).await;
     for part in fill.chunks(1000) {
-        rb.submit("grow", part).await.unwrap();
+        rb.submit(&ops::SubmitMany {
+            board: "grow".to_string(),
+            entries: part.to_vec(),
+        })
+        .await
+        .unwrap();
     }
     let writer = async {
         for (batch, gone) in &writes {
-            rb.submit("grow", batch).await.unwrap();
-            rb.remove("grow", gone).await.unwrap();
+            rb.submit(&ops::SubmitMany {
+                board: "grow".to_string(),
+                entries: batch.to_vec(),
+            })
+            .await
+            .unwrap();
+            rb.remove(&ops::Remove {
+                board: "grow".to_string(),
+                members: gone.to_vec(),
+            })
+            .await
+            .unwrap();
         }
     };
     // The first search builds the sets while the writer runs.
-    let (_, first) = tokio::join!(writer, rb.search("grow", "al1", 30, 0, false));
+    let query = ops::Search {
+        board: "grow".to_string(),
+        query: "al1".to_string(),
+        limit: Some(30),
+        offset: Some(0),
+        with_data: false,
+    };
+    let (_, first) = tokio::join!(writer, rb.search(&query));
     first.unwrap();
     let mut got = Log::default();
     for q in queries {
-        got.add(q, rb.search("grow", q, 30, 0, false).await);
+        got.add(
+            q,
+            rb.search(&ops::Search {
+                board: "grow".to_string(),
+                query: q.to_string(),
+                limit: Some(30),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
+        );
     }
     compare("redis", &want.0, &got.0);
     search_index_is_clean(single.nodes[0].port, &[]);
@@ -322,34 +551,101 @@ async fn search_sets_built_during_imports_answer_as_embedded() {
     let queries = ["u1", "u12", "u7*", "ca", "al1", "ca3 al", "u80"];
 
     let e = embedded();
-    e.import("grow", &fill).await.unwrap();
+    e.import(&ops::SubmitMany {
+        board: "grow".to_string(),
+        entries: fill.to_vec(),
+    })
+    .await
+    .unwrap();
     let mut want = Log::default();
     for (imported, named, gone) in &writes {
-        e.import("grow", imported).await.unwrap();
-        e.submit("grow", named).await.unwrap();
-        e.remove("grow", gone).await.unwrap();
+        e.import(&ops::SubmitMany {
+            board: "grow".to_string(),
+            entries: imported.to_vec(),
+        })
+        .await
+        .unwrap();
+        e.submit(&ops::SubmitMany {
+            board: "grow".to_string(),
+            entries: named.to_vec(),
+        })
+        .await
+        .unwrap();
+        e.remove(&ops::Remove {
+            board: "grow".to_string(),
+            members: gone.to_vec(),
+        })
+        .await
+        .unwrap();
     }
     for q in queries {
-        want.add(q, e.search("grow", q, 30, 0, false).await);
+        want.add(
+            q,
+            e.search(&ops::Search {
+                board: "grow".to_string(),
+                query: q.to_string(),
+                limit: Some(30),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
+        );
     }
 
     let single = Redis::single(false);
     let rb = redis_backend(&single.url()).await;
     for part in fill.chunks(1000) {
-        rb.import("grow", part).await.unwrap();
+        rb.import(&ops::SubmitMany {
+            board: "grow".to_string(),
+            entries: part.to_vec(),
+        })
+        .await
+        .unwrap();
     }
     let writer = async {
         for (imported, named, gone) in &writes {
-            rb.import("grow", imported).await.unwrap();
-            rb.submit("grow", named).await.unwrap();
-            rb.remove("grow", gone).await.unwrap();
+            rb.import(&ops::SubmitMany {
+                board: "grow".to_string(),
+                entries: imported.to_vec(),
+            })
+            .await
+            .unwrap();
+            rb.submit(&ops::SubmitMany {
+                board: "grow".to_string(),
+                entries: named.to_vec(),
+            })
+            .await
+            .unwrap();
+            rb.remove(&ops::Remove {
+                board: "grow".to_string(),
+                members: gone.to_vec(),
+            })
+            .await
+            .unwrap();
         }
     };
-    let (_, first) = tokio::join!(writer, rb.search("grow", "u1", 30, 0, false));
+    let query = ops::Search {
+        board: "grow".to_string(),
+        query: "u1".to_string(),
+        limit: Some(30),
+        offset: Some(0),
+        with_data: false,
+    };
+    let (_, first) = tokio::join!(writer, rb.search(&query));
     first.unwrap();
     let mut got = Log::default();
     for q in queries {
-        got.add(q, rb.search("grow", q, 30, 0, false).await);
+        got.add(
+            q,
+            rb.search(&ops::Search {
+                board: "grow".to_string(),
+                query: q.to_string(),
+                limit: Some(30),
+                offset: Some(0),
+                with_data: false,
+            })
+            .await,
+        );
     }
     compare("redis", &want.0, &got.0);
     search_index_is_clean(single.nodes[0].port, &[]);
@@ -378,14 +674,34 @@ async fn native_imports_racing_an_index_build_on_another_node() {
     let queries = ["u1", "u12", "u2000", "u2599", "u7*", "u19999", "u25"];
 
     let e = embedded();
-    e.import("race", &fill).await.unwrap();
+    e.import(&ops::SubmitMany {
+        board: "race".to_string(),
+        entries: fill.to_vec(),
+    })
+    .await
+    .unwrap();
     for b in &batches {
-        e.import("race", b).await.unwrap();
+        e.import(&ops::SubmitMany {
+            board: "race".to_string(),
+            entries: b.to_vec(),
+        })
+        .await
+        .unwrap();
     }
     let mut want = Log::default();
     for q in queries {
         for off in [0, 40] {
-            want.add(q, e.search("race", q, 25, off, false).await);
+            want.add(
+                q,
+                e.search(&ops::Search {
+                    board: "race".to_string(),
+                    query: q.to_string(),
+                    limit: Some(25),
+                    offset: Some(off),
+                    with_data: false,
+                })
+                .await,
+            );
         }
     }
 
@@ -393,19 +709,46 @@ async fn native_imports_racing_an_index_build_on_another_node() {
         let a = redis_backend(&redis.url()).await;
         let b = redis_backend(&redis.url()).await;
         for part in fill.chunks(1000) {
-            a.import("race", part).await.unwrap();
+            a.import(&ops::SubmitMany {
+                board: "race".to_string(),
+                entries: part.to_vec(),
+            })
+            .await
+            .unwrap();
         }
         let importer = async {
             for batch in &batches {
-                a.import("race", batch).await.unwrap();
+                a.import(&ops::SubmitMany {
+                    board: "race".to_string(),
+                    entries: batch.to_vec(),
+                })
+                .await
+                .unwrap();
             }
         };
-        let (_, first) = tokio::join!(importer, b.search("race", "u1", 25, 0, false));
+        let query = ops::Search {
+            board: "race".to_string(),
+            query: "u1".to_string(),
+            limit: Some(25),
+            offset: Some(0),
+            with_data: false,
+        };
+        let (_, first) = tokio::join!(importer, b.search(&query));
         first.unwrap();
         let mut got = Log::default();
         for q in queries {
             for off in [0, 40] {
-                got.add(q, b.search("race", q, 25, off, false).await);
+                got.add(
+                    q,
+                    b.search(&ops::Search {
+                        board: "race".to_string(),
+                        query: q.to_string(),
+                        limit: Some(25),
+                        offset: Some(off),
+                        with_data: false,
+                    })
+                    .await,
+                );
             }
         }
         compare(&redis.url(), &want.0, &got.0);
@@ -426,19 +769,38 @@ async fn native_imports_racing_an_index_build_on_another_node() {
 async fn a_foreign_member_byte_is_refused_not_misread() {
     let single = Redis::single(false);
     let r = redis_backend(&single.url()).await;
-    r.submit("foreign", &[s("a", 1.0), s("b", 2.0), s("c", 3.0)])
-        .await
-        .unwrap();
+    r.submit(&ops::SubmitMany {
+        board: "foreign".to_string(),
+        entries: ([s("a", 1.0), s("b", 2.0), s("c", 3.0)]).to_vec(),
+    })
+    .await
+    .unwrap();
     let add = "redis.call('ZADD', KEYS[1], 2.5, 'x\\255y') return 1";
     assert_eq!(
         redis_cli(single.nodes[0].port, &["EVAL", add, "1", "{foreign}:z"]).trim(),
         "1"
     );
-    let e = r.top("foreign", None, None, false).await.unwrap_err();
+    let e = r
+        .top(&ops::Top {
+            board: "foreign".to_string(),
+            page: None,
+            page_size: None,
+            with_data: false,
+        })
+        .await
+        .unwrap_err();
     assert_eq!(e.code, Code::Internal, "{e}");
     assert!(e.message.contains("0xFF"), "{e}");
     // A page without the foreign member reads as before.
-    let top = r.top("foreign", Some(1), Some(1), false).await.unwrap();
+    let top = r
+        .top(&ops::Top {
+            board: "foreign".to_string(),
+            page: Some(1),
+            page_size: Some(1),
+            with_data: false,
+        })
+        .await
+        .unwrap();
     assert_eq!(top.entries[0].member, "c");
     assert_eq!(top.total, 4);
 }

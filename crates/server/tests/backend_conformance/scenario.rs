@@ -435,14 +435,72 @@ fn steps() -> Vec<Step> {
 /// Runs one call and logs its answer under `label`.
 async fn run(b: &dyn Backend, l: &mut Log, label: &str, op: &Op) {
     match op {
-        Op::Create(board, config) => l.add(label, b.board_create(board, config).await),
-        Op::Put(board, config) => l.add(label, b.board_put(board, config).await),
-        Op::Info(board) => l.add(label, b.board_info(board).await),
-        Op::Top(board) => l.add(label, b.top(board, None, None, false).await),
-        Op::Entry(board, member) => l.add(label, b.entry(board, member, None).await),
-        Op::Count(board, bounds) => l.add(label, b.count(board, *bounds).await),
-        Op::Submit(board, entries) => l.add(label, b.submit(board, entries).await),
-        Op::SubmitOne(board, entry) => l.add(label, b.submit_one(board, entry).await),
+        Op::Create(board, config) => l.add(
+            label,
+            b.board_create(&ops::CreateBoard {
+                board: board.to_string(),
+                config: config.clone(),
+            })
+            .await,
+        ),
+        Op::Put(board, config) => l.add(
+            label,
+            b.board_put(&ops::PutBoard {
+                board: board.to_string(),
+                config: config.clone(),
+            })
+            .await,
+        ),
+        Op::Info(board) => l.add(
+            label,
+            b.board_info(&ops::BoardInfo {
+                board: board.to_string(),
+            })
+            .await,
+        ),
+        Op::Top(board) => l.add(
+            label,
+            b.top(&ops::Top {
+                board: board.to_string(),
+                page: None,
+                page_size: None,
+                with_data: false,
+            })
+            .await,
+        ),
+        Op::Entry(board, member) => l.add(
+            label,
+            b.entry(&ops::GetEntry {
+                board: board.to_string(),
+                member: member.to_string(),
+                page_size: None,
+            })
+            .await,
+        ),
+        Op::Count(board, bounds) => l.add(
+            label,
+            b.count(&ops::Count {
+                board: board.to_string(),
+                bounds: *bounds,
+            })
+            .await,
+        ),
+        Op::Submit(board, entries) => l.add(
+            label,
+            b.submit(&ops::SubmitMany {
+                board: board.to_string(),
+                entries: entries.to_vec(),
+            })
+            .await,
+        ),
+        Op::SubmitOne(board, entry) => l.add(
+            label,
+            b.submit_one(&ops::Submit {
+                board: board.to_string(),
+                entry: entry.clone(),
+            })
+            .await,
+        ),
         Op::SetData {
             board,
             member,
@@ -450,22 +508,76 @@ async fn run(b: &dyn Backend, l: &mut Log, label: &str, op: &Op) {
             data,
         } => l.add(
             label,
-            b.set_data(board, member, name.clone(), data.clone()).await,
+            b.set_data(&ops::SetData {
+                board: board.to_string(),
+                member: member.to_string(),
+                name: name.clone(),
+                data: data.clone(),
+            })
+            .await,
         ),
-        Op::Remove(board, members) => l.add(label, b.remove(board, members).await),
-        Op::RemoveRanks(board, start, stop) => {
-            l.add(label, b.remove_rank_range(board, *start, *stop).await)
-        }
-        Op::RemoveScores(board, bounds) => l.add(label, b.remove_score_range(board, *bounds).await),
-        Op::Combine(dest, req, intersect) => l.add(label, b.combine(dest, req, *intersect).await),
+        Op::Remove(board, members) => l.add(
+            label,
+            b.remove(&ops::Remove {
+                board: board.to_string(),
+                members: members.to_vec(),
+            })
+            .await,
+        ),
+        Op::RemoveRanks(board, start, stop) => l.add(
+            label,
+            b.remove_range(&ops::RemoveRange {
+                board: board.to_string(),
+                by: ops::RangeBy::Rank {
+                    start: *start,
+                    stop: *stop,
+                },
+            })
+            .await,
+        ),
+        Op::RemoveScores(board, bounds) => l.add(
+            label,
+            b.remove_range(&ops::RemoveRange {
+                board: board.to_string(),
+                by: ops::RangeBy::Score(*bounds),
+            })
+            .await,
+        ),
+        Op::Combine(dest, req, intersect) => l.add(
+            label,
+            b.combine(&ops::Combine {
+                dest: dest.to_string(),
+                req: req.clone(),
+                intersect: *intersect,
+            })
+            .await,
+        ),
         Op::Range(board, start, stop, from_worst, with_data) => l.add(
             label,
-            b.range_by_rank(board, *start, *stop, *from_worst, *with_data)
-                .await,
+            b.range_by_rank(&ops::RangeByRank {
+                board: board.to_string(),
+                start: *start,
+                stop: *stop,
+                from_worst: *from_worst,
+                with_data: *with_data,
+            })
+            .await,
         ),
-        Op::Reset(board) => l.add(label, b.reset(board).await),
-        Op::Boards => l.add(label, b.boards().await),
-        Op::Delete(board) => l.add(label, b.board_delete(board).await),
+        Op::Reset(board) => l.add(
+            label,
+            b.reset(&ops::Reset {
+                board: board.to_string(),
+            })
+            .await,
+        ),
+        Op::Boards => l.add(label, b.boards(&ops::ListBoards).await),
+        Op::Delete(board) => l.add(
+            label,
+            b.board_delete(&ops::DeleteBoard {
+                board: board.to_string(),
+            })
+            .await,
+        ),
     }
 }
 

@@ -55,7 +55,14 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
         ("plain", json!({})),
         ("bad", json!({"reset": "61 * * * *"})),
     ] {
-        l.add(&format!("create {name}"), b.board_create(name, &cfg).await);
+        l.add(
+            &format!("create {name}"),
+            b.board_create(&ops::CreateBoard {
+                board: name.to_string(),
+                config: cfg.clone(),
+            })
+            .await,
+        );
     }
     let boards = ["daily", "weekly", "five", "monthly", "secs", "plain"];
     let fill = |round: usize| -> Vec<SubmitIn> {
@@ -69,30 +76,56 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
             .collect()
     };
     async fn look(b: &dyn Backend, l: &mut Log) {
-        l.add("boards", b.boards().await);
+        l.add("boards", b.boards(&ops::ListBoards).await);
         for name in b
-            .boards()
+            .boards(&ops::ListBoards)
             .await
             .unwrap()
             .boards
             .iter()
             .map(|x| x.board.clone())
         {
-            l.add(&format!("info {name}"), b.board_info(&name).await);
+            l.add(
+                &format!("info {name}"),
+                b.board_info(&ops::BoardInfo {
+                    board: name.to_string(),
+                })
+                .await,
+            );
             l.add(
                 &format!("top {name}"),
-                b.top(&name, None, Some(4), true).await,
+                b.top(&ops::Top {
+                    board: name.to_string(),
+                    page: None,
+                    page_size: Some(4),
+                    with_data: true,
+                })
+                .await,
             );
             for q in ["al* al", "alma", "round1", "al0"] {
                 l.add(
                     &format!("search {name} {q}"),
-                    b.search(&name, q, 3, 0, false).await,
+                    b.search(&ops::Search {
+                        board: name.to_string(),
+                        query: q.to_string(),
+                        limit: Some(3),
+                        offset: Some(0),
+                        with_data: false,
+                    })
+                    .await,
                 );
             }
         }
     }
     for name in boards {
-        l.add(&format!("fill {name}"), b.submit(name, &fill(0)).await);
+        l.add(
+            &format!("fill {name}"),
+            b.submit(&ops::SubmitMany {
+                board: name.to_string(),
+                entries: (fill(0)).to_vec(),
+            })
+            .await,
+        );
     }
     l.add("due before any boundary", e.due().await);
     look(b, l).await;
@@ -104,19 +137,55 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
     look(b, l).await;
     l.add(
         "write archive",
-        b.submit_one("daily@2026-11-20", &s("x", 1.0)).await,
+        b.submit_one(&ops::Submit {
+            board: ("daily@2026-11-20").to_string(),
+            entry: (s("x", 1.0)).clone(),
+        })
+        .await,
     );
-    l.add("reset archive", b.reset("daily@2026-11-20").await);
+    l.add(
+        "reset archive",
+        b.reset(&ops::Reset {
+            board: ("daily@2026-11-20").to_string(),
+        })
+        .await,
+    );
     for name in boards {
-        l.add(&format!("refill {name}"), b.submit(name, &fill(1)).await);
+        l.add(
+            &format!("refill {name}"),
+            b.submit(&ops::SubmitMany {
+                board: name.to_string(),
+                entries: (fill(1)).to_vec(),
+            })
+            .await,
+        );
     }
     // A manual reset archives the period the board is in; the scheduled
     // one at its end then takes the next free name.
     clock.set(at(2026, 11, 21, 12, 0, 0));
-    l.add("manual daily", b.reset("daily").await);
-    l.add("manual plain", b.reset("plain").await);
+    l.add(
+        "manual daily",
+        b.reset(&ops::Reset {
+            board: "daily".to_string(),
+        })
+        .await,
+    );
+    l.add(
+        "manual plain",
+        b.reset(&ops::Reset {
+            board: "plain".to_string(),
+        })
+        .await,
+    );
     l.add("due noon", e.due().await);
-    l.add("fill daily", b.submit("daily", &fill(2)).await);
+    l.add(
+        "fill daily",
+        b.submit(&ops::SubmitMany {
+            board: "daily".to_string(),
+            entries: (fill(2)).to_vec(),
+        })
+        .await,
+    );
     clock.set(at(2026, 11, 22, 0, 0, 1));
     l.add("due next day", e.due().await);
     look(b, l).await;
@@ -124,29 +193,66 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
     // the period; a new one starts at the current period.
     l.add(
         "daily to weekly",
-        b.board_put("daily", &json!({"reset": "weekly", "keep_archives": 2}))
-            .await,
+        b.board_put(&ops::PutBoard {
+            board: "daily".to_string(),
+            config: (json!({"reset": "weekly", "keep_archives": 2})).clone(),
+        })
+        .await,
     );
     l.add(
         "monthly to never",
-        b.board_put("monthly", &json!({"search_fields": ["name", "team"]}))
-            .await,
+        b.board_put(&ops::PutBoard {
+            board: "monthly".to_string(),
+            config: (json!({"search_fields": ["name", "team"]})).clone(),
+        })
+        .await,
     );
     l.add(
         "plain to monthly",
-        b.board_put("plain", &json!({"reset": "monthly"})).await,
+        b.board_put(&ops::PutBoard {
+            board: "plain".to_string(),
+            config: (json!({"reset": "monthly"})).clone(),
+        })
+        .await,
     );
-    l.add("fill daily", b.submit("daily", &fill(3)).await);
-    l.add("fill plain", b.submit("plain", &fill(3)).await);
+    l.add(
+        "fill daily",
+        b.submit(&ops::SubmitMany {
+            board: "daily".to_string(),
+            entries: (fill(3)).to_vec(),
+        })
+        .await,
+    );
+    l.add(
+        "fill plain",
+        b.submit(&ops::SubmitMany {
+            board: "plain".to_string(),
+            entries: (fill(3)).to_vec(),
+        })
+        .await,
+    );
     clock.set(at(2026, 11, 22, 18, 0, 0));
     l.add("due sunday", e.due().await);
     // Several periods at once: one archive, named after the period left.
     clock.set(at(2027, 1, 3, 10, 7, 45));
     l.add("due in january", e.due().await);
     look(b, l).await;
-    l.add("delete weekly", b.board_delete("weekly").await);
+    l.add(
+        "delete weekly",
+        b.board_delete(&ops::DeleteBoard {
+            board: "weekly".to_string(),
+        })
+        .await,
+    );
     for name in ["daily", "five", "secs"] {
-        l.add(&format!("fill {name}"), b.submit(name, &fill(4)).await);
+        l.add(
+            &format!("fill {name}"),
+            b.submit(&ops::SubmitMany {
+                board: name.to_string(),
+                entries: (fill(4)).to_vec(),
+            })
+            .await,
+        );
     }
     clock.set(at(2027, 2, 1, 0, 0, 0));
     l.add("due in february", e.due().await);
@@ -217,7 +323,10 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
             );
         }
         nodes[0]
-            .board_create("race", &json!({"reset": "daily"}))
+            .board_create(&ops::CreateBoard {
+                board: "race".to_string(),
+                config: (json!({"reset": "daily"})).clone(),
+            })
             .await
             .unwrap();
         for day in 0..6u32 {
@@ -229,7 +338,10 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
                 })
                 .collect();
             nodes[(day % 3) as usize]
-                .submit("race", &batch)
+                .submit(&ops::SubmitMany {
+                    board: "race".to_string(),
+                    entries: batch.to_vec(),
+                })
                 .await
                 .unwrap();
             c.advance(chrono::Duration::days(1));
@@ -242,13 +354,29 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
             assert_eq!(made.len(), 1, "{url} day {day}: {made:?}");
             assert_eq!(made[0].archive, format!("race@{label}"), "{url}");
             assert_eq!(made[0].archived, 500, "{url}");
-            let archive = nodes[1].board_info(&made[0].archive).await.unwrap();
+            let archive = nodes[1]
+                .board_info(&ops::BoardInfo {
+                    board: made[0].archive.to_string(),
+                })
+                .await
+                .unwrap();
             assert_eq!(archive.members, 500, "{url}");
             assert!(archive.read_only);
-            let live = nodes[2].board_info("race").await.unwrap();
+            let live = nodes[2]
+                .board_info(&ops::BoardInfo {
+                    board: "race".to_string(),
+                })
+                .await
+                .unwrap();
             assert_eq!(live.members, 0, "{url}");
             let hits = nodes[0]
-                .search(&made[0].archive, "player 499", 5, 0, false)
+                .search(&ops::Search {
+                    board: made[0].archive.to_string(),
+                    query: ("player 499").to_string(),
+                    limit: Some(5),
+                    offset: Some(0),
+                    with_data: false,
+                })
                 .await
                 .unwrap();
             assert_eq!(hits.total, 1, "{url}");
@@ -258,7 +386,7 @@ async fn nodes_racing_for_a_due_reset_make_one_archive() {
             }
         }
         let archives = nodes[0]
-            .boards()
+            .boards(&ops::ListBoards)
             .await
             .unwrap()
             .boards
@@ -289,11 +417,19 @@ async fn a_reset_found_staged_is_reported_by_the_node_that_names_it() {
             .await
             .unwrap()
             .with_clock(c.clone());
-        a.board_create("staged", &json!({"reset": "daily"}))
-            .await
-            .unwrap();
+        a.board_create(&ops::CreateBoard {
+            board: "staged".to_string(),
+            config: (json!({"reset": "daily"})).clone(),
+        })
+        .await
+        .unwrap();
         let batch: Vec<SubmitIn> = (0..100).map(|i| s(&format!("m{i}"), i as f64)).collect();
-        a.submit("staged", &batch).await.unwrap();
+        a.submit(&ops::SubmitMany {
+            board: "staged".to_string(),
+            entries: batch.to_vec(),
+        })
+        .await
+        .unwrap();
         c.advance(chrono::Duration::days(1));
         // b reads the board's period, a takes the reset, b goes on: b's
         // take finds a's reset staged and finishes it.
@@ -303,9 +439,23 @@ async fn a_reset_found_staged_is_reported_by_the_node_that_names_it() {
         assert_eq!(made.len(), 1, "{url}: {made:?}");
         assert_eq!(made[0].archive, "staged@2026-11-20", "{url}");
         assert_eq!(made[0].archived, 100, "{url}");
-        let archive = a.board_info("staged@2026-11-20").await.unwrap();
+        let archive = a
+            .board_info(&ops::BoardInfo {
+                board: ("staged@2026-11-20").to_string(),
+            })
+            .await
+            .unwrap();
         assert_eq!((archive.members, archive.read_only), (100, true), "{url}");
-        assert_eq!(a.board_info("staged").await.unwrap().members, 0, "{url}");
+        assert_eq!(
+            a.board_info(&ops::BoardInfo {
+                board: "staged".to_string()
+            })
+            .await
+            .unwrap()
+            .members,
+            0,
+            "{url}"
+        );
         assert!(a.run_due_resets().await.unwrap().is_empty(), "{url}");
     }
 }
@@ -322,21 +472,49 @@ async fn the_reset_scheduler_task_archives_a_due_period() {
             .unwrap()
             .with_clock(c.clone()),
     );
-    rb.board_create("auto", &json!({"reset": "daily"}))
-        .await
-        .unwrap();
-    rb.submit_one("auto", &s("a", 1.0)).await.unwrap();
+    rb.board_create(&ops::CreateBoard {
+        board: "auto".to_string(),
+        config: (json!({"reset": "daily"})).clone(),
+    })
+    .await
+    .unwrap();
+    rb.submit_one(&ops::Submit {
+        board: "auto".to_string(),
+        entry: (s("a", 1.0)).clone(),
+    })
+    .await
+    .unwrap();
     let task = podium_redis::spawn_reset_scheduler(rb.clone());
     c.set(at(2026, 11, 21, 0, 0, 0));
     let t = Instant::now();
-    while rb.board_info("auto@2026-11-20").await.is_err() {
+    while rb
+        .board_info(&ops::BoardInfo {
+            board: ("auto@2026-11-20").to_string(),
+        })
+        .await
+        .is_err()
+    {
         assert!(t.elapsed() < Duration::from_secs(30), "no scheduled reset");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     task.abort();
-    assert_eq!(rb.board_info("auto@2026-11-20").await.unwrap().members, 1);
     assert_eq!(
-        rb.board_info("auto").await.unwrap().period.as_deref(),
+        rb.board_info(&ops::BoardInfo {
+            board: ("auto@2026-11-20").to_string()
+        })
+        .await
+        .unwrap()
+        .members,
+        1
+    );
+    assert_eq!(
+        rb.board_info(&ops::BoardInfo {
+            board: "auto".to_string()
+        })
+        .await
+        .unwrap()
+        .period
+        .as_deref(),
         Some("2026-11-21")
     );
 }

@@ -8,8 +8,8 @@ use podium_engine::{BoardConfig, Reset};
 use super::Service;
 use crate::storage::record::LogOp;
 use podium_core::api::*;
-use podium_core::backend::combine_args;
 use podium_core::error::ApiError;
+use podium_core::ops::Combine;
 use podium_core::schedule;
 
 impl Service {
@@ -217,13 +217,9 @@ impl Service {
     }
 
     /// `merge` (`intersect == false`) or `intersect` into `dest`.
-    pub async fn combine(
-        &self,
-        dest: &str,
-        req: &CombineIn,
-        intersect: bool,
-    ) -> Result<CombineOut, ApiError> {
-        let (sources, aggregate) = combine_args(req)?;
+    pub async fn combine(&self, req: &Combine) -> Result<CombineOut, ApiError> {
+        let (dest, intersect) = (req.dest.as_str(), req.intersect);
+        let (sources, aggregate) = req.args()?;
         self.writable()?;
         let members = {
             let _gate = self.exclusive();
@@ -296,7 +292,12 @@ mod tests {
             ]
         );
         let newest = svc
-            .top("lb@2026-11-21T12:00:00Z.11", Some(1), Some(10), false)
+            .top(&podium_core::ops::Top {
+                board: "lb@2026-11-21T12:00:00Z.11".to_string(),
+                page: Some(1),
+                page_size: Some(10),
+                with_data: false,
+            })
             .unwrap();
         assert_eq!(newest.entries[0].member, "m10");
     }
@@ -403,7 +404,15 @@ mod tests {
             ["v2", made[1].as_str(), made[2].as_str(), "v2@9999"]
         );
         assert_eq!(
-            svc.top(&made[2], None, None, false).unwrap().entries[0].member,
+            svc.top(&podium_core::ops::Top {
+                board: made[2].clone(),
+                page: None,
+                page_size: None,
+                with_data: false
+            })
+            .unwrap()
+            .entries[0]
+                .member,
             "m2"
         );
         assert_eq!(svc.board_info("v2@9999").unwrap().members, 1);

@@ -380,7 +380,12 @@ mod tests {
             svc.hset(b"h", &[(b"f".as_slice(), b"v".as_slice())])
                 .unwrap();
             let members: Vec<String> = svc
-                .top("b", Some(1), Some(100), false)
+                .top(&podium_core::ops::Top {
+                    board: "b".to_string(),
+                    page: Some(1),
+                    page_size: Some(100),
+                    with_data: false,
+                })
                 .unwrap()
                 .entries
                 .into_iter()
@@ -394,7 +399,12 @@ mod tests {
         assert_eq!(members, ["d", "b", "a"]);
         let svc = open(&dir);
         let after: Vec<String> = svc
-            .top("b", Some(1), Some(100), false)
+            .top(&podium_core::ops::Top {
+                board: "b".to_string(),
+                page: Some(1),
+                page_size: Some(100),
+                with_data: false,
+            })
             .unwrap()
             .entries
             .into_iter()

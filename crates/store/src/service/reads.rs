@@ -5,21 +5,9 @@
 
 use super::Service;
 use podium_core::api::*;
-use podium_core::backend::TopHead;
-use podium_core::backend::{
-    check_rank_range, RangeBounds, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, MAX_RANGE,
-};
+use podium_core::backend::{RangeBounds, TopHead};
 use podium_core::error::ApiError;
-
-fn page_size(ps: Option<u64>) -> Result<u64, ApiError> {
-    match ps.unwrap_or(DEFAULT_PAGE_SIZE) {
-        0 => Err(ApiError::bad("page_size must be at least 1")),
-        n if n > MAX_PAGE_SIZE => Err(ApiError::bad(format!(
-            "page_size must be at most {MAX_PAGE_SIZE}"
-        ))),
-        n => Ok(n),
-    }
-}
+use podium_core::ops::{Around, GetEntry, RangeByRank, RangeByScore, Ranks, Search, Top};
 
 impl Service {
     pub fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
@@ -65,13 +53,9 @@ impl Service {
             .collect()
     }
 
-    pub fn entry(
-        &self,
-        board: &str,
-        member: &str,
-        page_size_: Option<u64>,
-    ) -> Result<EntryInfoOut, ApiError> {
-        let ps = page_size(page_size_)?;
+    pub fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
+        let (board, member) = (req.board.as_str(), req.member.as_str());
+        let ps = req.page_size()?;
         let (info, total) = self.read(board, |b| (b.entry(member.as_bytes(), ps), b.len()))?;
         let info = info.ok_or_else(|| ApiError::no_member(board, member))?;
         Ok(EntryInfoOut {
@@ -113,27 +97,17 @@ impl Service {
         })
     }
 
-    pub fn top(
-        &self,
-        board: &str,
-        page: Option<u64>,
-        page_size_: Option<u64>,
-        with_data: bool,
-    ) -> Result<TopOut, ApiError> {
-        let ps = page_size(page_size_)?;
-        let page = page.unwrap_or(1);
-        if page == 0 {
-            return Err(ApiError::bad("page starts at 1"));
-        }
-        let p = self.read(board, |b| b.top(page, ps))??;
+    pub fn top(&self, req: &Top) -> Result<TopOut, ApiError> {
+        let (page, ps) = req.page()?;
+        let p = self.read(&req.board, |b| b.top(page, ps))??;
         Ok(TopOut {
-            board: board.to_string(),
+            board: req.board.clone(),
             ranking: ranking_str(p.ranking).to_string(),
             page: p.page,
             page_size: p.page_size,
             total: p.total,
             total_pages: p.total_pages,
-            entries: entries_out(&p.entries, with_data),
+            entries: entries_out(&p.entries, req.with_data),
         })
     }
 
@@ -142,17 +116,11 @@ impl Service {
     /// its response), and the page's figures come back.
     pub fn top_visit(
         &self,
-        board: &str,
-        page: Option<u64>,
-        page_size_: Option<u64>,
+        req: &Top,
         f: impl FnMut(podium_engine::EntryRef<'_>),
     ) -> Result<TopHead, ApiError> {
-        let ps = page_size(page_size_)?;
-        let page = page.unwrap_or(1);
-        if page == 0 {
-            return Err(ApiError::bad("page starts at 1"));
-        }
-        self.read(board, |b| {
+        let (page, ps) = req.page()?;
+        self.read(&req.board, |b| {
             let total = b.len() as u64;
             let from = (page - 1).saturating_mul(ps);
             if from < total {
@@ -170,64 +138,34 @@ impl Service {
 
     /// 1-based ranks `start..=stop` (positions), best first, or counted from
     /// the worst end with `from_worst`.
-    pub fn range_by_rank(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-        from_worst: bool,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        check_rank_range(start, stop)?;
-        let (v, total, ranking) = self.read(board, |b| {
+    pub fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError> {
+        req.check()?;
+        let (v, total, ranking) = self.read(&req.board, |b| {
             (
-                b.range_by_rank(start, stop, from_worst),
+                b.range_by_rank(req.start, req.stop, req.from_worst),
                 b.len(),
                 b.ranking(),
             )
         })?;
-        Ok(RangeOut {
-            board: board.to_string(),
-            ranking: ranking_str(ranking).to_string(),
-            total: total as u64,
-            entries: entries_out(&v, with_data),
-        })
+        Ok(range_out(&req.board, ranking, total, &v, req.with_data))
     }
 
-    pub fn range_by_score(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-        from_worst: bool,
-        offset: Option<u64>,
-        limit: Option<u64>,
-        with_data: bool,
-    ) -> Result<RangeOut, ApiError> {
-        let limit = limit.unwrap_or(DEFAULT_PAGE_SIZE).min(MAX_RANGE);
-        let range = bounds.to_range();
-        let (v, total, ranking) = self.read(board, |b| {
+    pub fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
+        let (offset, limit) = (req.offset(), req.limit());
+        let range = req.bounds.to_range();
+        let (v, total, ranking) = self.read(&req.board, |b| {
             (
-                b.range_by_score(&range, from_worst, offset.unwrap_or(0), limit),
+                b.range_by_score(&range, req.from_worst, offset, limit),
                 b.len(),
                 b.ranking(),
             )
         })?;
-        Ok(RangeOut {
-            board: board.to_string(),
-            ranking: ranking_str(ranking).to_string(),
-            total: total as u64,
-            entries: entries_out(&v?, with_data),
-        })
+        Ok(range_out(&req.board, ranking, total, &v?, req.with_data))
     }
 
-    pub fn around(
-        &self,
-        board: &str,
-        member: &str,
-        page_size_: Option<u64>,
-        with_data: bool,
-    ) -> Result<AroundOut, ApiError> {
-        let ps = page_size(page_size_)?;
+    pub fn around(&self, req: &Around) -> Result<AroundOut, ApiError> {
+        let (board, member) = (req.board.as_str(), req.member.as_str());
+        let ps = req.page_size()?;
         let a = self
             .read(board, |b| b.around(member.as_bytes(), ps))?
             .ok_or_else(|| ApiError::no_member(board, member))?;
@@ -237,26 +175,17 @@ impl Service {
             member: member.to_string(),
             rank: a.rank,
             total: a.total,
-            entries: entries_out(&a.entries, with_data),
+            entries: entries_out(&a.entries, req.with_data),
         })
     }
 
-    pub fn ranks(
-        &self,
-        board: &str,
-        members: &[String],
-        with_data: bool,
-    ) -> Result<RanksOut, ApiError> {
-        if members.len() as u64 > MAX_RANGE {
-            return Err(ApiError::bad(format!(
-                "at most {MAX_RANGE} members per call"
-            )));
-        }
-        let r = self.read(board, |b| b.ranks(members))?;
+    pub fn ranks(&self, req: &Ranks) -> Result<RanksOut, ApiError> {
+        req.check()?;
+        let r = self.read(&req.board, |b| b.ranks(&req.members))?;
         Ok(RanksOut {
-            board: board.to_string(),
+            board: req.board.clone(),
             ranking: ranking_str(r.ranking).to_string(),
-            entries: entries_out(&r.entries, with_data),
+            entries: entries_out(&r.entries, req.with_data),
             missing: r.missing.iter().map(|m| member_str(m)).collect(),
         })
     }
@@ -288,38 +217,26 @@ impl Service {
     /// `search` (docs/spec.md §3): a page of the members matching `query`, best
     /// first. A board's index is built by its first search (under the
     /// board's write lock, once) and kept current by every write after.
-    pub fn search(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-        with_data: bool,
-    ) -> Result<SearchOut, ApiError> {
-        let page = self.search_page(board, query, limit, offset)?;
+    pub fn search(&self, req: &Search) -> Result<SearchOut, ApiError> {
+        let page = self.search_page(req)?;
         Ok(SearchOut {
-            board: board.to_string(),
+            board: req.board.clone(),
             ranking: ranking_str(page.ranking).to_string(),
-            query: query.to_string(),
+            query: req.query.clone(),
             total: page.total,
             offset: page.offset,
             limit: page.limit,
-            entries: entries_out(&page.entries, with_data),
+            entries: entries_out(&page.entries, req.with_data),
         })
     }
 
     /// [`Service::search`]'s page as the engine returns it, for a frontend
     /// that encodes the entries itself (HTTP writes them straight into the
     /// response body instead of through owned [`SearchOut`] copies).
-    pub fn search_page(
-        &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
-    ) -> Result<podium_engine::search::SearchPage, ApiError> {
+    pub fn search_page(&self, req: &Search) -> Result<podium_engine::search::SearchPage, ApiError> {
         use podium_engine::search::SearchError;
-        let opts = search_options(limit, offset)?;
+        let (board, query) = (req.board.as_str(), req.query.as_str());
+        let opts = search_options(req)?;
         let mut page = self.read(board, |b| b.search(query, &opts))?;
         if matches!(page, Err(SearchError::NotIndexed)) {
             let arc = self
@@ -347,18 +264,15 @@ impl Service {
     /// (a caller on async workers hands that to the blocking pool).
     pub fn search_with<R>(
         &self,
-        board: &str,
-        query: &str,
-        limit: u64,
-        offset: u64,
+        req: &Search,
         f: impl FnOnce(
             &podium_engine::SearchHead,
             &mut dyn Iterator<Item = podium_engine::EntryRef<'_>>,
         ) -> R,
     ) -> Result<Option<R>, ApiError> {
         use podium_engine::search::SearchError;
-        let opts = search_options(limit, offset)?;
-        match self.read(board, |b| b.search_with(query, &opts, f))? {
+        let opts = search_options(req)?;
+        match self.read(&req.board, |b| b.search_with(&req.query, &opts, f))? {
             Ok(r) => Ok(Some(r)),
             Err(SearchError::NotIndexed) => Ok(None),
             Err(e) => Err(podium_engine::Error::from(e).into()),
@@ -420,16 +334,27 @@ impl Service {
 }
 
 /// A search's page options, the page size checked.
-fn search_options(
-    limit: u64,
-    offset: u64,
-) -> Result<podium_engine::search::SearchOptions, ApiError> {
-    if limit > MAX_PAGE_SIZE {
-        return Err(ApiError::bad(format!("limit is at most {MAX_PAGE_SIZE}")));
-    }
+fn search_options(req: &Search) -> Result<podium_engine::search::SearchOptions, ApiError> {
+    req.check()?;
     Ok(podium_engine::search::SearchOptions {
-        limit,
-        offset,
+        limit: req.limit(),
+        offset: req.offset(),
         ..Default::default()
     })
+}
+
+/// A range's answer from the entries read.
+fn range_out(
+    board: &str,
+    ranking: podium_engine::Ranking,
+    total: usize,
+    v: &[podium_engine::Entry],
+    with_data: bool,
+) -> RangeOut {
+    RangeOut {
+        board: board.to_string(),
+        ranking: ranking_str(ranking).to_string(),
+        total: total as u64,
+        entries: entries_out(v, with_data),
+    }
 }

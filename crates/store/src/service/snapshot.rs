@@ -180,6 +180,16 @@ mod tests {
             svc.close().unwrap();
         }
         let svc = open(&dir);
-        assert_eq!(svc.top("b", Some(1), Some(10), false).unwrap().total, 3);
+        assert_eq!(
+            svc.top(&podium_core::ops::Top {
+                board: "b".to_string(),
+                page: Some(1),
+                page_size: Some(10),
+                with_data: false
+            })
+            .unwrap()
+            .total,
+            3
+        );
     }
 }

@@ -5,8 +5,8 @@
 use super::{KeepEntries, Service, SubmitOwned, ZaddOpts};
 use crate::storage::record::{LogOp, SubmitRec};
 use podium_core::api::*;
-use podium_core::backend::RangeBounds;
 use podium_core::error::{ApiError, Code};
+use podium_core::ops::{RangeBy, RemoveRange, SetData};
 
 fn submit_out(member: &str, r: &podium_engine::SubmitResult) -> SubmitOut {
     SubmitOut {
@@ -110,44 +110,23 @@ impl Service {
             .await
     }
 
-    /// `remove_range` by 1-based rank, `start..=stop`.
-    pub async fn remove_rank_range(
-        &self,
-        board: &str,
-        start: u64,
-        stop: u64,
-    ) -> Result<RemovedOut, ApiError> {
-        if start == 0 || stop < start {
-            return Err(ApiError::bad("ranks start at 1 and stop must be ≥ start"));
-        }
-        self.removed(board, || {
-            self.zrem_positions(board.as_bytes(), start - 1, stop)
+    /// `remove_range`: by 1-based rank, `start..=stop`, or by score.
+    pub async fn remove_range(&self, req: &RemoveRange) -> Result<RemovedOut, ApiError> {
+        req.check()?;
+        let board = req.board.as_str();
+        self.removed(board, || match req.by {
+            RangeBy::Rank { start, stop } => self.zrem_positions(board.as_bytes(), start - 1, stop),
+            RangeBy::Score(bounds) => self.zrem_score_range(board.as_bytes(), bounds.to_range()),
         })
         .await
     }
 
-    pub async fn remove_score_range(
-        &self,
-        board: &str,
-        bounds: RangeBounds,
-    ) -> Result<RemovedOut, ApiError> {
-        self.removed(board, || {
-            self.zrem_score_range(board.as_bytes(), bounds.to_range())
-        })
-        .await
-    }
-
-    pub async fn set_data(
-        &self,
-        board: &str,
-        member: &str,
-        name: Option<String>,
-        data: Option<serde_json::Value>,
-    ) -> Result<SetDataOut, ApiError> {
+    pub async fn set_data(&self, req: &SetData) -> Result<SetDataOut, ApiError> {
+        let (board, member, name) = (req.board.as_str(), req.member.as_str(), &req.name);
         if self.store.get(board).is_none() {
             return Err(ApiError::no_board(board));
         }
-        let data = match data {
+        let data = match &req.data {
             None | Some(serde_json::Value::Null) => None,
             Some(v @ serde_json::Value::Object(_)) => Some(v.to_string()),
             Some(_) => {

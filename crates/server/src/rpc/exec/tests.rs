@@ -235,10 +235,10 @@ fn submit_many_results_encode_as_the_dtos() {
         let config = serde_json::json!({"max_members": 40, "max_score": 1000.0});
         run(
             &svc,
-            Call::BoardCreate {
+            Call::BoardCreate(ops::CreateBoard {
                 board: "lb".into(),
                 config,
-            },
+            }),
         )
         .unwrap();
         svc
@@ -316,10 +316,10 @@ fn results_use_the_http_field_names() {
     let out = decode(
         &run(
             &svc,
-            Call::Submit {
+            Call::Submit(ops::Submit {
                 board: "lb".into(),
                 entry: e,
-            },
+            }),
         )
         .unwrap(),
     );
@@ -347,10 +347,10 @@ fn results_use_the_http_field_names() {
     let rank = decode(
         &run(
             &svc,
-            Call::Rank {
+            Call::Rank(ops::Rank {
                 board: "lb".into(),
                 member: "bob".into(),
-            },
+            }),
         )
         .unwrap(),
     );
@@ -360,11 +360,11 @@ fn results_use_the_http_field_names() {
     let entry = decode(
         &run(
             &svc,
-            Call::Entry {
+            Call::Entry(ops::GetEntry {
                 board: "lb".into(),
                 member: "ann".into(),
                 page_size: None,
-            },
+            }),
         )
         .unwrap(),
     );
@@ -401,8 +401,14 @@ fn top_in_place_encodes_as_the_dto() {
         for page_size in [None, Some(1), Some(7), Some(130), Some(500)] {
             for page in [None, Some(1), Some(2), Some(19), Some(200)] {
                 for with_data in [false, true] {
-                    let want = encode(&svc.top(board, page, page_size, with_data).unwrap());
-                    let got = top(&*svc, board, page, page_size, with_data);
+                    let op = ops::Top {
+                        board: board.to_string(),
+                        page,
+                        page_size,
+                        with_data,
+                    };
+                    let want = encode(&svc.top(&op).unwrap());
+                    let got = top(&*svc, &op);
                     assert_eq!(
                         got.unwrap(),
                         want.unwrap(),
@@ -413,12 +419,24 @@ fn top_in_place_encodes_as_the_dto() {
         }
     }
     for (page, page_size) in [(Some(0), None), (None, Some(0)), (None, Some(1 << 40))] {
-        let want = svc.top("u", page, page_size, false).unwrap_err();
-        let got = top(&*svc, "u", page, page_size, false).unwrap_err();
+        let op = ops::Top {
+            board: "u".to_string(),
+            page,
+            page_size,
+            with_data: false,
+        };
+        let want = svc.top(&op).unwrap_err();
+        let got = top(&*svc, &op).unwrap_err();
         assert_eq!((got.code, got.message), (want.code, want.message));
     }
-    let want = svc.top("nope", None, None, false).unwrap_err();
-    let got = top(&*svc, "nope", None, None, false).unwrap_err();
+    let op = ops::Top {
+        board: "nope".to_string(),
+        page: None,
+        page_size: None,
+        with_data: false,
+    };
+    let want = svc.top(&op).unwrap_err();
+    let got = top(&*svc, &op).unwrap_err();
     assert_eq!((got.code, got.message), (want.code, want.message));
 }
 
@@ -559,10 +577,10 @@ fn prepared_records_answer_as_the_general_path() {
         assert_eq!(lines, if es == &bad { vec![2, 4] } else { vec![] });
         let a = run(
             &general,
-            Call::SubmitMany {
+            Call::SubmitMany(ops::SubmitMany {
                 board: "b".into(),
                 entries: ins(es),
-            },
+            }),
         );
         let b = run(
             &prepared,

@@ -60,7 +60,7 @@ fn submit_entries() {
         ],
     )
     .unwrap();
-    let Call::Submit { board, entry } = c else {
+    let Call::Submit(ops::Submit { board, entry }) = c else {
         panic!()
     };
     assert_eq!(board, "lb");
@@ -79,7 +79,7 @@ fn submit_entries() {
         (Value::from(-3), -3.0),
         (Value::from("+inf"), f64::INFINITY),
     ] {
-        let Call::Submit { entry, .. } = call(
+        let Call::Submit(ops::Submit { entry, .. }) = call(
             "submit",
             vec!["lb".into(), map(&[("member", "a".into()), ("score", v)])],
         )
@@ -156,12 +156,12 @@ fn positional_errors() {
 
 #[test]
 fn options() {
-    let Call::Top {
+    let Call::Top(ops::Top {
         page,
         page_size,
         with_data,
         ..
-    } = call(
+    }) = call(
         "top",
         vec![
             "lb".into(),
@@ -206,7 +206,7 @@ fn options() {
 
 #[test]
 fn bounds_take_numbers_and_redis_syntax() {
-    let Call::Count { bounds, .. } = call(
+    let Call::Count(ops::Count { bounds, .. }) = call(
         "count",
         vec![
             "lb".into(),
@@ -221,13 +221,13 @@ fn bounds_take_numbers_and_redis_syntax() {
         (bounds.max, bounds.max_exclusive),
         (Some(f64::INFINITY), false)
     );
-    let Call::RangeByScore {
+    let Call::RangeByScore(ops::RangeByScore {
         bounds,
         from_worst,
         offset,
         limit,
         ..
-    } = call(
+    }) = call(
         "range_by_score",
         vec![
             "lb".into(),
@@ -269,10 +269,10 @@ fn remove_range_by_rank_or_score() {
     let r = |o: Value| call("remove_range", vec!["lb".into(), o]);
     assert!(matches!(
         r(map(&[("start", 1.into()), ("stop", 3.into())])).unwrap(),
-        Call::RemoveRange {
+        Call::RemoveRange(ops::RemoveRange {
             by: RangeBy::Rank { start: 1, stop: 3 },
             ..
-        }
+        })
     ));
     assert!(matches!(
         r(map(&[
@@ -281,10 +281,10 @@ fn remove_range_by_rank_or_score() {
             ("max", 3.into())
         ]))
         .unwrap(),
-        Call::RemoveRange {
+        Call::RemoveRange(ops::RemoveRange {
             by: RangeBy::Score(_),
             ..
-        }
+        })
     ));
     for bad in [
         map(&[("start", 1.into())]),
@@ -309,7 +309,7 @@ fn remove_range_by_rank_or_score() {
 
 #[test]
 fn bodies_and_batches() {
-    let Call::SetData { name, data, .. } = call(
+    let Call::SetData(ops::SetData { name, data, .. }) = call(
         "set_data",
         vec![
             "lb".into(),
@@ -330,11 +330,11 @@ fn bodies_and_batches() {
         .0,
         Code::MalformedRequest
     );
-    let Call::Combine {
+    let Call::Combine(ops::Combine {
         dest,
         req,
         intersect,
-    } = call(
+    }) = call(
         "intersect",
         vec![
             "dst".into(),
@@ -353,7 +353,7 @@ fn bodies_and_batches() {
     assert!(intersect);
     assert_eq!(req.sources, ["a", "b"]);
     assert_eq!(req.weights, Some(vec![1.0, 0.5]));
-    let Call::BoardCreate { config, .. } = call(
+    let Call::BoardCreate(ops::CreateBoard { config, .. }) = call(
         "board_create",
         vec![
             "lb".into(),
@@ -367,7 +367,9 @@ fn bodies_and_batches() {
         config,
         serde_json::json!({"order": "asc", "max_members": 10})
     );
-    let Call::BoardUpdate { config, .. } = call("board_update", vec!["lb".into()]).unwrap() else {
+    let Call::BoardUpdate(ops::PutBoard { config, .. }) =
+        call("board_update", vec!["lb".into()]).unwrap()
+    else {
         panic!()
     };
     assert_eq!(config, serde_json::json!({}));
@@ -403,7 +405,7 @@ fn bodies_and_batches() {
 fn search_and_auth() {
     assert!(matches!(
         call("search", vec!["lb".into(), "ann".into()]).unwrap(),
-        Call::Search { board, query, limit: None, .. } if board == "lb" && query == "ann"
+        Call::Search(ops::Search { board, query, limit: None, .. }) if board == "lb" && query == "ann"
     ));
     let (code, _) = err("search", vec!["lb".into()]);
     assert_eq!(code, Code::MalformedRequest);
@@ -442,7 +444,7 @@ fn score_strings_are_refused_as_over_http() {
         ],
     );
     assert!(msg.contains("out of range of a double"), "{msg}");
-    let Ok(Call::Submit { entry, .. }) = submit("-inf".into()) else {
+    let Ok(Call::Submit(ops::Submit { entry, .. })) = submit("-inf".into()) else {
         panic!("an explicit infinity is a score")
     };
     assert_eq!(entry.score.0, f64::NEG_INFINITY);
