@@ -17,6 +17,7 @@
 
 mod admin;
 mod keys;
+mod keystore;
 mod reads;
 mod snapshot;
 mod writes;
