@@ -1,7 +1,7 @@
 //! The hash commands: HSET/HMSET, HGET, HMGET, HDEL, HGETALL, HEXISTS,
 //! HLEN, HKEYS and HVALS.
 
-use podium_store::service::Service;
+use podium_core::keystore::KeyStore;
 
 use super::super::command::Cmd;
 use super::super::reply::Reply;
@@ -9,7 +9,7 @@ use super::{done, refs, Run};
 use podium_core::error::ApiError;
 
 /// Runs a hash command (one of those [`super::Session`] hands here).
-pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(svc: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::HSet { key, pairs, hmset } => {
             let p: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();

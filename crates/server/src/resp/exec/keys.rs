@@ -1,8 +1,7 @@
 //! The commands on keys of any type: DBSIZE, FLUSHALL, EXISTS, DEL,
 //! TYPE, KEYS, SCAN and the EXPIRE family.
 
-use podium_store::keyspace::{ExpireCond, KeyType};
-use podium_store::service::Service;
+use podium_core::keystore::{ExpireCond, KeyStore, KeyType};
 
 use super::super::command::{Cmd, ExpireFlags};
 use super::super::reply::Reply;
@@ -10,7 +9,7 @@ use super::{done, refs, Run};
 use podium_core::error::ApiError;
 
 /// Runs a command on keys (one of those [`super::Session`] hands here).
-pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(svc: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::DbSize => done(Reply::Int(svc.dbsize() as i64)),
         Cmd::Flush => (Reply::OK, svc.flushall()?),
@@ -63,7 +62,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
 }
 
 fn expire(
-    svc: &Service,
+    svc: &dyn KeyStore,
     key: &[u8],
     at: i64,
     relative: bool,

@@ -1,7 +1,7 @@
 //! Running commands: a [`Session`] (one connection's state: protocol
 //! version, authentication, name, MULTI queue) takes a request's
 //! arguments, applies Redis's dispatch checks, and runs the parsed
-//! [`Cmd`] against the [`Service`], returning the [`Reply`] and the log
+//! [`Cmd`] against the [`KeyStore`], returning the [`Reply`] and the log
 //! position the reply must wait for before it is sent.
 //!
 //! Sorted sets are boards. Redis orders a set by ascending score, ties by
@@ -33,8 +33,7 @@ use super::command::{self, lookup, parse, Cmd, Spec};
 use super::reply::Reply;
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
-use podium_store::keyspace::Lsn;
-use podium_store::service::Service;
+use podium_core::keystore::{KeyStore, Lsn};
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -73,7 +72,7 @@ struct Multi {
 
 /// One connection's state.
 pub struct Session {
-    svc: Arc<Service>,
+    svc: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     pub id: u64,
     /// 2 or 3 (HELLO).
@@ -162,7 +161,7 @@ fn rss() -> u64 {
 }
 
 impl Session {
-    pub fn new(svc: Arc<Service>, shared: Arc<Shared>) -> Session {
+    pub fn new(svc: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
         Session {
@@ -539,9 +538,10 @@ impl Session {
                 "persistence" => {
                     // podium_log_fsyncs shows group commit from the outside:
                     // a pipeline batch costs one fsync, not one per write.
-                    let fsyncs = self.svc.storage().map_or(0, |s| s.log.syncs());
+                    let p = self.svc.persistence();
+                    let fsyncs = p.log_fsyncs;
                     // A snapshot rotates the log, as an AOF rewrite does.
-                    let rewriting = self.svc.snapshot_in_progress() as u8;
+                    let rewriting = p.snapshot_in_progress as u8;
                     format!(
                         "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\n\
                          aof_enabled:1\r\naof_rewrite_in_progress:{rewriting}\r\n\
@@ -582,6 +582,7 @@ fn check_client_name(name: &[u8]) -> Result<(), Reply> {
 pub(super) mod testutil {
     pub(super) use super::*;
     pub(super) use crate::resp::reply::Reply as R;
+    pub(super) use podium_store::service::Service;
 
     pub(super) fn session() -> Session {
         Session::new(

@@ -10,10 +10,9 @@ use super::super::command::{Cmd, RangeBy, ZaddFlags};
 use super::super::reply::{fmt_d2string, Reply};
 use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
+use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::error::{ApiError, Code};
-use podium_store::keyspace::{glob_match, KeyType, Lsn};
-use podium_store::service::{Service, ZaddOpts, Zadded};
-use podium_store::storage::record::{MemberBytes, SubmitRec};
+use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn};
 
 /// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
 /// ZSCAN returns such a set in one reply with cursor 0, and its scores are
@@ -31,7 +30,7 @@ fn stored(score: f64, len: usize) -> f64 {
 }
 
 /// Runs a sorted-set command (one of those [`super::Session`] hands here).
-pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(svc: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::ZAdd { key, flags, pairs } => zadd(svc, &key, flags, pairs)?,
         Cmd::ZScore(key, m) => done(
@@ -259,7 +258,7 @@ fn rank_span(len: i64, mut start: i64, mut end: i64) -> Option<(i64, i64)> {
 }
 
 fn zadd(
-    svc: &Service,
+    svc: &dyn KeyStore,
     key: &[u8],
     f: ZaddFlags,
     pairs: Vec<(f64, Bytes)>,
@@ -306,7 +305,7 @@ fn zadd(
             data: None,
         })
         .collect();
-    let Zadded { results, lsn, .. } = svc.zadd(key, entries, ZaddOpts::default())?;
+    let (results, lsn) = svc.zadd(key, entries)?;
     let (mut added, mut updated, mut last) = (0i64, 0i64, None);
     for r in results {
         match r {
