@@ -98,7 +98,6 @@ pub trait KeyStore: Send + Sync {
     /// ZADD / ZINCRBY: the entries in order, each with its own result. The
     /// caller sets each entry's `op` (Redis always sets or increments,
     /// whatever the board's `update`).
-    #[allow(clippy::type_complexity)]
     fn zadd(
         &self,
         key: &[u8],

@@ -176,11 +176,6 @@ impl Service {
         }
     }
 
-    /// Waits until record `lsn` is durable (per the fsync policy).
-    pub async fn wait_durable(&self, lsn: u64) -> Result<(), ApiError> {
-        self.durable(lsn).await
-    }
-
     pub(crate) async fn durable(&self, lsn: u64) -> Result<(), ApiError> {
         match &self.storage {
             Some(s) if lsn > 0 => Ok(s.log.wait(lsn).await?),
