@@ -32,7 +32,7 @@ pub const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// protocol, or `stop` turns true (checked between batches).
 pub async fn serve_conn<S>(
     stream: S,
-    svc: Arc<dyn KeyStore>,
+    store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()>
@@ -49,7 +49,7 @@ where
     let _count = Count(shared.clone());
 
     let (mut rd, mut wr) = tokio::io::split(stream);
-    let mut session = Session::new(svc.clone(), shared);
+    let mut session = Session::new(store.clone(), shared);
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
@@ -74,7 +74,7 @@ where
             }
         }
         if lsn > 0 {
-            if let Err(e) = svc.wait_durable(lsn).await {
+            if let Err(e) = store.wait_durable(lsn).await {
                 // The writes are applied but not durable: say so and
                 // close, as the client cannot know which of them landed.
                 out.clear();

@@ -40,14 +40,14 @@ pub struct RespConfig {
 /// for the open connections to finish their current batch and close.
 pub async fn serve(
     listener: TcpListener,
-    svc: Arc<dyn KeyStore>,
+    store: Arc<dyn KeyStore>,
     cfg: RespConfig,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
     let port = listener.local_addr()?.port();
     let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
     let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, svc.clone(), shared.clone(), stop);
+        move |sock: TcpStream, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
     accept_until_stopped(listener, "Redis", stop, Drain::Wait, serve_conn).await;
     Ok(())
 }

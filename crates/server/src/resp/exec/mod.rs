@@ -72,7 +72,7 @@ struct Multi {
 
 /// One connection's state.
 pub struct Session {
-    svc: Arc<dyn KeyStore>,
+    store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     pub id: u64,
     /// 2 or 3 (HELLO).
@@ -161,11 +161,11 @@ fn rss() -> u64 {
 }
 
 impl Session {
-    pub fn new(svc: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
+    pub fn new(store: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
         Session {
-            svc,
+            store,
             shared,
             id,
             proto: 2,
@@ -238,8 +238,8 @@ impl Session {
         if self.may_touch_boards(spec) {
             return self.run(cmd);
         }
-        let svc = self.svc.clone();
-        svc.atomically(|| match self.key_refusal(spec, args) {
+        let store = self.store.clone();
+        store.atomically(|| match self.key_refusal(spec, args) {
             Some(r) => done(r),
             None => self.run(cmd),
         })
@@ -258,7 +258,7 @@ impl Session {
     /// `spec`'s keys in `args` names a board and the key may not touch
     /// boards.
     fn key_refusal(&self, spec: &Spec, args: &[Bytes]) -> Option<Reply> {
-        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.svc.names_board(k)) {
+        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.store.names_board(k)) {
             return None;
         }
         Some(Reply::coded(
@@ -298,9 +298,9 @@ impl Session {
                 "EXECABORT Transaction discarded because of previous errors.",
             ));
         }
-        let svc = self.svc.clone();
+        let store = self.store.clone();
         let mut lsn = 0;
-        let replies = svc.atomically(|| {
+        let replies = store.atomically(|| {
             m.queue
                 .into_iter()
                 .map(|(spec, args)| {
@@ -322,8 +322,8 @@ impl Session {
     }
 
     fn run_inner(&mut self, cmd: Cmd) -> Result<Run, ApiError> {
-        let svc = self.svc.clone();
-        let svc = &*svc;
+        let store = self.store.clone();
+        let store = &*store;
         Ok(match cmd {
             Cmd::Ping(None) => done(Reply::Status("PONG")),
             Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
@@ -368,7 +368,7 @@ impl Session {
             | Cmd::Scan { .. }
             | Cmd::Expire { .. }
             | Cmd::Ttl { .. }
-            | Cmd::Persist { .. }) => keys::run(svc, c)?,
+            | Cmd::Persist { .. }) => keys::run(store, c)?,
             Cmd::Multi => done(if self.multi.is_some() {
                 Reply::err("MULTI calls can not be nested")
             } else {
@@ -396,7 +396,7 @@ impl Session {
             | Cmd::ZRemRangeByScore { .. }
             | Cmd::ZPop { .. }
             | Cmd::ZStore { .. }
-            | Cmd::ZScan { .. }) => zset::run(svc, c)?,
+            | Cmd::ZScan { .. }) => zset::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }
@@ -405,7 +405,7 @@ impl Session {
             | Cmd::HExists { .. }
             | Cmd::HLen { .. }
             | Cmd::HKeys { .. }
-            | Cmd::HVals { .. }) => hashes::run(svc, c)?,
+            | Cmd::HVals { .. }) => hashes::run(store, c)?,
         })
     }
 
@@ -538,7 +538,7 @@ impl Session {
                 "persistence" => {
                     // podium_log_fsyncs shows group commit from the outside:
                     // a pipeline batch costs one fsync, not one per write.
-                    let p = self.svc.persistence();
+                    let p = self.store.persistence();
                     let fsyncs = p.log_fsyncs;
                     // A snapshot rotates the log, as an AOF rewrite does.
                     let rewriting = p.snapshot_in_progress as u8;
@@ -550,10 +550,10 @@ impl Session {
                 }
                 "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
                 _ => {
-                    let n = self.svc.dbsize();
+                    let n = self.store.dbsize();
                     let mut s = "# Keyspace\r\n".to_string();
                     if n > 0 {
-                        let e = self.svc.expiring_keys();
+                        let e = self.store.expiring_keys();
                         s.push_str(&format!("db0:keys={n},expires={e},avg_ttl=0\r\n"));
                     }
                     s
