@@ -20,6 +20,7 @@ use async_trait::async_trait;
 use crate::api::*;
 use crate::entry::SubmitRec;
 use crate::error::ApiError;
+use crate::keystore::KeyStore;
 use crate::ops::*;
 use podium_engine::search::SearchPage;
 use podium_engine::{EntryRef, ScoreRange, SearchHead, SubmitResult};
@@ -69,6 +70,13 @@ pub trait Backend: Send + Sync {
     /// this trait. Borrowed, so a page read costs no reference count; a
     /// stream clones it for its later chunks.
     fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
+        None
+    }
+
+    /// The Redis data model this engine serves in process, for the Redis
+    /// protocol frontend. `None`: the Redis protocol is not offered (Redis
+    /// clients can talk to Redis itself).
+    fn key_store(&self) -> Option<&Arc<dyn KeyStore>> {
         None
     }
 

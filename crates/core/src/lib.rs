@@ -1,8 +1,9 @@
 //! What podium's operations are, whatever serves or stores them: the
 //! request and result shapes (`api`), errors and their stable codes, the
 //! score and strict-JSON rules, CSV import records (`csv`), reset
-//! schedules, the operations' key scopes (`op`) and the storage interface
-//! every engine implements (`backend`).
+//! schedules, the operations' key scopes (`op`), the storage interface
+//! every engine implements (`backend`) and the Redis data model an engine
+//! may serve in process (`keystore`).
 
 pub mod api;
 pub mod backend;
@@ -10,6 +11,7 @@ pub mod csv;
 pub mod entry;
 pub mod error;
 pub mod json;
+pub mod keystore;
 pub mod op;
 pub mod ops;
 pub mod schedule;

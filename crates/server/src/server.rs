@@ -77,14 +77,15 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         servers.spawn(crate::rpc::serve(listener, engine.backend(), cfg, stop));
         announce("rpc", local, "MessagePack-RPC");
     }
-    match (settings.resp, engine.service()) {
-        (Some(addr), Some(svc)) => {
+    let backend = engine.backend();
+    match (settings.resp, backend.key_store()) {
+        (Some(addr), Some(keys)) => {
             let (listener, local) = bind(addr, "the Redis protocol").await?;
             let cfg = crate::resp::RespConfig {
                 api_keys: settings.api_keys.clone(),
             };
             let stop = stop_rx.clone();
-            servers.spawn(crate::resp::serve(listener, svc.clone(), cfg, stop));
+            servers.spawn(crate::resp::serve(listener, keys.clone(), cfg, stop));
             announce("resp", local, "Redis protocol");
         }
         // `Settings::validate` refuses an explicit --resp with Redis.
@@ -109,8 +110,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
 /// The storage `serve` opened, and the one owner of it: the frontends get
 /// it as a [`Backend`]; what differs per engine is the work beside them.
 enum Engine {
-    /// Also serves the Redis protocol, runs the background work of
-    /// [`background`] and is flushed at shutdown.
+    /// Runs the background work of [`background`] and is flushed at
+    /// shutdown; its backend also offers the Redis data model
+    /// ([`Backend::key_store`]) the Redis protocol serves.
     Embedded(Arc<EmbeddedBackend>),
     /// Runs the reset scheduler; nothing is kept locally.
     Redis(Arc<RedisBackend>),
@@ -131,14 +133,6 @@ impl Engine {
         match self {
             Engine::Embedded(be) => be.clone(),
             Engine::Redis(be) => be.clone(),
-        }
-    }
-
-    /// The embedded store, the one the Redis protocol serves.
-    fn service(&self) -> Option<&Arc<Service>> {
-        match self {
-            Engine::Embedded(be) => Some(be.service()),
-            Engine::Redis(_) => None,
         }
     }
 

@@ -8,6 +8,7 @@ use podium_core::api::*;
 use podium_core::backend::{Backend, Imported, InPlace, TopHead};
 use podium_core::entry::SubmitRec;
 use podium_core::error::ApiError;
+use podium_core::keystore::KeyStore;
 use podium_core::ops::*;
 use podium_engine::search::SearchPage;
 use podium_engine::{EntryRef, SearchHead, SubmitResult};
@@ -21,12 +22,15 @@ pub struct EmbeddedBackend {
     svc: Arc<Service>,
     /// The same service, as the reads it answers in place.
     local: Arc<dyn InPlace>,
+    /// The same service, as the Redis data model.
+    keys: Arc<dyn KeyStore>,
 }
 
 impl EmbeddedBackend {
     pub fn new(svc: Arc<Service>) -> Self {
         let local: Arc<dyn InPlace> = svc.clone();
-        EmbeddedBackend { svc, local }
+        let keys: Arc<dyn KeyStore> = svc.clone();
+        EmbeddedBackend { svc, local, keys }
     }
 
     pub fn service(&self) -> &Arc<Service> {
@@ -50,6 +54,10 @@ impl Backend for EmbeddedBackend {
 
     fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
         Some(&self.local)
+    }
+
+    fn key_store(&self) -> Option<&Arc<dyn KeyStore>> {
+        Some(&self.keys)
     }
 
     fn search_index_bytes(&self) -> Vec<(String, u64)> {

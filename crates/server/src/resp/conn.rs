@@ -6,7 +6,7 @@
 //! replies; then the connection waits once for the log to be durable up to
 //! the highest position any of them wrote (one group commit per batch
 //! under `--fsync always`), and writes all their replies in one go.
-//! Commands run synchronously between reads: the service's methods do not
+//! Commands run synchronously between reads: the key store's methods do not
 //! await, so a batch (and a MULTI/EXEC queue) runs without yielding.
 
 use std::sync::atomic::Ordering;
@@ -18,7 +18,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::codec::Decoder;
 use super::exec::{Session, Shared};
 use super::reply::Reply;
-use podium_store::service::Service;
+use podium_core::keystore::KeyStore;
 
 /// Most requests run before their replies are flushed.
 pub const MAX_BATCH: usize = 1024;
@@ -32,7 +32,7 @@ pub const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// protocol, or `stop` turns true (checked between batches).
 pub async fn serve_conn<S>(
     stream: S,
-    svc: Arc<Service>,
+    store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<()>
@@ -49,7 +49,7 @@ where
     let _count = Count(shared.clone());
 
     let (mut rd, mut wr) = tokio::io::split(stream);
-    let mut session = Session::new(svc.clone(), shared);
+    let mut session = Session::new(store.clone(), shared);
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
@@ -74,7 +74,7 @@ where
             }
         }
         if lsn > 0 {
-            if let Err(e) = svc.wait_durable(lsn).await {
+            if let Err(e) = store.wait_durable(lsn).await {
                 // The writes are applied but not durable: say so and
                 // close, as the client cannot know which of them landed.
                 out.clear();
@@ -128,6 +128,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use podium_store::service::Service;
     use tokio::io::duplex;
 
     /// Sends `input` in pieces of `chunk` bytes, then reads every reply

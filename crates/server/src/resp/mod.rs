@@ -1,11 +1,12 @@
 //! The Redis protocol frontend (docs/spec.md §4): RESP2, and RESP3 after `HELLO 3`,
 //! on port 7379. A sorted-set key is a board; hash keys and key expiry live
-//! in the same durable store (podium_store::keyspace).
+//! in the same store, reached through the storage interface's Redis data
+//! model ([`KeyStore`], which only the embedded engine offers).
 //!
 //! Layers, each testable alone: [`codec`] splits bytes into requests
 //! (Redis's limits and protocol errors), [`command`] turns a request into
 //! a typed [`command::Cmd`] (Redis's argument errors), [`exec`] runs it
-//! against the [`Service`] and returns a [`reply::Reply`], which [`reply`]
+//! against the [`KeyStore`] and returns a [`reply::Reply`], which [`reply`]
 //! encodes per protocol version; [`conn`] drives one connection
 //! (pipelining, one durable commit per batch) and [`serve`] accepts them.
 
@@ -25,7 +26,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::listen::{accept_until_stopped, Drain};
 use crate::settings::ApiKey;
-use podium_store::service::Service;
+use podium_core::keystore::KeyStore;
 
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]
@@ -39,14 +40,14 @@ pub struct RespConfig {
 /// for the open connections to finish their current batch and close.
 pub async fn serve(
     listener: TcpListener,
-    svc: Arc<Service>,
+    store: Arc<dyn KeyStore>,
     cfg: RespConfig,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
     let port = listener.local_addr()?.port();
     let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
     let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, svc.clone(), shared.clone(), stop);
+        move |sock: TcpStream, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
     accept_until_stopped(listener, "Redis", stop, Drain::Wait, serve_conn).await;
     Ok(())
 }

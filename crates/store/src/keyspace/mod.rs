@@ -15,8 +15,6 @@
 //! KEYS and SCAN do not see them); an emptied hash is deleted; an expired
 //! key is deleted on first access and by the background sweep.
 
-mod glob;
-
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -27,59 +25,12 @@ use podium_engine::Store;
 use crate::storage::snapshot::SnapAux;
 use podium_core::error::{ApiError, Code};
 
-pub use glob::glob_match;
-
-/// A log position to wait for (0: nothing was logged).
-pub type Lsn = u64;
-
-/// A hash's fields and values.
-pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+// The Redis data model's plain types are the storage interface's, so a
+// frontend names them without this crate.
+pub use podium_core::keystore::{glob_match, ExpireCond, Fields, KeyType, Lsn};
 
 /// One hash's content.
 type Hash = HashMap<Vec<u8>, Vec<u8>>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyType {
-    Zset,
-    Hash,
-}
-
-impl KeyType {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyType::Zset => "zset",
-            KeyType::Hash => "hash",
-        }
-    }
-}
-
-/// EXPIRE's options (Redis 7).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ExpireCond {
-    #[default]
-    Always,
-    /// Only if the key has no expiry.
-    Nx,
-    /// Only if it has one.
-    Xx,
-    /// Only if the new time is later (no expiry counts as infinite).
-    Gt,
-    /// Only if the new time is earlier.
-    Lt,
-}
-
-impl ExpireCond {
-    /// Whether an expiry at `at_ms` may replace `current`.
-    pub fn allows(self, current: Option<i64>, at_ms: i64) -> bool {
-        match self {
-            ExpireCond::Always => true,
-            ExpireCond::Nx => current.is_none(),
-            ExpireCond::Xx => current.is_some(),
-            ExpireCond::Gt => current.is_some_and(|c| at_ms > c),
-            ExpireCond::Lt => current.is_none_or(|c| at_ms < c),
-        }
-    }
-}
 
 /// The error of a command on a key of the other type.
 pub fn wrong_type() -> ApiError {

@@ -17,6 +17,7 @@
 
 mod admin;
 mod keys;
+mod keystore;
 mod reads;
 mod snapshot;
 mod writes;
@@ -173,11 +174,6 @@ impl Service {
             Some(s) => s.log.append(op),
             None => 0,
         }
-    }
-
-    /// Waits until record `lsn` is durable (per the fsync policy).
-    pub async fn wait_durable(&self, lsn: u64) -> Result<(), ApiError> {
-        self.durable(lsn).await
     }
 
     pub(crate) async fn durable(&self, lsn: u64) -> Result<(), ApiError> {

@@ -1,8 +1,7 @@
 //! The commands on keys of any type: DBSIZE, FLUSHALL, EXISTS, DEL,
 //! TYPE, KEYS, SCAN and the EXPIRE family.
 
-use podium_store::keyspace::{ExpireCond, KeyType};
-use podium_store::service::Service;
+use podium_core::keystore::{ExpireCond, KeyStore, KeyType};
 
 use super::super::command::{Cmd, ExpireFlags};
 use super::super::reply::Reply;
@@ -10,19 +9,19 @@ use super::{done, refs, Run};
 use podium_core::error::ApiError;
 
 /// Runs a command on keys (one of those [`super::Session`] hands here).
-pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     Ok(match cmd {
-        Cmd::DbSize => done(Reply::Int(svc.dbsize() as i64)),
-        Cmd::Flush => (Reply::OK, svc.flushall()?),
-        Cmd::Exists(keys) => done(Reply::Int(svc.exists(&refs(&keys)) as i64)),
+        Cmd::DbSize => done(Reply::Int(store.dbsize() as i64)),
+        Cmd::Flush => (Reply::OK, store.flushall()?),
+        Cmd::Exists(keys) => done(Reply::Int(store.exists(&refs(&keys)) as i64)),
         Cmd::Del(keys) => {
-            let (n, lsn) = svc.del(&refs(&keys))?;
+            let (n, lsn) = store.del(&refs(&keys))?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::Type(key) => done(Reply::Status(
-            svc.key_type(&key).map_or("none", KeyType::as_str),
+            store.key_type(&key).map_or("none", KeyType::as_str),
         )),
-        Cmd::Keys(pattern) => done(Reply::Members(svc.keys(&pattern))),
+        Cmd::Keys(pattern) => done(Reply::Members(store.keys(&pattern))),
         Cmd::Scan { cursor, opts } => {
             let ty = opts.ty.as_deref().map(|t| {
                 if t.eq_ignore_ascii_case(b"zset") {
@@ -34,7 +33,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
                 }
             });
             let (next, mut keys) =
-                svc.scan(cursor, opts.pattern.as_deref(), opts.count, ty.flatten());
+                store.scan(cursor, opts.pattern.as_deref(), opts.count, ty.flatten());
             if ty == Some(None) {
                 // A type no key has (Redis 7.0 filters by name, no error).
                 keys.clear();
@@ -48,14 +47,14 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
             ms,
             flags,
             name,
-        } => expire(svc, &key, at, relative, ms, flags, name)?,
-        Cmd::Ttl { key, ms } => done(Reply::Int(match svc.pttl(&key) {
+        } => expire(store, &key, at, relative, ms, flags, name)?,
+        Cmd::Ttl { key, ms } => done(Reply::Int(match store.pttl(&key) {
             t if t < 0 => t,
             t if ms => t,
             t => (t + 500) / 1000,
         })),
         Cmd::Persist(key) => {
-            let (ok, lsn) = svc.persist(&key)?;
+            let (ok, lsn) = store.persist(&key)?;
             (Reply::Int(ok as i64), lsn)
         }
         _ => unreachable!("not a key command"),
@@ -63,7 +62,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
 }
 
 fn expire(
-    svc: &Service,
+    store: &dyn KeyStore,
     key: &[u8],
     at: i64,
     relative: bool,
@@ -83,7 +82,7 @@ fn expire(
         }
         when *= 1000;
     }
-    let base = if relative { svc.now_ms() } else { 0 };
+    let base = if relative { store.now_ms() } else { 0 };
     if when > i64::MAX - base {
         return Ok(bad());
     }
@@ -93,7 +92,7 @@ fn expire(
         ExpireFlags { gt: true, .. } => ExpireCond::Gt,
         ExpireFlags { lt: true, xx, .. } => {
             // XX LT: LT alone would also apply to a key without expiry.
-            if xx && svc.pttl(key) == -1 {
+            if xx && store.pttl(key) == -1 {
                 return Ok(done(Reply::Int(0)));
             }
             ExpireCond::Lt
@@ -101,7 +100,7 @@ fn expire(
         ExpireFlags { xx: true, .. } => ExpireCond::Xx,
         _ => ExpireCond::Always,
     };
-    let (ok, lsn) = svc.expire_at_ms(key, when, cond)?;
+    let (ok, lsn) = store.expire_at_ms(key, when, cond)?;
     Ok((Reply::Int(ok as i64), lsn))
 }
 

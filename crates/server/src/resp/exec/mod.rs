@@ -1,7 +1,7 @@
 //! Running commands: a [`Session`] (one connection's state: protocol
 //! version, authentication, name, MULTI queue) takes a request's
 //! arguments, applies Redis's dispatch checks, and runs the parsed
-//! [`Cmd`] against the [`Service`], returning the [`Reply`] and the log
+//! [`Cmd`] against the [`KeyStore`], returning the [`Reply`] and the log
 //! position the reply must wait for before it is sent.
 //!
 //! Sorted sets are boards. Redis orders a set by ascending score, ties by
@@ -33,8 +33,7 @@ use super::command::{self, lookup, parse, Cmd, Spec};
 use super::reply::Reply;
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
-use podium_store::keyspace::Lsn;
-use podium_store::service::Service;
+use podium_core::keystore::{KeyStore, Lsn};
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -73,7 +72,7 @@ struct Multi {
 
 /// One connection's state.
 pub struct Session {
-    svc: Arc<Service>,
+    store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     pub id: u64,
     /// 2 or 3 (HELLO).
@@ -162,11 +161,11 @@ fn rss() -> u64 {
 }
 
 impl Session {
-    pub fn new(svc: Arc<Service>, shared: Arc<Shared>) -> Session {
+    pub fn new(store: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
         Session {
-            svc,
+            store,
             shared,
             id,
             proto: 2,
@@ -239,8 +238,8 @@ impl Session {
         if self.may_touch_boards(spec) {
             return self.run(cmd);
         }
-        let svc = self.svc.clone();
-        svc.atomically(|| match self.key_refusal(spec, args) {
+        let store = self.store.clone();
+        store.atomically(|| match self.key_refusal(spec, args) {
             Some(r) => done(r),
             None => self.run(cmd),
         })
@@ -259,7 +258,7 @@ impl Session {
     /// `spec`'s keys in `args` names a board and the key may not touch
     /// boards.
     fn key_refusal(&self, spec: &Spec, args: &[Bytes]) -> Option<Reply> {
-        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.svc.names_board(k)) {
+        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.store.names_board(k)) {
             return None;
         }
         Some(Reply::coded(
@@ -299,9 +298,9 @@ impl Session {
                 "EXECABORT Transaction discarded because of previous errors.",
             ));
         }
-        let svc = self.svc.clone();
+        let store = self.store.clone();
         let mut lsn = 0;
-        let replies = svc.atomically(|| {
+        let replies = store.atomically(|| {
             m.queue
                 .into_iter()
                 .map(|(spec, args)| {
@@ -323,8 +322,8 @@ impl Session {
     }
 
     fn run_inner(&mut self, cmd: Cmd) -> Result<Run, ApiError> {
-        let svc = self.svc.clone();
-        let svc = &*svc;
+        let store = self.store.clone();
+        let store = &*store;
         Ok(match cmd {
             Cmd::Ping(None) => done(Reply::Status("PONG")),
             Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
@@ -369,7 +368,7 @@ impl Session {
             | Cmd::Scan { .. }
             | Cmd::Expire { .. }
             | Cmd::Ttl { .. }
-            | Cmd::Persist { .. }) => keys::run(svc, c)?,
+            | Cmd::Persist { .. }) => keys::run(store, c)?,
             Cmd::Multi => done(if self.multi.is_some() {
                 Reply::err("MULTI calls can not be nested")
             } else {
@@ -397,7 +396,7 @@ impl Session {
             | Cmd::ZRemRangeByScore { .. }
             | Cmd::ZPop { .. }
             | Cmd::ZStore { .. }
-            | Cmd::ZScan { .. }) => zset::run(svc, c)?,
+            | Cmd::ZScan { .. }) => zset::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }
@@ -406,7 +405,7 @@ impl Session {
             | Cmd::HExists { .. }
             | Cmd::HLen { .. }
             | Cmd::HKeys { .. }
-            | Cmd::HVals { .. }) => hashes::run(svc, c)?,
+            | Cmd::HVals { .. }) => hashes::run(store, c)?,
         })
     }
 
@@ -539,9 +538,10 @@ impl Session {
                 "persistence" => {
                     // podium_log_fsyncs shows group commit from the outside:
                     // a pipeline batch costs one fsync, not one per write.
-                    let fsyncs = self.svc.storage().map_or(0, |s| s.log.syncs());
+                    let p = self.store.persistence();
+                    let fsyncs = p.log_fsyncs;
                     // A snapshot rotates the log, as an AOF rewrite does.
-                    let rewriting = self.svc.snapshot_in_progress() as u8;
+                    let rewriting = p.snapshot_in_progress as u8;
                     format!(
                         "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\n\
                          aof_enabled:1\r\naof_rewrite_in_progress:{rewriting}\r\n\
@@ -550,10 +550,10 @@ impl Session {
                 }
                 "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
                 _ => {
-                    let n = self.svc.dbsize();
+                    let n = self.store.dbsize();
                     let mut s = "# Keyspace\r\n".to_string();
                     if n > 0 {
-                        let e = self.svc.expiring_keys();
+                        let e = self.store.expiring_keys();
                         s.push_str(&format!("db0:keys={n},expires={e},avg_ttl=0\r\n"));
                     }
                     s
@@ -582,6 +582,7 @@ fn check_client_name(name: &[u8]) -> Result<(), Reply> {
 pub(super) mod testutil {
     pub(super) use super::*;
     pub(super) use crate::resp::reply::Reply as R;
+    pub(super) use podium_store::service::Service;
 
     pub(super) fn session() -> Session {
         Session::new(

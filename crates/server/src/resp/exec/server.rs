@@ -6,7 +6,7 @@ use bytes::Bytes;
 use super::super::command::{self, Spec};
 use super::super::reply::Reply;
 use crate::settings::Scope;
-use podium_store::keyspace::glob_match;
+use podium_core::keystore::glob_match;
 
 /// Known configuration parameters for CONFIG GET (glob, case-insensitive).
 const CONFIG: [(&str, &str); 4] = [

@@ -10,10 +10,9 @@ use super::super::command::{Cmd, RangeBy, ZaddFlags};
 use super::super::reply::{fmt_d2string, Reply};
 use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
+use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::error::{ApiError, Code};
-use podium_store::keyspace::{glob_match, KeyType, Lsn};
-use podium_store::service::{Service, ZaddOpts, Zadded};
-use podium_store::storage::record::{MemberBytes, SubmitRec};
+use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn};
 
 /// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
 /// ZSCAN returns such a set in one reply with cursor 0, and its scores are
@@ -31,17 +30,17 @@ fn stored(score: f64, len: usize) -> f64 {
 }
 
 /// Runs a sorted-set command (one of those [`super::Session`] hands here).
-pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     Ok(match cmd {
-        Cmd::ZAdd { key, flags, pairs } => zadd(svc, &key, flags, pairs)?,
+        Cmd::ZAdd { key, flags, pairs } => zadd(store, &key, flags, pairs)?,
         Cmd::ZScore(key, m) => done(
-            match svc.zread(&key, |b| b.score(&m).map(|x| stored(x, b.len())))? {
+            match store.zread(&key, |b| b.score(&m).map(|x| stored(x, b.len())))? {
                 Some(Some(s)) => Reply::Double(s),
                 _ => Reply::Null,
             },
         ),
         Cmd::ZMScore(key, ms) => {
-            let scores = svc.zread(&key, |b| {
+            let scores = store.zread(&key, |b| {
                 ms.iter()
                     .map(|m| b.score(m).map(|x| stored(x, b.len())))
                     .collect::<Vec<_>>()
@@ -60,7 +59,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
             rev,
             withscore,
         } => {
-            let hit = svc.zread(&key, |b| {
+            let hit = store.zread(&key, |b| {
                 let pos = b.position(&member)?;
                 let len = b.len();
                 let asc = if b.config().order == Order::Desc {
@@ -79,10 +78,10 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
             })
         }
         Cmd::ZCard(key) => done(Reply::Int(
-            svc.zread(&key, |b| b.len() as i64)?.unwrap_or(0),
+            store.zread(&key, |b| b.len() as i64)?.unwrap_or(0),
         )),
         Cmd::ZCount(key, range) => {
-            let n = svc.zread(&key, |b| b.count_range(&range))?.transpose()?;
+            let n = store.zread(&key, |b| b.count_range(&range))?.transpose()?;
             done(Reply::Int(n.unwrap_or(0) as i64))
         }
         Cmd::ZRange {
@@ -91,7 +90,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
             rev,
             withscores,
         } => {
-            let entries = svc
+            let entries = store
                 .zread(&key, |b| -> Result<(Vec<Entry>, usize), ApiError> {
                     // Board reads from the worst end give Redis's
                     // ascending order on a desc board.
@@ -120,14 +119,14 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
             done(entries_reply(entries.0, withscores, true, entries.1))
         }
         Cmd::ZRem(key, ms) => {
-            let (n, lsn) = svc.zrem(&key, &refs(&ms))?;
+            let (n, lsn) = store.zrem(&key, &refs(&ms))?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRemRangeByRank(key, start, end) => {
             // The length and the removal must see the same board.
-            let (n, lsn) = svc.atomically(|| -> Result<(u64, Lsn), ApiError> {
+            let (n, lsn) = store.atomically(|| -> Result<(u64, Lsn), ApiError> {
                 let Some((len, desc)) =
-                    svc.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
+                    store.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
                 else {
                     return Ok((0, 0));
                 };
@@ -139,24 +138,24 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
                 } else {
                     (s, e + 1)
                 };
-                svc.zrem_positions(&key, lo as u64, hi as u64)
+                store.zrem_positions(&key, lo as u64, hi as u64)
             })?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRemRangeByScore(key, range) => {
-            let (n, lsn) = svc.zrem_score_range(&key, range)?;
+            let (n, lsn) = store.zrem_score_range(&key, range)?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZPop { key, max, count } => {
             let Some((desc, len)) =
-                svc.zread(&key, |b| (b.config().order == Order::Desc, b.len()))?
+                store.zread(&key, |b| (b.config().order == Order::Desc, b.len()))?
             else {
                 return Ok(done(Reply::Array(Vec::new())));
             };
             if count == Some(0) {
                 return Ok(done(Reply::Array(Vec::new())));
             }
-            let (entries, lsn) = svc.zpop(&key, count.unwrap_or(1) as u64, desc != max)?;
+            let (entries, lsn) = store.zpop(&key, count.unwrap_or(1) as u64, desc != max)?;
             (entries_reply(entries, true, count.is_some(), len), lsn)
         }
         Cmd::ZStore {
@@ -167,7 +166,7 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
         } => {
             // Redis checks the sources' types before the options.
             for k in &keys {
-                if svc.key_type(k) == Some(KeyType::Hash) {
+                if store.key_type(k) == Some(KeyType::Hash) {
                     return Ok(done(api_err(ApiError::new(Code::WrongType, ""))));
                 }
             }
@@ -180,11 +179,11 @@ pub(super) fn run(svc: &Service, cmd: Cmd) -> Result<Run, ApiError> {
                 .map(|k| &k[..])
                 .zip(opts.weights.iter().copied())
                 .collect();
-            let (n, lsn) = svc.zstore(&dest, &sources, opts.agg, inter)?;
+            let (n, lsn) = store.zstore(&dest, &sources, opts.agg, inter)?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZScan { key, cursor, opts } => {
-            let page = svc.zread(&key, |b| {
+            let page = store.zread(&key, |b| {
                 let len = b.len();
                 let desc = b.config().order == Order::Desc;
                 let (from, count) = if len <= SMALL_ZSET {
@@ -259,7 +258,7 @@ fn rank_span(len: i64, mut start: i64, mut end: i64) -> Option<(i64, i64)> {
 }
 
 fn zadd(
-    svc: &Service,
+    store: &dyn KeyStore,
     key: &[u8],
     f: ZaddFlags,
     pairs: Vec<(f64, Bytes)>,
@@ -267,7 +266,7 @@ fn zadd(
     let nothing = || if f.incr { Reply::Null } else { Reply::Int(0) };
     if f.xx {
         // No key + XX: nothing to do (and no board to create).
-        match svc.key_type(key) {
+        match store.key_type(key) {
             None => return Ok(done(nothing())),
             Some(KeyType::Hash) => return Err(ApiError::new(Code::WrongType, "")),
             Some(KeyType::Zset) => {}
@@ -306,7 +305,7 @@ fn zadd(
             data: None,
         })
         .collect();
-    let Zadded { results, lsn, .. } = svc.zadd(key, entries, ZaddOpts::default())?;
+    let (results, lsn) = store.zadd(key, entries)?;
     let (mut added, mut updated, mut last) = (0i64, 0i64, None);
     for r in results {
         match r {

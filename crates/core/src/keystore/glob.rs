@@ -1,4 +1,4 @@
-//! Redis's glob patterns (KEYS, SCAN MATCH, CONFIG GET), byte-wise.
+//! Redis's glob patterns (KEYS, SCAN MATCH, ZSCAN MATCH, CONFIG GET), byte-wise.
 
 /// Redis's glob match (`stringmatchlen`): `*`, `?`, `[abc]`, `[^a]`,
 /// `[a-z]`, and `\x` for a literal `x`. Byte-wise.

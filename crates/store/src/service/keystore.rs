@@ -1,0 +1,160 @@
+//! The service as the Redis data model of the storage interface
+//! ([`KeyStore`]): each method is the service's own (in [`super::keys`]
+//! and [`super::zset`]), the closure-taking ones through a `dyn` closure.
+
+use async_trait::async_trait;
+use podium_core::error::ApiError;
+use podium_core::keystore::{ExpireCond, Fields, KeyStore, KeyType, Lsn, Persistence};
+use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
+
+use super::{Service, ZaddOpts};
+use crate::storage::record::SubmitRec;
+
+#[async_trait]
+impl KeyStore for Service {
+    fn zvisit(&self, key: &[u8], f: &mut dyn FnMut(&Board)) -> Result<(), ApiError> {
+        Service::zread(self, key, f)?;
+        Ok(())
+    }
+
+    fn zadd(
+        &self,
+        key: &[u8],
+        entries: Vec<SubmitRec>,
+    ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Lsn), ApiError> {
+        let z = Service::zadd(self, key, entries, ZaddOpts::default())?;
+        Ok((z.results, z.lsn))
+    }
+
+    fn zrem(&self, key: &[u8], members: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        Service::zrem(self, key, members)
+    }
+
+    fn zrem_positions(&self, key: &[u8], lo: u64, hi: u64) -> Result<(u64, Lsn), ApiError> {
+        Service::zrem_positions(self, key, lo, hi)
+    }
+
+    fn zrem_score_range(&self, key: &[u8], range: ScoreRange) -> Result<(u64, Lsn), ApiError> {
+        Service::zrem_score_range(self, key, range)
+    }
+
+    fn zpop(&self, key: &[u8], count: u64, worst: bool) -> Result<(Vec<Entry>, Lsn), ApiError> {
+        Service::zpop(self, key, count, worst)
+    }
+
+    fn zstore(
+        &self,
+        dest: &[u8],
+        sources: &[(&[u8], f64)],
+        agg: Aggregate,
+        intersect: bool,
+    ) -> Result<(u64, Lsn), ApiError> {
+        Service::zstore(self, dest, sources, agg, intersect)
+    }
+
+    fn key_type(&self, key: &[u8]) -> Option<KeyType> {
+        Service::key_type(self, key)
+    }
+
+    fn names_board(&self, key: &[u8]) -> bool {
+        Service::names_board(self, key)
+    }
+
+    fn exists(&self, keys: &[&[u8]]) -> u64 {
+        Service::exists(self, keys)
+    }
+
+    fn del(&self, keys: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        Service::del(self, keys)
+    }
+
+    fn keys(&self, pattern: &[u8]) -> Vec<Vec<u8>> {
+        Service::keys(self, pattern)
+    }
+
+    fn scan(
+        &self,
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+        ty: Option<KeyType>,
+    ) -> (u64, Vec<Vec<u8>>) {
+        Service::scan(self, cursor, pattern, count, ty)
+    }
+
+    fn dbsize(&self) -> u64 {
+        Service::dbsize(self)
+    }
+
+    fn flushall(&self) -> Result<Lsn, ApiError> {
+        Service::flushall(self)
+    }
+
+    fn expire_at_ms(
+        &self,
+        key: &[u8],
+        at_ms: i64,
+        cond: ExpireCond,
+    ) -> Result<(bool, Lsn), ApiError> {
+        Service::expire_at_ms(self, key, at_ms, cond)
+    }
+
+    fn persist(&self, key: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        Service::persist(self, key)
+    }
+
+    fn pttl(&self, key: &[u8]) -> i64 {
+        Service::pttl(self, key)
+    }
+
+    fn now_ms(&self) -> i64 {
+        Service::now_ms(self)
+    }
+
+    fn expiring_keys(&self) -> usize {
+        Service::expiring_keys(self)
+    }
+
+    fn hset(&self, key: &[u8], pairs: &[(&[u8], &[u8])]) -> Result<(u64, Lsn), ApiError> {
+        Service::hset(self, key, pairs)
+    }
+
+    fn hdel(&self, key: &[u8], fields: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
+        Service::hdel(self, key, fields)
+    }
+
+    fn hget(&self, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        Service::hget(self, key, field)
+    }
+
+    fn hmget(&self, key: &[u8], fields: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>, ApiError> {
+        Service::hmget(self, key, fields)
+    }
+
+    fn hgetall(&self, key: &[u8]) -> Result<Fields, ApiError> {
+        Service::hgetall(self, key)
+    }
+
+    fn hexists(&self, key: &[u8], field: &[u8]) -> Result<bool, ApiError> {
+        Service::hexists(self, key, field)
+    }
+
+    fn hlen(&self, key: &[u8]) -> Result<u64, ApiError> {
+        Service::hlen(self, key)
+    }
+
+    fn run_atomically(&self, f: &mut dyn FnMut()) {
+        Service::atomically(self, f)
+    }
+
+    async fn wait_durable(&self, lsn: Lsn) -> Result<(), ApiError> {
+        self.durable(lsn).await
+    }
+
+    fn persistence(&self) -> Persistence {
+        Persistence {
+            log_fsyncs: self.storage().map_or(0, |s| s.log.syncs()),
+            snapshot_in_progress: self.snapshot_in_progress(),
+        }
+    }
+}
