@@ -59,6 +59,9 @@ impl Default for HttpUpdatesOptions {
     }
 }
 
+/// One figure of a latency summary.
+type Stat = fn(&Summary) -> f64;
+
 /// One side's outcome.
 struct Side {
     ok: u64,
@@ -114,7 +117,7 @@ pub fn run(opts: &HttpUpdatesOptions, out: &mut dyn Write) -> Result<Vec<Record>
     };
 
     let r = redis.as_ref();
-    let latencies: [(&str, fn(&Summary) -> f64); 4] = [
+    let latencies: [(&str, Stat); 4] = [
         ("p50", |s| s.p50_ns),
         ("p90", |s| s.p90_ns),
         ("p99", |s| s.p99_ns),

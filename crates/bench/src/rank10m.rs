@@ -252,19 +252,9 @@ fn run_podium(
     let rt = net::runtime(0)?;
     rt.block_on(async {
         let c = Client::connect(server.rpc).await?;
-        let pb = bar(opts.net.progress, n, "podium sequential");
         let sequential =
-            load::podium(&c, opts.method, &opts.load("seq", Scores::Sequential), &pb).await?;
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium random");
-        let random = load::podium(
-            &c,
-            opts.method,
-            &opts.load("rand", Scores::Given(scores)),
-            &pb,
-        )
-        .await?;
-        pb.finish_and_clear();
+            podium_load(opts, &c, "seq", Scores::Sequential, "podium sequential").await?;
+        let random = podium_load(opts, &c, "rand", Scores::Given(scores), "podium random").await?;
         for b in ["seq", "rand"] {
             let info = c.board_info(b).await?;
             if info.members != n {
@@ -298,12 +288,9 @@ fn run_redis(
     let rt = net::runtime(0)?;
     rt.block_on(async {
         let con = load::redis_connect(&redis.url()).await?;
-        let pb = bar(opts.net.progress, n, "redis sequential");
-        let sequential = load::redis(&con, &opts.load("seq", Scores::Sequential), &pb).await?;
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "redis random");
-        let random = load::redis(&con, &opts.load("rand", Scores::Given(scores)), &pb).await?;
-        pb.finish_and_clear();
+        let sequential =
+            redis_load(opts, &con, "seq", Scores::Sequential, "redis sequential").await?;
+        let random = redis_load(opts, &con, "rand", Scores::Given(scores), "redis random").await?;
         let mut con = con;
         for k in ["seq", "rand"] {
             let card: u64 = redis::cmd("ZCARD").arg(k).query_async(&mut con).await?;
@@ -365,6 +352,35 @@ fn load_rows(n: u64, mine: &Side, other: Option<&Side>) -> [Figure; 4] {
             Better::Higher,
         ),
     ]
+}
+
+/// Loads all members into `board` through podium, with a progress bar.
+async fn podium_load(
+    opts: &Rank10mOptions,
+    c: &Client,
+    board: &str,
+    scores: Scores<'_>,
+    label: &str,
+) -> Result<Duration> {
+    let pb = bar(opts.net.progress, opts.members, label);
+    let took = load::podium(c, opts.method, &opts.load(board, scores), &pb).await?;
+    pb.finish_and_clear();
+    Ok(took)
+}
+
+/// Loads all members into the sorted set `key` with ZADDs, with a progress
+/// bar.
+async fn redis_load(
+    opts: &Rank10mOptions,
+    con: &redis::aio::MultiplexedConnection,
+    key: &str,
+    scores: Scores<'_>,
+    label: &str,
+) -> Result<Duration> {
+    let pb = bar(opts.net.progress, opts.members, label);
+    let took = load::redis(con, &opts.load(key, scores), &pb).await?;
+    pb.finish_and_clear();
+    Ok(took)
 }
 
 /// Mean, p50 and p99 of one-at-a-time reads, in µs.
@@ -714,34 +730,46 @@ fn alternate(
         }
         let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
         // Sequential: direct first; random: podium first.
-        let pb = bar(opts.net.progress, n, "redis direct sequential");
         let u0 = redis_usec(&mut info, &["zadd"]).await?;
-        let d_seq = load::redis(&con, &opts.load("direct:seq", Scores::Sequential), &pb).await?;
+        let d_seq = redis_load(
+            opts,
+            &con,
+            "direct:seq",
+            Scores::Sequential,
+            "redis direct sequential",
+        )
+        .await?;
         let direct_seq = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium on redis sequential");
         let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
-        let p_seq =
-            load::podium(&c, opts.method, &opts.load("seq", Scores::Sequential), &pb).await?;
-        let podium_seq = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium on redis random");
-        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
-        let p_rand = load::podium(
+        let p_seq = podium_load(
+            opts,
             &c,
-            opts.method,
-            &opts.load("rand", Scores::Given(scores)),
-            &pb,
+            "seq",
+            Scores::Sequential,
+            "podium on redis sequential",
+        )
+        .await?;
+        let podium_seq = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
+        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
+        let p_rand = podium_load(
+            opts,
+            &c,
+            "rand",
+            Scores::Given(scores),
+            "podium on redis random",
         )
         .await?;
         let podium_rand = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "redis direct random");
         let u0 = redis_usec(&mut info, &["zadd"]).await?;
-        let d_rand =
-            load::redis(&con, &opts.load("direct:rand", Scores::Given(scores)), &pb).await?;
+        let d_rand = redis_load(
+            opts,
+            &con,
+            "direct:rand",
+            Scores::Given(scores),
+            "redis direct random",
+        )
+        .await?;
         let direct_rand = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
-        pb.finish_and_clear();
 
         let mut con = con;
         for b in ["seq", "rand"] {
