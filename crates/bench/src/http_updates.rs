@@ -59,6 +59,9 @@ impl Default for HttpUpdatesOptions {
     }
 }
 
+/// One figure of a latency summary.
+type Stat = fn(&Summary) -> f64;
+
 /// One side's outcome.
 struct Side {
     ok: u64,
@@ -113,63 +116,44 @@ pub fn run(opts: &HttpUpdatesOptions, out: &mut dyn Write) -> Result<Vec<Record>
         None => None,
     };
 
-    let ms = |ns: f64| ns / 1e6;
     let r = redis.as_ref();
-    let figures = vec![
+    let latencies: [(&str, Stat); 4] = [
+        ("p50", |s| s.p50_ns),
+        ("p90", |s| s.p90_ns),
+        ("p99", |s| s.p99_ns),
+        ("max", |s| s.max_ns),
+    ];
+    let figures: Vec<Figure> = [Figure::new(
+        "updates_per_s",
+        format!("sustained updates, {} clients", opts.clients),
+        "updates/s",
+        podium.ok as f64 / podium.secs,
+        r.map(|r| r.ok as f64 / r.secs),
+        Better::Higher,
+    )]
+    .into_iter()
+    .chain(latencies.map(|(stat, f)| {
+        let ms = |side: &Side| f(&side.lat) / 1e6;
         Figure::new(
-            "updates_per_s",
-            format!("sustained updates, {} clients", opts.clients),
-            "updates/s",
-            podium.ok as f64 / podium.secs,
-            r.map(|r| r.ok as f64 / r.secs),
-            Better::Higher,
-        ),
-        Figure::new(
-            "latency_p50_ms",
-            "latency p50",
+            format!("latency_{stat}_ms"),
+            format!("latency {stat}"),
             "ms",
-            ms(podium.lat.p50_ns),
-            r.map(|r| ms(r.lat.p50_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "latency_p90_ms",
-            "latency p90",
-            "ms",
-            ms(podium.lat.p90_ns),
-            r.map(|r| ms(r.lat.p90_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "latency_p99_ms",
-            "latency p99",
-            "ms",
-            ms(podium.lat.p99_ns),
-            r.map(|r| ms(r.lat.p99_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "latency_max_ms",
-            "latency max",
-            "ms",
-            ms(podium.lat.max_ns),
-            r.map(|r| ms(r.lat.max_ns)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "errors",
-            "errors (must be 0)",
-            "count",
-            podium.errors as f64,
-            r.map(|r| r.errors as f64),
+            ms(&podium),
+            r.map(ms),
             Better::Lower,
         )
-        .no_ratio(),
-    ];
-    let figures: Vec<Figure> = figures
-        .into_iter()
-        .map(|f| f.members(opts.members))
-        .collect();
+    }))
+    .chain([Figure::new(
+        "errors",
+        "errors (must be 0)",
+        "count",
+        podium.errors as f64,
+        r.map(|r| r.errors as f64),
+        Better::Lower,
+    )
+    .no_ratio()])
+    .map(|f| f.members(opts.members))
+    .collect();
     writeln!(out)?;
     let records = net::report(
         SCENARIO,
@@ -199,24 +183,45 @@ pub fn run(opts: &HttpUpdatesOptions, out: &mut dyn Write) -> Result<Vec<Record>
     Ok(records)
 }
 
+/// The board both sides start from: every member once.
+fn preload<'a>(opts: &HttpUpdatesOptions, scores: &'a [f64]) -> Load<'a> {
+    Load {
+        board: BOARD,
+        n: opts.members,
+        batch: 10_000,
+        depth: 4,
+        scores: Scores::Given(scores),
+    }
+}
+
+/// Lets the clients (waiting at `start`) go and times them until the last
+/// one ends.
+async fn timed_clients(
+    opts: &HttpUpdatesOptions,
+    start: &Barrier,
+    clients: Vec<tokio::task::JoinHandle<Result<Tally>>>,
+    label: &str,
+) -> Result<Side> {
+    start.wait().await;
+    let t0 = Instant::now();
+    let pb = bar(opts.net.progress, opts.duration.as_secs(), label);
+    let ticker = tick(pb.clone());
+    let mut tallies = Vec::new();
+    for t in clients {
+        tallies.push(t.await??);
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    ticker.abort();
+    pb.finish_and_clear();
+    Ok(combine(tallies, secs))
+}
+
 fn podium_side(opts: &HttpUpdatesOptions, server: &PodiumServer, scores: &[f64]) -> Result<Side> {
     let rt = net::runtime(0)?;
     rt.block_on(async {
         let c = Client::connect(server.rpc).await?;
         let pb = bar(opts.net.progress, opts.members, "podium preload");
-        load::podium(
-            &c,
-            Method::Import,
-            &Load {
-                board: BOARD,
-                n: opts.members,
-                batch: 10_000,
-                depth: 4,
-                scores: Scores::Given(scores),
-            },
-            &pb,
-        )
-        .await?;
+        load::podium(&c, Method::Import, &preload(opts, scores), &pb).await?;
         pb.finish_and_clear();
         drop(c);
         let addr = server.http;
@@ -229,22 +234,7 @@ fn podium_side(opts: &HttpUpdatesOptions, server: &PodiumServer, scores: &[f64])
                 http_client(addr, k as u64, seed, members, duration, start).await
             }));
         }
-        start.wait().await;
-        let t0 = Instant::now();
-        let pb = net::bar(
-            opts.net.progress,
-            opts.duration.as_secs(),
-            "podium updates (s)",
-        );
-        let ticker = tick(pb.clone());
-        let mut tallies = Vec::new();
-        for t in tasks {
-            tallies.push(t.await??);
-        }
-        let secs = t0.elapsed().as_secs_f64();
-        ticker.abort();
-        pb.finish_and_clear();
-        Ok(combine(tallies, secs))
+        timed_clients(opts, &start, tasks, "podium updates (s)").await
     })
 }
 
@@ -339,18 +329,7 @@ fn redis_side(opts: &HttpUpdatesOptions, url: &str, scores: &[f64]) -> Result<Si
     rt.block_on(async {
         let con = load::redis_connect(url).await?;
         let pb = bar(opts.net.progress, opts.members, "redis preload");
-        load::redis(
-            &con,
-            &Load {
-                board: BOARD,
-                n: opts.members,
-                batch: 10_000,
-                depth: 4,
-                scores: Scores::Given(scores),
-            },
-            &pb,
-        )
-        .await?;
+        load::redis(&con, &preload(opts, scores), &pb).await?;
         pb.finish_and_clear();
         let start = Arc::new(Barrier::new(opts.clients + 1));
         let mut tasks = Vec::new();
@@ -390,21 +369,6 @@ fn redis_side(opts: &HttpUpdatesOptions, url: &str, scores: &[f64]) -> Result<Si
                 anyhow::Ok(tally)
             }));
         }
-        start.wait().await;
-        let t0 = Instant::now();
-        let pb = bar(
-            opts.net.progress,
-            opts.duration.as_secs(),
-            "redis updates (s)",
-        );
-        let ticker = tick(pb.clone());
-        let mut tallies = Vec::new();
-        for t in tasks {
-            tallies.push(t.await??);
-        }
-        let secs = t0.elapsed().as_secs_f64();
-        ticker.abort();
-        pb.finish_and_clear();
-        Ok(combine(tallies, secs))
+        timed_clients(opts, &start, tasks, "redis updates (s)").await
     })
 }

@@ -25,7 +25,7 @@ use podium_client::Client;
 use podium_engine::search::tokenize;
 use redis::aio::MultiplexedConnection;
 
-use crate::load::{self, CountedTask};
+use crate::load::{self, Counted};
 use crate::net::{self, bar, met, Figure, NetOptions, PodiumServer, Window};
 use crate::report::{thousands, Better, Record};
 use crate::search::{PUBLISHED_LOAD, PUBLISHED_LOAD_10K_SECS};
@@ -309,7 +309,7 @@ async fn redis_load(
         let mut c = con.clone();
         // Spawned so the pipeline is sent now, not when awaited.
         let task = tokio::spawn(async move { pipe.query_async::<()>(&mut c).await });
-        if let Some(r) = w.push(CountedTask::new(task, count as u64)).await {
+        if let Some(r) = w.push(Counted::new(task, count as u64)).await {
             check(r)?;
         }
         first += count;

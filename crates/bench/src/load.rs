@@ -170,7 +170,7 @@ pub async fn podium_named(
         Ok(())
     };
     let start = Instant::now();
-    let mut w: Window<Counted> = Window::new(depth);
+    let mut w: Window<Counted<ResponseFuture>> = Window::new(depth);
     let mut first = 0;
     while first < n {
         let count = batch.min(n - first);
@@ -195,11 +195,18 @@ pub async fn podium_named(
     Ok(start.elapsed())
 }
 
-/// A call and how many entries it carries.
-pub struct Counted(ResponseFuture, u64);
+/// A call (an RPC answer or a spawned Redis command) and how many entries
+/// it carries, so a window's output says how far the load got.
+pub struct Counted<F>(F, u64);
 
-impl std::future::Future for Counted {
-    type Output = (Result<RawResponse, ClientError>, u64);
+impl<F> Counted<F> {
+    pub fn new(call: F, entries: u64) -> Counted<F> {
+        Counted(call, entries)
+    }
+}
+
+impl<F: std::future::Future + Unpin> std::future::Future for Counted<F> {
+    type Output = (F::Output, u64);
     fn poll(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
@@ -251,7 +258,7 @@ pub async fn redis(
         let mut con = con.clone();
         // Spawned so the command is sent now, not when awaited.
         let task = tokio::spawn(async move { cmd.query_async::<i64>(&mut con).await });
-        if let Some(r) = w.push(CountedTask(task, count)).await {
+        if let Some(r) = w.push(Counted(task, count)).await {
             check(r.0, r.1)?;
         }
         first += count;
@@ -260,26 +267,6 @@ pub async fn redis(
         check(r.0, r.1)?;
     }
     Ok(start.elapsed())
-}
-
-/// A spawned Redis command and how many members it carries.
-pub struct CountedTask<T>(tokio::task::JoinHandle<T>, u64);
-
-impl<T> CountedTask<T> {
-    pub fn new(task: tokio::task::JoinHandle<T>, members: u64) -> CountedTask<T> {
-        CountedTask(task, members)
-    }
-}
-
-impl<T> std::future::Future for CountedTask<T> {
-    type Output = (Result<T, tokio::task::JoinError>, u64);
-    fn poll(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Self::Output> {
-        let k = self.1;
-        std::pin::Pin::new(&mut self.0).poll(cx).map(|r| (r, k))
-    }
 }
 
 /// A Redis connection for the scenario's client runtime.

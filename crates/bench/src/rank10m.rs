@@ -64,6 +64,30 @@ pub struct Rank10mOptions {
     pub backend: Option<String>,
 }
 
+impl Rank10mOptions {
+    /// The random board's scores and the pages read from it, from the seed.
+    fn workload(&self) -> (Vec<f64>, Vec<u64>) {
+        let mut rng = SmallRng::seed_from_u64(self.net.seed);
+        let scores = (0..self.members).map(|_| random_score(&mut rng)).collect();
+        let pages = self.members.div_ceil(PAGE_SIZE);
+        let reads = (0..self.reads)
+            .map(|_| rng.random_range(1..=pages))
+            .collect();
+        (scores, reads)
+    }
+
+    /// The load of all members into `board`, as these options batch it.
+    fn load<'a>(&self, board: &'a str, scores: Scores<'a>) -> Load<'a> {
+        Load {
+            board,
+            n: self.members,
+            batch: self.batch,
+            depth: self.depth,
+            scores,
+        }
+    }
+}
+
 impl Default for Rank10mOptions {
     fn default() -> Self {
         Rank10mOptions {
@@ -110,12 +134,7 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         opts.net.seed
     )?;
     // The same random scores and pages for both servers.
-    let mut rng = SmallRng::seed_from_u64(opts.net.seed);
-    let scores: Vec<f64> = (0..n).map(|_| random_score(&mut rng)).collect();
-    let pages = n.div_ceil(PAGE_SIZE);
-    let reads: Vec<u64> = (0..opts.reads)
-        .map(|_| rng.random_range(1..=pages))
-        .collect();
+    let (scores, reads) = opts.workload();
 
     let server = PodiumServer::start(&opts.net.exe, opts.net.fsync)?;
     writeln!(out, "podium on {} (fsync {})", server.rpc, opts.net.fsync)?;
@@ -132,46 +151,11 @@ pub fn run(opts: &Rank10mOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         None => None,
     };
 
-    let secs = |d: Duration| d.as_secs_f64();
-    let rate = |d: Duration| n as f64 / d.as_secs_f64();
     let us = |ns: f64| ns / 1000.0;
     let r = redis.as_ref();
     let one_cpu = |s: &Side| s.reads_one_cpu.context("reads on one CPU not measured");
     let (p1, r1) = (one_cpu(&podium)?, r.map(one_cpu).transpose()?);
-    let mut figures = vec![
-        Figure::new(
-            "load_sequential_s",
-            format!("load {n} sequential scores"),
-            "s",
-            secs(podium.sequential),
-            r.map(|r| secs(r.sequential)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "load_sequential_rate",
-            "  members/s",
-            "members/s",
-            rate(podium.sequential),
-            r.map(|r| rate(r.sequential)),
-            Better::Higher,
-        ),
-        Figure::new(
-            "load_random_s",
-            format!("load {n} random scores (fresh board)"),
-            "s",
-            secs(podium.random),
-            r.map(|r| secs(r.random)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "load_random_rate",
-            "  members/s",
-            "members/s",
-            rate(podium.random),
-            r.map(|r| rate(r.random)),
-            Better::Higher,
-        ),
-    ];
+    let mut figures = Vec::from(load_rows(n, &podium, r));
     figures.extend(read_rows(
         "page_read",
         format!("random page of {PAGE_SIZE}, one at a time: mean"),
@@ -268,36 +252,9 @@ fn run_podium(
     let rt = net::runtime(0)?;
     rt.block_on(async {
         let c = Client::connect(server.rpc).await?;
-        let pb = bar(opts.net.progress, n, "podium sequential");
-        let sequential = load::podium(
-            &c,
-            opts.method,
-            &Load {
-                board: "seq",
-                n,
-                batch: opts.batch,
-                depth: opts.depth,
-                scores: Scores::Sequential,
-            },
-            &pb,
-        )
-        .await?;
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium random");
-        let random = load::podium(
-            &c,
-            opts.method,
-            &Load {
-                board: "rand",
-                n,
-                batch: opts.batch,
-                depth: opts.depth,
-                scores: Scores::Given(scores),
-            },
-            &pb,
-        )
-        .await?;
-        pb.finish_and_clear();
+        let sequential =
+            podium_load(opts, &c, "seq", Scores::Sequential, "podium sequential").await?;
+        let random = podium_load(opts, &c, "rand", Scores::Given(scores), "podium random").await?;
         for b in ["seq", "rand"] {
             let info = c.board_info(b).await?;
             if info.members != n {
@@ -331,34 +288,9 @@ fn run_redis(
     let rt = net::runtime(0)?;
     rt.block_on(async {
         let con = load::redis_connect(&redis.url()).await?;
-        let pb = bar(opts.net.progress, n, "redis sequential");
-        let sequential = load::redis(
-            &con,
-            &Load {
-                board: "seq",
-                n,
-                batch: opts.batch,
-                depth: opts.depth,
-                scores: Scores::Sequential,
-            },
-            &pb,
-        )
-        .await?;
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "redis random");
-        let random = load::redis(
-            &con,
-            &Load {
-                board: "rand",
-                n,
-                batch: opts.batch,
-                depth: opts.depth,
-                scores: Scores::Given(scores),
-            },
-            &pb,
-        )
-        .await?;
-        pb.finish_and_clear();
+        let sequential =
+            redis_load(opts, &con, "seq", Scores::Sequential, "redis sequential").await?;
+        let random = redis_load(opts, &con, "rand", Scores::Given(scores), "redis random").await?;
         let mut con = con;
         for k in ["seq", "rand"] {
             let card: u64 = redis::cmd("ZCARD").arg(k).query_async(&mut con).await?;
@@ -381,6 +313,74 @@ fn run_redis(
             reads_one_cpu: Some(one_cpu),
         })
     })
+}
+
+/// Each load's wall time and rate.
+fn load_rows(n: u64, mine: &Side, other: Option<&Side>) -> [Figure; 4] {
+    let row = |key: &str, label: String, unit, f: &dyn Fn(&Side) -> f64, better| {
+        Figure::new(key, label, unit, f(mine), other.map(f), better)
+    };
+    let secs = |d: Duration| d.as_secs_f64();
+    let rate = |d: Duration| n as f64 / d.as_secs_f64();
+    [
+        row(
+            "load_sequential_s",
+            format!("load {n} sequential scores"),
+            "s",
+            &|s| secs(s.sequential),
+            Better::Lower,
+        ),
+        row(
+            "load_sequential_rate",
+            "  members/s".into(),
+            "members/s",
+            &|s| rate(s.sequential),
+            Better::Higher,
+        ),
+        row(
+            "load_random_s",
+            format!("load {n} random scores (fresh board)"),
+            "s",
+            &|s| secs(s.random),
+            Better::Lower,
+        ),
+        row(
+            "load_random_rate",
+            "  members/s".into(),
+            "members/s",
+            &|s| rate(s.random),
+            Better::Higher,
+        ),
+    ]
+}
+
+/// Loads all members into `board` through podium, with a progress bar.
+async fn podium_load(
+    opts: &Rank10mOptions,
+    c: &Client,
+    board: &str,
+    scores: Scores<'_>,
+    label: &str,
+) -> Result<Duration> {
+    let pb = bar(opts.net.progress, opts.members, label);
+    let took = load::podium(c, opts.method, &opts.load(board, scores), &pb).await?;
+    pb.finish_and_clear();
+    Ok(took)
+}
+
+/// Loads all members into the sorted set `key` with ZADDs, with a progress
+/// bar.
+async fn redis_load(
+    opts: &Rank10mOptions,
+    con: &redis::aio::MultiplexedConnection,
+    key: &str,
+    scores: Scores<'_>,
+    label: &str,
+) -> Result<Duration> {
+    let pb = bar(opts.net.progress, opts.members, label);
+    let took = load::redis(con, &opts.load(key, scores), &pb).await?;
+    pb.finish_and_clear();
+    Ok(took)
 }
 
 /// Mean, p50 and p99 of one-at-a-time reads, in µs.
@@ -490,12 +490,7 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
         crate::report::thousands(opts.reads as i128),
         opts.net.seed
     )?;
-    let mut rng = SmallRng::seed_from_u64(opts.net.seed);
-    let scores: Vec<f64> = (0..n).map(|_| random_score(&mut rng)).collect();
-    let pages = n.div_ceil(PAGE_SIZE);
-    let reads: Vec<u64> = (0..opts.reads)
-        .map(|_| rng.random_range(1..=pages))
-        .collect();
+    let (scores, reads) = opts.workload();
     let server =
         PodiumServer::start_with(&opts.net.exe, opts.net.fsync, &["--backend", url.as_str()])?;
     writeln!(out, "podium on {} (--backend {url})", server.rpc)?;
@@ -505,104 +500,71 @@ fn run_on_redis(opts: &Rank10mOptions, spec: &str, out: &mut dyn Write) -> Resul
             .with_context(|| format!("podium's log:\n{}", server.log()))?;
     drop(server);
 
-    let secs = |d: Duration| d.as_secs_f64();
-    let rate = |d: Duration| n as f64 / d.as_secs_f64();
-    let figures: Vec<Figure> = vec![
-        Figure::new(
-            "load_sequential_s",
-            format!("load {n} sequential scores"),
-            "s",
-            secs(podium.sequential),
-            Some(secs(direct.sequential)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "load_sequential_rate",
-            "  members/s",
-            "members/s",
-            rate(podium.sequential),
-            Some(rate(direct.sequential)),
-            Better::Higher,
-        ),
-        Figure::new(
-            "load_random_s",
-            format!("load {n} random scores (fresh board)"),
-            "s",
-            secs(podium.random),
-            Some(secs(direct.random)),
-            Better::Lower,
-        ),
-        Figure::new(
-            "load_random_rate",
-            "  members/s",
-            "members/s",
-            rate(podium.random),
-            Some(rate(direct.random)),
-            Better::Higher,
-        ),
-        Figure::new(
-            "load_sequential_redis_busy_s",
-            "  sequential: Redis executing (commandstats)",
-            "s",
-            busy.podium_seq,
-            Some(busy.direct_seq),
-            Better::Lower,
-        ),
-        Figure::new(
-            "load_random_redis_busy_s",
-            "  random: Redis executing (commandstats)",
-            "s",
-            busy.podium_rand,
-            Some(busy.direct_rand),
-            Better::Lower,
-        ),
-    ]
-    .into_iter()
-    .chain(read_rows(
-        "page_read",
-        format!("random page of {PAGE_SIZE}, one at a time: mean"),
-        &podium.reads,
-        Some(&direct.reads),
-    ))
-    .chain([Figure::new(
-        "page_read_redis_us",
-        "  Redis executing per read (commandstats)",
-        "µs",
-        more.read_redis_us.0,
-        Some(more.read_redis_us.1),
-        Better::Lower,
-    )])
-    .chain(more.read_podium_cpu_us.map(|us| {
-        Figure::new(
-            "page_read_podium_cpu_us",
-            "  podium's own CPU per read (all threads)",
+    let figures: Vec<Figure> = load_rows(n, &podium, Some(&direct))
+        .into_iter()
+        .chain([
+            Figure::new(
+                "load_sequential_redis_busy_s",
+                "  sequential: Redis executing (commandstats)",
+                "s",
+                busy.podium_seq,
+                Some(busy.direct_seq),
+                Better::Lower,
+            ),
+            Figure::new(
+                "load_random_redis_busy_s",
+                "  random: Redis executing (commandstats)",
+                "s",
+                busy.podium_rand,
+                Some(busy.direct_rand),
+                Better::Lower,
+            ),
+        ])
+        .chain(read_rows(
+            "page_read",
+            format!("random page of {PAGE_SIZE}, one at a time: mean"),
+            &podium.reads,
+            Some(&direct.reads),
+        ))
+        .chain([Figure::new(
+            "page_read_redis_us",
+            "  Redis executing per read (commandstats)",
             "µs",
-            us,
-            None,
+            more.read_redis_us.0,
+            Some(more.read_redis_us.1),
             Better::Lower,
-        )
-    }))
-    .chain(more.pinned.iter().flat_map(|(p, d)| {
-        read_rows(
-            "page_read_one_cpu",
-            "  the same, bench + podium + redis-server on one CPU: mean".into(),
-            p,
-            Some(d),
-        )
-    }))
-    .chain([Figure::new(
-        "page_read_in_flight_us",
-        format!(
-            "random page of {PAGE_SIZE}, {} in flight: wall time per read",
-            opts.read_depth
-        ),
-        "µs",
-        more.in_flight.0.as_secs_f64() * 1e6 / reads.len() as f64,
-        Some(more.in_flight.1.as_secs_f64() * 1e6 / reads.len() as f64),
-        Better::Lower,
-    )])
-    .map(|f| f.members(n))
-    .collect();
+        )])
+        .chain(more.read_podium_cpu_us.map(|us| {
+            Figure::new(
+                "page_read_podium_cpu_us",
+                "  podium's own CPU per read (all threads)",
+                "µs",
+                us,
+                None,
+                Better::Lower,
+            )
+        }))
+        .chain(more.pinned.iter().flat_map(|(p, d)| {
+            read_rows(
+                "page_read_one_cpu",
+                "  the same, bench + podium + redis-server on one CPU: mean".into(),
+                p,
+                Some(d),
+            )
+        }))
+        .chain([Figure::new(
+            "page_read_in_flight_us",
+            format!(
+                "random page of {PAGE_SIZE}, {} in flight: wall time per read",
+                opts.read_depth
+            ),
+            "µs",
+            more.in_flight.0.as_secs_f64() * 1e6 / reads.len() as f64,
+            Some(more.in_flight.1.as_secs_f64() * 1e6 / reads.len() as f64),
+            Better::Lower,
+        )])
+        .map(|f| f.members(n))
+        .collect();
     writeln!(out)?;
     let mut records = net::report(SCENARIO, &figures, true, "redis direct", out)?;
     // Overhead: how much longer a load takes through podium than
@@ -751,13 +713,6 @@ fn alternate(
     rt.block_on(async {
         let c = Client::connect(server.rpc).await?;
         let con = load::redis_connect(url).await?;
-        let load_of = |board, scores| Load {
-            board,
-            n,
-            batch: opts.batch,
-            depth: opts.depth,
-            scores,
-        };
         let mut info = con.clone();
         if redis_pid.is_some() {
             // The run's own Redis: an automatic AOF rewrite forks when the
@@ -775,32 +730,46 @@ fn alternate(
         }
         let secs = |a: u64, b: u64| b.saturating_sub(a) as f64 / 1e6;
         // Sequential: direct first; random: podium first.
-        let pb = bar(opts.net.progress, n, "redis direct sequential");
         let u0 = redis_usec(&mut info, &["zadd"]).await?;
-        let d_seq = load::redis(&con, &load_of("direct:seq", Scores::Sequential), &pb).await?;
+        let d_seq = redis_load(
+            opts,
+            &con,
+            "direct:seq",
+            Scores::Sequential,
+            "redis direct sequential",
+        )
+        .await?;
         let direct_seq = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium on redis sequential");
         let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
-        let p_seq = load::podium(&c, opts.method, &load_of("seq", Scores::Sequential), &pb).await?;
-        let podium_seq = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "podium on redis random");
-        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
-        let p_rand = load::podium(
+        let p_seq = podium_load(
+            opts,
             &c,
-            opts.method,
-            &load_of("rand", Scores::Given(scores)),
-            &pb,
+            "seq",
+            Scores::Sequential,
+            "podium on redis sequential",
+        )
+        .await?;
+        let podium_seq = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
+        let u0 = redis_usec(&mut info, PODIUM_COMMANDS).await?;
+        let p_rand = podium_load(
+            opts,
+            &c,
+            "rand",
+            Scores::Given(scores),
+            "podium on redis random",
         )
         .await?;
         let podium_rand = secs(u0, redis_usec(&mut info, PODIUM_COMMANDS).await?);
-        pb.finish_and_clear();
-        let pb = bar(opts.net.progress, n, "redis direct random");
         let u0 = redis_usec(&mut info, &["zadd"]).await?;
-        let d_rand = load::redis(&con, &load_of("direct:rand", Scores::Given(scores)), &pb).await?;
+        let d_rand = redis_load(
+            opts,
+            &con,
+            "direct:rand",
+            Scores::Given(scores),
+            "redis direct random",
+        )
+        .await?;
         let direct_rand = secs(u0, redis_usec(&mut info, &["zadd"]).await?);
-        pb.finish_and_clear();
 
         let mut con = con;
         for b in ["seq", "rand"] {

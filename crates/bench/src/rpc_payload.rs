@@ -367,13 +367,7 @@ fn podium_side(
         let c = Client::connect(addr).await?;
         for ((_, n), board) in counts.iter().zip(&boards) {
             let pb = bar(opts.net.progress, *n, &format!("podium load {board}"));
-            let load = Load {
-                board,
-                n: *n,
-                batch: 10_000,
-                depth: 4,
-                scores: Scores::Given(scores),
-            };
+            let load = payload_load(board, *n, scores);
             load::podium(&c, Method::Import, &load, &pb).await?;
             pb.finish_and_clear();
         }
@@ -597,6 +591,26 @@ async fn podium_parallel(opts: &RpcPayloadOptions, addr: SocketAddr, board: &str
             ))
         }));
     }
+    total_rate(start, tasks).await
+}
+
+/// Loading a payload board: big batches, a few in flight (only the reads
+/// are measured).
+fn payload_load<'a>(board: &'a str, n: u64, scores: &'a [f64]) -> Load<'a> {
+    Load {
+        board,
+        n,
+        batch: 10_000,
+        depth: 4,
+        scores: Scores::Given(scores),
+    }
+}
+
+/// The connections' rates summed, over the wall time since `start`.
+async fn total_rate(
+    start: Instant,
+    tasks: Vec<tokio::task::JoinHandle<Result<Rate>>>,
+) -> Result<Rate> {
     let mut total = Rate::default();
     for t in tasks {
         let r = t.await??;
@@ -620,13 +634,7 @@ fn redis_side(
         let con = load::redis_connect(&url).await?;
         for ((_, n), key) in counts.iter().zip(&keys) {
             let pb = bar(opts.net.progress, *n, &format!("redis load {key}"));
-            let load = Load {
-                board: key,
-                n: *n,
-                batch: 10_000,
-                depth: 4,
-                scores: Scores::Given(scores),
-            };
+            let load = payload_load(key, *n, scores);
             load::redis(&con, &load, &pb).await?;
             pb.finish_and_clear();
         }
@@ -724,14 +732,7 @@ async fn redis_parallel(
             }))
         }));
     }
-    let mut total = Rate::default();
-    for t in tasks {
-        let r = t.await??;
-        total.bytes += r.bytes;
-        total.requests += r.requests;
-    }
-    total.secs = start.elapsed().as_secs_f64();
-    Ok(total)
+    total_rate(start, tasks).await
 }
 
 /// A minimal RESP client for one reply shape: `ZRANGE key 0 -1

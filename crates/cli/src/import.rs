@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
-use podium_core::api::ErrorBody;
-use serde::{Deserialize, Serialize};
+use podium_client::{ErrorBody, ImportError, ImportResult};
+use podium_core::api;
 
 use crate::input::Format;
 use crate::render::{draw_target, style, Counted};
@@ -42,39 +42,31 @@ pub struct ImportArgs {
     pub quiet: bool,
 }
 
-/// The result of `POST /v1/boards/{board}/import`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImportOut {
-    pub board: String,
-    pub imported: u64,
-    pub failed: u64,
-    #[serde(default)]
-    pub errors: Vec<ImportError>,
+/// An import's tally: the answers of its batches (the client's
+/// [`ImportResult`], the same whether they came over HTTP or RPC) and the
+/// lines the CLI refused before sending.
+pub(crate) trait Tally {
+    /// Counts a line refused before it was sent.
+    fn fail(&mut self, line: u64, member: Option<String>, error: api::ErrorBody);
+    /// Adds one batch's answer; its `line`s are positions in the batch,
+    /// turned into the file's line numbers.
+    fn add(&mut self, batch: ImportResult, lines: &[u64]);
 }
 
-/// One refused line of an import.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ImportError {
-    #[serde(default)]
-    pub line: Option<u64>,
-    #[serde(default)]
-    pub member: Option<String>,
-    pub error: ErrorBody,
-}
-
-impl ImportOut {
-    pub(crate) fn fail(&mut self, line: u64, member: Option<String>, error: ErrorBody) {
+impl Tally for ImportResult {
+    fn fail(&mut self, line: u64, member: Option<String>, error: api::ErrorBody) {
         self.failed += 1;
         self.errors.push(ImportError {
             line: Some(line),
             member,
-            error,
+            error: ErrorBody {
+                code: error.code,
+                message: error.message,
+            },
         });
     }
 
-    /// Adds one batch's answer; its `line`s are positions in the batch,
-    /// turned into the file's line numbers.
-    pub(crate) fn add(&mut self, batch: ImportOut, lines: &[u64]) {
+    fn add(&mut self, batch: ImportResult, lines: &[u64]) {
         self.imported += batch.imported;
         self.failed += batch.failed;
         for mut e in batch.errors {
@@ -92,19 +84,24 @@ pub fn import(a: &ImportArgs) -> Result<()> {
     let format = Format::choose(a.format.as_deref(), &a.file)?;
     let t = Transport::connect(&a.conn)?;
     t.check_board(&a.board)?;
-    let (reader, len, pb) = import_input(a, "importing")?;
-    let result = t.import(&a.board, format, reader, len);
+    let (input, pb) = import_input(a, format, "importing")?;
+    let result = t.import(&a.board, input);
     pb.finish_and_clear();
     report_import(&result?)
 }
 
+/// What an import reads, as a transport takes it.
+pub struct ImportInput {
+    pub format: Format,
+    pub reader: Box<dyn Read + Send>,
+    /// Its length in bytes, when known (not for stdin).
+    pub len: Option<u64>,
+}
+
 /// The input of an import (a file or stdin) with a progress bar counting
 /// its bytes.
-fn import_input(
-    a: &ImportArgs,
-    verb: &str,
-) -> Result<(Box<dyn Read + Send>, Option<u64>, ProgressBar)> {
-    if a.file.as_os_str() == "-" {
+fn import_input(a: &ImportArgs, format: Format, verb: &str) -> Result<(ImportInput, ProgressBar)> {
+    let (reader, len, pb): (Box<dyn Read + Send>, _, _) = if a.file.as_os_str() == "-" {
         let pb = ProgressBar::with_draw_target(None, draw_target(a.quiet));
         pb.set_style(style(&format!(
             "{{spinner}} {verb} {{bytes}} ({{bytes_per_sec}}) {{elapsed_precise}}"
@@ -113,27 +110,37 @@ fn import_input(
             inner: io::stdin(),
             pb: pb.clone(),
         };
-        return Ok((Box::new(reader), None, pb));
-    }
-    let file = File::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
-    let len = file
-        .metadata()
-        .with_context(|| format!("cannot read {}", a.file.display()))?
-        .len();
-    let pb = ProgressBar::with_draw_target(Some(len), draw_target(a.quiet));
-    pb.set_style(style(&format!(
-        "{verb} [{{bar:32}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec:>12}} eta {{eta}}"
-    )));
-    let reader = Counted {
-        inner: file,
-        pb: pb.clone(),
+        (Box::new(reader), None, pb)
+    } else {
+        let file =
+            File::open(&a.file).with_context(|| format!("cannot open {}", a.file.display()))?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("cannot read {}", a.file.display()))?
+            .len();
+        let pb = ProgressBar::with_draw_target(Some(len), draw_target(a.quiet));
+        pb.set_style(style(&format!(
+            "{verb} [{{bar:32}}] {{bytes}}/{{total_bytes}} {{bytes_per_sec:>12}} eta {{eta}}"
+        )));
+        let reader = Counted {
+            inner: file,
+            pb: pb.clone(),
+        };
+        (Box::new(reader), Some(len), pb)
     };
-    Ok((Box::new(reader), Some(len), pb))
+    Ok((
+        ImportInput {
+            format,
+            reader,
+            len,
+        },
+        pb,
+    ))
 }
 
 /// Prints an import's summary and its first errors; fails when entries
 /// failed.
-fn report_import(out: &ImportOut) -> Result<()> {
+fn report_import(out: &ImportResult) -> Result<()> {
     println!("imported {}, failed {}", out.imported, out.failed);
     for e in out.errors.iter().take(SHOWN_ERRORS) {
         let mut where_ = String::new();
@@ -169,13 +176,13 @@ mod tests {
 
     #[test]
     fn batch_errors_get_file_line_numbers() {
-        let mut out = ImportOut {
+        let mut out = ImportResult {
             board: "b".into(),
             imported: 0,
             failed: 1,
             errors: vec![],
         };
-        let batch = ImportOut {
+        let batch = ImportResult {
             board: "b".into(),
             imported: 2,
             failed: 1,

@@ -30,7 +30,7 @@ pub mod top;
 pub mod transport;
 
 pub use export::{export, ExportArgs};
-pub use import::{import, ImportArgs, ImportOut};
+pub use import::{import, ImportArgs};
 pub use search::{search, SearchArgs};
 pub use submit::{submit, SubmitArgs};
 pub use top::{top, TopArgs};

@@ -588,17 +588,9 @@ pub struct SetDataOut {
     pub found: bool,
 }
 
-/// One line of `export` (NDJSON): the fields `import` reads back.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ExportLine {
-    pub member: String,
-    pub score: Score,
-    pub rank: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<serde_json::Value>,
-}
+/// One line of `export` (NDJSON): the fields `import` reads back, which
+/// are a read's entry as it is.
+pub type ExportLine = EntryOut;
 
 /// A board config from its JSON form.
 pub fn config_from_json(v: &serde_json::Value) -> Result<BoardConfig, ApiError> {

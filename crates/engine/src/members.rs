@@ -140,6 +140,31 @@ pub(crate) struct Members {
     extras: hashbrown::HashMap<u32, Extra>,
 }
 
+/// Makes room for `size` more bytes at the end of an arena of byte chunks of
+/// at most `CHUNK` bytes (a new chunk when the last is full); returns the
+/// index of the chunk they go in. Shared by the member arena and the search
+/// index's records; inlined, so each keeps its own loop.
+#[inline(always)]
+pub(crate) fn arena_room<const CHUNK: usize>(arena: &mut Vec<Vec<u8>>, size: usize) -> usize {
+    let need_chunk = arena.last().is_none_or(|c| c.len() + size > CHUNK);
+    if need_chunk {
+        // The first chunk grows from small, so a board of a few members
+        // does not hold a whole chunk; later ones come whole.
+        let cap = if arena.is_empty() { 0 } else { CHUNK };
+        arena.push(Vec::with_capacity(cap));
+    }
+    let ci = arena.len() - 1;
+    let chunk = &mut arena[ci];
+    let need = chunk.len() + size;
+    if need > chunk.capacity() {
+        // Doubling, capped at the chunk size (offsets assume chunks of at
+        // most CHUNK bytes).
+        let cap = (chunk.capacity() * 2).max(need).clamp(256, CHUNK);
+        chunk.reserve_exact(cap - chunk.len());
+    }
+    ci
+}
+
 impl Members {
     /// A copy for reading records by id only: ids, scores, sequences and
     /// extras, without the index from ids to members (a snapshot's copy,
@@ -317,29 +342,8 @@ impl Members {
 
     fn store_bytes(&mut self, member: &[u8]) -> u32 {
         let size = Self::stored_size(member.len());
-        let need_chunk = self
-            .arena
-            .last()
-            .is_none_or(|c| c.len() + size > ARENA_CHUNK);
-        if need_chunk {
-            // The first chunk grows from small, so a board of a few members
-            // does not hold a whole chunk; later ones come whole.
-            let cap = if self.arena.is_empty() {
-                0
-            } else {
-                ARENA_CHUNK
-            };
-            self.arena.push(Vec::with_capacity(cap));
-        }
-        let ci = self.arena.len() - 1;
+        let ci = arena_room::<ARENA_CHUNK>(&mut self.arena, size);
         let chunk = &mut self.arena[ci];
-        let need = chunk.len() + size;
-        if need > chunk.capacity() {
-            // Doubling, capped at the chunk size (offsets assume chunks of
-            // at most ARENA_CHUNK bytes).
-            let cap = (chunk.capacity() * 2).max(need).clamp(256, ARENA_CHUNK);
-            chunk.reserve_exact(cap - chunk.len());
-        }
         let off = ci * ARENA_CHUNK + chunk.len();
         let len = member.len();
         if len < 0x80 {

@@ -13,9 +13,10 @@ use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::Deserialize;
 
 use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
-use crate::import::ImportOut;
+use crate::import::ImportInput;
 use crate::input::Format;
 use crate::render::{draw_target, style};
+use podium_client::ImportResult;
 
 /// Everything but RFC 3986's unreserved characters is escaped in a path
 /// segment, so `/`, `?`, `#`, `%`, spaces and non-ASCII survive the trip.
@@ -232,15 +233,10 @@ impl Http {
 
     /// Streams the whole input as the request body; the server reads and
     /// imports it as it arrives.
-    pub fn import(
-        &self,
-        board: &str,
-        format: Format,
-        reader: Box<dyn Read + Send>,
-        len: Option<u64>,
-    ) -> Result<ImportOut> {
+    pub fn import(&self, board: &str, input: ImportInput) -> Result<ImportResult> {
+        let (format, reader) = (input.format, input.reader);
         let url = import_url(&self.base, board, format)?;
-        let body = match len {
+        let body = match input.len {
             Some(len) => Body::sized(reader, len),
             None => Body::new(reader),
         };
@@ -251,7 +247,7 @@ impl Http {
             .body(body);
         self.send(rb).and_then(|resp| {
             let body = resp.bytes().map_err(|e| transport_error(&self.base, e))?;
-            parse::<ImportOut>(&body)
+            parse::<ImportResult>(&body)
         })
     }
 

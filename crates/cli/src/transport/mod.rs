@@ -5,7 +5,7 @@
 mod http;
 mod rpc;
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -18,9 +18,9 @@ pub use http::{
     top_url, ServerError,
 };
 
-use crate::import::ImportOut;
-use crate::input::Format;
+use crate::import::ImportInput;
 use crate::render::print_raw;
+use podium_client::ImportResult;
 
 /// How long a small request (`top`, `submit`, board info) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -159,17 +159,11 @@ impl Transport {
         }
     }
 
-    /// Imports the input (`len` bytes when known) into `board`.
-    pub fn import(
-        &self,
-        board: &str,
-        format: Format,
-        reader: Box<dyn Read + Send>,
-        len: Option<u64>,
-    ) -> Result<ImportOut> {
+    /// Imports the input into `board`.
+    pub fn import(&self, board: &str, input: ImportInput) -> Result<ImportResult> {
         match self {
-            Transport::Http(h) => h.import(board, format, reader, len),
-            Transport::Rpc(r) => r.import(board, format, reader),
+            Transport::Http(h) => h.import(board, input),
+            Transport::Rpc(r) => r.import(board, input),
         }
     }
 

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::ProgressBar;
-use podium_client::{blocking, ClientError, ResponseFuture, Ser};
+use podium_client::{blocking, ClientError, ImportResult, ResponseFuture, Ser};
 use podium_core::api::{BoardOut, EntryOut, ErrorBody, SearchOut, SubmitIn, SubmitOut, TopOut};
 use serde::{Deserialize, Serialize};
 
 use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
-use crate::import::{ImportOut, IMPORT_BATCH, IMPORT_BATCH_BYTES, IMPORT_IN_FLIGHT};
+use crate::import::{ImportInput, Tally, IMPORT_BATCH, IMPORT_BATCH_BYTES, IMPORT_IN_FLIGHT};
 use crate::input::{import_entry, Format, Records, MAX_RECORD_BYTES};
 use crate::render::{draw_target, style};
 
@@ -132,13 +132,8 @@ impl Rpc {
 
     /// Reads the input's records and sends them as `import` calls,
     /// several in flight.
-    pub fn import(
-        &self,
-        board: &str,
-        format: Format,
-        reader: Box<dyn Read + Send>,
-    ) -> Result<ImportOut> {
-        import_records(self, board, format, reader)
+    pub fn import(&self, board: &str, input: ImportInput) -> Result<ImportResult> {
+        import_records(self, board, input.format, input.reader)
     }
 }
 
@@ -150,10 +145,10 @@ fn import_records(
     board: &str,
     format: Format,
     reader: Box<dyn Read + Send>,
-) -> Result<ImportOut> {
+) -> Result<ImportResult> {
     let csv = format == Format::Csv;
     let mut records = Records::new(BufReader::with_capacity(256 << 10, reader), csv);
-    let mut out = ImportOut {
+    let mut out = ImportResult {
         board: board.to_string(),
         imported: 0,
         failed: 0,
@@ -162,7 +157,7 @@ fn import_records(
     let mut flight: VecDeque<InFlight> = VecDeque::new();
     let (mut entries, mut lines, mut bytes) = (Vec::new(), Vec::new(), 0usize);
     let mut first = true;
-    let wait = |out: &mut ImportOut, (f, lines): InFlight| -> Result<()> {
+    let wait = |out: &mut ImportResult, (f, lines): InFlight| -> Result<()> {
         let r = rpc.c.wait(f).map_err(|e| {
             let e = rpc.error(e);
             if out.imported > 0 {
@@ -174,11 +169,11 @@ fn import_records(
                 e
             }
         })?;
-        let batch: ImportOut = r.decode().map_err(|e| rpc.error(e))?;
+        let batch: ImportResult = r.decode().map_err(|e| rpc.error(e))?;
         out.add(batch, &lines);
         Ok(())
     };
-    let send = |out: &mut ImportOut,
+    let send = |out: &mut ImportResult,
                 entries: Vec<rmpv::Value>,
                 lines: Vec<u64>,
                 flight: &mut VecDeque<InFlight>|

@@ -30,92 +30,67 @@ const VERSION: u16 = 1;
 /// or a dense board's distinct scores (all rebuilt when the snapshot is
 /// read). For a plain board that is about three quarters of the board's
 /// memory, and much less for a searched one.
-pub struct BoardImage {
-    config: BoardConfig,
-    tree: CountedTree<u32>,
-    members: crate::members::Members,
-    next_seq: u64,
-    read_only: bool,
-}
+///
+/// A board stripped of those parts; only the snapshot writer reads it, so
+/// the same code writes a board and its image.
+pub struct BoardImage(Board);
 
 impl BoardImage {
     /// Writes the board as it was when copied, in the snapshot format.
     pub fn write_snapshot<W: Write>(&self, w: &mut W) -> io::Result<()> {
-        write_entries(
-            &self.config,
-            &self.tree,
-            &self.members,
-            self.next_seq,
-            self.read_only,
-            w,
-        )
+        self.0.write_snapshot(w)
     }
 
     pub fn len(&self) -> usize {
-        self.tree.len()
+        self.0.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.tree.is_empty()
+        self.0.is_empty()
     }
-}
-
-fn write_entries<W: Write>(
-    config: &BoardConfig,
-    tree: &CountedTree<u32>,
-    members: &crate::members::Members,
-    next_seq: u64,
-    read_only: bool,
-    w: &mut W,
-) -> io::Result<()> {
-    let config = serde_json::to_vec(&config.to_json()).map_err(io::Error::other)?;
-    w.write_all(MAGIC)?;
-    w.write_all(&VERSION.to_le_bytes())?;
-    w.write_all(&(config.len() as u32).to_le_bytes())?;
-    w.write_all(&config)?;
-    w.write_all(&next_seq.to_le_bytes())?;
-    w.write_all(&[read_only as u8])?;
-    w.write_all(&(tree.len() as u64).to_le_bytes())?;
-    for (_, id) in tree.iter() {
-        let m = members.bytes(id);
-        w.write_all(&(m.len() as u16).to_le_bytes())?;
-        w.write_all(m)?;
-        w.write_all(&members.score(id).to_bits().to_le_bytes())?;
-        w.write_all(&members.seq(id).to_le_bytes())?;
-        let extra = members.extra(id);
-        let name = extra.and_then(|e| e.name.as_deref());
-        let data = extra.and_then(|e| e.data.as_deref());
-        w.write_all(&[name.is_some() as u8 | (data.is_some() as u8) << 1])?;
-        for s in [name, data].into_iter().flatten() {
-            w.write_all(&(s.len() as u32).to_le_bytes())?;
-            w.write_all(s.as_bytes())?;
-        }
-    }
-    Ok(())
 }
 
 impl Board {
     /// Writes the board in the snapshot format.
     pub fn write_snapshot<W: Write>(&self, w: &mut W) -> io::Result<()> {
-        write_entries(
-            &self.config,
-            &self.tree,
-            &self.members,
-            self.next_seq,
-            self.read_only,
-            w,
-        )
+        let config = serde_json::to_vec(&self.config.to_json()).map_err(io::Error::other)?;
+        w.write_all(MAGIC)?;
+        w.write_all(&VERSION.to_le_bytes())?;
+        w.write_all(&(config.len() as u32).to_le_bytes())?;
+        w.write_all(&config)?;
+        w.write_all(&self.next_seq.to_le_bytes())?;
+        w.write_all(&[self.read_only as u8])?;
+        w.write_all(&(self.tree.len() as u64).to_le_bytes())?;
+        let members = &self.members;
+        for (_, id) in self.tree.iter() {
+            let m = members.bytes(id);
+            w.write_all(&(m.len() as u16).to_le_bytes())?;
+            w.write_all(m)?;
+            w.write_all(&members.score(id).to_bits().to_le_bytes())?;
+            w.write_all(&members.seq(id).to_le_bytes())?;
+            let extra = members.extra(id);
+            let name = extra.and_then(|e| e.name.as_deref());
+            let data = extra.and_then(|e| e.data.as_deref());
+            w.write_all(&[name.is_some() as u8 | (data.is_some() as u8) << 1])?;
+            for s in [name, data].into_iter().flatten() {
+                w.write_all(&(s.len() as u32).to_le_bytes())?;
+                w.write_all(s.as_bytes())?;
+            }
+        }
+        Ok(())
     }
 
     /// The copy a snapshot writes (see [`BoardImage`]).
     pub fn image(&self) -> BoardImage {
-        BoardImage {
+        BoardImage(Board {
             config: self.config.clone(),
             tree: self.tree.clone(),
+            distinct: None,
             members: self.members.copy_records(),
             next_seq: self.next_seq,
             read_only: self.read_only,
-        }
+            search: None,
+        })
     }
 
     /// Rebuilds a board written by [`Board::write_snapshot`].

@@ -34,7 +34,7 @@ use std::ops::Bound;
 use super::query::QToken;
 use super::text::{clip, for_each_word};
 use crate::board::TreeOrder;
-use crate::members::{Extra, Members};
+use crate::members::{arena_room, Extra, Members};
 use crate::tree::{CountedTree, TieBreak};
 
 /// Word occurrences indexed per member at most (a long `data` text beyond
@@ -157,6 +157,18 @@ pub(crate) struct Blocks {
     blocks: Vec<Vec<u32>>,
 }
 
+impl Blocks {
+    /// The block `id` is in or goes in: the first whose last id is not
+    /// below it, or the last block for an id past them all.
+    #[inline]
+    fn block_for(&self, id: u32) -> usize {
+        let last = self.blocks.len() - 1;
+        self.blocks
+            .partition_point(|blk| blk.last().is_some_and(|&l| l < id))
+            .min(last)
+    }
+}
+
 fn sorted_insert(v: &mut Vec<u32>, id: u32) {
     let at = v.partition_point(|&x| x < id);
     debug_assert!(v.get(at) != Some(&id), "posting already present");
@@ -229,11 +241,7 @@ impl Postings {
                 }
             }
             Postings::Blocks(b) => {
-                let last = b.blocks.len() - 1;
-                let i = b
-                    .blocks
-                    .partition_point(|blk| blk.last().is_some_and(|&l| l < id))
-                    .min(last);
+                let i = b.block_for(id);
                 sorted_insert(&mut b.blocks[i], id);
                 b.len += 1;
                 if b.blocks[i].len() > BLOCK {
@@ -260,11 +268,7 @@ impl Postings {
                 false
             }
             Postings::Blocks(b) => {
-                let last = b.blocks.len() - 1;
-                let i = b
-                    .blocks
-                    .partition_point(|blk| blk.last().is_some_and(|&l| l < id))
-                    .min(last);
+                let i = b.block_for(id);
                 if sorted_remove(&mut b.blocks[i], id) {
                     b.len -= 1;
                 }
@@ -466,25 +470,8 @@ impl Forward {
             return 0;
         }
         debug_assert!(rec.len() < ARENA_CHUNK);
-        let full = self
-            .arena
-            .last()
-            .is_none_or(|c| c.len() + rec.len() > ARENA_CHUNK);
-        if full {
-            let cap = if self.arena.is_empty() {
-                0
-            } else {
-                ARENA_CHUNK
-            };
-            self.arena.push(Vec::with_capacity(cap));
-        }
-        let ci = self.arena.len() - 1;
+        let ci = arena_room::<ARENA_CHUNK>(&mut self.arena, rec.len());
         let chunk = &mut self.arena[ci];
-        let need = chunk.len() + rec.len();
-        if need > chunk.capacity() {
-            let cap = (chunk.capacity() * 2).max(need).clamp(256, ARENA_CHUNK);
-            chunk.reserve_exact(cap - chunk.len());
-        }
         let off = chunk.len();
         chunk.extend_from_slice(rec);
         self.live_bytes += rec.len();

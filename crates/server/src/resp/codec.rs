@@ -275,18 +275,21 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
             return Some(out);
         }
         let mut cur = Vec::new();
-        let (mut inq, mut insq) = (false, false);
+        // The open quote, if any: double quotes take `\xHH` and C escapes,
+        // single quotes only `\'`.
+        let mut quote = None;
         loop {
             let c = at(p);
-            if inq {
-                if c == b'\\' && at(p + 1) == b'x' {
+            if let Some(q) = quote {
+                let double = q == b'"';
+                if double && c == b'\\' && at(p + 1) == b'x' {
                     if let (Some(h), Some(l)) = (hex_val(at(p + 2)), hex_val(at(p + 3))) {
                         cur.push(h * 16 + l);
                         p += 4;
                         continue;
                     }
                 }
-                if c == b'\\' && at(p + 1) != 0 {
+                if double && c == b'\\' && at(p + 1) != 0 {
                     p += 1;
                     cur.push(match at(p) {
                         b'n' => b'\n',
@@ -296,22 +299,10 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                         b'a' => 7,
                         o => o,
                     });
-                } else if c == b'"' {
-                    if at(p + 1) != 0 && !is_c_space(at(p + 1)) {
-                        return None;
-                    }
-                    p += 1;
-                    break;
-                } else if c == 0 {
-                    return None;
-                } else {
-                    cur.push(c);
-                }
-            } else if insq {
-                if c == b'\\' && at(p + 1) == b'\'' {
+                } else if !double && c == b'\\' && at(p + 1) == b'\'' {
                     p += 1;
                     cur.push(b'\'');
-                } else if c == b'\'' {
+                } else if c == q {
                     if at(p + 1) != 0 && !is_c_space(at(p + 1)) {
                         return None;
                     }
@@ -330,8 +321,7 @@ pub fn split_args(line: &[u8]) -> Option<Vec<Vec<u8>>> {
                         }
                         break;
                     }
-                    b'"' => inq = true,
-                    b'\'' => insq = true,
+                    b'"' | b'\'' => quote = Some(c),
                     _ => cur.push(c),
                 }
             }
