@@ -235,11 +235,22 @@ pub(crate) fn count_plan(ran: Plan, asked: Plan) {
     table[i].fetch_add(1, AtomicOrdering::Relaxed);
 }
 
-pub(crate) fn assert_every_plan_ran() {
+fn plans_ran() -> ([usize; 3], [usize; 3]) {
     let get = |t: &[AtomicUsize; 3]| t.each_ref().map(|c| c.load(AtomicOrdering::Relaxed));
-    let (forced, auto) = (get(&FORCED), get(&AUTO));
+    (get(&FORCED), get(&AUTO))
+}
+
+/// Whether every plan ran, forced, and the level plan chosen by the
+/// automatic planner at least once.
+pub(crate) fn every_plan_ran() -> bool {
+    let (forced, auto) = plans_ran();
+    forced.iter().all(|&n| n > 0) && auto[2] > 0
+}
+
+pub(crate) fn assert_every_plan_ran() {
+    let (forced, auto) = plans_ran();
     assert!(
-        forced.iter().all(|&n| n > 0) && auto[2] > 0,
+        every_plan_ran(),
         "plans run (intersect, scan, level): forced {forced:?}, auto {auto:?}"
     );
 }
