@@ -5,7 +5,7 @@ use std::any::Any;
 
 use axum::body::Body;
 use axum::body::HttpBody;
-use axum::extract::{FromRequestParts, Path, Query};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
 use axum::http::header::{ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
@@ -321,6 +321,21 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
             format!("could not read the request body: {e}"),
         )
         .into()),
+    }
+}
+
+/// A request's JSON body, read whole within the server's body limit (see
+/// [`read_body`]): the last extractor of a handler that takes one, so path
+/// errors come first.
+pub(crate) struct JsonBody(pub Bytes);
+
+impl FromRequest<super::St> for JsonBody {
+    type Rejection = HttpError;
+    async fn from_request(req: Request, st: &super::St) -> Result<Self, HttpError> {
+        let (parts, body) = req.into_parts();
+        Ok(JsonBody(
+            read_body(&parts.headers, body, st.cfg.max_body_bytes).await?,
+        ))
     }
 }
 

@@ -3,17 +3,17 @@
 
 use std::sync::OnceLock;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use bytes::Bytes;
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
 
 use super::error::{
-    parse_json, parse_json_value, read_body, BoardP, HttpError, HttpResult, MemberP, Q,
+    parse_json, parse_json_value, BoardP, HttpError, HttpResult, JsonBody, MemberP, Q,
 };
 use super::St;
 use podium_core::api::*;
@@ -120,10 +120,8 @@ pub(crate) async fn boards(State(st): State<St>) -> HttpResult<Json<BoardsOut>> 
 pub(crate) async fn board_put(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Response> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let config: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
     } else {
@@ -164,11 +162,9 @@ pub(crate) async fn reset(
 async fn combine(
     st: St,
     board: String,
-    headers: HeaderMap,
-    body: Body,
+    bytes: Bytes,
     intersect: bool,
 ) -> HttpResult<Json<CombineOut>> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: CombineIn = parse_json(&bytes)?;
     let op = ops::Combine {
         dest: board,
@@ -181,19 +177,17 @@ async fn combine(
 pub(crate) async fn merge(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Json<CombineOut>> {
-    combine(st, board, headers, body, false).await
+    combine(st, board, bytes, false).await
 }
 
 pub(crate) async fn intersect(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Json<CombineOut>> {
-    combine(st, board, headers, body, true).await
+    combine(st, board, bytes, true).await
 }
 
 // -------------------------------------------------------------- writes
@@ -201,10 +195,8 @@ pub(crate) async fn intersect(
 pub(crate) async fn submit(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Response> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     match parse_json_value(&bytes)? {
         Value::Array(items) => {
             let entries = ops::submit::batch(items, |v| submit_in(v, false))?;
@@ -228,10 +220,8 @@ pub(crate) async fn submit(
 pub(crate) async fn set_data(
     State(st): State<St>,
     MemberP(board, member): MemberP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Json<SetDataOut>> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: SetDataIn = parse_json(&bytes)?;
     let op = ops::SetData {
         board,
@@ -274,10 +264,8 @@ pub(crate) struct RemoveIn {
 pub(crate) async fn remove(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Json<RemovedOut>> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: RemoveIn = parse_json(&bytes)?;
     let op = ops::Remove {
         board,
@@ -570,10 +558,8 @@ pub(crate) async fn count(
 pub(crate) async fn ranks(
     State(st): State<St>,
     BoardP(board): BoardP,
-    headers: HeaderMap,
-    body: Body,
+    JsonBody(bytes): JsonBody,
 ) -> HttpResult<Json<RanksOut>> {
-    let bytes = read_body(&headers, body, st.cfg.max_body_bytes).await?;
     let req: MembersIn = parse_json(&bytes)?;
     let op = ops::Ranks {
         board,
