@@ -13,6 +13,8 @@
 //! - [`hugepages::HugePages`]: the global-allocator wrapper that puts the
 //!   engine's 2 MiB chunks on transparent huge pages, for the binaries to
 //!   install.
+//! - [`used::Used`]: the global-allocator wrapper that counts the bytes the
+//!   process holds (the memory budget's measure), for the server to install.
 //!
 //! ```
 //! use podium_engine::{Board, BoardConfig, Submit};
@@ -34,6 +36,7 @@ pub mod score;
 pub mod search;
 pub mod store;
 pub mod tree;
+pub mod used;
 
 pub use board::{
     Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page,

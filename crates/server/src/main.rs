@@ -6,6 +6,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Parser, Subcommand};
 use podium_cli as client;
 use podium_engine::hugepages::HugePages;
+use podium_engine::used::Used;
 use podium_server::settings::{ServeArgs, Settings};
 use std::alloc::System;
 use std::ffi::OsString;
@@ -13,9 +14,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 // Huge pages for the engine's 2 MiB chunks: a page read on a large board
-// is TLB-bound without them.
+// is TLB-bound without them. Counted: the memory budget (`--maxmemory`)
+// reads the count.
 #[global_allocator]
-static GLOBAL: HugePages<System> = HugePages::new(System);
+static GLOBAL: Used<HugePages<System>> = Used::new(HugePages::new(System));
 
 #[derive(Parser, Debug)]
 #[command(name = "podium", version, about = "podium: a leaderboard server")]
