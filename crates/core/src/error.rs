@@ -32,6 +32,13 @@ pub enum Code {
     Unauthorized,
     Forbidden,
     StorageUnavailable,
+    /// The memory budget (`--maxmemory`) is used up: writes and large
+    /// requests are refused until memory is freed (Redis's OOM).
+    OutOfMemory,
+    /// A protocol's connection limit (`--maxclients`) is reached.
+    TooManyClients,
+    /// A request's head or body did not arrive within its time limit.
+    RequestTimeout,
     Internal,
 }
 
@@ -59,6 +66,9 @@ impl Code {
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
             Code::StorageUnavailable => "storage_unavailable",
+            Code::OutOfMemory => "out_of_memory",
+            Code::TooManyClients => "too_many_clients",
+            Code::RequestTimeout => "request_timeout",
             Code::Internal => "internal",
         }
     }
@@ -76,18 +86,19 @@ impl Code {
             Code::Forbidden => 403,
             Code::BoardNotFound | Code::MemberNotFound | Code::NotFound => 404,
             Code::MethodNotAllowed => 405,
+            Code::RequestTimeout => 408,
             Code::BoardExists | Code::ReadOnly | Code::WrongType => 409,
             Code::PayloadTooLarge => 413,
             Code::UriTooLong => 414,
             Code::UnsupportedMediaType => 415,
             Code::HeadersTooLarge => 431,
             Code::Internal => 500,
-            Code::StorageUnavailable => 503,
+            Code::StorageUnavailable | Code::OutOfMemory | Code::TooManyClients => 503,
         }
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 25] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -109,6 +120,9 @@ impl Code {
         Code::Unauthorized,
         Code::Forbidden,
         Code::StorageUnavailable,
+        Code::OutOfMemory,
+        Code::TooManyClients,
+        Code::RequestTimeout,
         Code::Internal,
     ];
 }

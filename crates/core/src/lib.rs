@@ -12,6 +12,7 @@ pub mod entry;
 pub mod error;
 pub mod json;
 pub mod keystore;
+pub mod memory;
 pub mod op;
 pub mod ops;
 pub mod schedule;

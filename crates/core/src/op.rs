@@ -106,6 +106,18 @@ ops! {
     FlushAll = "flush_all", ADMIN;
 }
 
+impl Op {
+    /// Whether it may make the process hold more data (Redis's `denyoom`
+    /// commands): refused while the memory budget is used up. Removals,
+    /// deletions and resets stay allowed, so memory can be freed.
+    pub fn adds_data(self) -> bool {
+        matches!(
+            self,
+            Op::Submit | Op::SetData | Op::Import | Op::BoardPut | Op::Merge | Op::Intersect
+        )
+    }
+}
+
 /// What an API key may do; `Admin` ⊇ `Write` ⊇ `Read`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {

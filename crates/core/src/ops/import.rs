@@ -110,6 +110,11 @@ impl<'a> Importer<'a> {
 
     /// Applies the pending batch (see the module's doc).
     pub async fn flush(&mut self) -> Result<(), ApiError> {
+        // An import may be far larger than any request: the budget is
+        // checked for each batch, not once at the start.
+        if !self.batch.is_empty() {
+            crate::memory::admit(crate::op::Op::Import)?;
+        }
         let mut recs = std::mem::take(&mut self.batch);
         let lines = std::mem::take(&mut self.lines);
         let n = lines.len();

@@ -1,0 +1,124 @@
+//! The memory budget (`--maxmemory`, as Redis's): the one place that says
+//! whether the process may take more memory. Used memory is what the
+//! process holds from its allocator ([`podium_engine::used`], installed by
+//! the `podium` binary), so stored boards, connection buffers, requests in
+//! flight, transaction queues and replies all count without keeping books
+//! of their own.
+//!
+//! Beyond the budget, operations that add data ([`Op::adds_data`]) are
+//! refused ([`admit`]) and a connection may not grow a buffer past it
+//! ([`room_for`]); reads and deletions go on, so memory can be freed. The
+//! budget is process-wide, as the allocator is: one server per process.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::error::{ApiError, Code};
+use crate::op::Op;
+
+/// The budget in bytes; 0: none.
+static MAX: AtomicU64 = AtomicU64::new(0);
+/// Bytes promised to requests that are about to allocate them.
+static RESERVED: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the budget (0: none).
+pub fn set_max(bytes: u64) {
+    MAX.store(bytes, Relaxed);
+}
+
+/// The budget in bytes; 0: none.
+pub fn max() -> u64 {
+    MAX.load(Relaxed)
+}
+
+/// Bytes the process holds from its allocator (0 when it does not
+/// count), plus those reserved by requests about to allocate them.
+pub fn used() -> u64 {
+    podium_engine::used::allocated().unwrap_or(0) as u64 + RESERVED.load(Relaxed)
+}
+
+/// Whether used memory is over the budget.
+pub fn over() -> bool {
+    let max = max();
+    max > 0 && used() > max
+}
+
+/// Whether `more` bytes may be taken without going over the budget.
+pub fn room_for(more: usize) -> bool {
+    let max = max();
+    max == 0 || used().saturating_add(more as u64) <= max
+}
+
+/// `bytes` promised to a request that is about to allocate them (reading
+/// a large body, decoding a batch), so concurrent large requests cannot
+/// all pass the check before any of them has allocated; or the refusal
+/// when they do not fit. Given back when dropped.
+pub fn reserve(bytes: usize) -> Result<Reservation, ApiError> {
+    let n = bytes as u64;
+    let before = RESERVED.fetch_add(n, Relaxed);
+    let max = max();
+    if max > 0 && podium_engine::used::allocated().unwrap_or(0) as u64 + before + n > max {
+        RESERVED.fetch_sub(n, Relaxed);
+        return Err(refusal());
+    }
+    Ok(Reservation(n))
+}
+
+/// Memory promised by [`reserve`], until dropped.
+#[derive(Debug)]
+pub struct Reservation(u64);
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        RESERVED.fetch_sub(self.0, Relaxed);
+    }
+}
+
+/// The refusal of a write or a large request beyond the budget.
+pub fn refusal() -> ApiError {
+    ApiError::new(
+        Code::OutOfMemory,
+        format!(
+            "out of memory: the server uses more than its memory budget \
+             (maxmemory {} bytes); writes and large requests are refused \
+             until memory is freed (delete members or boards, or raise --maxmemory)",
+            max()
+        ),
+    )
+}
+
+/// Refuses `op` when it adds data and the budget is used up.
+pub fn admit(op: Op) -> Result<(), ApiError> {
+    if op.adds_data() && over() {
+        return Err(refusal());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test binary does not count its memory (used = 0): a budget is
+    /// never over, but a request larger than the budget finds no room.
+    #[test]
+    fn room_and_admission() {
+        set_max(0);
+        assert!(room_for(usize::MAX));
+        assert!(admit(Op::Submit).is_ok());
+        set_max(1000);
+        assert!(room_for(1000) && !room_for(1001));
+        assert!(!over());
+        assert!(admit(Op::Submit).is_ok());
+        // Reservations count until dropped.
+        let r = reserve(600).unwrap();
+        assert!(reserve(600).is_err());
+        assert!(!room_for(500));
+        drop(r);
+        assert!(reserve(600).is_ok());
+        assert!(reserve(1001).is_err());
+        set_max(0);
+        let e = refusal();
+        assert_eq!(e.code, Code::OutOfMemory);
+        assert_eq!(e.code.status(), 503);
+    }
+}
