@@ -4,6 +4,7 @@
 //! podium-cli's; its `bench` runs the podium-bench binary.
 
 pub mod http;
+pub mod limits;
 mod listen;
 pub mod resp;
 pub mod rpc;

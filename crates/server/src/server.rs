@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use axum::serve::ListenerExt;
 use podium_engine::Store;
 use tokio::net::TcpListener;
 
+use crate::limits::{ClientGate, ConnLimits, Timeouts};
 use crate::settings::{Settings, DEFAULT_BACKEND};
 use podium_core::backend::Backend;
 use podium_core::schedule::{Clock, SystemClock};
@@ -38,43 +38,49 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     let engine = Engine::open(&settings, clock).await?;
 
     let metrics = crate::http::install_metrics();
+    let lim = &settings.limits;
+    crate::limits::memory::install(lim.maxmemory.bytes());
+    let maxclients =
+        crate::limits::clients::fit_descriptors(lim.maxclients, settings.listeners().len())
+            as usize;
+    let conn_limits = |what, timeouts| ConnLimits {
+        gate: ClientGate::new(what, maxclients),
+        timeouts,
+    };
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
         let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
             engine.backend(),
-            crate::http::HttpConfig {
-                api_keys: settings.api_keys.clone(),
-                max_body_bytes: settings.max_body_bytes,
-            },
+            crate::http::HttpConfig::from(&settings),
             Some(metrics),
         );
-        let mut stop = stop_rx.clone();
-        // An answer is one write and the client waits for it: Nagle's
-        // algorithm could only hold it back behind an unacknowledged one.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!("cannot set TCP_NODELAY on an HTTP connection: {e}");
-            }
-        });
+        let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
+        let limits = conn_limits("http", timeouts);
+        let stop = stop_rx.clone();
         servers.spawn(async move {
-            axum::serve(crate::http::wire::JsonErrorListener(listener), app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|s| *s).await;
-                })
+            crate::http::serve(listener, app, limits, stop)
                 .await
                 .context("HTTP server failed")
         });
         announce("http", local, "HTTP/JSON");
     }
+    let idle = Timeouts::from_secs(lim.timeout_secs, 0);
     if let Some(addr) = settings.rpc {
         let (listener, local) = bind(addr, "MessagePack-RPC").await?;
         let cfg = crate::rpc::RpcConfig {
             api_keys: settings.api_keys.clone(),
         };
         let stop = stop_rx.clone();
-        servers.spawn(crate::rpc::serve(listener, engine.backend(), cfg, stop));
+        let limits = conn_limits("rpc", idle);
+        servers.spawn(crate::rpc::serve(
+            listener,
+            engine.backend(),
+            cfg,
+            limits,
+            stop,
+        ));
         announce("rpc", local, "MessagePack-RPC");
     }
     let backend = engine.backend();
@@ -83,9 +89,20 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             let (listener, local) = bind(addr, "the Redis protocol").await?;
             let cfg = crate::resp::RespConfig {
                 api_keys: settings.api_keys.clone(),
+                multi: crate::resp::exec::MultiLimits {
+                    max_commands: lim.multi_max_commands,
+                    max_bytes: lim.multi_max_bytes,
+                },
             };
             let stop = stop_rx.clone();
-            servers.spawn(crate::resp::serve(listener, keys.clone(), cfg, stop));
+            let limits = conn_limits("resp", idle);
+            servers.spawn(crate::resp::serve(
+                listener,
+                keys.clone(),
+                cfg,
+                limits,
+                stop,
+            ));
             announce("resp", local, "Redis protocol");
         }
         // `Settings::validate` refuses an explicit --resp with Redis.
@@ -98,12 +115,14 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     }
 
     let bg = engine.spawn_background(stop_rx.clone());
+    let upkeep = tokio::spawn(crate::limits::memory::upkeep(stop_rx.clone()));
     shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
     while let Some(r) = servers.join_next().await {
         r??;
     }
+    let _ = upkeep.await;
     engine.close(bg).await
 }
 

@@ -17,6 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use podium_core::error::{ApiError, Code};
+use podium_core::memory::{self, Reservation};
 
 /// An [`ApiError`] as a response.
 pub(crate) struct HttpError(pub ApiError);
@@ -303,8 +304,22 @@ fn too_large(limit: usize) -> ApiError {
     )
 }
 
-/// The whole request body, at most `limit` bytes.
-pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> HttpResult<Bytes> {
+/// How many bytes of memory a JSON body of n bytes may take once read and
+/// decoded (the body, its parsed values, the typed request): reserved
+/// against the memory budget before the body is read.
+pub(crate) const DECODED_PER_BODY_BYTE: usize = 16;
+
+/// The whole request body, at most `limit` bytes, within `time` (`None`:
+/// no limit), with memory for it and its decoding reserved against the
+/// budget (held by the returned [`Reservation`] until the request is
+/// answered); a body that does not fit is refused with `out_of_memory`
+/// before it is read.
+pub(crate) async fn read_body(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    time: Option<std::time::Duration>,
+) -> HttpResult<(Bytes, Reservation)> {
     check_json_type(headers)?;
     let declared = headers
         .get(CONTENT_LENGTH)
@@ -313,8 +328,28 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(too_large(limit).into());
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(c) => Ok(c.to_bytes()),
+    // Unknown length: the most it may be.
+    let expect = declared.map_or(limit, |n| n as usize);
+    let reserved = memory::reserve(expect.saturating_mul(DECODED_PER_BODY_BYTE))?;
+    let read = Limited::new(body, limit).collect();
+    let read = match time {
+        Some(t) => match tokio::time::timeout(t, read).await {
+            Ok(r) => r,
+            Err(_) => {
+                return Err(ApiError::new(
+                    Code::RequestTimeout,
+                    format!(
+                        "the request body did not arrive within {} s (http_body_timeout)",
+                        t.as_secs()
+                    ),
+                )
+                .into())
+            }
+        },
+        None => read.await,
+    };
+    match read {
+        Ok(c) => Ok((c.to_bytes(), reserved)),
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit).into()),
         Err(e) => Err(ApiError::new(
             Code::MalformedRequest,
@@ -327,15 +362,20 @@ pub(crate) async fn read_body(headers: &HeaderMap, body: Body, limit: usize) -> 
 /// A request's JSON body, read whole within the server's body limit (see
 /// [`read_body`]): the last extractor of a handler that takes one, so path
 /// errors come first.
-pub(crate) struct JsonBody(pub Bytes);
+pub(crate) struct JsonBody(pub Bytes, pub Reservation);
 
 impl FromRequest<super::St> for JsonBody {
     type Rejection = HttpError;
     async fn from_request(req: Request, st: &super::St) -> Result<Self, HttpError> {
         let (parts, body) = req.into_parts();
-        Ok(JsonBody(
-            read_body(&parts.headers, body, st.cfg.max_body_bytes).await?,
-        ))
+        let (bytes, reserved) = read_body(
+            &parts.headers,
+            body,
+            st.cfg.max_body_bytes,
+            st.cfg.body_timeout,
+        )
+        .await?;
+        Ok(JsonBody(bytes, reserved))
     }
 }
 

@@ -120,7 +120,7 @@ pub(crate) async fn boards(State(st): State<St>) -> HttpResult<Json<BoardsOut>> 
 pub(crate) async fn board_put(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Response> {
     let config: Value = if bytes.iter().all(u8::is_ascii_whitespace) {
         json!({})
@@ -177,7 +177,7 @@ async fn combine(
 pub(crate) async fn merge(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Json<CombineOut>> {
     combine(st, board, bytes, false).await
 }
@@ -185,7 +185,7 @@ pub(crate) async fn merge(
 pub(crate) async fn intersect(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Json<CombineOut>> {
     combine(st, board, bytes, true).await
 }
@@ -195,7 +195,7 @@ pub(crate) async fn intersect(
 pub(crate) async fn submit(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Response> {
     match parse_json_value(&bytes)? {
         Value::Array(items) => {
@@ -220,7 +220,7 @@ pub(crate) async fn submit(
 pub(crate) async fn set_data(
     State(st): State<St>,
     MemberP(board, member): MemberP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Json<SetDataOut>> {
     let req: SetDataIn = parse_json(&bytes)?;
     let op = ops::SetData {
@@ -264,7 +264,7 @@ pub(crate) struct RemoveIn {
 pub(crate) async fn remove(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Json<RemovedOut>> {
     let req: RemoveIn = parse_json(&bytes)?;
     let op = ops::Remove {
@@ -558,7 +558,7 @@ pub(crate) async fn count(
 pub(crate) async fn ranks(
     State(st): State<St>,
     BoardP(board): BoardP,
-    JsonBody(bytes): JsonBody,
+    JsonBody(bytes, _reserved): JsonBody,
 ) -> HttpResult<Json<RanksOut>> {
     let req: MembersIn = parse_json(&bytes)?;
     let op = ops::Ranks {

@@ -18,6 +18,7 @@
 mod error;
 mod handlers;
 pub mod openapi;
+mod serve;
 pub(crate) mod stream;
 pub(crate) mod wire;
 
@@ -44,6 +45,7 @@ use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
 use podium_core::op::Op;
 
+pub use serve::serve;
 pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
 
 /// What the HTTP frontend needs from the settings.
@@ -53,6 +55,8 @@ pub struct HttpConfig {
     pub api_keys: Vec<ApiKey>,
     /// Largest JSON request body (`import` streams and is not bound by it).
     pub max_body_bytes: usize,
+    /// How long a request body may take to arrive; `None`: no limit.
+    pub body_timeout: Option<Duration>,
 }
 
 impl Default for HttpConfig {
@@ -60,6 +64,7 @@ impl Default for HttpConfig {
         HttpConfig {
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            body_timeout: None,
         }
     }
 }
@@ -69,6 +74,8 @@ impl From<&Settings> for HttpConfig {
         HttpConfig {
             api_keys: s.api_keys.clone(),
             max_body_bytes: s.max_body_bytes,
+            body_timeout: (s.limits.http_body_secs > 0)
+                .then(|| Duration::from_secs(s.limits.http_body_secs)),
         }
     }
 }
@@ -255,15 +262,34 @@ impl AppState {
 /// The scope a request for `path` (a matched template) with `method`
 /// needs; `None`: open.
 fn needed_scope(path: &str, method: &Method) -> Option<Scope> {
-    let mut any = false;
-    for r in ROUTES.iter().filter(|r| r.path == path) {
-        if r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD) {
-            return r.op.scope();
-        }
-        any |= r.op.scope().is_some();
+    if let Some(op) = route_op(path, method) {
+        return op.scope();
     }
     // Another method on a known path: guarded like the path's routes.
-    any.then_some(Scope::Read)
+    ROUTES
+        .iter()
+        .any(|r| r.path == path && r.op.scope().is_some())
+        .then_some(Scope::Read)
+}
+
+/// The operation a request for `path` (a matched template) with `method`
+/// performs.
+fn route_op(path: &str, method: &Method) -> Option<Op> {
+    ROUTES
+        .iter()
+        .find(|r| {
+            r.path == path
+                && (r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD))
+        })
+        .map(|r| r.op)
+}
+
+/// The memory budget's refusal of a request that would add data.
+fn memory_refusal(route: Option<&str>, method: &Method) -> Option<Response> {
+    let op = route_op(route?, method)?;
+    podium_core::memory::admit(op)
+        .err()
+        .map(|e| error::error_response(&e))
 }
 
 /// The API key check of a request for `route` (a matched template;
@@ -334,7 +360,10 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .and_then(|p| ROUTES.iter().find(|r| r.path == p.as_str()))
         .map(|r| r.path);
-    let resp = match refusal(&st, route, &req).or_else(|| error::encoding_refusal(&req)) {
+    let refused = refusal(&st, route, &req)
+        .or_else(|| memory_refusal(route, req.method()))
+        .or_else(|| error::encoding_refusal(&req));
+    let resp = match refused {
         None => error::json_errors(next.run(req).await).await,
         Some(refused) => refused,
     };

@@ -13,34 +13,9 @@ use std::io;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
-use axum::serve::Listener;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use podium_core::error::{ApiError, Code};
-
-/// A listener whose connections are [`Wire`]s.
-pub struct JsonErrorListener<L>(pub L);
-
-impl<L: Listener> Listener for JsonErrorListener<L> {
-    type Io = Wire<L::Io>;
-    type Addr = L::Addr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = self.0.accept().await;
-        (
-            Wire {
-                io,
-                pending: Vec::new(),
-                sent: 0,
-            },
-            addr,
-        )
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
-}
 
 /// A connection whose hyper-made error answers are rewritten as JSON.
 pub struct Wire<I> {
@@ -48,6 +23,16 @@ pub struct Wire<I> {
     /// A rewritten answer still to be written, from `sent`.
     pending: Vec<u8>,
     sent: usize,
+}
+
+impl<I> Wire<I> {
+    pub fn new(io: I) -> Self {
+        Wire {
+            io,
+            pending: Vec::new(),
+            sent: 0,
+        }
+    }
 }
 
 impl<I: AsyncWrite + Unpin> Wire<I> {

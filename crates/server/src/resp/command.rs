@@ -70,6 +70,13 @@ pub struct Spec {
 }
 
 impl Spec {
+    /// Whether Redis refuses it while used memory is over `maxmemory`
+    /// (its `denyoom` flag): the commands that add data. HDEL shares
+    /// HSET's operation but frees memory.
+    pub fn deny_oom(&self) -> bool {
+        matches!(self.access, Access::Op(op) if op.adds_data()) && self.name != "hdel"
+    }
+
     /// The arguments of `args` (a request for this command, arity
     /// checked) that are keys, by [`Spec::keys`].
     pub fn key_args<'a>(&self, args: &'a [Bytes]) -> impl Iterator<Item = &'a [u8]> {

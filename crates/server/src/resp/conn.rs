@@ -16,14 +16,18 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::codec::Decoder;
-use super::exec::{Session, Shared};
+use super::exec::{Session, Shared, OOM};
 use super::reply::Reply;
 use podium_core::keystore::KeyStore;
+use podium_core::memory;
 
 /// Most requests run before their replies are flushed.
 pub const MAX_BATCH: usize = 1024;
 /// Most reply bytes gathered before they are flushed.
 pub const MAX_BATCH_REPLY: usize = 1 << 20;
+/// From this size on, a request buffer grows only within the memory
+/// budget.
+pub const LARGE_QUERY: usize = 1 << 20;
 /// Most request bytes held for one connection (Redis's
 /// `client-query-buffer-limit`): past it the connection is closed.
 pub const MAX_QUERY_BUFFER: usize = 1 << 30;
@@ -58,6 +62,10 @@ where
         let mut lsn = 0;
         let mut fatal = None;
         while ran < MAX_BATCH && out.len() < MAX_BATCH_REPLY && !session.closing {
+            // Past the memory budget, replies are sent before more are built.
+            if !out.is_empty() && memory::over() {
+                break;
+            }
             match decoder.decode(&mut inbuf, session.authenticated()) {
                 Ok(Some(args)) if args.is_empty() => {}
                 Ok(Some(args)) => {
@@ -84,7 +92,7 @@ where
             }
         }
         // The batch stopped at a limit: more requests may be buffered.
-        let more = ran >= MAX_BATCH || out.len() >= MAX_BATCH_REPLY;
+        let more = ran >= MAX_BATCH || out.len() >= MAX_BATCH_REPLY || memory::over();
         let close = fatal.is_some() || session.closing;
         if let Some(err) = fatal {
             err.encode(session.proto, &mut out);
@@ -107,6 +115,15 @@ where
             return wr.shutdown().await;
         }
         if inbuf.capacity() - inbuf.len() < 4096 {
+            // A large request grows the buffer by doubling: past the memory
+            // budget it is refused (Redis's OOM) and the connection closed,
+            // as the rest of the request cannot be skipped safely.
+            if inbuf.len() >= LARGE_QUERY && !memory::room_for(inbuf.len()) {
+                out.clear();
+                Reply::coded(OOM).encode(session.proto, &mut out);
+                wr.write_all(&out).await?;
+                return wr.shutdown().await;
+            }
             inbuf.reserve(16 * 1024);
         }
         let stopping = tokio::select! {

@@ -24,7 +24,8 @@ use std::sync::Arc;
 use anyhow::Result;
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::listen::{accept_until_stopped, Drain};
+use crate::limits::ConnLimits;
+use crate::listen::{accept_until_stopped, Conn, Drain};
 use crate::settings::ApiKey;
 use podium_core::keystore::KeyStore;
 
@@ -34,6 +35,8 @@ pub struct RespConfig {
     /// With keys, a connection must AUTH (with a key as the password)
     /// before other commands; writes need a `write` or `admin` key.
     pub api_keys: Vec<ApiKey>,
+    /// The bounds of a MULTI queue.
+    pub multi: exec::MultiLimits,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -42,12 +45,32 @@ pub async fn serve(
     listener: TcpListener,
     store: Arc<dyn KeyStore>,
     cfg: RespConfig,
+    limits: ConnLimits,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
     let port = listener.local_addr()?.port();
-    let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
+    let mut shared = exec::Shared::new(cfg.api_keys, port);
+    shared.multi = cfg.multi;
+    let shared = Arc::new(shared);
     let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
-    accept_until_stopped(listener, "Redis", stop, Drain::Wait, serve_conn).await;
+        move |sock: Conn, _busy, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
+    accept_until_stopped(
+        listener,
+        "Redis",
+        stop,
+        Drain::Wait,
+        limits,
+        refuse,
+        serve_conn,
+    )
+    .await;
     Ok(())
+}
+
+/// Redis's answer to a connection past `maxclients`, then the close.
+async fn refuse(mut sock: TcpStream) -> std::io::Result<()> {
+    use tokio::io::AsyncWriteExt;
+    sock.write_all(b"-ERR max number of clients reached\r\n")
+        .await?;
+    sock.shutdown().await
 }

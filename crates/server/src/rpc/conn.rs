@@ -154,6 +154,10 @@ impl Replier {
     }
 }
 
+/// From this size on, a request buffer grows only within the memory
+/// budget.
+const LARGE_FRAME: usize = 1 << 20;
+
 /// Serves one connection until the client leaves, breaks the protocol,
 /// or `stop` turns true.
 pub async fn serve_conn<S>(
@@ -217,6 +221,17 @@ where
             inbuf = BytesMut::with_capacity(16 * 1024);
         }
         if inbuf.capacity() - inbuf.len() < 8192 {
+            // A large frame grows the buffer by doubling: past the memory
+            // budget it is refused, and the connection closed (the rest of
+            // the frame cannot be skipped safely).
+            if inbuf.len() >= LARGE_FRAME && !podium_core::memory::room_for(inbuf.len()) {
+                if let Some(id) = codec::peek_msgid(&inbuf) {
+                    let held = conn.replier.budget.request(0).await;
+                    let e = podium_core::memory::refusal();
+                    conn.replier.reply(Some(id), Err(e), held).await;
+                }
+                break 'read;
+            }
             inbuf.reserve(64 * 1024);
         }
         tokio::select! {

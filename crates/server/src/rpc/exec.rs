@@ -465,11 +465,15 @@ impl Session {
         self.scope.is_some()
     }
 
-    /// Whether this connection may call `m` (HTTP's codes and texts).
+    /// Whether this connection may call `m` (HTTP's codes and texts), and
+    /// the memory budget lets it run.
     pub fn check(&self, m: Method) -> Result<(), ApiError> {
         let Some(needed) = m.scope() else {
             return Ok(());
         };
+        if let Some(op) = m.op() {
+            podium_core::memory::admit(op)?;
+        }
         match self.scope {
             None => Err(ApiError::new(
                 Code::Unauthorized,

@@ -26,9 +26,11 @@ use std::time::Duration;
 use anyhow::Result;
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::listen::{accept_until_stopped, Drain};
+use crate::limits::{ConnLimits, TOO_MANY_CLIENTS};
+use crate::listen::{accept_until_stopped, Conn, Drain, REFUSAL_TIME};
 use crate::settings::ApiKey;
 use podium_core::backend::Backend;
+use podium_core::error::{ApiError, Code};
 
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]
@@ -47,17 +49,54 @@ pub async fn serve(
     listener: TcpListener,
     be: Arc<dyn Backend>,
     cfg: RpcConfig,
+    limits: ConnLimits,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
     let shared = Arc::new(exec::Shared {
         api_keys: cfg.api_keys,
     });
     let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, be.clone(), shared.clone(), stop);
+        move |sock: Conn, _busy, stop| conn::serve_conn(sock, be.clone(), shared.clone(), stop);
     // Past the grace, a client that stopped reading loses its
     // acknowledgements; its writes are applied and the log is flushed at
     // exit anyway.
     let drain = Drain::Within(STOP_GRACE);
-    accept_until_stopped(listener, "MessagePack-RPC", stop, drain, serve_conn).await;
+    accept_until_stopped(
+        listener,
+        "MessagePack-RPC",
+        stop,
+        drain,
+        limits,
+        refuse,
+        serve_conn,
+    )
+    .await;
     Ok(())
+}
+
+/// The answer to a connection past `maxclients`: podium's error to its
+/// first request (when it arrives soon and its id can be read), then the
+/// close.
+async fn refuse(mut sock: TcpStream) -> std::io::Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 4096];
+    let mut n = 0;
+    let first = tokio::time::timeout(REFUSAL_TIME / 2, async {
+        while n < buf.len() {
+            match sock.read(&mut buf[n..]).await {
+                Ok(0) | Err(_) => return None,
+                Ok(k) => n += k,
+            }
+            if let Some(id) = codec::peek_msgid(&buf[..n]) {
+                return Some(id);
+            }
+        }
+        None
+    })
+    .await;
+    if let Ok(Some(id)) = first {
+        let e = ApiError::new(Code::TooManyClients, TOO_MANY_CLIENTS);
+        sock.write_all(&codec::error_response(id, &e)).await?;
+    }
+    sock.shutdown().await
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr};
+use super::{ApiKey, ByteSize, FsyncPolicy, LimitArgs, ListenAddr};
 
 // Every field is an `Option` so that "not given" can be told apart from
 // "given the default"; clap fills a field from its `PODIUM_*` variable when
@@ -83,6 +83,9 @@ pub struct ServeArgs {
     /// [default: 64MiB]
     #[arg(long, env = "PODIUM_SNAPSHOT_EVERY", value_name = "SIZE")]
     pub snapshot_every: Option<ByteSize>,
+
+    #[command(flatten)]
+    pub limits: LimitArgs,
 }
 
 #[cfg(test)]
@@ -181,13 +184,21 @@ mod tests {
             ("api_key_file", "PODIUM_API_KEY_FILE"),
             ("max_body", "PODIUM_MAX_BODY"),
             ("snapshot_every", "PODIUM_SNAPSHOT_EVERY"),
+            ("maxclients", "PODIUM_MAXCLIENTS"),
+            ("maxmemory", "PODIUM_MAXMEMORY"),
+            ("timeout", "PODIUM_TIMEOUT"),
+            ("http_idle_timeout", "PODIUM_HTTP_IDLE_TIMEOUT"),
+            ("http_header_timeout", "PODIUM_HTTP_HEADER_TIMEOUT"),
+            ("http_body_timeout", "PODIUM_HTTP_BODY_TIMEOUT"),
+            ("multi_max_commands", "PODIUM_MULTI_MAX_COMMANDS"),
+            ("multi_max_bytes", "PODIUM_MULTI_MAX_BYTES"),
         ] {
             assert_eq!(env_of(id).as_deref(), Some(var), "{id}");
         }
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            12
+            20
         );
         let keys = cmd
             .get_arguments()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Deserialize;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr};
+use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr, MaxMemory};
 
 /// The TOML config file: the long flags in snake_case, all optional.
 #[derive(Deserialize, Default, Debug)]
@@ -23,6 +23,14 @@ pub(super) struct FileConfig {
     pub(super) snapshot_every: Option<ByteSize>,
     pub(super) api_keys: Option<Vec<ApiKey>>,
     pub(super) api_key_file: Option<PathBuf>,
+    pub(super) maxclients: Option<u32>,
+    pub(super) maxmemory: Option<MaxMemory>,
+    pub(super) timeout: Option<u64>,
+    pub(super) http_idle_timeout: Option<u64>,
+    pub(super) http_header_timeout: Option<u64>,
+    pub(super) http_body_timeout: Option<u64>,
+    pub(super) multi_max_commands: Option<usize>,
+    pub(super) multi_max_bytes: Option<ByteSize>,
 }
 
 impl FileConfig {

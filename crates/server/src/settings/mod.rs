@@ -27,6 +27,14 @@
 //! log_level = "info,podium_server=debug"
 //! max_body = "16MiB"           # or a plain number of bytes
 //! snapshot_every = "64MiB"
+//! maxclients = 10000           # per protocol
+//! maxmemory = "auto"           # or "2gb", "512mb" (Redis's units), 0: none
+//! timeout = 0                  # idle Redis/RPC clients, seconds; 0: never
+//! http_idle_timeout = 60       # seconds
+//! http_header_timeout = 10
+//! http_body_timeout = 60
+//! multi_max_commands = 100000
+//! multi_max_bytes = "64MiB"
 //!
 //! api_key_file = "/etc/podium/keys"   # KEY:SCOPE lines, added to api_keys
 //!
@@ -40,12 +48,14 @@
 //! directory, wherever it was given.
 //!
 //! Layout: [`ServeArgs`] (the flags) in `args`, the file in `file`, the
-//! value types they share in `values` and `keys`, the merge in `resolve`
+//! value types they share in `values` and `keys`, the resource limits in
+//! `limits`, the merge in `resolve`
 //! and the checks in `validate`; [`Settings`] itself is here.
 
 mod args;
 mod file;
 mod keys;
+mod limits;
 mod resolve;
 #[cfg(test)]
 mod test_util;
@@ -57,6 +67,8 @@ use std::path::PathBuf;
 
 pub use args::ServeArgs;
 pub use keys::ApiKey;
+pub use limits::{LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
+pub use limits::{DEFAULT_MULTI_MAX_BYTES, DEFAULT_MULTI_MAX_COMMANDS};
 pub use podium_core::op::Scope;
 pub use podium_store::FsyncPolicy;
 pub use values::{ByteSize, ListenAddr};
@@ -103,6 +115,8 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Log bytes written after which a snapshot is taken.
     pub snapshot_every_bytes: u64,
+    /// Connections, memory, timeouts, transaction queues.
+    pub limits: Limits,
 }
 
 impl Default for Settings {
@@ -118,6 +132,7 @@ impl Default for Settings {
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             snapshot_every_bytes: DEFAULT_SNAPSHOT_EVERY_BYTES,
+            limits: Limits::default(),
         }
     }
 }

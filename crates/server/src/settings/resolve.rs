@@ -17,6 +17,7 @@ impl Settings {
             None => FileConfig::default(),
         };
         let d = Settings::default();
+        let limits = args.limits.resolve(&file)?;
         let addr = |arg: &Option<ListenAddr>, file: &Option<ListenAddr>, default| {
             arg.or(*file).map_or(Some(default), |l| l.0)
         };
@@ -67,6 +68,7 @@ impl Settings {
                 .snapshot_every
                 .or(file.snapshot_every)
                 .map_or(d.snapshot_every_bytes, |b| b.0),
+            limits,
         };
         settings.validate()?;
         Ok(settings)

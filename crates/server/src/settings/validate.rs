@@ -32,6 +32,7 @@ impl Settings {
         if self.snapshot_every_bytes == 0 {
             bail!("--snapshot-every must be more than 0 bytes");
         }
+        self.limits.validate()?;
         for key in &self.api_keys {
             check_key(&key.key)?;
         }

@@ -286,6 +286,7 @@ async fn body_limit() {
     let app = app_with(HttpConfig {
         api_keys: vec![],
         max_body_bytes: 64,
+        ..Default::default()
     });
     let big = json!({"member": "x".repeat(100), "score": 1}).to_string();
     expect_err(
@@ -663,8 +664,15 @@ async fn content_encoding_is_refused_unless_identity() {
 async fn serve_on_socket() -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let limits = crate::limits::ConnLimits {
+        gate: crate::limits::ClientGate::new("http", 100),
+        timeouts: crate::limits::Timeouts::default(),
+    };
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        axum::serve(super::wire::JsonErrorListener(listener), app())
+        // Kept alive for the server's life.
+        let _stop = _stop;
+        crate::http::serve(listener, app(), limits, stop_rx)
             .await
             .unwrap();
     });

@@ -34,13 +34,34 @@ use super::reply::Reply;
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{KeyStore, Lsn};
+use podium_core::memory;
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
 pub const REDIS_VERSION: &str = "7.0.15";
 
+/// The bounds of one connection's MULTI queue.
+#[derive(Debug, Clone, Copy)]
+pub struct MultiLimits {
+    pub max_commands: usize,
+    pub max_bytes: usize,
+}
+
+impl Default for MultiLimits {
+    fn default() -> Self {
+        MultiLimits {
+            max_commands: crate::settings::DEFAULT_MULTI_MAX_COMMANDS,
+            max_bytes: crate::settings::DEFAULT_MULTI_MAX_BYTES,
+        }
+    }
+}
+
+/// Redis's refusal of a command that adds data beyond `maxmemory`.
+pub const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
 /// What every connection of one listener shares.
 pub struct Shared {
     pub api_keys: Vec<ApiKey>,
+    pub multi: MultiLimits,
     pub clients: AtomicUsize,
     next_id: AtomicU64,
     started: Instant,
@@ -51,6 +72,7 @@ impl Shared {
     pub fn new(api_keys: Vec<ApiKey>, port: u16) -> Shared {
         Shared {
             api_keys,
+            multi: MultiLimits::default(),
             clients: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             started: Instant::now(),
@@ -66,6 +88,8 @@ impl Shared {
 
 struct Multi {
     queue: Vec<(&'static Spec, Vec<Bytes>)>,
+    /// Argument bytes queued.
+    bytes: usize,
     /// A command was refused while queueing: EXEC will abort.
     failed: bool,
 }
@@ -209,6 +233,18 @@ impl Session {
         };
         if let Some(m) = &mut self.multi {
             if !matches!(spec.name, "exec" | "discard" | "multi" | "quit") {
+                let bytes: usize = args.iter().map(|a| a.len() + 16).sum();
+                let limits = self.shared.multi;
+                if m.queue.len() >= limits.max_commands || m.bytes + bytes > limits.max_bytes {
+                    m.failed = true;
+                    return done(Reply::err(format!(
+                        "MULTI queue is full: a transaction holds at most {} commands and \
+                         {} bytes of arguments (multi_max_commands, multi_max_bytes); \
+                         EXEC will discard it",
+                        limits.max_commands, limits.max_bytes
+                    )));
+                }
+                m.bytes += bytes;
                 m.queue.push((spec, args));
                 return done(Reply::Status("QUEUED"));
             }
@@ -283,10 +319,18 @@ impl Session {
                 spec.name
             )));
         }
-        match self.key_refusal(spec, args) {
-            Some(r) => Err(r),
-            None => Ok(spec),
+        if let Some(r) = self.key_refusal(spec, args) {
+            return Err(r);
         }
+        // Redis's `denyoom` check; for EXEC, when a queued command has it.
+        let adds_data = match (&self.multi, spec.name) {
+            (Some(m), "exec") => m.queue.iter().any(|(s, _)| s.deny_oom()),
+            _ => spec.deny_oom(),
+        };
+        if adds_data && memory::over() {
+            return Err(Reply::coded(OOM));
+        }
+        Ok(spec)
     }
 
     fn exec_multi(&mut self) -> Run {
@@ -303,7 +347,14 @@ impl Session {
         let replies = store.atomically(|| {
             m.queue
                 .into_iter()
-                .map(|(spec, args)| {
+                .enumerate()
+                .map(|(i, (spec, args))| {
+                    // The replies gathered so far are held until EXEC
+                    // answers: past the budget the rest are refused
+                    // rather than built.
+                    if i > 0 && memory::over() {
+                        return Reply::coded(OOM);
+                    }
                     let (r, l) = self.run_spec(spec, &args);
                     lsn = lsn.max(l);
                     r
@@ -374,6 +425,7 @@ impl Session {
             } else {
                 self.multi = Some(Multi {
                     queue: Vec::new(),
+                    bytes: 0,
                     failed: false,
                 });
                 Reply::OK
