@@ -1,0 +1,712 @@
+//! The resource limits, against the real binary with all three protocols:
+//! each limit is reached, its refusal is clear in the protocol's words, a
+//! bystander connection keeps working, the process's resident size stays
+//! within the memory budget, and every acknowledged write is still there.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, TcpStream, UdpSocket};
+use std::process::{Child, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rmpv::Value as Mp;
+use support::resp::wire::{cmd, Conn};
+use support::{serve_command, START_TIMEOUT};
+
+const OOM: &[u8] = b"-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+const MAX_CLIENTS: &[u8] = b"-ERR max number of clients reached\r\n";
+/// Places beyond `--maxclients` kept for loopback peers.
+const LOOPBACK_SPARE: usize = 4;
+
+/// `podium serve` with HTTP, MessagePack-RPC and the Redis protocol.
+struct Three {
+    child: Child,
+    _tmp: tempfile::TempDir,
+    http: String,
+    rpc: String,
+    resp: String,
+}
+
+impl Three {
+    fn start(extra: &[&str]) -> Three {
+        Self::start_on("127.0.0.1", extra)
+    }
+
+    /// Listening on `ip` (port 0 for each protocol).
+    fn start_on(ip: &str, extra: &[&str]) -> Three {
+        let tmp = tempfile::tempdir().unwrap();
+        let any = format!("{ip}:0");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let mut c = serve_command(
+            &tmp.path().join("data"),
+            &["--http", &any, "--rpc", &any, "--resp", &any],
+            &extra,
+        );
+        let mut child = c
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { break };
+                if let Some(rest) = line.strip_prefix("podium: ") {
+                    if let Some((proto, addr)) = rest.split_once(" listening on ") {
+                        let _ = tx.send((proto.to_string(), addr.trim().to_string()));
+                    }
+                }
+            }
+        });
+        let (mut http, mut rpc, mut resp) = (None, None, None);
+        let deadline = Instant::now() + START_TIMEOUT;
+        while http.is_none() || rpc.is_none() || resp.is_none() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (p, a) = rx.recv_timeout(left).expect("podium did not start");
+            match p.as_str() {
+                "http" => http = Some(a),
+                "rpc" => rpc = Some(a),
+                "resp" => resp = Some(a),
+                _ => {}
+            }
+        }
+        Three {
+            child,
+            _tmp: tmp,
+            http: http.unwrap(),
+            rpc: rpc.unwrap(),
+            resp: resp.unwrap(),
+        }
+    }
+
+    fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
+    }
+
+    /// Resident set size, bytes.
+    fn rss(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    }
+}
+
+impl Drop for Three {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw HTTP/1.1 keep-alive connection.
+struct Http(TcpStream);
+
+impl Http {
+    fn open(addr: &str) -> Http {
+        let s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        Http(s)
+    }
+
+    /// Sends a request; returns (status, body) of the answer.
+    fn request(&mut self, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
+        let req = format!(
+            "{method} {path} HTTP/1.1\r\nHost: t\r\ncontent-type: application/json\r\n\
+             content-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        self.0.write_all(req.as_bytes())?;
+        read_http(&mut self.0)
+    }
+}
+
+/// Reads one HTTP answer (head and a content-length body).
+fn read_http(s: &mut TcpStream) -> std::io::Result<(u16, String)> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        if let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&got[..end]).to_string();
+            let len = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if got.len() >= end + 4 + len {
+                let status = head[9..12].parse().unwrap();
+                let body = String::from_utf8_lossy(&got[end + 4..end + 4 + len]).to_string();
+                return Ok((status, body));
+            }
+        }
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// A MessagePack-RPC request frame.
+fn rpc_frame(id: u32, method: &str, params: Vec<Mp>) -> Vec<u8> {
+    let v = Mp::Array(vec![
+        Mp::from(0),
+        Mp::from(id),
+        Mp::from(method),
+        Mp::Array(params),
+    ]);
+    let mut out = Vec::new();
+    rmpv::encode::write_value(&mut out, &v).unwrap();
+    out
+}
+
+/// Sends one request on `s` and reads its response: `Ok(result)` or
+/// `Err(error code)`.
+fn rpc_call(s: &mut TcpStream, id: u32, method: &str, params: Vec<Mp>) -> Result<Mp, String> {
+    s.write_all(&rpc_frame(id, method, params)).unwrap();
+    read_rpc(s).expect("an RPC response")
+}
+
+fn read_rpc(s: &mut TcpStream) -> std::io::Result<Result<Mp, String>> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 65536];
+    loop {
+        let mut rd = &got[..];
+        if let Ok(v) = rmpv::decode::read_value(&mut rd) {
+            let a = v.as_array().unwrap();
+            return Ok(if a[2].is_nil() {
+                Ok(a[3].clone())
+            } else {
+                // The error is `[code, message]`.
+                let code = a[2]
+                    .as_array()
+                    .and_then(|e| e.first())
+                    .and_then(|c| c.as_str())
+                    .unwrap_or("?")
+                    .to_string();
+                Err(code)
+            });
+        }
+        let n = s.read(&mut buf)?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        got.extend_from_slice(&buf[..n]);
+    }
+}
+
+fn rpc_open(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    s
+}
+
+fn entry(member: &str, score: f64) -> Mp {
+    Mp::Map(vec![
+        (Mp::from("member"), Mp::from(member)),
+        (Mp::from("score"), Mp::from(score)),
+    ])
+}
+
+/// Reads until the server closes `s` (or `limit` passes): what it sent.
+fn read_to_close(s: &mut TcpStream, limit: Duration) -> Vec<u8> {
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut got = Vec::new();
+    let _ = s.read_to_end(&mut got);
+    got
+}
+
+/// Retries `f` until it returns `Some`, for up to 10 s.
+fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within 10 s");
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn maxclients_refuses_each_protocol_clearly_and_bystanders_keep_working() {
+    let s = Three::start(&["--maxclients", "2"]);
+    let room = 2 + LOOPBACK_SPARE;
+
+    // Redis protocol.
+    let mut bystander = Conn::open(&s.resp);
+    assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
+    let mut held: Vec<Conn> = (1..room).map(|_| Conn::open(&s.resp)).collect();
+    for c in &mut held {
+        assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
+    }
+    let mut refused = TcpStream::connect(&s.resp).unwrap();
+    assert_eq!(
+        read_to_close(&mut refused, Duration::from_secs(10)),
+        MAX_CLIENTS
+    );
+    assert_eq!(bystander.call(&cmd("ZADD lb 2 b")), b":1\r\n");
+    drop(held.pop());
+    let mut again = eventually("a freed place", || {
+        let mut c = Conn::connect(&s.resp).ok()?;
+        (c.request(&cmd("PING")).ok()? == b"+PONG\r\n").then_some(c)
+    });
+    assert_eq!(again.call(&cmd("ZCARD lb")), b":2\r\n");
+
+    // HTTP.
+    let mut web = Http::open(&s.http);
+    let (st, _) = web
+        .request(
+            "POST",
+            "/v1/boards/web/scores",
+            r#"{"member":"a","score":1}"#,
+        )
+        .unwrap();
+    assert_eq!(st, 200);
+    let mut held: Vec<Http> = (1..room).map(|_| Http::open(&s.http)).collect();
+    for h in &mut held {
+        assert_eq!(h.request("GET", "/healthz", "").unwrap().0, 200);
+    }
+    let mut over = Http::open(&s.http);
+    let (st, body) = over.request("GET", "/healthz", "").unwrap();
+    assert_eq!(st, 503, "{body}");
+    assert!(body.contains("\"too_many_clients\""), "{body}");
+    let (st, _) = web
+        .request(
+            "POST",
+            "/v1/boards/web/scores",
+            r#"{"member":"b","score":2}"#,
+        )
+        .unwrap();
+    assert_eq!(st, 200, "the bystander keeps working");
+
+    // MessagePack-RPC.
+    let mut rpc = rpc_open(&s.rpc);
+    rpc_call(&mut rpc, 1, "submit", vec![Mp::from("m"), entry("a", 1.0)]).unwrap();
+    let mut held: Vec<TcpStream> = (1..room).map(|_| rpc_open(&s.rpc)).collect();
+    for (i, h) in held.iter_mut().enumerate() {
+        rpc_call(h, i as u32, "boards", vec![]).unwrap();
+    }
+    let mut over = rpc_open(&s.rpc);
+    let e = rpc_call(&mut over, 9, "boards", vec![]).unwrap_err();
+    assert_eq!(e, "too_many_clients");
+    rpc_call(&mut rpc, 2, "submit", vec![Mp::from("m"), entry("b", 2.0)]).unwrap();
+    let count = rpc_call(&mut rpc, 3, "count", vec![Mp::from("m")]).unwrap();
+    assert!(format!("{count}").contains('2'), "{count}");
+}
+
+/// A local address that is not loopback, if the machine has one.
+fn non_loopback_ip() -> Option<IpAddr> {
+    // Connecting a UDP socket sends nothing; it picks the outgoing address.
+    let s = UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("10.255.255.255:9").ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn a_full_server_keeps_room_for_an_operator_on_loopback() {
+    let Some(ip) = non_loopback_ip() else {
+        eprintln!("skipped: this machine has no non-loopback address to connect from");
+        return;
+    };
+    let key = "operator-key-0123456789:admin";
+    let s = Three::start_on("0.0.0.0", &["--maxclients", "2", "--api-key", key]);
+    let port = |a: &str| a.rsplit(':').next().unwrap().to_string();
+    let remote = format!("{ip}:{}", port(&s.resp));
+    let _held: Vec<Conn> = (0..2)
+        .map(|_| {
+            let mut c = Conn::open(&remote);
+            c.call(&cmd("PING"));
+            c
+        })
+        .collect();
+    let mut refused = TcpStream::connect(&remote).unwrap();
+    assert_eq!(
+        read_to_close(&mut refused, Duration::from_secs(10)),
+        MAX_CLIENTS
+    );
+    // The operator on the host still gets in.
+    let mut op = Conn::open(&format!("127.0.0.1:{}", port(&s.resp)));
+    assert_eq!(
+        op.call(&cmd("AUTH operator-key-0123456789")),
+        b"+OK\r\n".to_vec()
+    );
+    assert_eq!(op.call(&cmd("DBSIZE")), b":0\r\n");
+}
+
+#[test]
+fn idle_clients_are_closed_and_active_ones_are_not() {
+    let s = Three::start(&["--timeout", "1", "--http-idle-timeout", "1"]);
+    let mut idle_resp = TcpStream::connect(&s.resp).unwrap();
+    let mut idle_rpc = rpc_open(&s.rpc);
+    let mut idle_http = Http::open(&s.http);
+    assert_eq!(idle_http.request("GET", "/healthz", "").unwrap().0, 200);
+    let mut active = Conn::open(&s.resp);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(3) {
+        assert_eq!(active.call(&cmd("PING")), b"+PONG\r\n");
+        thread::sleep(Duration::from_millis(200));
+    }
+    // Closed by the server: end of stream, nothing sent.
+    assert_eq!(read_to_close(&mut idle_resp, Duration::from_secs(10)), b"");
+    assert_eq!(read_to_close(&mut idle_rpc, Duration::from_secs(10)), b"");
+    assert_eq!(
+        read_to_close(&mut idle_http.0, Duration::from_secs(10)),
+        b""
+    );
+}
+
+#[test]
+fn a_trickled_head_or_body_is_cut() {
+    let s = Three::start(&["--http-header-timeout", "1", "--http-body-timeout", "1"]);
+    // A head one byte every 300 ms: closed once its first byte is 1 s old.
+    let mut slow = TcpStream::connect(&s.http).unwrap();
+    let head =
+        b"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+    let mut cut = false;
+    for b in head {
+        if slow.write_all(&[*b]).is_err() {
+            cut = true;
+            break;
+        }
+        thread::sleep(Duration::from_millis(300));
+        let mut probe = [0u8; 1];
+        slow.set_nonblocking(true).unwrap();
+        let r = slow.read(&mut probe);
+        slow.set_nonblocking(false).unwrap();
+        if matches!(r, Ok(0)) || matches!(&r, Err(e) if e.kind() != std::io::ErrorKind::WouldBlock)
+        {
+            cut = true;
+            break;
+        }
+    }
+    assert!(cut, "the trickled head was served to the end");
+
+    // A body that stops halfway: 408 with podium's error.
+    let mut body = TcpStream::connect(&s.http).unwrap();
+    body.write_all(
+        b"POST /v1/boards/b/scores HTTP/1.1\r\nHost: t\r\ncontent-type: application/json\r\n\
+          content-length: 100\r\n\r\n{\"member\":",
+    )
+    .unwrap();
+    body.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let (st, text) = read_http(&mut body).unwrap();
+    assert_eq!(st, 408, "{text}");
+    assert!(text.contains("\"request_timeout\""), "{text}");
+    // The server still serves others.
+    assert_eq!(
+        Http::open(&s.http)
+            .request("GET", "/healthz", "")
+            .unwrap()
+            .0,
+        200
+    );
+}
+
+const BUDGET: u64 = 96 << 20;
+
+#[test]
+fn past_maxmemory_writes_are_refused_on_every_protocol_and_reads_and_deletes_go_on() {
+    let mut s = Three::start(&["--maxmemory", "96mb"]);
+    let mut c = Conn::open(&s.resp);
+    let pad = "x".repeat(200);
+    let mut acked = 0u64;
+    let mut refused = false;
+    // Pipelines of 1,000 ZADDs until the budget says no.
+    'fill: for batch in 0..10_000u64 {
+        let mut pipe = Vec::new();
+        for i in 0..1000 {
+            let m = format!("{pad}{}", batch * 1000 + i);
+            pipe.extend_from_slice(&support::resp::wire::encode_command(&[
+                b"ZADD".to_vec(),
+                b"big".to_vec(),
+                b"1".to_vec(),
+                m.into_bytes(),
+            ]));
+        }
+        c.send_raw(&pipe).unwrap();
+        for _ in 0..1000 {
+            let r = c.read_reply().unwrap();
+            if r == b":1\r\n" {
+                acked += 1;
+            } else {
+                assert_eq!(r, OOM, "{}", String::from_utf8_lossy(&r));
+                refused = true;
+            }
+        }
+        if refused {
+            break 'fill;
+        }
+    }
+    assert!(refused, "the budget was never reached");
+    assert!(
+        s.rss() < BUDGET + BUDGET / 2,
+        "rss {} over the budget",
+        s.rss()
+    );
+
+    // HTTP and RPC writes: podium's out_of_memory (used memory hovers at
+    // the budget, so a write may still fit: each protocol writes until
+    // refused); reads go on.
+    let mut web = Http::open(&s.http);
+    let mut web_acked = 0;
+    let body = loop {
+        let m = format!(r#"{{"member":"{pad}{web_acked}","score":1}}"#);
+        let (st, body) = web.request("POST", "/v1/boards/web/scores", &m).unwrap();
+        if st != 200 {
+            assert_eq!(st, 503, "{body}");
+            break body;
+        }
+        web_acked += 1;
+        assert!(web_acked < 100_000, "HTTP writes were never refused");
+    };
+    assert!(body.contains("\"out_of_memory\""), "{body}");
+    let (st, _) = web.request("GET", "/v1/boards/big/top", "").unwrap();
+    assert_eq!(st, 200);
+    let mut rpc = rpc_open(&s.rpc);
+    let mut rpc_acked = 0u32;
+    let e = loop {
+        let m = format!("{pad}{rpc_acked}");
+        match rpc_call(
+            &mut rpc,
+            rpc_acked,
+            "submit",
+            vec![Mp::from("m"), entry(&m, 1.0)],
+        ) {
+            Ok(_) => rpc_acked += 1,
+            Err(e) => break e,
+        }
+        assert!(rpc_acked < 100_000, "RPC writes were never refused");
+    };
+    assert_eq!(e, "out_of_memory");
+    // Every acknowledged write is there.
+    assert_eq!(
+        c.call(&cmd("ZCARD big")),
+        format!(":{acked}\r\n").into_bytes()
+    );
+    assert_eq!(
+        c.call(&cmd("ZCARD web")),
+        format!(":{web_acked}\r\n").into_bytes()
+    );
+    assert_eq!(
+        c.call(&cmd("ZCARD m")),
+        format!(":{rpc_acked}\r\n").into_bytes()
+    );
+
+    // Deleting frees memory; writes resume without a restart.
+    assert_eq!(c.call(&cmd("DEL big")), b":1\r\n");
+    eventually("writes after freeing memory", || {
+        (c.call(&cmd("ZADD small 1 a")) == b":1\r\n").then_some(())
+    });
+    assert!(s.alive());
+}
+
+#[test]
+fn large_requests_past_the_budget_are_refused_not_aborted() {
+    let mut s = Three::start(&["--maxmemory", "128mb"]);
+    let mut bystander = Conn::open(&s.resp);
+    assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
+
+    // Four Redis clients each declaring a 400 MB argument and sending it.
+    let senders: Vec<_> = (0..4)
+        .map(|_| {
+            let addr = s.resp.clone();
+            thread::spawn(move || {
+                let mut c = TcpStream::connect(&addr).unwrap();
+                c.write_all(b"*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n$400000000\r\n")
+                    .unwrap();
+                let chunk = vec![b'x'; 1 << 20];
+                for _ in 0..400 {
+                    if c.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+                read_to_close(&mut c, Duration::from_secs(20))
+            })
+        })
+        .collect();
+    let answers: Vec<Vec<u8>> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(s.alive(), "the server survived");
+    assert!(
+        answers.iter().any(|a| a == OOM),
+        "no OOM refusal: {:?}",
+        answers
+            .iter()
+            .map(|a| String::from_utf8_lossy(a).to_string())
+            .collect::<Vec<_>>()
+    );
+
+    // Thirty MessagePack-RPC frames of 60 MB, each left unfinished.
+    let frames: Vec<_> = (0..30)
+        .map(|i| {
+            let addr = s.rpc.clone();
+            thread::spawn(move || {
+                let mut c = rpc_open(&addr);
+                // [0, i, "submit", ["b", {"member": bin 60 MB ...
+                let mut head = vec![0x94, 0x00, 0xce];
+                head.extend_from_slice(&(i as u32).to_be_bytes());
+                head.extend_from_slice(&[0xa6]);
+                head.extend_from_slice(b"submit");
+                head.extend_from_slice(&[0x92, 0xa1, b'b', 0x81, 0xa6]);
+                head.extend_from_slice(b"member");
+                head.push(0xdb);
+                head.extend_from_slice(&(60u32 << 20).to_be_bytes());
+                c.write_all(&head).unwrap();
+                let chunk = vec![b'y'; 1 << 20];
+                for _ in 0..40 {
+                    if c.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+                read_rpc(&mut c).ok().and_then(|r| r.err())
+            })
+        })
+        .collect();
+    let codes: Vec<Option<String>> = frames.into_iter().map(|t| t.join().unwrap()).collect();
+    assert!(s.alive(), "the server survived");
+    assert!(
+        codes.iter().any(|c| c.as_deref() == Some("out_of_memory")),
+        "{codes:?}"
+    );
+    assert!(s.rss() < 128 << 20 << 1, "rss {}", s.rss());
+    assert_eq!(bystander.call(&cmd("ZCARD lb")), b":1\r\n");
+}
+
+#[test]
+fn a_transaction_of_huge_replies_is_refused_past_the_budget() {
+    let mut s = Three::start(&["--maxmemory", "128mb"]);
+    let mut c = Conn::open(&s.resp);
+    // A board of 200k members, loaded in pipelines.
+    for batch in 0..200 {
+        let mut pipe = Vec::new();
+        for i in 0..1000 {
+            let m = format!("member-{}", batch * 1000 + i);
+            pipe.extend_from_slice(&support::resp::wire::encode_command(&[
+                b"ZADD".to_vec(),
+                b"big".to_vec(),
+                format!("{i}").into_bytes(),
+                m.into_bytes(),
+            ]));
+        }
+        c.send_raw(&pipe).unwrap();
+        for _ in 0..1000 {
+            assert_eq!(c.read_reply().unwrap(), b":1\r\n");
+        }
+    }
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    for _ in 0..40 {
+        assert_eq!(c.call(&cmd("ZRANGE big 0 -1 WITHSCORES")), b"+QUEUED\r\n");
+    }
+    let exec = c.call(&cmd("EXEC"));
+    assert!(s.alive(), "the server survived");
+    let text = String::from_utf8_lossy(&exec);
+    assert!(
+        text.starts_with("*40\r\n"),
+        "{}",
+        &text[..100.min(text.len())]
+    );
+    assert!(
+        text.contains("-OOM command not allowed"),
+        "no reply was refused"
+    );
+    assert!(s.rss() < 128 << 20 << 1, "rss {}", s.rss());
+    assert_eq!(c.call(&cmd("ZCARD big")), b":200000\r\n");
+}
+
+#[test]
+fn a_transaction_queue_is_bounded() {
+    let s = Three::start(&["--multi-max-commands", "3", "--multi-max-bytes", "1KiB"]);
+    let mut c = Conn::open(&s.resp);
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    for i in 0..3 {
+        assert_eq!(c.call(&cmd(&format!("ZADD q {i} m{i}"))), b"+QUEUED\r\n");
+    }
+    let full = c.call(&cmd("ZADD q 9 m9"));
+    assert!(
+        full.starts_with(b"-ERR MULTI queue is full"),
+        "{}",
+        String::from_utf8_lossy(&full)
+    );
+    assert_eq!(
+        c.call(&cmd("EXEC")),
+        b"-EXECABORT Transaction discarded because of previous errors.\r\n"
+    );
+    assert_eq!(c.call(&cmd("ZCARD q")), b":0\r\n");
+    // Bytes.
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    let big = "z".repeat(2000);
+    let r = c.call(&cmd(&format!("ZADD q 1 {big}")));
+    assert!(r.starts_with(b"-ERR MULTI queue is full"));
+    assert!(c.call(&cmd("EXEC")).starts_with(b"-EXECABORT"));
+    // A transaction within the bounds runs.
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    assert_eq!(c.call(&cmd("ZADD q 1 a")), b"+QUEUED\r\n");
+    assert_eq!(c.call(&cmd("EXEC")), b"*1\r\n:1\r\n");
+}
+
+#[test]
+fn memory_is_given_back_after_large_batches() {
+    let s = Three::start(&[]);
+    let mut warm = Http::open(&s.http);
+    assert_eq!(warm.request("GET", "/healthz", "").unwrap().0, 200);
+    thread::sleep(Duration::from_millis(500));
+    let baseline = s.rss();
+    // Six concurrent batches of ~15 MB.
+    let workers: Vec<_> = (0..6)
+        .map(|w| {
+            let addr = s.http.clone();
+            thread::spawn(move || {
+                let mut body = String::with_capacity(16 << 20);
+                body.push('[');
+                let mut i = 0;
+                while body.len() < 15 << 20 {
+                    if i > 0 {
+                        body.push(',');
+                    }
+                    body.push_str(&format!(r#"{{"member":"w{w}-member-{i:08}","score":{i}}}"#));
+                    i += 1;
+                }
+                body.push(']');
+                let mut h = Http::open(&addr);
+                // Decoding 15 MB takes a while on a debug build.
+                h.0.set_read_timeout(Some(Duration::from_secs(600)))
+                    .unwrap();
+                let (st, text) = h
+                    .request("POST", &format!("/v1/boards/b{w}/scores"), &body)
+                    .unwrap();
+                assert_eq!(st, 200, "{}", &text[..200.min(text.len())]);
+            })
+        })
+        .collect();
+    let mut peak = 0;
+    while workers.iter().any(|w| !w.is_finished()) {
+        peak = peak.max(s.rss());
+        thread::sleep(Duration::from_millis(20));
+    }
+    for w in workers {
+        w.join().unwrap();
+    }
+    // The boards themselves stay; the batches' memory goes back.
+    let kept = eventually("memory given back", || {
+        let rss = s.rss();
+        (rss < baseline + (peak - baseline) / 2).then_some(rss)
+    });
+    eprintln!(
+        "rss: baseline {} MB, peak {} MB, after {} MB",
+        baseline >> 20,
+        peak >> 20,
+        kept >> 20
+    );
+}
