@@ -2,10 +2,11 @@
 //! one writer on each (HTTP submit, MessagePack-RPC submit, RESP ZADD)
 //! recording every acknowledged write, while the server meets a flood of
 //! idle connections on every listener, a full disk, a data directory it
-//! may not write, and `kill -9`. Afterwards every acknowledged write is
-//! read back on each protocol; between the episodes, writes must resume
-//! without a restart, and every refused write must be refused with a
-//! clear error, never a hang.
+//! may not write, `kill -9` while the disk is full and `kill -9` in the
+//! middle of acknowledged writes. After each kill every acknowledged write
+//! is read back on each protocol; after the disk episodes, writes must
+//! resume without a restart (and `/healthz`, `podium_log_failed` say so);
+//! every refused write must be refused with a clear error, never a hang.
 //!
 //! The disk episodes need a filesystem the test can fill and flip: a 64 MiB
 //! tmpfs mounted on the data directory, which needs root (CI runs as
@@ -138,6 +139,25 @@ impl Serve {
         let mut c = self.child.take().expect("running");
         c.kill().expect("SIGKILL");
         c.wait().expect("reaping");
+    }
+
+    /// `podium_log_failed` on `/metrics`: 1 while the log cannot write.
+    fn log_failed(&self) -> String {
+        let text = support::http::client()
+            .get(format!("http://{}/metrics", self.http))
+            .timeout(REQUEST_TIMEOUT)
+            .send()
+            .and_then(|r| r.text())
+            .unwrap_or_default();
+        text.lines()
+            .find_map(|l| l.strip_prefix("podium_log_failed "))
+            .unwrap_or("missing")
+            .to_string()
+    }
+
+    /// `/healthz`'s status and `podium_log_failed`, as a pair to compare.
+    fn health(&self) -> (u16, String) {
+        (self.healthz(), self.log_failed())
     }
 
     fn healthz(&self) -> u16 {
@@ -443,18 +463,19 @@ struct Writer {
     thread: Option<JoinHandle<()>>,
 }
 
-fn start_writer(proto: Proto, s: &Serve, stop: Arc<AtomicBool>) -> Writer {
+/// A writer on `proto` whose members are `m{first}`, `m{first + 1}`, …
+fn start_writer(proto: Proto, s: &Serve, stop: Arc<AtomicBool>, first: u64) -> Writer {
     let tally = Arc::new(Mutex::new(Tally::default()));
     let mut client = Client::open(proto, s);
     // The connection is up before any chaos: one acknowledged write.
     assert!(
-        matches!(client.submit(proto, 0), Outcome::Acked),
+        matches!(client.submit(proto, first), Outcome::Acked),
         "{proto:?}: the first write was not acknowledged"
     );
-    tally.lock().unwrap().acked.push(0);
+    tally.lock().unwrap().acked.push(first);
     let t = tally.clone();
     let thread = thread::spawn(move || {
-        let mut n = 0;
+        let mut n = first;
         let mut closing = false;
         while !stop.load(Ordering::Relaxed) {
             n += 1;
@@ -590,6 +611,24 @@ fn refusals_say(writers: &[Writer], needle: &str) {
     }
 }
 
+/// One writer per protocol, the members of each numbered from `first`.
+fn start_writers(s: &Serve, stop: &Arc<AtomicBool>, first: u64) -> Vec<Writer> {
+    PROTOS
+        .iter()
+        .map(|&p| start_writer(p, s, stop.clone(), first))
+        .collect()
+}
+
+/// After a kill: the writers stop (their connections are gone) and join
+/// the ones whose acknowledged writes are checked at the end.
+fn retire(writers: &mut Vec<Writer>, stop: &AtomicBool, retired: &mut Vec<Writer>) {
+    stop.store(true, Ordering::Relaxed);
+    for mut w in writers.drain(..) {
+        w.thread.take().unwrap().join().unwrap();
+        retired.push(w);
+    }
+}
+
 // ------------------------------------------------------------ reading back
 
 /// Every `(member, score)` of `board`, read on `proto`.
@@ -647,6 +686,49 @@ fn read_back(proto: Proto, s: &Serve, board: &str) -> HashMap<String, f64> {
     out
 }
 
+/// Every write acknowledged to `writers` is on `s`, read on every
+/// protocol, with its score; whatever else is there (writes answered with
+/// an error, or cut by a kill) has the score its member was written with.
+fn every_ack_is_there(writers: &[Writer], s: &Serve, after: &str) {
+    for proto in PROTOS {
+        let board = proto.board();
+        let mut acked = Vec::new();
+        let (mut refusals, mut reconnects, mut slowest) = (0, 0, Duration::ZERO);
+        for w in writers.iter().filter(|w| w.proto == proto) {
+            let t = w.tally.lock().unwrap();
+            acked.extend_from_slice(&t.acked);
+            refusals += t.refusals;
+            reconnects += t.reconnects;
+            slowest = slowest.max(t.slowest);
+        }
+        for reader in PROTOS {
+            let got = read_back(reader, s, board);
+            let lost: Vec<&u64> = acked
+                .iter()
+                .filter(|n| got.get(&format!("m{n}")) != Some(&(**n as f64)))
+                .collect();
+            assert!(
+                lost.is_empty(),
+                "{board} {after}: {} of {} acknowledged writes missing or changed \
+                 (read on {reader:?}), e.g. m{}\nserver log:\n{}",
+                lost.len(),
+                acked.len(),
+                lost[0],
+                s.stderr()
+            );
+            for (m, score) in &got {
+                assert_eq!(m[1..].parse::<f64>().ok(), Some(*score), "{board}: {m}");
+            }
+        }
+        eprintln!(
+            "chaos: {after}: {board}: {} acknowledged writes all read back on every \
+             protocol ({refusals} refused, {reconnects} reconnections after a refusal, \
+             slowest answer {slowest:?})",
+            acked.len(),
+        );
+    }
+}
+
 // ------------------------------------------------------------ the test
 
 #[test]
@@ -671,16 +753,21 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
     let data_dir = mnt.join("data");
     let mut s = Serve::start(&data_dir, tmp.path());
     let stop = Arc::new(AtomicBool::new(false));
-    let mut writers: Vec<Writer> = PROTOS
-        .iter()
-        .map(|&p| start_writer(p, &s, stop.clone()))
-        .collect();
+    let mut writers = start_writers(&s, &stop, 0);
+    let mut retired = Vec::new();
     acks(
         &writers,
         20,
         "before any chaos",
         Duration::from_secs(30),
         &s,
+    );
+    let healthy = (200, "0".to_string());
+    let failing = (503, "1".to_string());
+    assert_eq!(
+        s.health(),
+        healthy,
+        "/healthz and podium_log_failed at first"
     );
 
     // (1) Hundreds of idle connections on every listener. A refused one
@@ -710,10 +797,10 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
     );
     drop(flood);
 
+    let filler = mnt.join("filler");
     if let Some(fs) = &tmpfs {
         // (2) The disk fills up: every protocol's writes are refused
         // with the reason, and accepted again once space is freed.
-        let filler = mnt.join("filler");
         let filled = fill(&filler);
         let took = refusals(
             &writers,
@@ -721,13 +808,13 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
             Duration::from_secs(30),
             &s,
         );
-        assert_eq!(s.healthz(), 503, "/healthz while the disk is full");
+        assert_eq!(s.health(), failing, "while the disk is full");
         refusals_say(&writers, "No space left on device");
         eprintln!("chaos: disk full ({filled} filler bytes): writes refused after {took:?}");
         thread::sleep(Duration::from_millis(500));
         std::fs::remove_file(&filler).unwrap();
         let took = acks(&writers, 5, "after space was freed", RESUME_WITHIN, &s);
-        assert_eq!(s.healthz(), 200, "/healthz after space was freed");
+        assert_eq!(s.health(), healthy, "after space was freed");
         eprintln!("chaos: space freed: writes acknowledged again after {took:?}, no restart");
 
         // (3) The data directory becomes unwritable.
@@ -741,7 +828,8 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
         } else {
             eprintln!(
                 "chaos: remount,ro refused while the server holds its log open \
-                 for writing ({why}): making the data directory immutable instead"
+                 for writing ({}): making the data directory immutable instead",
+                why.lines().next().unwrap_or("")
             );
             let dir = data_dir.display().to_string();
             let (ok, out) = run(&["chattr", "+i", &dir]);
@@ -759,7 +847,7 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
             Duration::from_secs(60),
             &s,
         );
-        assert_eq!(s.healthz(), 503, "/healthz while unwritable");
+        assert_eq!(s.health(), failing, "while unwritable");
         refusals_say(
             &writers,
             if ro {
@@ -777,17 +865,33 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
             RESUME_WITHIN,
             &s,
         );
-        assert_eq!(s.healthz(), 200, "/healthz once writable");
+        assert_eq!(s.health(), healthy, "once writable");
         eprintln!("chaos: writable again: writes acknowledged after {took:?}, no restart");
+
+        // (4a) kill -9 while the disk is full: whatever the failing log
+        // held in memory or half wrote was never acknowledged; the
+        // restart (once there is room to create its log segment) keeps
+        // every acknowledged write.
+        fill(&filler);
+        refusals(
+            &writers,
+            "after the disk filled up again",
+            Duration::from_secs(30),
+            &s,
+        );
+        s.kill9();
+        retire(&mut writers, &stop, &mut retired);
+        std::fs::remove_file(&filler).unwrap();
+        s.spawn();
+        every_ack_is_there(&retired, &s, "after kill -9 on a full disk");
+        stop.store(false, Ordering::Relaxed);
+        writers = start_writers(&s, &stop, 1_000_000);
     }
 
-    // (4) kill -9 in the middle of the writes.
+    // (4b) kill -9 in the middle of acknowledged writes.
     acks(&writers, 20, "before the kill", RESUME_WITHIN, &s);
     s.kill9();
-    stop.store(true, Ordering::Relaxed);
-    for w in &mut writers {
-        w.thread.take().unwrap().join().unwrap();
-    }
+    retire(&mut writers, &stop, &mut retired);
     if let Some(fs) = &tmpfs {
         // Nothing holds a file open now: the kernel lets the filesystem
         // go read-only. The server must refuse to start there, saying why.
@@ -823,42 +927,14 @@ fn acknowledged_writes_survive_floods_full_and_unwritable_disks_and_kill_9() {
         assert!(ok, "remount,rw: {out}");
     }
     s.spawn();
+    every_ack_is_there(&retired, &s, "after the last kill -9");
+    assert_eq!(s.health(), healthy, "after the restart");
 
-    // Every acknowledged write is there, read on every protocol, with its
-    // score; whatever else is there (writes answered with an error, or
-    // cut by the kill) has the score its member was written with.
-    for w in &writers {
-        let t = w.tally.lock().unwrap();
-        let board = w.proto.board();
-        for reader in PROTOS {
-            let got = read_back(reader, &s, board);
-            for n in &t.acked {
-                assert_eq!(
-                    got.get(&format!("m{n}")),
-                    Some(&(*n as f64)),
-                    "{board}: acknowledged m{n} lost (read on {reader:?}); {} of {} acknowledged there",
-                    t.acked.iter().filter(|n| got.contains_key(&format!("m{n}"))).count(),
-                    t.acked.len()
-                );
-            }
-            for (m, score) in &got {
-                assert_eq!(m[1..].parse::<f64>().ok(), Some(*score), "{board}: {m}");
-            }
-        }
-        eprintln!(
-            "chaos: {board}: {} acknowledged writes all read back on every protocol \
-             ({} refused, {} reconnections after a refusal, slowest answer {:?})",
-            t.acked.len(),
-            t.refusals,
-            t.reconnects,
-            t.slowest
-        );
-    }
     // And the restarted server takes writes on every protocol.
     for p in PROTOS {
         let mut c = Client::open(p, &s);
         assert!(
-            matches!(c.submit(p, 1_000_000_000), Outcome::Acked),
+            matches!(c.submit(p, 9_000_000), Outcome::Acked),
             "{p:?}: a write after the restart was not acknowledged"
         );
     }
