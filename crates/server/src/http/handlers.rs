@@ -90,14 +90,18 @@ pub(crate) async fn healthz(State(st): State<St>) -> HttpResult<Json<Value>> {
 }
 
 pub(crate) async fn metrics(State(st): State<St>) -> Response {
-    st.update_gauges().await;
-    let text = match &st.metrics {
+    let boards = st.update_gauges().await;
+    let mut text = match &st.metrics {
         Some(h) => {
             h.run_upkeep();
             h.render()
         }
         None => "# the metrics recorder is not installed\n".to_string(),
     };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&boards);
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         text,

@@ -25,7 +25,7 @@ pub(crate) mod wire;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -93,9 +93,6 @@ pub(crate) struct AppState {
     pub(crate) be: Arc<dyn Backend>,
     pub(crate) cfg: HttpConfig,
     pub(crate) metrics: Option<PrometheusHandle>,
-    /// Boards that had a `podium_board_members` gauge at the last scrape,
-    /// so a deleted board's gauge drops to 0 instead of staying stale.
-    gauge_boards: Mutex<HashSet<String>>,
     request_metrics: RequestMetrics,
 }
 
@@ -170,7 +167,6 @@ pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusH
         be,
         cfg,
         metrics,
-        gauge_boards: Mutex::new(HashSet::new()),
         request_metrics: RequestMetrics::default(),
     });
     let mut r: Router<St> = Router::new();
@@ -226,37 +222,117 @@ pub fn install_metrics() -> PrometheusHandle {
 }
 
 impl AppState {
-    /// Sets the gauges read at scrape time. With the storage unreachable
-    /// the board gauges keep their last values (the scrape still answers).
-    pub(crate) async fn update_gauges(&self) {
+    /// Sets the unlabelled gauges read at scrape time and returns the
+    /// per-board series as exposition text, to be appended to the
+    /// recorder's. The per-board series are rendered from the board list
+    /// of this scrape and never registered in the recorder: a registered
+    /// series lives as long as the process, so every board ever deleted
+    /// would stay in `/metrics` (and in memory) for good. With the
+    /// storage unreachable the per-board series are left out.
+    pub(crate) async fn update_gauges(&self) -> String {
+        for (name, value) in self.be.storage_gauges() {
+            metrics::gauge!(name).set(value);
+        }
         let boards = match self.be.boards(&podium_core::ops::ListBoards).await {
             Ok(b) => b.boards,
             Err(e) => {
                 tracing::debug!("metrics: boards not read: {e}");
-                return;
+                return String::new();
             }
         };
         metrics::gauge!("podium_boards").set(boards.len() as f64);
-        let mut seen = self.gauge_boards.lock();
-        let mut now = HashSet::with_capacity(boards.len());
-        for b in boards {
-            metrics::gauge!("podium_board_members", "board" => b.board.clone())
-                .set(b.members as f64);
-            now.insert(b.board);
-        }
         // The in-process index's size; a Redis backend's index is Redis's.
-        for (board, bytes) in self.be.search_index_bytes() {
-            metrics::gauge!("podium_search_index_bytes", "board" => board).set(bytes as f64);
-        }
-        for gone in seen.difference(&now) {
-            metrics::gauge!("podium_board_members", "board" => gone.clone()).set(0.0);
-            metrics::gauge!("podium_search_index_bytes", "board" => gone.clone()).set(0.0);
-        }
-        *seen = now;
-        for (name, value) in self.be.storage_gauges() {
-            metrics::gauge!(name).set(value);
+        let index_bytes: HashMap<String, u64> = self.be.search_index_bytes().into_iter().collect();
+        board_series(&boards, &index_bytes)
+    }
+}
+
+/// The per-board series in the Prometheus text format, one family after
+/// another, each under its `# HELP` and `# TYPE` lines. A live board has
+/// its own `podium_board_members` and `podium_search_index_bytes`; the
+/// archives a reset made are summed per board they archive
+/// (`podium_archives`, `podium_archive_members`,
+/// `podium_archive_search_index_bytes`), so the number of series follows
+/// the number of live boards, not the number of resets.
+fn board_series(
+    boards: &[podium_core::api::BoardSize],
+    index_bytes: &HashMap<String, u64>,
+) -> String {
+    use std::collections::BTreeMap;
+    use std::fmt::Write as _;
+
+    #[derive(Default)]
+    struct Archived {
+        count: u64,
+        members: u64,
+        index_bytes: u64,
+    }
+    let mut archived: BTreeMap<&str, Archived> = BTreeMap::new();
+    let mut live = Vec::with_capacity(boards.len());
+    for b in boards {
+        let bytes = index_bytes.get(&b.board).copied().unwrap_or(0);
+        match &b.archive_of {
+            Some(of) => {
+                let a = archived.entry(of.as_str()).or_default();
+                a.count += 1;
+                a.members += b.members;
+                a.index_bytes += bytes;
+            }
+            None => live.push((b.board.as_str(), b.members, bytes)),
         }
     }
+    let mut out = String::new();
+    let mut family = |name: &str, help: &str, rows: &mut dyn Iterator<Item = (&str, u64)>| {
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+        for (board, v) in rows {
+            let _ = writeln!(out, "{name}{{board=\"{}\"}} {v}", label_value(board));
+        }
+        out.push('\n');
+    };
+    family(
+        "podium_board_members",
+        "Members of each board (archives are in podium_archive_members).",
+        &mut live.iter().map(|l| (l.0, l.1)),
+    );
+    family(
+        "podium_search_index_bytes",
+        "Heap bytes of each board's search index (0 until its first search).",
+        &mut live.iter().map(|l| (l.0, l.2)),
+    );
+    family(
+        "podium_archives",
+        "Archives that resets of the board made and that still exist.",
+        &mut archived.iter().map(|(b, a)| (*b, a.count)),
+    );
+    family(
+        "podium_archive_members",
+        "Members of the board's archives, summed.",
+        &mut archived.iter().map(|(b, a)| (*b, a.members)),
+    );
+    family(
+        "podium_archive_search_index_bytes",
+        "Heap bytes of the search indexes of the board's archives, summed.",
+        &mut archived.iter().map(|(b, a)| (*b, a.index_bytes)),
+    );
+    out
+}
+
+/// A label value escaped as the text format wants: backslash, double
+/// quote and line feed.
+fn label_value(v: &str) -> std::borrow::Cow<'_, str> {
+    if !v.contains(['\\', '"', '\n']) {
+        return v.into();
+    }
+    let mut s = String::with_capacity(v.len() + 2);
+    for c in v.chars() {
+        match c {
+            '\\' => s.push_str("\\\\"),
+            '"' => s.push_str("\\\""),
+            '\n' => s.push_str("\\n"),
+            c => s.push(c),
+        }
+    }
+    s.into()
 }
 
 /// The scope a request for `path` (a matched template) with `method`

@@ -51,7 +51,7 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
         }),
         "metrics" => json!({
             "summary": "Prometheus metrics",
-            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
+            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_search_index_bytes{{board}}, podium_archives{{board}}, podium_archive_members{{board}}, podium_archive_search_index_bytes{{board}} (series of existing boards only; archives summed per board they archive), podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
             "parameters": [],
             "responses": { "200": { "description": "Metrics", "content": { "text/plain": { "schema": { "type": "string" } } } } },
         }),

@@ -373,3 +373,91 @@ fn submit_one_batch_ops_and_member_data() {
         .clone();
     assert_eq!(ann["data"], json!({"lvl": 3}));
 }
+
+/// The samples of a `/metrics` text: every line that is not a comment
+/// or blank.
+fn samples(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
+
+#[test]
+fn metrics_forget_deleted_boards_and_sum_archives() {
+    let s = Server::start(&[]);
+    seed(&s, "kept", &[("x", 1.0)]);
+    // One create-and-delete round and two scrapes first, so the request
+    // series of every route, method and status used below exist in the
+    // baseline.
+    let churn = |i: usize| {
+        let b = format!("churn-{i}");
+        seed(&s, &b, &[("m", i as f64)]);
+        s.get(&board_path(&b, "/search?q=m")).expect(200);
+        s.delete(&board_path(&b, "")).expect(200);
+    };
+    churn(0);
+    s.get("/metrics").expect(200);
+    let baseline = s.get("/metrics");
+    let base = samples(&baseline.text).len();
+    for i in 1..=2000 {
+        churn(i);
+    }
+    let after = s.get("/metrics");
+    assert!(
+        !after.text.contains("churn-"),
+        "deleted boards still have series:\n{}",
+        after.text
+    );
+    assert!(
+        after
+            .text
+            .lines()
+            .any(|l| l == r#"podium_board_members{board="kept"} 1"#),
+        "{}",
+        after.text
+    );
+    assert_eq!(
+        samples(&after.text).len(),
+        base,
+        "series before:\n{}\nafter:\n{}",
+        baseline.text,
+        after.text
+    );
+    // Every sample belongs to a family announced by a TYPE line.
+    let typed: Vec<&str> = after
+        .text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    for l in samples(&after.text) {
+        let name = l.split(['{', ' ']).next().unwrap();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|suf| name.strip_suffix(suf))
+            .filter(|f| typed.contains(f))
+            .unwrap_or(name);
+        assert!(typed.contains(&family), "{l} has no TYPE line");
+    }
+
+    // Three resets: three archives, summed under the board they archive.
+    for round in 1..=3 {
+        let entries: Vec<(String, f64)> = (0..round).map(|k| (format!("p{k}"), 1.0)).collect();
+        let entries: Vec<(&str, f64)> = entries.iter().map(|(m, v)| (m.as_str(), *v)).collect();
+        seed(&s, "season", &entries);
+        s.post(&board_path("season", "/reset"), &json!({}))
+            .expect(200);
+    }
+    let m = s.get("/metrics").text;
+    for want in [
+        r#"podium_archives{board="season"} 3"#,
+        r#"podium_archive_members{board="season"} 6"#,
+        r#"podium_board_members{board="season"} 0"#,
+    ] {
+        assert!(m.lines().any(|l| l == want), "no {want} in:\n{m}");
+    }
+    assert!(
+        !m.contains("season@"),
+        "an archive has its own series:\n{m}"
+    );
+}

@@ -32,12 +32,10 @@ use snapshot::SnapAux;
 pub enum StorageError {
     #[error("storage failed: {0}")]
     Failed(String),
-    #[error("data directory {path}: {source}")]
-    Io {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
+    /// The reason is in the message and not a `source`: a chain printer
+    /// (`{:#}`) would print it twice.
+    #[error("data directory {path}: {error}")]
+    Io { path: PathBuf, error: io::Error },
     #[error("data directory {0} is in use by another podium process")]
     Locked(PathBuf),
     #[error("cannot recover {path}: {why}")]
@@ -45,9 +43,9 @@ pub enum StorageError {
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> StorageError + '_ {
-    move |source| StorageError::Io {
+    move |error| StorageError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 
@@ -527,6 +525,26 @@ mod tests {
         let d = std::env::temp_dir().join(format!("podium-rec-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn an_io_error_says_its_reason_once_along_its_chain() {
+        let dir = tmp("io-err").join("missing");
+        let Err(e) = lock_dir(&dir) else {
+            panic!("locked a directory that does not exist");
+        };
+        let mut chain = e.to_string();
+        let mut next = std::error::Error::source(&e);
+        while let Some(s) = next {
+            chain.push_str(&format!(": {s}"));
+            next = s.source();
+        }
+        assert_eq!(
+            chain.matches("No such file or directory").count(),
+            1,
+            "{chain}"
+        );
+        assert!(chain.contains(&dir.display().to_string()), "{chain}");
     }
 
     /// Record `i` sets field `f<i>` of hash `h`: what survives recovery

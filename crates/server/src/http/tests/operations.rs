@@ -46,19 +46,65 @@ async fn metrics_are_exported() {
     let text = String::from_utf8(r.body.to_vec()).unwrap();
     let met = gauge(&text, r#"podium_search_index_bytes{board="met"}"#);
     assert!(met > 0.0, "{text}");
-    // Deleted boards drop to 0.
+    // A deleted board's series are gone, not left at 0.
     call(&app, "DELETE", "/v1/boards/met", None).await;
     let r = call(&app, "GET", "/metrics", None).await;
     let text = String::from_utf8(r.body.to_vec()).unwrap();
+    assert!(!text.contains(r#"board="met""#), "{text}");
+    assert!(has("# TYPE podium_board_members gauge"), "{text}");
+}
+
+#[test]
+fn per_board_series_sum_archives_and_escape_names() {
+    use podium_core::api::BoardSize;
+    let size = |board: &str, members, of: Option<&str>| BoardSize {
+        board: board.into(),
+        members,
+        archive_of: of.map(Into::into),
+    };
+    let boards = [
+        size("s", 1, None),
+        size("s@1", 10, Some("s")),
+        size("s@2", 20, Some("s")),
+        size("gone@1", 5, Some("gone")),
+        size("q\"x\\y\nz", 2, None),
+    ];
+    let bytes = HashMap::from([("s".to_string(), 7), ("s@2".to_string(), 100)]);
+    let text = board_series(&boards, &bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    for want in [
+        r#"podium_board_members{board="s"} 1"#,
+        r#"podium_board_members{board="q\"x\\y\nz"} 2"#,
+        r#"podium_search_index_bytes{board="s"} 7"#,
+        r#"podium_archives{board="s"} 2"#,
+        r#"podium_archives{board="gone"} 1"#,
+        r#"podium_archive_members{board="s"} 30"#,
+        r#"podium_archive_search_index_bytes{board="s"} 100"#,
+        "# TYPE podium_archives gauge",
+    ] {
+        assert!(lines.contains(&want), "no {want} in\n{text}");
+    }
     assert!(
-        text.lines()
-            .any(|l| l == r#"podium_board_members{board="met"} 0"#),
-        "{text}"
+        !text.contains("s@"),
+        "an archive has a series of its own:\n{text}"
     );
-    assert_eq!(
-        gauge(&text, r#"podium_search_index_bytes{board="met"}"#),
-        0.0
-    );
+    // Every family once, its TYPE line before its samples.
+    for family in [
+        "podium_board_members",
+        "podium_search_index_bytes",
+        "podium_archives",
+        "podium_archive_members",
+        "podium_archive_search_index_bytes",
+    ] {
+        let ty = format!("# TYPE {family} gauge");
+        assert_eq!(lines.iter().filter(|l| **l == ty).count(), 1, "{text}");
+        let at = lines.iter().position(|l| *l == ty).unwrap();
+        let first = lines
+            .iter()
+            .position(|l| l.starts_with(&format!("{family}{{")))
+            .unwrap();
+        assert!(at < first, "{text}");
+    }
 }
 
 #[test]
