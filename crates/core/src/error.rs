@@ -31,6 +31,8 @@ pub enum Code {
     WrongType,
     Unauthorized,
     Forbidden,
+    /// A rate limit is used up (per API key, client address or member).
+    RateLimited,
     StorageUnavailable,
     Internal,
 }
@@ -58,6 +60,7 @@ impl Code {
             Code::WrongType => "wrong_type",
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
+            Code::RateLimited => "rate_limited",
             Code::StorageUnavailable => "storage_unavailable",
             Code::Internal => "internal",
         }
@@ -80,6 +83,7 @@ impl Code {
             Code::PayloadTooLarge => 413,
             Code::UriTooLong => 414,
             Code::UnsupportedMediaType => 415,
+            Code::RateLimited => 429,
             Code::HeadersTooLarge => 431,
             Code::Internal => 500,
             Code::StorageUnavailable => 503,
@@ -87,7 +91,7 @@ impl Code {
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 23] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -108,6 +112,7 @@ impl Code {
         Code::WrongType,
         Code::Unauthorized,
         Code::Forbidden,
+        Code::RateLimited,
         Code::StorageUnavailable,
         Code::Internal,
     ];

@@ -3,7 +3,8 @@
 //! score and strict-JSON rules, CSV import records (`csv`), reset
 //! schedules, the operations' key scopes (`op`), the storage interface
 //! every engine implements (`backend`) and the Redis data model an engine
-//! may serve in process (`keystore`).
+//! may serve in process (`keystore`), and the token buckets of the rate
+//! limits (`rate`).
 
 pub mod api;
 pub mod backend;
@@ -14,5 +15,6 @@ pub mod json;
 pub mod keystore;
 pub mod op;
 pub mod ops;
+pub mod rate;
 pub mod schedule;
 pub mod score;

@@ -27,6 +27,8 @@
 //! log_level = "info,podium_server=debug"
 //! max_body = "16MiB"           # or a plain number of bytes
 //! snapshot_every = "64MiB"
+//! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
+//! rate_limit_per_address = "100/s,burst=500"
 //!
 //! api_key_file = "/etc/podium/keys"   # KEY:SCOPE lines, added to api_keys
 //!
@@ -58,8 +60,9 @@ use std::path::PathBuf;
 pub use args::ServeArgs;
 pub use keys::ApiKey;
 pub use podium_core::op::Scope;
+pub use podium_core::rate::Rate;
 pub use podium_store::FsyncPolicy;
-pub use values::{ByteSize, ListenAddr};
+pub use values::{ByteSize, ListenAddr, RateLimit};
 
 /// Default `--data-dir`.
 pub const DEFAULT_DATA_DIR: &str = "./podium-data";
@@ -77,6 +80,10 @@ pub const DEFAULT_LOG_LEVEL: &str = "info";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
 /// Default `--snapshot-every`: 64 MiB of log.
 pub const DEFAULT_SNAPSHOT_EVERY_BYTES: u64 = 64 << 20;
+/// Default `--rate-limit-per-key`: off.
+pub const DEFAULT_RATE_LIMIT_PER_KEY: Option<Rate> = None;
+/// Default `--rate-limit-per-address`: off.
+pub const DEFAULT_RATE_LIMIT_PER_ADDRESS: Option<Rate> = None;
 /// The shortest API key accepted.
 pub const MIN_API_KEY_LEN: usize = 16;
 
@@ -103,6 +110,10 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Log bytes written after which a snapshot is taken.
     pub snapshot_every_bytes: u64,
+    /// Requests per API key; `None`: no limit.
+    pub rate_limit_per_key: Option<Rate>,
+    /// Requests per client address; `None`: no limit.
+    pub rate_limit_per_address: Option<Rate>,
 }
 
 impl Default for Settings {
@@ -118,6 +129,8 @@ impl Default for Settings {
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             snapshot_every_bytes: DEFAULT_SNAPSHOT_EVERY_BYTES,
+            rate_limit_per_key: DEFAULT_RATE_LIMIT_PER_KEY,
+            rate_limit_per_address: DEFAULT_RATE_LIMIT_PER_ADDRESS,
         }
     }
 }
