@@ -125,7 +125,7 @@ impl fmt::Display for Rate {
             (1_000, "s"),
         ]
         .into_iter()
-        .find(|(u, _)| ms % u == 0)
+        .find(|(u, _)| ms.is_multiple_of(*u))
         .map_or((ms, "ms"), |(u, name)| (ms / u, name));
         write!(f, "{}/", self.count)?;
         if n != 1 {
@@ -205,10 +205,12 @@ impl Default for MonoClock {
 /// Shards of a [`Buckets`]: enough that two cores rarely meet on one lock.
 const SHARDS: usize = 64;
 
+type Shard<K> = Mutex<HashMap<K, Arc<Bucket>>>;
+
 /// Buckets by key, at most about `capacity` of them (more only while
 /// handles to them are held, see [`Buckets::handle`]).
 pub struct Buckets<K> {
-    shards: Box<[Mutex<HashMap<K, Arc<Bucket>>>]>,
+    shards: Box<[Shard<K>]>,
     per_shard: usize,
     hasher: RandomState,
 }
@@ -222,7 +224,7 @@ impl<K: Hash + Eq + Clone> Buckets<K> {
         }
     }
 
-    fn shard(&self, key: &K) -> &Mutex<HashMap<K, Arc<Bucket>>> {
+    fn shard(&self, key: &K) -> &Shard<K> {
         &self.shards[(self.hasher.hash_one(key) as usize) % SHARDS]
     }
 

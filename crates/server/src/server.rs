@@ -38,6 +38,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     let engine = Engine::open(&settings, clock).await?;
 
     let metrics = crate::http::install_metrics();
+    // One set of buckets for every protocol: a key's or an address's
+    // budget is the same whichever protocol it spends it on.
+    let rate = Arc::new(crate::rate::RateLimits::from_settings(&settings));
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
@@ -47,6 +50,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             crate::http::HttpConfig {
                 api_keys: settings.api_keys.clone(),
                 max_body_bytes: settings.max_body_bytes,
+                rate: rate.clone(),
             },
             Some(metrics),
         );
@@ -59,6 +63,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             }
         });
         servers.spawn(async move {
+            let app = app.into_make_service_with_connect_info::<crate::http::Peer>();
             axum::serve(crate::http::wire::JsonErrorListener(listener), app)
                 .with_graceful_shutdown(async move {
                     let _ = stop.wait_for(|s| *s).await;
@@ -72,6 +77,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         let (listener, local) = bind(addr, "MessagePack-RPC").await?;
         let cfg = crate::rpc::RpcConfig {
             api_keys: settings.api_keys.clone(),
+            rate: rate.clone(),
         };
         let stop = stop_rx.clone();
         servers.spawn(crate::rpc::serve(listener, engine.backend(), cfg, stop));
@@ -83,6 +89,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             let (listener, local) = bind(addr, "the Redis protocol").await?;
             let cfg = crate::resp::RespConfig {
                 api_keys: settings.api_keys.clone(),
+                rate: rate.clone(),
             };
             let stop = stop_rx.clone();
             servers.spawn(crate::resp::serve(listener, keys.clone(), cfg, stop));

@@ -25,6 +25,7 @@ use anyhow::Result;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::listen::{accept_until_stopped, Drain};
+use crate::rate::RateLimits;
 use crate::settings::ApiKey;
 use podium_core::keystore::KeyStore;
 
@@ -34,6 +35,9 @@ pub struct RespConfig {
     /// With keys, a connection must AUTH (with a key as the password)
     /// before other commands; writes need a `write` or `admin` key.
     pub api_keys: Vec<ApiKey>,
+    /// The server's rate limits; each connection is limited by its peer's
+    /// address.
+    pub rate: Arc<RateLimits>,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -45,9 +49,13 @@ pub async fn serve(
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> Result<()> {
     let port = listener.local_addr()?.port();
-    let shared = Arc::new(exec::Shared::new(cfg.api_keys, port));
-    let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
+    let mut shared = exec::Shared::new(cfg.api_keys, port);
+    shared.rate = cfg.rate;
+    let shared = Arc::new(shared);
+    let serve_conn = move |sock: TcpStream, stop| {
+        let peer = sock.peer_addr().ok().map(|a| a.ip());
+        conn::serve_conn(sock, peer, store.clone(), shared.clone(), stop)
+    };
     accept_until_stopped(listener, "Redis", stop, Drain::Wait, serve_conn).await;
     Ok(())
 }

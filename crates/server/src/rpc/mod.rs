@@ -27,6 +27,7 @@ use anyhow::Result;
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::listen::{accept_until_stopped, Drain};
+use crate::rate::RateLimits;
 use crate::settings::ApiKey;
 use podium_core::backend::Backend;
 
@@ -36,6 +37,9 @@ pub struct RpcConfig {
     /// With keys, a connection must call `auth(key)` before other methods,
     /// and each method needs the scope its HTTP route needs.
     pub api_keys: Vec<ApiKey>,
+    /// The server's rate limits; each connection is limited by its peer's
+    /// address.
+    pub rate: Arc<RateLimits>,
 }
 
 /// At shutdown, how long open connections get to finish their answers.
@@ -51,9 +55,12 @@ pub async fn serve(
 ) -> Result<()> {
     let shared = Arc::new(exec::Shared {
         api_keys: cfg.api_keys,
+        rate: cfg.rate,
     });
-    let serve_conn =
-        move |sock: TcpStream, stop| conn::serve_conn(sock, be.clone(), shared.clone(), stop);
+    let serve_conn = move |sock: TcpStream, stop| {
+        let peer = sock.peer_addr().ok().map(|a| a.ip());
+        conn::serve_conn(sock, peer, be.clone(), shared.clone(), stop)
+    };
     // Past the grace, a client that stopped reading loses its
     // acknowledgements; its writes are applied and the log is flushed at
     // exit anyway.

@@ -27,6 +27,7 @@ async fn every_route_against_every_scope() {
             ApiKey::new(ADMIN_KEY, Scope::Admin).unwrap(),
         ],
         max_body_bytes: 1 << 20,
+        ..Default::default()
     });
     let keys = [
         (None, None),
@@ -76,6 +77,7 @@ async fn auth_scopes() {
             ApiKey::new(ADMIN_KEY, Scope::Admin).unwrap(),
         ],
         max_body_bytes: 1 << 20,
+        ..Default::default()
     });
     let score = Some(r#"{"member":"a","score":1}"#);
     // Open routes.

@@ -286,6 +286,7 @@ async fn body_limit() {
     let app = app_with(HttpConfig {
         api_keys: vec![],
         max_body_bytes: 64,
+        ..Default::default()
     });
     let big = json!({"member": "x".repeat(100), "score": 1}).to_string();
     expect_err(
