@@ -743,7 +743,11 @@ mod tests {
         let R::Error(e) = run(&mut s, "exec") else {
             panic!("not refused")
         };
-        assert!(e.starts_with(b"EXECABORT"), "{}", String::from_utf8_lossy(&e));
+        assert!(
+            e.starts_with(b"EXECABORT"),
+            "{}",
+            String::from_utf8_lossy(&e)
+        );
         assert!(run(&mut s, "zcard z").is_error());
     }
 
