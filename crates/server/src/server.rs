@@ -16,6 +16,7 @@ use tokio::net::TcpListener;
 
 use crate::settings::{Settings, DEFAULT_BACKEND};
 use podium_core::backend::Backend;
+use podium_core::member_limits::MemberLimited;
 use podium_core::schedule::{Clock, SystemClock};
 use podium_redis::RedisBackend;
 use podium_store::service::Service;
@@ -41,12 +42,14 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // One set of buckets for every protocol: a key's or an address's
     // budget is the same whichever protocol it spends it on.
     let rate = Arc::new(crate::rate::RateLimits::from_settings(&settings));
+    // Boards' max_submits_per_member, the same on either engine.
+    let limited: Arc<dyn Backend> = Arc::new(MemberLimited::new(engine.backend()));
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
         let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
-            engine.backend(),
+            limited.clone(),
             crate::http::HttpConfig {
                 api_keys: settings.api_keys.clone(),
                 max_body_bytes: settings.max_body_bytes,
@@ -80,7 +83,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             rate: rate.clone(),
         };
         let stop = stop_rx.clone();
-        servers.spawn(crate::rpc::serve(listener, engine.backend(), cfg, stop));
+        servers.spawn(crate::rpc::serve(listener, limited.clone(), cfg, stop));
         announce("rpc", local, "MessagePack-RPC");
     }
     let backend = engine.backend();
