@@ -401,3 +401,116 @@ fn per_key_on_every_protocol() {
         );
     }
 }
+
+/// A board's `max_submits_per_member`, over HTTP and MessagePack-RPC
+/// (`submit`, and `submit_many` in its fast form): the member's
+/// submissions past the limit are refused, alone in a batch; other
+/// members go on; every acknowledged write is there and no refused one.
+#[test]
+fn per_member_on_http_and_rpc() {
+    let s = Server::start(&[]);
+    let c = http_client(ip("127.0.0.1"));
+    let base = format!("http://{}/v1/boards/m", s.http);
+    let r = c
+        .put(&base)
+        .json(&json!({"max_submits_per_member": {"count": 3, "per": "1h"}}))
+        .send()
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.text().unwrap());
+    let info: Json = c.get(&base).send().unwrap().json().unwrap();
+    assert_eq!(
+        info["config"]["max_submits_per_member"],
+        json!({"count": 3, "per": "1h"})
+    );
+    let submit = |member: &str, score: f64| {
+        c.post(format!("{base}/scores"))
+            .json(&json!({"member": member, "score": score}))
+            .send()
+            .unwrap()
+    };
+    for score in [1.0, 2.0, 3.0] {
+        assert_eq!(submit("alice", score).status().as_u16(), 200);
+    }
+    let r = submit("alice", 4.0);
+    assert_eq!(r.status().as_u16(), 429);
+    let v: Json = r.json().unwrap();
+    assert_eq!(v["error"]["code"], "rate_limited", "{v}");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("max_submits_per_member"), "{msg}");
+    // A batch: alice's entry fails alone.
+    let r = c
+        .post(format!("{base}/scores"))
+        .json(&json!([{"member": "alice", "score": 5}, {"member": "bob", "score": 5}]))
+        .send()
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let v: Json = r.json().unwrap();
+    assert_eq!(v["results"][0]["error"]["code"], "rate_limited", "{v}");
+    assert_eq!(v["results"][1]["member"], "bob", "{v}");
+    assert!(v["results"][1].get("error").is_none(), "{v}");
+
+    // MessagePack-RPC: submit, and a submit_many of one member four times.
+    let mut rpc = Rpc::connect(ip("127.0.0.1"), &s);
+    let (code, _) = rpc.submit("m", "alice").unwrap_err();
+    assert_eq!(code, "rate_limited");
+    let carol = |score: i64| {
+        Value::Map(vec![
+            ("member".into(), "carol".into()),
+            ("score".into(), score.into()),
+        ])
+    };
+    let out = rpc
+        .call(
+            "submit_many",
+            vec!["m".into(), Value::Array((1..=4).map(carol).collect())],
+        )
+        .unwrap();
+    let results = out
+        .as_map()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.as_str() == Some("results"))
+        .unwrap()
+        .1
+        .as_array()
+        .unwrap()
+        .clone();
+    let refused: Vec<bool> = results
+        .iter()
+        .map(|r| {
+            r.as_map()
+                .unwrap()
+                .iter()
+                .any(|(k, _)| k.as_str() == Some("error"))
+        })
+        .collect();
+    assert_eq!(refused, [false, false, false, true]);
+    // A bystander.
+    rpc.submit("m", "dave").unwrap();
+
+    // Every acknowledged write, and none of the refused ones.
+    let score = |member: &str| -> Json {
+        let v: Json = c
+            .get(format!("{base}/members/{member}"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        v["score"].clone()
+    };
+    assert_eq!(http_count(&c, &s, None, "m"), 4);
+    assert_eq!(score("alice"), json!(3.0));
+    assert_eq!(score("bob"), json!(5.0));
+    assert_eq!(score("carol"), json!(3.0));
+    assert_eq!(score("dave"), json!(1.0));
+    let metrics = c
+        .get(format!("http://{}/metrics", s.http))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(
+        metrics.contains("podium_rate_limited_total{limit=\"member\"} 4"),
+        "{metrics}"
+    );
+}
