@@ -26,7 +26,7 @@ use crate::entry::SubmitRec;
 use crate::error::{ApiError, Code};
 use crate::keystore::KeyStore;
 use crate::ops::*;
-use crate::rate::{Buckets, MonoClock, Rate};
+use crate::rate::{retry_secs, Buckets, MonoClock, Rate};
 
 /// How long a board's limit is trusted before its config is read again.
 pub const CONFIG_TTL: Duration = Duration::from_secs(1);
@@ -132,7 +132,7 @@ impl MemberLimited {
         key.extend_from_slice(member);
         self.members.take(&key, &rate, now).map_err(|wait| {
             self.refused.increment(1);
-            let secs = wait.as_nanos().div_ceil(1_000_000_000).max(1);
+            let secs = retry_secs(wait);
             ApiError::new(
                 Code::RateLimited,
                 format!(

@@ -182,6 +182,12 @@ impl Bucket {
     }
 }
 
+/// A wait in whole seconds, rounded up, at least 1: what a refusal tells
+/// the client (HTTP's `Retry-After`, the messages' "retry in N s").
+pub fn retry_secs(wait: Duration) -> u64 {
+    wait.as_nanos().div_ceil(1_000_000_000).max(1) as u64
+}
+
 /// Nanoseconds since the clock was made, from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
 pub struct MonoClock(Instant);

@@ -64,7 +64,7 @@ impl Refused {
     /// The wait in whole seconds, rounded up, at least 1 (HTTP's
     /// `Retry-After`).
     pub fn retry_after_secs(&self) -> u64 {
-        self.wait.as_nanos().div_ceil(1_000_000_000).max(1) as u64
+        podium_core::rate::retry_secs(self.wait)
     }
 
     /// The same words on every protocol.

@@ -152,6 +152,18 @@ fn http_count(c: &reqwest::blocking::Client, s: &Server, key: Option<&str>, boar
     v["count"].as_u64().unwrap_or_else(|| panic!("{v}"))
 }
 
+/// `podium_rate_limited_total{limit}` is `n` in `/metrics`.
+fn assert_refusals(c: &reqwest::blocking::Client, s: &Server, limit: &str, n: u64) {
+    let metrics = c
+        .get(format!("http://{}/metrics", s.http))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    let line = format!("podium_rate_limited_total{{limit=\"{limit}\"}} {n}");
+    assert!(metrics.contains(&line), "no {line:?} in {metrics}");
+}
+
 fn assert_http_refused(a: &HttpAnswer, what: &str) {
     assert_eq!(a.status, 429, "{}", a.body);
     assert_eq!(a.body["error"]["code"], "rate_limited", "{}", a.body);
@@ -320,16 +332,7 @@ fn per_address_on_every_protocol() {
         assert_eq!(http_count(&check, &s, None, board), N as u64 + 1, "{board}");
     }
     // Refusals so far: 1 HTTP, 3 RPC, 2 Redis protocol.
-    let metrics = check
-        .get(format!("http://{}/metrics", s.http))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    assert!(
-        metrics.contains("podium_rate_limited_total{limit=\"address\"} 6"),
-        "{metrics}"
-    );
+    assert_refusals(&check, &s, "address", 6);
 }
 
 /// Per API key, across protocols: each protocol's key reaches the limit,
@@ -503,14 +506,5 @@ fn per_member_on_http_and_rpc() {
     assert_eq!(score("bob"), json!(5.0));
     assert_eq!(score("carol"), json!(3.0));
     assert_eq!(score("dave"), json!(1.0));
-    let metrics = c
-        .get(format!("http://{}/metrics", s.http))
-        .send()
-        .unwrap()
-        .text()
-        .unwrap();
-    assert!(
-        metrics.contains("podium_rate_limited_total{limit=\"member\"} 4"),
-        "{metrics}"
-    );
+    assert_refusals(&c, &s, "member", 4);
 }
