@@ -31,6 +31,8 @@ pub enum Code {
     WrongType,
     Unauthorized,
     Forbidden,
+    /// A rate limit is used up (per API key, client address or member).
+    RateLimited,
     StorageUnavailable,
     /// The memory budget (`--maxmemory`) is used up: writes and large
     /// requests are refused until memory is freed (Redis's OOM).
@@ -65,6 +67,7 @@ impl Code {
             Code::WrongType => "wrong_type",
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
+            Code::RateLimited => "rate_limited",
             Code::StorageUnavailable => "storage_unavailable",
             Code::OutOfMemory => "out_of_memory",
             Code::TooManyClients => "too_many_clients",
@@ -91,6 +94,7 @@ impl Code {
             Code::PayloadTooLarge => 413,
             Code::UriTooLong => 414,
             Code::UnsupportedMediaType => 415,
+            Code::RateLimited => 429,
             Code::HeadersTooLarge => 431,
             Code::Internal => 500,
             Code::StorageUnavailable | Code::OutOfMemory | Code::TooManyClients => 503,
@@ -98,7 +102,7 @@ impl Code {
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 25] = [
+    pub const ALL: [Code; 26] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -119,6 +123,7 @@ impl Code {
         Code::WrongType,
         Code::Unauthorized,
         Code::Forbidden,
+        Code::RateLimited,
         Code::StorageUnavailable,
         Code::OutOfMemory,
         Code::TooManyClients,

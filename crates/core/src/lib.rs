@@ -3,7 +3,9 @@
 //! score and strict-JSON rules, CSV import records (`csv`), reset
 //! schedules, the operations' key scopes (`op`), the storage interface
 //! every engine implements (`backend`) and the Redis data model an engine
-//! may serve in process (`keystore`).
+//! may serve in process (`keystore`), the token buckets of the rate
+//! limits (`rate`) and the per-member submission limit every engine is
+//! held to (`member_limits`).
 
 pub mod api;
 pub mod backend;
@@ -12,8 +14,10 @@ pub mod entry;
 pub mod error;
 pub mod json;
 pub mod keystore;
+pub mod member_limits;
 pub mod memory;
 pub mod op;
 pub mod ops;
+pub mod rate;
 pub mod schedule;
 pub mod score;

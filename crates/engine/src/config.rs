@@ -1,5 +1,8 @@
 //! Board configuration: ordering, ranking mode, tiebreak, update
-//! operator, bounds, capacity, reset schedule and search fields.
+//! operator, bounds, capacity, reset schedule, search fields and the
+//! limit on each member's submissions.
+
+use std::time::Duration;
 
 use crate::error::{Error, Result};
 
@@ -72,6 +75,91 @@ pub struct ArchiveOf {
     pub seq: u64,
 }
 
+/// `max_submits_per_member`: at most `count` submissions of one member
+/// per `per` (a token bucket of `count` tokens refilled over `per`;
+/// enforced by the operations layer, not the engine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubmitLimit {
+    pub count: u64,
+    pub per: Duration,
+}
+
+impl SubmitLimit {
+    /// `{"count": N, "per": "1m"}`; `per` is a number of seconds or a
+    /// duration string (`500ms`, `30s`, `1m`, `2h`, `1d`).
+    fn from_json(v: &serde_json::Value) -> Result<SubmitLimit> {
+        let bad = |m: &str| Error::BadConfig(format!("max_submits_per_member {m}"));
+        let obj = v
+            .as_object()
+            .ok_or_else(|| bad(r#"must be an object such as {"count": 10, "per": "1m"}"#))?;
+        if let Some(k) = obj.keys().find(|k| *k != "count" && *k != "per") {
+            return Err(bad(&format!(
+                "has an unknown field {k:?}: expected count and per"
+            )));
+        }
+        let count = obj
+            .get("count")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| bad("count must be an integer of at least 1"))?;
+        let per = match obj.get("per") {
+            Some(serde_json::Value::String(s)) => parse_duration(s),
+            Some(n) => n
+                .as_f64()
+                .filter(|s| s.is_finite() && *s > 0.0 && *s < 1e12)
+                .map(Duration::from_secs_f64),
+            None => None,
+        }
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            bad(r#"per must be a positive number of seconds or a duration such as "30s", "1m", "2h", "1d""#)
+        })?;
+        Ok(SubmitLimit { count, per })
+    }
+
+    fn to_json(self) -> serde_json::Value {
+        serde_json::json!({"count": self.count, "per": format_duration(self.per)})
+    }
+}
+
+/// `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
+fn parse_duration(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    let secs = match unit.trim() {
+        "ms" => n / 1000.0,
+        "" | "s" => n,
+        "m" => n * 60.0,
+        "h" => n * 3600.0,
+        "d" => n * 86_400.0,
+        _ => return None,
+    };
+    (secs.is_finite() && secs > 0.0 && secs < 1e12).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The shortest exact spelling [`parse_duration`] reads back.
+fn format_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if d != Duration::from_millis(ms as u64) {
+        return format!("{}s", d.as_secs_f64());
+    }
+    for (unit, name) in [
+        (86_400_000, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+    ] {
+        if ms.is_multiple_of(unit) {
+            return format!("{}{name}", ms / unit);
+        }
+    }
+    format!("{ms}ms")
+}
+
 /// Default limit on a member's `data` (a JSON object), in bytes.
 pub const DEFAULT_MAX_DATA_BYTES: usize = 4096;
 
@@ -89,6 +177,9 @@ pub struct BoardConfig {
     pub keep_archives: Option<u32>,
     pub search_fields: Vec<String>,
     pub max_data_bytes: usize,
+    /// At most this many submissions of one member per period; none: no
+    /// limit.
+    pub max_submits_per_member: Option<SubmitLimit>,
     /// Set on the archives a reset makes, never by a client.
     pub archive: Option<ArchiveOf>,
 }
@@ -107,6 +198,7 @@ impl Default for BoardConfig {
             keep_archives: None,
             search_fields: vec!["name".to_string()],
             max_data_bytes: DEFAULT_MAX_DATA_BYTES,
+            max_submits_per_member: None,
             archive: None,
         }
     }
@@ -279,8 +371,9 @@ mod tests {
 
 impl BoardConfig {
     /// The config as the JSON object the HTTP API and snapshots use. The
-    /// archive fields appear on archives only, so an ordinary board's
-    /// stored bytes are what they were before archives carried them.
+    /// archive fields appear on archives only, and
+    /// `max_submits_per_member` on the boards that set it, so a board's
+    /// stored bytes are what they were before configs could carry them.
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::json!({
             "order": self.order.as_str(),
@@ -295,6 +388,9 @@ impl BoardConfig {
             "search_fields": self.search_fields,
             "max_data_bytes": self.max_data_bytes,
         });
+        if let (Some(l), Some(o)) = (self.max_submits_per_member, v.as_object_mut()) {
+            o.insert("max_submits_per_member".into(), l.to_json());
+        }
         if let (Some(a), Some(o)) = (&self.archive, v.as_object_mut()) {
             o.insert("archive_of".into(), a.board.clone().into());
             o.insert("archive_seq".into(), a.seq.into());
@@ -336,6 +432,9 @@ impl BoardConfig {
                         Some(u32::try_from(int()?).map_err(|_| bad(k, "at most 2^32-1"))?)
                 }
                 "max_data_bytes" => c.max_data_bytes = int()? as usize,
+                "max_submits_per_member" => {
+                    c.max_submits_per_member = Some(SubmitLimit::from_json(v)?)
+                }
                 "archive_of" => archive_of = Some(s()?.to_string()),
                 "archive_seq" => archive_seq = Some(int()?),
                 "search_fields" => {
@@ -398,6 +497,10 @@ mod json_tests {
             keep_archives: Some(4),
             search_fields: vec!["name".into(), "team".into()],
             max_data_bytes: 1024,
+            max_submits_per_member: Some(SubmitLimit {
+                count: 10,
+                per: Duration::from_secs(60),
+            }),
             archive: Some(ArchiveOf {
                 board: "b@x".into(),
                 seq: 7,
@@ -415,6 +518,93 @@ mod json_tests {
         );
         assert!(BoardConfig::from_json(&serde_json::json!({"colour": "red"})).is_err());
         assert!(BoardConfig::from_json(&serde_json::json!({"order": 3})).is_err());
+    }
+
+    /// A config without `max_submits_per_member` is written byte for byte
+    /// as before the field existed, and such JSON (snapshots and log
+    /// records of older versions) reads back without it.
+    #[test]
+    fn configs_without_a_submit_limit_keep_their_encoding() {
+        const OLD: &str = r#"{"keep_archives":null,"max_data_bytes":4096,"max_members":null,"max_score":null,"min_score":null,"order":"desc","ranking":"unique","reset":"never","search_fields":["name"],"tiebreak":"member","update":"set"}"#;
+        assert_eq!(BoardConfig::default().to_json().to_string(), OLD);
+        let old: serde_json::Value = serde_json::from_str(OLD).unwrap();
+        assert_eq!(
+            BoardConfig::from_json(&old).unwrap(),
+            BoardConfig::default()
+        );
+    }
+
+    #[test]
+    fn submit_limits() {
+        let read = |v: serde_json::Value| {
+            BoardConfig::from_json(&serde_json::json!({ "max_submits_per_member": v }))
+                .map(|c| c.max_submits_per_member.unwrap())
+        };
+        let l = |count, secs: f64| SubmitLimit {
+            count,
+            per: Duration::from_secs_f64(secs),
+        };
+        assert_eq!(
+            read(serde_json::json!({"count": 5, "per": "1m"})).unwrap(),
+            l(5, 60.0)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 5, "per": 30})).unwrap(),
+            l(5, 30.0)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 1, "per": 0.5})).unwrap(),
+            l(1, 0.5)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 1, "per": "250ms"})).unwrap(),
+            l(1, 0.25)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 3, "per": "2h"})).unwrap(),
+            l(3, 7200.0)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 3, "per": "1d"})).unwrap(),
+            l(3, 86400.0)
+        );
+        assert_eq!(
+            read(serde_json::json!({"count": 3, "per": "45"})).unwrap(),
+            l(3, 45.0)
+        );
+        for bad in [
+            serde_json::json!(5),
+            serde_json::json!({"count": 0, "per": "1m"}),
+            serde_json::json!({"count": 5}),
+            serde_json::json!({"per": "1m"}),
+            serde_json::json!({"count": 5, "per": 0}),
+            serde_json::json!({"count": 5, "per": -1}),
+            serde_json::json!({"count": 5, "per": "1 fortnight"}),
+            serde_json::json!({"count": 5, "per": "1m", "burst": 3}),
+            serde_json::json!({"count": 1.5, "per": "1m"}),
+        ] {
+            let e = read(bad.clone()).unwrap_err().to_string();
+            assert!(e.contains("max_submits_per_member"), "{bad}: {e}");
+        }
+        // Written back in its shortest form; read back the same.
+        for (per, text) in [
+            (60.0, "1m"),
+            (30.0, "30s"),
+            (0.25, "250ms"),
+            (7200.0, "2h"),
+            (90.0, "90s"),
+        ] {
+            let c = BoardConfig {
+                max_submits_per_member: Some(l(4, per)),
+                ..Default::default()
+            };
+            let j = c.to_json();
+            assert_eq!(
+                j["max_submits_per_member"],
+                serde_json::json!({"count": 4, "per": text})
+            );
+            assert_eq!(BoardConfig::from_json(&j).unwrap(), c);
+        }
     }
 
     /// Regression: infinite bounds used to be written as `null`, so a

@@ -42,7 +42,7 @@ pub use board::{
     Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page,
     Presence, Ranks, ScoreRange, Submit, SubmitResult,
 };
-pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, Tiebreak, UpdateOp};
+pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, SubmitLimit, Tiebreak, UpdateOp};
 pub use error::{Error, Result};
 pub use members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};

@@ -16,6 +16,7 @@ use tokio::net::TcpListener;
 use crate::limits::{ClientGate, ConnLimits, Timeouts};
 use crate::settings::{Settings, DEFAULT_BACKEND};
 use podium_core::backend::Backend;
+use podium_core::member_limits::MemberLimited;
 use podium_core::schedule::{Clock, SystemClock};
 use podium_redis::RedisBackend;
 use podium_store::service::Service;
@@ -47,13 +48,21 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         gate: ClientGate::new(what, maxclients),
         timeouts,
     };
+    // One set of buckets for every protocol: a key's or an address's
+    // budget is the same whichever protocol it spends it on.
+    let rate = Arc::new(crate::rate::RateLimits::from_settings(&settings));
+    // Boards' max_submits_per_member, the same on either engine.
+    let limited: Arc<dyn Backend> = Arc::new(MemberLimited::new(engine.backend()));
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
         let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
-            engine.backend(),
-            crate::http::HttpConfig::from(&settings),
+            limited.clone(),
+            crate::http::HttpConfig {
+                rate: rate.clone(),
+                ..crate::http::HttpConfig::from(&settings)
+            },
             Some(metrics),
         );
         let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
@@ -71,12 +80,13 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         let (listener, local) = bind(addr, "MessagePack-RPC").await?;
         let cfg = crate::rpc::RpcConfig {
             api_keys: settings.api_keys.clone(),
+            rate: rate.clone(),
         };
         let stop = stop_rx.clone();
         let limits = conn_limits("rpc", idle);
         servers.spawn(crate::rpc::serve(
             listener,
-            engine.backend(),
+            limited.clone(),
             cfg,
             limits,
             stop,
@@ -93,6 +103,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                     max_commands: lim.multi_max_commands,
                     max_bytes: lim.multi_max_bytes,
                 },
+                rate: rate.clone(),
             };
             let stop = stop_rx.clone();
             let limits = conn_limits("resp", idle);

@@ -10,6 +10,11 @@
 //! apart (a test checks the router answers every row, and that the
 //! document lists exactly the rows).
 //!
+//! Every request but `/healthz` and `/openapi.json` (the probes) takes a
+//! token of its client address's rate limit before anything else, and one
+//! of its API key's once the key is known ([`crate::rate`]); a refusal is
+//! `429 rate_limited` with `Retry-After`.
+//!
 //! Errors of every kind — the service's, bad paths and queries, bodies
 //! over the limit or compressed, unknown routes, wrong methods, panics, and
 //! the requests hyper refuses before routing ([`wire`]) — are answered as
@@ -26,11 +31,12 @@ pub(crate) mod wire;
 mod tests;
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::header::{AUTHORIZATION, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -40,6 +46,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use parking_lot::Mutex;
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::rate::{RateLimits, Refused};
 use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
@@ -57,6 +64,10 @@ pub struct HttpConfig {
     pub max_body_bytes: usize,
     /// How long a request body may take to arrive; `None`: no limit.
     pub body_timeout: Option<Duration>,
+    /// The rate limits, shared with the other frontends. A request's
+    /// client address is its `ConnectInfo<Peer>`, which [`serve`] gives
+    /// every request.
+    pub rate: Arc<RateLimits>,
 }
 
 impl Default for HttpConfig {
@@ -65,6 +76,7 @@ impl Default for HttpConfig {
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_timeout: None,
+            rate: Arc::default(),
         }
     }
 }
@@ -76,15 +88,16 @@ impl From<&Settings> for HttpConfig {
             max_body_bytes: s.max_body_bytes,
             body_timeout: (s.limits.http_body_secs > 0)
                 .then(|| Duration::from_secs(s.limits.http_body_secs)),
+            rate: Arc::new(RateLimits::from_settings(s)),
         }
     }
 }
 
 impl HttpConfig {
-    /// The scope of the configured key equal to `presented`, comparing
+    /// The position of the configured key equal to `presented`, comparing
     /// with every key so the time taken does not tell which matched.
-    fn scope_of(&self, presented: &str) -> Option<Scope> {
-        ApiKey::scope_among(&self.api_keys, presented.as_bytes())
+    fn position_of(&self, presented: &str) -> Option<usize> {
+        ApiKey::position_among(&self.api_keys, presented.as_bytes())
     }
 }
 
@@ -368,14 +381,24 @@ fn memory_refusal(route: Option<&str>, method: &Method) -> Option<Response> {
         .map(|e| error::error_response(&e))
 }
 
-/// The API key check of a request for `route` (a matched template;
-/// `None`: no route matched, nothing to guard): the refusal, or `None`
-/// when the request may go on.
+/// The rate limits and API key check of a request for `route` (a matched
+/// template; `None`: no route matched, no key needed): the refusal, or
+/// `None` when the request may go on.
 fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response> {
+    let needed = route.and_then(|p| needed_scope(p, req.method()));
+    if route.is_none() || needed.is_some() {
+        let peer = req
+            .extensions()
+            .get::<ConnectInfo<Peer>>()
+            .map(|c| c.0 .0.ip());
+        if let Err(r) = st.cfg.rate.check(None, peer) {
+            return Some(rate_limited(&r));
+        }
+    }
     if st.cfg.api_keys.is_empty() {
         return None;
     }
-    let needed = route.and_then(|p| needed_scope(p, req.method()))?;
+    let needed = needed?;
     let key = req
         .headers()
         .get(AUTHORIZATION)
@@ -389,9 +412,11 @@ fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response
             "this request needs an API key: Authorization: Bearer KEY",
         ));
     };
-    match st.cfg.scope_of(key) {
-        None => Some(unauthorized("unknown API key")),
-        Some(s) if !s.allows(needed) => Some(error::error_response(&ApiError::new(
+    let Some(position) = st.cfg.position_of(key) else {
+        return Some(unauthorized("unknown API key"));
+    };
+    match st.cfg.api_keys[position].scope {
+        s if !s.allows(needed) => Some(error::error_response(&ApiError::new(
             Code::Forbidden,
             format!(
                 "this request needs a key of scope {}; this key has scope {}",
@@ -399,8 +424,26 @@ fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response
                 s.as_str()
             ),
         ))),
-        Some(_) => None,
+        _ => st
+            .cfg
+            .rate
+            .check(Some(position), None)
+            .err()
+            .map(|r| rate_limited(&r)),
     }
+}
+
+/// The client address of an HTTP connection, for the rate limits: put
+/// into each request's extensions as `ConnectInfo<Peer>` by [`serve`].
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
+
+/// `429 rate_limited`, with the wait in whole seconds as `Retry-After`.
+fn rate_limited(r: &Refused) -> Response {
+    let mut resp = error::error_response(&r.to_error());
+    resp.headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from(r.retry_after_secs()));
+    resp
 }
 
 fn unauthorized(msg: &str) -> Response {

@@ -421,6 +421,16 @@ fn schemas() -> Value {
                 "keep_archives": {"type": ["integer", "null"], "minimum": 0},
                 "search_fields": {"type": "array", "items": {"type": "string"}},
                 "max_data_bytes": {"type": "integer", "minimum": 0},
+                "max_submits_per_member": {"oneOf": [{
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["count", "per"],
+                    "description": "At most count submissions (submit, and each entry of submit_many; not import) of one member per period; more are refused with rate_limited",
+                    "properties": {
+                        "count": {"type": "integer", "minimum": 1},
+                        "per": {"oneOf": [{"type": "number", "exclusiveMinimum": 0, "description": "seconds"}, {"type": "string", "description": "a duration: 500ms, 30s, 1m, 2h, 1d"}]}
+                    }
+                }, {"type": "null"}]},
                 "archive_of": {"type": "string", "readOnly": true, "description": "On an archive only: the board it archives (set by reset; refused in a request)"},
                 "archive_seq": {"type": "integer", "minimum": 1, "readOnly": true, "description": "On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest"}
             }

@@ -5,8 +5,6 @@
 //! timed out as an idle connection, and with the peer's address for the
 //! handlers (`ConnectInfo`).
 
-use std::net::SocketAddr;
-
 use anyhow::Result;
 use axum::extract::ConnectInfo;
 use axum::Router;
@@ -38,7 +36,7 @@ pub async fn serve(
             let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
                 let in_flight = busy.enter();
                 let mut req = req.map(axum::body::Body::new);
-                req.extensions_mut().insert(ConnectInfo::<SocketAddr>(peer));
+                req.extensions_mut().insert(ConnectInfo(super::Peer(peer)));
                 let answer = app.clone().oneshot(req);
                 async move {
                     let r = answer.await;

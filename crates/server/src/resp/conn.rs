@@ -36,6 +36,7 @@ pub const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// protocol, or `stop` turns true (checked between batches).
 pub async fn serve_conn<S>(
     stream: S,
+    peer: Option<std::net::IpAddr>,
     store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
@@ -53,7 +54,7 @@ where
     let _count = Count(shared.clone());
 
     let (mut rd, mut wr) = tokio::io::split(stream);
-    let mut session = Session::new(store.clone(), shared);
+    let mut session = Session::for_peer(store.clone(), shared, peer);
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
@@ -155,7 +156,7 @@ mod tests {
         let shared = Arc::new(Shared::new(Vec::new(), 7379));
         let (client, server) = duplex(1 << 16);
         let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(serve_conn(server, svc, shared, stop_rx));
+        let task = tokio::spawn(serve_conn(server, None, svc, shared, stop_rx));
         let (mut rd, mut wr) = tokio::io::split(client);
         let input = input.to_vec();
         let writer = tokio::spawn(async move {

@@ -26,6 +26,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::limits::ConnLimits;
 use crate::listen::{accept_until_stopped, Conn, Drain};
+use crate::rate::RateLimits;
 use crate::settings::ApiKey;
 use podium_core::keystore::KeyStore;
 
@@ -37,6 +38,9 @@ pub struct RespConfig {
     pub api_keys: Vec<ApiKey>,
     /// The bounds of a MULTI queue.
     pub multi: exec::MultiLimits,
+    /// The server's rate limits; each connection is limited by its peer's
+    /// address.
+    pub rate: Arc<RateLimits>,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -51,9 +55,12 @@ pub async fn serve(
     let port = listener.local_addr()?.port();
     let mut shared = exec::Shared::new(cfg.api_keys, port);
     shared.multi = cfg.multi;
+    shared.rate = cfg.rate;
     let shared = Arc::new(shared);
-    let serve_conn =
-        move |sock: Conn, _busy, stop| conn::serve_conn(sock, store.clone(), shared.clone(), stop);
+    let serve_conn = move |sock: Conn, _busy, stop| {
+        let peer = sock.get_ref().peer_addr().ok().map(|a| a.ip());
+        conn::serve_conn(sock, peer, store.clone(), shared.clone(), stop)
+    };
     accept_until_stopped(
         listener,
         "Redis",

@@ -162,6 +162,7 @@ const LARGE_FRAME: usize = 1 << 20;
 /// or `stop` turns true.
 pub async fn serve_conn<S>(
     stream: S,
+    peer: Option<std::net::IpAddr>,
     be: Arc<dyn Backend>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
@@ -178,7 +179,7 @@ where
     };
     let mut conn = Conn {
         be,
-        session: Session::new(shared),
+        session: Session::for_peer(shared, peer),
         replier,
         tasks: JoinSet::new(),
         applier: None,
@@ -749,11 +750,14 @@ mod tests {
         input: Vec<u8>,
         chunk: usize,
     ) -> (Vec<Value>, bool) {
-        let shared = Arc::new(Shared { api_keys: keys });
+        let shared = Arc::new(Shared {
+            api_keys: keys,
+            rate: Default::default(),
+        });
         let (client, server) = duplex(1 << 16);
         let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let be: Arc<dyn Backend> = Arc::new(podium_store::EmbeddedBackend::new(svc));
-        let task = tokio::spawn(serve_conn(server, be, shared, stop_rx));
+        let task = tokio::spawn(serve_conn(server, None, be, shared, stop_rx));
         let (mut rd, mut wr) = tokio::io::split(client);
         let writer = tokio::spawn(async move {
             for piece in input.chunks(chunk.max(1)) {

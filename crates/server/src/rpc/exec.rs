@@ -22,12 +22,14 @@
 //! lock, and a search that builds an index runs off the async workers.
 
 use std::future::Future;
+use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use serde::Serialize;
 
 use super::method::{Call, Method};
+use crate::rate::{ClientRate, RateLimits};
 use crate::settings::{ApiKey, Scope};
 use podium_core::backend::{Backend, InPlace};
 use podium_core::entry::SubmitRec;
@@ -438,27 +440,41 @@ struct AuthOut {
 /// What every connection of one listener shares.
 pub struct Shared {
     pub api_keys: Vec<ApiKey>,
+    /// The server's rate limits.
+    pub rate: Arc<RateLimits>,
 }
 
 impl Shared {
-    /// The scope of the key equal to `presented`, comparing with every key
-    /// so the time taken does not tell which matched.
-    fn scope_of(&self, presented: &str) -> Option<Scope> {
-        ApiKey::scope_among(&self.api_keys, presented.as_bytes())
+    /// The position of the key equal to `presented`, comparing with every
+    /// key so the time taken does not tell which matched.
+    fn position_of(&self, presented: &str) -> Option<usize> {
+        ApiKey::position_among(&self.api_keys, presented.as_bytes())
     }
 }
 
-/// One connection's authentication.
+/// One connection's authentication and rate limits.
 pub struct Session {
     shared: Arc<Shared>,
     /// The key's scope; without keys configured, `Admin`.
     scope: Option<Scope>,
+    rate: ClientRate,
 }
 
 impl Session {
+    /// A session not limited by client address.
     pub fn new(shared: Arc<Shared>) -> Session {
+        Session::for_peer(shared, None)
+    }
+
+    /// The session of a connection from `peer`.
+    pub fn for_peer(shared: Arc<Shared>, peer: Option<IpAddr>) -> Session {
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
-        Session { shared, scope }
+        let rate = shared.rate.client(peer);
+        Session {
+            shared,
+            scope,
+            rate,
+        }
     }
 
     pub fn authenticated(&self) -> bool {
@@ -466,8 +482,10 @@ impl Session {
     }
 
     /// Whether this connection may call `m` (HTTP's codes and texts), and
-    /// the memory budget lets it run.
+    /// the memory budget lets it run. Every call, `auth` included, takes a
+    /// token of the rate limits first.
     pub fn check(&self, m: Method) -> Result<(), ApiError> {
+        self.rate.take().map_err(|r| r.to_error())?;
         let Some(needed) = m.scope() else {
             return Ok(());
         };
@@ -498,9 +516,11 @@ impl Session {
         if self.shared.api_keys.is_empty() {
             return encode(&AuthOut { scope: "admin" });
         }
-        match self.shared.scope_of(key) {
-            Some(s) => {
+        match self.shared.position_of(key) {
+            Some(i) => {
+                let s = self.shared.api_keys[i].scope;
                 self.scope = Some(s);
+                self.rate.set_key(Some(i));
                 encode(&AuthOut { scope: s.as_str() })
             }
             None => Err(ApiError::new(Code::Unauthorized, "unknown API key")),

@@ -28,6 +28,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use crate::limits::{ConnLimits, TOO_MANY_CLIENTS};
 use crate::listen::{accept_until_stopped, Conn, Drain, REFUSAL_TIME};
+use crate::rate::RateLimits;
 use crate::settings::ApiKey;
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
@@ -38,6 +39,9 @@ pub struct RpcConfig {
     /// With keys, a connection must call `auth(key)` before other methods,
     /// and each method needs the scope its HTTP route needs.
     pub api_keys: Vec<ApiKey>,
+    /// The server's rate limits; each connection is limited by its peer's
+    /// address.
+    pub rate: Arc<RateLimits>,
 }
 
 /// At shutdown, how long open connections get to finish their answers.
@@ -54,9 +58,12 @@ pub async fn serve(
 ) -> Result<()> {
     let shared = Arc::new(exec::Shared {
         api_keys: cfg.api_keys,
+        rate: cfg.rate,
     });
-    let serve_conn =
-        move |sock: Conn, _busy, stop| conn::serve_conn(sock, be.clone(), shared.clone(), stop);
+    let serve_conn = move |sock: Conn, _busy, stop| {
+        let peer = sock.get_ref().peer_addr().ok().map(|a| a.ip());
+        conn::serve_conn(sock, peer, be.clone(), shared.clone(), stop)
+    };
     // Past the grace, a client that stopped reading loses its
     // acknowledgements; its writes are applied and the log is flushed at
     // exit anyway.

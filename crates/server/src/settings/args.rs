@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, LimitArgs, ListenAddr};
+use super::{ApiKey, ByteSize, FsyncPolicy, LimitArgs, ListenAddr, RateLimit};
 
 // Every field is an `Option` so that "not given" can be told apart from
 // "given the default"; clap fills a field from its `PODIUM_*` variable when
@@ -84,6 +84,26 @@ pub struct ServeArgs {
     #[arg(long, env = "PODIUM_SNAPSHOT_EVERY", value_name = "SIZE")]
     pub snapshot_every: Option<ByteSize>,
 
+    /// Requests per API key, over every protocol, as COUNT/PERIOD with an
+    /// optional burst (e.g. 1000/s, 60/m, 5000/10s, 100/s,burst=500), or
+    /// "off" [default: off]
+    #[arg(
+        long = "rate-limit-per-key",
+        env = "PODIUM_RATE_LIMIT_PER_KEY",
+        value_name = "RATE|off"
+    )]
+    pub rate_limit_per_key: Option<RateLimit>,
+
+    /// Requests per client IP address (IPv6: per /64), over every
+    /// protocol, loopback included, as COUNT/PERIOD[,burst=N] or "off"
+    /// [default: off]
+    #[arg(
+        long = "rate-limit-per-address",
+        env = "PODIUM_RATE_LIMIT_PER_ADDRESS",
+        value_name = "RATE|off"
+    )]
+    pub rate_limit_per_address: Option<RateLimit>,
+
     #[command(flatten)]
     pub limits: LimitArgs,
 }
@@ -120,6 +140,10 @@ mod tests {
             "512KiB",
             "--snapshot-every",
             "1048576",
+            "--rate-limit-per-key",
+            "1000/s",
+            "--rate-limit-per-address",
+            "60/m,burst=10",
         ]);
         let s = Settings::resolve(&a).unwrap();
         assert_eq!(s.data_dir, PathBuf::from("/tmp/x"));
@@ -144,6 +168,9 @@ mod tests {
         );
         assert_eq!(s.max_body_bytes, 512 * 1024);
         assert_eq!(s.snapshot_every_bytes, 1 << 20);
+        assert_eq!(s.rate_limit_per_key, Some("1000/s".parse().unwrap()));
+        let a = s.rate_limit_per_address.unwrap();
+        assert_eq!((a.count, a.period.as_secs(), a.burst), (60, 60, 10));
     }
 
     #[test]
@@ -155,6 +182,8 @@ mod tests {
             ["--api-key", "short:admin"],
             ["--api-key", "0123456789abcdef:root"],
             ["--api-key", "0123456789abcdef"],
+            ["--rate-limit-per-key", "fast"],
+            ["--rate-limit-per-address", "0/s"],
         ] {
             let r = T::try_parse_from(["podium", bad[0], bad[1]]);
             assert!(r.is_err(), "{bad:?} was accepted");
@@ -192,13 +221,15 @@ mod tests {
             ("http_body_timeout", "PODIUM_HTTP_BODY_TIMEOUT"),
             ("multi_max_commands", "PODIUM_MULTI_MAX_COMMANDS"),
             ("multi_max_bytes", "PODIUM_MULTI_MAX_BYTES"),
+            ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
+            ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
             assert_eq!(env_of(id).as_deref(), Some(var), "{id}");
         }
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            20
+            22
         );
         let keys = cmd
             .get_arguments()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Deserialize;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr, MaxMemory};
+use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr, MaxMemory, RateLimit};
 
 /// The TOML config file: the long flags in snake_case, all optional.
 #[derive(Deserialize, Default, Debug)]
@@ -21,6 +21,8 @@ pub(super) struct FileConfig {
     pub(super) log_level: Option<String>,
     pub(super) max_body: Option<ByteSize>,
     pub(super) snapshot_every: Option<ByteSize>,
+    pub(super) rate_limit_per_key: Option<RateLimit>,
+    pub(super) rate_limit_per_address: Option<RateLimit>,
     pub(super) api_keys: Option<Vec<ApiKey>>,
     pub(super) api_key_file: Option<PathBuf>,
     pub(super) maxclients: Option<u32>,
@@ -88,6 +90,8 @@ mod tests {
                 "root",
             ),
             ("http = 7070", "string"),
+            ("rate_limit_per_key = \"lots\"", "lots"),
+            ("rate_limit_per_address = \"0/s\"", "at least 1"),
         ] {
             let err = format!("{:#}", FileConfig::parse(text).unwrap_err());
             assert!(err.contains(needle), "{text:?}: {err}");

@@ -31,14 +31,24 @@ impl ApiKey {
     /// with every key so the time taken does not tell which matched. The
     /// one lookup of every frontend's authentication.
     pub fn scope_among(keys: &[ApiKey], presented: &[u8]) -> Option<Scope> {
+        Self::position_among(keys, presented).map(|i| keys[i].scope)
+    }
+
+    /// The position among `keys` of the key equal to `presented` (which
+    /// names its rate-limit bucket), compared as [`ApiKey::scope_among`]
+    /// compares.
+    pub fn position_among(keys: &[ApiKey], presented: &[u8]) -> Option<usize> {
         let presented = std::str::from_utf8(presented).ok()?;
-        keys.iter().fold(None, |found, k| {
-            if k.matches(presented) {
-                Some(k.scope)
-            } else {
-                found
-            }
-        })
+        keys.iter().enumerate().fold(
+            None,
+            |found, (i, k)| {
+                if k.matches(presented) {
+                    Some(i)
+                } else {
+                    found
+                }
+            },
+        )
     }
 
     /// Whether `presented` is this key, compared in constant time.

@@ -35,6 +35,8 @@
 //! http_body_timeout = 60
 //! multi_max_commands = 100000
 //! multi_max_bytes = "64MiB"
+//! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
+//! rate_limit_per_address = "100/s,burst=500"
 //!
 //! api_key_file = "/etc/podium/keys"   # KEY:SCOPE lines, added to api_keys
 //!
@@ -70,8 +72,9 @@ pub use keys::ApiKey;
 pub use limits::{LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
 pub use limits::{DEFAULT_MULTI_MAX_BYTES, DEFAULT_MULTI_MAX_COMMANDS};
 pub use podium_core::op::Scope;
+pub use podium_core::rate::Rate;
 pub use podium_store::FsyncPolicy;
-pub use values::{ByteSize, ListenAddr};
+pub use values::{ByteSize, ListenAddr, RateLimit};
 
 /// Default `--data-dir`.
 pub const DEFAULT_DATA_DIR: &str = "./podium-data";
@@ -89,6 +92,10 @@ pub const DEFAULT_LOG_LEVEL: &str = "info";
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
 /// Default `--snapshot-every`: 64 MiB of log.
 pub const DEFAULT_SNAPSHOT_EVERY_BYTES: u64 = 64 << 20;
+/// Default `--rate-limit-per-key`: off.
+pub const DEFAULT_RATE_LIMIT_PER_KEY: Option<Rate> = None;
+/// Default `--rate-limit-per-address`: off.
+pub const DEFAULT_RATE_LIMIT_PER_ADDRESS: Option<Rate> = None;
 /// The shortest API key accepted.
 pub const MIN_API_KEY_LEN: usize = 16;
 
@@ -117,6 +124,10 @@ pub struct Settings {
     pub snapshot_every_bytes: u64,
     /// Connections, memory, timeouts, transaction queues.
     pub limits: Limits,
+    /// Requests per API key; `None`: no limit.
+    pub rate_limit_per_key: Option<Rate>,
+    /// Requests per client address; `None`: no limit.
+    pub rate_limit_per_address: Option<Rate>,
 }
 
 impl Default for Settings {
@@ -133,6 +144,8 @@ impl Default for Settings {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             snapshot_every_bytes: DEFAULT_SNAPSHOT_EVERY_BYTES,
             limits: Limits::default(),
+            rate_limit_per_key: DEFAULT_RATE_LIMIT_PER_KEY,
+            rate_limit_per_address: DEFAULT_RATE_LIMIT_PER_ADDRESS,
         }
     }
 }

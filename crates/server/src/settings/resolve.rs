@@ -68,6 +68,14 @@ impl Settings {
                 .snapshot_every
                 .or(file.snapshot_every)
                 .map_or(d.snapshot_every_bytes, |b| b.0),
+            rate_limit_per_key: args
+                .rate_limit_per_key
+                .or(file.rate_limit_per_key)
+                .map_or(d.rate_limit_per_key, |r| r.0),
+            rate_limit_per_address: args
+                .rate_limit_per_address
+                .or(file.rate_limit_per_address)
+                .map_or(d.rate_limit_per_address, |r| r.0),
             limits,
         };
         settings.validate()?;
@@ -96,6 +104,8 @@ mod tests {
         assert!(!s.auth_required());
         assert_eq!(s.max_body_bytes, 16 * 1024 * 1024);
         assert_eq!(s.snapshot_every_bytes, 64 * 1024 * 1024);
+        assert_eq!(s.rate_limit_per_key, None);
+        assert_eq!(s.rate_limit_per_address, None);
         // Parsing no flags gives the same.
         assert_eq!(Settings::resolve(&parse(&[])).unwrap(), s);
     }
@@ -138,6 +148,8 @@ mod tests {
                 log_level = "warn"
                 max_body = 1024
                 snapshot_every = "2MiB"
+                rate_limit_per_key = "100/s"
+                rate_limit_per_address = "off"
 
                 [[api_keys]]
                 key = "file-key-0123456789"
@@ -161,6 +173,8 @@ mod tests {
         assert_eq!(s.log_level, "warn");
         assert_eq!(s.max_body_bytes, 1024);
         assert_eq!(s.snapshot_every_bytes, 2 << 20);
+        assert_eq!(s.rate_limit_per_key, Some("100/s".parse().unwrap()));
+        assert_eq!(s.rate_limit_per_address, None);
         assert_eq!(
             s.api_keys,
             [ApiKey::new("file-key-0123456789", Scope::Read).unwrap()]
@@ -172,12 +186,16 @@ mod tests {
             config: config.clone(),
             http: Some("127.0.0.1:2001".parse().unwrap()),
             fsync: Some(FsyncPolicy::EverySec),
+            rate_limit_per_key: Some("off".parse().unwrap()),
+            rate_limit_per_address: Some("10/m".parse().unwrap()),
             api_keys: Some(vec!["env-key-0123456789:write".parse().unwrap()]),
             ..Default::default()
         };
         let s = Settings::resolve(&env).unwrap();
         assert_eq!(s.http, Some(addr("127.0.0.1:2001")));
         assert_eq!(s.fsync, FsyncPolicy::EverySec);
+        assert_eq!(s.rate_limit_per_key, None);
+        assert_eq!(s.rate_limit_per_address, Some("10/m".parse().unwrap()));
         assert_eq!(
             s.api_keys,
             [ApiKey::new("env-key-0123456789", Scope::Write).unwrap()]

@@ -1,6 +1,7 @@
 //! The checks on settings, however they were built: the backend's URL and
 //! the log filter parse, keys are long enough and given once, listeners do
-//! not clash, and nothing listens beyond loopback without an API key.
+//! not clash, nothing listens beyond loopback without an API key, and a
+//! limit per API key comes with keys.
 
 use anyhow::{bail, Context};
 
@@ -43,6 +44,13 @@ impl Settings {
                     a.redacted()
                 );
             }
+        }
+        if let (Some(rate), true) = (self.rate_limit_per_key, self.api_keys.is_empty()) {
+            bail!(
+                "--rate-limit-per-key {rate} limits requests by API key, but no key is \
+                 configured: add keys (--api-key KEY:SCOPE), or limit by client address \
+                 with --rate-limit-per-address {rate}"
+            );
         }
         let listeners = self.listeners();
         if listeners.is_empty() {
@@ -242,6 +250,20 @@ mod tests {
         assert!(s.check_exposure().is_err());
         let s = Settings { resp: None, ..s };
         s.check_exposure().unwrap();
+    }
+
+    #[test]
+    fn a_limit_per_key_needs_keys() {
+        let err = format!(
+            "{:#}",
+            Settings::resolve(&parse(&["--rate-limit-per-key", "10/s"])).unwrap_err()
+        );
+        assert!(err.contains("no key is configured"), "{err}");
+        let key = format!("{KEY}:read");
+        Settings::resolve(&parse(&["--rate-limit-per-key", "10/s", "--api-key", &key])).unwrap();
+        Settings::resolve(&parse(&["--rate-limit-per-key", "off"])).unwrap();
+        // A limit per address needs nothing else.
+        Settings::resolve(&parse(&["--rate-limit-per-address", "10/s"])).unwrap();
     }
 
     #[test]

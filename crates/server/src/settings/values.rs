@@ -1,5 +1,6 @@
 //! The value types flags, variables and the file share: a listening
-//! address (or `off`) and a byte size with an optional unit.
+//! address (or `off`), a byte size with an optional unit and a rate limit
+//! (or `off`).
 
 use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,6 +8,8 @@ use std::str::FromStr;
 
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
+
+use podium_core::rate::Rate;
 
 /// A listening address, or `off` (`ListenAddr(None)`).
 ///
@@ -139,6 +142,30 @@ impl<'de> Deserialize<'de> for ByteSize {
     }
 }
 
+/// A rate limit, `COUNT/PERIOD[,burst=N]` (see [`Rate`]), or `off`
+/// (`RateLimit(None)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RateLimit(pub Option<Rate>);
+
+impl FromStr for RateLimit {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.trim().eq_ignore_ascii_case("off") {
+            return Ok(RateLimit(None));
+        }
+        s.parse().map(|r| RateLimit(Some(r)))
+    }
+}
+
+impl fmt::Display for RateLimit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Some(r) => r.fmt(f),
+            None => f.write_str("off"),
+        }
+    }
+}
+
 /// Implements `Deserialize` from a string through `FromStr`.
 macro_rules! deserialize_from_str {
     ($($t:ty),*) => {$(
@@ -150,7 +177,7 @@ macro_rules! deserialize_from_str {
         }
     )*};
 }
-deserialize_from_str!(ListenAddr);
+deserialize_from_str!(ListenAddr, RateLimit);
 
 #[cfg(test)]
 mod tests {
@@ -216,5 +243,23 @@ mod tests {
         // Zero is parsed but refused as a setting.
         assert!(Settings::resolve(&parse(&["--max-body", "0"])).is_err());
         assert!(Settings::resolve(&parse(&["--snapshot-every", "0B"])).is_err());
+    }
+
+    #[test]
+    fn rate_limits() {
+        let ok = |s: &str| s.parse::<RateLimit>().unwrap().0;
+        assert_eq!(ok("off"), None);
+        assert_eq!(ok(" OFF "), None);
+        let r = ok("60/m").unwrap();
+        assert_eq!((r.count, r.period.as_secs(), r.burst), (60, 60, 60));
+        let r = ok("5000/10s,burst=100").unwrap();
+        assert_eq!((r.count, r.period.as_secs(), r.burst), (5000, 10, 100));
+        assert_eq!(RateLimit(None).to_string(), "off");
+        assert_eq!(ok("1000/s").unwrap().to_string(), "1000/s");
+        for bad in ["", "60", "0/s", "60/fortnight", "60/m,burst=0", "on"] {
+            assert!(bad.parse::<RateLimit>().is_err(), "{bad:?}");
+        }
+        let e = "60/fortnight".parse::<RateLimit>().unwrap_err();
+        assert!(e.contains("COUNT/PERIOD"), "{e}");
     }
 }

@@ -13,7 +13,8 @@
 //! tiebreak is `first`/`last` orders ties by arrival; the Redis view then
 //! follows the board's order (reversed for `desc`), not member bytes.
 //!
-//! This module holds the session (admission, scopes, MULTI/EXEC) and the
+//! This module holds the session (admission, rate limits, scopes,
+//! MULTI/EXEC) and the
 //! connection and server commands (PING, HELLO, AUTH, CLIENT, INFO); the
 //! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
 //! CONFIG GET in [`server`].
@@ -23,6 +24,7 @@ mod keys;
 mod server;
 mod zset;
 
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,6 +33,7 @@ use bytes::Bytes;
 
 use super::command::{self, lookup, parse, Cmd, Spec};
 use super::reply::Reply;
+use crate::rate::{ClientRate, RateLimits};
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{KeyStore, Lsn};
@@ -66,6 +69,8 @@ pub struct Shared {
     next_id: AtomicU64,
     started: Instant,
     pub port: u16,
+    /// The server's rate limits (none unless set).
+    pub rate: Arc<RateLimits>,
 }
 
 impl Shared {
@@ -77,12 +82,14 @@ impl Shared {
             next_id: AtomicU64::new(1),
             started: Instant::now(),
             port,
+            rate: Arc::default(),
         }
     }
 
-    /// The scope of the key equal to `presented` (constant time per key).
-    fn scope_of(&self, presented: &[u8]) -> Option<Scope> {
-        ApiKey::scope_among(&self.api_keys, presented)
+    /// The position of the key equal to `presented` (constant time per
+    /// key).
+    fn position_of(&self, presented: &[u8]) -> Option<usize> {
+        ApiKey::position_among(&self.api_keys, presented)
     }
 }
 
@@ -107,6 +114,7 @@ pub struct Session {
     multi: Option<Multi>,
     /// QUIT was received: reply, then close.
     pub closing: bool,
+    rate: ClientRate,
 }
 
 fn api_err(e: ApiError) -> Reply {
@@ -185,9 +193,20 @@ fn rss() -> u64 {
 }
 
 impl Session {
+    /// A session not limited by client address.
     pub fn new(store: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
+        Session::for_peer(store, shared, None)
+    }
+
+    /// The session of a connection from `peer`.
+    pub fn for_peer(
+        store: Arc<dyn KeyStore>,
+        shared: Arc<Shared>,
+        peer: Option<IpAddr>,
+    ) -> Session {
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
+        let rate = shared.rate.client(peer);
         Session {
             store,
             shared,
@@ -197,6 +216,7 @@ impl Session {
             scope,
             multi: None,
             closing: false,
+            rate,
         }
     }
 
@@ -303,9 +323,13 @@ impl Session {
     }
 
     /// `processCommand`'s checks before a command runs or is queued:
-    /// known, right arity, authenticated, allowed for the key's scope on
-    /// the keys named.
+    /// within the rate limits (every command, AUTH included, takes a
+    /// token), known, right arity, authenticated, allowed for the key's
+    /// scope on the keys named.
     fn admit(&self, args: &[Bytes]) -> Result<&'static Spec, Reply> {
+        if let Err(r) = self.rate.take() {
+            return Err(Reply::coded(format!("RATELIMITED {}", r.message())));
+        }
         let spec = lookup(args)?;
         let Some(needed) = spec.access.least() else {
             return Ok(spec);
@@ -475,9 +499,10 @@ impl Session {
             };
         }
         // With API keys the user name is ignored: the key is the password.
-        match self.shared.scope_of(pass) {
-            Some(s) => {
-                self.scope = Some(s);
+        match self.shared.position_of(pass) {
+            Some(i) => {
+                self.scope = Some(self.shared.api_keys[i].scope);
+                self.rate.set_key(Some(i));
                 Reply::OK
             }
             None => wrongpass(),
@@ -738,6 +763,44 @@ mod tests {
             run(&mut s, "flushall"),
             R::coded("NOPERM this user has no permissions to run the 'flushall' command")
         );
+    }
+
+    /// Every command takes a token; a refused one is `-RATELIMITED`, a
+    /// refusal while queueing aborts the transaction, and the connection
+    /// goes on once the bucket has refilled.
+    #[test]
+    fn commands_are_rate_limited() {
+        let keys = vec![ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap()];
+        let mut shared = Shared::new(keys, 7379);
+        shared.rate = Arc::new(crate::rate::RateLimits::new(
+            Some("3/h".parse().unwrap()),
+            None,
+            1,
+        ));
+        let mut s = Session::new(Arc::new(Service::in_memory()), Arc::new(shared));
+        // Before AUTH no key is known: not limited by it.
+        assert!(run(&mut s, "ping").is_error());
+        assert_eq!(run(&mut s, "auth writekey-0123456789abcdef"), R::OK);
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(run(&mut s, "zadd z 1 a"), R::Status("QUEUED"));
+        assert_eq!(run(&mut s, "zadd z 2 b"), R::Status("QUEUED"));
+        let R::Error(e) = run(&mut s, "zadd z 3 c") else {
+            panic!("not refused")
+        };
+        let e = String::from_utf8(e).unwrap();
+        assert!(
+            e.starts_with("RATELIMITED rate limit of this API key (3/h) reached: retry in "),
+            "{e}"
+        );
+        let R::Error(e) = run(&mut s, "exec") else {
+            panic!("not refused")
+        };
+        assert!(
+            e.starts_with(b"EXECABORT"),
+            "{}",
+            String::from_utf8_lossy(&e)
+        );
+        assert!(run(&mut s, "zcard z").is_error());
     }
 
     #[test]

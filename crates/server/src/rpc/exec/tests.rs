@@ -462,6 +462,7 @@ fn auth_scopes() {
             ApiKey::new("readkey-0123456789abcdef", Scope::Read).unwrap(),
             ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap(),
         ],
+        rate: Default::default(),
     });
     let mut s = Session::new(shared);
     assert!(!s.authenticated());
@@ -482,8 +483,51 @@ fn auth_scopes() {
         s.check(Method::BoardDelete).unwrap_err().code,
         Code::Forbidden
     );
-    let open = Session::new(Arc::new(Shared { api_keys: vec![] }));
+    let open = Session::new(Arc::new(Shared {
+        api_keys: vec![],
+        rate: Default::default(),
+    }));
     assert!(open.check(Method::BoardDelete).is_ok());
+}
+
+/// Every call takes a token, `auth` included; the key's bucket counts
+/// once the key is known, and a refusal leaves the session usable.
+#[test]
+fn calls_are_rate_limited() {
+    use crate::rate::RateLimits;
+    let rate = Arc::new(RateLimits::new(
+        Some("2/h".parse().unwrap()),
+        Some("5/h".parse().unwrap()),
+        1,
+    ));
+    let shared = Arc::new(Shared {
+        api_keys: vec![ApiKey::new("writekey-0123456789abcdef", Scope::Write).unwrap()],
+        rate,
+    });
+    let mut s = Session::for_peer(shared.clone(), Some([10, 0, 0, 1].into()));
+    s.check(Method::Auth).unwrap();
+    s.auth("writekey-0123456789abcdef").unwrap();
+    s.check(Method::Submit).unwrap();
+    s.check(Method::Top).unwrap();
+    let e = s.check(Method::Top).unwrap_err();
+    assert_eq!(e.code, Code::RateLimited);
+    assert!(e.message.contains("this API key (2/h)"), "{}", e.message);
+    // Same address, no key yet: its last token (the refused call took
+    // one of the address's too), then the address's limit.
+    let other = Session::for_peer(shared.clone(), Some([10, 0, 0, 1].into()));
+    assert_eq!(
+        other.check(Method::Top).unwrap_err().code,
+        Code::Unauthorized
+    );
+    let e = other.check(Method::Auth).unwrap_err();
+    assert!(
+        e.message.contains("this client address (5/h)"),
+        "{}",
+        e.message
+    );
+    // Another address is not limited by this one.
+    let third = Session::for_peer(shared, Some([10, 0, 0, 2].into()));
+    third.check(Method::Auth).unwrap();
 }
 
 #[test]
