@@ -29,7 +29,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the server (HTTP/JSON on 127.0.0.1:7070 by default).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Show a page of a board.
     Top(client::TopArgs),
     /// Submit one score.
@@ -77,7 +77,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let done = |r: Result<()>| r.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {
-        Command::Serve(args) => done(serve(args)),
+        Command::Serve(args) => done(serve(*args)),
         Command::Top(a) => done(client::top(&a)),
         Command::Submit(a) => done(client::submit(&a)),
         Command::Search(a) => done(client::search(&a)),
