@@ -4,6 +4,9 @@
 //! of what the input holds. A test binary mounts it as `peak`, beside
 //! `damage`.
 
+// Each test binary mounting this file uses only some of it.
+#![allow(dead_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
@@ -48,13 +51,18 @@ pub fn allowance(input_len: usize) -> usize {
     64 * input_len + 64 * 1024
 }
 
+/// Runs `f` and returns its result with the largest allocation it made.
+pub fn largest_allocation<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    LARGEST.with(|l| l.set(0));
+    let out = f();
+    (out, LARGEST.with(|l| l.get()))
+}
+
 /// Runs `f` (within [`damage::SLOW`]) and fails if it allocated more than
 /// [`allowance`] of `input_len` at once.
 #[track_caller]
 pub fn bounded<T>(input_len: usize, f: impl FnOnce() -> T) -> T {
-    LARGEST.with(|l| l.set(0));
-    let out = super::damage::quick(f);
-    let largest = LARGEST.with(|l| l.get());
+    let (out, largest) = super::damage::quick(|| largest_allocation(f));
     assert!(
         largest <= allowance(input_len),
         "decoding {input_len} bytes allocated {largest} bytes at once"
