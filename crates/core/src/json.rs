@@ -218,4 +218,22 @@ mod tests {
         // Tiny numbers are rounded, as serde_json does, not refused.
         assert_eq!(value(b"1e-400", "x").unwrap(), 0.0);
     }
+
+    #[test]
+    fn a_double_written_shortest_reads_back_exactly() {
+        // serde_json's default float parser read this one ulp off.
+        for v in [
+            -901306.6630859375,
+            -900764.1279296875,
+            0.1,
+            1e300,
+            f64::MIN_POSITIVE,
+        ] {
+            let text = format!("{{\"score\":{v:?}}}");
+            let got = value(text.as_bytes(), "x").unwrap()["score"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(got.to_bits(), v.to_bits(), "{text}");
+        }
+    }
 }

@@ -3,6 +3,10 @@
 //! frontends share, and `serve`, which puts a storage engine behind them. The `podium` binary's client commands are
 //! podium-cli's; its `bench` runs the podium-bench binary.
 
+// The decoder fuzz tests' support, shared with the other crates' tests.
+#[cfg(test)]
+#[path = "../../core/tests/fuzz_support/damage.rs"]
+mod fuzz_support;
 pub mod http;
 pub mod limits;
 mod listen;

@@ -345,6 +345,9 @@ pub(crate) async fn import(
 }
 
 #[cfg(test)]
+mod fuzz;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -5,6 +5,7 @@
 mod auth;
 mod boards;
 mod errors;
+mod fuzz_bodies;
 mod import_export;
 mod operations;
 mod search;
