@@ -5,6 +5,10 @@
 //! flight, transaction queues and replies all count without keeping books
 //! of their own.
 //!
+//! The budget holds against the larger of that count and the process's
+//! resident size as last sampled ([`note_resident`]), which also holds the
+//! allocator's overhead and the program.
+//!
 //! Beyond the budget, operations that add data ([`Op::adds_data`]) are
 //! refused ([`admit`]) and a connection may not grow a buffer past it
 //! ([`room_for`]); reads and deletions go on, so memory can be freed. The
@@ -19,6 +23,8 @@ use crate::op::Op;
 static MAX: AtomicU64 = AtomicU64::new(0);
 /// Bytes promised to requests that are about to allocate them.
 static RESERVED: AtomicU64 = AtomicU64::new(0);
+/// The process's resident size at the last sample ([`note_resident`]).
+static RESIDENT: AtomicU64 = AtomicU64::new(0);
 
 /// Sets the budget (0: none).
 pub fn set_max(bytes: u64) {
@@ -36,16 +42,31 @@ pub fn used() -> u64 {
     podium_engine::used::allocated().unwrap_or(0) as u64 + RESERVED.load(Relaxed)
 }
 
+/// Records the process's resident size, sampled by the server a few
+/// times a second. The allocator's own overhead (headers, rounding, free
+/// lists) and the program itself are resident but not counted in
+/// [`used`]: the budget holds against the larger of the two, so the
+/// resident size, not only the count, stays within it.
+pub fn note_resident(bytes: u64) {
+    RESIDENT.store(bytes, Relaxed);
+}
+
+/// What the budget compares against: the larger of [`used`] and the last
+/// resident size (plus what is reserved).
+fn pressure() -> u64 {
+    used().max(RESIDENT.load(Relaxed) + RESERVED.load(Relaxed))
+}
+
 /// Whether used memory is over the budget.
 pub fn over() -> bool {
     let max = max();
-    max > 0 && used() > max
+    max > 0 && pressure() > max
 }
 
 /// Whether `more` bytes may be taken without going over the budget.
 pub fn room_for(more: usize) -> bool {
     let max = max();
-    max == 0 || used().saturating_add(more as u64) <= max
+    max == 0 || pressure().saturating_add(more as u64) <= max
 }
 
 /// `bytes` promised to a request that is about to allocate them (reading
@@ -56,7 +77,8 @@ pub fn reserve(bytes: usize) -> Result<Reservation, ApiError> {
     let n = bytes as u64;
     let before = RESERVED.fetch_add(n, Relaxed);
     let max = max();
-    if max > 0 && podium_engine::used::allocated().unwrap_or(0) as u64 + before + n > max {
+    let held = (podium_engine::used::allocated().unwrap_or(0) as u64).max(RESIDENT.load(Relaxed));
+    if max > 0 && held + before + n > max {
         RESERVED.fetch_sub(n, Relaxed);
         return Err(refusal());
     }

@@ -451,11 +451,10 @@ fn past_maxmemory_writes_are_refused_on_every_protocol_and_reads_and_deletes_go_
         }
     }
     assert!(refused, "the budget was never reached");
-    assert!(
-        s.rss() < BUDGET + BUDGET / 2,
-        "rss {} over the budget",
-        s.rss()
-    );
+    // The write that crosses the budget may grow one structure of the
+    // board at once (its member index doubles), so the resident size may
+    // pass the budget by that much, never more.
+    assert!(s.rss() < 2 * BUDGET, "rss {} over the budget", s.rss());
 
     // HTTP and RPC writes: podium's out_of_memory (used memory hovers at
     // the budget, so a write may still fit: each protocol writes until

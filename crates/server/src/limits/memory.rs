@@ -1,6 +1,7 @@
 //! The memory budget's upkeep: installs `--maxmemory` into the budget
-//! every frontend and operation checks ([`podium_core::memory`]), keeps
-//! its gauges, and gives freed memory back to the system. After a large
+//! every frontend and operation checks ([`podium_core::memory`]), samples
+//! the resident size it also holds against, keeps its gauges, and gives
+//! freed memory back to the system. After a large
 //! request the allocator keeps the freed pages for reuse, so the resident
 //! size would stay near its peak: once used memory has fallen well below
 //! the highest it reached, the free pages are returned (glibc's
@@ -24,17 +25,26 @@ pub fn install(maxmemory: u64) {
     }
 }
 
-/// Once a second until `stop`: the gauges, and free pages given back when
-/// used memory has fallen [`GIVE_BACK_AFTER`] below its high mark.
+/// Until `stop`: ten times a second the resident size for the budget;
+/// once a second the gauges, and free pages given back when used memory
+/// has fallen [`GIVE_BACK_AFTER`] below its high mark.
 pub async fn upkeep(mut stop: tokio::sync::watch::Receiver<bool>) {
-    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut high = memory::used();
+    let mut n: u64 = 0;
     loop {
         tokio::select! {
             _ = tick.tick() => {}
             _ = stop.wait_for(|s| *s) => return,
         }
+        let rss = resident();
+        memory::note_resident(rss);
+        n += 1;
+        if !n.is_multiple_of(10) {
+            continue;
+        }
+        metrics::gauge!("podium_resident_memory_bytes").set(rss as f64);
         let used = memory::used();
         metrics::gauge!("podium_used_memory_bytes").set(used as f64);
         metrics::gauge!("podium_maxmemory_bytes").set(memory::max() as f64);
@@ -45,6 +55,23 @@ pub async fn upkeep(mut stop: tokio::sync::watch::Receiver<bool>) {
             high = memory::used();
         }
     }
+}
+
+/// The process's resident size in bytes (0 where it cannot be read).
+fn resident() -> u64 {
+    #[cfg(target_os = "linux")]
+    {
+        // `statm`: sizes in pages; the second is the resident set.
+        let pages = std::fs::read_to_string("/proc/self/statm")
+            .ok()
+            .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0);
+        // SAFETY: sysconf reads a system constant.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        pages * page.max(0) as u64
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }
 
 /// Returns the allocator's free pages to the system.

@@ -62,9 +62,11 @@ where
         let mut ran = 0;
         let mut lsn = 0;
         let mut fatal = None;
+        // Past the memory budget, replies are sent before more are built.
+        let mut send_first = false;
         while ran < MAX_BATCH && out.len() < MAX_BATCH_REPLY && !session.closing {
-            // Past the memory budget, replies are sent before more are built.
             if !out.is_empty() && memory::over() {
+                send_first = true;
                 break;
             }
             match decoder.decode(&mut inbuf, session.authenticated()) {
@@ -93,7 +95,7 @@ where
             }
         }
         // The batch stopped at a limit: more requests may be buffered.
-        let more = ran >= MAX_BATCH || out.len() >= MAX_BATCH_REPLY || memory::over();
+        let more = ran >= MAX_BATCH || out.len() >= MAX_BATCH_REPLY || send_first;
         let close = fatal.is_some() || session.closing;
         if let Some(err) = fatal {
             err.encode(session.proto, &mut out);
