@@ -18,6 +18,13 @@ const GIVE_BACK_AFTER: u64 = 32 << 20;
 /// Sets the budget (0: none) and logs it.
 pub fn install(maxmemory: u64) {
     memory::set_max(maxmemory);
+    // The gauges exist from the start, so a scrape always shows the same
+    // series.
+    let rss = resident();
+    memory::note_resident(rss);
+    metrics::gauge!("podium_resident_memory_bytes").set(rss as f64);
+    metrics::gauge!("podium_used_memory_bytes").set(memory::used() as f64);
+    metrics::gauge!("podium_maxmemory_bytes").set(maxmemory as f64);
     if maxmemory == 0 {
         tracing::info!("no memory budget (maxmemory 0)");
     } else {
