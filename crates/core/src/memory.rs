@@ -75,10 +75,9 @@ pub fn room_for(more: usize) -> bool {
 /// when they do not fit. Given back when dropped.
 pub fn reserve(bytes: usize) -> Result<Reservation, ApiError> {
     let n = bytes as u64;
-    let before = RESERVED.fetch_add(n, Relaxed);
+    RESERVED.fetch_add(n, Relaxed);
     let max = max();
-    let held = (podium_engine::used::allocated().unwrap_or(0) as u64).max(RESIDENT.load(Relaxed));
-    if max > 0 && held + before + n > max {
+    if max > 0 && pressure() > max {
         RESERVED.fetch_sub(n, Relaxed);
         return Err(refusal());
     }

@@ -59,10 +59,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
             limited.clone(),
-            crate::http::HttpConfig {
-                rate: rate.clone(),
-                ..crate::http::HttpConfig::from(&settings)
-            },
+            crate::http::HttpConfig::new(&settings, rate.clone()),
             Some(metrics),
         );
         let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);

@@ -81,19 +81,18 @@ impl Default for HttpConfig {
     }
 }
 
-impl From<&Settings> for HttpConfig {
-    fn from(s: &Settings) -> Self {
+impl HttpConfig {
+    /// From the settings, with the rate limits every frontend shares.
+    pub fn new(s: &Settings, rate: Arc<RateLimits>) -> Self {
         HttpConfig {
             api_keys: s.api_keys.clone(),
             max_body_bytes: s.max_body_bytes,
             body_timeout: (s.limits.http_body_secs > 0)
                 .then(|| Duration::from_secs(s.limits.http_body_secs)),
-            rate: Arc::new(RateLimits::from_settings(s)),
+            rate,
         }
     }
-}
 
-impl HttpConfig {
     /// The position of the configured key equal to `presented`, comparing
     /// with every key so the time taken does not tell which matched.
     fn position_of(&self, presented: &str) -> Option<usize> {

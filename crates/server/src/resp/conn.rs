@@ -25,6 +25,9 @@ use podium_core::memory;
 pub const MAX_BATCH: usize = 1024;
 /// Most reply bytes gathered before they are flushed.
 pub const MAX_BATCH_REPLY: usize = 1 << 20;
+/// Reply bytes from which a batch past the memory budget sends what it
+/// has before running more.
+const SEND_FIRST_FROM: usize = 64 * 1024;
 /// From this size on, a request buffer grows only within the memory
 /// budget.
 pub const LARGE_QUERY: usize = 1 << 20;
@@ -65,7 +68,9 @@ where
         // Past the memory budget, replies are sent before more are built.
         let mut send_first = false;
         while ran < MAX_BATCH && out.len() < MAX_BATCH_REPLY && !session.closing {
-            if !out.is_empty() && memory::over() {
+            // (Checked once replies amount to something: a pipeline of
+            // small replies does not read the counters per command.)
+            if out.len() >= SEND_FIRST_FROM && memory::over() {
                 send_first = true;
                 break;
             }
