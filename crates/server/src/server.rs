@@ -99,6 +99,8 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                 multi: crate::resp::exec::MultiLimits {
                     max_commands: lim.multi_max_commands,
                     max_bytes: lim.multi_max_bytes,
+                    max_time: (lim.exec_time_limit_ms > 0)
+                        .then(|| std::time::Duration::from_millis(lim.exec_time_limit_ms)),
                 },
                 rate: rate.clone(),
             };

@@ -709,3 +709,121 @@ fn memory_is_given_back_after_large_batches() {
         kept >> 20
     );
 }
+
+/// Loads `n` one-member boards `k0`… through `c`, in pipelines.
+fn many_keys(c: &mut Conn, n: usize) {
+    for start in (0..n).step_by(1000) {
+        let mut pipe = Vec::new();
+        for i in start..(start + 1000).min(n) {
+            pipe.extend_from_slice(&support::resp::wire::encode_command(&[
+                b"ZADD".to_vec(),
+                format!("k{i}").into_bytes(),
+                b"1".to_vec(),
+                b"m".to_vec(),
+            ]));
+        }
+        c.send_raw(&pipe).unwrap();
+        for _ in start..(start + 1000).min(n) {
+            assert_eq!(c.read_reply().unwrap(), b":1\r\n");
+        }
+    }
+}
+
+/// The next reply on `c`, however long it takes (a transaction made long
+/// on purpose, on a debug build).
+fn patiently(c: &mut Conn) -> Vec<u8> {
+    let start = Instant::now();
+    loop {
+        match c.read_reply() {
+            Ok(r) => return r,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) && start.elapsed() < Duration::from_secs(600) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+}
+
+#[test]
+fn a_transaction_stops_at_its_time_limit() {
+    let s = Three::start(&["--exec-time-limit", "1"]);
+    let mut c = Conn::open(&s.resp);
+    many_keys(&mut c, 50_000);
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    // Listing 50,000 keys takes more than the millisecond allowed.
+    assert_eq!(c.call(&cmd("KEYS nomatch*")), b"+QUEUED\r\n");
+    assert_eq!(c.call(&cmd("ZADD late 1 m")), b"+QUEUED\r\n");
+    let exec = String::from_utf8(c.call(&cmd("EXEC"))).unwrap();
+    assert!(
+        exec.starts_with("*2\r\n*0\r\n-TIMEOUT transaction ran past its time limit of 1 ms"),
+        "{exec}"
+    );
+    assert_eq!(
+        c.call(&cmd("EXISTS late")),
+        b":0\r\n",
+        "the rest did not run"
+    );
+    // The connection goes on; a short transaction runs whole.
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    assert_eq!(c.call(&cmd("ZADD late 1 m")), b"+QUEUED\r\n");
+    assert_eq!(c.call(&cmd("EXEC")), b"*1\r\n:1\r\n");
+}
+
+#[test]
+fn a_long_transaction_does_not_stall_readers_of_other_boards() {
+    let s = Three::start(&["--exec-time-limit", "0"]);
+    let mut c = Conn::open(&s.resp);
+    many_keys(&mut c, 100_000);
+    // As many listings of every key as take some seconds on this machine,
+    // in a transaction that also writes k0.
+    let one = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            assert_eq!(c.call(&cmd("KEYS nomatch*")), b"*0\r\n");
+            t.elapsed()
+        })
+        .min()
+        .unwrap();
+    let listings = (Duration::from_secs(8).as_micros() / one.as_micros().max(1)).clamp(2, 50_000);
+    assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
+    assert_eq!(c.call(&cmd("ZADD k0 2 m")), b"+QUEUED\r\n");
+    for _ in 0..listings {
+        assert_eq!(c.call(&cmd("KEYS nomatch*")), b"+QUEUED\r\n");
+    }
+    c.send(&cmd("EXEC")).unwrap();
+    let (done_tx, done_rx) = mpsc::channel();
+    let exec = thread::spawn(move || {
+        let r = patiently(&mut c);
+        done_tx.send(()).unwrap();
+        r
+    });
+    // The transaction holds the gate before the reads are sent.
+    thread::sleep(Duration::from_millis(300));
+    let mut reader = Conn::open(&s.resp);
+    assert_eq!(reader.call(&cmd("ZSCORE k1 m")), b"$1\r\n1\r\n");
+    let mut http = Http::open(&s.http);
+    let (st, body) = http
+        .request("GET", "/v1/boards/k2/top?limit=1", "")
+        .unwrap();
+    assert_eq!(st, 200, "{body}");
+    assert!(body.contains(r#""member":"m""#), "{body}");
+    let mut rpc = rpc_open(&s.rpc);
+    let count = rpc_call(&mut rpc, 1, "count", vec![Mp::from("k3")]).unwrap();
+    assert!(count.to_string().contains('1'), "{count}");
+    assert!(
+        done_rx.try_recv().is_err(),
+        "the transaction ended before the reads: make it longer"
+    );
+    // A reader of the board it writes sees it whole, after it.
+    reader.send(&cmd("ZSCORE k0 m")).unwrap();
+    assert_eq!(patiently(&mut reader), b"$1\r\n2\r\n");
+    let r = exec.join().unwrap();
+    let head = format!("*{}\r\n:0\r\n*0\r\n", listings + 1);
+    assert!(
+        r.starts_with(head.as_bytes()),
+        "{}",
+        String::from_utf8_lossy(&r[..40])
+    );
+}

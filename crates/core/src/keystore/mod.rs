@@ -12,6 +12,8 @@
 
 mod glob;
 
+use std::collections::HashSet;
+
 use async_trait::async_trait;
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
@@ -65,6 +67,52 @@ impl ExpireCond {
             ExpireCond::Xx => current.is_some(),
             ExpireCond::Gt => current.is_some_and(|c| at_ms > c),
             ExpireCond::Lt => current.is_none_or(|c| at_ms < c),
+        }
+    }
+}
+
+/// The keys a transaction may change ([`KeyStore::run_atomically`]):
+/// other clients' reads of every other key run beside it instead of
+/// waiting for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Writes {
+    /// Possibly any key (FLUSHALL, or not known): every read waits.
+    Any,
+    /// Only these; none for a transaction that only reads.
+    Keys(HashSet<Vec<u8>>),
+}
+
+impl Writes {
+    /// A transaction that changes nothing.
+    pub fn none() -> Writes {
+        Writes::Keys(HashSet::new())
+    }
+
+    /// A transaction that may change `key` only.
+    pub fn key(key: &[u8]) -> Writes {
+        Writes::Keys(HashSet::from([key.to_vec()]))
+    }
+
+    /// Adds `key` to what may change.
+    pub fn add(&mut self, key: &[u8]) {
+        if let Writes::Keys(keys) = self {
+            keys.insert(key.to_vec());
+        }
+    }
+
+    /// Whether `key` may change.
+    pub fn may_change(&self, key: &[u8]) -> bool {
+        match self {
+            Writes::Any => true,
+            Writes::Keys(keys) => keys.contains(key),
+        }
+    }
+
+    /// Whether any key may change (a read of the whole keyspace waits).
+    pub fn changes_some(&self) -> bool {
+        match self {
+            Writes::Any => true,
+            Writes::Keys(keys) => !keys.is_empty(),
         }
     }
 }
@@ -204,10 +252,12 @@ pub trait KeyStore: Send + Sync {
 
     // ---------------------------------------------------------- durability
 
-    /// Runs `f` with every other operation of every client excluded (Redis
-    /// MULTI/EXEC); calls of this store inside `f` run within it. `f` must
-    /// not await: the exclusion is per thread.
-    fn run_atomically(&self, f: &mut dyn FnMut());
+    /// Runs `f` with every other client's writes excluded, and their
+    /// reads of the keys in `writes` (Redis MULTI/EXEC: no other client
+    /// sees a half-done transaction; reads of other keys run beside it).
+    /// Calls of this store inside `f` run within it, and must change only
+    /// keys in `writes`. `f` must not await: the exclusion is per thread.
+    fn run_atomically(&self, writes: &Writes, f: &mut dyn FnMut());
 
     /// Waits until log position `lsn` is durable (per the fsync policy).
     async fn wait_durable(&self, lsn: Lsn) -> Result<(), ApiError>;
@@ -231,10 +281,10 @@ impl dyn KeyStore + '_ {
     }
 
     /// [`KeyStore::run_atomically`] of a closure with a result.
-    pub fn atomically<R>(&self, f: impl FnOnce() -> R) -> R {
+    pub fn atomically<R>(&self, writes: &Writes, f: impl FnOnce() -> R) -> R {
         let mut f = Some(f);
         let mut out = None;
-        self.run_atomically(&mut || {
+        self.run_atomically(writes, &mut || {
             if let Some(f) = f.take() {
                 out = Some(f());
             }

@@ -20,6 +20,7 @@ use podium_engine::{Aggregate, ScoreRange};
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
 use crate::settings::Scope;
+use podium_core::keystore::Writes;
 use podium_core::op::Op;
 
 /// Which operation of the product ([`Op`]) a command performs: its scope
@@ -75,6 +76,33 @@ impl Spec {
     /// HSET's operation but frees memory.
     pub fn deny_oom(&self) -> bool {
         matches!(self.access, Access::Op(op) if op.adds_data()) && self.name != "hdel"
+    }
+
+    /// Whether it may change data (it needs a key that may write).
+    pub fn writes(&self) -> bool {
+        self.access.least().is_some_and(|s| s >= Scope::Write)
+    }
+
+    /// Adds to `w` what this command with `args` may change: its keys
+    /// (a command that stores into one key names it first), or any key
+    /// for a write that names none (FLUSHALL).
+    pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
+        if !self.writes() {
+            return;
+        }
+        if self.keys == NK {
+            *w = Writes::Any;
+        }
+        for k in self.key_args(args) {
+            w.add(k);
+        }
+    }
+
+    /// What this command with `args` may change.
+    pub fn writes_of(&self, args: &[Bytes]) -> Writes {
+        let mut w = Writes::none();
+        self.add_writes(args, &mut w);
+        w
     }
 
     /// The arguments of `args` (a request for this command, arity

@@ -33,6 +33,7 @@ pub(super) struct FileConfig {
     pub(super) http_body_timeout: Option<u64>,
     pub(super) multi_max_commands: Option<usize>,
     pub(super) multi_max_bytes: Option<ByteSize>,
+    pub(super) exec_time_limit: Option<u64>,
 }
 
 impl FileConfig {

@@ -27,6 +27,11 @@ pub const DEFAULT_MULTI_MAX_COMMANDS: usize = 100_000;
 /// Default `--multi-max-bytes`: argument bytes one MULTI may queue.
 pub const DEFAULT_MULTI_MAX_BYTES: usize = 64 << 20;
 
+/// Default `--exec-time-limit` (milliseconds): past it EXEC refuses the
+/// rest of its queued commands. Writers of every board wait while a
+/// transaction runs; a second is long for a leaderboard's transaction.
+pub const DEFAULT_EXEC_TIME_LIMIT_MS: u64 = 1000;
+
 /// The limits, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -48,6 +53,9 @@ pub struct Limits {
     pub multi_max_commands: usize,
     /// Most argument bytes one MULTI queues.
     pub multi_max_bytes: usize,
+    /// Milliseconds EXEC runs queued commands before it refuses the rest;
+    /// 0: no limit.
+    pub exec_time_limit_ms: u64,
 }
 
 impl Default for Limits {
@@ -61,6 +69,7 @@ impl Default for Limits {
             http_body_secs: DEFAULT_HTTP_BODY_SECS,
             multi_max_commands: DEFAULT_MULTI_MAX_COMMANDS,
             multi_max_bytes: DEFAULT_MULTI_MAX_BYTES,
+            exec_time_limit_ms: DEFAULT_EXEC_TIME_LIMIT_MS,
         }
     }
 }
@@ -109,6 +118,12 @@ pub struct LimitArgs {
     /// Most argument bytes one Redis MULTI may queue [default: 64MiB]
     #[arg(long, env = "PODIUM_MULTI_MAX_BYTES", value_name = "SIZE")]
     pub multi_max_bytes: Option<ByteSize>,
+
+    /// Milliseconds a Redis MULTI/EXEC may run (other clients' writes wait
+    /// meanwhile); past it the rest of its commands answer a TIMEOUT
+    /// error; 0: no limit [default: 1000]
+    #[arg(long, env = "PODIUM_EXEC_TIME_LIMIT", value_name = "MS")]
+    pub exec_time_limit: Option<u64>,
 }
 
 impl LimitArgs {
@@ -145,6 +160,10 @@ impl LimitArgs {
                 d.multi_max_bytes,
                 "multi_max_bytes",
             )?,
+            exec_time_limit_ms: self
+                .exec_time_limit
+                .or(file.exec_time_limit)
+                .unwrap_or(d.exec_time_limit_ms),
         })
     }
 }
@@ -367,6 +386,8 @@ mod tests {
             "10",
             "--multi-max-bytes",
             "1MiB",
+            "--exec-time-limit",
+            "250",
         ]))
         .unwrap();
         assert_eq!(
@@ -380,11 +401,12 @@ mod tests {
                 http_body_secs: 3,
                 multi_max_commands: 10,
                 multi_max_bytes: 1 << 20,
+                exec_time_limit_ms: 250,
             }
         );
         let cfg = TempConfig::new(
             "limits",
-            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\n",
+            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\n",
         );
         let mut args = parse(&["--maxclients", "8"]);
         args.config = Some(cfg.0.clone());
@@ -393,6 +415,7 @@ mod tests {
         assert_eq!(s.limits.maxmemory, MaxMemory::Bytes(1 << 30));
         assert_eq!(s.limits.timeout_secs, 9);
         assert_eq!(s.limits.multi_max_bytes, 2 << 20);
+        assert_eq!(s.limits.exec_time_limit_ms, 0);
         for bad in [
             &["--maxclients", "0"][..],
             &["--maxmemory", "1mb"],

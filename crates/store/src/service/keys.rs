@@ -111,7 +111,7 @@ impl Service {
     /// The key's type in the Redis view (`None`: no such key).
     pub fn key_type(&self, key: &[u8]) -> Option<KeyType> {
         self.purge_if_expired(key);
-        let _gate = self.shared();
+        let _gate = self.reading(key);
         self.keyspace.key_type(key, self)
     }
 
@@ -136,7 +136,7 @@ impl Service {
 
     /// KEYS pattern (Redis glob).
     pub fn keys(&self, pattern: &[u8]) -> Vec<Vec<u8>> {
-        let _gate = self.shared();
+        let _gate = self.reading_all();
         self.keyspace
             .all_keys(self, self.now_ms())
             .into_iter()
@@ -154,7 +154,7 @@ impl Service {
         count: usize,
         ty: Option<KeyType>,
     ) -> (u64, Vec<Vec<u8>>) {
-        let _gate = self.shared();
+        let _gate = self.reading_all();
         let keys = self.keyspace.all_keys(self, self.now_ms());
         let start = (cursor as usize).min(keys.len());
         let end = start.saturating_add(count.max(1)).min(keys.len());
@@ -170,7 +170,7 @@ impl Service {
 
     /// DBSIZE.
     pub fn dbsize(&self) -> u64 {
-        let _gate = self.shared();
+        let _gate = self.reading_all();
         self.keyspace.all_keys(self, self.now_ms()).len() as u64
     }
 
@@ -227,7 +227,7 @@ impl Service {
     /// PTTL: -2 no such key, -1 no expiry, else milliseconds left.
     pub fn pttl(&self, key: &[u8]) -> i64 {
         self.purge_if_expired(key);
-        let _gate = self.shared();
+        let _gate = self.reading(key);
         if self.keyspace.key_type(key, self).is_none() {
             return -2;
         }
@@ -276,7 +276,7 @@ impl Service {
         f: impl FnOnce(Option<&std::collections::HashMap<Vec<u8>, Vec<u8>>>) -> R,
     ) -> Result<R, ApiError> {
         self.purge_if_expired(key);
-        let _gate = self.shared();
+        let _gate = self.reading(key);
         self.keyspace.check_not_zset(key, self)?;
         Ok(self.keyspace.read_hash(key, f))
     }
@@ -319,6 +319,7 @@ mod tests {
     use crate::FsyncPolicy;
     use chrono::TimeZone;
     use podium_core::error::Code;
+    use podium_core::keystore::Writes;
     use podium_core::schedule::ManualClock;
     use podium_engine::{Aggregate, Store};
     use podium_engine::{Cond, Presence, UpdateOp};
@@ -453,7 +454,7 @@ mod tests {
     #[test]
     fn atomically_excludes_other_writers_and_nests_service_calls() {
         let svc = Arc::new(Service::in_memory());
-        svc.atomically(|| {
+        svc.atomically(&Writes::Any, || {
             svc.zadd(b"z", vec![rec("a", 1.0)], ZaddOpts::default())
                 .unwrap();
             svc.del(&[b"z"]).unwrap();
@@ -464,7 +465,7 @@ mod tests {
         // Another thread's write waits for the transaction to end.
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = svc.clone();
-        svc.atomically(|| {
+        svc.atomically(&Writes::Any, || {
             let h = std::thread::spawn(move || {
                 s2.zadd(b"z", vec![rec("c", 1.0)], ZaddOpts::default())
                     .unwrap();
@@ -481,5 +482,59 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(svc.zread(b"z", |b| b.len()).unwrap(), Some(2));
+    }
+
+    /// Whether `f` finishes on another thread while a transaction that may
+    /// change `writes` runs.
+    fn runs_during(svc: &Arc<Service>, writes: Writes, f: fn(&Service)) -> bool {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = svc.clone();
+        let (ran, h) = svc.atomically(&writes, || {
+            let h = std::thread::spawn(move || {
+                f(&s2);
+                tx.send(()).unwrap();
+            });
+            let ran = rx
+                .recv_timeout(std::time::Duration::from_millis(300))
+                .is_ok();
+            (ran, h)
+        });
+        h.join().unwrap();
+        ran
+    }
+
+    #[test]
+    fn reads_of_keys_a_transaction_does_not_change_run_beside_it() {
+        let svc = Arc::new(Service::in_memory());
+        for k in [&b"a"[..], b"b"] {
+            svc.zadd(k, vec![rec("m", 1.0)], ZaddOpts::default())
+                .unwrap();
+        }
+        svc.hset(b"h", &[(b"f", b"v")]).unwrap();
+        let reads_b = |s: &Service| {
+            assert_eq!(s.zread(b"b", |b| b.len()).unwrap(), Some(1));
+            assert_eq!(s.key_type(b"h"), Some(KeyType::Hash));
+            assert_eq!(s.hget(b"h", b"f").unwrap(), Some(b"v".to_vec()));
+        };
+        assert!(runs_during(&svc, Writes::key(b"a"), reads_b));
+        assert!(!runs_during(&svc, Writes::key(b"b"), |s| {
+            s.zread(b"b", |b| b.len()).unwrap();
+        }));
+        assert!(!runs_during(&svc, Writes::Any, |s| {
+            s.zread(b"b", |b| b.len()).unwrap();
+        }));
+        // The whole keyspace waits for a transaction that changes a key,
+        // not for one that only reads.
+        assert!(!runs_during(&svc, Writes::key(b"a"), |s| {
+            s.keys(b"*");
+        }));
+        assert!(runs_during(&svc, Writes::none(), |s| {
+            assert_eq!(s.dbsize(), 3);
+        }));
+        // Writes wait, whatever the transaction changes.
+        assert!(!runs_during(&svc, Writes::none(), |s| {
+            s.zadd(b"b", vec![rec("n", 1.0)], ZaddOpts::default())
+                .unwrap();
+        }));
     }
 }

@@ -4,7 +4,7 @@
 
 use async_trait::async_trait;
 use podium_core::error::ApiError;
-use podium_core::keystore::{ExpireCond, Fields, KeyStore, KeyType, Lsn, Persistence};
+use podium_core::keystore::{ExpireCond, Fields, KeyStore, KeyType, Lsn, Persistence, Writes};
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
 use super::{Service, ZaddOpts};
@@ -143,8 +143,8 @@ impl KeyStore for Service {
         Service::hlen(self, key)
     }
 
-    fn run_atomically(&self, f: &mut dyn FnMut()) {
-        Service::atomically(self, f)
+    fn run_atomically(&self, writes: &Writes, f: &mut dyn FnMut()) {
+        Service::atomically(self, writes, f)
     }
 
     async fn wait_durable(&self, lsn: Lsn) -> Result<(), ApiError> {

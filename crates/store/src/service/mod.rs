@@ -9,13 +9,16 @@
 //! reset, merge, intersect) and the snapshot cut hold it exclusively. Those
 //! are rare, and holding the gate exclusively means no other write is half
 //! done, so the log order is a valid serial order of all boards together
-//! and a snapshot taken then is exactly the log up to its cut.
+//! and a snapshot taken then is exactly the log up to its cut. Reads hold
+//! it shared too, except beside a transaction that named the keys it
+//! changes and does not change theirs (see [`gate`]).
 //!
 //! This module holds the service itself (construction, the gate, the
 //! write and read paths every operation goes through, durability); the
 //! operations are in the submodules by concern.
 
 mod admin;
+mod gate;
 mod keys;
 mod keystore;
 mod reads;
@@ -30,13 +33,15 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{Mutex, RwLockReadGuard};
 use podium_engine::{Board, BoardConfig, Reset, Store};
 
 use crate::keyspace::Keyspace;
 use crate::storage::record::{LogOp, SubmitRec};
 use crate::storage::{Aux, RecoveryReport, Storage};
+use gate::{Exclusive, Gate, Reading};
 use podium_core::error::{ApiError, Code};
+use podium_core::keystore::Writes;
 use podium_core::schedule::{Clock, SystemClock};
 
 thread_local! {
@@ -48,7 +53,7 @@ thread_local! {
 pub struct Service {
     pub(crate) store: Store,
     storage: Option<Storage>,
-    gate: RwLock<()>,
+    gate: Gate,
     /// Reset period each scheduled board is in (`NAME` → label).
     pub(crate) periods: Mutex<HashMap<String, String>>,
     /// The Redis data model beside the boards: hashes and key expiry.
@@ -88,7 +93,7 @@ impl Service {
         Service {
             store,
             storage,
-            gate: RwLock::new(()),
+            gate: Gate::default(),
             periods: Mutex::new(periods),
             keyspace: Keyspace::restore(aux.hashes, aux.expires),
             clock: Arc::new(SystemClock),
@@ -129,32 +134,47 @@ impl Service {
 
     // ------------------------------------------------------------ plumbing
 
-    /// The gate, shared: taken by every ordinary read and write.
+    /// The gate, shared: taken by every ordinary write.
     pub(crate) fn shared(&self) -> Option<RwLockReadGuard<'_, ()>> {
-        (!IN_TX.get()).then(|| self.gate.read())
+        (!IN_TX.get()).then(|| self.gate.shared())
+    }
+
+    /// The gate for a read of `key`: shared, or beside a transaction that
+    /// does not change `key`.
+    pub(crate) fn reading(&self, key: &[u8]) -> Option<Reading<'_>> {
+        (!IN_TX.get()).then(|| self.gate.reading(Some(key)))
+    }
+
+    /// The gate for a read of the whole keyspace (KEYS, SCAN, DBSIZE).
+    pub(crate) fn reading_all(&self) -> Option<Reading<'_>> {
+        (!IN_TX.get()).then(|| self.gate.reading(None))
     }
 
     /// The gate, exclusive: structural operations.
-    pub(crate) fn exclusive(&self) -> Option<RwLockWriteGuard<'_, ()>> {
-        (!IN_TX.get()).then(|| self.gate.write())
+    pub(crate) fn exclusive(&self) -> Option<Exclusive<'_>> {
+        (!IN_TX.get()).then(|| self.gate.exclusive(None))
     }
 
-    /// Runs `f` with every other operation of every client excluded (Redis
-    /// MULTI/EXEC). Service calls inside `f` run without taking the gate
-    /// again. `f` must not await: the exclusion is per thread.
-    pub fn atomically<R>(&self, f: impl FnOnce() -> R) -> R {
+    /// Runs `f` with every other client's writes excluded, and their reads
+    /// of the keys in `writes` (Redis MULTI/EXEC). Service calls inside
+    /// `f` run without taking the gate again, and must change only keys in
+    /// `writes`. `f` must not await: the exclusion is per thread.
+    pub fn atomically<R>(&self, writes: &Writes, f: impl FnOnce() -> R) -> R {
         struct Reset;
         impl Drop for Reset {
             fn drop(&mut self) {
                 IN_TX.set(false);
             }
         }
-        let _g = self.exclusive();
-        let was = IN_TX.replace(true);
-        // Not `then_some(Reset)`: that builds a `Reset` either way, and
-        // dropping the unused one would end an enclosing transaction.
-        let _reset = if was { None } else { Some(Reset) };
-        f()
+        if IN_TX.get() {
+            return f();
+        }
+        gate::off_workers(|| {
+            let _g = self.gate.exclusive(Some(writes.clone()));
+            IN_TX.set(true);
+            let _reset = Reset;
+            f()
+        })
     }
 
     /// Refuses a new write while the log cannot make it durable, before
@@ -239,7 +259,7 @@ impl Service {
 
     pub(crate) fn read<R>(&self, board: &str, f: impl FnOnce(&Board) -> R) -> Result<R, ApiError> {
         self.purge_if_expired(board.as_bytes());
-        let _gate = self.shared();
+        let _gate = self.reading(board.as_bytes());
         self.store
             .read(board, f)
             .map_err(|_| ApiError::no_board(board))

@@ -59,7 +59,7 @@ impl Service {
     /// Runs a read on the board `key` (`None`: no such key, or empty).
     pub fn zread<R>(&self, key: &[u8], f: impl FnOnce(&Board) -> R) -> Result<Option<R>, ApiError> {
         self.purge_if_expired(key);
-        let _gate = self.shared();
+        let _gate = self.reading(key);
         self.keyspace.check_not_hash(key)?;
         let Ok(name) = std::str::from_utf8(key) else {
             return Ok(None);

@@ -27,7 +27,7 @@ mod zset;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
@@ -36,7 +36,7 @@ use super::reply::Reply;
 use crate::rate::{ClientRate, RateLimits};
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{KeyStore, Lsn};
+use podium_core::keystore::{KeyStore, Lsn, Writes};
 use podium_core::memory;
 
 /// The version podium reports to Redis clients (the Redis it mirrors).
@@ -47,6 +47,9 @@ pub const REDIS_VERSION: &str = "7.0.15";
 pub struct MultiLimits {
     pub max_commands: usize,
     pub max_bytes: usize,
+    /// How long EXEC runs queued commands; the rest are refused (`None`:
+    /// no limit).
+    pub max_time: Option<Duration>,
 }
 
 impl Default for MultiLimits {
@@ -54,6 +57,9 @@ impl Default for MultiLimits {
         MultiLimits {
             max_commands: crate::settings::DEFAULT_MULTI_MAX_COMMANDS,
             max_bytes: crate::settings::DEFAULT_MULTI_MAX_BYTES,
+            max_time: Some(Duration::from_millis(
+                crate::settings::DEFAULT_EXEC_TIME_LIMIT_MS,
+            )),
         }
     }
 }
@@ -295,9 +301,11 @@ impl Session {
             return self.run(cmd);
         }
         let store = self.store.clone();
-        store.atomically(|| match self.key_refusal(spec, args) {
-            Some(r) => done(r),
-            None => self.run(cmd),
+        store.atomically(&spec.writes_of(args), || {
+            match self.key_refusal(spec, args) {
+                Some(r) => done(r),
+                None => self.run(cmd),
+            }
         })
     }
 
@@ -368,7 +376,13 @@ impl Session {
         }
         let store = self.store.clone();
         let mut lsn = 0;
-        let replies = store.atomically(|| {
+        let mut writes = Writes::none();
+        for (spec, args) in &m.queue {
+            spec.add_writes(args, &mut writes);
+        }
+        let limit = self.shared.multi.max_time;
+        let replies = store.atomically(&writes, || {
+            let started = Instant::now();
             m.queue
                 .into_iter()
                 .enumerate()
@@ -378,6 +392,15 @@ impl Session {
                     // rather than built.
                     if i > 0 && memory::over() {
                         return Reply::coded(OOM);
+                    }
+                    // Writers wait while a transaction runs: past its time
+                    // limit the rest of it is refused.
+                    if let Some(limit) = limit.filter(|l| i > 0 && started.elapsed() > *l) {
+                        return Reply::coded(format!(
+                            "TIMEOUT transaction ran past its time limit of {} ms \
+                             (exec_time_limit); this command did not run",
+                            limit.as_millis()
+                        ));
                     }
                     let (r, l) = self.run_spec(spec, &args);
                     lsn = lsn.max(l);
@@ -731,6 +754,51 @@ mod tests {
         assert_eq!(run(&mut s, "zadd z 2 a"), R::Status("QUEUED"));
         assert_eq!(run(&mut s, "discard"), R::OK);
         assert_eq!(run(&mut s, "zscore z a"), R::Double(1.0));
+    }
+
+    #[test]
+    fn exec_refuses_what_is_left_past_its_time_limit() {
+        let mut shared = Shared::new(Vec::new(), 7379);
+        shared.multi.max_time = Some(std::time::Duration::from_nanos(1));
+        let mut s = Session::new(Arc::new(Service::in_memory()), Arc::new(shared));
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        for line in ["zadd z 1 a", "zadd z 1 b", "ping"] {
+            assert_eq!(run(&mut s, line), R::Status("QUEUED"));
+        }
+        let R::Array(replies) = run(&mut s, "exec") else {
+            panic!("EXEC answers an array")
+        };
+        // The first command always runs; the nanosecond is then spent.
+        assert_eq!(replies[0], R::Int(1));
+        let refused = R::coded(
+            "TIMEOUT transaction ran past its time limit of 0 ms (exec_time_limit); \
+             this command did not run",
+        );
+        assert_eq!(replies[1..], [refused.clone(), refused]);
+        assert_eq!(run(&mut s, "zcard z"), R::Int(1));
+    }
+
+    #[test]
+    fn transactions_name_the_keys_they_change() {
+        use super::command::lookup;
+        let w = |line: &str| {
+            let args: Vec<Bytes> = crate::resp::codec::split_args(line.as_bytes())
+                .unwrap()
+                .into_iter()
+                .map(Bytes::from)
+                .collect();
+            lookup(&args).unwrap().writes_of(&args)
+        };
+        assert_eq!(w("zadd a 1 m"), Writes::key(b"a"));
+        assert_eq!(w("zrange a 0 -1"), Writes::none());
+        assert_eq!(w("keys *"), Writes::none());
+        assert_eq!(w("zunionstore d 2 a b"), Writes::key(b"d"));
+        let mut both = Writes::key(b"a");
+        both.add(b"b");
+        assert_eq!(w("del a b"), both);
+        assert_eq!(w("flushall"), Writes::Any);
+        assert_eq!(w("hset h f v"), Writes::key(b"h"));
+        assert_eq!(w("expire a 10"), Writes::key(b"a"));
     }
 
     #[test]

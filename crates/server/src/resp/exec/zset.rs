@@ -12,7 +12,7 @@ use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
 use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn};
+use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn, Writes};
 
 /// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
 /// ZSCAN returns such a set in one reply with cursor 0, and its scores are
@@ -124,22 +124,23 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         }
         Cmd::ZRemRangeByRank(key, start, end) => {
             // The length and the removal must see the same board.
-            let (n, lsn) = store.atomically(|| -> Result<(u64, Lsn), ApiError> {
-                let Some((len, desc)) =
-                    store.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
-                else {
-                    return Ok((0, 0));
-                };
-                let Some((s, e)) = rank_span(len, start, end) else {
-                    return Ok((0, 0));
-                };
-                let (lo, hi) = if desc {
-                    (len - 1 - e, len - s)
-                } else {
-                    (s, e + 1)
-                };
-                store.zrem_positions(&key, lo as u64, hi as u64)
-            })?;
+            let (n, lsn) =
+                store.atomically(&Writes::key(&key), || -> Result<(u64, Lsn), ApiError> {
+                    let Some((len, desc)) =
+                        store.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
+                    else {
+                        return Ok((0, 0));
+                    };
+                    let Some((s, e)) = rank_span(len, start, end) else {
+                        return Ok((0, 0));
+                    };
+                    let (lo, hi) = if desc {
+                        (len - 1 - e, len - s)
+                    } else {
+                        (s, e + 1)
+                    };
+                    store.zrem_positions(&key, lo as u64, hi as u64)
+                })?;
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRemRangeByScore(key, range) => {
