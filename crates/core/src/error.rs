@@ -137,6 +137,9 @@ impl Code {
 pub struct ApiError {
     pub code: Code,
     pub message: String,
+    /// Seconds to wait before trying again, when the refusal knows (a
+    /// rate limit): HTTP's `Retry-After`.
+    pub retry_after_secs: Option<u64>,
 }
 
 impl ApiError {
@@ -144,7 +147,14 @@ impl ApiError {
         ApiError {
             code,
             message: message.into(),
+            retry_after_secs: None,
         }
+    }
+
+    /// With the seconds to wait before trying again.
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after_secs = Some(secs);
+        self
     }
     pub fn bad(message: impl Into<String>) -> Self {
         Self::new(Code::InvalidArgument, message)

@@ -143,6 +143,7 @@ impl MemberLimited {
                     per_text(limit.per),
                 ),
             )
+            .retry_after(secs)
         })
     }
 

@@ -78,7 +78,7 @@ impl Refused {
     }
 
     pub fn to_error(&self) -> ApiError {
-        ApiError::new(Code::RateLimited, self.message())
+        ApiError::new(Code::RateLimited, self.message()).retry_after(self.retry_after_secs())
     }
 }
 

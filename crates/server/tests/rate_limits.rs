@@ -436,6 +436,13 @@ fn per_member_on_http_and_rpc() {
     }
     let r = submit("alice", 4.0);
     assert_eq!(r.status().as_u16(), 429);
+    // The next of 3 an hour comes in about 20 minutes.
+    let wait: u64 = r.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1100..=1200).contains(&wait), "Retry-After {wait}");
     let v: Json = r.json().unwrap();
     assert_eq!(v["error"]["code"], "rate_limited", "{v}");
     let msg = v["error"]["message"].as_str().unwrap();

@@ -6,7 +6,7 @@ use std::any::Any;
 use axum::body::Body;
 use axum::body::HttpBody;
 use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
-use axum::http::header::{ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::header::{ALLOW, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -44,9 +44,14 @@ pub(crate) fn error_json(e: &ApiError) -> serde_json::Value {
 }
 
 /// [`error_json`] with the code's status.
+/// A refusal that says when to try again carries it as `Retry-After`.
 pub(crate) fn error_response(e: &ApiError) -> Response {
     let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (status, Json(error_json(e))).into_response()
+    let mut r = (status, Json(error_json(e))).into_response();
+    if let Some(secs) = e.retry_after_secs {
+        r.headers_mut().insert(RETRY_AFTER, secs.into());
+    }
+    r
 }
 
 /// For `CatchPanicLayer`: a panic is a 500 `internal` error.

@@ -36,7 +36,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::header::{AUTHORIZATION, RETRY_AFTER, WWW_AUTHENTICATE};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -439,10 +439,7 @@ pub struct Peer(pub SocketAddr);
 
 /// `429 rate_limited`, with the wait in whole seconds as `Retry-After`.
 fn rate_limited(r: &Refused) -> Response {
-    let mut resp = error::error_response(&r.to_error());
-    resp.headers_mut()
-        .insert(RETRY_AFTER, HeaderValue::from(r.retry_after_secs()));
-    resp
+    error::error_response(&r.to_error())
 }
 
 fn unauthorized(msg: &str) -> Response {
