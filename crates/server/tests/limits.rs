@@ -7,7 +7,7 @@ mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, TcpStream, UdpSocket};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -37,6 +37,11 @@ impl Three {
 
     /// Listening on `ip` (port 0 for each protocol).
     fn start_on(ip: &str, extra: &[&str]) -> Three {
+        Self::start_with(ip, extra, |_| {})
+    }
+
+    /// With `adjust` applied to the command first.
+    fn start_with(ip: &str, extra: &[&str], adjust: impl FnOnce(&mut Command)) -> Three {
         let tmp = tempfile::tempdir().unwrap();
         let any = format!("{ip}:0");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
@@ -45,6 +50,7 @@ impl Three {
             &["--http", &any, "--rpc", &any, "--resp", &any],
             &extra,
         );
+        adjust(&mut c);
         let mut child = c
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -515,6 +521,103 @@ fn past_maxmemory_writes_are_refused_on_every_protocol_and_reads_and_deletes_go_
 #[test]
 fn large_requests_past_the_budget_are_refused_not_aborted() {
     let mut s = Three::start(&["--maxmemory", "128mb"]);
+    large_requests(&mut s, 128 << 20 << 1);
+}
+
+/// The abuse of the original report, on the default (automatic) budget
+/// under a 3 GiB address-space limit: four 400 MB Redis arguments, thirty
+/// unfinished 60 MB RPC frames, then a read-only client's transaction of
+/// forty whole-board reads of a million members. Each used to abort the
+/// process.
+#[test]
+fn the_automatic_budget_keeps_a_3_gib_address_space_from_aborting() {
+    // (No time limit on EXEC: the budget is what stops the transaction.)
+    let mut s = Three::start_with("127.0.0.1", &["--exec-time-limit", "0"], |c| {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; it runs in the child
+        // between fork and exec and touches nothing else.
+        unsafe {
+            c.pre_exec(|| {
+                let lim = libc::rlimit {
+                    rlim_cur: 3 << 30,
+                    rlim_max: 3 << 30,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    });
+    large_requests(&mut s, 3 << 30);
+    let mut c = Conn::open(&s.resp);
+    load_board(&mut c, "big", 1_000_000);
+    // The replies are read as raw bytes (hundreds of MB): the transaction,
+    // then a PING whose answer marks their end.
+    let mut raw = TcpStream::connect(&s.resp).unwrap();
+    raw.set_read_timeout(Some(Duration::from_secs(600)))
+        .unwrap();
+    let mut req = cmd_bytes("MULTI");
+    for _ in 0..40 {
+        req.extend(cmd_bytes("ZRANGE big 0 -1 WITHSCORES"));
+    }
+    req.extend(cmd_bytes("EXEC"));
+    req.extend(cmd_bytes("PING"));
+    raw.write_all(&req).unwrap();
+    let mut got = Vec::new();
+    let mut chunk = vec![0u8; 1 << 20];
+    while !got.ends_with(b"\r\n+PONG\r\n") {
+        let n = raw.read(&mut chunk).unwrap();
+        assert!(n > 0, "the connection closed");
+        got.extend_from_slice(&chunk[..n]);
+    }
+    assert!(s.alive(), "the server survived");
+    let queued = format!("+OK\r\n{}*40\r\n", "+QUEUED\r\n".repeat(40));
+    assert!(
+        got.starts_with(queued.as_bytes()),
+        "{}",
+        String::from_utf8_lossy(&got[..got.len().min(400)])
+    );
+    // Once past the budget, the rest are refused: the last one is.
+    let before_pong = &got[..got.len() - b"+PONG\r\n".len()];
+    assert!(
+        before_pong.ends_with(OOM),
+        "no reply was refused ({} bytes; resident {})",
+        got.len(),
+        s.rss()
+    );
+    drop(got);
+    assert_eq!(c.call(&cmd("ZCARD big")), b":1000000\r\n");
+}
+
+fn cmd_bytes(line: &str) -> Vec<u8> {
+    support::resp::wire::encode_command(&cmd(line))
+}
+
+/// Loads `n` members into `board` through `c`, in pipelines.
+fn load_board(c: &mut Conn, board: &str, n: usize) {
+    for start in (0..n).step_by(1000) {
+        let mut pipe = Vec::new();
+        for i in start..(start + 1000).min(n) {
+            pipe.extend_from_slice(&support::resp::wire::encode_command(&[
+                b"ZADD".to_vec(),
+                board.as_bytes().to_vec(),
+                format!("{i}").into_bytes(),
+                format!("member-{i}").into_bytes(),
+            ]));
+        }
+        c.send_raw(&pipe).unwrap();
+        for _ in start..(start + 1000).min(n) {
+            assert_eq!(c.read_reply().unwrap(), b":1\r\n");
+        }
+    }
+}
+
+/// Four Redis clients declaring 400 MB arguments, then thirty unfinished
+/// 60 MB MessagePack-RPC frames: each kind is refused past the budget,
+/// the process lives, its resident size stays under `rss_cap` and a
+/// bystander's data is there.
+fn large_requests(s: &mut Three, rss_cap: u64) {
     let mut bystander = Conn::open(&s.resp);
     assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
 
@@ -579,7 +682,7 @@ fn large_requests_past_the_budget_are_refused_not_aborted() {
         codes.iter().any(|c| c.as_deref() == Some("out_of_memory")),
         "{codes:?}"
     );
-    assert!(s.rss() < 128 << 20 << 1, "rss {}", s.rss());
+    assert!(s.rss() < rss_cap, "rss {}", s.rss());
     assert_eq!(bystander.call(&cmd("ZCARD lb")), b":1\r\n");
 }
 
@@ -587,23 +690,7 @@ fn large_requests_past_the_budget_are_refused_not_aborted() {
 fn a_transaction_of_huge_replies_is_refused_past_the_budget() {
     let mut s = Three::start(&["--maxmemory", "128mb"]);
     let mut c = Conn::open(&s.resp);
-    // A board of 200k members, loaded in pipelines.
-    for batch in 0..200 {
-        let mut pipe = Vec::new();
-        for i in 0..1000 {
-            let m = format!("member-{}", batch * 1000 + i);
-            pipe.extend_from_slice(&support::resp::wire::encode_command(&[
-                b"ZADD".to_vec(),
-                b"big".to_vec(),
-                format!("{i}").into_bytes(),
-                m.into_bytes(),
-            ]));
-        }
-        c.send_raw(&pipe).unwrap();
-        for _ in 0..1000 {
-            assert_eq!(c.read_reply().unwrap(), b":1\r\n");
-        }
-    }
+    load_board(&mut c, "big", 200_000);
     assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
     for _ in 0..40 {
         assert_eq!(c.call(&cmd("ZRANGE big 0 -1 WITHSCORES")), b"+QUEUED\r\n");
