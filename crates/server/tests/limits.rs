@@ -95,14 +95,50 @@ impl Three {
 
     /// Resident set size, bytes.
     fn rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .unwrap_or_default();
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            .map_or(0, |kb| kb * 1024)
+        rss_of(self.child.id())
     }
+}
+
+/// The highest resident size of a process, sampled every 5 ms until
+/// [`PeakRss::stop`].
+struct PeakRss {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    sampler: thread::JoinHandle<u64>,
+}
+
+impl PeakRss {
+    fn stop(self) -> u64 {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.sampler.join().unwrap()
+    }
+}
+
+impl Three {
+    /// Starts sampling the resident size.
+    fn watch_rss(&self) -> PeakRss {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let pid = self.child.id();
+        let flag = stop.clone();
+        let sampler = thread::spawn(move || {
+            let mut peak = 0;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                peak = peak.max(rss_of(pid));
+                thread::sleep(Duration::from_millis(5));
+            }
+            peak
+        });
+        PeakRss { stop, sampler }
+    }
+}
+
+/// Resident set size of process `pid`, bytes (0 once it is gone).
+fn rss_of(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
 }
 
 impl Drop for Three {

@@ -114,6 +114,13 @@ impl<S> Deadlines<S> {
 
     /// Arms the timer for the current deadline: `Ready` with the error
     /// when it has passed.
+    ///
+    /// The deadline moves on with every request; moving the timer each
+    /// time would touch the runtime's timer wheel (a lock) on every
+    /// request. So a timer armed for an earlier moment is left alone: when
+    /// it fires, it is moved to the deadline as it is then. Only a
+    /// deadline that comes earlier than the armed one (a head limit
+    /// starting) moves it at once.
     fn poll_deadline(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         let Some((at, what)) = self.deadline() else {
             return Poll::Pending;
@@ -121,15 +128,20 @@ impl<S> Deadlines<S> {
         let timer = self
             .timer
             .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(at)));
-        if timer.deadline() != at {
+        if timer.deadline() > at {
             timer.as_mut().reset(at);
         }
-        match timer.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!("no {what} within the time limit"),
-            )),
-            Poll::Pending => Poll::Pending,
+        loop {
+            match timer.as_mut().poll(cx) {
+                Poll::Ready(()) if Instant::now() < at => timer.as_mut().reset(at),
+                Poll::Ready(()) => {
+                    return Poll::Ready(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("no {what} within the time limit"),
+                    ))
+                }
+                Poll::Pending => return Poll::Pending,
+            }
         }
     }
 }
@@ -265,6 +277,31 @@ mod tests {
         // First byte at 1 s, head limit 5 s.
         assert_eq!(start.elapsed(), Duration::from_secs(6));
         trickle.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn each_exchange_moves_the_idle_deadline() {
+        let (mut client, server) = duplex(64);
+        let mut conn = Deadlines::new(server, Timeouts::from_secs(10, 0), Busy::default());
+        let mut buf = [0u8; 8];
+        let start = Instant::now();
+        let talker = tokio::spawn(async move {
+            for _ in 0..3 {
+                tokio::time::sleep(Duration::from_secs(6)).await;
+                client.write_all(b"x").await.unwrap();
+            }
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        });
+        let e = loop {
+            match conn.read(&mut buf).await {
+                Ok(_) => continue,
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        // The last byte came at 18 s; the limit is 10 s of silence.
+        assert_eq!(start.elapsed(), Duration::from_secs(28));
+        talker.abort();
     }
 
     #[tokio::test(start_paused = true)]
