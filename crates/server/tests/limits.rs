@@ -462,6 +462,7 @@ const BUDGET: u64 = 96 << 20;
 #[test]
 fn past_maxmemory_writes_are_refused_on_every_protocol_and_reads_and_deletes_go_on() {
     let mut s = Three::start(&["--maxmemory", "96mb"]);
+    let peak = s.watch_rss();
     let mut c = Conn::open(&s.resp);
     let pad = "x".repeat(200);
     let mut acked = 0u64;
@@ -493,10 +494,11 @@ fn past_maxmemory_writes_are_refused_on_every_protocol_and_reads_and_deletes_go_
         }
     }
     assert!(refused, "the budget was never reached");
-    // The write that crosses the budget may grow one structure of the
-    // board at once (its member index doubles), so the resident size may
-    // pass the budget by that much, never more.
-    assert!(s.rss() < 2 * BUDGET, "rss {} over the budget", s.rss());
+    // The resident size is sampled ten times a second and a board's
+    // structures grow in steps, so at a budget this small the peak passes
+    // it (by half, measured); it stays below twice the budget.
+    let peak = peak.stop();
+    assert!(peak < 2 * BUDGET, "peak rss {peak} over the budget");
 
     // HTTP and RPC writes: podium's out_of_memory (used memory hovers at
     // the budget, so a write may still fit: each protocol writes until
@@ -585,7 +587,9 @@ fn the_automatic_budget_keeps_a_3_gib_address_space_from_aborting() {
             });
         }
     });
-    large_requests(&mut s, 3 << 30);
+    // The automatic budget: 3/4 of half the address space.
+    let budget: u64 = (3 << 30) / 2 / 4 * 3;
+    large_requests(&mut s, budget / 4 * 5);
     let mut c = Conn::open(&s.resp);
     load_board(&mut c, "big", 1_000_000);
     // The replies are read as raw bytes (hundreds of MB): the transaction,
@@ -654,6 +658,7 @@ fn load_board(c: &mut Conn, board: &str, n: usize) {
 /// the process lives, its resident size stays under `rss_cap` and a
 /// bystander's data is there.
 fn large_requests(s: &mut Three, rss_cap: u64) {
+    let peak = s.watch_rss();
     let mut bystander = Conn::open(&s.resp);
     assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
 
@@ -718,7 +723,8 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
         codes.iter().any(|c| c.as_deref() == Some("out_of_memory")),
         "{codes:?}"
     );
-    assert!(s.rss() < rss_cap, "rss {}", s.rss());
+    let peak = peak.stop();
+    assert!(peak < rss_cap, "peak rss {peak}");
     assert_eq!(bystander.call(&cmd("ZCARD lb")), b":1\r\n");
 }
 
@@ -727,6 +733,7 @@ fn a_transaction_of_huge_replies_is_refused_past_the_budget() {
     let mut s = Three::start(&["--maxmemory", "128mb"]);
     let mut c = Conn::open(&s.resp);
     load_board(&mut c, "big", 200_000);
+    let peak = s.watch_rss();
     assert_eq!(c.call(&cmd("MULTI")), b"+OK\r\n");
     for _ in 0..40 {
         assert_eq!(c.call(&cmd("ZRANGE big 0 -1 WITHSCORES")), b"+QUEUED\r\n");
@@ -743,7 +750,8 @@ fn a_transaction_of_huge_replies_is_refused_past_the_budget() {
         text.contains("-OOM command not allowed"),
         "no reply was refused"
     );
-    assert!(s.rss() < 128 << 20 << 1, "rss {}", s.rss());
+    let peak = peak.stop();
+    assert!(peak < 128 << 20 << 1, "peak rss {peak}");
     assert_eq!(c.call(&cmd("ZCARD big")), b":200000\r\n");
 }
 

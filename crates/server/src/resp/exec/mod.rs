@@ -359,7 +359,7 @@ impl Session {
             (Some(m), "exec") => m.queue.iter().any(|(s, _)| s.deny_oom()),
             _ => spec.deny_oom(),
         };
-        if adds_data && memory::over() {
+        if adds_data && memory::full() {
             return Err(Reply::coded(OOM));
         }
         Ok(spec)
