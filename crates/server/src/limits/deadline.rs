@@ -252,12 +252,21 @@ mod tests {
         assert_eq!(start.elapsed(), Duration::from_secs(10));
     }
 
+    /// Reads until a read fails; the failure's kind.
+    async fn read_until_error<S: AsyncRead + Unpin>(conn: &mut Deadlines<S>) -> io::ErrorKind {
+        let mut buf = [0u8; 8];
+        loop {
+            if let Err(e) = conn.read(&mut buf).await {
+                return e.kind();
+            }
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_trickled_head_times_out_from_its_first_byte() {
         let (mut client, server) = duplex(64);
         let limits = Timeouts::from_secs(60, 5);
         let mut conn = Deadlines::new(server, limits, Busy::default());
-        let mut buf = [0u8; 8];
         let start = Instant::now();
         let trickle = tokio::spawn(async move {
             for _ in 0..100 {
@@ -267,13 +276,7 @@ mod tests {
                 }
             }
         });
-        let e = loop {
-            match conn.read(&mut buf).await {
-                Ok(_) => continue,
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(read_until_error(&mut conn).await, io::ErrorKind::TimedOut);
         // First byte at 1 s, head limit 5 s.
         assert_eq!(start.elapsed(), Duration::from_secs(6));
         trickle.abort();
@@ -283,7 +286,6 @@ mod tests {
     async fn each_exchange_moves_the_idle_deadline() {
         let (mut client, server) = duplex(64);
         let mut conn = Deadlines::new(server, Timeouts::from_secs(10, 0), Busy::default());
-        let mut buf = [0u8; 8];
         let start = Instant::now();
         let talker = tokio::spawn(async move {
             for _ in 0..3 {
@@ -292,13 +294,7 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_secs(3600)).await;
         });
-        let e = loop {
-            match conn.read(&mut buf).await {
-                Ok(_) => continue,
-                Err(e) => break e,
-            }
-        };
-        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert_eq!(read_until_error(&mut conn).await, io::ErrorKind::TimedOut);
         // The last byte came at 18 s; the limit is 10 s of silence.
         assert_eq!(start.elapsed(), Duration::from_secs(28));
         talker.abort();
