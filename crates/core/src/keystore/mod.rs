@@ -257,7 +257,7 @@ pub trait KeyStore: Send + Sync {
     /// sees a half-done transaction; reads of other keys run beside it).
     /// Calls of this store inside `f` run within it, and must change only
     /// keys in `writes`. `f` must not await: the exclusion is per thread.
-    fn run_atomically(&self, writes: &Writes, f: &mut dyn FnMut());
+    fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut());
 
     /// Waits until log position `lsn` is durable (per the fsync policy).
     async fn wait_durable(&self, lsn: Lsn) -> Result<(), ApiError>;
@@ -281,7 +281,7 @@ impl dyn KeyStore + '_ {
     }
 
     /// [`KeyStore::run_atomically`] of a closure with a result.
-    pub fn atomically<R>(&self, writes: &Writes, f: impl FnOnce() -> R) -> R {
+    pub fn atomically<R>(&self, writes: Writes, f: impl FnOnce() -> R) -> R {
         let mut f = Some(f);
         let mut out = None;
         self.run_atomically(writes, &mut || {

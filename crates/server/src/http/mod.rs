@@ -46,7 +46,7 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use parking_lot::Mutex;
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::rate::{RateLimits, Refused};
+use crate::rate::RateLimits;
 use crate::settings::{ApiKey, Scope, Settings, DEFAULT_MAX_BODY_BYTES};
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
@@ -391,7 +391,7 @@ fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response
             .get::<ConnectInfo<Peer>>()
             .map(|c| c.0 .0.ip());
         if let Err(r) = st.cfg.rate.check(None, peer) {
-            return Some(rate_limited(&r));
+            return Some(error::error_response(&r.to_error()));
         }
     }
     if st.cfg.api_keys.is_empty() {
@@ -428,7 +428,7 @@ fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response
             .rate
             .check(Some(position), None)
             .err()
-            .map(|r| rate_limited(&r)),
+            .map(|r| error::error_response(&r.to_error())),
     }
 }
 
@@ -436,11 +436,6 @@ fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response
 /// into each request's extensions as `ConnectInfo<Peer>` by [`serve`].
 #[derive(Debug, Clone, Copy)]
 pub struct Peer(pub SocketAddr);
-
-/// `429 rate_limited`, with the wait in whole seconds as `Retry-After`.
-fn rate_limited(r: &Refused) -> Response {
-    error::error_response(&r.to_error())
-}
 
 fn unauthorized(msg: &str) -> Response {
     let mut r = error::error_response(&ApiError::new(Code::Unauthorized, msg));

@@ -10,7 +10,6 @@
 //! must not take a worker from the requests that could run.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -21,7 +20,7 @@ pub(crate) struct Gate {
     lock: RwLock<()>,
     /// What the exclusive holder may change, when it said; `None`:
     /// anything (every read waits).
-    scope: Mutex<Option<Arc<Writes>>>,
+    scope: Mutex<Option<Writes>>,
     /// Reads running beside an exclusive holder. The next exclusive holder
     /// waits for them: they may be reading what it is about to change.
     beside: AtomicUsize,
@@ -91,7 +90,7 @@ impl Gate {
             });
         }
         if let Some(w) = writes {
-            *self.scope.lock() = Some(Arc::new(w));
+            *self.scope.lock() = Some(w);
         }
         Exclusive {
             gate: self,
@@ -135,7 +134,7 @@ impl Gate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::mpsc;
+    use std::sync::{mpsc, Arc};
 
     fn keys(k: &[&str]) -> Writes {
         Writes::Keys(k.iter().map(|k| k.as_bytes().to_vec()).collect())

@@ -454,7 +454,7 @@ mod tests {
     #[test]
     fn atomically_excludes_other_writers_and_nests_service_calls() {
         let svc = Arc::new(Service::in_memory());
-        svc.atomically(&Writes::Any, || {
+        svc.atomically(Writes::Any, || {
             svc.zadd(b"z", vec![rec("a", 1.0)], ZaddOpts::default())
                 .unwrap();
             svc.del(&[b"z"]).unwrap();
@@ -465,7 +465,7 @@ mod tests {
         // Another thread's write waits for the transaction to end.
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = svc.clone();
-        svc.atomically(&Writes::Any, || {
+        svc.atomically(Writes::Any, || {
             let h = std::thread::spawn(move || {
                 s2.zadd(b"z", vec![rec("c", 1.0)], ZaddOpts::default())
                     .unwrap();
@@ -489,7 +489,7 @@ mod tests {
     fn runs_during(svc: &Arc<Service>, writes: Writes, f: fn(&Service)) -> bool {
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = svc.clone();
-        let (ran, h) = svc.atomically(&writes, || {
+        let (ran, h) = svc.atomically(writes, || {
             let h = std::thread::spawn(move || {
                 f(&s2);
                 tx.send(()).unwrap();

@@ -143,7 +143,7 @@ impl KeyStore for Service {
         Service::hlen(self, key)
     }
 
-    fn run_atomically(&self, writes: &Writes, f: &mut dyn FnMut()) {
+    fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut()) {
         Service::atomically(self, writes, f)
     }
 

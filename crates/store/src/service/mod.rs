@@ -159,7 +159,7 @@ impl Service {
     /// of the keys in `writes` (Redis MULTI/EXEC). Service calls inside
     /// `f` run without taking the gate again, and must change only keys in
     /// `writes`. `f` must not await: the exclusion is per thread.
-    pub fn atomically<R>(&self, writes: &Writes, f: impl FnOnce() -> R) -> R {
+    pub fn atomically<R>(&self, writes: Writes, f: impl FnOnce() -> R) -> R {
         struct Reset;
         impl Drop for Reset {
             fn drop(&mut self) {
@@ -170,7 +170,7 @@ impl Service {
             return f();
         }
         gate::off_workers(|| {
-            let _g = self.gate.exclusive(Some(writes.clone()));
+            let _g = self.gate.exclusive(Some(writes));
             IN_TX.set(true);
             let _reset = Reset;
             f()

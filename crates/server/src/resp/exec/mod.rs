@@ -301,7 +301,7 @@ impl Session {
             return self.run(cmd);
         }
         let store = self.store.clone();
-        store.atomically(&spec.writes_of(args), || {
+        store.atomically(spec.writes_of(args), || {
             match self.key_refusal(spec, args) {
                 Some(r) => done(r),
                 None => self.run(cmd),
@@ -381,7 +381,7 @@ impl Session {
             spec.add_writes(args, &mut writes);
         }
         let limit = self.shared.multi.max_time;
-        let replies = store.atomically(&writes, || {
+        let replies = store.atomically(writes, || {
             let started = Instant::now();
             m.queue
                 .into_iter()

@@ -125,7 +125,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         Cmd::ZRemRangeByRank(key, start, end) => {
             // The length and the removal must see the same board.
             let (n, lsn) =
-                store.atomically(&Writes::key(&key), || -> Result<(u64, Lsn), ApiError> {
+                store.atomically(Writes::key(&key), || -> Result<(u64, Lsn), ApiError> {
                     let Some((len, desc)) =
                         store.zread(&key, |b| (b.len() as i64, b.config().order == Order::Desc))?
                     else {
