@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use crate::config::{BoardConfig, Order, Ranking, Tiebreak, UpdateOp};
 use crate::error::{Error, Result};
-use crate::members::{Extra, Members, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+use crate::members::{check_member, Extra, Members, MAX_NAME_BYTES};
 use crate::score;
 use crate::search::index::SearchIndex;
 use crate::tree::{CountedTree, NoTie, TieBreak};
@@ -500,16 +500,6 @@ impl Board {
         Ok(())
     }
 
-    fn check_member(member: &[u8]) -> Result<()> {
-        if member.is_empty() || member.len() > MAX_MEMBER_BYTES {
-            return Err(Error::BadMember {
-                len: member.len(),
-                max: MAX_MEMBER_BYTES,
-            });
-        }
-        Ok(())
-    }
-
     fn check_extra(&self, name: Option<&str>, data: Option<&str>) -> Result<()> {
         if name.is_some_and(|n| n.len() > MAX_NAME_BYTES) {
             return Err(Error::BadName {
@@ -860,7 +850,7 @@ impl Board {
     /// interning).
     fn submit_hashed(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
         self.writable()?;
-        Self::check_member(s.member)?;
+        check_member(s.member)?;
         if s.score.is_nan() {
             return Err(Error::NanScore);
         }
@@ -971,7 +961,7 @@ impl Board {
     pub fn submit_many(&mut self, batch: &[Submit]) -> Result<Vec<Result<SubmitResult>>> {
         self.writable()?;
         for s in batch {
-            Self::check_member(s.member)?;
+            check_member(s.member)?;
             if s.score.is_nan() {
                 return Err(Error::NanScore);
             }

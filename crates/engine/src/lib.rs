@@ -44,6 +44,6 @@ pub use board::{
 };
 pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, SubmitLimit, Tiebreak, UpdateOp};
 pub use error::{Error, Result};
-pub use members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+pub use members::{check_member, Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};
 pub use store::Store;

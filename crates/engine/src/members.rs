@@ -26,6 +26,17 @@ pub const MAX_MEMBER_BYTES: usize = 512;
 /// Largest display name, in bytes.
 pub const MAX_NAME_BYTES: usize = 512;
 
+/// Refuses a member id that is empty or longer than [`MAX_MEMBER_BYTES`].
+pub fn check_member(member: &[u8]) -> crate::Result<()> {
+    if member.is_empty() || member.len() > MAX_MEMBER_BYTES {
+        return Err(crate::Error::BadMember {
+            len: member.len(),
+            max: MAX_MEMBER_BYTES,
+        });
+    }
+    Ok(())
+}
+
 /// Chunks span a whole 2 MiB page: a page read touches ~25 scattered
 /// records and ids, and on a large board each 4 KiB page is a TLB miss (a
 /// nested page walk on a VM); the server's allocator backs blocks of 2 MiB

@@ -691,6 +691,12 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
             .collect::<Vec<_>>()
     );
 
+    let resp_peak = peak.stop();
+    assert!(
+        resp_peak < rss_cap,
+        "peak rss {resp_peak} (Redis arguments)"
+    );
+    let peak = s.watch_rss();
     // Thirty MessagePack-RPC frames of 60 MB, each left unfinished.
     let frames: Vec<_> = (0..30)
         .map(|i| {
@@ -724,7 +730,13 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
         "{codes:?}"
     );
     let peak = peak.stop();
-    assert!(peak < rss_cap, "peak rss {peak}");
+    eprintln!(
+        "peak rss: {} MB (Redis arguments), {} MB (RPC frames); cap {} MB",
+        resp_peak >> 20,
+        peak >> 20,
+        rss_cap >> 20
+    );
+    assert!(peak < rss_cap, "peak rss {peak} (RPC frames)");
     assert_eq!(bystander.call(&cmd("ZCARD lb")), b":1\r\n");
 }
 
@@ -839,6 +851,54 @@ fn memory_is_given_back_after_large_batches() {
         peak >> 20,
         kept >> 20
     );
+}
+
+/// A Redis connection that received one large argument gives its buffer
+/// back while it stays open, and an over-long member id is refused
+/// without being copied.
+#[test]
+fn a_large_redis_argument_is_not_kept_for_the_connection_s_life() {
+    let s = Three::start(&[]);
+    let mut c = Conn::open(&s.resp);
+    assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
+    thread::sleep(Duration::from_millis(500));
+    let baseline = s.rss();
+    let peak = s.watch_rss();
+    let len = 200_000_000;
+    c.send_raw(format!("*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n${len}\r\n").as_bytes())
+        .unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let mut left = len;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        c.send_raw(&chunk[..n]).unwrap();
+        left -= n;
+    }
+    c.send_raw(b"\r\n").unwrap();
+    assert_eq!(
+        c.read_reply().unwrap(),
+        format!("-ERR member id must be 1 to 512 bytes, got {len}\r\n").as_bytes()
+    );
+    let peak = peak.stop();
+    // The argument is held once: no doubled buffer, no copy of the id.
+    assert!(
+        peak < baseline + len as u64 / 2 * 3,
+        "peak rss {} MB over a baseline of {} MB",
+        peak >> 20,
+        baseline >> 20
+    );
+    assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
+    let kept = eventually("the argument's memory given back", || {
+        let rss = s.rss();
+        (rss < baseline + (len as u64 / 4)).then_some(rss)
+    });
+    eprintln!(
+        "rss: baseline {} MB, peak {} MB, after {} MB",
+        baseline >> 20,
+        peak >> 20,
+        kept >> 20
+    );
+    assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
 }
 
 /// Loads `n` one-member boards `k0`… through `c`, in pipelines.

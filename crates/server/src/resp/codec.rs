@@ -119,6 +119,13 @@ impl Decoder {
         Self::default()
     }
 
+    /// The buffer length the request being received needs before it can
+    /// be decoded further: the end of a declared bulk body; 0 when
+    /// unknown.
+    pub fn need(&self) -> usize {
+        self.need
+    }
+
     /// The next complete request at the front of `buf`, removing its bytes;
     /// `Ok(None)` when more bytes are needed. `authed`: false while the
     /// connection must still authenticate (the tighter limits apply).

@@ -61,6 +61,8 @@ where
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
+    // Whether `inbuf` has grown past [`LARGE_QUERY`].
+    let mut large = false;
     loop {
         let mut ran = 0;
         let mut lsn = 0;
@@ -122,17 +124,45 @@ where
         if inbuf.len() >= MAX_QUERY_BUFFER {
             return wr.shutdown().await;
         }
-        if inbuf.capacity() - inbuf.len() < 4096 {
-            // A large request grows the buffer by doubling: past the memory
-            // budget it is refused (Redis's OOM) and the connection closed,
-            // as the rest of the request cannot be skipped safely.
-            if inbuf.len() >= LARGE_QUERY && !memory::room_for(inbuf.len()) {
-                out.clear();
-                Reply::coded(OOM).encode(session.proto, &mut out);
-                wr.write_all(&out).await?;
-                return wr.shutdown().await;
+        // A large request's buffer is not kept for the connection's life
+        // (an emptied buffer would otherwise reclaim its whole allocation).
+        if large && inbuf.is_empty() {
+            inbuf = BytesMut::with_capacity(16 * 1024);
+            large = false;
+        }
+        // Past the memory budget a large request is refused (Redis's OOM)
+        // and the connection closed, as the rest of it cannot be skipped
+        // safely.
+        let need = decoder.need();
+        let mut refused = false;
+        if need >= LARGE_QUERY && need > inbuf.capacity() {
+            // A declared bulk: its buffer is taken whole, once (as Redis
+            // does), so the budget judges what it will hold and doubling
+            // never holds up to twice the argument.
+            // (The new buffer is whole; the old one is held while it is
+            // copied.)
+            refused = !memory::room_for(need);
+            if !refused {
+                let mut whole = BytesMut::with_capacity(need);
+                whole.extend_from_slice(&inbuf);
+                inbuf = whole;
+                large = true;
             }
-            inbuf.reserve(16 * 1024);
+        } else if inbuf.capacity() - inbuf.len() < 4096 {
+            // Anything else grows by doubling.
+            if inbuf.len() >= LARGE_QUERY {
+                refused = !memory::room_for(inbuf.len());
+                large = true;
+            }
+            if !refused {
+                inbuf.reserve(16 * 1024);
+            }
+        }
+        if refused {
+            out.clear();
+            Reply::coded(OOM).encode(session.proto, &mut out);
+            wr.write_all(&out).await?;
+            return wr.shutdown().await;
         }
         let stopping = tokio::select! {
             biased;

@@ -4,7 +4,7 @@
 //! Redis's order (see the parent module for how it maps to a board's).
 
 use bytes::Bytes;
-use podium_engine::{Cond, Entry, Order, Presence, UpdateOp};
+use podium_engine::{check_member, Cond, Entry, Order, Presence, UpdateOp, MAX_MEMBER_BYTES};
 
 use super::super::command::{Cmd, RangeBy, ZaddFlags};
 use super::super::reply::{fmt_d2string, Reply};
@@ -292,6 +292,15 @@ fn zadd(
     } else {
         UpdateOp::Set
     });
+    // An id the engine would refuse is refused before it is copied (an
+    // argument may be hundreds of MB), after the key's type as the store
+    // checks it.
+    if let Some((_, m)) = pairs.iter().find(|(_, m)| m.len() > MAX_MEMBER_BYTES) {
+        if store.key_type(key) == Some(KeyType::Hash) {
+            return Err(ApiError::new(Code::WrongType, ""));
+        }
+        check_member(m)?;
+    }
     // INCR takes one pair: its increment, for the reply.
     let incr = pairs.first().map_or(0.0, |p| p.0);
     let entries = pairs
