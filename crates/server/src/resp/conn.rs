@@ -135,18 +135,21 @@ where
         // safely.
         let need = decoder.need();
         let mut refused = false;
-        if need >= LARGE_QUERY && need > inbuf.capacity() {
+        if need >= LARGE_QUERY {
             // A declared bulk: its buffer is taken whole, once (as Redis
             // does), so the budget judges what it will hold and doubling
-            // never holds up to twice the argument.
-            // (The new buffer is whole; the old one is held while it is
-            // copied.)
-            refused = !memory::room_for(need);
-            if !refused {
-                let mut whole = BytesMut::with_capacity(need);
-                whole.extend_from_slice(&inbuf);
-                inbuf = whole;
-                large = true;
+            // never holds up to twice the argument. Once taken, it holds
+            // the argument to its last byte: it never grows.
+            if need > inbuf.capacity() {
+                // (The new buffer is whole; the old one is held while it
+                // is copied.)
+                refused = !memory::room_for(need);
+                if !refused {
+                    let mut whole = BytesMut::with_capacity(need);
+                    whole.extend_from_slice(&inbuf);
+                    inbuf = whole;
+                    large = true;
+                }
             }
         } else if inbuf.capacity() - inbuf.len() < 4096 {
             // Anything else grows by doubling.
