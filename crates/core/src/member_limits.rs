@@ -46,7 +46,9 @@ struct Known {
 /// `max_submits_per_member`; every other call goes straight through.
 pub struct MemberLimited {
     inner: Arc<dyn Backend>,
-    boards: RwLock<HashMap<String, Known>>,
+    /// (Looked up on every submission: foldhash, seeded per process, and
+    /// at most [`MAX_BOARDS`] entries.)
+    boards: RwLock<HashMap<String, Known, foldhash::fast::RandomState>>,
     members: Buckets<Vec<u8>>,
     clock: Box<dyn Fn() -> u64 + Send + Sync>,
     refused: metrics::Counter,
@@ -65,7 +67,7 @@ impl MemberLimited {
     ) -> MemberLimited {
         MemberLimited {
             inner,
-            boards: RwLock::new(HashMap::new()),
+            boards: RwLock::new(HashMap::default()),
             members: Buckets::new(MAX_MEMBER_BUCKETS),
             clock,
             refused: metrics::counter!("podium_rate_limited_total", "limit" => "member"),

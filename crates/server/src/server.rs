@@ -65,8 +65,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
         let limits = conn_limits("http", timeouts);
         let stop = stop_rx.clone();
+        let by_address = rate.by_address();
         servers.spawn(async move {
-            crate::http::serve(listener, app, limits, stop)
+            crate::http::serve(listener, app, limits, by_address, stop)
                 .await
                 .context("HTTP server failed")
         });

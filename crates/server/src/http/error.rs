@@ -336,9 +336,16 @@ pub(crate) async fn read_body(
     // Unknown length: the most it may be.
     let expect = declared.map_or(limit, |n| n as usize);
     let reserved = memory::reserve(expect.saturating_mul(DECODED_PER_BODY_BYTE))?;
-    let read = Limited::new(body, limit).collect();
-    let read = match time {
-        Some(t) => match tokio::time::timeout(t, read).await {
+    let mut read = std::pin::pin!(Limited::new(body, limit).collect());
+    // A small body is usually in already: the timer is armed only when
+    // the body must be waited for.
+    let first = std::future::poll_fn(|cx| {
+        std::task::Poll::Ready(std::future::Future::poll(read.as_mut(), cx))
+    })
+    .await;
+    let read = match (first, time) {
+        (std::task::Poll::Ready(r), _) => r,
+        (std::task::Poll::Pending, Some(t)) => match tokio::time::timeout(t, read).await {
             Ok(r) => r,
             Err(_) => {
                 return Err(ApiError::new(
@@ -351,7 +358,7 @@ pub(crate) async fn read_body(
                 .into())
             }
         },
-        None => read.await,
+        (std::task::Poll::Pending, None) => read.await,
     };
     match read {
         Ok(c) => Ok((c.to_bytes(), reserved)),

@@ -347,44 +347,57 @@ fn label_value(v: &str) -> std::borrow::Cow<'_, str> {
     s.into()
 }
 
-/// The scope a request for `path` (a matched template) with `method`
-/// needs; `None`: open.
-fn needed_scope(path: &str, method: &Method) -> Option<Scope> {
-    if let Some(op) = route_op(path, method) {
-        return op.scope();
-    }
-    // Another method on a known path: guarded like the path's routes.
-    ROUTES
-        .iter()
-        .any(|r| r.path == path && r.op.scope().is_some())
-        .then_some(Scope::Read)
+/// The route row a request matched, found once per request.
+struct Matched {
+    /// The template, as a `&'static str` from ROUTES: no copy of the path
+    /// per request.
+    path: &'static str,
+    /// The operation of the request's method there, if it has one.
+    op: Option<Op>,
+    /// The scope the request needs; `None`: open.
+    needed: Option<Scope>,
 }
 
-/// The operation a request for `path` (a matched template) with `method`
-/// performs.
-fn route_op(path: &str, method: &Method) -> Option<Op> {
-    ROUTES
-        .iter()
-        .find(|r| {
-            r.path == path
-                && (r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD))
-        })
-        .map(|r| r.op)
+/// The route row of a request for `path` (a matched template) with
+/// `method`, in one pass over ROUTES.
+fn matched(path: &str, method: &Method) -> Option<Matched> {
+    let mut found: Option<Matched> = None;
+    let mut guarded = false;
+    for r in ROUTES.iter().filter(|r| r.path == path) {
+        if r.method == method.as_str() || (r.method == "GET" && method == Method::HEAD) {
+            return Some(Matched {
+                path: r.path,
+                op: Some(r.op),
+                needed: r.op.scope(),
+            });
+        }
+        guarded |= r.op.scope().is_some();
+        found.get_or_insert(Matched {
+            path: r.path,
+            op: None,
+            needed: None,
+        });
+    }
+    // Another method on a known path: guarded like the path's routes.
+    found.map(|m| Matched {
+        needed: guarded.then_some(Scope::Read),
+        ..m
+    })
 }
 
 /// The memory budget's refusal of a request that would add data.
-fn memory_refusal(route: Option<&str>, method: &Method) -> Option<Response> {
-    let op = route_op(route?, method)?;
+fn memory_refusal(route: Option<&Matched>) -> Option<Response> {
+    let op = route?.op?;
     podium_core::memory::admit(op)
         .err()
         .map(|e| error::error_response(&e))
 }
 
-/// The rate limits and API key check of a request for `route` (a matched
-/// template; `None`: no route matched, no key needed): the refusal, or
-/// `None` when the request may go on.
-fn refusal(st: &AppState, route: Option<&str>, req: &Request) -> Option<Response> {
-    let needed = route.and_then(|p| needed_scope(p, req.method()));
+/// The rate limits and API key check of a request for `route` (`None`: no
+/// route matched, no key needed): the refusal, or `None` when the request
+/// may go on.
+fn refusal(st: &AppState, route: Option<&Matched>, req: &Request) -> Option<Response> {
+    let needed = route.and_then(|m| m.needed);
     if route.is_none() || needed.is_some() {
         let peer = req
             .extensions()
@@ -463,23 +476,22 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     };
-    // The template as a `&'static str` from ROUTES: no copy of the path
-    // per request.
     let route = req
         .extensions()
         .get::<MatchedPath>()
-        .and_then(|p| ROUTES.iter().find(|r| r.path == p.as_str()))
-        .map(|r| r.path);
-    let refused = refusal(&st, route, &req)
-        .or_else(|| memory_refusal(route, req.method()))
+        .and_then(|p| matched(p.as_str(), req.method()));
+    let refused = refusal(&st, route.as_ref(), &req)
+        .or_else(|| memory_refusal(route.as_ref()))
         .or_else(|| error::encoding_refusal(&req));
     let resp = match refused {
         None => error::json_errors(next.run(req).await).await,
         Some(refused) => refused,
     };
-    let (requests, seconds) =
-        st.request_metrics
-            .handles(route.unwrap_or("unmatched"), method, resp.status().as_u16());
+    let (requests, seconds) = st.request_metrics.handles(
+        route.map_or("unmatched", |m| m.path),
+        method,
+        resp.status().as_u16(),
+    );
     requests.increment(1);
     seconds.record(start.elapsed().as_secs_f64());
     resp

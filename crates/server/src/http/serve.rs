@@ -23,20 +23,30 @@ use podium_core::error::{ApiError, Code};
 
 /// Serves `app` on `listener` until `stop` turns true; then open
 /// connections finish their requests (idle ones close at once).
+/// `by_address`: requests carry their client address (`ConnectInfo`) for
+/// the per-address rate limit.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
     limits: ConnLimits,
+    by_address: bool,
     stop: watch::Receiver<bool>,
 ) -> Result<()> {
     let serve_conn = move |io: Conn, busy: Busy, mut stop: watch::Receiver<bool>| {
         let app = app.clone();
         async move {
-            let peer = io.get_ref().peer_addr()?;
+            // (Only the per-address rate limit reads it: without one, no
+            // request pays for the extension.)
+            let peer = match by_address {
+                true => Some(io.get_ref().peer_addr()?),
+                false => None,
+            };
             let service = hyper::service::service_fn(move |req: hyper::Request<Incoming>| {
                 let in_flight = busy.enter();
                 let mut req = req.map(axum::body::Body::new);
-                req.extensions_mut().insert(ConnectInfo(super::Peer(peer)));
+                if let Some(peer) = peer {
+                    req.extensions_mut().insert(ConnectInfo(super::Peer(peer)));
+                }
                 let answer = app.clone().oneshot(req);
                 async move {
                     let r = answer.await;

@@ -672,7 +672,7 @@ async fn serve_on_socket() -> std::net::SocketAddr {
     tokio::spawn(async move {
         // Kept alive for the server's life.
         let _stop = _stop;
-        crate::http::serve(listener, app(), limits, stop_rx)
+        crate::http::serve(listener, app(), limits, false, stop_rx)
             .await
             .unwrap();
     });
