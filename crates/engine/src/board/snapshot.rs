@@ -120,7 +120,10 @@ impl Board {
         let mut board = Board::empty(config);
         board.next_seq = next_seq;
         board.read_only = ro != 0;
-        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(count.min(1 << 24) as usize);
+        // The count is not trusted for the reservation (a damaged one would
+        // take memory the budget counts): the vector grows as entries are
+        // read, by doubling that costs little next to reading them.
+        let mut entries: Vec<(u64, u32)> = Vec::with_capacity(count.min(1 << 16) as usize);
         let mut member = Vec::with_capacity(MAX_MEMBER_BYTES);
         for _ in 0..count {
             let mlen = u16::from_le_bytes(array(r)?) as usize;
