@@ -10,6 +10,7 @@
 //! [`KeyStore::run_atomically`] — and waits once for one durable commit
 //! ([`KeyStore::wait_durable`]).
 
+mod cursor;
 mod glob;
 
 use std::collections::HashSet;
@@ -20,7 +21,43 @@ use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 use crate::entry::SubmitRec;
 use crate::error::ApiError;
 
+pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
+
+/// Redis's `string2ll`: an optional `-`, then digits without a leading zero
+/// (or just `0`), at most 20 bytes, no overflow.
+pub fn string2ll(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || s.len() > 20 {
+        return None;
+    }
+    if s == b"0" {
+        return Some(0);
+    }
+    let (neg, digits) = match s[0] {
+        b'-' => (true, &s[1..]),
+        _ => (false, s),
+    };
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    let mut v: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+    }
+    if neg {
+        if v > i64::MAX as u64 + 1 {
+            None
+        } else {
+            Some((v as i64).wrapping_neg())
+        }
+    } else {
+        i64::try_from(v).ok()
+    }
+}
 
 /// A log position to wait for (0: nothing was logged).
 pub type Lsn = u64;
@@ -249,6 +286,28 @@ pub trait KeyStore: Send + Sync {
     fn hexists(&self, key: &[u8], field: &[u8]) -> Result<bool, ApiError>;
 
     fn hlen(&self, key: &[u8]) -> Result<u64, ApiError>;
+
+    /// HSETNX: whether `field` was absent, and so set.
+    fn hsetnx(&self, key: &[u8], field: &[u8], value: &[u8]) -> Result<(bool, Lsn), ApiError>;
+
+    /// HINCRBY: the field's value after adding `by` (an absent field is
+    /// 0); refused when the value is not an integer or the sum overflows.
+    fn hincrby(&self, key: &[u8], field: &[u8], by: i64) -> Result<(i64, Lsn), ApiError>;
+
+    /// HRANDFIELD with a count: that many distinct fields (all of them
+    /// when there are no more), or for a negative count that many picks
+    /// that may repeat; values are empty unless `values`. `None`: no such
+    /// key.
+    fn hrandfield(&self, key: &[u8], count: i64, values: bool) -> Result<Option<Fields>, ApiError>;
+
+    /// HSCAN: the next cursor (0: done) and the page's fields and values.
+    fn hscan(
+        &self,
+        key: &[u8],
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+    ) -> Result<(u64, Fields), ApiError>;
 
     // ---------------------------------------------------------- durability
 

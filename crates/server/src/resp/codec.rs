@@ -68,40 +68,7 @@ pub struct Decoder {
     need: usize,
 }
 
-/// Redis's `string2ll`: an optional `-`, then digits without a leading zero
-/// (or just `0`), at most 20 bytes, no overflow.
-pub fn string2ll(s: &[u8]) -> Option<i64> {
-    if s.is_empty() || s.len() > 20 {
-        return None;
-    }
-    if s == b"0" {
-        return Some(0);
-    }
-    let (neg, digits) = match s[0] {
-        b'-' => (true, &s[1..]),
-        _ => (false, s),
-    };
-    match digits.first() {
-        Some(b'1'..=b'9') => {}
-        _ => return None,
-    }
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    if neg {
-        if v > i64::MAX as u64 + 1 {
-            None
-        } else {
-            Some((v as i64).wrapping_neg())
-        }
-    } else {
-        i64::try_from(v).ok()
-    }
-}
+pub use podium_core::keystore::string2ll;
 
 /// Where the header line starting at `from` ends: its `\r`. Redis looks
 /// with `strchr`, so a NUL byte first means "no line end yet" (the client

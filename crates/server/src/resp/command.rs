@@ -211,6 +211,11 @@ pub static COMMANDS: &[Spec] = &[
     spec("hlen", 2, op(Entry), K1),
     spec("hkeys", 2, op(Entry), K1),
     spec("hvals", 2, op(Entry), K1),
+    spec("hsetnx", 4, op(SetData), K1),
+    spec("hincrby", 4, op(SetData), K1),
+    spec("hstrlen", 3, op(Entry), K1),
+    spec("hrandfield", -2, op(Entry), K1),
+    spec("hscan", -3, op(Entry), K1),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -459,6 +464,22 @@ pub enum Cmd {
     HLen(Bytes),
     HKeys(Bytes),
     HVals(Bytes),
+    HSetNx(Bytes, Bytes, Bytes),
+    HIncrBy(Bytes, Bytes, i64),
+    HStrLen(Bytes, Bytes),
+    /// HRANDFIELD; `count: None` for the form without one.
+    HRandField {
+        key: Bytes,
+        count: Option<i64>,
+        values: bool,
+    },
+    HScan {
+        key: Bytes,
+        cursor: u64,
+        /// Refused options are answered after the key's lookup, as Redis
+        /// does (a missing key is an empty scan whatever they are).
+        opts: Result<ScanOpts, Reply>,
+    },
 }
 
 fn not_int() -> Reply {
@@ -533,6 +554,40 @@ fn scan_opts(args: &[Bytes], from: usize, allow_type: bool) -> Result<ScanOpts, 
         i += 2;
     }
     Ok(o)
+}
+
+/// HRANDFIELD key [count [WITHVALUES]], checked as `hrandfieldCommand`.
+fn hrandfield(a: &[Bytes]) -> Result<Cmd, Reply> {
+    let key = a[1].clone();
+    if a.len() == 2 {
+        return Ok(Cmd::HRandField {
+            key,
+            count: None,
+            values: false,
+        });
+    }
+    let count = int(&a[2])?;
+    if count < -i64::MAX {
+        return Err(Reply::err(format!(
+            "value is out of range, value must between {} and {}",
+            -i64::MAX,
+            i64::MAX
+        )));
+    }
+    let values = match &a[3..] {
+        [] => false,
+        [w] if eq(w, "withvalues") => true,
+        _ => return Err(Reply::syntax()),
+    };
+    // The pairs of a negative count are counted twice in a RESP2 reply.
+    if values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+        return Err(Reply::err("value is out of range"));
+    }
+    Ok(Cmd::HRandField {
+        key,
+        count: Some(count),
+        values,
+    })
 }
 
 fn zadd(key: &Bytes, args: &[Bytes], mut flags: ZaddFlags) -> Result<Cmd, Reply> {
@@ -904,6 +959,15 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "hlen" => Cmd::HLen(key()),
         "hkeys" => Cmd::HKeys(key()),
         "hvals" => Cmd::HVals(key()),
+        "hsetnx" => Cmd::HSetNx(key(), a[2].clone(), a[3].clone()),
+        "hincrby" => Cmd::HIncrBy(key(), a[2].clone(), int(&a[3])?),
+        "hstrlen" => Cmd::HStrLen(key(), a[2].clone()),
+        "hrandfield" => hrandfield(a)?,
+        "hscan" => Cmd::HScan {
+            key: key(),
+            cursor: cursor(&a[2])?,
+            opts: scan_opts(a, 3, false),
+        },
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

@@ -38,6 +38,9 @@ pub enum Reply {
         items: Vec<(Vec<u8>, f64)>,
         nested: bool,
     },
+    /// Field/value pairs: RESP2 flat `f, v, f, v`; RESP3 `[[f, v], …]`
+    /// (HRANDFIELD WITHVALUES).
+    Pairs(Vec<(Vec<u8>, Vec<u8>)>),
     /// Text: RESP2 bulk, RESP3 verbatim string of format `txt` (INFO).
     Verbatim(String),
 }
@@ -121,6 +124,17 @@ impl Reply {
                     }
                     bulk(out, m);
                     double(out, *s, resp3);
+                }
+            }
+            Reply::Pairs(items) => {
+                let n = if resp3 { items.len() } else { 2 * items.len() };
+                int_line(out, b'*', n as i64);
+                for (f, v) in items {
+                    if resp3 {
+                        out.put_slice(b"*2\r\n");
+                    }
+                    bulk(out, f);
+                    bulk(out, v);
                 }
             }
             Reply::Verbatim(text) => {

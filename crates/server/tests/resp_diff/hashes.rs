@@ -1,6 +1,7 @@
 //! Hash commands.
 
 use super::*;
+use crate::support::resp::wire::encode;
 
 fn hashes(d: &mut Diff) {
     d.same("HSET h f v");
@@ -67,4 +68,138 @@ fn hashes(d: &mut Diff) {
 #[test]
 fn hash_commands() {
     run_group("hashes", hashes);
+}
+
+/// HSETNX, HINCRBY, HSTRLEN, HRANDFIELD and HSCAN.
+fn more_hashes(d: &mut Diff) {
+    d.same("HSETNX n f v");
+    d.same("HSETNX n f other");
+    d.same("HGET n f");
+    d.same("HSETNX n");
+    d.same("HSETNX n f");
+    d.same("HSETNX n f v extra");
+    d.same("HINCRBY n c 5");
+    d.same("HINCRBY n c -7");
+    d.same("HINCRBY n c 0");
+    d.same("HGET n c");
+    d.same("HINCRBY n f 1");
+    d.same("HINCRBY n c 1.5");
+    d.same("HINCRBY n c x");
+    d.same("HINCRBY n c");
+    d.same("HSET n big 9223372036854775806 neg -9223372036854775807 lead 01 plus +1 sp 1");
+    d.same("HINCRBY n big 1");
+    d.same("HINCRBY n big 1");
+    d.same("HINCRBY n neg -1");
+    d.same("HINCRBY n neg -1");
+    d.same("HINCRBY n lead 1");
+    d.same("HINCRBY n plus 1");
+    d.same("HINCRBY n c 9223372036854775808");
+    d.same("HINCRBY fresh c 3");
+    d.same("TYPE fresh");
+    d.same("HSTRLEN n f");
+    d.same("HSTRLEN n big");
+    d.same("HSTRLEN n nosuch");
+    d.same("HSTRLEN nokey f");
+    d.same("HSTRLEN n");
+    // Wrong types, both ways.
+    d.same("ZADD z 1 a");
+    d.same("HSETNX z f v");
+    d.same("HINCRBY z f 1");
+    d.same("HSTRLEN z f");
+    d.same("HRANDFIELD z");
+    d.same("HRANDFIELD z 0");
+    d.same("HSCAN z 0");
+    d.same("HSCAN z 0 COUNT 0");
+    // A refused increment leaves no hash behind.
+    d.same("HSET s v x");
+    d.same("HDEL s v");
+    d.same("HINCRBY s v x");
+    d.same("EXISTS s");
+
+    // HRANDFIELD: what is not random compares exactly.
+    d.same("HRANDFIELD nokey");
+    d.same("HRANDFIELD nokey 3");
+    d.same("HRANDFIELD nokey -3 WITHVALUES");
+    d.same("HRANDFIELD n 0");
+    d.same("HRANDFIELD n 0 WITHVALUES");
+    d.same("HRANDFIELD n x");
+    d.same("HRANDFIELD n 1 WITHSCORES");
+    d.same("HRANDFIELD n 1 WITHVALUES extra");
+    d.same("HRANDFIELD n -9223372036854775808");
+    d.same("HRANDFIELD n -9223372036854775807 WITHVALUES");
+    d.same("HRANDFIELD n 9223372036854775807 WITHVALUES");
+    d.same("HSET one f v");
+    d.same("HRANDFIELD one");
+    d.same("HRANDFIELD one 1");
+    d.same("HRANDFIELD one 1 WITHVALUES");
+    d.same("HRANDFIELD one -3");
+    d.same("HRANDFIELD one -2 WITHVALUES");
+    // A count at least the hash's size: all of it.
+    d.sorted("HRANDFIELD n 100");
+    d.pairs("HRANDFIELD n 100 WITHVALUES");
+    // Random picks: their number and that each is a field.
+    let fields = ["f", "c", "big", "neg", "lead", "plus", "sp"];
+    for (line, n) in [("HRANDFIELD n 3", 3), ("HRANDFIELD n -20", 20)] {
+        d.podium_check(&cmd(line), |v| {
+            let items = v.items().ok_or("not an array")?;
+            if items.len() != n {
+                return Err(format!("{} picks, not {n}", items.len()));
+            }
+            match items.iter().find(|i| {
+                !i.bytes()
+                    .is_some_and(|b| fields.iter().any(|f| f.as_bytes() == b))
+            }) {
+                Some(i) => Err(format!("{i:?} is not a field")),
+                None => Ok(()),
+            }
+        });
+    }
+    d.podium_check(&cmd("HRANDFIELD n 3"), |v| {
+        let mut items: Vec<_> = v
+            .items()
+            .ok_or("not an array")?
+            .iter()
+            .map(encode)
+            .collect();
+        items.sort();
+        items.dedup();
+        (items.len() == 3)
+            .then_some(())
+            .ok_or("a positive count repeated a field".into())
+    });
+
+    // HSCAN: a small hash comes whole, whatever COUNT says.
+    d.pairs_scan("HSCAN n 0");
+    d.pairs_scan("HSCAN n 0 COUNT 2");
+    d.pairs_scan("HSCAN n 0 MATCH b*");
+    d.pairs_scan("HSCAN n 0 MATCH * COUNT 1");
+    d.same("HSCAN nokey 0");
+    d.same("HSCAN nokey 0 COUNT 0");
+    d.same("HSCAN nokey 0 BOGUS");
+    d.same("HSCAN n 0 COUNT 0");
+    d.same("HSCAN n 0 COUNT x");
+    d.same("HSCAN n 0 TYPE hash");
+    d.same("HSCAN n 0 MATCH");
+    d.same("HSCAN n x");
+    d.same("HSCAN n -1 COUNT 0");
+    d.same("HSCAN n");
+    // A large one (a value over 64 bytes, or more than 128 fields) is
+    // paged; every page put together is the hash.
+    let mut hset = vec!["HSET".to_string(), "hugeh".to_string()];
+    for i in 0..400 {
+        hset.push(format!("f{i}"));
+        hset.push(format!("v{i}"));
+    }
+    d.same_args(&hset);
+    d.same_args(&["HSET", "longv", "a", &"x".repeat(65), "b", "2"]);
+    for count in ["1", "10", "37", "1000"] {
+        d.scan_union(|c| args(&["HSCAN", "hugeh", c, "COUNT", count]), true);
+    }
+    d.scan_union(|c| args(&["HSCAN", "hugeh", c, "MATCH", "f1*"]), true);
+    d.scan_union(|c| args(&["HSCAN", "longv", c]), true);
+}
+
+#[test]
+fn more_hash_commands() {
+    run_group("more hashes", more_hashes);
 }

@@ -290,10 +290,31 @@ impl Gen {
                     a.push(self.member());
                 }
             }
-            900..=929 => {
-                a.push(s(self.pick(&["HGET", "HEXISTS"])));
+            900..=914 => {
+                a.push(s(self.pick(&["HGET", "HEXISTS", "HSTRLEN"])));
                 a.push(s(&self.hkey()));
                 a.push(self.member());
+            }
+            915..=921 => {
+                a.push(s("HSETNX"));
+                a.push(s(&self.hkey()));
+                a.push(self.member());
+                a.push(s(&self.score()));
+            }
+            922..=929 => {
+                a.push(s("HINCRBY"));
+                a.push(s(&self.hkey()));
+                a.push(self.member());
+                a.push(s(self.pick(&[
+                    "1",
+                    "-3",
+                    "0",
+                    "100",
+                    "9223372036854775807",
+                    "-9223372036854775808",
+                    "1.5",
+                    "x",
+                ])));
             }
             930..=939 => {
                 a.push(s("HMGET"));

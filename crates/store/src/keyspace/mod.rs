@@ -263,6 +263,36 @@ impl Keyspace {
         (added, log())
     }
 
+    /// Sets `field` of hash `key` (created if absent) to what `update`
+    /// makes of its value (`None`: absent), then runs `log` with the new
+    /// value while the key is still locked. Nothing changes, and nothing is
+    /// logged, when `update` refuses or declines (`Ok(None)`). Returns what
+    /// `update` returned and what `log` returned (0 when it did not run).
+    pub fn hupdate<E>(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        update: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>, E>,
+        log: impl FnOnce(&[u8]) -> Lsn,
+    ) -> Result<(Option<Vec<u8>>, Lsn), E> {
+        let mut h = self.hashes.entry(key.to_vec()).or_default();
+        let value = match update(h.get(field).map(Vec::as_slice)) {
+            Ok(Some(v)) => v,
+            declined => {
+                // A hash made only for this look is not left behind.
+                let empty = h.is_empty();
+                drop(h);
+                if empty {
+                    self.hashes.remove_if(key, |_, h| h.is_empty());
+                }
+                return declined.map(|_| (None, 0));
+            }
+        };
+        h.insert(field.to_vec(), value.clone());
+        let lsn = log(&value);
+        Ok((Some(value), lsn))
+    }
+
     /// Removes `fields` from hash `key`, running `log` while the key is
     /// locked when any was there; an emptied hash is deleted with its
     /// expiry (as replay does). Returns how many were removed and what

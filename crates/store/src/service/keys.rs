@@ -10,7 +10,8 @@
 
 use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
 use crate::storage::record::LogOp;
-use podium_core::error::ApiError;
+use podium_core::error::{ApiError, Code};
+use podium_core::keystore::{scan_page, string2ll};
 
 use super::Service;
 
@@ -144,9 +145,10 @@ impl Service {
             .collect()
     }
 
-    /// SCAN: the cursor is a position in the sorted key list, so a full
-    /// iteration returns every key that existed throughout it, as Redis
-    /// guarantees. `count` is how many keys to visit, matching or not.
+    /// SCAN: the keys in scan order from `cursor` ([`scan_page`]), so a
+    /// full iteration returns every key that existed throughout it, as
+    /// Redis guarantees. `count` is how many keys to visit, matching or
+    /// not.
     pub fn scan(
         &self,
         cursor: u64,
@@ -156,15 +158,11 @@ impl Service {
     ) -> (u64, Vec<Vec<u8>>) {
         let _gate = self.reading_all();
         let keys = self.keyspace.all_keys(self, self.now_ms());
-        let start = (cursor as usize).min(keys.len());
-        let end = start.saturating_add(count.max(1)).min(keys.len());
-        let page = keys[start..end]
-            .iter()
-            .filter(|k| pattern.is_none_or(|p| glob_match(p, k)))
-            .filter(|k| ty.is_none_or(|t| self.keyspace.key_type(k, self) == Some(t)))
-            .cloned()
-            .collect();
-        let next = if end >= keys.len() { 0 } else { end as u64 };
+        let (next, mut page) = scan_page(keys, |k| k, cursor, count);
+        page.retain(|k| {
+            pattern.is_none_or(|p| glob_match(p, k))
+                && ty.is_none_or(|t| self.keyspace.key_type(k, self) == Some(t))
+        });
         (next, page)
     }
 
@@ -302,6 +300,124 @@ impl Service {
         })
     }
 
+    /// HSETNX: whether `field` was absent, and so set.
+    pub fn hsetnx(&self, key: &[u8], field: &[u8], value: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        let (set, lsn) =
+            self.hupdate(key, field, |old| Ok(old.is_none().then(|| value.to_vec())))?;
+        Ok((set.is_some(), lsn))
+    }
+
+    /// HINCRBY: the field's value after adding `by` (an absent field is 0),
+    /// with Redis's refusals of a value that is not an integer and of an
+    /// overflow.
+    pub fn hincrby(&self, key: &[u8], field: &[u8], by: i64) -> Result<(i64, Lsn), ApiError> {
+        let mut sum = 0;
+        let (_, lsn) = self.hupdate(key, field, |old| {
+            let old = match old {
+                None => 0,
+                Some(v) => string2ll(v).ok_or_else(|| {
+                    ApiError::new(Code::InvalidArgument, "hash value is not an integer")
+                })?,
+            };
+            sum = old.checked_add(by).ok_or_else(|| {
+                ApiError::new(
+                    Code::InvalidArgument,
+                    "increment or decrement would overflow",
+                )
+            })?;
+            Ok(Some(sum.to_string().into_bytes()))
+        })?;
+        Ok((sum, lsn))
+    }
+
+    /// A read-modify-write of one field, logged as the HSET of its result
+    /// (as Redis propagates HINCRBY), under the gate like every write.
+    fn hupdate(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        update: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>, ApiError>,
+    ) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+        self.writable()?;
+        self.purge_if_expired(key);
+        let _gate = self.shared();
+        self.keyspace.check_not_zset(key, self)?;
+        self.keyspace.hupdate(key, field, update, |value| {
+            self.append(&LogOp::HSet {
+                key: key.to_vec(),
+                pairs: vec![(field.to_vec(), value.to_vec())],
+            })
+        })
+    }
+
+    /// HRANDFIELD with a count: `count` distinct fields (all of them when
+    /// the hash has no more), or with a negative count that many picks
+    /// that may repeat; with their values when `values`. `None`: no such
+    /// key.
+    pub fn hrandfield(
+        &self,
+        key: &[u8],
+        count: i64,
+        values: bool,
+    ) -> Result<Option<Fields>, ApiError> {
+        use rand::seq::IteratorRandom;
+        use rand::Rng;
+        self.with_hash(key, |h| {
+            let h = h?;
+            let pick = |(f, v): (&Vec<u8>, &Vec<u8>)| {
+                (f.clone(), if values { v.clone() } else { Vec::new() })
+            };
+            let mut rng = rand::rng();
+            Some(if count < 0 {
+                let n = count.unsigned_abs() as usize;
+                let all: Vec<_> = h.iter().collect();
+                (0..n)
+                    .map(|_| pick(all[rng.random_range(0..all.len())]))
+                    .collect()
+            } else if count as usize >= h.len() {
+                h.iter().map(pick).collect()
+            } else {
+                h.iter()
+                    .choose_multiple(&mut rng, count as usize)
+                    .into_iter()
+                    .map(pick)
+                    .collect()
+            })
+        })
+    }
+
+    /// HSCAN: as Redis, a small hash (one Redis keeps as a listpack: at
+    /// most 128 fields, none and no value over 64 bytes) comes whole in one
+    /// page with cursor 0; a larger one in scan order from `cursor`
+    /// ([`scan_page`]), `count` fields visited a page, matching or not.
+    pub fn hscan(
+        &self,
+        key: &[u8],
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+    ) -> Result<(u64, Fields), ApiError> {
+        self.with_hash(key, |h| {
+            let Some(h) = h else {
+                return (0, Vec::new());
+            };
+            let small = h.len() <= 128 && h.iter().all(|(f, v)| f.len() <= 64 && v.len() <= 64);
+            let (next, mut page): (u64, Fields) = if small {
+                (0, h.iter().map(|(f, v)| (f.clone(), v.clone())).collect())
+            } else {
+                let (next, page) = scan_page(h.iter(), |(f, _)| f, cursor, count);
+                (
+                    next,
+                    page.into_iter()
+                        .map(|(f, v)| (f.clone(), v.clone()))
+                        .collect(),
+                )
+            };
+            page.retain(|(f, _)| pattern.is_none_or(|p| glob_match(p, f)));
+            (next, page)
+        })
+    }
+
     pub fn hexists(&self, key: &[u8], field: &[u8]) -> Result<bool, ApiError> {
         self.with_hash(key, |h| h.is_some_and(|h| h.contains_key(field)))
     }
@@ -342,6 +458,88 @@ mod tests {
         let (storage, aux, report) =
             crate::storage::open(dir, FsyncPolicy::Always, &store).unwrap();
         Service::new(store, Some(storage), aux, report, u64::MAX).with_clock(clock)
+    }
+
+    #[test]
+    fn hash_updates_are_logged_as_their_results() {
+        let dir = std::env::temp_dir().join(format!("podium-hupd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let clock = Arc::new(ManualClock::new(
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 25, 12, 0, 0)
+                .unwrap(),
+        ));
+        {
+            let svc = open(&dir, clock.clone());
+            assert_eq!(svc.hincrby(b"h", b"n", 5).unwrap().0, 5);
+            assert_eq!(svc.hincrby(b"h", b"n", -7).unwrap().0, -2);
+            assert!(svc.hsetnx(b"h", b"s", b"first").unwrap().0);
+            assert!(!svc.hsetnx(b"h", b"s", b"second").unwrap().0);
+            svc.hset(b"h", &[(b"max", b"9223372036854775807")]).unwrap();
+            let e = svc.hincrby(b"h", b"max", 1).unwrap_err();
+            assert_eq!(e.message, "increment or decrement would overflow");
+            let e = svc.hincrby(b"h", b"s", 1).unwrap_err();
+            assert_eq!(e.message, "hash value is not an integer");
+            assert!(svc.hincrby(b"none", b"x", i64::MAX).is_ok());
+            assert!(svc.hincrby(b"none", b"x", 1).is_err());
+            assert_eq!(svc.hincrby(b"z", b"x", 1).unwrap().0, 1);
+            svc.zadd(b"board", vec![rec("a", 1.0)], ZaddOpts::default())
+                .unwrap();
+            assert_eq!(
+                svc.hincrby(b"board", b"x", 1).unwrap_err().code,
+                Code::WrongType
+            );
+            assert_eq!(
+                svc.hsetnx(b"board", b"x", b"v").unwrap_err().code,
+                Code::WrongType
+            );
+        }
+        // Replayed from the log: the results, not the increments.
+        let svc = open(&dir, clock.clone());
+        assert_eq!(svc.hget(b"h", b"n").unwrap(), Some(b"-2".to_vec()));
+        assert_eq!(svc.hget(b"h", b"s").unwrap(), Some(b"first".to_vec()));
+        assert_eq!(
+            svc.hget(b"none", b"x").unwrap(),
+            Some(i64::MAX.to_string().into_bytes())
+        );
+        assert_eq!(svc.hget(b"z", b"x").unwrap(), Some(b"1".to_vec()));
+        drop(svc);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_full_scan_returns_every_key_present_throughout() {
+        let svc = Service::in_memory();
+        for i in 0..100 {
+            svc.hset(format!("k{i}").as_bytes(), &[(b"f", b"v")])
+                .unwrap();
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut cursor = 0;
+        let mut removed = 0;
+        loop {
+            let (next, page) = svc.scan(cursor, None, 7, None);
+            seen.extend(page);
+            // Keys go away (the first ones visited) and come, between pages.
+            if removed < 50 {
+                let first = seen.iter().next().cloned().unwrap();
+                svc.del(&[&first]).unwrap();
+                removed += 1;
+            }
+            svc.hset(format!("new{cursor}").as_bytes(), &[(b"f", b"v")])
+                .unwrap();
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        for i in 0..100 {
+            let k = format!("k{i}").into_bytes();
+            assert!(
+                seen.contains(&k) || svc.exists(&[&k]) == 0,
+                "k{i} was there throughout and not returned"
+            );
+        }
     }
 
     #[test]

@@ -143,6 +143,28 @@ impl KeyStore for Service {
         Service::hlen(self, key)
     }
 
+    fn hsetnx(&self, key: &[u8], field: &[u8], value: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        Service::hsetnx(self, key, field, value)
+    }
+
+    fn hincrby(&self, key: &[u8], field: &[u8], by: i64) -> Result<(i64, Lsn), ApiError> {
+        Service::hincrby(self, key, field, by)
+    }
+
+    fn hrandfield(&self, key: &[u8], count: i64, values: bool) -> Result<Option<Fields>, ApiError> {
+        Service::hrandfield(self, key, count, values)
+    }
+
+    fn hscan(
+        &self,
+        key: &[u8],
+        cursor: u64,
+        pattern: Option<&[u8]>,
+        count: usize,
+    ) -> Result<(u64, Fields), ApiError> {
+        Service::hscan(self, key, cursor, pattern, count)
+    }
+
     fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut()) {
         Service::atomically(self, writes, f)
     }

@@ -504,7 +504,12 @@ impl Session {
             | Cmd::HExists { .. }
             | Cmd::HLen { .. }
             | Cmd::HKeys { .. }
-            | Cmd::HVals { .. }) => hashes::run(store, c)?,
+            | Cmd::HVals { .. }
+            | Cmd::HSetNx { .. }
+            | Cmd::HIncrBy { .. }
+            | Cmd::HStrLen { .. }
+            | Cmd::HRandField { .. }
+            | Cmd::HScan { .. }) => hashes::run(store, c)?,
         })
     }
 
@@ -593,6 +598,7 @@ impl Session {
             "memory",
             "persistence",
             "replication",
+            "cluster",
             "keyspace",
         ];
         let wanted: Vec<String> = sections.iter().filter_map(|s| command::lower(s)).collect();
@@ -649,6 +655,9 @@ impl Session {
                     )
                 }
                 "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
+                // Client libraries' test harnesses read it to know whether
+                // to run their cluster cases.
+                "cluster" => "# Cluster\r\ncluster_enabled:0\r\n".to_string(),
                 _ => {
                     let n = self.store.dbsize();
                     let mut s = "# Keyspace\r\n".to_string();

@@ -22,6 +22,9 @@ pub enum Cmp {
     Pairs,
     /// Integers: equal when negative, else at most this far apart.
     Tolerance(i64),
+    /// A `[cursor, [field, value, …]]` page: the cursor exactly, the
+    /// pairs as a set (a hash's order is its own).
+    ScanPairs,
 }
 
 /// One connection to each server, a command log and the mismatches.
@@ -160,6 +163,12 @@ impl Diff {
             Cmp::Exact => false,
             Cmp::Sorted => encode(&sorted(&rv)) == encode(&sorted(&pv)),
             Cmp::Pairs => pairs(&rv).is_some() && pairs(&rv) == pairs(&pv),
+            Cmp::ScanPairs => match (rv.items(), pv.items()) {
+                (Some([rc, re]), Some([pc, pe])) => {
+                    encode(rc) == encode(pc) && pairs(re).is_some() && pairs(re) == pairs(pe)
+                }
+                _ => false,
+            },
             Cmp::Tolerance(t) => match (rv.int(), pv.int()) {
                 (Some(x), Some(y)) if x < 0 || y < 0 => x == y,
                 (Some(x), Some(y)) => (x - y).abs() <= t,
@@ -190,6 +199,11 @@ impl Diff {
     /// Comparison as a set of field/value pairs.
     pub fn pairs(&mut self, line: &str) -> Option<Value> {
         self.check(&cmd(line), Cmp::Pairs)
+    }
+
+    /// Comparison of a scan page of field/value pairs ([`Cmp::ScanPairs`]).
+    pub fn pairs_scan(&mut self, line: &str) -> Option<Value> {
+        self.check(&cmd(line), Cmp::ScanPairs)
     }
 
     /// Comparison of an integer within `tolerance` (TTL, PTTL).
@@ -445,10 +459,20 @@ pub fn sorted(v: &Value) -> Value {
     }
 }
 
-/// A flat array of pairs or a map, as a sorted list of encoded pairs;
+/// A flat array of pairs, an array of two-element arrays or a map, as a
+/// sorted list of encoded pairs;
 /// `None` for any other reply (errors compare exactly).
 pub fn pairs(v: &Value) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
+    let nested = |items: &[Value]| {
+        !items.is_empty() && items.iter().all(|i| i.items().is_some_and(|p| p.len() == 2))
+    };
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = match v {
+        // RESP3's `[[f, v], …]` (HRANDFIELD WITHVALUES).
+        Value::Array(items) if nested(items) => items
+            .iter()
+            .filter_map(|i| i.items())
+            .map(|p| (encode(&p[0]), encode(&p[1])))
+            .collect(),
         Value::Array(items) if items.len() % 2 == 0 => items
             .chunks(2)
             .map(|p| (encode(&p[0]), encode(&p[1])))
