@@ -261,6 +261,13 @@ pub trait KeyStore: Send + Sync {
     /// PTTL: -2 no such key, -1 no expiry, else milliseconds left.
     fn pttl(&self, key: &[u8]) -> i64;
 
+    /// PEXPIRETIME: -2 no such key, -1 no expiry, else the expiry in ms
+    /// since the epoch.
+    fn expire_time_ms(&self, key: &[u8]) -> i64;
+
+    /// RANDOMKEY: any key (`None`: there is none).
+    fn random_key(&self) -> Option<Vec<u8>>;
+
     /// Milliseconds since the epoch by the store's clock (the one expiry
     /// follows).
     fn now_ms(&self) -> i64;

@@ -177,6 +177,10 @@ pub static COMMANDS: &[Spec] = &[
     spec("pexpireat", -3, DELETE, K1),
     spec("ttl", 2, op(BoardInfo), K1),
     spec("pttl", 2, op(BoardInfo), K1),
+    spec("expiretime", 2, op(BoardInfo), K1),
+    spec("pexpiretime", 2, op(BoardInfo), K1),
+    spec("touch", -2, op(BoardInfo), KALL),
+    spec("randomkey", 1, op(Boards), NK),
     spec("persist", 2, PERSIST, K1),
     spec("multi", 1, op(Connection), NK),
     spec("exec", 1, op(Connection), NK),
@@ -402,10 +406,14 @@ pub enum Cmd {
         flags: ExpireFlags,
         name: &'static str,
     },
+    /// TTL, PTTL, EXPIRETIME, PEXPIRETIME.
     Ttl {
         key: Bytes,
         ms: bool,
+        /// The expiry itself (EXPIRETIME), not the time left.
+        abs: bool,
     },
+    RandomKey,
     Persist(Bytes),
     Multi,
     Exec,
@@ -866,14 +874,15 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "pexpire" => expire(a, true, true, "pexpire")?,
         "expireat" => expire(a, false, false, "expireat")?,
         "pexpireat" => expire(a, false, true, "pexpireat")?,
-        "ttl" => Cmd::Ttl {
+        "ttl" | "pttl" | "expiretime" | "pexpiretime" => Cmd::Ttl {
             key: key(),
-            ms: false,
+            ms: spec.name.starts_with('p'),
+            abs: spec.name.ends_with("expiretime"),
         },
-        "pttl" => Cmd::Ttl {
-            key: key(),
-            ms: true,
-        },
+        // TOUCH counts the keys that exist, as EXISTS (there is no access
+        // time to update).
+        "touch" => Cmd::Exists(tail(1)),
+        "randomkey" => Cmd::RandomKey,
         "persist" => Cmd::Persist(key()),
         "multi" => Cmd::Multi,
         "exec" => Cmd::Exec,

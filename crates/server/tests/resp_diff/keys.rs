@@ -274,3 +274,45 @@ fn expiry(d: &mut Diff) {
 fn expiry_commands() {
     run_group("expiry", expiry);
 }
+
+/// EXPIRETIME, PEXPIRETIME, TOUCH and RANDOMKEY.
+fn more_keys(d: &mut Diff) {
+    d.same("FLUSHALL");
+    d.same("RANDOMKEY");
+    d.same("RANDOMKEY extra");
+    d.same("ZADD only 1 a");
+    d.same("RANDOMKEY");
+    d.same("HSET h f v");
+    d.same("EXPIRETIME nokey");
+    d.same("PEXPIRETIME nokey");
+    d.same("EXPIRETIME h");
+    d.same("PEXPIRETIME only");
+    // An absolute expiry far ahead reads back as set.
+    d.same("EXPIREAT h 4102444800");
+    d.same("EXPIRETIME h");
+    d.same("PEXPIRETIME h");
+    d.same("PEXPIREAT only 4102444800123");
+    d.same("PEXPIRETIME only");
+    d.same("EXPIRETIME only");
+    d.same("PEXPIREAT only 4102444800499");
+    d.same("EXPIRETIME only");
+    d.same("PEXPIREAT only 4102444800500");
+    d.same("EXPIRETIME only");
+    d.same("PERSIST only");
+    d.same("EXPIRETIME only");
+    d.same("EXPIRETIME");
+    d.same("EXPIRETIME h extra");
+    d.same("TOUCH h");
+    d.same("TOUCH h only nokey h");
+    d.same("TOUCH nokey");
+    d.same("TOUCH");
+    d.podium_check(&cmd("RANDOMKEY"), |v| match v.bytes() {
+        Some(b"h") | Some(b"only") => Ok(()),
+        _ => Err(format!("{v:?} is not a key")),
+    });
+}
+
+#[test]
+fn more_key_commands() {
+    run_group("more keys", more_keys);
+}

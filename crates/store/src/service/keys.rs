@@ -235,6 +235,27 @@ impl Service {
         }
     }
 
+    /// PEXPIRETIME: -2 no such key, -1 no expiry, else the expiry in ms
+    /// since the epoch.
+    pub fn expire_time_ms(&self, key: &[u8]) -> i64 {
+        self.purge_if_expired(key);
+        let _gate = self.reading(key);
+        if self.keyspace.key_type(key, self).is_none() {
+            return -2;
+        }
+        self.keyspace.expiry(key).unwrap_or(-1)
+    }
+
+    /// RANDOMKEY: any live key (`None`: there is none).
+    pub fn random_key(&self) -> Option<Vec<u8>> {
+        use rand::seq::IteratorRandom;
+        let _gate = self.reading_all();
+        self.keyspace
+            .all_keys(self, self.now_ms())
+            .into_iter()
+            .choose(&mut rand::rng())
+    }
+
     // -------------------------------------------------------------- hashes
 
     /// HSET / HMSET: returns how many fields were added (not updated).

@@ -107,6 +107,14 @@ impl KeyStore for Service {
         Service::pttl(self, key)
     }
 
+    fn expire_time_ms(&self, key: &[u8]) -> i64 {
+        Service::expire_time_ms(self, key)
+    }
+
+    fn random_key(&self) -> Option<Vec<u8>> {
+        Service::random_key(self)
+    }
+
     fn now_ms(&self) -> i64 {
         Service::now_ms(self)
     }

@@ -48,11 +48,19 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             flags,
             name,
         } => expire(store, &key, at, relative, ms, flags, name)?,
-        Cmd::Ttl { key, ms } => done(Reply::Int(match store.pttl(&key) {
-            t if t < 0 => t,
-            t if ms => t,
-            t => (t + 500) / 1000,
-        })),
+        Cmd::Ttl { key, ms, abs } => {
+            let t = if abs {
+                store.expire_time_ms(&key)
+            } else {
+                store.pttl(&key)
+            };
+            done(Reply::Int(match t {
+                t if t < 0 => t,
+                t if ms => t,
+                t => (t + 500) / 1000,
+            }))
+        }
+        Cmd::RandomKey => done(store.random_key().map_or(Reply::Null, Reply::Bulk)),
         Cmd::Persist(key) => {
             let (ok, lsn) = store.persist(&key)?;
             (Reply::Int(ok as i64), lsn)

@@ -466,6 +466,7 @@ impl Session {
             | Cmd::Scan { .. }
             | Cmd::Expire { .. }
             | Cmd::Ttl { .. }
+            | Cmd::RandomKey
             | Cmd::Persist { .. }) => keys::run(store, c)?,
             Cmd::Multi => done(if self.multi.is_some() {
                 Reply::err("MULTI calls can not be nested")

@@ -466,9 +466,13 @@ mod tests {
         assert_eq!(run(&mut s, "zscan z 0 type zset"), R::syntax());
         run(&mut s, "hset h f v");
         // (In scan order: the names' fixed hashes.)
-        let R::Array(page) = run(&mut s, "scan 0") else { panic!() };
+        let R::Array(page) = run(&mut s, "scan 0") else {
+            panic!()
+        };
         assert_eq!(page[0], b("0"));
-        let R::Members(mut keys) = page[1].clone() else { panic!() };
+        let R::Members(mut keys) = page[1].clone() else {
+            panic!()
+        };
         keys.sort();
         assert_eq!(keys, vec![b"h".to_vec(), b"z".to_vec()]);
         assert_eq!(

@@ -464,7 +464,10 @@ pub fn sorted(v: &Value) -> Value {
 /// `None` for any other reply (errors compare exactly).
 pub fn pairs(v: &Value) -> Option<Vec<(Vec<u8>, Vec<u8>)>> {
     let nested = |items: &[Value]| {
-        !items.is_empty() && items.iter().all(|i| i.items().is_some_and(|p| p.len() == 2))
+        !items.is_empty()
+            && items
+                .iter()
+                .all(|i| i.items().is_some_and(|p| p.len() == 2))
     };
     let mut out: Vec<(Vec<u8>, Vec<u8>)> = match v {
         // RESP3's `[[f, v], …]` (HRANDFIELD WITHVALUES).
