@@ -465,6 +465,23 @@ impl Board {
         self.tree.is_empty()
     }
 
+    /// One page of a scan (Redis's ZSCAN of a large set): up to `count`
+    /// members with their scores from `cursor` (0: the start), and the
+    /// cursor of the next page (0: done). Members are visited in the order
+    /// of their internal ids, which do not move when scores change, so a
+    /// full scan returns every member present from its start to its end,
+    /// as Redis guarantees (a position in the ranking would not: a member
+    /// whose score moves it across the cursor would be missed).
+    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<(Vec<u8>, f64)>) {
+        let from = u32::try_from(cursor).unwrap_or(u32::MAX);
+        let (ids, next) = self.members.live_ids_from(from, count.max(1));
+        let page = ids
+            .into_iter()
+            .map(|id| (self.members.bytes(id).to_vec(), self.members.score(id)))
+            .collect();
+        (next.map_or(0, u64::from), page)
+    }
+
     pub fn info(&self) -> BoardInfo {
         BoardInfo {
             members: self.len() as u64,
@@ -1520,6 +1537,51 @@ pub use snapshot::BoardImage;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Scores moving members across the cursor, members removed and
+    /// added between pages: a full scan still returns every member present
+    /// from its start to its end.
+    #[test]
+    fn a_scan_returns_every_member_present_throughout() {
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        for i in 0..600u32 {
+            b.submit(&Submit::new(format!("m{i}").as_bytes(), f64::from(i)))
+                .unwrap();
+        }
+        let mut gone = std::collections::HashSet::new();
+        let mut seen = std::collections::HashSet::new();
+        let (mut cursor, mut round) = (0, 0u32);
+        loop {
+            let (next, page) = b.scan(cursor, 7);
+            assert!(page.len() <= 7);
+            seen.extend(page.into_iter().map(|(m, _)| m));
+            // The best members drop to the bottom, the worst jump to the top.
+            for i in 0..10u32 {
+                let m = format!("m{}", (round * 37 + i * 61) % 600);
+                let to = if i % 2 == 0 {
+                    -1000.0 - f64::from(round)
+                } else {
+                    1e6 + f64::from(round)
+                };
+                b.submit(&Submit::new(m.as_bytes(), to)).unwrap();
+            }
+            let victim = format!("m{}", (round * 13) % 600);
+            if b.remove(&[victim.as_bytes()]).unwrap() > 0 {
+                gone.insert(victim.into_bytes());
+            }
+            b.submit(&Submit::new(format!("new{round}").as_bytes(), 5.0))
+                .unwrap();
+            round += 1;
+            if next == 0 {
+                break;
+            }
+            cursor = next;
+        }
+        for i in 0..600u32 {
+            let m = format!("m{i}").into_bytes();
+            assert!(gone.contains(&m) || seen.contains(&m), "m{i} was skipped");
+        }
+    }
 
     /// Redis keeps `-0` as written (ZSCORE and ZRANGE both say `-0`), so a
     /// stored -0.0 must read back the same from every operation and survive

@@ -400,6 +400,22 @@ impl Members {
         id
     }
 
+    /// Up to `count` live ids from `from` on, in id order, and the id to
+    /// go on from (`None`: none are left). A member keeps its id while it
+    /// lives, whatever its score does, so a scan in id order visits every
+    /// member present from its start to its end.
+    pub fn live_ids_from(&self, from: u32, count: usize) -> (Vec<u32>, Option<u32>) {
+        let mut ids = Vec::with_capacity(count.min(1024));
+        let mut id = from as usize;
+        while id < self.recs.len && ids.len() < count {
+            if self.recs.get(id).loc != FREE {
+                ids.push(id as u32);
+            }
+            id += 1;
+        }
+        (ids, (id < self.recs.len).then_some(id as u32))
+    }
+
     /// Forgets a live member.
     pub fn remove(&mut self, id: u32) {
         let rec = self.recs.get(id as usize);

@@ -186,21 +186,14 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         Cmd::ZScan { key, cursor, opts } => {
             let page = store.zread(&key, |b| {
                 let len = b.len();
-                let desc = b.config().order == Order::Desc;
-                let (from, count) = if len <= SMALL_ZSET {
-                    (0, len)
-                } else {
-                    let count = opts.as_ref().map_or(10, |o| o.count);
-                    ((cursor as usize).min(len), count)
-                };
-                let last = from.saturating_add(count).min(len);
-                let items = if from < last {
-                    b.range_by_rank(from as u64 + 1, last as u64, desc)
-                } else {
-                    Vec::new()
-                };
-                let next = if last >= len { 0 } else { last as u64 };
-                (next, items)
+                if len <= SMALL_ZSET {
+                    // Whole, in score order, as Redis's listpack.
+                    let desc = b.config().order == Order::Desc;
+                    let all = b.range_by_rank(1, len as u64, desc);
+                    return (0, all.into_iter().map(|e| (e.member, e.score)).collect());
+                }
+                let count = opts.as_ref().map_or(10, |o| o.count);
+                b.scan(cursor, count)
             })?;
             let Some((next, items)) = page else {
                 return Ok(done(scan_reply(0, Vec::new())));
@@ -210,14 +203,14 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 Err(r) => return Ok(done(r)),
             };
             let mut flat = Vec::with_capacity(items.len() * 2);
-            for e in items {
+            for (member, score) in items {
                 if opts
                     .pattern
                     .as_deref()
-                    .is_none_or(|p| glob_match(p, &e.member))
+                    .is_none_or(|p| glob_match(p, &member))
                 {
-                    flat.push(e.member);
-                    flat.push(fmt_d2string(e.score).into_bytes());
+                    flat.push(member);
+                    flat.push(fmt_d2string(score).into_bytes());
                 }
             }
             done(scan_reply(next, flat))
