@@ -205,6 +205,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("zunionstore", -4, op(Merge), K1),
     spec("zinterstore", -4, op(Intersect), K1),
     spec("zscan", -3, op(Range), K1),
+    spec("zrandmember", -2, op(Range), K1),
     spec("hset", -4, op(SetData), K1),
     spec("hmset", -4, op(SetData), K1),
     spec("hget", 3, op(Entry), K1),
@@ -472,6 +473,12 @@ pub enum Cmd {
     HLen(Bytes),
     HKeys(Bytes),
     HVals(Bytes),
+    /// ZRANDMEMBER; `count: None` for the form without one.
+    ZRandMember {
+        key: Bytes,
+        count: Option<i64>,
+        scores: bool,
+    },
     HSetNx(Bytes, Bytes, Bytes),
     HIncrBy(Bytes, Bytes, i64),
     HStrLen(Bytes, Bytes),
@@ -564,15 +571,12 @@ fn scan_opts(args: &[Bytes], from: usize, allow_type: bool) -> Result<ScanOpts, 
     Ok(o)
 }
 
-/// HRANDFIELD key [count [WITHVALUES]], checked as `hrandfieldCommand`.
-fn hrandfield(a: &[Bytes]) -> Result<Cmd, Reply> {
-    let key = a[1].clone();
+/// The count of HRANDFIELD and ZRANDMEMBER (`None`: none given) and
+/// whether `word` (WITHVALUES, WITHSCORES) follows it, checked as
+/// `hrandfieldCommand` and `zrandmemberCommand` do.
+fn rand_count(a: &[Bytes], word: &str) -> Result<(Option<i64>, bool), Reply> {
     if a.len() == 2 {
-        return Ok(Cmd::HRandField {
-            key,
-            count: None,
-            values: false,
-        });
+        return Ok((None, false));
     }
     let count = int(&a[2])?;
     if count < -i64::MAX {
@@ -582,20 +586,16 @@ fn hrandfield(a: &[Bytes]) -> Result<Cmd, Reply> {
             i64::MAX
         )));
     }
-    let values = match &a[3..] {
+    let with = match &a[3..] {
         [] => false,
-        [w] if eq(w, "withvalues") => true,
+        [w] if eq(w, word) => true,
         _ => return Err(Reply::syntax()),
     };
-    // The pairs of a negative count are counted twice in a RESP2 reply.
-    if values && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
+    // A negative count's pairs are counted twice in a RESP2 reply.
+    if with && !(-i64::MAX / 2..=i64::MAX / 2).contains(&count) {
         return Err(Reply::err("value is out of range"));
     }
-    Ok(Cmd::HRandField {
-        key,
-        count: Some(count),
-        values,
-    })
+    Ok((Some(count), with))
 }
 
 fn zadd(key: &Bytes, args: &[Bytes], mut flags: ZaddFlags) -> Result<Cmd, Reply> {
@@ -971,7 +971,22 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "hsetnx" => Cmd::HSetNx(key(), a[2].clone(), a[3].clone()),
         "hincrby" => Cmd::HIncrBy(key(), a[2].clone(), int(&a[3])?),
         "hstrlen" => Cmd::HStrLen(key(), a[2].clone()),
-        "hrandfield" => hrandfield(a)?,
+        "hrandfield" => {
+            let (count, values) = rand_count(a, "withvalues")?;
+            Cmd::HRandField {
+                key: key(),
+                count,
+                values,
+            }
+        }
+        "zrandmember" => {
+            let (count, scores) = rand_count(a, "withscores")?;
+            Cmd::ZRandMember {
+                key: key(),
+                count,
+                scores,
+            }
+        }
         "hscan" => Cmd::HScan {
             key: key(),
             cursor: cursor(&a[2])?,

@@ -3,6 +3,7 @@
 //! hand-written bytes.
 
 use super::*;
+use crate::support::resp::wire::encode;
 
 fn zadd(d: &mut Diff) {
     d.same("ZADD z 1 a");
@@ -810,4 +811,75 @@ fn zrank_withscore() {
         "podium exited:\n{}",
         pair.other_output()
     );
+}
+
+/// ZRANDMEMBER: what is not random compares exactly; the picks are
+/// checked for their number and membership.
+fn zrandmember(d: &mut Diff) {
+    d.same("ZRANDMEMBER nokey");
+    d.same("ZRANDMEMBER nokey 3");
+    d.same("ZRANDMEMBER nokey -3 WITHSCORES");
+    d.same("ZADD one 1.5 a");
+    d.same("ZRANDMEMBER one");
+    d.same("ZRANDMEMBER one 1");
+    d.same("ZRANDMEMBER one 1 WITHSCORES");
+    d.same("ZRANDMEMBER one -3");
+    d.same("ZRANDMEMBER one -2 WITHSCORES");
+    d.same("ZRANDMEMBER one 0");
+    d.same("ZRANDMEMBER one 5 WITHSCORES");
+    d.same("ZRANDMEMBER one x");
+    d.same("ZRANDMEMBER one 1 WITHVALUES");
+    d.same("ZRANDMEMBER one 1 WITHSCORES extra");
+    d.same("ZRANDMEMBER one -9223372036854775808");
+    d.same("ZRANDMEMBER one -9223372036854775807 WITHSCORES");
+    d.same("ZRANDMEMBER");
+    d.same("HSET h f v");
+    d.same("ZRANDMEMBER h");
+    d.same("ZRANDMEMBER h 0");
+    d.same("ZADD z 1 a 2 b 3 c 4 d -0 e inf f");
+    d.sorted("ZRANDMEMBER z 6");
+    d.pairs("ZRANDMEMBER z 100 WITHSCORES");
+    let members = ["a", "b", "c", "d", "e", "f"];
+    for (line, n) in [("ZRANDMEMBER z 4", 4), ("ZRANDMEMBER z -20", 20)] {
+        d.podium_check(&cmd(line), |v| {
+            let items = v.items().ok_or("not an array")?;
+            if items.len() != n {
+                return Err(format!("{} picks, not {n}", items.len()));
+            }
+            match items.iter().find(|i| {
+                !i.bytes()
+                    .is_some_and(|b| members.iter().any(|m| m.as_bytes() == b))
+            }) {
+                Some(i) => Err(format!("{i:?} is not a member")),
+                None => Ok(()),
+            }
+        });
+    }
+    d.podium_check(&cmd("ZRANDMEMBER z 5"), |v| {
+        let mut items: Vec<_> = v
+            .items()
+            .ok_or("not an array")?
+            .iter()
+            .map(encode)
+            .collect();
+        items.sort();
+        items.dedup();
+        (items.len() == 5)
+            .then_some(())
+            .ok_or("a positive count repeated a member".into())
+    });
+    // A big set (no longer a listpack): all of it, and the scores.
+    let mut zadd = vec!["ZADD".to_string(), "bigz".to_string()];
+    for i in 0..300 {
+        zadd.push(format!("{}", i * 7 % 101));
+        zadd.push(format!("m{i}"));
+    }
+    d.same_args(&zadd);
+    d.pairs("ZRANDMEMBER bigz 1000 WITHSCORES");
+    d.sorted("ZRANDMEMBER bigz 300");
+}
+
+#[test]
+fn zrandmember_command() {
+    run_group("zrandmember", zrandmember);
 }

@@ -496,7 +496,8 @@ impl Session {
             | Cmd::ZRemRangeByScore { .. }
             | Cmd::ZPop { .. }
             | Cmd::ZStore { .. }
-            | Cmd::ZScan { .. }) => zset::run(store, c)?,
+            | Cmd::ZScan { .. }
+            | Cmd::ZRandMember { .. }) => zset::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }

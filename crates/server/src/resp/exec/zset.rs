@@ -215,8 +215,46 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             }
             done(scan_reply(next, flat))
         }
+        Cmd::ZRandMember { key, count, scores } => zrandmember(store, &key, count, scores)?,
         _ => unreachable!("not a sorted-set command"),
     })
+}
+
+/// ZRANDMEMBER: without a count one member (nil without the key); with a
+/// count that many distinct members (the whole set when it has no more),
+/// or for a negative count that many picks that may repeat.
+fn zrandmember(
+    store: &dyn KeyStore,
+    key: &[u8],
+    count: Option<i64>,
+    scores: bool,
+) -> Result<Run, ApiError> {
+    use rand::seq::index::sample;
+    use rand::Rng;
+    let picked = store.zread(key, |b| {
+        let len = b.len();
+        let desc = b.config().order == Order::Desc;
+        let at = |i: usize| b.range_by_rank(i as u64 + 1, i as u64 + 1, desc);
+        let mut rng = rand::rng();
+        let entries: Vec<Entry> = match count {
+            None => at(rng.random_range(0..len)),
+            Some(n) if n < 0 => (0..n.unsigned_abs())
+                .flat_map(|_| at(rng.random_range(0..len)))
+                .collect(),
+            Some(n) if n as usize >= len => b.range_by_rank(1, len as u64, desc),
+            Some(n) => sample(&mut rng, len, n as usize)
+                .into_iter()
+                .flat_map(at)
+                .collect(),
+        };
+        (entries, len)
+    })?;
+    Ok(done(match (picked, count) {
+        (None, None) => Reply::Null,
+        (None, Some(_)) => Reply::Array(Vec::new()),
+        (Some((mut e, _)), None) => e.pop().map_or(Reply::Null, |e| Reply::Bulk(e.member)),
+        (Some((e, len)), Some(_)) => entries_reply(e, scores, true, len),
+    }))
 }
 
 /// Members, with their stored scores when `withscores` (`len`: the set's
@@ -442,6 +480,33 @@ mod tests {
         );
         assert_eq!(run(&mut s, "zunionstore d 2 z nope weights 2 1"), R::Int(3));
         assert_eq!(run(&mut s, "zscore d b"), R::Double(18.0));
+    }
+
+    #[test]
+    fn zrandmember_counts() {
+        let mut s = session();
+        assert_eq!(run(&mut s, "zrandmember z"), R::Null);
+        assert_eq!(run(&mut s, "zrandmember z 3"), R::Array(vec![]));
+        run(&mut s, "zadd z 1 a 2 b 3 c");
+        let R::Bulk(m) = run(&mut s, "zrandmember z") else {
+            panic!()
+        };
+        assert!([&b"a"[..], b"b", b"c"].contains(&&m[..]));
+        let R::Members(m) = run(&mut s, "zrandmember z 2") else {
+            panic!()
+        };
+        assert_eq!(m.len(), 2);
+        assert_ne!(m[0], m[1]);
+        let R::Members(m) = run(&mut s, "zrandmember z -9") else {
+            panic!()
+        };
+        assert_eq!(m.len(), 9);
+        let R::Scored { items, nested } = run(&mut s, "zrandmember z 5 withscores") else {
+            panic!()
+        };
+        assert!(nested);
+        assert_eq!(items.len(), 3);
+        assert_eq!(run(&mut s, "zrandmember z 1 withvalues"), R::syntax());
     }
 
     #[test]
