@@ -68,6 +68,10 @@ pub struct Spec {
     pub access: Access,
     /// First key, last key (-1: the last argument), step (COMMAND INFO).
     pub keys: (i32, i32, i32),
+    /// Movable keys: the argument at this index says how many keys follow
+    /// it (ZMPOP's `numkeys`); `keys` is then (0, 0, 0), as Redis's
+    /// COMMAND INFO shows such a command.
+    pub numkeys_at: Option<usize>,
 }
 
 impl Spec {
@@ -90,7 +94,7 @@ impl Spec {
         if !self.writes() {
             return;
         }
-        if self.keys == NK {
+        if self.keys == NK && self.numkeys_at.is_none() {
             *w = Writes::Any;
         }
         for k in self.key_args(args) {
@@ -111,7 +115,17 @@ impl Spec {
         let (first, last, step) = self.keys;
         let n = args.len() as i32;
         let last = if last < 0 { n + last } else { last };
-        let picked = if first > 0 && step > 0 && last >= first {
+        let picked = if let Some(at) = self.numkeys_at {
+            // (An unreadable count names no keys: the command is refused
+            // before it touches any.)
+            let n = args
+                .get(at)
+                .and_then(|a| super::num::parse_i64(a))
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(0);
+            let keys = args.get(at + 1..).unwrap_or_default();
+            &keys[..n.min(keys.len())]
+        } else if first > 0 && step > 0 && last >= first {
             args.get(first as usize..=last.min(n - 1) as usize)
                 .unwrap_or_default()
         } else {
@@ -127,6 +141,18 @@ const fn spec(name: &'static str, arity: i32, access: Access, keys: (i32, i32, i
         arity,
         access,
         keys,
+        numkeys_at: None,
+    }
+}
+
+/// A command whose keys follow a count at argument `at` (movable keys).
+const fn spec_numkeys(name: &'static str, arity: i32, access: Access, at: usize) -> Spec {
+    Spec {
+        name,
+        arity,
+        access,
+        keys: NK,
+        numkeys_at: Some(at),
     }
 }
 
@@ -201,6 +227,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("zremrangebyrank", 4, op(RemoveRange), K1),
     spec("zremrangebyscore", 4, op(RemoveRange), K1),
     spec("zpopmin", -2, op(Remove), K1),
+    spec_numkeys("zmpop", -4, op(Remove), 1),
     spec("zpopmax", -2, op(Remove), K1),
     spec("zunionstore", -4, op(Merge), K1),
     spec("zinterstore", -4, op(Intersect), K1),
@@ -473,6 +500,12 @@ pub enum Cmd {
     HLen(Bytes),
     HKeys(Bytes),
     HVals(Bytes),
+    /// ZMPOP: pops from the first of `keys` that is not empty.
+    ZMPop {
+        keys: Vec<Bytes>,
+        max: bool,
+        count: u64,
+    },
     /// ZRANDMEMBER; `count: None` for the form without one.
     ZRandMember {
         key: Bytes,
@@ -569,6 +602,36 @@ fn scan_opts(args: &[Bytes], from: usize, allow_type: bool) -> Result<ScanOpts, 
         i += 2;
     }
     Ok(o)
+}
+
+/// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count], checked as
+/// `zmpopGenericCommand`.
+fn zmpop(a: &[Bytes]) -> Result<Cmd, Reply> {
+    let numkeys = match int(&a[1]) {
+        Ok(n) if n > 0 => n as usize,
+        _ => return Err(Reply::err("numkeys should be greater than 0")),
+    };
+    let Some(where_at) = numkeys.checked_add(2).filter(|&w| w < a.len()) else {
+        return Err(Reply::syntax());
+    };
+    let max = match &a[where_at] {
+        w if eq(w, "min") => false,
+        w if eq(w, "max") => true,
+        _ => return Err(Reply::syntax()),
+    };
+    let count = match &a[where_at + 1..] {
+        [] => 1,
+        [c, n] if eq(c, "count") => match int(n) {
+            Ok(n) if n > 0 => n as u64,
+            _ => return Err(Reply::err("count should be greater than 0")),
+        },
+        _ => return Err(Reply::syntax()),
+    };
+    Ok(Cmd::ZMPop {
+        keys: a[2..where_at].to_vec(),
+        max,
+        count,
+    })
 }
 
 /// The count of HRANDFIELD and ZRANDMEMBER (`None`: none given) and
@@ -940,6 +1003,7 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
                 count,
             }
         }
+        "zmpop" => zmpop(a)?,
         "zunionstore" => zstore(a, false)?,
         "zinterstore" => zstore(a, true)?,
         "zscan" => Cmd::ZScan {
@@ -1028,6 +1092,27 @@ mod tests {
             Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
             other => panic!("{s}: expected an error, got {other:?}"),
         }
+    }
+
+    /// A transaction's ZMPOP names its keys to the gate, whose count is an
+    /// argument.
+    #[test]
+    fn movable_keys_follow_their_count() {
+        let args = |s: &str| -> Vec<Bytes> {
+            s.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let spec = lookup(&args("zmpop 2 a b min")).unwrap();
+        let keys =
+            |s: &str| -> Vec<Vec<u8>> { spec.key_args(&args(s)).map(<[u8]>::to_vec).collect() };
+        assert_eq!(keys("zmpop 2 a b min"), vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(keys("zmpop 1 a min count 3"), vec![b"a".to_vec()]);
+        assert_eq!(keys("zmpop 9 a min"), vec![b"a".to_vec(), b"min".to_vec()]);
+        assert!(keys("zmpop x a min").is_empty());
+        let mut w = Writes::none();
+        spec.add_writes(&args("zmpop 2 a b max"), &mut w);
+        assert!(w.may_change(b"a") && w.may_change(b"b") && !w.may_change(b"c"));
     }
 
     #[test]

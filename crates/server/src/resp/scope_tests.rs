@@ -258,6 +258,7 @@ fn samples(name: &str) -> Vec<Sample> {
         "pexpiretime" => s(&["pexpiretime h"]),
         "touch" => s(&["touch h lb"]),
         "randomkey" => s(&["randomkey"]),
+        "zmpop" => s(&["zmpop 2 nokey lb min count 2"]),
         "zrandmember" => s(&["zrandmember lb", "zrandmember lb -3 withscores"]),
         "hsetnx" => s(&["hsetnx h g v"]),
         "hincrby" => s(&["hincrby h n 1"]),

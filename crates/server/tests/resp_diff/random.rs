@@ -249,11 +249,24 @@ impl Gen {
                 a.push(s(&self.bound()));
                 a.push(s(&self.bound()));
             }
-            780..=809 => {
+            780..=799 => {
                 a.push(s(self.pick(&["ZPOPMIN", "ZPOPMAX"])));
                 a.push(s(&self.zkey()));
                 if self.chance(0.5) {
                     a.push(self.rng.random_range(-1..4).to_string().into_bytes());
+                }
+            }
+            800..=809 => {
+                a.push(s("ZMPOP"));
+                let n = self.rng.random_range(1..=3);
+                a.push(n.to_string().into_bytes());
+                for _ in 0..n {
+                    a.push(s(&self.zkey()));
+                }
+                a.push(s(self.pick(&["MIN", "MAX"])));
+                if self.chance(0.5) {
+                    a.push(s("COUNT"));
+                    a.push(self.rng.random_range(0..4).to_string().into_bytes());
                 }
             }
             810..=824 => {

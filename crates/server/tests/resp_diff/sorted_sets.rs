@@ -883,3 +883,51 @@ fn zrandmember(d: &mut Diff) {
 fn zrandmember_command() {
     run_group("zrandmember", zrandmember);
 }
+
+/// ZMPOP.
+fn zmpop(d: &mut Diff) {
+    d.same("ZADD a 1 x 2 y 3 z -0 w");
+    d.same("ZADD b 5 p 6 q");
+    d.same("ZMPOP 1 a MIN");
+    d.same("ZMPOP 1 a MAX COUNT 2");
+    d.same("ZMPOP 2 nokey b MAX");
+    d.same("ZMPOP 2 nokey other MIN");
+    d.same("ZMPOP 2 b a MIN COUNT 10");
+    d.same("EXISTS b");
+    d.same("ZMPOP 1 a MIN COUNT 1");
+    d.same("ZMPOP 1 a MIN");
+    d.same("HSET h f v");
+    d.same("ZADD c 1 m");
+    d.same("ZMPOP 2 h c MIN");
+    d.same("ZMPOP 2 c h MIN");
+    d.same("ZMPOP 2 nokey h MAX");
+    d.same("ZMPOP 0 a MIN");
+    d.same("ZMPOP -1 a MIN");
+    d.same("ZMPOP x a MIN");
+    d.same("ZMPOP 2 a MIN");
+    d.same("ZMPOP 1 a");
+    d.same("ZMPOP 1 a LEFT");
+    d.same("ZMPOP 1 a MIN COUNT 0");
+    d.same("ZMPOP 1 a MIN COUNT -1");
+    d.same("ZMPOP 1 a MIN COUNT x");
+    d.same("ZMPOP 1 a MIN COUNT");
+    d.same("ZMPOP 1 a MIN COUNT 1 COUNT 2");
+    d.same("ZMPOP 1 a MIN LIMIT 1");
+    d.same("ZMPOP 1");
+    d.same("ZMPOP 9223372036854775807 a MIN");
+    // A big set: the popped come off the right end.
+    let mut zadd = vec!["ZADD".to_string(), "bigz".to_string()];
+    for i in 0..300 {
+        zadd.push(format!("{}", i % 50));
+        zadd.push(format!("m{i}"));
+    }
+    d.same_args(&zadd);
+    d.same("ZMPOP 1 bigz MAX COUNT 5");
+    d.same("ZMPOP 1 bigz MIN COUNT 3");
+    d.same("ZCARD bigz");
+}
+
+#[test]
+fn zmpop_command() {
+    run_group("zmpop", zmpop);
+}

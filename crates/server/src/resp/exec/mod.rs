@@ -497,7 +497,8 @@ impl Session {
             | Cmd::ZPop { .. }
             | Cmd::ZStore { .. }
             | Cmd::ZScan { .. }
-            | Cmd::ZRandMember { .. }) => zset::run(store, c)?,
+            | Cmd::ZRandMember { .. }
+            | Cmd::ZMPop { .. }) => zset::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }

@@ -216,6 +216,32 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             done(scan_reply(next, flat))
         }
         Cmd::ZRandMember { key, count, scores } => zrandmember(store, &key, count, scores)?,
+        Cmd::ZMPop { keys, max, count } => {
+            // The first key that holds a sorted set; a key of another type
+            // met before it is WRONGTYPE.
+            for key in &keys {
+                let Some((desc, len)) =
+                    store.zread(key, |b| (b.config().order == Order::Desc, b.len()))?
+                else {
+                    continue;
+                };
+                let (entries, lsn) = store.zpop(key, count, desc != max)?;
+                // Pairs nested in both protocols (Redis's `use_nested_array`).
+                let popped = Reply::Array(
+                    entries
+                        .into_iter()
+                        .map(|e| {
+                            Reply::Array(vec![
+                                Reply::Bulk(e.member),
+                                Reply::Double(stored(e.score, len)),
+                            ])
+                        })
+                        .collect(),
+                );
+                return Ok((Reply::Array(vec![Reply::Bulk(key.to_vec()), popped]), lsn));
+            }
+            done(Reply::NullArray)
+        }
         _ => unreachable!("not a sorted-set command"),
     })
 }
