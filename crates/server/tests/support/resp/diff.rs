@@ -251,6 +251,31 @@ impl Diff {
         }
     }
 
+    /// A podium-only check of a random pick (HRANDFIELD, ZRANDMEMBER with
+    /// a count): `n` elements, each one of `allowed`, and no repeats when
+    /// `distinct`.
+    pub fn random_picks(&mut self, line: &str, n: usize, allowed: &[&str], distinct: bool) {
+        self.podium_check(&cmd(line), |v| {
+            let items = v.items().ok_or("not an array")?;
+            if items.len() != n {
+                return Err(format!("{} picks, not {n}", items.len()));
+            }
+            if let Some(i) = items.iter().find(|i| {
+                !i.bytes()
+                    .is_some_and(|b| allowed.iter().any(|a| a.as_bytes() == b))
+            }) {
+                return Err(format!("{i:?} is not one of {allowed:?}"));
+            }
+            let mut seen: Vec<_> = items.iter().map(encode).collect();
+            seen.sort();
+            seen.dedup();
+            if distinct && seen.len() != n {
+                return Err("a positive count repeated an element".into());
+            }
+            Ok(())
+        });
+    }
+
     /// A podium-only check against hand-written expected bytes (for what
     /// Debian's Redis 7.0 does not have, such as ZRANK … WITHSCORE).
     pub fn podium_expect(&mut self, a: &[Vec<u8>], expected: &[u8]) {
