@@ -156,6 +156,21 @@ pub fn refusal() -> ApiError {
     )
 }
 
+/// `n` results of `f`, refused past the budget: for replies whose size
+/// a client chooses (HRANDFIELD, ZRANDMEMBER with a negative count may
+/// ask for 2^63 picks). The vector grows as it fills, never sized from
+/// `n`, and the budget is read every 1024 results.
+pub fn collect_within<T>(n: u64, mut f: impl FnMut() -> T) -> Result<Vec<T>, ApiError> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        if i % 1024 == 1023 && over() {
+            return Err(refusal());
+        }
+        out.push(f());
+    }
+    Ok(out)
+}
+
 /// Refuses `op` when it adds data and the budget is used up.
 pub fn admit(op: Op) -> Result<(), ApiError> {
     if op.adds_data() && full() {

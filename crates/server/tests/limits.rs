@@ -901,6 +901,24 @@ fn a_large_redis_argument_is_not_kept_for_the_connection_s_life() {
     assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
 }
 
+/// A random pick of 2^63 - 1 elements (a negative count may repeat them)
+/// is refused at the budget, not built until the process aborts.
+#[test]
+fn a_huge_random_pick_is_refused_past_the_budget() {
+    let mut s = Three::start(&["--maxmemory", "128mb"]);
+    let mut c = Conn::open(&s.resp);
+    assert_eq!(c.call(&cmd("HSET h f v")), b":1\r\n");
+    assert_eq!(c.call(&cmd("ZADD z 1 m")), b":1\r\n");
+    for line in [
+        "HRANDFIELD h -9223372036854775807",
+        "ZRANDMEMBER z -9223372036854775807",
+    ] {
+        assert_eq!(c.call(&cmd(line)), OOM, "{line}");
+        assert!(s.alive());
+    }
+    assert_eq!(c.call(&cmd("HGET h f")), b"$1\r\nv\r\n");
+}
+
 /// Loads `n` one-member boards `k0`… through `c`, in pipelines.
 fn many_keys(c: &mut Conn, n: usize) {
     for start in (0..n).step_by(1000) {

@@ -12,6 +12,7 @@ use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
 use crate::storage::record::LogOp;
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{scan_page, string2ll};
+use podium_core::memory;
 
 use super::Service;
 
@@ -389,12 +390,14 @@ impl Service {
                 (f.clone(), if values { v.clone() } else { Vec::new() })
             };
             let mut rng = rand::rng();
-            Some(if count < 0 {
-                let n = count.unsigned_abs() as usize;
+            Some(Ok(if count < 0 {
                 let all: Vec<_> = h.iter().collect();
-                (0..n)
-                    .map(|_| pick(all[rng.random_range(0..all.len())]))
-                    .collect()
+                match memory::collect_within(count.unsigned_abs(), || {
+                    pick(all[rng.random_range(0..all.len())])
+                }) {
+                    Ok(picks) => picks,
+                    Err(e) => return Some(Err(e)),
+                }
             } else if count as usize >= h.len() {
                 h.iter().map(pick).collect()
             } else {
@@ -403,8 +406,9 @@ impl Service {
                     .into_iter()
                     .map(pick)
                     .collect()
-            })
+            }))
         })
+        .map(Option::transpose)?
     }
 
     /// HSCAN: as Redis, a small hash (one Redis keeps as a listpack: at

@@ -128,6 +128,7 @@ fn api_err(e: ApiError) -> Reply {
         Code::WrongType => {
             Reply::coded("WRONGTYPE Operation against a key holding the wrong kind of value")
         }
+        Code::OutOfMemory => Reply::coded(OOM),
         _ => Reply::err(e.message),
     }
 }

@@ -257,24 +257,31 @@ fn zrandmember(
 ) -> Result<Run, ApiError> {
     use rand::seq::index::sample;
     use rand::Rng;
-    let picked = store.zread(key, |b| {
-        let len = b.len();
-        let desc = b.config().order == Order::Desc;
-        let at = |i: usize| b.range_by_rank(i as u64 + 1, i as u64 + 1, desc);
-        let mut rng = rand::rng();
-        let entries: Vec<Entry> = match count {
-            None => at(rng.random_range(0..len)),
-            Some(n) if n < 0 => (0..n.unsigned_abs())
-                .flat_map(|_| at(rng.random_range(0..len)))
-                .collect(),
-            Some(n) if n as usize >= len => b.range_by_rank(1, len as u64, desc),
-            Some(n) => sample(&mut rng, len, n as usize)
-                .into_iter()
-                .flat_map(at)
-                .collect(),
-        };
-        (entries, len)
-    })?;
+    let picked = store
+        .zread(key, |b| {
+            let len = b.len();
+            let desc = b.config().order == Order::Desc;
+            let at = |i: usize| b.range_by_rank(i as u64 + 1, i as u64 + 1, desc);
+            let mut rng = rand::rng();
+            let entries: Vec<Entry> = match count {
+                None => at(rng.random_range(0..len)),
+                Some(n) if n < 0 => {
+                    match podium_core::memory::collect_within(n.unsigned_abs(), || {
+                        at(rng.random_range(0..len))
+                    }) {
+                        Ok(picks) => picks.into_iter().flatten().collect(),
+                        Err(e) => return Err(e),
+                    }
+                }
+                Some(n) if n as usize >= len => b.range_by_rank(1, len as u64, desc),
+                Some(n) => sample(&mut rng, len, n as usize)
+                    .into_iter()
+                    .flat_map(at)
+                    .collect(),
+            };
+            Ok((entries, len))
+        })?
+        .transpose()?;
     Ok(done(match (picked, count) {
         (None, None) => Reply::Null,
         (None, Some(_)) => Reply::Array(Vec::new()),
