@@ -358,3 +358,28 @@ impl dyn KeyStore + '_ {
         out.expect("run_atomically runs its closure")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string2ll_is_strict() {
+        assert_eq!(string2ll(b"0"), Some(0));
+        assert_eq!(string2ll(b"-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(string2ll(b"9223372036854775807"), Some(i64::MAX));
+        for bad in [
+            &b""[..],
+            b"-",
+            b"-0",
+            b"00",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"1.0",
+        ] {
+            assert_eq!(string2ll(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+}

@@ -147,18 +147,10 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             let (n, lsn) = store.zrem_score_range(&key, range)?;
             (Reply::Int(n as i64), lsn)
         }
-        Cmd::ZPop { key, max, count } => {
-            let Some((desc, len)) =
-                store.zread(&key, |b| (b.config().order == Order::Desc, b.len()))?
-            else {
-                return Ok(done(Reply::Array(Vec::new())));
-            };
-            if count == Some(0) {
-                return Ok(done(Reply::Array(Vec::new())));
-            }
-            let (entries, lsn) = store.zpop(&key, count.unwrap_or(1) as u64, desc != max)?;
-            (entries_reply(entries, true, count.is_some(), len), lsn)
-        }
+        Cmd::ZPop { key, max, count } => match pop(store, &key, max, count.unwrap_or(1) as u64)? {
+            Some((entries, len, lsn)) => (entries_reply(entries, true, count.is_some(), len), lsn),
+            None => done(Reply::Array(Vec::new())),
+        },
         Cmd::ZStore {
             dest,
             keys,
@@ -220,12 +212,9 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             // The first key that holds a sorted set; a key of another type
             // met before it is WRONGTYPE.
             for key in &keys {
-                let Some((desc, len)) =
-                    store.zread(key, |b| (b.config().order == Order::Desc, b.len()))?
-                else {
+                let Some((entries, len, lsn)) = pop(store, key, max, count)? else {
                     continue;
                 };
-                let (entries, lsn) = store.zpop(key, count, desc != max)?;
                 // Pairs nested in both protocols (Redis's `use_nested_array`).
                 let popped = Reply::Array(
                     entries
@@ -244,6 +233,26 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         }
         _ => unreachable!("not a sorted-set command"),
     })
+}
+
+/// ZPOPMIN/ZPOPMAX of `count` members from `key` (its best or worst end
+/// by `max`, whatever the board's order), with the set's size before;
+/// `None` when there is no such set (or `count` is 0).
+fn pop(
+    store: &dyn KeyStore,
+    key: &[u8],
+    max: bool,
+    count: u64,
+) -> Result<Option<(Vec<Entry>, usize, Lsn)>, ApiError> {
+    let Some((desc, len)) = store.zread(key, |b| (b.config().order == Order::Desc, b.len()))?
+    else {
+        return Ok(None);
+    };
+    if count == 0 {
+        return Ok(None);
+    }
+    let (entries, lsn) = store.zpop(key, count, desc != max)?;
+    Ok(Some((entries, len, lsn)))
 }
 
 /// ZRANDMEMBER: without a count one member (nil without the key); with a
