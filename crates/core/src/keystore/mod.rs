@@ -164,6 +164,16 @@ pub struct Persistence {
     pub snapshot_in_progress: bool,
 }
 
+/// INFO's keyspace statistics: lookups by read commands that found their
+/// key or not (Redis's `keyspace_hits` / `keyspace_misses`), and keys
+/// deleted because their expiry passed (`expired_keys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub expired: u64,
+}
+
 /// The Redis data model: sorted sets (boards), hashes and key expiry in
 /// one namespace. Redis's semantics are the implementation's: an empty
 /// board is no key, an emptied hash is deleted, an expired key is gone on
@@ -330,6 +340,26 @@ pub trait KeyStore: Send + Sync {
 
     /// INFO's persistence figures.
     fn persistence(&self) -> Persistence;
+
+    /// SAVE / BGSAVE: writes a snapshot now (blocking: BGSAVE runs it on
+    /// a thread of its own). `false`: one was already being written.
+    fn save(&self) -> Result<bool, ApiError>;
+
+    /// LASTSAVE: when the last snapshot was written, in seconds since the
+    /// epoch (the start of the process when none was written since).
+    fn last_save(&self) -> i64;
+
+    // -------------------------------------------------------- statistics
+
+    /// INFO's keyspace statistics since the start or the last reset.
+    fn key_stats(&self) -> KeyStats;
+
+    /// CONFIG RESETSTAT.
+    fn reset_key_stats(&self);
+
+    /// The average time to live of the keys that have one, in ms, from a
+    /// sample of them (INFO keyspace's `avg_ttl`; 0: none).
+    fn avg_ttl_ms(&self) -> i64;
 }
 
 /// The generic forms of the closure-taking methods, as callers write them.

@@ -258,9 +258,39 @@ pub static COMMANDS: &[Spec] = &[
     spec("command|docs", -2, op(Connection), NK),
     spec("command|info", -2, op(Connection), NK),
     spec("command|list", -2, op(Connection), NK),
+    // Running the server: what it says of itself, its clients and its
+    // snapshots.
+    spec("config|set", -4, op(ServerAdmin), NK),
+    spec("config|resetstat", 2, op(ServerAdmin), NK),
+    spec("client|list", -2, op(ServerAdmin), NK),
+    spec("client|info", 2, op(Connection), NK),
+    spec("client|kill", -3, op(ServerAdmin), NK),
+    spec("client|no-evict", 3, op(Connection), NK),
+    spec("client|reply", 3, op(Connection), NK),
+    spec("client|pause", -3, op(ServerAdmin), NK),
+    spec("client|unpause", 2, op(ServerAdmin), NK),
+    spec("slowlog", -2, op(Metrics), NK),
+    spec("slowlog|get", -2, op(Metrics), NK),
+    spec("slowlog|len", 2, op(Metrics), NK),
+    spec("slowlog|reset", 2, op(ServerAdmin), NK),
+    spec("time", 1, op(Connection), NK),
+    spec("role", 1, op(Metrics), NK),
+    spec("lolwut", -1, op(Connection), NK),
+    spec("reset", 1, op(Auth), NK),
+    spec("save", 1, op(ServerAdmin), NK),
+    spec("bgsave", -1, op(ServerAdmin), NK),
+    spec("lastsave", 1, op(Metrics), NK),
 ];
 
-const CONTAINERS: [&str; 3] = ["config", "client", "command"];
+const CONTAINERS: [&str; 4] = ["config", "client", "command", "slowlog"];
+
+/// The position of `spec` in [`COMMANDS`] (the index of its counters).
+pub fn index(spec: &'static Spec) -> usize {
+    let at =
+        (spec as *const Spec as usize - COMMANDS.as_ptr() as usize) / std::mem::size_of::<Spec>();
+    debug_assert!(std::ptr::eq(&COMMANDS[at], spec));
+    at
+}
 
 fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|s| s.name == name)
@@ -315,6 +345,16 @@ pub fn arity_error(name: &str) -> Reply {
 /// `processCommand`'s checks: the command (or subcommand) exists and has
 /// an allowed number of arguments. `args` is not empty.
 pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
+    let spec = resolve(args)?;
+    let n = args.len() as i32;
+    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
+        return Err(arity_error(spec.name));
+    }
+    Ok(spec)
+}
+
+/// The command (or subcommand) `args` names, arity unchecked.
+pub fn resolve(args: &[Bytes]) -> Result<&'static Spec, Reply> {
     let name = lower(&args[0]);
     let Some(base) = name
         .as_deref()
@@ -339,10 +379,6 @@ pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
     } else {
         base
     };
-    let n = args.len() as i32;
-    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
-        return Err(arity_error(spec.name));
-    }
     Ok(spec)
 }
 
@@ -412,8 +448,40 @@ pub enum Cmd {
     ConfigGet(Vec<Bytes>),
     ClientSetName(Bytes),
     ClientGetName,
-    ClientSetInfo,
+    /// CLIENT SETINFO LIB-NAME|LIB-VER value (attribute lower-cased).
+    ClientSetInfo(String, Bytes),
     ClientId,
+    /// CLIENT LIST [TYPE t] [ID id …]: `ids` `None` for all; `none` when
+    /// the type has no clients here (master, replica, pubsub).
+    ClientList {
+        ids: Option<Vec<u64>>,
+        none: bool,
+    },
+    ClientInfo,
+    ClientKill(Vec<Bytes>),
+    ClientNoEvict(bool),
+    /// CLIENT REPLY ON|OFF|SKIP (lower-cased).
+    ClientReply(String),
+    /// CLIENT PAUSE ms [WRITE|ALL]: `all` unless WRITE.
+    ClientPause {
+        ms: u64,
+        all: bool,
+    },
+    ClientUnpause,
+    /// CONFIG SET parameter value … (names lower-cased).
+    ConfigSet(Vec<(String, Bytes)>),
+    ConfigResetStat,
+    /// SLOWLOG GET [count] (-1: all).
+    SlowlogGet(i64),
+    SlowlogLen,
+    SlowlogReset,
+    Time,
+    Role,
+    Lolwut,
+    Reset,
+    Save,
+    BgSave,
+    LastSave,
     DbSize,
     Flush,
     Exists(Vec<Bytes>),
@@ -877,6 +945,41 @@ fn expire(args: &[Bytes], relative: bool, ms: bool, name: &'static str) -> Resul
 
 /// The command's own argument checks (what Redis reports when the command
 /// runs). `spec` comes from [`lookup`] on the same `args`.
+/// CLIENT LIST's options.
+fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
+    let mut ids = None;
+    let mut none = false;
+    let mut i = 2;
+    while i < a.len() {
+        if eq(&a[i], "type") && i + 1 < a.len() {
+            match lower(&a[i + 1]).as_deref() {
+                Some("normal") => {}
+                Some("master" | "replica" | "slave" | "pubsub") => none = true,
+                _ => {
+                    let mut msg = b"ERR Unknown client type '".to_vec();
+                    msg.extend_from_slice(c_str(&a[i + 1], 128));
+                    msg.push(b'\'');
+                    return Err(Reply::Error(msg));
+                }
+            }
+            i += 2;
+        } else if eq(&a[i], "id") && i + 1 < a.len() {
+            let ids = ids.get_or_insert_with(Vec::new);
+            for id in &a[i + 1..] {
+                match parse_i64(id) {
+                    // (No client has an id below 1: such ids match none.)
+                    Some(n) => ids.extend(u64::try_from(n).ok()),
+                    None => return Err(Reply::err("Invalid client ID")),
+                }
+            }
+            i = a.len();
+        } else {
+            return Err(Reply::syntax());
+        }
+    }
+    Ok(Cmd::ClientList { ids, none })
+}
+
 pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
     let a = args;
     let key = || a[1].clone();
@@ -917,8 +1020,85 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
                 msg.push(b'\'');
                 return Err(Reply::Error(msg));
             }
-            Cmd::ClientSetInfo
+            Cmd::ClientSetInfo(lower(&a[2]).unwrap_or_default(), a[3].clone())
         }
+        "client|list" => client_list(a)?,
+        "client|info" => Cmd::ClientInfo,
+        "client|pause" => {
+            let ms = match parse_i64(&a[2]) {
+                Some(n) if n >= 0 => n as u64,
+                Some(_) => return Err(Reply::err("timeout is negative")),
+                None => return Err(Reply::err("timeout is not an integer or out of range")),
+            };
+            let all = match (a.len(), a.get(3).and_then(|m| lower(m))) {
+                (3, _) => true,
+                (4, Some(m)) if m == "all" => true,
+                (4, Some(m)) if m == "write" => false,
+                (4, _) => return Err(Reply::err("CLIENT PAUSE mode must be WRITE or ALL")),
+                _ => {
+                    let mut msg =
+                        b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+                    msg.extend_from_slice(c_str(&a[1], 128));
+                    msg.extend_from_slice(b"'. Try CLIENT HELP.");
+                    return Err(Reply::Error(msg));
+                }
+            };
+            Cmd::ClientPause { ms, all }
+        }
+        "client|unpause" => Cmd::ClientUnpause,
+        "client|kill" => Cmd::ClientKill(tail(2)),
+        "client|no-evict" => match lower(&a[2]).as_deref() {
+            Some("on") => Cmd::ClientNoEvict(true),
+            Some("off") => Cmd::ClientNoEvict(false),
+            _ => return Err(Reply::syntax()),
+        },
+        "client|reply" => match lower(&a[2]).as_deref() {
+            Some(m @ ("on" | "off" | "skip")) => Cmd::ClientReply(m.to_string()),
+            _ => return Err(Reply::syntax()),
+        },
+        "config|set" => {
+            if !a.len().is_multiple_of(2) {
+                return Err(Reply::syntax());
+            }
+            let mut pairs: Vec<(String, Bytes)> = Vec::new();
+            for p in a[2..].chunks(2) {
+                let name = String::from_utf8_lossy(&p[0]).to_ascii_lowercase();
+                if pairs.iter().any(|(n, _)| *n == name) {
+                    return Err(Reply::err(format!(
+                        "CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+                    )));
+                }
+                pairs.push((name, p[1].clone()));
+            }
+            Cmd::ConfigSet(pairs)
+        }
+        "config|resetstat" => Cmd::ConfigResetStat,
+        "slowlog|get" => match a.len() {
+            2 => Cmd::SlowlogGet(10),
+            3 => match parse_i64(&a[2]) {
+                Some(n) if n >= -1 => Cmd::SlowlogGet(n),
+                _ => return Err(Reply::err("count should be greater than or equal to -1")),
+            },
+            _ => {
+                let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+                msg.extend_from_slice(c_str(&a[1], 128));
+                msg.extend_from_slice(b"'. Try SLOWLOG HELP.");
+                return Err(Reply::Error(msg));
+            }
+        },
+        "slowlog|len" => Cmd::SlowlogLen,
+        "slowlog|reset" => Cmd::SlowlogReset,
+        "time" => Cmd::Time,
+        "role" => Cmd::Role,
+        "lolwut" => Cmd::Lolwut,
+        "reset" => Cmd::Reset,
+        "save" => Cmd::Save,
+        "bgsave" => match a.len() {
+            1 => Cmd::BgSave,
+            2 if eq(&a[1], "schedule") => Cmd::BgSave,
+            _ => return Err(Reply::syntax()),
+        },
+        "lastsave" => Cmd::LastSave,
         "dbsize" => Cmd::DbSize,
         "flushdb" | "flushall" => match a.len() {
             1 => Cmd::Flush,

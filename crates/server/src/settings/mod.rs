@@ -70,7 +70,7 @@ use std::path::PathBuf;
 
 pub use args::ServeArgs;
 pub use keys::ApiKey;
-pub use limits::{LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
+pub use limits::{parse_redis_bytes, LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
 pub use limits::{DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MULTI_MAX_BYTES, DEFAULT_MULTI_MAX_COMMANDS};
 pub use podium_core::op::Scope;
 pub use podium_core::rate::Rate;

@@ -230,6 +230,24 @@ impl Keyspace {
         self.expiring.load(Ordering::Relaxed)
     }
 
+    /// The average of `at - now_ms` over up to `sample` keys with an
+    /// expiry (the map's order is arbitrary, so they are a sample); 0 when
+    /// none has one.
+    pub fn avg_ttl_ms(&self, now_ms: i64, sample: usize) -> i64 {
+        if self.expiring() == 0 {
+            return 0;
+        }
+        let e = self.expires.lock();
+        let (sum, n) = e.values().take(sample).fold((0i128, 0i128), |(s, n), &at| {
+            (s + i128::from((at - now_ms).max(0)), n + 1)
+        });
+        if n == 0 {
+            0
+        } else {
+            (sum / n) as i64
+        }
+    }
+
     /// The keys whose expiry is at or before `now_ms`.
     pub fn due(&self, now_ms: i64) -> Vec<Vec<u8>> {
         if self.expiring() == 0 {

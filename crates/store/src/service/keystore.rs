@@ -4,7 +4,9 @@
 
 use async_trait::async_trait;
 use podium_core::error::ApiError;
-use podium_core::keystore::{ExpireCond, Fields, KeyStore, KeyType, Lsn, Persistence, Writes};
+use podium_core::keystore::{
+    ExpireCond, Fields, KeyStats, KeyStore, KeyType, Lsn, Persistence, Writes,
+};
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
 use super::{Service, ZaddOpts};
@@ -186,5 +188,25 @@ impl KeyStore for Service {
             log_fsyncs: self.storage().map_or(0, |s| s.log.syncs()),
             snapshot_in_progress: self.snapshot_in_progress(),
         }
+    }
+
+    fn save(&self) -> Result<bool, ApiError> {
+        Service::save(self)
+    }
+
+    fn last_save(&self) -> i64 {
+        Service::last_save(self)
+    }
+
+    fn key_stats(&self) -> KeyStats {
+        Service::key_stats(self)
+    }
+
+    fn reset_key_stats(&self) {
+        Service::reset_key_stats(self)
+    }
+
+    fn avg_ttl_ms(&self) -> i64 {
+        Service::avg_ttl_ms(self)
     }
 }

@@ -30,7 +30,7 @@ pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLockReadGuard};
@@ -43,6 +43,13 @@ use gate::{Exclusive, Gate, Reading};
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::Writes;
 use podium_core::schedule::{Clock, SystemClock};
+
+/// Seconds since the epoch by the system clock (LASTSAVE's unit).
+fn unix_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
 
 thread_local! {
     /// Set while this thread runs a transaction under the exclusive gate
@@ -63,6 +70,13 @@ pub struct Service {
     /// Size of the last snapshot this process wrote.
     last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
+    /// When the last snapshot was written (seconds since the epoch; the
+    /// start until one is): LASTSAVE.
+    last_save: AtomicI64,
+    /// INFO's keyspace statistics (Redis reads only).
+    key_hits: AtomicU64,
+    key_misses: AtomicU64,
+    expired_keys: AtomicU64,
     pub recovery: RecoveryReport,
 }
 
@@ -100,6 +114,10 @@ impl Service {
             snapshot_every,
             last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
+            last_save: AtomicI64::new(unix_secs()),
+            key_hits: AtomicU64::new(0),
+            key_misses: AtomicU64::new(0),
+            expired_keys: AtomicU64::new(0),
             recovery,
         }
     }

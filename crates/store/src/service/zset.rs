@@ -62,12 +62,15 @@ impl Service {
         let _gate = self.reading(key);
         self.keyspace.check_not_hash(key)?;
         let Ok(name) = std::str::from_utf8(key) else {
+            self.note_lookup(false);
             return Ok(None);
         };
         let Some(b) = self.store.get(name) else {
+            self.note_lookup(false);
             return Ok(None);
         };
         let g = b.read();
+        self.note_lookup(!g.is_empty());
         Ok((!g.is_empty()).then(|| f(&g)))
     }
 
