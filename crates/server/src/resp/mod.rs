@@ -16,6 +16,7 @@ pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
+mod zparse;
 #[cfg(test)]
 mod scope_tests;
 

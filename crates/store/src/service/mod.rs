@@ -24,9 +24,11 @@ mod keystore;
 mod reads;
 mod snapshot;
 mod writes;
+mod zalgebra;
 mod zset;
 
 pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
+pub(crate) use zalgebra::replace as replace_members;
 
 use std::cell::Cell;
 use std::collections::HashMap;

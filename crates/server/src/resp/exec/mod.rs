@@ -16,13 +16,15 @@
 //! This module holds the session (admission, rate limits, scopes,
 //! MULTI/EXEC) and the
 //! connection and server commands (PING, HELLO, AUTH, CLIENT, INFO); the
-//! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
-//! CONFIG GET in [`server`].
+//! command families are in [`keys`], [`hashes`] and [`zset`] (lexicographic
+//! ranges and set algebra in [`zsetops`]), COMMAND and CONFIG GET in
+//! [`server`].
 
 mod hashes;
 mod keys;
 mod server;
 mod zset;
+mod zsetops;
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -500,6 +502,12 @@ impl Session {
             | Cmd::ZScan { .. }
             | Cmd::ZRandMember { .. }
             | Cmd::ZMPop { .. }) => zset::run(store, c)?,
+            c @ (Cmd::ZLexCount { .. }
+            | Cmd::ZRemRangeByLex { .. }
+            | Cmd::ZAlgebra { .. }
+            | Cmd::ZInterCard { .. }
+            | Cmd::ZDiffStore { .. }
+            | Cmd::ZRangeStore { .. }) => zsetops::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }
