@@ -171,7 +171,11 @@ impl<'a> RedisView<'a> {
         }
         if let Some(all) = &self.small {
             return if rev {
-                all[i.saturating_sub(n - 1)..=i].iter().rev().cloned().collect()
+                all[i.saturating_sub(n - 1)..=i]
+                    .iter()
+                    .rev()
+                    .cloned()
+                    .collect()
             } else {
                 all[i..(i.saturating_add(n)).min(self.len)].to_vec()
             };
@@ -359,10 +363,12 @@ mod tests {
     use podium_engine::{BoardConfig, Submit, Tiebreak};
 
     fn board(order: Order, tiebreak: Tiebreak, pairs: &[(f64, &str)]) -> Board {
-        let mut c = BoardConfig::default();
-        c.order = order;
-        c.tiebreak = tiebreak;
-        let mut b = Board::new(c).unwrap();
+        let mut b = Board::new(BoardConfig {
+            order,
+            tiebreak,
+            ..Default::default()
+        })
+        .unwrap();
         for (s, m) in pairs {
             b.submit(&Submit::new(m.as_bytes(), *s)).unwrap();
         }
@@ -408,7 +414,10 @@ mod tests {
                 let b = board(order, Tiebreak::Member, &pairs);
                 let v = RedisView::new(&b);
                 let rg = r("[m0001", "(m0004");
-                assert_eq!(names(v.range(&rg, false, 0, -1)), ["m0001", "m0002", "m0003"]);
+                assert_eq!(
+                    names(v.range(&rg, false, 0, -1)),
+                    ["m0001", "m0002", "m0003"]
+                );
                 assert_eq!(names(v.range(&rg, true, 1, 1)), ["m0002"]);
                 assert_eq!(names(v.range(&rg, false, -1, 5)), Vec::<String>::new());
                 assert_eq!(names(v.range(&rg, false, 7, 5)), Vec::<String>::new());
@@ -436,9 +445,15 @@ mod tests {
             &[(1.0, "c"), (2.0, "a"), (3.0, "d"), (4.0, "b")],
         );
         let v = RedisView::new(&b);
-        assert_eq!(names(v.range(&r("[b", "+"), false, 0, -1)), ["c", "a", "d", "b"]);
+        assert_eq!(
+            names(v.range(&r("[b", "+"), false, 0, -1)),
+            ["c", "a", "d", "b"]
+        );
         assert_eq!(names(v.range(&r("-", "[c"), false, 0, -1)), ["c", "a"]);
-        assert_eq!(names(v.range(&r("-", "[c"), true, 0, -1)), ["b", "d", "a", "c"]);
+        assert_eq!(
+            names(v.range(&r("-", "[c"), true, 0, -1)),
+            ["b", "d", "a", "c"]
+        );
         // The first member is above `max`: nothing, though "a" is in range.
         assert_eq!(v.count(&r("[a", "[b")), 0);
         assert_eq!(v.count(&r("-", "[c")), 2);

@@ -16,9 +16,9 @@ pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
-mod zparse;
 #[cfg(test)]
 mod scope_tests;
+mod zparse;
 
 use std::sync::Arc;
 

@@ -205,7 +205,10 @@ mod tests {
             e("zintercard -1 a"),
             "ERR at least 1 input key is needed for 'zintercard' command"
         );
-        assert_eq!(e("zinter x a"), "ERR value is not an integer or out of range");
+        assert_eq!(
+            e("zinter x a"),
+            "ERR value is not an integer or out of range"
+        );
         assert_eq!(e("zdiff 3 a b"), "ERR syntax error");
         assert_eq!(e("zdiffstore d 2 a"), "ERR syntax error");
         assert_eq!(deferred("zdiff 1 a weights 2"), "ERR syntax error");
@@ -216,8 +219,14 @@ mod tests {
             "ERR weight value is not a float"
         );
         assert_eq!(deferred("zunion 1 a aggregate avg"), "ERR syntax error");
-        assert_eq!(deferred("zintercard 1 a limit -1"), "ERR LIMIT can't be negative");
-        assert_eq!(deferred("zintercard 1 a limit x"), "ERR LIMIT can't be negative");
+        assert_eq!(
+            deferred("zintercard 1 a limit -1"),
+            "ERR LIMIT can't be negative"
+        );
+        assert_eq!(
+            deferred("zintercard 1 a limit x"),
+            "ERR LIMIT can't be negative"
+        );
         assert_eq!(deferred("zintercard 1 a withscores"), "ERR syntax error");
         assert_eq!(deferred("zdiffstore d 1 a withscores"), "ERR syntax error");
         match p("zunion 2 a b WEIGHTS 2 -1 aggregate MAX withscores").unwrap() {
@@ -257,11 +266,24 @@ mod tests {
         };
         let keys = |s: &str| -> Vec<Vec<u8>> {
             let a = args(s);
-            lookup(&a).unwrap().key_args(&a).map(<[u8]>::to_vec).collect()
+            lookup(&a)
+                .unwrap()
+                .key_args(&a)
+                .map(<[u8]>::to_vec)
+                .collect()
         };
-        assert_eq!(keys("zunion 2 a b withscores"), vec![b"a".to_vec(), b"b".to_vec()]);
-        assert_eq!(keys("zdiffstore d 2 a b"), vec![b"d".to_vec(), b"a".to_vec(), b"b".to_vec()]);
-        assert_eq!(keys("zrangestore d s 0 1"), vec![b"d".to_vec(), b"s".to_vec()]);
+        assert_eq!(
+            keys("zunion 2 a b withscores"),
+            vec![b"a".to_vec(), b"b".to_vec()]
+        );
+        assert_eq!(
+            keys("zdiffstore d 2 a b"),
+            vec![b"d".to_vec(), b"a".to_vec(), b"b".to_vec()]
+        );
+        assert_eq!(
+            keys("zrangestore d s 0 1"),
+            vec![b"d".to_vec(), b"s".to_vec()]
+        );
         let a = args("zdiffstore d 1 a");
         let w = lookup(&a).unwrap().writes_of(&a);
         assert!(w.may_change(b"d") && !w.may_change(b"x"));

@@ -39,7 +39,13 @@ fn lex(d: &mut Diff) {
     d.same("FLUSHALL");
     // One score, small.
     d.same("ZADD s 0 a 0 b 0 c 0 d 0 e 0 f 0 g 0 aa 0 ab");
-    lex_queries(d, "s", &["-", "+", "[a", "(a", "[b", "(b", "[ab", "(e", "[z", "[", "("]);
+    lex_queries(
+        d,
+        "s",
+        &[
+            "-", "+", "[a", "(a", "[b", "(b", "[ab", "(e", "[z", "[", "(",
+        ],
+    );
     // One score, over 128 members: the skiplist's search.
     let big: Vec<(String, String)> = (0..300)
         .map(|i| ("0".to_string(), format!("m{:03}", (i * 7) % 300)))
@@ -48,7 +54,9 @@ fn lex(d: &mut Diff) {
     lex_queries(
         d,
         "big",
-        &["-", "+", "[m000", "(m000", "[m150", "(m150", "[m299", "(m299", "[n", "[a"],
+        &[
+            "-", "+", "[m000", "(m000", "[m150", "(m150", "[m299", "(m299", "[n", "[a",
+        ],
     );
     d.same("ZRANGE big [m100 [m110 BYLEX");
     d.same("ZRANGE big [m110 [m100 BYLEX REV");
@@ -139,7 +147,9 @@ fn algebra(d: &mut Diff) {
         d.same(&format!("{cmd} 2 inf inf WEIGHTS 1 -1 WITHSCORES"));
         d.same(&format!("{cmd} 2 a b AGGREGATE MIN WITHSCORES"));
         d.same(&format!("{cmd} 2 a b AGGREGATE max withscores"));
-        d.same(&format!("{cmd} 2 a b WEIGHTS 1 2 AGGREGATE SUM WEIGHTS 3 4 WITHSCORES"));
+        d.same(&format!(
+            "{cmd} 2 a b WEIGHTS 1 2 AGGREGATE SUM WEIGHTS 3 4 WITHSCORES"
+        ));
         d.same(&format!("{cmd} 2 a nokey WITHSCORES"));
         d.same(&format!("{cmd} 2 nokey nokey2"));
         d.same(&format!("{cmd} 2 a a WITHSCORES"));

@@ -27,8 +27,8 @@ mod writes;
 mod zalgebra;
 mod zset;
 
-pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
 pub(crate) use zalgebra::replace as replace_members;
+pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -9,11 +9,11 @@
 
 use std::cmp::Ordering;
 
-use std::collections::hash_map::{Entry, HashMap};
 use podium_core::error::ApiError;
 use podium_core::keystore::{Lsn, Scored, SetOp, Writes, SMALL_ZSET};
 use podium_core::memory;
 use podium_engine::{Aggregate, Board, Submit, UpdateOp};
+use std::collections::hash_map::{Entry, HashMap};
 
 use super::Service;
 use crate::keyspace::{board_name, wrong_type};
@@ -353,6 +353,43 @@ mod tests {
     }
 
     #[test]
+    fn a_replaced_board_survives_restart() {
+        let dir = std::env::temp_dir().join(format!("podium-zreplace-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let open = || {
+            let store = podium_engine::Store::new();
+            let (storage, aux, report) =
+                crate::storage::open(&dir, crate::FsyncPolicy::Always, &store).unwrap();
+            Service::new(store, Some(storage), aux, report, u64::MAX)
+        };
+        let members = |s: &Service, k: &[u8]| {
+            s.zread(k, |b| {
+                b.iter()
+                    .map(|(m, x, _)| (m.to_vec(), x))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap()
+        };
+        let before = {
+            let s = open();
+            add(&s, "d", &[(5.0, "old"), (6.0, "b")]);
+            s.hset(b"h", &[(b"f", b"v")]).unwrap();
+            s.zreplace(b"d", scored(&[("a", 1.0), ("b", -0.0)]))
+                .unwrap();
+            s.zreplace(b"h", scored(&[("m", 2.0)])).unwrap();
+            add(&s, "gone", &[(1.0, "x")]);
+            s.zreplace(b"gone", Vec::new()).unwrap();
+            (members(&s, b"d"), members(&s, b"h"))
+        };
+        let s = open();
+        assert_eq!((members(&s, b"d"), members(&s, b"h")), before);
+        assert_eq!(before.0.as_ref().map(Vec::len), Some(2));
+        assert_eq!(s.key_type(b"h"), Some(podium_core::keystore::KeyType::Zset));
+        assert_eq!(s.key_type(b"gone"), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn replace_stores_exactly_the_entries_and_empty_deletes() {
         let s = Service::in_memory();
         add(&s, "d", &[(5.0, "old")]);
@@ -364,10 +401,7 @@ mod tests {
         assert_eq!(s.zread(b"d", |b| b.score(b"old")).unwrap(), Some(None));
         assert_eq!(s.zread(b"d", |b| b.score(b"b")).unwrap(), Some(Some(0.0)));
         assert_eq!(s.zreplace(b"h", scored(&[("m", 1.0)])).unwrap().0, 1);
-        assert_eq!(
-            s.key_type(b"h"),
-            Some(podium_core::keystore::KeyType::Zset)
-        );
+        assert_eq!(s.key_type(b"h"), Some(podium_core::keystore::KeyType::Zset));
         assert_eq!(s.zreplace(b"d", Vec::new()).unwrap().0, 0);
         assert_eq!(s.key_type(b"d"), None);
     }

@@ -310,7 +310,12 @@ fn zrandmember(
 
 /// Members, with their stored scores when `withscores` (`len`: the set's
 /// size, see [`stored`]).
-pub(super) fn entries_reply(entries: Vec<Entry>, withscores: bool, nested: bool, len: usize) -> Reply {
+pub(super) fn entries_reply(
+    entries: Vec<Entry>,
+    withscores: bool,
+    nested: bool,
+    len: usize,
+) -> Reply {
     if withscores {
         Reply::Scored {
             items: entries

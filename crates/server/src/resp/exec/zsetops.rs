@@ -55,7 +55,8 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 Ok(o) => o,
                 Err(r) => return Ok(done(r)),
             };
-            let sources: Vec<(&[u8], f64)> = keys.iter().map(|k| &k[..]).zip(opts.weights).collect();
+            let sources: Vec<(&[u8], f64)> =
+                keys.iter().map(|k| &k[..]).zip(opts.weights).collect();
             let out = store.zalgebra(&sources, opts.agg, op)?;
             // A computed set: its scores as computed (-0 stays -0).
             done(if opts.withscores {
@@ -147,41 +148,68 @@ mod tests {
         );
     }
 
+    /// BYLEX over 300 members of one score in `key`, in Redis's terms.
+    fn lex_over_300(s: &mut Session, key: &str) {
+        let line = (0..300)
+            .map(|i| format!("0 m{i:03}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        run(s, &format!("zadd {key} {line}"));
+        assert_eq!(
+            run(s, &format!("zrange {key} 0 1")),
+            members(&["m000", "m001"])
+        );
+        assert_eq!(
+            run(s, &format!("zrangebylex {key} (m100 [m102")),
+            members(&["m101", "m102"])
+        );
+        assert_eq!(
+            run(s, &format!("zrevrangebylex {key} [m102 (m100")),
+            members(&["m102", "m101"])
+        );
+        assert_eq!(run(s, &format!("zlexcount {key} [m010 (m020")), R::Int(10));
+        assert_eq!(
+            run(s, &format!("zremrangebylex {key} [m010 (m020")),
+            R::Int(10)
+        );
+        assert_eq!(run(s, &format!("zcard {key}")), R::Int(290));
+        assert_eq!(
+            run(s, &format!("zrangebylex {key} (m008 + limit 0 3")),
+            members(&["m009", "m020", "m021"])
+        );
+        assert_eq!(
+            run(s, &format!("zrange {key} + (m297 bylex rev")),
+            members(&["m299", "m298"])
+        );
+    }
+
+    fn order(store: &Arc<Service>, key: &[u8]) -> Order {
+        let s: &dyn KeyStore = &**store;
+        s.zread(key, |b| b.config().order).unwrap().unwrap()
+    }
+
     /// On a `desc` board (the default config, which ZADD creates), Redis's
     /// order is the board's reversed: BYLEX answers as on Redis, through
-    /// ZRANGE's view of the board; so does an `asc` board.
+    /// ZRANGE's view of the board.
     #[test]
     fn lex_ranges_on_a_desc_board() {
         let store = Arc::new(Service::in_memory());
         let mut s = Session::new(store.clone(), Arc::new(Shared::new(Vec::new(), 7379)));
-        let members_300: Vec<String> = (0..300).map(|i| format!("m{i:03}")).collect();
-        let line = members_300
-            .iter()
-            .map(|m| format!("0 {m}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        run(&mut s, &format!("zadd lb {line}"));
-        let order = |k: &[u8]| {
-            let s: &dyn KeyStore = &*store;
-            s.zread(k, |b| b.config().order).unwrap().unwrap()
-        };
-        assert_eq!(order(b"lb"), Order::Desc);
-        assert_eq!(run(&mut s, "zrange lb 0 1"), members(&["m000", "m001"]));
-        assert_eq!(
-            run(&mut s, "zrangebylex lb (m100 [m102"),
-            members(&["m101", "m102"])
-        );
-        assert_eq!(
-            run(&mut s, "zrevrangebylex lb [m102 (m100"),
-            members(&["m102", "m101"])
-        );
-        assert_eq!(run(&mut s, "zlexcount lb [m010 (m020"), R::Int(10));
-        assert_eq!(run(&mut s, "zremrangebylex lb [m010 (m020"), R::Int(10));
-        assert_eq!(run(&mut s, "zcard lb"), R::Int(290));
-        assert_eq!(
-            run(&mut s, "zrangebylex lb (m008 + limit 0 3"),
-            members(&["m009", "m020", "m021"])
-        );
+        lex_over_300(&mut s, "lb");
+        assert_eq!(order(&store, b"lb"), Order::Desc);
+    }
+
+    /// On an `asc` board, Redis's order is the board's own.
+    #[tokio::test]
+    async fn lex_ranges_on_an_asc_board() {
+        let store = Arc::new(Service::in_memory());
+        store
+            .board_put("up", &serde_json::json!({"order": "asc"}))
+            .await
+            .unwrap();
+        let mut s = Session::new(store.clone(), Arc::new(Shared::new(Vec::new(), 7379)));
+        lex_over_300(&mut s, "up");
+        assert_eq!(order(&store, b"up"), Order::Asc);
     }
 
     #[test]
@@ -206,7 +234,10 @@ mod tests {
         assert_eq!(run(&mut s, "zintercard 2 a b"), R::Int(1));
         assert_eq!(run(&mut s, "zintercard 1 a limit 2"), R::Int(2));
         assert_eq!(run(&mut s, "zdiffstore d 2 a b"), R::Int(2));
-        assert_eq!(run(&mut s, "zrange d 0 -1 withscores"), run(&mut s, "zdiff 2 a b withscores"));
+        assert_eq!(
+            run(&mut s, "zrange d 0 -1 withscores"),
+            run(&mut s, "zdiff 2 a b withscores")
+        );
         assert_eq!(run(&mut s, "zrangestore r a (1 +inf byscore"), R::Int(2));
         assert_eq!(run(&mut s, "zrange r 0 -1"), members(&["y", "z"]));
         assert_eq!(run(&mut s, "zrangestore r nope 0 -1"), R::Int(0));
