@@ -123,6 +123,10 @@ fn sample_ops() -> Vec<LogOp> {
         LogOp::Persist { key: b"k".to_vec() },
         LogOp::DelKey { key: b"k".to_vec() },
         LogOp::FlushAll,
+        LogOp::Replace {
+            board: "d".into(),
+            entries: vec![(b"m".to_vec(), 1.5), (Vec::new(), f64::NEG_INFINITY)],
+        },
     ]
 }
 

@@ -12,6 +12,7 @@
 
 mod cursor;
 mod glob;
+mod lex;
 
 use std::collections::HashSet;
 
@@ -23,6 +24,7 @@ use crate::error::ApiError;
 
 pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
+pub use lex::{LexBound, LexRange, RedisView, SMALL_ZSET};
 
 /// Redis's `string2ll`: an optional `-`, then digits without a leading zero
 /// (or just `0`), at most 20 bytes, no overflow.
@@ -154,6 +156,19 @@ impl Writes {
     }
 }
 
+/// The set operation of ZUNION, ZINTER and ZDIFF (and their STORE forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Inter,
+    /// The first set's members in none of the others, with its scores.
+    Diff,
+}
+
+/// Members with their scores, in Redis's order (ascending score, ties by
+/// member bytes) where a method says so.
+pub type Scored = Vec<(Vec<u8>, f64)>;
+
 /// What INFO's persistence section reports of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Persistence {
@@ -221,6 +236,28 @@ pub trait KeyStore: Send + Sync {
         agg: Aggregate,
         intersect: bool,
     ) -> Result<(u64, Lsn), ApiError>;
+
+    /// ZUNION / ZINTER / ZDIFF: the weighted sources combined as Redis
+    /// combines them (sources of a union or intersection taken from the
+    /// smallest, a weighted NaN counted as 0, `agg` across sources), in
+    /// Redis's order. A missing key is an empty set; a hash is WrongType.
+    /// Built within the memory budget.
+    fn zalgebra(
+        &self,
+        sources: &[(&[u8], f64)],
+        agg: Aggregate,
+        op: SetOp,
+    ) -> Result<Scored, ApiError>;
+
+    /// ZINTERCARD: how many members are in every one of `keys`, counting
+    /// no further than `limit` (0: no limit).
+    fn zintercard(&self, keys: &[&[u8]], limit: u64) -> Result<u64, ApiError>;
+
+    /// ZDIFFSTORE / ZRANGESTORE: `dest` becomes a sorted set of exactly
+    /// `entries` (keeping its config if it is a board already; a hash there
+    /// is replaced, an expiry dropped); no entries delete it. Returns its
+    /// size.
+    fn zreplace(&self, dest: &[u8], entries: Scored) -> Result<(u64, Lsn), ApiError>;
 
     // ---------------------------------------------------------------- keys
 

@@ -19,8 +19,9 @@ use podium_engine::{Aggregate, ScoreRange};
 
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
+use super::zparse;
 use crate::settings::Scope;
-use podium_core::keystore::Writes;
+use podium_core::keystore::{LexRange, SetOp, Writes};
 use podium_core::op::Op;
 
 /// Which operation of the product ([`Op`]) a command performs: its scope
@@ -70,7 +71,8 @@ pub struct Spec {
     pub keys: (i32, i32, i32),
     /// Movable keys: the argument at this index says how many keys follow
     /// it (ZMPOP's `numkeys`); `keys` is then (0, 0, 0), as Redis's
-    /// COMMAND INFO shows such a command.
+    /// COMMAND INFO shows such a command, or the destination before the
+    /// count (ZDIFFSTORE's).
     pub numkeys_at: Option<usize>,
 }
 
@@ -115,7 +117,7 @@ impl Spec {
         let (first, last, step) = self.keys;
         let n = args.len() as i32;
         let last = if last < 0 { n + last } else { last };
-        let picked = if let Some(at) = self.numkeys_at {
+        let counted = if let Some(at) = self.numkeys_at {
             // (An unreadable count names no keys: the command is refused
             // before it touches any.)
             let n = args
@@ -125,13 +127,20 @@ impl Spec {
                 .unwrap_or(0);
             let keys = args.get(at + 1..).unwrap_or_default();
             &keys[..n.min(keys.len())]
-        } else if first > 0 && step > 0 && last >= first {
+        } else {
+            &[]
+        };
+        let fixed = if first > 0 && step > 0 && last >= first {
             args.get(first as usize..=last.min(n - 1) as usize)
                 .unwrap_or_default()
         } else {
             &[]
         };
-        picked.iter().step_by(step.max(1) as usize).map(|a| &a[..])
+        fixed
+            .iter()
+            .step_by(step.max(1) as usize)
+            .chain(counted)
+            .map(|a| &a[..])
     }
 }
 
@@ -152,6 +161,18 @@ const fn spec_numkeys(name: &'static str, arity: i32, access: Access, at: usize)
         arity,
         access,
         keys: NK,
+        numkeys_at: Some(at),
+    }
+}
+
+/// A command storing into its first key from keys that follow a count at
+/// argument `at` (ZDIFFSTORE).
+const fn spec_dest_numkeys(name: &'static str, arity: i32, access: Access, at: usize) -> Spec {
+    Spec {
+        name,
+        arity,
+        access,
+        keys: K1,
         numkeys_at: Some(at),
     }
 }
@@ -248,6 +269,16 @@ pub static COMMANDS: &[Spec] = &[
     spec("hstrlen", 3, op(Entry), K1),
     spec("hrandfield", -2, op(Entry), K1),
     spec("hscan", -3, op(Entry), K1),
+    spec("zrangebylex", -4, op(Range), K1),
+    spec("zrevrangebylex", -4, op(Range), K1),
+    spec("zlexcount", 4, op(Count), K1),
+    spec("zremrangebylex", 4, op(RemoveRange), K1),
+    spec_numkeys("zunion", -3, op(Range), 1),
+    spec_numkeys("zinter", -3, op(Range), 1),
+    spec_numkeys("zdiff", -3, op(Range), 1),
+    spec_numkeys("zintercard", -3, op(Count), 1),
+    spec_dest_numkeys("zdiffstore", -4, op(Merge), 2),
+    spec("zrangestore", -5, op(Merge), (1, 2, 1)),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -402,6 +433,12 @@ pub enum RangeBy {
         offset: i64,
         count: i64,
     },
+    /// Members (BYLEX), with LIMIT offset and count (negative: no limit).
+    Lex {
+        range: LexRange,
+        offset: i64,
+        count: i64,
+    },
 }
 
 /// ZSCAN's / SCAN's options.
@@ -417,6 +454,14 @@ pub struct ScanOpts {
 pub struct StoreOpts {
     pub weights: Vec<f64>,
     pub agg: Aggregate,
+}
+
+/// ZUNION / ZINTER / ZDIFF options (ZDIFF takes only WITHSCORES).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlgebraOpts {
+    pub weights: Vec<f64>,
+    pub agg: Aggregate,
+    pub withscores: bool,
 }
 
 /// ZADD's flags.
@@ -595,6 +640,33 @@ pub enum Cmd {
         /// Refused options are answered after the key's lookup, as Redis
         /// does (a missing key is an empty scan whatever they are).
         opts: Result<ScanOpts, Reply>,
+    },
+    ZLexCount(Bytes, LexRange),
+    ZRemRangeByLex(Bytes, LexRange),
+    /// ZUNION / ZINTER / ZDIFF; refused options are answered after the
+    /// sources' type check, as Redis does.
+    ZAlgebra {
+        keys: Vec<Bytes>,
+        op: SetOp,
+        opts: Result<AlgebraOpts, Reply>,
+    },
+    /// ZINTERCARD; `limit` 0: none (refused after the type check).
+    ZInterCard {
+        keys: Vec<Bytes>,
+        limit: Result<u64, Reply>,
+    },
+    /// ZDIFFSTORE: any argument after the keys is refused after their
+    /// type check.
+    ZDiffStore {
+        dest: Bytes,
+        keys: Vec<Bytes>,
+        extra: Result<(), Reply>,
+    },
+    ZRangeStore {
+        dest: Bytes,
+        src: Bytes,
+        by: RangeBy,
+        rev: bool,
     },
 }
 
@@ -782,74 +854,100 @@ fn zadd(key: &Bytes, args: &[Bytes], mut flags: ZaddFlags) -> Result<Cmd, Reply>
     })
 }
 
-/// `zrangeGenericCommand`'s parsing. `fixed`: the command's own kind
+/// What a ZRANGE-family command ranges over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RangeKind {
+    Rank,
+    Score,
+    Lex,
+}
+
+/// `zrangeGenericCommand`'s parsing. `kind`: the command's own kind
 /// (ZRANGEBYSCORE…) or None for ZRANGE; `rev`: ZREV* commands.
-fn zrange(args: &[Bytes], by_score: Option<bool>, rev: bool) -> Result<Cmd, Reply> {
-    let key = args[1].clone();
-    let (mut withscores, mut limit) = (false, None::<(i64, i64)>);
-    let (mut rev, mut by_score, mut by_lex) = (rev, by_score, false);
-    let dir_fixed = rev || by_score.is_some();
-    let kind_fixed = by_score.is_some();
-    let mut j = 4;
+fn zrange(args: &[Bytes], kind: Option<RangeKind>, rev: bool) -> Result<Cmd, Reply> {
+    zrange_from(args, 1, kind, rev)
+}
+
+/// `zrangeGenericCommand`'s parsing with the source key at `start`: 1, or
+/// 2 for ZRANGESTORE (which stores scores, so takes no WITHSCORES).
+fn zrange_from(
+    args: &[Bytes],
+    start: usize,
+    fixed: Option<RangeKind>,
+    rev: bool,
+) -> Result<Cmd, Reply> {
+    let store = start == 2;
+    let key = args[start].clone();
+    let (mut withscores, mut offset, mut count) = (false, 0, -1);
+    let (mut rev, mut kind) = (rev, fixed);
+    // Commands other than ZRANGE and ZRANGESTORE fix both.
+    let mut dir_open = fixed.is_none();
+    let mut j = start + 3;
     while j < args.len() {
         let left = args.len() - j - 1;
         let a = &args[j][..];
-        if eq(a, "withscores") {
+        if !store && eq(a, "withscores") {
             withscores = true;
         } else if eq(a, "limit") && left >= 2 {
-            limit = Some((int(&args[j + 1])?, int(&args[j + 2])?));
+            offset = int(&args[j + 1])?;
+            count = int(&args[j + 2])?;
             j += 2;
-        } else if !dir_fixed && !rev && eq(a, "rev") {
+        } else if dir_open && eq(a, "rev") {
             rev = true;
-        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "bylex") {
-            by_lex = true;
-        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "byscore") {
-            by_score = Some(true);
+            dir_open = false;
+        } else if kind.is_none() && eq(a, "bylex") {
+            kind = Some(RangeKind::Lex);
+        } else if kind.is_none() && eq(a, "byscore") {
+            kind = Some(RangeKind::Score);
         } else {
             return Err(Reply::syntax());
         }
         j += 1;
     }
-    let by_score = by_score == Some(true);
-    if limit.is_some() && !by_score && !by_lex {
+    let kind = kind.unwrap_or(RangeKind::Rank);
+    if count != -1 && kind == RangeKind::Rank {
         return Err(Reply::err(
             "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
     }
-    if withscores && by_lex {
+    if withscores && kind == RangeKind::Lex {
         return Err(Reply::err(
             "syntax error, WITHSCORES not supported in combination with BYLEX",
         ));
     }
-    // Reversed score (and lex) ranges are given as max, min.
-    let (lo, hi) = if rev && (by_score || by_lex) {
-        (&args[3], &args[2])
+    // Reversed score and lex ranges are given as max, min.
+    let (lo, hi) = if rev && kind != RangeKind::Rank {
+        (&args[start + 2], &args[start + 1])
     } else {
-        (&args[2], &args[3])
+        (&args[start + 1], &args[start + 2])
     };
-    let by = if by_lex {
-        // Lexicographic ranges need a set of one score; boards are not
-        // kept that way, so BYLEX is refused (after Redis's own checks).
-        let ok = |a: &[u8]| matches!(a.first(), Some(b'(' | b'[')) || a == b"+" || a == b"-";
-        if !ok(lo) || !ok(hi) {
-            return Err(Reply::err("min or max not valid string range item"));
-        }
-        return Err(Reply::err("BYLEX is not supported by podium"));
-    } else if by_score {
-        let (offset, count) = limit.unwrap_or((0, -1));
-        RangeBy::Score {
+    let by = match kind {
+        RangeKind::Rank => RangeBy::Rank(int(lo)?, int(hi)?),
+        RangeKind::Score => RangeBy::Score {
             range: range(lo, hi)?,
             offset,
             count,
+        },
+        RangeKind::Lex => RangeBy::Lex {
+            range: zparse::lex_range(lo, hi)?,
+            offset,
+            count,
+        },
+    };
+    Ok(if store {
+        Cmd::ZRangeStore {
+            dest: args[1].clone(),
+            src: key,
+            by,
+            rev,
         }
     } else {
-        RangeBy::Rank(int(lo)?, int(hi)?)
-    };
-    Ok(Cmd::ZRange {
-        key,
-        by,
-        rev,
-        withscores,
+        Cmd::ZRange {
+            key,
+            by,
+            rev,
+            withscores,
+        }
     })
 }
 
@@ -1160,9 +1258,9 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "zcard" => Cmd::ZCard(key()),
         "zcount" => Cmd::ZCount(key(), range(&a[2], &a[3])?),
         "zrange" => zrange(a, None, false)?,
-        "zrevrange" => zrange(a, Some(false), true)?,
-        "zrangebyscore" => zrange(a, Some(true), false)?,
-        "zrevrangebyscore" => zrange(a, Some(true), true)?,
+        "zrevrange" => zrange(a, Some(RangeKind::Rank), true)?,
+        "zrangebyscore" => zrange(a, Some(RangeKind::Score), false)?,
+        "zrevrangebyscore" => zrange(a, Some(RangeKind::Score), true)?,
         "zrem" => Cmd::ZRem(key(), tail(2)),
         "zremrangebyrank" => Cmd::ZRemRangeByRank(key(), int(&a[2])?, int(&a[3])?),
         "zremrangebyscore" => Cmd::ZRemRangeByScore(key(), range(&a[2], &a[3])?),
@@ -1236,6 +1334,16 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
             cursor: cursor(&a[2])?,
             opts: scan_opts(a, 3, false),
         },
+        "zrangebylex" => zrange(a, Some(RangeKind::Lex), false)?,
+        "zrevrangebylex" => zrange(a, Some(RangeKind::Lex), true)?,
+        "zlexcount" => Cmd::ZLexCount(key(), zparse::lex_range(&a[2], &a[3])?),
+        "zremrangebylex" => Cmd::ZRemRangeByLex(key(), zparse::lex_range(&a[2], &a[3])?),
+        "zunion" => zparse::algebra(a, SetOp::Union, spec.name)?,
+        "zinter" => zparse::algebra(a, SetOp::Inter, spec.name)?,
+        "zdiff" => zparse::algebra(a, SetOp::Diff, spec.name)?,
+        "zintercard" => zparse::intercard(a)?,
+        "zdiffstore" => zparse::diffstore(a)?,
+        "zrangestore" => zrange_from(a, 2, None, false)?,
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

@@ -20,6 +20,7 @@ pub mod reply;
 #[cfg(test)]
 mod scope_tests;
 pub mod stats;
+mod zparse;
 
 use std::sync::Arc;
 

@@ -24,6 +24,7 @@ mod connection;
 mod errors;
 mod hashes;
 mod keys;
+mod lex_and_algebra;
 mod random;
 mod server;
 mod sorted_sets;

@@ -95,7 +95,159 @@ impl Gen {
         }
     }
 
+    /// A lexicographic range item over the members the stream uses.
+    fn lex_item(&mut self) -> Vec<u8> {
+        match self.rng.random_range(0..10) {
+            0 => b"-".to_vec(),
+            1 => b"+".to_vec(),
+            2 if self.chance(0.2) => b"m".to_vec(),
+            2..=5 => [&b"["[..], &self.lex_member()].concat(),
+            _ => [&b"("[..], &self.lex_member()].concat(),
+        }
+    }
+
+    /// A member of the one-score sets `lex` (mostly `m0`..`m23`) and
+    /// `lexbig` (`big0`..`big299`, over 128 members).
+    fn lex_member(&mut self) -> Vec<u8> {
+        if self.chance(0.5) {
+            self.member()
+        } else {
+            format!("big{}", self.rng.random_range(0..300)).into_bytes()
+        }
+    }
+
+    /// Lexicographic ranges, on sets of one score (where Redis defines
+    /// them: with mixed scores over 128 members its answer depends on its
+    /// skiplist's random levels), and set algebra over every key.
+    fn lex_or_algebra(&mut self) -> Args {
+        let mut a: Vec<Vec<u8>> = Vec::new();
+        let s = |x: &str| x.as_bytes().to_vec();
+        let lex_key = |g: &mut Gen| {
+            if g.chance(0.05) {
+                "h".to_string()
+            } else {
+                g.pick(&["lex", "lexbig", "nokey"]).to_string()
+            }
+        };
+        let limit = |g: &mut Gen, a: &mut Vec<Vec<u8>>| {
+            if g.chance(0.4) {
+                a.push(b"LIMIT".to_vec());
+                a.push(g.rng.random_range(-1..6).to_string().into_bytes());
+                a.push(g.rng.random_range(-1..6).to_string().into_bytes());
+            }
+        };
+        match self.rng.random_range(0..100) {
+            0..=14 => {
+                a.push(s("ZADD"));
+                let big = self.chance(0.5);
+                a.push(s(if big { "lexbig" } else { "lex" }));
+                for _ in 0..if big { 40 } else { 3 } {
+                    a.push(s("0"));
+                    a.push(if big {
+                        format!("big{}", self.rng.random_range(0..300)).into_bytes()
+                    } else {
+                        self.member()
+                    });
+                }
+            }
+            15..=39 => {
+                let rev = self.chance(0.4);
+                a.push(s(if rev { "ZREVRANGEBYLEX" } else { "ZRANGEBYLEX" }));
+                a.push(s(&lex_key(self)));
+                a.push(self.lex_item());
+                a.push(self.lex_item());
+                limit(self, &mut a);
+            }
+            40..=54 => {
+                a.push(s("ZRANGE"));
+                a.push(s(&lex_key(self)));
+                a.push(self.lex_item());
+                a.push(self.lex_item());
+                a.push(s("BYLEX"));
+                if self.chance(0.4) {
+                    a.push(s("REV"));
+                }
+                limit(self, &mut a);
+            }
+            55..=64 => {
+                a.push(s("ZLEXCOUNT"));
+                a.push(s(&lex_key(self)));
+                a.push(self.lex_item());
+                a.push(self.lex_item());
+            }
+            65..=69 => {
+                a.push(s("ZREMRANGEBYLEX"));
+                a.push(s(&lex_key(self)));
+                a.push(self.lex_item());
+                a.push(self.lex_item());
+            }
+            70..=84 => {
+                let op = self.pick(&["ZUNION", "ZINTER", "ZDIFF", "ZINTERCARD"]);
+                a.push(s(op));
+                let n = self.rng.random_range(1..=3);
+                a.push(n.to_string().into_bytes());
+                for _ in 0..n {
+                    a.push(s(&self.zkey()));
+                }
+                if op != "ZDIFF" && op != "ZINTERCARD" && self.chance(0.3) {
+                    a.push(s("WEIGHTS"));
+                    for _ in 0..n {
+                        a.push(s(self.pick(&["1", "2", "0.5", "-1", "0"])));
+                    }
+                }
+                if op != "ZDIFF" && op != "ZINTERCARD" && self.chance(0.3) {
+                    a.push(s("AGGREGATE"));
+                    a.push(s(self.pick(&["SUM", "MIN", "MAX"])));
+                }
+                if op == "ZINTERCARD" && self.chance(0.5) {
+                    a.push(s("LIMIT"));
+                    a.push(self.rng.random_range(-1..4).to_string().into_bytes());
+                }
+                if op != "ZINTERCARD" && self.chance(0.5) {
+                    a.push(s("WITHSCORES"));
+                }
+            }
+            85..=91 => {
+                a.push(s("ZDIFFSTORE"));
+                a.push(s(self.pick(&["lb2", "dst"])));
+                let n = self.rng.random_range(1..=3);
+                a.push(n.to_string().into_bytes());
+                for _ in 0..n {
+                    a.push(s(&self.zkey()));
+                }
+            }
+            _ => {
+                a.push(s("ZRANGESTORE"));
+                a.push(s(self.pick(&["lb2", "dst"])));
+                if self.chance(0.3) {
+                    a.push(s(&lex_key(self)));
+                    a.push(self.lex_item());
+                    a.push(self.lex_item());
+                    a.push(s("BYLEX"));
+                } else {
+                    a.push(s(&self.zkey()));
+                    if self.chance(0.5) {
+                        a.push(s(&self.index()));
+                        a.push(s(&self.index()));
+                    } else {
+                        a.push(s(&self.bound()));
+                        a.push(s(&self.bound()));
+                        a.push(s("BYSCORE"));
+                    }
+                }
+                if self.chance(0.3) {
+                    a.push(s("REV"));
+                }
+                limit(self, &mut a);
+            }
+        }
+        a
+    }
+
     fn command(&mut self) -> Args {
+        if self.chance(0.1) {
+            return self.lex_or_algebra();
+        }
         let mut a: Vec<Vec<u8>> = Vec::new();
         let s = |x: &str| x.as_bytes().to_vec();
         let roll = self.rng.random_range(0..1000);
@@ -444,7 +596,7 @@ fn random_run(pair: &Pair, seed: u64, n: usize, proto: u8) -> Result<(), String>
         i += batch;
     }
     // The final states agree too.
-    for k in ["lb", "lb2", "lb3", "dst"] {
+    for k in ["lb", "lb2", "lb3", "dst", "lex", "lexbig"] {
         d.check(&args(&["ZRANGE", k, "0", "-1", "WITHSCORES"]), Cmp::Exact);
     }
     for k in ["h", "h2"] {

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use podium_core::error::ApiError;
 use podium_core::keystore::{
-    ExpireCond, Fields, KeyStats, KeyStore, KeyType, Lsn, Persistence, Writes,
+    ExpireCond, Fields, KeyStats, KeyStore, KeyType, Lsn, Persistence, Scored, SetOp, Writes,
 };
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
@@ -52,6 +52,23 @@ impl KeyStore for Service {
         intersect: bool,
     ) -> Result<(u64, Lsn), ApiError> {
         Service::zstore(self, dest, sources, agg, intersect)
+    }
+
+    fn zalgebra(
+        &self,
+        sources: &[(&[u8], f64)],
+        agg: Aggregate,
+        op: SetOp,
+    ) -> Result<Scored, ApiError> {
+        Service::zalgebra(self, sources, agg, op)
+    }
+
+    fn zintercard(&self, keys: &[&[u8]], limit: u64) -> Result<u64, ApiError> {
+        Service::zintercard(self, keys, limit)
+    }
+
+    fn zreplace(&self, dest: &[u8], entries: Scored) -> Result<(u64, Lsn), ApiError> {
+        Service::zreplace(self, dest, entries)
     }
 
     fn key_type(&self, key: &[u8]) -> Option<KeyType> {

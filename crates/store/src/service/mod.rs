@@ -24,8 +24,10 @@ mod keystore;
 mod reads;
 mod snapshot;
 mod writes;
+mod zalgebra;
 mod zset;
 
+pub(crate) use zalgebra::replace as replace_members;
 pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
 
 use std::cell::Cell;

@@ -104,6 +104,12 @@ pub enum LogOp {
     },
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     FlushAll,
+    /// ZDIFFSTORE / ZRANGESTORE: the board's members become exactly these
+    /// (its config kept), as computed when the command ran.
+    Replace {
+        board: String,
+        entries: Vec<(Vec<u8>, f64)>,
+    },
 }
 
 /// Where replaying a record changed something beyond the engine: the
@@ -186,6 +192,9 @@ impl LogOp {
                 }
                 return Replayed::Aux(self);
             }
+            LogOp::Replace { board, entries } => store
+                .write(board, |b| crate::service::replace_members(b, entries))
+                .map(drop),
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -348,6 +357,15 @@ impl LogOp {
                 w.bytes(key);
             }
             LogOp::FlushAll => w.u8(18),
+            LogOp::Replace { board, entries } => {
+                w.u8(19);
+                w.str(board);
+                w.u32(entries.len() as u32);
+                for (m, score) in entries {
+                    w.bytes(m);
+                    w.f64(*score);
+                }
+            }
         }
     }
 
@@ -466,6 +484,11 @@ impl LogOp {
             },
             17 => LogOp::Persist { key: r.bytes()? },
             18 => LogOp::FlushAll,
+            19 => {
+                let board = r.str()?;
+                let entries = r.list(12, |r| Some((r.bytes()?, r.f64()?)))?;
+                LogOp::Replace { board, entries }
+            }
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -690,6 +713,10 @@ mod tests {
             LogOp::Persist { key: b"k".to_vec() },
             LogOp::DelKey { key: b"k".to_vec() },
             LogOp::FlushAll,
+            LogOp::Replace {
+                board: "d".into(),
+                entries: vec![(b"m".to_vec(), -0.0), (Vec::new(), f64::INFINITY)],
+            },
         ]
     }
 
@@ -727,6 +754,48 @@ mod tests {
         want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
         want.extend_from_slice(&[0, 0, 0, 0, 0]);
         assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_replace() {
+        // As docs/storage.md shows it.
+        let op = LogOp::Replace {
+            board: "d".into(),
+            entries: vec![(b"m".to_vec(), 1.0)],
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let mut want = vec![19u8, 1, 0, 0, 0, b'd', 1, 0, 0, 0, 1, 0, 0, 0, b'm'];
+        want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn replace_replays_exactly_its_members() {
+        let store = Store::new();
+        LogOp::Create {
+            board: "d".into(),
+            config: BoardConfig::default(),
+            if_absent: true,
+        }
+        .replay(&store);
+        let put = |entries: Vec<(Vec<u8>, f64)>| {
+            LogOp::Replace {
+                board: "d".into(),
+                entries,
+            }
+            .replay(&store);
+        };
+        put(vec![(b"a".to_vec(), 1.0), (b"b".to_vec(), -0.0)]);
+        put(vec![(b"b".to_vec(), 2.0), (b"c".to_vec(), 3.0)]);
+        let members = store
+            .read("d", |b| {
+                b.iter()
+                    .map(|(m, s, _)| (m.to_vec(), s))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        assert_eq!(members, vec![(b"c".to_vec(), 3.0), (b"b".to_vec(), 2.0)]);
     }
 
     #[test]

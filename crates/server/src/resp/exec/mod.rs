@@ -16,8 +16,9 @@
 //! This module holds the session (admission, rate limits, scopes,
 //! MULTI/EXEC) and the
 //! connection and server commands (PING, HELLO, AUTH, CLIENT, INFO); the
-//! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
-//! CONFIG GET in [`server`].
+//! command families are in [`keys`], [`hashes`] and [`zset`] (lexicographic
+//! ranges and set algebra in [`zsetops`]), COMMAND and CONFIG GET in
+//! [`server`].
 
 mod client;
 mod hashes;
@@ -25,6 +26,7 @@ mod info;
 mod keys;
 mod server;
 mod zset;
+mod zsetops;
 
 pub use server::Live;
 
@@ -527,6 +529,12 @@ impl Session {
             | Cmd::ZScan { .. }
             | Cmd::ZRandMember { .. }
             | Cmd::ZMPop { .. }) => zset::run(store, c)?,
+            c @ (Cmd::ZLexCount { .. }
+            | Cmd::ZRemRangeByLex { .. }
+            | Cmd::ZAlgebra { .. }
+            | Cmd::ZInterCard { .. }
+            | Cmd::ZDiffStore { .. }
+            | Cmd::ZRangeStore { .. }) => zsetops::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }

@@ -4,7 +4,9 @@
 //! Redis's order (see the parent module for how it maps to a board's).
 
 use bytes::Bytes;
-use podium_engine::{check_member, Cond, Entry, Order, Presence, UpdateOp, MAX_MEMBER_BYTES};
+use podium_engine::{
+    check_member, Board, Cond, Entry, Order, Presence, UpdateOp, MAX_MEMBER_BYTES,
+};
 
 use super::super::command::{Cmd, RangeBy, ZaddFlags};
 use super::super::reply::{fmt_d2string, Reply};
@@ -12,7 +14,7 @@ use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
 use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn, Writes};
+use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn, RedisView, Writes};
 
 /// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
 /// ZSCAN returns such a set in one reply with cursor 0, and its scores are
@@ -21,7 +23,7 @@ const SMALL_ZSET: usize = 128;
 
 /// A stored score as Redis reads it back from a set of `len` members: -0
 /// is 0 in a small set. (A computed reply, ZINCRBY's, keeps -0.)
-fn stored(score: f64, len: usize) -> f64 {
+pub(super) fn stored(score: f64, len: usize) -> f64 {
     if score == 0.0 && len <= SMALL_ZSET {
         0.0
     } else {
@@ -91,29 +93,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             withscores,
         } => {
             let entries = store
-                .zread(&key, |b| -> Result<(Vec<Entry>, usize), ApiError> {
-                    // Board reads from the worst end give Redis's
-                    // ascending order on a desc board.
-                    let from_worst = (b.config().order == Order::Desc) != rev;
-                    let entries = match by {
-                        RangeBy::Rank(start, end) => match rank_span(b.len() as i64, start, end) {
-                            Some((s, e)) => b.range_by_rank(s as u64 + 1, e as u64 + 1, from_worst),
-                            None => Vec::new(),
-                        },
-                        RangeBy::Score {
-                            range,
-                            offset,
-                            count,
-                        } => {
-                            if offset < 0 {
-                                return Ok((Vec::new(), 0));
-                            }
-                            let limit = u64::try_from(count).unwrap_or(u64::MAX);
-                            b.range_by_score(&range, from_worst, offset as u64, limit)?
-                        }
-                    };
-                    Ok((entries, b.len()))
-                })?
+                .zread(&key, |b| Ok::<_, ApiError>((range(b, &by, rev)?, b.len())))?
                 .transpose()?
                 .unwrap_or_default();
             done(entries_reply(entries.0, withscores, true, entries.1))
@@ -235,6 +215,35 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     })
 }
 
+/// A ZRANGE-family read of a board, in the reply's order.
+pub(super) fn range(b: &Board, by: &RangeBy, rev: bool) -> Result<Vec<Entry>, ApiError> {
+    // Board reads from the worst end give Redis's ascending order on a
+    // desc board.
+    let from_worst = (b.config().order == Order::Desc) != rev;
+    Ok(match *by {
+        RangeBy::Rank(start, end) => match rank_span(b.len() as i64, start, end) {
+            Some((s, e)) => b.range_by_rank(s as u64 + 1, e as u64 + 1, from_worst),
+            None => Vec::new(),
+        },
+        RangeBy::Score {
+            ref range,
+            offset,
+            count,
+        } => {
+            if offset < 0 {
+                return Ok(Vec::new());
+            }
+            let limit = u64::try_from(count).unwrap_or(u64::MAX);
+            b.range_by_score(range, from_worst, offset as u64, limit)?
+        }
+        RangeBy::Lex {
+            ref range,
+            offset,
+            count,
+        } => RedisView::new(b).range(range, rev, offset, count),
+    })
+}
+
 /// ZPOPMIN/ZPOPMAX of `count` members from `key` (its best or worst end
 /// by `max`, whatever the board's order), with the set's size before;
 /// `None` when there is no such set (or `count` is 0).
@@ -301,7 +310,12 @@ fn zrandmember(
 
 /// Members, with their stored scores when `withscores` (`len`: the set's
 /// size, see [`stored`]).
-fn entries_reply(entries: Vec<Entry>, withscores: bool, nested: bool, len: usize) -> Reply {
+pub(super) fn entries_reply(
+    entries: Vec<Entry>,
+    withscores: bool,
+    nested: bool,
+    len: usize,
+) -> Reply {
     if withscores {
         Reply::Scored {
             items: entries
