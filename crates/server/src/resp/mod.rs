@@ -12,6 +12,7 @@
 
 pub mod codec;
 pub mod command;
+pub mod command_strings;
 pub mod conn;
 pub mod exec;
 pub mod num;

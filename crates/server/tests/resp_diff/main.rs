@@ -26,6 +26,7 @@ mod hashes;
 mod keys;
 mod random;
 mod sorted_sets;
+mod strings;
 mod transactions;
 
 use std::thread;

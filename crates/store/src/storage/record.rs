@@ -104,6 +104,31 @@ pub enum LogOp {
     },
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     FlushAll,
+    /// A string's value set (SET and its family, and the string commands
+    /// that compute a value, logged as the SET of their result): whatever
+    /// the key held before is replaced, its expiry as `expiry` says.
+    SetString {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        expiry: StrExpiry,
+    },
+    /// MSET / MSETNX: each key set to its value, without expiry, at once.
+    MSet {
+        pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+}
+
+/// What a [`LogOp::SetString`] does to the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrExpiry {
+    /// Removed.
+    Clear,
+    /// Kept as it is (KEEPTTL, and the commands that change a value in
+    /// place: INCR, APPEND, SETRANGE…).
+    Keep,
+    /// Set to this time (ms since the Unix epoch): absolute, so replay
+    /// needs no clock.
+    At(i64),
 }
 
 /// Where replaying a record changed something beyond the engine: the
@@ -183,6 +208,21 @@ impl LogOp {
             LogOp::FlushAll => {
                 for (name, _) in store.list() {
                     store.delete(&name);
+                }
+                return Replayed::Aux(self);
+            }
+            // A string replaces whatever its key was, a board included.
+            LogOp::SetString { key, .. } => {
+                if let Ok(name) = std::str::from_utf8(key) {
+                    store.delete(name);
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::MSet { pairs } => {
+                for (key, _) in pairs {
+                    if let Ok(name) = std::str::from_utf8(key) {
+                        store.delete(name);
+                    }
                 }
                 return Replayed::Aux(self);
             }
@@ -348,6 +388,27 @@ impl LogOp {
                 w.bytes(key);
             }
             LogOp::FlushAll => w.u8(18),
+            LogOp::SetString { key, value, expiry } => {
+                w.u8(30);
+                w.bytes(key);
+                w.bytes(value);
+                match expiry {
+                    StrExpiry::Clear => w.u8(0),
+                    StrExpiry::Keep => w.u8(1),
+                    StrExpiry::At(at_ms) => {
+                        w.u8(2);
+                        w.u64(*at_ms as u64);
+                    }
+                }
+            }
+            LogOp::MSet { pairs } => {
+                w.u8(31);
+                w.u32(pairs.len() as u32);
+                for (k, v) in pairs {
+                    w.bytes(k);
+                    w.bytes(v);
+                }
+            }
         }
     }
 
@@ -466,6 +527,19 @@ impl LogOp {
             },
             17 => LogOp::Persist { key: r.bytes()? },
             18 => LogOp::FlushAll,
+            30 => LogOp::SetString {
+                key: r.bytes()?,
+                value: r.bytes()?,
+                expiry: match r.u8()? {
+                    0 => StrExpiry::Clear,
+                    1 => StrExpiry::Keep,
+                    2 => StrExpiry::At(r.u64()? as i64),
+                    _ => return None,
+                },
+            },
+            31 => LogOp::MSet {
+                pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
+            },
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -690,6 +764,24 @@ mod tests {
             LogOp::Persist { key: b"k".to_vec() },
             LogOp::DelKey { key: b"k".to_vec() },
             LogOp::FlushAll,
+            LogOp::SetString {
+                key: b"s\xff".to_vec(),
+                value: b"\x00v".to_vec(),
+                expiry: StrExpiry::At(1_790_000_000_000),
+            },
+            LogOp::SetString {
+                key: b"s".to_vec(),
+                value: Vec::new(),
+                expiry: StrExpiry::Keep,
+            },
+            LogOp::SetString {
+                key: Vec::new(),
+                value: b"v".to_vec(),
+                expiry: StrExpiry::Clear,
+            },
+            LogOp::MSet {
+                pairs: vec![(b"a".to_vec(), b"1".to_vec()), (Vec::new(), Vec::new())],
+            },
         ]
     }
 

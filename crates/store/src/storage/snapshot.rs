@@ -81,13 +81,19 @@ impl<R: Read> Read for CrcReader<R> {
 pub type HashFields = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Everything in a snapshot besides the boards: the Redis keyspace's
-/// hashes (each key with its fields and values) and key expiries. A plain
-/// image: the keyspace makes and restores it, this layer only stores it.
+/// hashes (each key with its fields and values), key expiries and strings.
+/// A plain image: the keyspace makes and restores it, this layer only
+/// stores it.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SnapAux {
     pub hashes: Vec<(Vec<u8>, HashFields)>,
     pub expires: Vec<(Vec<u8>, i64)>,
+    pub strings: Vec<(Vec<u8>, Vec<u8>)>,
 }
+
+/// The tag of the optional section of strings after the expiries (a
+/// snapshot written before strings existed ends at its expiries).
+const STRINGS_SECTION: u8 = 1;
 
 fn write_bytes<W: Write>(w: &mut W, b: &[u8]) -> io::Result<()> {
     w.write_all(&(b.len() as u32).to_le_bytes())?;
@@ -182,6 +188,14 @@ fn write_tmp<B: WriteBoard>(
         write_bytes(&mut w, key)?;
         w.write_all(&at.to_le_bytes())?;
     }
+    if !aux.strings.is_empty() {
+        w.write_all(&[STRINGS_SECTION])?;
+        w.write_all(&(aux.strings.len() as u32).to_le_bytes())?;
+        for (key, value) in &aux.strings {
+            write_bytes(&mut w, key)?;
+            write_bytes(&mut w, value)?;
+        }
+    }
     let summed = w.into_inner().map_err(|e| e.into_error())?;
     let (crc, mut file) = (summed.crc, summed.inner);
     file.write_all(&crc.to_le_bytes())?;
@@ -243,6 +257,20 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
         r.read_exact(&mut b8).map_err(io)?;
         aux.expires.push((key, i64::from_le_bytes(b8)));
     }
+    // Optional sections, each after a tag byte, until the tail.
+    while !r.buffer().is_empty() || r.get_ref().inner.limit() != 0 {
+        let mut tag = [0u8; 1];
+        r.read_exact(&mut tag).map_err(io)?;
+        match tag[0] {
+            STRINGS_SECTION if aux.strings.is_empty() => {
+                for _ in 0..read_u32(&mut r)? {
+                    let key = read_bytes(&mut r)?;
+                    aux.strings.push((key, read_bytes(&mut r)?));
+                }
+            }
+            t => return Err(format!("unknown section {t}")),
+        }
+    }
     // Bytes left before the tail are not part of any record.
     if !r.buffer().is_empty() || r.get_ref().inner.limit() != 0 {
         return Err("checksum mismatch".into());
@@ -295,6 +323,10 @@ mod tests {
         let aux = SnapAux {
             hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
             expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
+            strings: vec![
+                (b"s".to_vec(), b"\x00\xffv".to_vec()),
+                (Vec::new(), Vec::new()),
+            ],
         };
         let size = write(&dir, 42, &boards, &aux).unwrap();
         let path = dir.join(snapshot_name(42));

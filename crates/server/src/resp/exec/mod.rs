@@ -22,6 +22,7 @@
 mod hashes;
 mod keys;
 mod server;
+mod strings;
 mod zset;
 
 use std::net::IpAddr;
@@ -514,6 +515,7 @@ impl Session {
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            Cmd::Str(c) => strings::run(store, c)?,
         })
     }
 
