@@ -822,6 +822,22 @@ mod tests {
     }
 
     #[test]
+    fn pinned_bytes_of_a_set_string() {
+        // docs/storage.md, "Record payloads".
+        let op = LogOp::SetString {
+            key: b"k".to_vec(),
+            value: b"v".to_vec(),
+            expiry: StrExpiry::At(1_790_000_000_000),
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            0x1e, 1, 0, 0, 0, b'k', 1, 0, 0, 0, b'v', 2, 0x00, 0x6c, 0x50, 0xc4, 0xa0, 0x01, 0, 0,
+        ];
+        assert_eq!(buf, want);
+    }
+
+    #[test]
     fn replay_rebuilds_the_same_boards() {
         let store = Store::new();
         for op in all_ops().into_iter().take(12) {
