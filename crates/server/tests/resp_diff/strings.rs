@@ -356,8 +356,9 @@ fn ranges(d: &mut Diff) {
     d.same("SETRANGE s -1 x");
     d.same("SETRANGE s abc x");
     d.same("SETRANGE s 1.5 x");
-    d.same("SETRANGE s 536870911 x");
+    // (536870911 + 1 byte is allowed: 512 MB exactly.)
     d.same("SETRANGE s 536870911 xx");
+    d.same("SETRANGE s 536870910 xyz");
     d.same("SETRANGE s 536870912 x");
     d.same("SETRANGE nosuch3 536870912 x");
     d.same("SETRANGE s 9223372036854775807 x");
