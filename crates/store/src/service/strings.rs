@@ -392,7 +392,7 @@ mod tests {
     use crate::service::ZaddOpts;
     use crate::storage::record::SubmitRec;
     use podium_core::keystore::ExpireCond;
-    use podium_core::schedule::ManualClock;
+    use podium_core::schedule::{Clock, ManualClock};
 
     fn rec(m: &str, s: f64) -> SubmitRec {
         SubmitRec {
