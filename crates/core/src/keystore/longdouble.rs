@@ -22,6 +22,14 @@ const MAX_LONG_DOUBLE_CHARS: usize = 5 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LongDouble(X87DoubleExtended);
 
+/// Rounded to nearest, ties to even (the x87 default).
+impl std::ops::Add for LongDouble {
+    type Output = LongDouble;
+    fn add(self, other: LongDouble) -> LongDouble {
+        LongDouble((self.0 + other.0).value)
+    }
+}
+
 impl LongDouble {
     /// `(long double)v`, exact for every `i64`.
     pub fn from_i64(v: i64) -> LongDouble {
@@ -48,11 +56,6 @@ impl LongDouble {
             parse_finite(&lower)?
         };
         Some(LongDouble(if neg { -v } else { v }))
-    }
-
-    /// `self + other`, rounded to nearest, ties to even (the x87 default).
-    pub fn add(self, other: LongDouble) -> LongDouble {
-        LongDouble((self.0 + other.0).value)
     }
 
     /// Whether the value is NaN or infinite (Redis refuses to store one).
@@ -171,7 +174,11 @@ fn fixed17(x: X87DoubleExtended) -> String {
     let biased = ((bits >> 64) & 0x7fff) as i64;
     let mant = bits as u64;
     // value = mant × 2^e (the x87 significand holds its integer bit).
-    let e = if biased == 0 { 1 - 16383 - 63 } else { biased - 16383 - 63 };
+    let e = if biased == 0 {
+        1 - 16383 - 63
+    } else {
+        biased - 16383 - 63
+    };
     let ten17 = BigUint::from(10u64).pow(DIGITS as u32);
     let scaled = if e >= 0 {
         (BigUint::from(mant) << e as usize) * &ten17
@@ -203,7 +210,7 @@ mod tests {
     }
 
     fn sum(a: &str, b: &str) -> String {
-        ld(a).add(ld(b)).to_human()
+        (ld(a) + ld(b)).to_human()
     }
 
     /// Replies of redis-server 7.0.15 (x86-64) to `SET k a` then
@@ -254,35 +261,77 @@ mod tests {
         // The largest values print every integer digit (4932 of them).
         let big = sum("1.5e4931", "0");
         assert!(big.starts_with("15000000000000000000090284240819458369857566613817996"));
-        assert!(big.ends_with("717068782993408"), "{}", &big[big.len() - 20..]);
+        assert!(
+            big.ends_with("717068782993408"),
+            "{}",
+            &big[big.len() - 20..]
+        );
         assert_eq!(big.len(), 4932);
     }
 
     #[test]
     fn parsing_refuses_what_string2ld_refuses() {
         for bad in [
-            "", " 1", "1 ", "\t1", "nan", "NaN", "-nan", "nan(1)", "1e", "1e+", "0x", "0x.",
-            ".", "-", "+", "1.2.3", "1e5000", "-1e5000", "1e-5000", "0x1p99999", "1\x002",
-            "abc", "1f", "0x1q", "infinit", "--1", "1e99999999999999999999",
+            "",
+            " 1",
+            "1 ",
+            "\t1",
+            "nan",
+            "NaN",
+            "-nan",
+            "nan(1)",
+            "1e",
+            "1e+",
+            "0x",
+            "0x.",
+            ".",
+            "-",
+            "+",
+            "1.2.3",
+            "1e5000",
+            "-1e5000",
+            "1e-5000",
+            "0x1p99999",
+            "1\x002",
+            "abc",
+            "1f",
+            "0x1q",
+            "infinit",
+            "--1",
+            "1e99999999999999999999",
         ] {
-            assert!(LongDouble::parse(bad.as_bytes()).is_none(), "{bad:?} accepted");
+            assert!(
+                LongDouble::parse(bad.as_bytes()).is_none(),
+                "{bad:?} accepted"
+            );
         }
         assert!(LongDouble::parse(&[b'1'; 5120]).is_none());
         assert!(LongDouble::parse(&[b'1'; 4000]).is_some());
-        for ok in ["inf", "-INF", "Infinity", "0e-99999", "0x0p5", "0x1p-16445", "1e-4940"] {
+        for ok in [
+            "inf",
+            "-INF",
+            "Infinity",
+            "0e-99999",
+            "0x0p5",
+            "0x1p-16445",
+            "1e-4940",
+        ] {
             assert!(LongDouble::parse(ok.as_bytes()).is_some(), "{ok} refused");
         }
         assert!(ld("inf").is_nan_or_inf());
-        assert!(ld("1").add(ld("-inf")).is_nan_or_inf());
-        assert!(ld("inf").add(ld("-inf")).is_nan_or_inf());
+        assert!((ld("1") + ld("-inf")).is_nan_or_inf());
+        assert!((ld("inf") + ld("-inf")).is_nan_or_inf());
         assert!(!ld("1e4000").is_nan_or_inf());
-        assert!(ld("1.18e4932").add(ld("1e4932")).is_nan_or_inf());
+        assert!((ld("1.18e4932") + ld("1e4932")).is_nan_or_inf());
     }
 
     #[test]
     fn integers_are_exact() {
-        assert_eq!(LongDouble::from_i64(i64::MIN).to_human(), "-9223372036854775808");
-        assert_eq!(LongDouble::from_i64(42).add(ld("0.5")).to_human(), "42.5");
+        assert_eq!(
+            LongDouble::from_i64(i64::MIN).to_human(),
+            "-9223372036854775808"
+        );
+        assert_eq!((LongDouble::from_i64(42) + ld("0.5")).to_human(), "42.5");
     }
 
     #[test]

@@ -227,7 +227,7 @@ pub fn parse(name: &'static str, a: &[Bytes]) -> Result<StrCmd, Reply> {
         }
         "mget" => StrCmd::MGet(a[1..].to_vec()),
         "mset" | "msetnx" => {
-            if a.len() % 2 == 0 {
+            if a.len().is_multiple_of(2) {
                 return Err(arity_error(name));
             }
             StrCmd::MSet {
@@ -260,7 +260,8 @@ pub fn parse(name: &'static str, a: &[Bytes]) -> Result<StrCmd, Reply> {
             StrCmd::SetRange(key(), offset as u64, a[3].clone())
         }
         "hincrbyfloat" => {
-            let by = LongDouble::parse(&a[3]).ok_or_else(|| Reply::err("value is not a valid float"))?;
+            let by =
+                LongDouble::parse(&a[3]).ok_or_else(|| Reply::err("value is not a valid float"))?;
             if by.is_nan_or_inf() {
                 return Err(Reply::err("value is NaN or Infinity"));
             }
@@ -341,8 +342,14 @@ mod tests {
             p("decrby k -9223372036854775808"),
             Err(Reply::err("decrement would overflow"))
         );
-        assert_eq!(p("decrby k 5"), Ok(StrCmd::IncrBy(Bytes::from_static(b"k"), -5)));
-        assert_eq!(p("setrange k -1 x"), Err(Reply::err("offset is out of range")));
+        assert_eq!(
+            p("decrby k 5"),
+            Ok(StrCmd::IncrBy(Bytes::from_static(b"k"), -5))
+        );
+        assert_eq!(
+            p("setrange k -1 x"),
+            Err(Reply::err("offset is out of range"))
+        );
         assert_eq!(p("getrange k 0 x"), Err(not_int()));
         assert_eq!(
             p("mset a 1 b"),

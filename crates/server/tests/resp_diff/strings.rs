@@ -191,7 +191,18 @@ fn counters(d: &mut Diff) {
     d.same("DECR small");
     d.same("INCRBY small -1");
     d.same("INCRBY small 9223372036854775807");
-    for v in ["abc", "", "1.0", " 1", "1 ", "01", "-0", "+1", "0x10", "99999999999999999999"] {
+    for v in [
+        "abc",
+        "",
+        "1.0",
+        " 1",
+        "1 ",
+        "01",
+        "-0",
+        "+1",
+        "0x10",
+        "99999999999999999999",
+    ] {
         d.same_args(&["SET", "bad", v]);
         d.same("INCR bad");
         d.same("INCRBYFLOAT bad 1");

@@ -370,7 +370,7 @@ impl Service {
                     ApiError::new(Code::InvalidArgument, "hash value is not a float")
                 })?,
             };
-            let sum = old.add(by);
+            let sum = old + by;
             if sum.is_nan_or_inf() {
                 return Err(ApiError::new(
                     Code::InvalidArgument,

@@ -10,8 +10,7 @@
 
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{
-    string2ll, GetExpiry, KeyType, LongDouble, SetCond, SetDone, SetExpiry, SetOpts,
-    MAX_STRING_LEN,
+    string2ll, GetExpiry, KeyType, LongDouble, SetCond, SetDone, SetExpiry, SetOpts, MAX_STRING_LEN,
 };
 use podium_core::memory;
 
@@ -74,12 +73,7 @@ impl Service {
     }
 
     /// SET and its family: see [`podium_core::keystore::KeyStore::set`].
-    pub fn set(
-        &self,
-        key: &[u8],
-        value: &[u8],
-        opts: SetOpts,
-    ) -> Result<(SetDone, Lsn), ApiError> {
+    pub fn set(&self, key: &[u8], value: &[u8], opts: SetOpts) -> Result<(SetDone, Lsn), ApiError> {
         self.writable()?;
         self.purge_if_expired(key);
         {
@@ -176,9 +170,10 @@ impl Service {
             self.purge_if_expired(k);
         }
         let _gate = self.exclusive();
-        if nx && pairs
-            .iter()
-            .any(|(k, _)| self.keyspace.key_type(k, self).is_some())
+        if nx
+            && pairs
+                .iter()
+                .any(|(k, _)| self.keyspace.key_type(k, self).is_some())
         {
             return Ok((false, 0));
         }
@@ -190,7 +185,10 @@ impl Service {
             self.keyspace.put_string(k, v.to_vec());
         }
         let lsn = self.append(&LogOp::MSet {
-            pairs: pairs.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect(),
+            pairs: pairs
+                .iter()
+                .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .collect(),
         });
         Ok((true, lsn))
     }
@@ -210,11 +208,7 @@ impl Service {
 
     /// GETEX: the value, then the expiry changed as `expiry` says (a time
     /// not in the future deletes the key).
-    pub fn getex(
-        &self,
-        key: &[u8],
-        expiry: GetExpiry,
-    ) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+    pub fn getex(&self, key: &[u8], expiry: GetExpiry) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
         if expiry == GetExpiry::Keep {
             return Ok((self.get(key)?, 0));
         }
@@ -299,7 +293,7 @@ impl Service {
                 Some(v) => LongDouble::parse(v).ok_or_else(not_float)?,
             };
             let by = LongDouble::parse(by).ok_or_else(not_float)?;
-            let sum = old.add(by);
+            let sum = old + by;
             if sum.is_nan_or_inf() {
                 return Err(invalid("increment would produce NaN or Infinity"));
             }
@@ -355,7 +349,11 @@ impl Service {
     }
 
     /// Runs `f` on string `key`'s value (`None`: no such key).
-    fn read_string<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> Result<R, ApiError> {
+    fn read_string<R>(
+        &self,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R, ApiError> {
         self.purge_if_expired(key);
         let _gate = self.reading(key);
         self.check_string(key)?;
@@ -439,7 +437,10 @@ mod tests {
         assert_eq!(svc.get(b"h").unwrap(), Some(b"t".to_vec()));
         assert_eq!(svc.pttl(b"h"), 10_000, "KEEPTTL keeps the hash's expiry");
         assert_eq!(svc.hget(b"z", b"f").unwrap_err().code, Code::WrongType);
-        assert_eq!(svc.zread(b"z", |b| b.len()).unwrap_err().code, Code::WrongType);
+        assert_eq!(
+            svc.zread(b"z", |b| b.len()).unwrap_err().code,
+            Code::WrongType
+        );
         assert_eq!(svc.dbsize(), 2);
         assert_eq!(svc.keys(b"*"), vec![b"h".to_vec(), b"z".to_vec()]);
     }
@@ -463,13 +464,18 @@ mod tests {
         assert_eq!(svc.setrange(b"none", 3, b"").unwrap().0, 0);
         assert_eq!(svc.key_type(b"none"), None);
         assert_eq!(
-            svc.setrange(b"a", MAX_STRING_LEN, b"x").unwrap_err().message,
+            svc.setrange(b"a", MAX_STRING_LEN, b"x")
+                .unwrap_err()
+                .message,
             "string exceeds maximum allowed size (proto-max-bulk-len)"
         );
         assert_eq!(svc.getrange(b"a", 0, -1).unwrap(), b"hello\0\0!");
         assert_eq!(svc.getrange(b"a", -3, -1).unwrap(), b"\0\0!");
         assert_eq!(svc.getrange(b"a", -1, -5).unwrap(), b"");
-        assert_eq!(svc.getrange(b"a", i64::MIN, i64::MAX).unwrap(), b"hello\0\0!");
+        assert_eq!(
+            svc.getrange(b"a", i64::MIN, i64::MAX).unwrap(),
+            b"hello\0\0!"
+        );
         assert_eq!(svc.strlen(b"a").unwrap(), 8);
         assert_eq!(svc.getdel(b"a").unwrap().0, Some(b"hello\0\0!".to_vec()));
         assert_eq!(svc.strlen(b"a").unwrap(), 0);
@@ -496,12 +502,15 @@ mod tests {
         assert!(!svc.mset(&[(b"new", b"1"), (b"h", b"2")], true).unwrap().0);
         assert_eq!(svc.key_type(b"new"), None);
         assert!(svc.mset(&[(b"new", b"1"), (b"h", b"2")], false).unwrap().0);
-        assert_eq!(svc.mget(&[b"new", b"h", b"k", b"zz"]), vec![
-            Some(b"1".to_vec()),
-            Some(b"2".to_vec()),
-            Some(b"1".to_vec()),
-            None
-        ]);
+        assert_eq!(
+            svc.mget(&[b"new", b"h", b"k", b"zz"]),
+            vec![
+                Some(b"1".to_vec()),
+                Some(b"2".to_vec()),
+                Some(b"1".to_vec()),
+                None
+            ]
+        );
     }
 
     fn open(dir: &std::path::Path, clock: std::sync::Arc<ManualClock>) -> Service {
@@ -519,7 +528,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("podium-str-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         let clock = std::sync::Arc::new(ManualClock::new(
-            chrono::Utc.with_ymd_and_hms(2026, 11, 21, 12, 0, 0).unwrap(),
+            chrono::Utc
+                .with_ymd_and_hms(2026, 11, 21, 12, 0, 0)
+                .unwrap(),
         ));
         let now = clock.now().timestamp_millis();
         let check = |svc: &Service| {
@@ -531,7 +542,10 @@ mod tests {
             assert_eq!(svc.get(b"n").unwrap(), Some(b"41".to_vec()));
             assert_eq!(svc.get(b"f").unwrap(), Some(b"10.6".to_vec()));
             assert_eq!(svc.get(b"app").unwrap(), Some(b"ab\0\0z".to_vec()));
-            assert_eq!(svc.mget(&[b"m1", b"m2"]), vec![Some(b"1".to_vec()), Some(Vec::new())]);
+            assert_eq!(
+                svc.mget(&[b"m1", b"m2"]),
+                vec![Some(b"1".to_vec()), Some(Vec::new())]
+            );
             assert_eq!(svc.key_type(b"was-board"), Some(KeyType::String));
             assert!(svc.store.get("was-board").is_none());
             assert_eq!(svc.key_type(b"was-hash"), Some(KeyType::String));
