@@ -3,8 +3,8 @@
 //! commands take and answer (key types, EXPIRE's conditions, log
 //! positions) and Redis's glob patterns.
 //!
-//! Sorted-set keys are boards; hashes and key expiry sit beside them in the
-//! same store. Every method is synchronous and returns the log position
+//! Sorted-set keys are boards; hashes, strings and key expiry sit beside
+//! them in the same store. Every method is synchronous and returns the log position
 //! ([`Lsn`]) its write must wait for, so a connection runs a whole
 //! pipeline batch — or a MULTI/EXEC queue inside
 //! [`KeyStore::run_atomically`] — and waits once for one durable commit
@@ -13,6 +13,8 @@
 mod cursor;
 mod glob;
 mod lex;
+mod longdouble;
+mod strings;
 
 use std::collections::HashSet;
 
@@ -25,6 +27,8 @@ use crate::error::ApiError;
 pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
 pub use lex::{LexBound, LexRange, RedisView, SMALL_ZSET};
+pub use longdouble::LongDouble;
+pub use strings::{GetExpiry, SetCond, SetDone, SetExpiry, SetOpts, MAX_STRING_LEN};
 
 /// Redis's `string2ll`: an optional `-`, then digits without a leading zero
 /// (or just `0`), at most 20 bytes, no overflow.
@@ -71,6 +75,7 @@ pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
 pub enum KeyType {
     Zset,
     Hash,
+    String,
 }
 
 impl KeyType {
@@ -78,6 +83,7 @@ impl KeyType {
         match self {
             KeyType::Zset => "zset",
             KeyType::Hash => "hash",
+            KeyType::String => "string",
         }
     }
 }
@@ -189,8 +195,8 @@ pub struct KeyStats {
     pub expired: u64,
 }
 
-/// The Redis data model: sorted sets (boards), hashes and key expiry in
-/// one namespace. Redis's semantics are the implementation's: an empty
+/// The Redis data model: sorted sets (boards), hashes, strings and key
+/// expiry in one namespace. Redis's semantics are the implementation's: an empty
 /// board is no key, an emptied hash is deleted, an expired key is gone on
 /// first access, a command on a key of the other type is `WrongType`.
 ///
@@ -362,6 +368,58 @@ pub trait KeyStore: Send + Sync {
         pattern: Option<&[u8]>,
         count: usize,
     ) -> Result<(u64, Fields), ApiError>;
+
+    // ------------------------------------------------------------- strings
+
+    /// GET (`None`: no such key).
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ApiError>;
+
+    /// MGET: a key of another type reads as no key.
+    fn mget(&self, keys: &[&[u8]]) -> Vec<Option<Vec<u8>>>;
+
+    /// SET and its family: a key of any other type is replaced (a board
+    /// dropped as DEL drops it), except with [`SetOpts::get`].
+    fn set(&self, key: &[u8], value: &[u8], opts: SetOpts) -> Result<(SetDone, Lsn), ApiError>;
+
+    /// MSET, or with `nx` MSETNX (nothing is set when any key exists):
+    /// whether the values were set. Each key loses its expiry.
+    fn mset(&self, pairs: &[(&[u8], &[u8])], nx: bool) -> Result<(bool, Lsn), ApiError>;
+
+    /// GETDEL: the value, and the key deleted.
+    fn getdel(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Lsn), ApiError>;
+
+    /// GETEX: the value, then the expiry changed as `expiry` says.
+    fn getex(&self, key: &[u8], expiry: GetExpiry) -> Result<(Option<Vec<u8>>, Lsn), ApiError>;
+
+    /// INCRBY and family: the value after adding `by` (no key is 0);
+    /// refused when the value is not an integer or the sum overflows.
+    fn incrby(&self, key: &[u8], by: i64) -> Result<(i64, Lsn), ApiError>;
+
+    /// INCRBYFLOAT: the value after adding `by` (the argument, parsed
+    /// after the stored value as Redis does), as Redis prints it.
+    fn incrbyfloat(&self, key: &[u8], by: &[u8]) -> Result<(Vec<u8>, Lsn), ApiError>;
+
+    /// APPEND: the length after.
+    fn append(&self, key: &[u8], value: &[u8]) -> Result<(u64, Lsn), ApiError>;
+
+    /// SETRANGE: the length after (zero bytes fill any gap).
+    fn setrange(&self, key: &[u8], offset: u64, value: &[u8]) -> Result<(u64, Lsn), ApiError>;
+
+    /// GETRANGE with Redis's index rules (inclusive, negative from the
+    /// end).
+    fn getrange(&self, key: &[u8], start: i64, end: i64) -> Result<Vec<u8>, ApiError>;
+
+    /// STRLEN (0: no such key).
+    fn strlen(&self, key: &[u8]) -> Result<u64, ApiError>;
+
+    /// HINCRBYFLOAT: the field's value after adding `by`, as Redis prints
+    /// it.
+    fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError>;
 
     // ---------------------------------------------------------- durability
 

@@ -17,6 +17,7 @@ use std::ops::Bound;
 use bytes::Bytes;
 use podium_engine::{Aggregate, ScoreRange};
 
+use super::command_strings::StrCmd;
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
 use super::zparse;
@@ -81,7 +82,9 @@ impl Spec {
     /// (its `denyoom` flag): the commands that add data. HDEL shares
     /// HSET's operation but frees memory.
     pub fn deny_oom(&self) -> bool {
-        matches!(self.access, Access::Op(op) if op.adds_data()) && self.name != "hdel"
+        (matches!(self.access, Access::Op(op) if op.adds_data())
+            && !matches!(self.name, "hdel" | "getdel" | "getex"))
+            || matches!(self.name, "set" | "setex" | "psetex" | "mset")
     }
 
     /// Whether it may change data (it needs a key that may write).
@@ -196,6 +199,8 @@ use Op::*;
 const NK: (i32, i32, i32) = (0, 0, 0);
 const K1: (i32, i32, i32) = (1, 1, 1);
 const KALL: (i32, i32, i32) = (1, -1, 1);
+/// MSET's keys: every other argument.
+const KPAIRS: (i32, i32, i32) = (1, -1, 2);
 
 /// Every command the frontend knows, subcommands after their container.
 pub static COMMANDS: &[Spec] = &[
@@ -279,6 +284,30 @@ pub static COMMANDS: &[Spec] = &[
     spec_numkeys("zintercard", -3, op(Count), 1),
     spec_dest_numkeys("zdiffstore", -4, op(Merge), 2),
     spec("zrangestore", -5, op(Merge), (1, 2, 1)),
+    // Strings. SET (without GET), SETEX, PSETEX and MSET replace a key of
+    // any type: over a board that is deleting it.
+    spec("get", 2, op(Entry), K1),
+    spec("set", -3, DELETE, K1),
+    spec("setnx", 3, op(SetData), K1),
+    spec("setex", 4, DELETE, K1),
+    spec("psetex", 4, DELETE, K1),
+    spec("getset", 3, op(SetData), K1),
+    spec("getdel", 2, op(SetData), K1),
+    spec("getex", -2, op(SetData), K1),
+    spec("mget", -2, op(Entry), KALL),
+    spec("mset", -3, DELETE, KPAIRS),
+    spec("msetnx", -3, op(SetData), KPAIRS),
+    spec("incr", 2, op(SetData), K1),
+    spec("decr", 2, op(SetData), K1),
+    spec("incrby", 3, op(SetData), K1),
+    spec("decrby", 3, op(SetData), K1),
+    spec("incrbyfloat", 3, op(SetData), K1),
+    spec("append", 3, op(SetData), K1),
+    spec("strlen", 2, op(Entry), K1),
+    spec("getrange", 4, op(Entry), K1),
+    spec("substr", 4, op(Entry), K1),
+    spec("setrange", 4, op(SetData), K1),
+    spec("hincrbyfloat", 4, op(SetData), K1),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -668,6 +697,8 @@ pub enum Cmd {
         by: RangeBy,
         rev: bool,
     },
+    /// The string commands and HINCRBYFLOAT.
+    Str(StrCmd),
 }
 
 fn not_int() -> Reply {
@@ -1344,6 +1375,9 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "zintercard" => zparse::intercard(a)?,
         "zdiffstore" => zparse::diffstore(a)?,
         "zrangestore" => zrange_from(a, 2, None, false)?,
+        name if super::command_strings::NAMES.contains(&name) => {
+            Cmd::Str(super::command_strings::parse(spec.name, a)?)
+        }
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

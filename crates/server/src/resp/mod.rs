@@ -13,6 +13,7 @@
 pub mod clients;
 pub mod codec;
 pub mod command;
+pub mod command_strings;
 pub mod conn;
 pub mod exec;
 pub mod num;

@@ -91,6 +91,11 @@ async fn a_write_key_cannot_delete_expire_or_overwrite_a_board() {
         "expireat lb 1".into(),
         "pexpireat lb 1".into(),
         "persist lb".into(),
+        "set lb v".into(),
+        "set empty v keepttl".into(),
+        "setex lb 10 v".into(),
+        "psetex lb 10 v".into(),
+        "mset s 1 lb 2".into(),
     ] {
         assert_eq!(run(&mut w, &line), noperm_key(), "{line}");
     }
@@ -138,6 +143,11 @@ async fn a_write_key_cannot_delete_expire_or_overwrite_a_board() {
     assert!(svc.board_info("fresh").is_err());
 
     // Hashes and members are a write key's to delete.
+    // A string may replace a hash or a missing key; it is refused on a
+    // board before it is parsed further.
+    assert_eq!(run(&mut w, "set lb:data v"), R::OK);
+    assert_eq!(run(&mut w, "mset s 1 t 2"), R::OK);
+    assert_eq!(run(&mut w, "del lb:data s t"), R::Int(3));
     assert_eq!(run(&mut w, "hset lb:data a x"), R::Int(1));
     assert_eq!(run(&mut w, "expire lb:data 100"), R::Int(1));
     assert_eq!(run(&mut w, "persist lb:data"), R::Int(1));
@@ -275,6 +285,33 @@ fn samples(name: &str) -> Vec<Sample> {
         "zintercard" => s(&["zintercard 2 lb src limit 1"]),
         "zdiffstore" => s(&["zdiffstore lb 1 src", "zdiffstore fresh 1 src"]),
         "zrangestore" => s(&["zrangestore lb src 0 -1", "zrangestore fresh src 0 -1"]),
+        "get" => s(&["get str"]),
+        "set" => vec![
+            on_other("set str v"),
+            on_other("set h v"),
+            on_board("set lb v"),
+            on_board("set empty v"),
+        ],
+        "setex" => vec![on_other("setex str 10 v"), on_board("setex lb 10 v")],
+        "psetex" => vec![on_other("psetex str 10 v"), on_board("psetex empty 10 v")],
+        "mset" => vec![on_other("mset str v h w"), on_board("mset str v lb w")],
+        "setnx" => s(&["setnx fresh v"]),
+        "getset" => s(&["getset str v"]),
+        "getdel" => s(&["getdel str"]),
+        "getex" => s(&["getex str persist"]),
+        "mget" => s(&["mget str lb"]),
+        "msetnx" => s(&["msetnx fresh v"]),
+        "incr" => s(&["incr n"]),
+        "decr" => s(&["decr n"]),
+        "incrby" => s(&["incrby n 2"]),
+        "decrby" => s(&["decrby n 2"]),
+        "incrbyfloat" => s(&["incrbyfloat n 2.5"]),
+        "append" => s(&["append str x"]),
+        "strlen" => s(&["strlen str"]),
+        "getrange" => s(&["getrange str 0 -1"]),
+        "substr" => s(&["substr str 0 -1"]),
+        "setrange" => s(&["setrange str 1 x"]),
+        "hincrbyfloat" => s(&["hincrbyfloat h n 1.5"]),
         "config|get" => s(&["config get maxmemory"]),
         "client|setname" => s(&["client setname me"]),
         "client|getname" => s(&["client getname"]),

@@ -28,6 +28,7 @@ mod lex_and_algebra;
 mod random;
 mod server;
 mod sorted_sets;
+mod strings;
 mod transactions;
 
 use std::thread;

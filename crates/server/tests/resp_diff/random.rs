@@ -23,6 +23,8 @@ impl Gen {
             "h".into()
         } else if self.chance(0.03) {
             "nokey".into()
+        } else if self.chance(0.03) {
+            self.pick(&SKEYS).into()
         } else {
             self.pick(&ZKEYS).into()
         }
@@ -31,6 +33,8 @@ impl Gen {
     fn hkey(&mut self) -> String {
         if self.chance(0.05) {
             self.pick(&ZKEYS).into()
+        } else if self.chance(0.04) {
+            self.pick(&SKEYS).into()
         } else {
             self.pick(&["h", "h2"]).into()
         }
@@ -247,6 +251,9 @@ impl Gen {
     fn command(&mut self) -> Args {
         if self.chance(0.1) {
             return self.lex_or_algebra();
+        }
+        if self.chance(0.12) {
+            return self.string_command();
         }
         let mut a: Vec<Vec<u8>> = Vec::new();
         let s = |x: &str| x.as_bytes().to_vec();
@@ -521,6 +528,152 @@ impl Gen {
     }
 }
 
+/// String keys; a string command sometimes names a sorted set or a hash
+/// instead (WRONGTYPE, or SET replacing it).
+const SKEYS: [&str; 3] = ["s1", "s2", "s3"];
+
+impl Gen {
+    fn skey(&mut self) -> String {
+        match self.rng.random_range(0..100) {
+            0..=5 => self.pick(&ZKEYS).into(),
+            6..=9 => self.pick(&["h", "h2"]).into(),
+            10..=12 => "nokey".into(),
+            _ => self.pick(&SKEYS).into(),
+        }
+    }
+
+    /// A string value: numbers (integers, floats, edge cases) and bytes.
+    fn svalue(&mut self) -> Vec<u8> {
+        match self.rng.random_range(0..20) {
+            0..=5 => self.rng.random_range(-100..100).to_string().into_bytes(),
+            6..=9 => format!("{:.3}", self.rng.random_range(-100.0..100.0f64)).into_bytes(),
+            10 => b"".to_vec(),
+            11 => b"\x00\xff\r\n".to_vec(),
+            12 => b"9223372036854775807".to_vec(),
+            13 => b"0x1p-3".to_vec(),
+            14 => b"1e4932".to_vec(),
+            _ => self
+                .pick(&["abc", "0.1", "10.5", "-0", "1e3", "inf", "007", " 1"])
+                .as_bytes()
+                .to_vec(),
+        }
+    }
+
+    /// An expiry option and its time: never one that falls due while
+    /// the stream runs (the two servers would see it at different
+    /// commands), but times long past, which are deterministic.
+    fn expiry(&mut self, a: &mut Args) {
+        let opt = self.pick(&["EX", "PX", "EXAT", "PXAT"]);
+        let t = if opt.ends_with("AT") {
+            self.pick(&["1", "0", "4102444800", "x"])
+        } else {
+            self.pick(&["100000000", "0", "-1", "x", "9223372036854775807"])
+        };
+        a.push(opt.as_bytes().to_vec());
+        a.push(t.as_bytes().to_vec());
+    }
+
+    fn string_command(&mut self) -> Args {
+        let s = |x: &str| x.as_bytes().to_vec();
+        let mut a = vec![];
+        match self.rng.random_range(0..22) {
+            0..=3 => {
+                a.push(s("SET"));
+                a.push(s(&self.skey()));
+                a.push(self.svalue());
+                for opt in ["NX", "XX", "GET", "KEEPTTL"] {
+                    if self.chance(0.1) {
+                        a.push(s(opt));
+                    }
+                }
+                if self.chance(0.1) {
+                    self.expiry(&mut a);
+                }
+            }
+            4..=5 => {
+                a.push(s("GET"));
+                a.push(s(&self.skey()));
+            }
+            6 => {
+                a.push(s(self.pick(&["MGET", "MSET", "MSETNX"])));
+                let set = a[0] != b"MGET";
+                for _ in 0..self.rng.random_range(1..=3) {
+                    a.push(s(&self.skey()));
+                    if set {
+                        a.push(self.svalue());
+                    }
+                }
+            }
+            7..=9 => {
+                a.push(s(self.pick(&["INCR", "DECR", "INCRBY", "DECRBY"])));
+                a.push(s(&self.skey()));
+                if a[0].ends_with(b"BY") {
+                    a.push(self.svalue());
+                }
+            }
+            10..=11 => {
+                a.push(s("INCRBYFLOAT"));
+                a.push(s(&self.skey()));
+                a.push(self.svalue());
+            }
+            12 => {
+                a.push(s("HINCRBYFLOAT"));
+                a.push(s(&self.hkey()));
+                a.push(s(self.pick(&["f1", "f2", "n"])));
+                a.push(self.svalue());
+            }
+            13 => {
+                a.push(s("APPEND"));
+                a.push(s(&self.skey()));
+                a.push(self.svalue());
+            }
+            14 => {
+                a.push(s(self.pick(&["GETRANGE", "SUBSTR"])));
+                a.push(s(&self.skey()));
+                a.push(s(&self.index()));
+                a.push(s(&self.index()));
+            }
+            15 => {
+                a.push(s("SETRANGE"));
+                a.push(s(&self.skey()));
+                a.push(s(self.pick(&["0", "1", "3", "10", "-1", "x", "536870912"])));
+                a.push(self.svalue());
+            }
+            16 => {
+                a.push(s(self.pick(&["STRLEN", "GETDEL", "TYPE", "EXISTS"])));
+                a.push(s(&self.skey()));
+            }
+            17 => {
+                a.push(s("GETEX"));
+                a.push(s(&self.skey()));
+                match self.rng.random_range(0..4) {
+                    0 => a.push(s("PERSIST")),
+                    1 => self.expiry(&mut a),
+                    _ => {}
+                }
+            }
+            18 => {
+                a.push(s("GETSET"));
+                a.push(s(&self.skey()));
+                a.push(self.svalue());
+            }
+            19 => {
+                a.push(s(self.pick(&["SETNX", "SETEX", "PSETEX"])));
+                a.push(s(&self.skey()));
+                if a[0] != b"SETNX" {
+                    a.push(s(self.pick(&["100000000", "0", "-5", "x"])));
+                }
+                a.push(self.svalue());
+            }
+            _ => {
+                a.push(s(self.pick(&["DEL", "PERSIST"])));
+                a.push(s(&self.skey()));
+            }
+        }
+        a
+    }
+}
+
 /// How many mismatches one seed reports before it gives up.
 const RANDOM_MAX_MISMATCHES: usize = 5;
 
@@ -602,6 +755,7 @@ fn random_run(pair: &Pair, seed: u64, n: usize, proto: u8) -> Result<(), String>
     for k in ["h", "h2"] {
         d.check(&args(&["HGETALL", k]), Cmp::Pairs);
     }
+    d.check(&args(&["MGET", "s1", "s2", "s3"]), Cmp::Exact);
     d.check(&cmd("KEYS *"), Cmp::Sorted);
     failures.extend(d.mismatches().iter().cloned());
     eprintln!(

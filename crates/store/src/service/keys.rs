@@ -11,7 +11,7 @@
 use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
 use crate::storage::record::LogOp;
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{scan_page, string2ll, KeyStats};
+use podium_core::keystore::{scan_page, string2ll, KeyStats, LongDouble};
 use podium_core::memory;
 use std::sync::atomic::Ordering;
 
@@ -385,6 +385,37 @@ impl Service {
             Ok(Some(sum.to_string().into_bytes()))
         })?;
         Ok((sum, lsn))
+    }
+
+    /// HINCRBYFLOAT: the field's value after adding `by`, read and summed
+    /// as C `long double`s and printed as Redis prints them, with Redis's
+    /// refusals of a value that is not a float and of a NaN or infinite
+    /// sum.
+    pub fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError> {
+        let mut out = Vec::new();
+        let (_, lsn) = self.hupdate(key, field, |old| {
+            let old = match old {
+                None => LongDouble::from_i64(0),
+                Some(v) => LongDouble::parse(v).ok_or_else(|| {
+                    ApiError::new(Code::InvalidArgument, "hash value is not a float")
+                })?,
+            };
+            let sum = old + by;
+            if sum.is_nan_or_inf() {
+                return Err(ApiError::new(
+                    Code::InvalidArgument,
+                    "increment would produce NaN or Infinity",
+                ));
+            }
+            out = sum.to_human().into_bytes();
+            Ok(Some(out.clone()))
+        })?;
+        Ok((out, lsn))
     }
 
     /// A read-modify-write of one field, logged as the HSET of its result

@@ -7,6 +7,7 @@ use podium_core::error::ApiError;
 use podium_core::keystore::{
     ExpireCond, Fields, KeyStats, KeyStore, KeyType, Lsn, Persistence, Scored, SetOp, Writes,
 };
+use podium_core::keystore::{GetExpiry, LongDouble, SetDone, SetOpts};
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
 use super::{Service, ZaddOpts};
@@ -190,6 +191,63 @@ impl KeyStore for Service {
         count: usize,
     ) -> Result<(u64, Fields), ApiError> {
         Service::hscan(self, key, cursor, pattern, count)
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        Service::get(self, key)
+    }
+
+    fn mget(&self, keys: &[&[u8]]) -> Vec<Option<Vec<u8>>> {
+        Service::mget(self, keys)
+    }
+
+    fn set(&self, key: &[u8], value: &[u8], opts: SetOpts) -> Result<(SetDone, Lsn), ApiError> {
+        Service::set(self, key, value, opts)
+    }
+
+    fn mset(&self, pairs: &[(&[u8], &[u8])], nx: bool) -> Result<(bool, Lsn), ApiError> {
+        Service::mset(self, pairs, nx)
+    }
+
+    fn getdel(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+        Service::getdel(self, key)
+    }
+
+    fn getex(&self, key: &[u8], expiry: GetExpiry) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+        Service::getex(self, key, expiry)
+    }
+
+    fn incrby(&self, key: &[u8], by: i64) -> Result<(i64, Lsn), ApiError> {
+        Service::incrby(self, key, by)
+    }
+
+    fn incrbyfloat(&self, key: &[u8], by: &[u8]) -> Result<(Vec<u8>, Lsn), ApiError> {
+        Service::incrbyfloat(self, key, by)
+    }
+
+    fn append(&self, key: &[u8], value: &[u8]) -> Result<(u64, Lsn), ApiError> {
+        Service::append_string(self, key, value)
+    }
+
+    fn setrange(&self, key: &[u8], offset: u64, value: &[u8]) -> Result<(u64, Lsn), ApiError> {
+        Service::setrange(self, key, offset, value)
+    }
+
+    fn getrange(&self, key: &[u8], start: i64, end: i64) -> Result<Vec<u8>, ApiError> {
+        Service::getrange(self, key, start, end)
+    }
+
+    fn strlen(&self, key: &[u8]) -> Result<u64, ApiError> {
+        Service::strlen(self, key)
+    }
+
+    fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError> {
+        Service::hincrbyfloat(self, key, field, by)
     }
 
     fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut()) {

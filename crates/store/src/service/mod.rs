@@ -23,6 +23,7 @@ mod keys;
 mod keystore;
 mod reads;
 mod snapshot;
+mod strings;
 mod writes;
 mod zalgebra;
 mod zset;
@@ -111,7 +112,7 @@ impl Service {
             storage,
             gate: Gate::default(),
             periods: Mutex::new(periods),
-            keyspace: Keyspace::restore(aux.hashes, aux.expires),
+            keyspace: Keyspace::restore(aux.hashes, aux.expires).with_strings(aux.strings),
             clock: Arc::new(SystemClock),
             snapshot_every,
             last_snapshot_bytes: AtomicU64::new(0),

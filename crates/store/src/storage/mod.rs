@@ -25,7 +25,7 @@ use thiserror::Error;
 
 use crate::FsyncPolicy;
 use log::{Log, SegmentEnd};
-use record::{LogOp, Replayed};
+use record::{LogOp, Replayed, StrExpiry};
 use snapshot::SnapAux;
 
 #[derive(Debug, Error)]
@@ -87,6 +87,8 @@ pub struct Aux {
     pub hashes: HashMap<Vec<u8>, HashMap<Vec<u8>, Vec<u8>>>,
     /// Key expiry times, ms since the epoch.
     pub expires: HashMap<Vec<u8>, i64>,
+    /// Redis strings.
+    pub strings: HashMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Aux {
@@ -118,6 +120,7 @@ impl Aux {
             }
             LogOp::DelKey { key } => {
                 self.hashes.remove(key);
+                self.strings.remove(key);
                 self.expires.remove(key);
                 if let Ok(name) = std::str::from_utf8(key) {
                     self.periods.remove(name);
@@ -135,11 +138,42 @@ impl Aux {
             }
             LogOp::FlushAll => {
                 self.hashes.clear();
+                self.strings.clear();
                 self.expires.clear();
                 self.periods.clear();
             }
+            LogOp::SetString { key, value, expiry } => {
+                self.replace_with_string(key, value.clone());
+                match expiry {
+                    StrExpiry::Clear => {
+                        self.expires.remove(key);
+                    }
+                    StrExpiry::Keep => {}
+                    StrExpiry::At(at_ms) => {
+                        self.expires.insert(key.clone(), *at_ms);
+                    }
+                }
+            }
+            LogOp::MSet { pairs } => {
+                for (key, value) in pairs {
+                    self.replace_with_string(key, value.clone());
+                    self.expires.remove(key);
+                }
+            }
             _ => {}
         }
+    }
+}
+
+impl Aux {
+    /// `key` becomes a string (the store part, dropping a board of that
+    /// name, is [`LogOp::replay`]'s).
+    fn replace_with_string(&mut self, key: &[u8], value: Vec<u8>) {
+        self.hashes.remove(key);
+        if let Ok(name) = std::str::from_utf8(key) {
+            self.periods.remove(name);
+        }
+        self.strings.insert(key.to_vec(), value);
     }
 }
 
@@ -405,6 +439,7 @@ pub fn open(
             aux.hashes.insert(key, fields.into_iter().collect());
         }
         aux.expires.extend(snap_aux.expires);
+        aux.strings.extend(snap_aux.strings);
         for b in boards {
             if let Some(p) = b.period {
                 aux.periods.insert(b.name.clone(), p);

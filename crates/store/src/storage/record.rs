@@ -110,6 +110,31 @@ pub enum LogOp {
         board: String,
         entries: Vec<(Vec<u8>, f64)>,
     },
+    /// A string's value set (SET and its family, and the string commands
+    /// that compute a value, logged as the SET of their result): whatever
+    /// the key held before is replaced, its expiry as `expiry` says.
+    SetString {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        expiry: StrExpiry,
+    },
+    /// MSET / MSETNX: each key set to its value, without expiry, at once.
+    MSet {
+        pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+}
+
+/// What a [`LogOp::SetString`] does to the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrExpiry {
+    /// Removed.
+    Clear,
+    /// Kept as it is (KEEPTTL, and the commands that change a value in
+    /// place: INCR, APPEND, SETRANGE…).
+    Keep,
+    /// Set to this time (ms since the Unix epoch): absolute, so replay
+    /// needs no clock.
+    At(i64),
 }
 
 /// Where replaying a record changed something beyond the engine: the
@@ -195,6 +220,21 @@ impl LogOp {
             LogOp::Replace { board, entries } => store
                 .write(board, |b| crate::service::replace_members(b, entries))
                 .map(drop),
+            // A string replaces whatever its key was, a board included.
+            LogOp::SetString { key, .. } => {
+                if let Ok(name) = std::str::from_utf8(key) {
+                    store.delete(name);
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::MSet { pairs } => {
+                for (key, _) in pairs {
+                    if let Ok(name) = std::str::from_utf8(key) {
+                        store.delete(name);
+                    }
+                }
+                return Replayed::Aux(self);
+            }
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -366,6 +406,27 @@ impl LogOp {
                     w.f64(*score);
                 }
             }
+            LogOp::SetString { key, value, expiry } => {
+                w.u8(30);
+                w.bytes(key);
+                w.bytes(value);
+                match expiry {
+                    StrExpiry::Clear => w.u8(0),
+                    StrExpiry::Keep => w.u8(1),
+                    StrExpiry::At(at_ms) => {
+                        w.u8(2);
+                        w.u64(*at_ms as u64);
+                    }
+                }
+            }
+            LogOp::MSet { pairs } => {
+                w.u8(31);
+                w.u32(pairs.len() as u32);
+                for (k, v) in pairs {
+                    w.bytes(k);
+                    w.bytes(v);
+                }
+            }
         }
     }
 
@@ -489,6 +550,19 @@ impl LogOp {
                 let entries = r.list(12, |r| Some((r.bytes()?, r.f64()?)))?;
                 LogOp::Replace { board, entries }
             }
+            30 => LogOp::SetString {
+                key: r.bytes()?,
+                value: r.bytes()?,
+                expiry: match r.u8()? {
+                    0 => StrExpiry::Clear,
+                    1 => StrExpiry::Keep,
+                    2 => StrExpiry::At(r.u64()? as i64),
+                    _ => return None,
+                },
+            },
+            31 => LogOp::MSet {
+                pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
+            },
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -717,6 +791,24 @@ mod tests {
                 board: "d".into(),
                 entries: vec![(b"m".to_vec(), -0.0), (Vec::new(), f64::INFINITY)],
             },
+            LogOp::SetString {
+                key: b"s\xff".to_vec(),
+                value: b"\x00v".to_vec(),
+                expiry: StrExpiry::At(1_790_000_000_000),
+            },
+            LogOp::SetString {
+                key: b"s".to_vec(),
+                value: Vec::new(),
+                expiry: StrExpiry::Keep,
+            },
+            LogOp::SetString {
+                key: Vec::new(),
+                value: b"v".to_vec(),
+                expiry: StrExpiry::Clear,
+            },
+            LogOp::MSet {
+                pairs: vec![(b"a".to_vec(), b"1".to_vec()), (Vec::new(), Vec::new())],
+            },
         ]
     }
 
@@ -767,6 +859,22 @@ mod tests {
         op.encode(&mut buf);
         let mut want = vec![19u8, 1, 0, 0, 0, b'd', 1, 0, 0, 0, 1, 0, 0, 0, b'm'];
         want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_set_string() {
+        // docs/storage.md, "Record payloads".
+        let op = LogOp::SetString {
+            key: b"k".to_vec(),
+            value: b"v".to_vec(),
+            expiry: StrExpiry::At(1_790_000_000_000),
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            0x1e, 1, 0, 0, 0, b'k', 1, 0, 0, 0, b'v', 2, 0x00, 0x6c, 0x50, 0xc4, 0xa0, 0x01, 0, 0,
+        ];
         assert_eq!(buf, want);
     }
 

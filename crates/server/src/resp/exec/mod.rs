@@ -25,6 +25,7 @@ mod hashes;
 mod info;
 mod keys;
 mod server;
+mod strings;
 mod zset;
 mod zsetops;
 
@@ -549,6 +550,7 @@ impl Session {
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            Cmd::Str(c) => strings::run(store, c)?,
         })
     }
 

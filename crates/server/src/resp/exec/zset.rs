@@ -139,7 +139,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         } => {
             // Redis checks the sources' types before the options.
             for k in &keys {
-                if store.key_type(k) == Some(KeyType::Hash) {
+                if matches!(store.key_type(k), Some(KeyType::Hash | KeyType::String)) {
                     return Ok(done(api_err(ApiError::new(Code::WrongType, ""))));
                 }
             }
@@ -356,7 +356,9 @@ fn zadd(
         // No key + XX: nothing to do (and no board to create).
         match store.key_type(key) {
             None => return Ok(done(nothing())),
-            Some(KeyType::Hash) => return Err(ApiError::new(Code::WrongType, "")),
+            Some(KeyType::Hash | KeyType::String) => {
+                return Err(ApiError::new(Code::WrongType, ""))
+            }
             Some(KeyType::Zset) => {}
         }
     }
@@ -383,7 +385,7 @@ fn zadd(
     // argument may be hundreds of MB), after the key's type as the store
     // checks it.
     if let Some((_, m)) = pairs.iter().find(|(_, m)| m.len() > MAX_MEMBER_BYTES) {
-        if store.key_type(key) == Some(KeyType::Hash) {
+        if matches!(store.key_type(key), Some(KeyType::Hash | KeyType::String)) {
             return Err(ApiError::new(Code::WrongType, ""));
         }
         check_member(m)?;
