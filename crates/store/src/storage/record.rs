@@ -104,6 +104,9 @@ pub enum LogOp {
     },
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     FlushAll,
+    /// The writes of one transaction or script, in order: one frame, so
+    /// recovery replays all of them or (a torn tail) none. Never nested.
+    Unit(Vec<LogOp>),
 }
 
 /// Where replaying a record changed something beyond the engine: the
@@ -114,6 +117,8 @@ pub enum Replayed<'a> {
     /// key); `Delete` comes here too, after the store part, so the caller
     /// can drop the key's expiry and period.
     Aux(&'a LogOp),
+    /// A unit: the caller replays each part in order.
+    Unit(&'a [LogOp]),
 }
 
 impl LogOp {
@@ -186,6 +191,7 @@ impl LogOp {
                 }
                 return Replayed::Aux(self);
             }
+            LogOp::Unit(parts) => return Replayed::Unit(parts),
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -348,6 +354,18 @@ impl LogOp {
                 w.bytes(key);
             }
             LogOp::FlushAll => w.u8(18),
+            LogOp::Unit(parts) => {
+                w.u8(19);
+                w.u32(parts.len() as u32);
+                for p in parts {
+                    // Each part as its own payload, behind its length.
+                    let at = w.0.len();
+                    w.u32(0);
+                    p.encode(w.0);
+                    let len = (w.0.len() - at - 4) as u32;
+                    w.0[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                }
+            }
         }
     }
 
@@ -466,6 +484,10 @@ impl LogOp {
             },
             17 => LogOp::Persist { key: r.bytes()? },
             18 => LogOp::FlushAll,
+            19 => LogOp::Unit(r.list(5, |r| match LogOp::decode(r.slice()?)? {
+                LogOp::Unit(_) => None,
+                part => Some(part),
+            })?),
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -690,6 +712,13 @@ mod tests {
             LogOp::Persist { key: b"k".to_vec() },
             LogOp::DelKey { key: b"k".to_vec() },
             LogOp::FlushAll,
+            LogOp::Unit(vec![
+                LogOp::HSet {
+                    key: b"h".to_vec(),
+                    pairs: vec![(b"f".to_vec(), b"v".to_vec())],
+                },
+                LogOp::FlushAll,
+            ]),
         ]
     }
 
@@ -727,6 +756,22 @@ mod tests {
         want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
         want.extend_from_slice(&[0, 0, 0, 0, 0]);
         assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_unit() {
+        // docs/storage.md's example of tag 19.
+        let op = LogOp::Unit(vec![LogOp::FlushAll, LogOp::DelKey { key: b"k".to_vec() }]);
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            19u8, 2, 0, 0, 0, 1, 0, 0, 0, 18, 6, 0, 0, 0, 15, 1, 0, 0, 0, b'k',
+        ];
+        assert_eq!(buf, want);
+        // A unit inside a unit is refused.
+        let mut nested = Vec::new();
+        LogOp::Unit(vec![op]).encode(&mut nested);
+        assert_eq!(LogOp::decode(&nested), None);
     }
 
     #[test]
