@@ -91,6 +91,11 @@ impl Spec {
     /// (a command that stores into one key names it first), or any key
     /// for a write that names none (FLUSHALL).
     pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
+        // A script may write any key, named or not.
+        if matches!(self.name, "eval" | "evalsha") {
+            *w = Writes::Any;
+            return;
+        }
         if !self.writes() {
             return;
         }
@@ -248,6 +253,16 @@ pub static COMMANDS: &[Spec] = &[
     spec("hstrlen", 3, op(Entry), K1),
     spec("hrandfield", -2, op(Entry), K1),
     spec("hscan", -3, op(Entry), K1),
+    // Scripting: each command a script runs is checked as it runs.
+    spec_numkeys("eval", -3, op(Connection), 2),
+    spec_numkeys("evalsha", -3, op(Connection), 2),
+    spec_numkeys("eval_ro", -3, op(Connection), 2),
+    spec_numkeys("evalsha_ro", -3, op(Connection), 2),
+    spec("script", -2, op(Connection), NK),
+    spec("script|load", 3, op(Connection), NK),
+    spec("script|exists", -3, op(Connection), NK),
+    spec("script|flush", -2, op(Connection), NK),
+    spec("script|kill", 2, op(Connection), NK),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -260,7 +275,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("command|list", -2, op(Connection), NK),
 ];
 
-const CONTAINERS: [&str; 3] = ["config", "client", "command"];
+const CONTAINERS: [&str; 4] = ["config", "client", "command", "script"];
 
 fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|s| s.name == name)
@@ -528,6 +543,19 @@ pub enum Cmd {
         /// does (a missing key is an empty scan whatever they are).
         opts: Result<ScanOpts, Reply>,
     },
+    // Scripting (parsed by `resp::script`).
+    /// EVAL / EVALSHA (`by_sha`: `script` is a SHA1) and their `_RO` forms.
+    Eval {
+        script: Bytes,
+        by_sha: bool,
+        read_only: bool,
+        keys: Vec<Bytes>,
+        args: Vec<Bytes>,
+    },
+    ScriptLoad(Bytes),
+    ScriptExists(Vec<Bytes>),
+    ScriptFlush,
+    ScriptKill,
 }
 
 fn not_int() -> Reply {
@@ -1056,6 +1084,8 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
             cursor: cursor(&a[2])?,
             opts: scan_opts(a, 3, false),
         },
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script|load" | "script|exists"
+        | "script|flush" | "script|kill" => super::script::parse(spec.name, a)?,
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

@@ -16,6 +16,7 @@ pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
+pub mod script;
 #[cfg(test)]
 mod scope_tests;
 
@@ -41,6 +42,9 @@ pub struct RespConfig {
     /// The server's rate limits; each connection is limited by its peer's
     /// address.
     pub rate: Arc<RateLimits>,
+    /// How long a script runs before other clients are answered `BUSY`
+    /// (`None`: the default).
+    pub script_time_limit: Option<std::time::Duration>,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -56,6 +60,9 @@ pub async fn serve(
     let mut shared = exec::Shared::new(cfg.api_keys, port);
     shared.multi = cfg.multi;
     shared.rate = cfg.rate;
+    if let Some(limit) = cfg.script_time_limit {
+        shared.scripts = Arc::new(script::Scripts::new(limit));
+    }
     let shared = Arc::new(shared);
     let serve_conn = move |sock: Conn, _busy, stop| {
         let peer = sock.get_ref().peer_addr().ok().map(|a| a.ip());

@@ -25,6 +25,7 @@ mod errors;
 mod hashes;
 mod keys;
 mod random;
+mod scripting;
 mod sorted_sets;
 mod transactions;
 

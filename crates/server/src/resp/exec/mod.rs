@@ -21,6 +21,7 @@
 
 mod hashes;
 mod keys;
+mod scripting;
 mod server;
 mod zset;
 
@@ -77,6 +78,8 @@ pub struct Shared {
     pub port: u16,
     /// The server's rate limits (none unless set).
     pub rate: Arc<RateLimits>,
+    /// Lua scripting: the engine, its cache, the script running now.
+    pub scripts: Arc<crate::resp::script::Scripts>,
 }
 
 impl Shared {
@@ -89,6 +92,7 @@ impl Shared {
             started: Instant::now(),
             port,
             rate: Arc::default(),
+            scripts: Arc::default(),
         }
     }
 
@@ -241,6 +245,10 @@ impl Session {
 
     /// Runs one request (non-empty arguments).
     pub fn handle(&mut self, args: Vec<Bytes>) -> Run {
+        if let Some(r) = self.busy_refusal(&args) {
+            self.flag_multi();
+            return done(r);
+        }
         let spec = match self.admit(&args) {
             Ok(s) => s,
             Err(r) => {
@@ -514,6 +522,11 @@ impl Session {
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            c @ (Cmd::Eval { .. }
+            | Cmd::ScriptLoad(_)
+            | Cmd::ScriptExists(_)
+            | Cmd::ScriptFlush
+            | Cmd::ScriptKill) => self.script_cmd(c),
         })
     }
 
