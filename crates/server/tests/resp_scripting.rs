@@ -103,7 +103,8 @@ fn sha(body: &str) -> String {
 #[test]
 fn a_script_is_durable_as_one_unit_under_kill_9() {
     const N: usize = 20;
-    let mut p = Podium::start(&["--fsync", "always"]);
+    // (The harness serves with `--fsync always`.)
+    let mut p = Podium::start(&[]);
     let script = "for i = 1, tonumber(ARGV[2]) do \
                     redis.call('HSET', 'k' .. i, 'token', ARGV[1]) \
                   end \

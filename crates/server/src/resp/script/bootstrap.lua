@@ -23,26 +23,29 @@ local function protect(t)
   return p
 end
 
--- Values a Rust function asks to raise come back as (value, true).
-local function raising(f)
-  return function(...)
-    local v, raise = f(...)
-    if raise then
-      error(v, 0)
+-- The Rust functions raise Redis's error tables by leaving them with
+-- `impl.take_error` (a Rust error cannot carry a Lua table); they are C
+-- functions, so a `return redis.call(...)` keeps the script's frame.
+local take_error = impl.take_error
+local function unwrap(e)
+  if type(e) == "userdata" then
+    local t = take_error()
+    if t ~= nil then
+      return t
     end
-    return v
   end
+  return e
 end
 
 local redis = {}
-redis.call = raising(function(...) return impl.call(true, ...) end)
-redis.pcall = function(...) return (impl.call(false, ...)) end
+redis.call = impl.redis_call
+redis.pcall = impl.redis_pcall
 redis.error_reply = impl.error_reply
 redis.status_reply = impl.status_reply
-redis.sha1hex = raising(impl.sha1hex)
-redis.log = raising(impl.log)
-redis.setresp = raising(impl.setresp)
-redis.set_repl = raising(impl.set_repl)
+redis.sha1hex = impl.sha1hex
+redis.log = impl.log
+redis.setresp = impl.setresp
+redis.set_repl = impl.set_repl
 redis.replicate_commands = function() return true end
 redis.breakpoint = function() return false end
 redis.debug = function() end
@@ -57,7 +60,7 @@ local function caught(ok, ...)
     if impl.stopping() then
       error((...), 0)
     end
-    local e = (...)
+    local e = unwrap((...))
     if type(e) == "table" and type(rawget(e, "err")) == "string" then
       return false, rawget(e, "err")
     end
@@ -97,6 +100,7 @@ local function handler(err)
     level = level + 1
     info = dbg.getinfo(level, "nSl")
   end
+  err = unwrap(err)
   if type(err) ~= "table" then
     err = { err = "ERR " .. tostring(err) }
   end

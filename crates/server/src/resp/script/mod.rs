@@ -150,9 +150,6 @@ pub struct Engine {
     lua: Lua,
     /// Runs a script function under Redis's error handler.
     run: Function,
-    /// The Rust side's functions the environment calls (`call` is set for
-    /// each run).
-    imp: Table,
     cache: HashMap<String, Function>,
 }
 
@@ -224,16 +221,32 @@ impl Engine {
         lua.set_memory_limit(limit)?;
         libs::install(&lua)?;
         let imp = lua.create_table()?;
-        imp.raw_set(
-            "call",
-            lua.create_function(|lua, _: MultiValue| {
-                Ok((
-                    convert::error_table(
+        // redis.call / redis.pcall dispatch to the run's own function
+        // (left in the registry by `run`), which answers the reply as a
+        // Lua value and whether it is an error.
+        let dispatch = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
+            match lua.named_registry_value::<Value>(CALL)? {
+                Value::Function(f) => f.call(args),
+                _ => Ok((
+                    Value::Table(convert::error_table(
                         lua,
                         b"ERR redis.call/pcall can only be called inside a script invocation",
-                    )?,
+                    )?),
                     true,
-                ))
+                )),
+            }
+        };
+        imp.raw_set("redis_call", raising(&lua, dispatch)?)?;
+        imp.raw_set(
+            "redis_pcall",
+            lua.create_function(move |lua, args: MultiValue| Ok(dispatch(lua, args)?.0))?,
+        )?;
+        imp.raw_set(
+            "take_error",
+            lua.create_function(|lua, ()| {
+                let v: Value = lua.named_registry_value(PENDING)?;
+                lua.set_named_registry_value(PENDING, Value::Nil)?;
+                Ok(v)
             })?,
         )?;
         imp.raw_set(
@@ -266,7 +279,7 @@ impl Engine {
         )?;
         imp.raw_set(
             "sha1hex",
-            lua.create_function(|lua, args: MultiValue| {
+            raising(&lua, |lua, args: MultiValue| {
                 if args.len() != 1 {
                     let e = convert::error_table(lua, b"ERR wrong number of arguments")?;
                     return Ok((Value::Table(e), true));
@@ -282,7 +295,7 @@ impl Engine {
         )?;
         imp.raw_set(
             "log",
-            lua.create_function(|lua, args: MultiValue| {
+            raising(&lua, |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
                     Ok((Value::Table(convert::error_table(lua, m)?), true))
                 };
@@ -318,7 +331,7 @@ impl Engine {
         let r = running.clone();
         imp.raw_set(
             "setresp",
-            lua.create_function(move |lua, args: MultiValue| {
+            raising(&lua, move |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
                     Ok((Value::Table(convert::error_table(lua, m)?), true))
                 };
@@ -334,7 +347,7 @@ impl Engine {
         )?;
         imp.raw_set(
             "set_repl",
-            lua.create_function(|lua, args: MultiValue| {
+            raising(&lua, |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
                     Ok((Value::Table(convert::error_table(lua, m)?), true))
                 };
@@ -360,7 +373,7 @@ impl Engine {
         let run: Function = lua
             .load(include_str!("bootstrap.lua"))
             .set_name("=podium")
-            .call(imp.clone())?;
+            .call(imp)?;
         let r = running;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
@@ -377,7 +390,6 @@ impl Engine {
         Ok(Engine {
             lua,
             run,
-            imp,
             cache: HashMap::new(),
         })
     }
@@ -441,10 +453,8 @@ impl Engine {
             g.raw_set("KEYS", list(keys)?)?;
             g.raw_set("ARGV", list(argv)?)?;
             let call = scope.create_function_mut(|lua, args: MultiValue| {
-                let mut it = args.into_iter();
-                let raise = matches!(it.next(), Some(Value::Boolean(true)));
                 let mut cmd = Vec::new();
-                for v in it {
+                for v in args {
                     match v {
                         Value::String(s) => cmd.push(Bytes::copy_from_slice(&s.as_bytes())),
                         Value::Integer(i) => cmd.push(Bytes::from(convert::g17(i as f64))),
@@ -454,7 +464,7 @@ impl Engine {
                                 lua,
                                 b"ERR Lua redis lib command arguments must be strings or integers",
                             )?;
-                            return Ok((Value::Table(e), raise));
+                            return Ok((Value::Table(e), true));
                         }
                     }
                 }
@@ -463,13 +473,14 @@ impl Engine {
                         lua,
                         b"ERR Please specify at least one argument for this redis lib call",
                     )?;
-                    return Ok((Value::Table(e), raise));
+                    return Ok((Value::Table(e), true));
                 }
                 let reply = call(cmd);
                 let failed = reply.is_error();
-                Ok((convert::reply_to_lua(lua, &reply, running.resp())?, raise && failed))
+                Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
             })?;
-            self.imp.raw_set("call", call)?;
+            lua.set_named_registry_value(CALL, call)?;
+            lua.set_named_registry_value(PENDING, Value::Nil)?;
             let (ok, v): (bool, Value) = self.run.call(f)?;
             Ok(if ok {
                 convert::lua_to_reply(&v, running.resp())
@@ -492,7 +503,7 @@ impl Engine {
         });
         // Out of the scope the call function is dead; a script that kept
         // a reference gets Redis's answer outside an invocation.
-        let _ = self.imp.raw_set("call", Value::Nil);
+        let _ = lua.set_named_registry_value(CALL, Value::Nil);
         let _ = lua.globals().raw_set("KEYS", Value::Nil);
         let _ = lua.globals().raw_set("ARGV", Value::Nil);
         out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
@@ -516,6 +527,27 @@ impl Running {
         self.stop.store(GO_ON, SeqCst);
         self.ended_cv.notify_all();
     }
+}
+
+/// Registry slots: the running script's command function, and the error
+/// table a Rust function raises.
+const CALL: &str = "podium.call";
+const PENDING: &str = "podium.error";
+
+/// A Lua function of `f`, raising the value `f` answers with `true` as a
+/// Lua error (through [`PENDING`], which the environment reads back).
+fn raising<F>(lua: &Lua, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> mlua::Result<(Value, bool)> + Send + 'static,
+{
+    lua.create_function(move |lua, args: MultiValue| {
+        let (v, raise) = f(lua, args)?;
+        if raise {
+            lua.set_named_registry_value(PENDING, v)?;
+            return Err(mlua::Error::runtime("script error"));
+        }
+        Ok(v)
+    })
 }
 
 fn number(v: &Value) -> Option<f64> {
