@@ -104,9 +104,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                         .then(|| std::time::Duration::from_millis(lim.exec_time_limit_ms)),
                 },
                 rate: rate.clone(),
-                script_time_limit: Some(std::time::Duration::from_millis(
-                    lim.script_time_limit_ms,
-                )),
+                script_time_limit: Some(std::time::Duration::from_millis(lim.script_time_limit_ms)),
             };
             let stop = stop_rx.clone();
             let limits = conn_limits("resp", idle);

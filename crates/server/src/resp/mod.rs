@@ -16,9 +16,9 @@ pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
-pub mod script;
 #[cfg(test)]
 mod scope_tests;
+pub mod script;
 
 use std::sync::Arc;
 

@@ -334,7 +334,10 @@ async fn every_command_against_every_scope() {
                 // A container alone: refused for its arity whatever the
                 // key, before any scope is looked at.
                 Err(arity) => {
-                    assert!(["config", "client", "script"].contains(&spec.name), "{line}");
+                    assert!(
+                        ["config", "client", "script"].contains(&spec.name),
+                        "{line}"
+                    );
                     assert_eq!(arity, super::command::arity_error(spec.name));
                     continue;
                 }
@@ -442,7 +445,10 @@ async fn a_script_runs_its_commands_with_the_callers_scope() {
     );
     assert_eq!(run(&mut s, "zcard lb"), R::Int(2));
     let mut w = Session::new(svc, shared);
-    assert_eq!(run(&mut w, &format!("auth {}", key_of(Scope::Write))), R::OK);
+    assert_eq!(
+        run(&mut w, &format!("auth {}", key_of(Scope::Write))),
+        R::OK
+    );
     assert_eq!(
         run(&mut w, "eval \"return redis.call('zadd', 'lb', 9, 'x')\" 0"),
         R::Int(1)

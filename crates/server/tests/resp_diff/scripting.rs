@@ -50,26 +50,70 @@ fn scripting(d: &mut Diff) {
         eval(d, s, &["0"]);
     }
     // KEYS and ARGV; numkeys errors.
-    eval(d, "return {KEYS[1], KEYS[2], ARGV[1], #ARGV}", &["2", "k1", "k2", "a1", "a2"]);
+    eval(
+        d,
+        "return {KEYS[1], KEYS[2], ARGV[1], #ARGV}",
+        &["2", "k1", "k2", "a1", "a2"],
+    );
     eval(d, "return 1", &["2", "k"]);
     eval(d, "return 1", &["-1"]);
     eval(d, "return 1", &["x"]);
     d.same("EVAL");
     d.same("EVAL x");
     // Commands from a script, with their replies converted to Lua and back.
-    eval(d, "return redis.call('ZADD', KEYS[1], 1, 'a', 2.5, 'b')", &["1", "sz"]);
-    eval(d, "return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", &["1", "sz"]);
+    eval(
+        d,
+        "return redis.call('ZADD', KEYS[1], 1, 'a', 2.5, 'b')",
+        &["1", "sz"],
+    );
+    eval(
+        d,
+        "return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')",
+        &["1", "sz"],
+    );
     eval(d, "return redis.call('ZSCORE', KEYS[1], 'b')", &["1", "sz"]);
-    eval(d, "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'b')", &["1", "sz"]);
-    eval(d, "redis.setresp(3); return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')", &["1", "sz"]);
-    eval(d, "return redis.call('ZSCORE', KEYS[1], 'nosuch')", &["1", "sz"]);
-    eval(d, "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'nosuch') == nil", &["1", "sz"]);
-    eval(d, "return redis.call('HSET', 'sh', 'f', 'v', 'g', 'w')", &["0"]);
-    eval(d, "return redis.call('HMGET', 'sh', 'f', 'nosuch', 'g')", &["0"]);
-    eval(d, "redis.setresp(3); return redis.call('HMGET', 'sh', 'f', 'nosuch')", &["0"]);
+    eval(
+        d,
+        "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'b')",
+        &["1", "sz"],
+    );
+    eval(
+        d,
+        "redis.setresp(3); return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')",
+        &["1", "sz"],
+    );
+    eval(
+        d,
+        "return redis.call('ZSCORE', KEYS[1], 'nosuch')",
+        &["1", "sz"],
+    );
+    eval(
+        d,
+        "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], 'nosuch') == nil",
+        &["1", "sz"],
+    );
+    eval(
+        d,
+        "return redis.call('HSET', 'sh', 'f', 'v', 'g', 'w')",
+        &["0"],
+    );
+    eval(
+        d,
+        "return redis.call('HMGET', 'sh', 'f', 'nosuch', 'g')",
+        &["0"],
+    );
+    eval(
+        d,
+        "redis.setresp(3); return redis.call('HMGET', 'sh', 'f', 'nosuch')",
+        &["0"],
+    );
     eval(d, "return redis.call('PING')", &["0"]);
     eval(d, "return redis.call('ZINCRBY', 'sz', 0.1, 'a')", &["0"]);
-    eval(d, "return redis.call('EXISTS', 'sz', 'sh', 'nosuch')", &["0"]);
+    eval(
+        d,
+        "return redis.call('EXISTS', 'sz', 'sh', 'nosuch')",
+        &["0"],
+    );
     eval(d, "return redis.call('TYPE', 'sz')", &["0"]);
     // Errors: raised by redis.call (decorated), returned by redis.pcall.
     eval(d, "return redis.call('nosuch')", &["0"]);

@@ -98,12 +98,10 @@ impl Session {
                 ),
                 Err(r) => r,
             }),
-            Cmd::ScriptLoad(body) => done(
-                match scripts.engine().and_then(|mut e| e.load(&body)) {
-                    Ok((sha, _)) => Reply::bulk(sha),
-                    Err(r) => r,
-                },
-            ),
+            Cmd::ScriptLoad(body) => done(match scripts.engine().and_then(|mut e| e.load(&body)) {
+                Ok((sha, _)) => Reply::bulk(sha),
+                Err(r) => r,
+            }),
             Cmd::Eval {
                 script,
                 by_sha,
@@ -130,7 +128,9 @@ impl Session {
                         match engine.cached(&sha) {
                             Some(f) => (sha, f),
                             None => {
-                                return Reply::coded("NOSCRIPT No matching script. Please use EVAL.")
+                                return Reply::coded(
+                                    "NOSCRIPT No matching script. Please use EVAL.",
+                                )
                             }
                         }
                     } else {

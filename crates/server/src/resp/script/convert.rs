@@ -29,7 +29,10 @@ pub fn error_text(buf: &[u8]) -> Vec<u8> {
     };
     let is_crlf = |c: &u8| *c == b'\r' || *c == b'\n';
     let start = msg.iter().position(|c| !is_crlf(c)).unwrap_or(msg.len());
-    let end = msg.iter().rposition(|c| !is_crlf(c)).map_or(start, |e| e + 1);
+    let end = msg
+        .iter()
+        .rposition(|c| !is_crlf(c))
+        .map_or(start, |e| e + 1);
     let mut out = code.to_vec();
     out.push(b' ');
     out.extend_from_slice(&msg[start..end.max(start)]);
@@ -282,7 +285,9 @@ fn to_reply(v: &Value, resp: u8, depth: usize) -> Reply {
                 );
             }
             if let Value::Table(vt) = field(t, "verbatim_string") {
-                if let (Value::String(f), Value::String(s)) = (field(&vt, "format"), field(&vt, "string")) {
+                if let (Value::String(f), Value::String(s)) =
+                    (field(&vt, "format"), field(&vt, "string"))
+                {
                     let text = String::from_utf8_lossy(&s.as_bytes()).into_owned();
                     return if &f.as_bytes()[..] == b"txt" {
                         Reply::Verbatim(text)

@@ -3,7 +3,7 @@
 //! parser), `cmsgpack` (lua-cmsgpack's formats on `rmp`) and `bit`
 //! (LuaBitOp's 32-bit operations).
 
-use mlua::{Lua, LightUserData, MultiValue, Table, Value, Variadic};
+use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
 /// How deep cjson and cmsgpack go into nested tables.
 const CJSON_MAX_DEPTH: usize = 1000;
@@ -391,9 +391,15 @@ mod tests {
     #[test]
     fn cjson_encodes_as_lua_cjson() {
         let lua = lua();
-        assert_eq!(s(&lua, "return cjson.encode({1,2,3,[5]=5})"), "[1,2,3,null,5]");
+        assert_eq!(
+            s(&lua, "return cjson.encode({1,2,3,[5]=5})"),
+            "[1,2,3,null,5]"
+        );
         assert_eq!(s(&lua, "return cjson.encode({})"), "{}");
-        assert_eq!(s(&lua, "return cjson.encode({a={b=1.5}})"), r#"{"a":{"b":1.5}}"#);
+        assert_eq!(
+            s(&lua, "return cjson.encode({a={b=1.5}})"),
+            r#"{"a":{"b":1.5}}"#
+        );
         assert_eq!(s(&lua, "return cjson.encode('a/b\"\\n')"), r#""a\/b\"\n""#);
         assert_eq!(s(&lua, "return cjson.encode(0.1)"), "0.1");
         assert_eq!(s(&lua, "return cjson.encode(1/3)"), "0.33333333333333");

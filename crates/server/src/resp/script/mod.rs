@@ -251,19 +251,17 @@ impl Engine {
         )?;
         imp.raw_set(
             "error_reply",
-            lua.create_function(|lua, args: MultiValue| {
-                match (args.len(), args.front()) {
-                    (1, Some(Value::String(s))) => {
-                        let s = s.as_bytes();
-                        let mut e = Vec::with_capacity(s.len() + 1);
-                        if !s.starts_with(b"-") {
-                            e.push(b'-');
-                        }
-                        e.extend_from_slice(&s);
-                        convert::error_table(lua, &convert::error_text(&e))
+            lua.create_function(|lua, args: MultiValue| match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => {
+                    let s = s.as_bytes();
+                    let mut e = Vec::with_capacity(s.len() + 1);
+                    if !s.starts_with(b"-") {
+                        e.push(b'-');
                     }
-                    _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
+                    e.extend_from_slice(&s);
+                    convert::error_table(lua, &convert::error_text(&e))
                 }
+                _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
             })?,
         )?;
         imp.raw_set(
@@ -313,7 +311,9 @@ impl Engine {
                     .iter()
                     .skip(1)
                     .filter_map(|v| match v {
-                        Value::String(s) => Some(String::from_utf8_lossy(&s.as_bytes()).into_owned()),
+                        Value::String(s) => {
+                            Some(String::from_utf8_lossy(&s.as_bytes()).into_owned())
+                        }
                         Value::Integer(i) => Some(i.to_string()),
                         Value::Number(n) => Some(lua_number_text(*n)),
                         _ => None,
@@ -570,7 +570,9 @@ fn lua_number_text(n: f64) -> String {
 
 /// REDIS_VERSION_NUM: 0x00MMmmpp.
 fn version_num() -> i64 {
-    let mut parts = REDIS_VERSION.split('.').map(|p| p.parse::<i64>().unwrap_or(0));
+    let mut parts = REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<i64>().unwrap_or(0));
     let (a, b, c) = (
         parts.next().unwrap_or(0),
         parts.next().unwrap_or(0),
@@ -635,13 +637,20 @@ mod tests {
             Err(r) => return r,
         };
         s.running.begin(1);
-        let r = e.run(&s.running, &sha, f, &[Bytes::from("k")], &[Bytes::from("a")], |args| {
-            if &args[0][..] == b"ping" {
-                Reply::Status("PONG")
-            } else {
-                Reply::err("unknown")
-            }
-        });
+        let r = e.run(
+            &s.running,
+            &sha,
+            f,
+            &[Bytes::from("k")],
+            &[Bytes::from("a")],
+            |args| {
+                if &args[0][..] == b"ping" {
+                    Reply::Status("PONG")
+                } else {
+                    Reply::err("unknown")
+                }
+            },
+        );
         s.running.end();
         r
     }
@@ -671,10 +680,20 @@ mod tests {
                 sha("return a")
             )
         );
-        for src in ["redis.foo = 1", "string.foo = 1", "rawset(_G, 'x', 1)", "cjson.x = 1"] {
-            assert!(err(src).contains("Attempt to modify a readonly table"), "{src}");
+        for src in [
+            "redis.foo = 1",
+            "string.foo = 1",
+            "rawset(_G, 'x', 1)",
+            "cjson.x = 1",
+        ] {
+            assert!(
+                err(src).contains("Attempt to modify a readonly table"),
+                "{src}"
+            );
         }
-        for g in ["os", "io", "loadfile", "dofile", "print", "debug", "require"] {
+        for g in [
+            "os", "io", "loadfile", "dofile", "print", "debug", "require",
+        ] {
             assert!(
                 err(&format!("return {g}")).contains("nonexistent global variable"),
                 "{g}"
@@ -687,7 +706,10 @@ mod tests {
 
     #[test]
     fn redis_functions() {
-        assert_eq!(run("return redis.call('ping')"), Reply::StatusText(b"PONG".to_vec()));
+        assert_eq!(
+            run("return redis.call('ping')"),
+            Reply::StatusText(b"PONG".to_vec())
+        );
         assert_eq!(
             run("return redis.pcall('nosuch')"),
             Reply::coded("ERR unknown")
@@ -708,15 +730,24 @@ mod tests {
             Reply::bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
         );
         assert_eq!(run("return redis.error_reply('x')"), Reply::coded("ERR x"));
-        assert_eq!(run("return redis.error_reply('MY bad')"), Reply::coded("MY bad"));
+        assert_eq!(
+            run("return redis.error_reply('MY bad')"),
+            Reply::coded("MY bad")
+        );
         assert_eq!(
             run("return redis.status_reply(1)"),
             Reply::coded("ERR wrong number or type of arguments")
         );
         assert!(err("redis.setresp(4)").starts_with("ERR RESP version must be 2 or 3. script:"));
         assert_eq!(run("redis.setresp(3); return true"), Reply::Bool(true));
-        assert_eq!(run("redis.log(redis.LOG_WARNING, 'hi'); return redis.LOG_NOTICE"), Reply::Int(2));
-        assert_eq!(run("redis.set_repl(redis.REPL_ALL); return 1"), Reply::Int(1));
+        assert_eq!(
+            run("redis.log(redis.LOG_WARNING, 'hi'); return redis.LOG_NOTICE"),
+            Reply::Int(2)
+        );
+        assert_eq!(
+            run("redis.set_repl(redis.REPL_ALL); return 1"),
+            Reply::Int(1)
+        );
         assert_eq!(
             run("return error({err='MY fault'})"),
             Reply::coded(format!(
@@ -727,7 +758,9 @@ mod tests {
         assert!(err("error('boom')").starts_with("ERR user_script:1: boom script:"));
         assert_eq!(
             run("return +"),
-            Reply::err("Error compiling script (new function): user_script:1: unexpected symbol near '+'")
+            Reply::err(
+                "Error compiling script (new function): user_script:1: unexpected symbol near '+'"
+            )
         );
     }
 
@@ -765,14 +798,23 @@ mod tests {
 
     #[test]
     fn numkeys_is_checked_in_redis_order() {
-        let a = |s: &str| -> Vec<Bytes> { s.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect() };
+        let a = |s: &str| -> Vec<Bytes> {
+            s.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
         let e = |s: &str| match parse("eval", &a(s)) {
             Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
             other => panic!("{other:?}"),
         };
-        assert_eq!(e("eval x 2 a"), "ERR Number of keys can't be greater than number of args");
+        assert_eq!(
+            e("eval x 2 a"),
+            "ERR Number of keys can't be greater than number of args"
+        );
         assert_eq!(e("eval x -1"), "ERR Number of keys can't be negative");
         assert_eq!(e("eval x y"), "ERR value is not an integer or out of range");
-        assert!(matches!(parse("eval", &a("eval x 1 k v")), Ok(Cmd::Eval { keys, args, .. }) if keys.len() == 1 && args.len() == 1));
+        assert!(
+            matches!(parse("eval", &a("eval x 1 k v")), Ok(Cmd::Eval { keys, args, .. }) if keys.len() == 1 && args.len() == 1)
+        );
     }
 }
