@@ -111,6 +111,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                     maxclients: maxclients as u64,
                     appendfsync: settings.fsync.as_str(),
                 },
+                script_time_limit: Some(std::time::Duration::from_millis(lim.script_time_limit_ms)),
             };
             let stop = stop_rx.clone();
             let limits = conn_limits("resp", idle);

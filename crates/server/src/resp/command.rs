@@ -96,6 +96,11 @@ impl Spec {
     /// (a command that stores into one key names it first), or any key
     /// for a write that names none (FLUSHALL).
     pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
+        // A script may write any key, named or not.
+        if matches!(self.name, "eval" | "evalsha") {
+            *w = Writes::Any;
+            return;
+        }
         if !self.writes() {
             return;
         }
@@ -308,6 +313,16 @@ pub static COMMANDS: &[Spec] = &[
     spec("substr", 4, op(Entry), K1),
     spec("setrange", 4, op(SetData), K1),
     spec("hincrbyfloat", 4, op(SetData), K1),
+    // Scripting: each command a script runs is checked as it runs.
+    spec_numkeys("eval", -3, op(Connection), 2),
+    spec_numkeys("evalsha", -3, op(Connection), 2),
+    spec_numkeys("eval_ro", -3, op(Connection), 2),
+    spec_numkeys("evalsha_ro", -3, op(Connection), 2),
+    spec("script", -2, op(Connection), NK),
+    spec("script|load", 3, op(Connection), NK),
+    spec("script|exists", -3, op(Connection), NK),
+    spec("script|flush", -2, op(Connection), NK),
+    spec("script|kill", 2, op(Connection), NK),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -342,7 +357,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("lastsave", 1, op(Metrics), NK),
 ];
 
-const CONTAINERS: [&str; 4] = ["config", "client", "command", "slowlog"];
+const CONTAINERS: [&str; 5] = ["config", "client", "command", "slowlog", "script"];
 
 /// The position of `spec` in [`COMMANDS`] (the index of its counters).
 pub fn index(spec: &'static Spec) -> usize {
@@ -699,6 +714,19 @@ pub enum Cmd {
     },
     /// The string commands and HINCRBYFLOAT.
     Str(StrCmd),
+    // Scripting (parsed by `resp::script`).
+    /// EVAL / EVALSHA (`by_sha`: `script` is a SHA1) and their `_RO` forms.
+    Eval {
+        script: Bytes,
+        by_sha: bool,
+        read_only: bool,
+        keys: Vec<Bytes>,
+        args: Vec<Bytes>,
+    },
+    ScriptLoad(Bytes),
+    ScriptExists(Vec<Bytes>),
+    ScriptFlush,
+    ScriptKill,
 }
 
 fn not_int() -> Reply {
@@ -1378,6 +1406,8 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         name if super::command_strings::NAMES.contains(&name) => {
             Cmd::Str(super::command_strings::parse(spec.name, a)?)
         }
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script|load" | "script|exists"
+        | "script|flush" | "script|kill" => super::script::parse(spec.name, a)?,
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

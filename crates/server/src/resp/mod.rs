@@ -20,6 +20,7 @@ pub mod num;
 pub mod reply;
 #[cfg(test)]
 mod scope_tests;
+pub mod script;
 pub mod stats;
 mod zparse;
 
@@ -47,6 +48,9 @@ pub struct RespConfig {
     pub rate: Arc<RateLimits>,
     /// The settings CONFIG GET shows and CONFIG SET changes.
     pub live: exec::Live,
+    /// How long a script runs before other clients are answered `BUSY`
+    /// (`None`: the default).
+    pub script_time_limit: Option<std::time::Duration>,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -63,6 +67,9 @@ pub async fn serve(
     shared.multi = cfg.multi;
     shared.rate = cfg.rate;
     shared.config = cfg.live;
+    if let Some(limit) = cfg.script_time_limit {
+        shared.scripts = Arc::new(script::Scripts::new(limit));
+    }
     let shared = Arc::new(shared);
     // INFO's instantaneous_ops_per_sec averages samples a tenth of a
     // second apart, as Redis's.

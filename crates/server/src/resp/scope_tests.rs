@@ -341,6 +341,17 @@ fn samples(name: &str) -> Vec<Sample> {
         "save" => s(&["save"]),
         "bgsave" => s(&["bgsave schedule"]),
         "lastsave" => s(&["lastsave"]),
+        // A script's own commands are checked as they run (see
+        // `a_script_runs_its_commands_with_the_callers_scope`).
+        "eval" => s(&["eval \"return 1\" 1 lb"]),
+        "evalsha" => s(&["evalsha 0000000000000000000000000000000000000000 0"]),
+        "eval_ro" => s(&["eval_ro \"return 1\" 0"]),
+        "evalsha_ro" => s(&["evalsha_ro 0000000000000000000000000000000000000000 0"]),
+        "script" => s(&["script"]),
+        "script|load" => s(&["script load \"return 1\""]),
+        "script|exists" => s(&["script exists 0000000000000000000000000000000000000000"]),
+        "script|flush" => s(&["script flush"]),
+        "script|kill" => s(&["script kill"]),
         _ => Vec::new(),
     }
 }
@@ -391,7 +402,7 @@ async fn every_command_against_every_scope() {
                 // key, before any scope is looked at.
                 Err(arity) => {
                     assert!(
-                        ["config", "client", "slowlog"].contains(&spec.name),
+                        ["config", "client", "slowlog", "script"].contains(&spec.name),
                         "{line}"
                     );
                     assert_eq!(arity, super::command::arity_error(spec.name));
@@ -479,4 +490,39 @@ async fn every_command_against_every_scope() {
             }
         }
     }
+}
+
+/// A read key's script reads, and each write it sends is refused as the
+/// key's own command would be; a write key's script writes.
+#[tokio::test]
+async fn a_script_runs_its_commands_with_the_callers_scope() {
+    let svc = fixture().await;
+    let shared = Arc::new(Shared::new(keys(), 7379));
+    let mut s = Session::new(svc.clone(), shared.clone());
+    assert_eq!(run(&mut s, &format!("auth {}", key_of(Scope::Read))), R::OK);
+    assert_eq!(
+        run(&mut s, "eval \"return redis.call('zcard', 'lb')\" 0"),
+        R::Int(2)
+    );
+    let R::Error(e) = run(&mut s, "eval \"return redis.call('zadd', 'lb', 9, 'x')\" 0") else {
+        panic!("a read key's script wrote")
+    };
+    assert!(
+        e.starts_with(b"NOPERM this user has no permissions to run the 'zadd' command script: "),
+        "{}",
+        String::from_utf8_lossy(&e)
+    );
+    assert_eq!(run(&mut s, "zcard lb"), R::Int(2));
+    let mut w = Session::new(svc, shared);
+    assert_eq!(
+        run(&mut w, &format!("auth {}", key_of(Scope::Write))),
+        R::OK
+    );
+    assert_eq!(
+        run(&mut w, "eval \"return redis.call('zadd', 'lb', 9, 'x')\" 0"),
+        R::Int(1)
+    );
+    // Deleting a board is admin work, in a script as outside.
+    assert!(run(&mut w, "eval \"return redis.call('del', 'lb')\" 0").is_error());
+    assert_eq!(run(&mut w, "zcard lb"), R::Int(3));
 }

@@ -26,6 +26,7 @@ mod hashes;
 mod keys;
 mod lex_and_algebra;
 mod random;
+mod scripting;
 mod server;
 mod sorted_sets;
 mod strings;

@@ -514,6 +514,22 @@ impl Gen {
                     a.push(s(&k));
                 }
             }
+            980..=989 => {
+                // A script over one sorted-set key: its reply, its errors
+                // (raised and caught) and what it wrote.
+                a.push(s(self.pick(&["EVAL", "EVAL_RO"])));
+                a.push(s(self.pick(&[
+                    "return redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])",
+                    "return redis.pcall('ZINCRBY', KEYS[1], ARGV[1], ARGV[2])",
+                    "return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')",
+                    "return {redis.call('ZCARD', KEYS[1]), redis.pcall('HLEN', KEYS[1])}",
+                    "redis.setresp(3); return redis.call('ZSCORE', KEYS[1], ARGV[2])",
+                ])));
+                a.push(s("1"));
+                a.push(s(&self.zkey()));
+                a.push(s(&self.score()));
+                a.push(self.member());
+            }
             _ => {
                 a.push(s("TYPE"));
                 let k = if self.chance(0.3) {

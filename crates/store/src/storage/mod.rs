@@ -282,6 +282,19 @@ pub struct Walk {
     pub stop: Option<Stop>,
 }
 
+/// Replays one record onto `store` and `aux`, a unit's parts in order.
+fn replay_record(store: &Store, aux: &mut Aux, op: &LogOp) {
+    match op.replay(store) {
+        Replayed::Done => {}
+        Replayed::Aux(op) => aux.apply(op),
+        Replayed::Unit(parts) => {
+            for p in parts {
+                replay_record(store, aux, p);
+            }
+        }
+    }
+}
+
 /// Reads `segments` (by start) after a snapshot of LSN `base`, calling
 /// `replay` for each record after it in order, until the end of the log or
 /// the first point past which the log cannot be trusted. `read` gives a
@@ -461,11 +474,7 @@ pub fn open(
         &segments,
         report.snapshot_lsn,
         |p| fs::read(p),
-        |_, op| {
-            if let Replayed::Aux(op) = op.replay(store) {
-                aux.apply(op);
-            }
-        },
+        |_, op| replay_record(store, &mut aux, &op),
     )?;
     report.replayed = walk.replayed;
     if let Some(stop) = &walk.stop {
@@ -665,6 +674,62 @@ mod tests {
             "a second opener got in after LOCK was deleted"
         );
         drop(_first);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A unit's records come back together: all of them when its frame is
+    /// whole, none when any byte of it is torn off the tail.
+    #[test]
+    fn a_unit_is_replayed_whole_or_dropped_whole() {
+        let dir = tmp("unit");
+        write_records(&dir, 3);
+        {
+            let store = Store::new();
+            let (s, _, _) = open(&dir, FsyncPolicy::Always, &store).unwrap();
+            let lsn = s.log.append(&LogOp::Unit((10..15).map(op).collect()));
+            s.log.wait_blocking(lsn).unwrap();
+            s.log.close().unwrap();
+        }
+        let fields = |aux: &Aux| -> Vec<String> {
+            let mut f: Vec<String> = aux.hashes[&b"h"[..]]
+                .keys()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            f.sort();
+            f
+        };
+        let whole = files(&dir);
+        let (_, seg) = log::list_segments(&dir).unwrap().pop().unwrap();
+        let full = fs::read(&seg).unwrap();
+        {
+            let (_, aux, report) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
+            assert_eq!(report.replayed, 4);
+            assert_eq!(
+                fields(&aux),
+                ["f1", "f10", "f11", "f12", "f13", "f14", "f2", "f3"]
+            );
+        }
+        // The unit is the segment's last frame: cut it anywhere inside.
+        let unit_len = {
+            let mut b = Vec::new();
+            log::encode_frame(&mut b, 4, &LogOp::Unit((10..15).map(op).collect()));
+            b.len()
+        };
+        for cut in [1, unit_len / 2, unit_len - 1] {
+            for (name, bytes) in &whole {
+                fs::write(dir.join(name), bytes).unwrap();
+            }
+            // Later segments (opened by the recoveries above) hold nothing.
+            for (_, p) in log::list_segments(&dir).unwrap() {
+                if p != seg && !whole.contains_key(p.file_name().unwrap().to_str().unwrap()) {
+                    fs::remove_file(p).unwrap();
+                }
+            }
+            fs::write(&seg, &full[..full.len() - cut]).unwrap();
+            let (_, aux, report) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
+            assert_eq!(report.replayed, 3, "cut {cut}");
+            assert_eq!(fields(&aux), ["f1", "f2", "f3"], "cut {cut}");
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 }

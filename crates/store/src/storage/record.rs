@@ -122,6 +122,9 @@ pub enum LogOp {
     MSet {
         pairs: Vec<(Vec<u8>, Vec<u8>)>,
     },
+    /// The writes of one transaction or script, in order: one frame, so
+    /// recovery replays all of them or (a torn tail) none. Never nested.
+    Unit(Vec<LogOp>),
 }
 
 /// What a [`LogOp::SetString`] does to the key's expiry.
@@ -145,6 +148,8 @@ pub enum Replayed<'a> {
     /// key); `Delete` comes here too, after the store part, so the caller
     /// can drop the key's expiry and period.
     Aux(&'a LogOp),
+    /// A unit: the caller replays each part in order.
+    Unit(&'a [LogOp]),
 }
 
 impl LogOp {
@@ -235,6 +240,7 @@ impl LogOp {
                 }
                 return Replayed::Aux(self);
             }
+            LogOp::Unit(parts) => return Replayed::Unit(parts),
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -427,6 +433,18 @@ impl LogOp {
                     w.bytes(v);
                 }
             }
+            LogOp::Unit(parts) => {
+                w.u8(20);
+                w.u32(parts.len() as u32);
+                for p in parts {
+                    // Each part as its own payload, behind its length.
+                    let at = w.0.len();
+                    w.u32(0);
+                    p.encode(w.0);
+                    let len = (w.0.len() - at - 4) as u32;
+                    w.0[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                }
+            }
         }
     }
 
@@ -563,6 +581,10 @@ impl LogOp {
             31 => LogOp::MSet {
                 pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
             },
+            20 => LogOp::Unit(r.list(5, |r| match LogOp::decode(r.slice()?)? {
+                LogOp::Unit(_) => None,
+                part => Some(part),
+            })?),
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -809,6 +831,13 @@ mod tests {
             LogOp::MSet {
                 pairs: vec![(b"a".to_vec(), b"1".to_vec()), (Vec::new(), Vec::new())],
             },
+            LogOp::Unit(vec![
+                LogOp::HSet {
+                    key: b"h".to_vec(),
+                    pairs: vec![(b"f".to_vec(), b"v".to_vec())],
+                },
+                LogOp::FlushAll,
+            ]),
         ]
     }
 
@@ -904,6 +933,22 @@ mod tests {
             })
             .unwrap();
         assert_eq!(members, vec![(b"c".to_vec(), 3.0), (b"b".to_vec(), 2.0)]);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_unit() {
+        // docs/storage.md's example of tag 20.
+        let op = LogOp::Unit(vec![LogOp::FlushAll, LogOp::DelKey { key: b"k".to_vec() }]);
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            20u8, 2, 0, 0, 0, 1, 0, 0, 0, 18, 6, 0, 0, 0, 15, 1, 0, 0, 0, b'k',
+        ];
+        assert_eq!(buf, want);
+        // A unit inside a unit is refused.
+        let mut nested = Vec::new();
+        LogOp::Unit(vec![op]).encode(&mut nested);
+        assert_eq!(LogOp::decode(&nested), None);
     }
 
     #[test]

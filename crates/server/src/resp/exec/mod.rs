@@ -24,6 +24,7 @@ mod client;
 mod hashes;
 mod info;
 mod keys;
+mod scripting;
 mod server;
 mod strings;
 mod zset;
@@ -92,6 +93,8 @@ pub struct Shared {
     pub registry: Arc<Clients>,
     /// The settings CONFIG GET shows and CONFIG SET changes.
     pub config: server::Live,
+    /// Lua scripting: the engine, its cache, the script running now.
+    pub scripts: Arc<crate::resp::script::Scripts>,
 }
 
 impl Shared {
@@ -107,6 +110,7 @@ impl Shared {
             stats: Stats::default(),
             registry: Arc::default(),
             config: server::Live::default(),
+            scripts: Arc::default(),
         }
     }
 
@@ -227,6 +231,10 @@ impl Session {
             self.reply_mode = ReplyMode::Skipping;
         } else if self.reply_mode == ReplyMode::Skipping {
             self.reply_mode = ReplyMode::On;
+        }
+        if let Some(r) = self.busy_refusal(&args) {
+            self.flag_multi();
+            return done(r);
         }
         let spec = match self.admit(&args) {
             Ok(s) => s,
@@ -551,6 +559,11 @@ impl Session {
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
             Cmd::Str(c) => strings::run(store, c)?,
+            c @ (Cmd::Eval { .. }
+            | Cmd::ScriptLoad(_)
+            | Cmd::ScriptExists(_)
+            | Cmd::ScriptFlush
+            | Cmd::ScriptKill) => self.script_cmd(c),
         })
     }
 
