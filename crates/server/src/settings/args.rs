@@ -231,7 +231,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            23
+            24
         );
         let keys = cmd
             .get_arguments()

@@ -141,7 +141,7 @@ def main():
         for n, o in podium.items():
             podium_passes.setdefault(n, []).append(o == "passed")
         print(
-            f"RESP{proto}: {len(ids) - 1} cases of test_commands.py and test_scripting.py; "
+            f"RESP{proto}: {len(redis)} cases of test_commands.py and test_scripting.py; "
             f"{len(on_redis)} pass on redis-server, "
             f"{sum(o == 'passed' for o in podium.values())} on podium, "
             f"{len(missing)} missing on podium, "

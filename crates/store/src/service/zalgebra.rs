@@ -99,7 +99,7 @@ impl Service {
         let _gate = self.reading_all();
         let mut names: Vec<Option<&str>> = Vec::with_capacity(sources.len());
         for (k, _) in sources {
-            if self.keyspace.is_hash(k) {
+            if self.keyspace.holds_other_than_zset(k) {
                 return Err(wrong_type());
             }
             // A key that cannot name a board holds no sorted set.
@@ -210,7 +210,7 @@ impl Service {
             }
             let name = board_name(dest)?;
             let mut lsn = 0;
-            if self.keyspace.is_hash(dest) {
+            if self.keyspace.holds_other_than_zset(dest) {
                 lsn = self.delete_key_locked(dest).1;
             }
             if self.keyspace.expiry(dest).is_some() {
