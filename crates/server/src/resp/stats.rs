@@ -161,7 +161,13 @@ impl Stats {
 
     /// Logs a command that took `usec`, if that is slow (Redis's
     /// `slowlogPushEntryIfNeeded`).
-    pub fn maybe_slow(&self, usec: u64, args: &[Bytes], addr: &str, name: &[u8]) {
+    pub fn maybe_slow(
+        &self,
+        usec: u64,
+        args: &[Bytes],
+        addr: &str,
+        name: impl FnOnce() -> Vec<u8>,
+    ) {
         let threshold = self.slower_than.load(Relaxed);
         if threshold < 0 || (usec as i64) < threshold {
             return;
@@ -191,7 +197,7 @@ impl Stats {
             usec,
             args: kept,
             addr: addr.to_string(),
-            name: name.to_vec(),
+            name: name(),
         };
         let max = self.slow_max.load(Relaxed);
         let mut slow = self.slow.lock();
@@ -306,9 +312,9 @@ mod tests {
         s.slow_max.store(2, Relaxed);
         s.slower_than.store(5, Relaxed);
         let args = |x: &str| vec![Bytes::from("GET"), Bytes::from(x.to_string())];
-        s.maybe_slow(4, &args("fast"), "a", b"");
+        s.maybe_slow(4, &args("fast"), "a", Vec::new);
         for k in ["one", "two", "three"] {
-            s.maybe_slow(5, &args(k), "a", b"n");
+            s.maybe_slow(5, &args(k), "a", || b"n".to_vec());
         }
         assert_eq!(s.slow_len(), 2);
         let Reply::Array(e) = s.slow_entries(-1) else {
@@ -330,7 +336,7 @@ mod tests {
         s.slower_than.store(0, Relaxed);
         let mut args: Vec<Bytes> = (0..40).map(|i| Bytes::from(i.to_string())).collect();
         args[1] = Bytes::from(vec![b'x'; 130]);
-        s.maybe_slow(0, &args, "a", b"");
+        s.maybe_slow(0, &args, "a", Vec::new);
         let Reply::Array(e) = s.slow_entries(1) else {
             panic!()
         };

@@ -302,8 +302,10 @@ impl Session {
             Ordering::Relaxed,
         );
         self.shared.stats.ran(index, usec, reply);
-        let name = c.name.lock().clone().unwrap_or_default();
-        self.shared.stats.maybe_slow(usec, args, &c.addr, &name);
+        // The name is copied only for a command the slow log keeps.
+        self.shared.stats.maybe_slow(usec, args, &c.addr, || {
+            c.name.lock().clone().unwrap_or_default()
+        });
     }
 
     /// Parses and runs a request that passed [`Session::admit`]. A command
