@@ -65,6 +65,12 @@ pub fn string2ll(s: &[u8]) -> Option<i64> {
     }
 }
 
+/// Largest hash Redis keeps compact (`hash-max-listpack-entries`, whose
+/// default CONFIG GET reports): HSCAN answers such a hash in one page.
+pub const SMALL_HASH: usize = 512;
+/// Longest field or value of a compact hash (`hash-max-listpack-value`).
+pub const SMALL_HASH_VALUE: usize = 64;
+
 /// A log position to wait for (0: nothing was logged).
 pub type Lsn = u64;
 

@@ -1427,11 +1427,13 @@ pub fn bounds(min: f64, max: f64) -> ScoreRange {
     }
 }
 
+/// Parsing a space-separated command line, for the parsers' unit tests.
 #[cfg(test)]
-mod tests {
+pub(super) mod test_parse {
     use super::*;
 
-    fn p(s: &str) -> Result<Cmd, Reply> {
+    /// The command `s` parses to.
+    pub fn p(s: &str) -> Result<Cmd, Reply> {
         let args: Vec<Bytes> = s
             .split(' ')
             .map(|w| Bytes::copy_from_slice(w.as_bytes()))
@@ -1439,12 +1441,19 @@ mod tests {
         parse_args(&args)
     }
 
-    fn e(s: &str) -> String {
+    /// The error `s` is refused with.
+    pub fn e(s: &str) -> String {
         match p(s) {
             Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
             other => panic!("{s}: expected an error, got {other:?}"),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_parse::{e, p};
+    use super::*;
 
     /// A transaction's ZMPOP names its keys to the gate, whose count is an
     /// argument.

@@ -273,16 +273,11 @@ pub fn parse(name: &'static str, a: &[Bytes]) -> Result<StrCmd, Reply> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::command::parse_args;
-    use super::super::command::Cmd;
+    use super::super::command::{test_parse, Cmd};
     use super::*;
 
     fn p(s: &str) -> Result<StrCmd, Reply> {
-        let args: Vec<Bytes> = s
-            .split(' ')
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect();
-        match parse_args(&args)? {
+        match test_parse::p(s)? {
             Cmd::Str(c) => Ok(c),
             other => panic!("{s}: {other:?}"),
         }

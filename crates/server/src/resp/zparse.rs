@@ -123,23 +123,8 @@ pub(super) fn diffstore(args: &[Bytes]) -> Result<Cmd, Reply> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::command::parse_args;
+    use super::super::command::test_parse::{e, p};
     use super::*;
-
-    fn p(s: &str) -> Result<Cmd, Reply> {
-        let args: Vec<Bytes> = s
-            .split(' ')
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect();
-        parse_args(&args)
-    }
-
-    fn e(s: &str) -> String {
-        match p(s) {
-            Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
-            other => panic!("{s}: expected an error, got {other:?}"),
-        }
-    }
 
     /// The deferred refusal of a command's options.
     fn deferred(s: &str) -> String {

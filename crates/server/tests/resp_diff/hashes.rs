@@ -156,10 +156,19 @@ fn more_hashes(d: &mut Diff) {
     d.same("HSCAN n x");
     d.same("HSCAN n -1 COUNT 0");
     d.same("HSCAN n");
-    // A large one (a value over 64 bytes, or more than 128 fields) is
+    // Up to 512 short fields Redis keeps a hash compact, and HSCAN
+    // answers it whole in one page.
+    let mut hset = vec!["HSET".to_string(), "midh".to_string()];
+    for i in 0..512 {
+        hset.push(format!("f{i}"));
+        hset.push(format!("v{i}"));
+    }
+    d.same_args(&hset);
+    d.pairs_scan("HSCAN midh 0 COUNT 10");
+    // A large one (a value over 64 bytes, or more than 512 fields) is
     // paged; every page put together is the hash.
     let mut hset = vec!["HSET".to_string(), "hugeh".to_string()];
-    for i in 0..400 {
+    for i in 0..600 {
         hset.push(format!("f{i}"));
         hset.push(format!("v{i}"));
     }

@@ -11,7 +11,9 @@
 use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
 use crate::storage::record::LogOp;
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{scan_page, string2ll, KeyStats, LongDouble};
+use podium_core::keystore::{
+    scan_page, string2ll, KeyStats, LongDouble, SMALL_HASH, SMALL_HASH_VALUE,
+};
 use podium_core::memory;
 use std::sync::atomic::Ordering;
 
@@ -492,7 +494,9 @@ impl Service {
             let Some(h) = h else {
                 return (0, Vec::new());
             };
-            let small = h.len() <= 128 && h.iter().all(|(f, v)| f.len() <= 64 && v.len() <= 64);
+            let small = h.len() <= SMALL_HASH
+                && h.iter()
+                    .all(|(f, v)| f.len() <= SMALL_HASH_VALUE && v.len() <= SMALL_HASH_VALUE);
             let (next, mut page): (u64, Fields) = if small {
                 (0, h.iter().map(|(f, v)| (f.clone(), v.clone())).collect())
             } else {

@@ -55,10 +55,7 @@ impl Service {
 
     /// GET.
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
-        self.purge_if_expired(key);
-        let _gate = self.reading(key);
-        self.check_string(key)?;
-        Ok(self.keyspace.string(key))
+        self.read_string(key, |v| v.map(<[u8]>::to_vec))
     }
 
     /// MGET: a key of another type reads as no key.
@@ -67,7 +64,9 @@ impl Service {
             .map(|k| {
                 self.purge_if_expired(k);
                 let _gate = self.reading(k);
-                self.keyspace.string(k)
+                let v = self.keyspace.string(k);
+                self.note_lookup(v.is_some());
+                v
             })
             .collect()
     }
@@ -348,7 +347,9 @@ impl Service {
         Ok((len, lsn))
     }
 
-    /// Runs `f` on string `key`'s value (`None`: no such key).
+    /// Runs `f` on string `key`'s value (`None`: no such key), counting
+    /// the lookup as INFO's keyspace hit or miss (a key of another type is
+    /// a hit, as in Redis, before its WRONGTYPE).
     fn read_string<R>(
         &self,
         key: &[u8],
@@ -356,8 +357,14 @@ impl Service {
     ) -> Result<R, ApiError> {
         self.purge_if_expired(key);
         let _gate = self.reading(key);
-        self.check_string(key)?;
-        Ok(self.keyspace.read_string(key, f))
+        if let Err(e) = self.check_string(key) {
+            self.note_lookup(true);
+            return Err(e);
+        }
+        Ok(self.keyspace.read_string(key, |v| {
+            self.note_lookup(v.is_some());
+            f(v)
+        }))
     }
 
     /// GETRANGE, with Redis's index rules: inclusive, negative from the

@@ -169,7 +169,14 @@ mod tests {
             panic!()
         };
         assert_eq!(page[0], R::bulk("0"), "a small hash comes whole");
-        for i in 0..300 {
+        for i in 0..510 {
+            run(&mut s, &format!("hset h f{i} {i}"));
+        }
+        let R::Array(page) = run(&mut s, "hscan h 0 count 1") else {
+            panic!()
+        };
+        assert_eq!(page[0], R::bulk("0"), "512 short fields still come whole");
+        for i in 0..600 {
             run(&mut s, &format!("hset h f{i} {i}"));
         }
         let mut seen = std::collections::BTreeSet::new();
@@ -187,7 +194,7 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(seen.len(), 302);
+        assert_eq!(seen.len(), 602);
         assert_eq!(run(&mut s, "hscan h 0 count 0"), R::syntax());
     }
 

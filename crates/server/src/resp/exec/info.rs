@@ -297,6 +297,21 @@ mod tests {
     }
 
     #[test]
+    fn string_reads_count_hits_and_misses() {
+        let mut s = session();
+        run(&mut s, "set k v");
+        run(&mut s, "zadd z 1 a");
+        run(&mut s, "get k");
+        run(&mut s, "strlen k");
+        run(&mut s, "get nokey");
+        run(&mut s, "get z");
+        run(&mut s, "mget k nokey");
+        let stats = info(&mut s, "info stats");
+        assert!(stats.contains("keyspace_hits:4\r\n"), "{stats}");
+        assert!(stats.contains("keyspace_misses:2\r\n"), "{stats}");
+    }
+
+    #[test]
     fn stats_count_commands_hits_and_misses() {
         let mut s = session();
         run(&mut s, "zadd z 1 a");
