@@ -475,11 +475,7 @@ mod crash {
                     let piece = format!("{};", self.appends.tried);
                     let len = appended(self.appends.tried).len();
                     let want = format!(":{len}\r\n");
-                    expect(
-                        c,
-                        &args(&["APPEND", &k("a", w), &piece]),
-                        want.as_bytes(),
-                    )?;
+                    expect(c, &args(&["APPEND", &k("a", w), &piece]), want.as_bytes())?;
                     self.appends.ack();
                 }
                 3 => {
@@ -522,7 +518,11 @@ mod crash {
                 7 => {
                     self.zincrby.begin(self.zincrby.acked + 1);
                     let member = format!("inc{w}");
-                    let want = format!("${}\r\n{}\r\n", self.zincrby.tried.to_string().len(), self.zincrby.tried);
+                    let want = format!(
+                        "${}\r\n{}\r\n",
+                        self.zincrby.tried.to_string().len(),
+                        self.zincrby.tried
+                    );
                     expect(
                         c,
                         &args(&["ZINCRBY", "crash:board", "1", &member]),
@@ -568,9 +568,7 @@ mod crash {
                     let (s, h, z, cnt) = (k("xs", w), k("xh", w), k("xz", w), k("xc", w));
                     expect(
                         c,
-                        &args(&[
-                            "EVALSHA", &self.sha, "4", &s, &h, &z, &cnt, &tok, &n,
-                        ]),
+                        &args(&["EVALSHA", &self.sha, "4", &s, &h, &z, &cnt, &tok, &n]),
                         want.as_bytes(),
                     )?;
                     self.script_tok.ack();
@@ -604,11 +602,7 @@ mod crash {
                         if fresh { 1 } else { 0 },
                         self.multi_count.tried
                     );
-                    assert_eq!(
-                        String::from_utf8_lossy(&exec),
-                        want,
-                        "EXEC of client {w}"
-                    );
+                    assert_eq!(String::from_utf8_lossy(&exec), want, "EXEC of client {w}");
                     self.multi_tok.ack();
                     self.multi_count.ack();
                 }
@@ -695,7 +689,12 @@ mod crash {
 
             for (unit, pre, tok, count) in [
                 ("script", "x", &mut self.script_tok, &mut self.script_count),
-                ("MULTI/EXEC", "t", &mut self.multi_tok, &mut self.multi_count),
+                (
+                    "MULTI/EXEC",
+                    "t",
+                    &mut self.multi_tok,
+                    &mut self.multi_count,
+                ),
             ] {
                 let s = get(c, &["GET", &k(&format!("{pre}s"), w)]);
                 let hf = get(c, &["HGET", &k(&format!("{pre}h"), w), "f"]);
@@ -707,7 +706,10 @@ mod crash {
                     Value::NullBulk | Value::Null => 0,
                     _ => s
                         .text()
-                        .and_then(|t| t.strip_prefix(&format!("w{w}:")).and_then(|n| n.parse().ok()))
+                        .and_then(|t| {
+                            t.strip_prefix(&format!("w{w}:"))
+                                .and_then(|n| n.parse().ok())
+                        })
                         .unwrap_or_else(|| panic!("{what}: {s:?}")),
                 };
                 assert_eq!(s, hf, "{what}: string and hash field differ: half applied");
@@ -747,7 +749,9 @@ mod crash {
             String::from_utf8_lossy(&r),
             String::from_utf8_lossy(want),
             "{:?}",
-            a.iter().map(|x| String::from_utf8_lossy(x)).collect::<Vec<_>>()
+            a.iter()
+                .map(|x| String::from_utf8_lossy(x))
+                .collect::<Vec<_>>()
         );
         Ok(())
     }
