@@ -79,6 +79,19 @@ install_node_leaderboard() {
 }
 install_node_leaderboard
 
+# mlomb's `redis-rank` (update policies and reads as Lua scripts through
+# ioredis, boards in database 15 in its own tests): the exact versions,
+# in a prefix of their own under target/ (never committed); the tests
+# node_redis_rank_library* find them through NODE_PATH. Needs node and npm,
+# which install_node_leaderboard installed.
+install_node_redis_rank() {
+    local prefix=target/node-redis-rank
+    if [ -f "$prefix/node_modules/redis-rank/package.json" ] &&
+        [ -f "$prefix/node_modules/ioredis/package.json" ]; then return; fi
+    npm install --prefix "$prefix" --no-audit --no-fund redis-rank@2.2.3 ioredis@5.6.1
+}
+install_node_redis_rank
+
 echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.

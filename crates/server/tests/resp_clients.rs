@@ -5,7 +5,9 @@
 //! The leaderboard libraries of agoragames run unchanged the same way:
 //! the Python one (`leaderboard`, in the venv target/py-leaderboard) and
 //! the Node.js one (`agoragames-leaderboard`, under
-//! target/node-leaderboard/node_modules).
+//! target/node-leaderboard/node_modules), and mlomb's `redis-rank` on
+//! ioredis with its Lua scripts and its boards in database 15 (under
+//! target/node-redis-rank/node_modules).
 //!
 //! redis-cli, redis-server, redis-py, node and those libraries must be
 //! installed: `scripts/test.sh` installs them; without them these tests
@@ -342,6 +344,65 @@ fn node_leaderboard_library() {
             out.status
         );
     }
+    assert!(podium.running(), "podium exited:\n{}", podium.output());
+}
+
+/// mlomb's `redis-rank` 2.2.3 on ioredis 5.6.1 (under
+/// target/node-redis-rank/node_modules), unchanged: boards of both sort
+/// policies, each update policy (two of them Lua scripts sent as EVALSHA),
+/// top N limits, lists, around, export, periodic boards and a matrix, in
+/// the database `db` of the server on `port`.
+fn redis_rank(who: &str, port: u16, db: u8) {
+    let node_modules =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/node-redis-rank/node_modules");
+    let ok = Command::new("node")
+        .args(["-e", "require('redis-rank'); require('ioredis')"])
+        .env("NODE_PATH", &node_modules)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "node or the `redis-rank` / `ioredis` npm packages are missing at {}: run scripts/test.sh, \
+         which installs them (npm install --prefix target/node-redis-rank \
+         redis-rank@2.2.3 ioredis@5.6.1)",
+        node_modules.display()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node/redis_rank_test.js");
+    let out = Command::new("node")
+        .arg(&script)
+        .args([port.to_string(), db.to_string()])
+        .env("NODE_PATH", &node_modules)
+        .output()
+        .expect("running the redis-rank test");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains(&format!("redis-rank library OK (db {db})")),
+        "redis-rank on database {db} of {who} failed ({}):\n{text}",
+        out.status
+    );
+}
+
+/// `redis-rank` with its boards in database 15 (where its own tests keep
+/// them) on redis-server, and in database 0 on podium.
+#[test]
+fn node_redis_rank_library() {
+    let redis = RedisServer::start();
+    redis_rank("redis", redis.port(), 15);
+    let mut podium = Podium::start(&[]);
+    redis_rank("podium", podium.port(), 0);
+    assert!(podium.running(), "podium exited:\n{}", podium.output());
+}
+
+/// `redis-rank` with its boards in database 15 of podium.
+#[test]
+#[ignore = "needs SELECT"]
+fn node_redis_rank_library_on_database_15() {
+    let mut podium = Podium::start(&[]);
+    redis_rank("podium", podium.port(), 15);
     assert!(podium.running(), "podium exited:\n{}", podium.output());
 }
 
