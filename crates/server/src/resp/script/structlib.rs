@@ -209,9 +209,12 @@ impl Format {
     }
 }
 
+/// 2^63, exactly.
+const TWO63: f64 = 9_223_372_036_854_775_808_u64 as f64;
+
 /// C's `(long)n` on x86-64: out of range and NaN give `LONG_MIN`.
 fn c_long(n: f64) -> i64 {
-    if n.is_nan() || !(-9.223_372_036_854_775_808e18..9.223_372_036_854_775_808e18).contains(&n) {
+    if n.is_nan() || !(-TWO63..TWO63).contains(&n) {
         i64::MIN
     } else {
         n as i64
@@ -220,7 +223,6 @@ fn c_long(n: f64) -> i64 {
 
 /// C's `(unsigned long)n` for `n >= 0` as gcc compiles it for x86-64.
 fn c_ulong(n: f64) -> u64 {
-    const TWO63: f64 = 9.223_372_036_854_775_808e18;
     if n < TWO63 || n.is_nan() {
         c_long(n) as u64
     } else {
