@@ -12,6 +12,7 @@
 
 mod cursor;
 mod glob;
+mod lcs;
 mod lex;
 mod longdouble;
 mod strings;
@@ -26,6 +27,7 @@ use crate::error::ApiError;
 
 pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
+pub use lcs::{lcs, Lcs, LcsRange};
 pub use lex::{LexBound, LexRange, RedisView, SMALL_ZSET};
 pub use longdouble::LongDouble;
 pub use strings::{GetExpiry, SetCond, SetDone, SetExpiry, SetOpts, MAX_STRING_LEN};
@@ -417,6 +419,10 @@ pub trait KeyStore: Send + Sync {
 
     /// STRLEN (0: no such key).
     fn strlen(&self, key: &[u8]) -> Result<u64, ApiError>;
+
+    /// LCS of two string keys (a missing key reads as empty): `WrongType`
+    /// when either holds another type, else [`lcs`]'s answer.
+    fn lcs(&self, key1: &[u8], key2: &[u8]) -> Result<Lcs, ApiError>;
 
     /// HINCRBYFLOAT: the field's value after adding `by`, as Redis prints
     /// it.

@@ -313,6 +313,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("substr", 4, op(Entry), K1),
     spec("setrange", 4, op(SetData), K1),
     spec("hincrbyfloat", 4, op(SetData), K1),
+    spec("lcs", -3, op(Entry), (1, 2, 1)),
     // Scripting: each command a script runs is checked as it runs.
     spec_numkeys("eval", -3, op(Connection), 2),
     spec_numkeys("evalsha", -3, op(Connection), 2),

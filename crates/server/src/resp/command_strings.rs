@@ -70,6 +70,50 @@ pub enum StrCmd {
     GetRange(Bytes, i64, i64),
     SetRange(Bytes, u64, Bytes),
     HIncrByFloat(Bytes, Bytes, LongDouble),
+    /// LCS: its options, or the error they make, which Redis answers only
+    /// after checking both keys' types.
+    Lcs {
+        key1: Bytes,
+        key2: Bytes,
+        opts: Result<LcsOpts, Reply>,
+    },
+}
+
+/// LCS's options.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LcsOpts {
+    pub len: bool,
+    pub idx: bool,
+    pub min_match_len: i64,
+    pub with_match_len: bool,
+}
+
+/// LCS's options from `a[3..]`, in Redis's order of checks.
+fn lcs_opts(a: &[Bytes]) -> Result<LcsOpts, Reply> {
+    let mut o = LcsOpts::default();
+    let mut j = 3;
+    while j < a.len() {
+        let opt = &a[j][..];
+        if is(opt, "idx") {
+            o.idx = true;
+        } else if is(opt, "len") {
+            o.len = true;
+        } else if is(opt, "withmatchlen") {
+            o.with_match_len = true;
+        } else if is(opt, "minmatchlen") && j + 1 < a.len() {
+            o.min_match_len = int(&a[j + 1])?.max(0);
+            j += 1;
+        } else {
+            return Err(Reply::syntax());
+        }
+        j += 1;
+    }
+    if o.idx && o.len {
+        return Err(Reply::err(
+            "If you want both the length and indexes, please just use IDX.",
+        ));
+    }
+    Ok(o)
 }
 
 /// The command names this module parses.
@@ -96,6 +140,7 @@ pub const NAMES: &[&str] = &[
     "substr",
     "setrange",
     "hincrbyfloat",
+    "lcs",
 ];
 
 fn not_int() -> Reply {
@@ -267,6 +312,11 @@ pub fn parse(name: &'static str, a: &[Bytes]) -> Result<StrCmd, Reply> {
             }
             StrCmd::HIncrByFloat(key(), a[2].clone(), by)
         }
+        "lcs" => StrCmd::Lcs {
+            key1: key(),
+            key2: a[2].clone(),
+            opts: lcs_opts(a),
+        },
         _ => unreachable!("not a string command: {name}"),
     })
 }
@@ -362,5 +412,32 @@ mod tests {
             p("get"),
             Err(Reply::err("wrong number of arguments for 'get' command"))
         );
+    }
+
+    #[test]
+    fn lcs_options_in_redis_order() {
+        let opts = |s: &str| match p(s) {
+            Ok(StrCmd::Lcs { opts, .. }) => opts,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(
+            opts("lcs a b idx minmatchlen -3 withmatchlen"),
+            Ok(LcsOpts {
+                idx: true,
+                with_match_len: true,
+                ..Default::default()
+            })
+        );
+        assert_eq!(opts("lcs a b minmatchlen"), Err(Reply::syntax()));
+        assert_eq!(opts("lcs a b minmatchlen x"), Err(not_int()));
+        assert_eq!(opts("lcs a b foo"), Err(Reply::syntax()));
+        assert_eq!(
+            opts("lcs a b len idx"),
+            Err(Reply::err(
+                "If you want both the length and indexes, please just use IDX."
+            ))
+        );
+        // A syntax error comes before the LEN/IDX clash.
+        assert_eq!(opts("lcs a b len idx foo"), Err(Reply::syntax()));
     }
 }

@@ -312,6 +312,7 @@ fn samples(name: &str) -> Vec<Sample> {
         "substr" => s(&["substr str 0 -1"]),
         "setrange" => s(&["setrange str 1 x"]),
         "hincrbyfloat" => s(&["hincrbyfloat h n 1.5"]),
+        "lcs" => s(&["lcs str str2 idx"]),
         "config|get" => s(&["config get maxmemory"]),
         "client|setname" => s(&["client setname me"]),
         "client|getname" => s(&["client getname"]),

@@ -595,7 +595,7 @@ impl Gen {
     fn string_command(&mut self) -> Args {
         let s = |x: &str| x.as_bytes().to_vec();
         let mut a = vec![];
-        match self.rng.random_range(0..22) {
+        match self.rng.random_range(0..23) {
             0..=3 => {
                 a.push(s("SET"));
                 a.push(s(&self.skey()));
@@ -683,6 +683,20 @@ impl Gen {
                     a.push(s(self.pick(&["100000000", "0", "-5", "x"])));
                 }
                 a.push(self.svalue());
+            }
+            20 => {
+                a.push(s("LCS"));
+                a.push(s(&self.skey()));
+                a.push(s(&self.skey()));
+                for opt in ["LEN", "IDX", "WITHMATCHLEN"] {
+                    if self.chance(0.3) {
+                        a.push(s(opt));
+                    }
+                }
+                if self.chance(0.2) {
+                    a.push(s("MINMATCHLEN"));
+                    a.push(s(self.pick(&["0", "1", "2", "-1", "x"])));
+                }
             }
             _ => {
                 a.push(s(self.pick(&["DEL", "PERSIST"])));

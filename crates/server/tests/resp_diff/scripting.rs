@@ -216,6 +216,97 @@ fn podium_sha(body: &str) -> String {
         .collect()
 }
 
+/// The `struct` library: what it packs (as bytes), unpacks and sizes,
+/// and its errors.
+fn struct_lib(d: &mut Diff) {
+    for s in [
+        "return struct.pack('>i2', 258)",
+        "return struct.pack('<i2', 258)",
+        "return struct.pack('bBhHlLT', -1, 255, -2, 65535, -3, 7, 9)",
+        "return struct.pack('>I3i5', 70000, -70000)",
+        "return struct.pack('i16', -1)",
+        "return struct.pack('!4bi!2bhx', 1, 2, 3, 4)",
+        "return struct.pack('b!i3', 1, 2)",
+        "return struct.pack('s', 'ab')",
+        "return struct.pack('c0c2', 'abc', 'xyz')",
+        "return struct.pack('>d<df', 1.5, -0.25, 3.75)",
+        "return struct.pack('b', ' 0x10 ')",
+        "return struct.pack('i', 3.99)",
+        "return struct.pack('i', -3.99)",
+        "return struct.pack('L', 2^63)",
+        "return struct.pack('l', 2^62)",
+        "return struct.pack('> < !  i', 1)",
+        "return struct.pack(12, 1)",
+        "return struct.pack('c', 12)",
+        "return {struct.unpack('>i2', '\\1\\2')}",
+        "return {struct.unpack('bB', '\\255\\255')}",
+        "return {struct.unpack('<i3>I3', '\\1\\2\\128\\1\\2\\128')}",
+        "return {struct.unpack('s b', 'hi\\0\\7')}",
+        "return {struct.unpack('b c0', '\\2xyz')}",
+        "return {struct.unpack('!4bi', '\\1\\9\\9\\9\\2\\0\\0\\0')}",
+        "return {struct.unpack('i', 'abcd', 1.9)}",
+        "return {struct.unpack('b', 'abcd', 3)}",
+        "return {struct.unpack('<i12', '\\0\\0\\0\\128\\0\\0\\0\\0\\0\\0\\0\\0')}",
+        "return {struct.unpack('>d', struct.pack('>d', 2.5))}",
+        "return {struct.unpack('f', struct.pack('f', 0.1))}",
+        "return {struct.unpack('x', 'a')}",
+        "return {struct.unpack('c0', '0')}",
+        "return struct.size('bhilfdT')",
+        "return struct.size('!bhilfd')",
+        "return struct.size('!4i3c')",
+        "return struct.size('X!4i3zc')",
+        "return struct.size('b!Xd')",
+        "return struct.size('')",
+        // Errors.
+        "return struct.pack('>X', 1)",
+        "return struct.pack('i40', 1)",
+        "return struct.pack('i99999999999', 1)",
+        "return struct.pack('c5', 'ab')",
+        "return struct.pack('!3i', 1)",
+        "return struct.pack('i', 'x')",
+        "return struct.pack('i')",
+        "return struct.pack('ii', 1)",
+        "return struct.pack('iii', 1)",
+        "return struct.pack(nil)",
+        "return struct.pack({})",
+        "return struct.pack('s', true)",
+        "return struct.unpack('i4', 'ab')",
+        "return struct.unpack('b', 'abc', 0)",
+        "return struct.unpack('b', 'abc', -5)",
+        "return struct.unpack('b', 'abc', 'x')",
+        "return struct.unpack('s', 'ab')",
+        "return struct.unpack('b')",
+        "return struct.unpack()",
+        "return struct.unpack('#', 'a')",
+        "return struct.size('s')",
+        "return struct.size('c0')",
+        "return struct.size('#')",
+        "return struct.size('i33')",
+        "return {pcall(function() return struct.pack('X') end)}",
+        "struct.pack = nil",
+        "\nlocal x = 1\nreturn struct.pack('!5')",
+    ] {
+        eval(d, s, &["0"]);
+    }
+    eval(
+        d,
+        "return struct.unpack('>i4', redis.call('GET', KEYS[1]))",
+        &["1", "packed"],
+    );
+    eval(
+        d,
+        "redis.call('SET', KEYS[1], struct.pack('>i4', ARGV[1])); return redis.call('STRLEN', KEYS[1])",
+        &["1", "packed", "-123456"],
+    );
+    d.same("GET packed");
+    d.same("DEL packed");
+}
+
+#[test]
+fn struct_in_scripts() {
+    run_group("scripting-struct", struct_lib);
+}
+
 #[test]
 fn eval_and_script() {
     run_group("scripting", scripting);

@@ -527,6 +527,62 @@ fn transactions(d: &mut Diff) {
     d.same("EXEC");
 }
 
+/// LCS: the subsequence, LEN, IDX with MINMATCHLEN and WITHMATCHLEN, and
+/// the errors in Redis's order (types, then options).
+fn lcs(d: &mut Diff) {
+    d.same("SET a ohmytext");
+    d.same("SET b mynewtext");
+    d.same("SET c abcXdefYghi");
+    d.same("SET e abcZdefWghi");
+    d.same_args(&[&b"SET"[..], b"bin", b"a\0b\xffc"]);
+    d.same_args(&[&b"SET"[..], b"bin2", b"\xffa\0c"]);
+    d.same("ZADD z 1 x");
+    d.same("HSET h f v");
+    for c in [
+        "LCS a b",
+        "LCS b a",
+        "LCS a b LEN",
+        "LCS a b len",
+        "LCS a b IDX",
+        "LCS a b IDX WITHMATCHLEN",
+        "LCS a b IDX MINMATCHLEN 4",
+        "LCS a b IDX MINMATCHLEN 4 WITHMATCHLEN",
+        "LCS a b IDX MINMATCHLEN -5 WITHMATCHLEN",
+        "LCS a b MINMATCHLEN 4",
+        "LCS a b WITHMATCHLEN",
+        "LCS c e IDX WITHMATCHLEN",
+        "LCS c e IDX MINMATCHLEN 3",
+        "LCS c c IDX",
+        "LCS bin bin2",
+        "LCS bin bin2 IDX WITHMATCHLEN",
+        "LCS a nokey",
+        "LCS nokey nokey2 IDX",
+        "LCS nokey nokey2 LEN",
+        "LCS a b LEN IDX",
+        "LCS a b IDX LEN",
+        "LCS a b foo",
+        "LCS a b MINMATCHLEN",
+        "LCS a b MINMATCHLEN x",
+        "LCS a b MINMATCHLEN 99999999999999999999",
+        "LCS a z",
+        "LCS z a",
+        "LCS h a IDX",
+        "LCS z a foo",
+        "LCS a h LEN IDX",
+        "LCS a",
+        "LCS",
+    ] {
+        d.same(c);
+    }
+    d.same("EXISTS nokey");
+    d.same("DEL a b c e bin bin2 z h");
+}
+
+#[test]
+fn string_lcs() {
+    run_group("strings-lcs", lcs);
+}
+
 #[test]
 fn string_commands() {
     run_group("strings", get_set);

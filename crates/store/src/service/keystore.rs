@@ -241,6 +241,10 @@ impl KeyStore for Service {
         Service::strlen(self, key)
     }
 
+    fn lcs(&self, key1: &[u8], key2: &[u8]) -> Result<podium_core::keystore::Lcs, ApiError> {
+        Service::lcs(self, key1, key2)
+    }
+
     fn hincrbyfloat(
         &self,
         key: &[u8],

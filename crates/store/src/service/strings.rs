@@ -389,6 +389,15 @@ impl Service {
     pub fn strlen(&self, key: &[u8]) -> Result<u64, ApiError> {
         self.read_string(key, |v| v.map_or(0, |v| v.len() as u64))
     }
+
+    /// LCS: both values read (each under its own gate, a missing key as
+    /// empty) before the table is built, so no gate is held through it.
+    pub fn lcs(&self, key1: &[u8], key2: &[u8]) -> Result<podium_core::keystore::Lcs, ApiError> {
+        let a = self.read_string(key1, |v| v.map(<[u8]>::to_vec));
+        let b = self.read_string(key2, |v| v.map(<[u8]>::to_vec));
+        let (a, b) = (a?.unwrap_or_default(), b?.unwrap_or_default());
+        podium_core::keystore::lcs(&a, &b)
+    }
 }
 
 #[cfg(test)]
@@ -486,6 +495,16 @@ mod tests {
         assert_eq!(svc.strlen(b"a").unwrap(), 8);
         assert_eq!(svc.getdel(b"a").unwrap().0, Some(b"hello\0\0!".to_vec()));
         assert_eq!(svc.strlen(b"a").unwrap(), 0);
+    }
+
+    #[test]
+    fn lcs_reads_both_strings() {
+        let svc = Service::in_memory();
+        set(&svc, "a", "ohmytext");
+        set(&svc, "b", "mynewtext");
+        assert_eq!(svc.lcs(b"a", b"b").unwrap().text, b"mytext");
+        assert_eq!(svc.lcs(b"b", b"a").unwrap().ranges.len(), 2);
+        assert_eq!(svc.lcs(b"a", b"none").unwrap().text, b"");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! call and its reply. Expiry arguments are checked and made absolute
 //! here, at Redis's point in each command (`getExpireMillisecondsOrReply`).
 
-use podium_core::error::ApiError;
+use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{GetExpiry, KeyStore, SetExpiry, SetOpts};
 
-use super::super::command_strings::{ExpireArg, GetexTtl, SetTtl, StrCmd};
+use super::super::command_strings::{ExpireArg, GetexTtl, LcsOpts, SetTtl, StrCmd};
 use super::super::num::string2ll;
 use super::super::reply::Reply;
 use super::{done, refs, Run};
@@ -32,6 +32,59 @@ fn expire_at(store: &dyn KeyStore, e: &ExpireArg, name: &str) -> Result<i64, Rep
 
 fn bulk_or_null(v: Option<Vec<u8>>) -> Reply {
     v.map_or(Reply::Null, Reply::Bulk)
+}
+
+/// LCS: Redis checks both keys' types before its options.
+fn lcs(
+    store: &dyn KeyStore,
+    key1: &[u8],
+    key2: &[u8],
+    opts: Result<LcsOpts, Reply>,
+) -> Result<Reply, ApiError> {
+    let wrong = || Reply::err("The specified keys must contain string values");
+    let opts = match opts {
+        Ok(o) => o,
+        Err(r) => {
+            return Ok(match (store.strlen(key1), store.strlen(key2)) {
+                (Err(e), _) | (_, Err(e)) if e.code == Code::WrongType => wrong(),
+                (Err(e), _) | (_, Err(e)) => return Err(e),
+                _ => r,
+            })
+        }
+    };
+    let l = match store.lcs(key1, key2) {
+        Ok(l) => l,
+        Err(e) if e.code == Code::WrongType => return Ok(wrong()),
+        Err(e) if matches!(e.code, Code::InvalidArgument | Code::OutOfMemory) => {
+            return Ok(Reply::err(e.message))
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(if opts.idx {
+        let matches = l
+            .ranges
+            .iter()
+            .filter(|r| opts.min_match_len == 0 || i64::from(r.match_len()) >= opts.min_match_len)
+            .map(|r| {
+                let pair = |(x, y): (u32, u32)| {
+                    Reply::Array(vec![Reply::Int(i64::from(x)), Reply::Int(i64::from(y))])
+                };
+                let mut m = vec![pair(r.a), pair(r.b)];
+                if opts.with_match_len {
+                    m.push(Reply::Int(i64::from(r.match_len())));
+                }
+                Reply::Array(m)
+            })
+            .collect();
+        Reply::Map(vec![
+            (Reply::bulk("matches"), Reply::Array(matches)),
+            (Reply::bulk("len"), Reply::Int(l.text.len() as i64)),
+        ])
+    } else if opts.len {
+        Reply::Int(l.text.len() as i64)
+    } else {
+        Reply::Bulk(l.text)
+    })
 }
 
 /// Runs a string command.
@@ -138,6 +191,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
             let (v, lsn) = store.hincrbyfloat(&key, &field, by)?;
             (Reply::Bulk(v), lsn)
         }
+        StrCmd::Lcs { key1, key2, opts } => done(lcs(store, &key1, &key2, opts)?),
     })
 }
 

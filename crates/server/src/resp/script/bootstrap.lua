@@ -64,6 +64,10 @@ local function caught(ok, ...)
     if type(e) == "table" and type(rawget(e, "err")) == "string" then
       return false, rawget(e, "err")
     end
+    -- A library's Lua error (struct's), raised from Rust as a string.
+    if type(e) == "string" then
+      return false, e
+    end
   end
   return ok, ...
 end

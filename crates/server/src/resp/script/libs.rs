@@ -1,7 +1,7 @@
 //! The libraries Redis adds to Lua that mlua lacks, with Redis's
 //! behaviour: `cjson` (lua-cjson 2.1's encoding rules on `serde_json`'s
 //! parser), `cmsgpack` (lua-cmsgpack's formats on `rmp`) and `bit`
-//! (LuaBitOp's 32-bit operations).
+//! (LuaBitOp's 32-bit operations); `struct` is in [`super::structlib`].
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
 
@@ -15,6 +15,7 @@ pub fn install(lua: &Lua) -> mlua::Result<()> {
     g.raw_set("cjson", cjson(lua)?)?;
     g.raw_set("cmsgpack", cmsgpack(lua)?)?;
     g.raw_set("bit", bit(lua)?)?;
+    g.raw_set("struct", super::structlib::table(lua)?)?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@
 
 pub mod convert;
 mod libs;
+mod structlib;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
@@ -762,6 +763,32 @@ mod tests {
                 "Error compiling script (new function): user_script:1: unexpected symbol near '+'"
             )
         );
+    }
+
+    #[test]
+    fn struct_errors_are_lua_errors_at_the_calling_line() {
+        let src = "\nreturn struct.pack('>X', 1)";
+        assert_eq!(
+            err(src),
+            format!(
+                "ERR user_script:2: bad argument #1 to 'pack' (invalid format option 'X') \
+                 script: {}, on @user_script:2.",
+                sha1hex(src.as_bytes())
+            )
+        );
+        assert_eq!(
+            run("return {pcall(function() return struct.unpack('i4', 'ab') end)}"),
+            Reply::Array(vec![
+                Reply::Null,
+                Reply::bulk("user_script:1: bad argument #2 to 'unpack' (data string too short)")
+            ])
+        );
+        assert_eq!(
+            run("return {struct.unpack('>i2', struct.pack('>i2', 513))}"),
+            Reply::Array(vec![Reply::Int(513), Reply::Int(3)])
+        );
+        assert_eq!(run("return struct.size('!4bi')"), Reply::Int(8));
+        assert!(err("struct.x = 1").contains("Attempt to modify a readonly table"));
     }
 
     #[test]
