@@ -62,9 +62,10 @@ pub fn in_db(db: u8, name: &[u8]) -> bool {
 /// (`getIntFromObjectOrReply` then the range check): the error text
 /// without its `ERR ` code.
 pub fn parse_index(arg: &[u8]) -> Result<u8, &'static str> {
-    let i = super::string2ll(arg)
-        .filter(|i| i32::try_from(*i).is_ok())
-        .ok_or("value is not an integer or out of range")?;
+    let i = super::string2ll(arg).ok_or("value is not an integer or out of range")?;
+    if i32::try_from(i).is_err() {
+        return Err("value is out of range, value must between -2147483648 and 2147483647");
+    }
     u8::try_from(i)
         .ok()
         .filter(|i| *i < DATABASES)
@@ -533,7 +534,11 @@ mod tests {
         assert_eq!(parse_index(b"16"), Err("DB index is out of range"));
         assert_eq!(parse_index(b"-1"), Err("DB index is out of range"));
         assert_eq!(parse_index(b"2147483647"), Err("DB index is out of range"));
-        for bad in [&b"2147483648"[..], b"x", b"1.0", b"", b" 1", b"01"] {
+        assert_eq!(
+            parse_index(b"-2147483649"),
+            Err("value is out of range, value must between -2147483648 and 2147483647")
+        );
+        for bad in [&b"99999999999999999999"[..], b"x", b"1.0", b"", b" 1", b"01"] {
             assert_eq!(parse_index(bad), Err("value is not an integer or out of range"));
         }
     }

@@ -26,12 +26,13 @@ pub(in crate::resp) fn parse(name: &str, a: &[Bytes]) -> Result<Cmd, Reply> {
     })
 }
 
-/// `getIntFromObjectOrReply` with its message, then the range check.
-fn index(arg: &[u8], not_int: &str) -> Result<u8, Reply> {
+/// `getIntFromObjectOrReply` (its own message, or `msg` for any value
+/// that is no `int`), then the database range check.
+fn index(arg: &[u8], msg: Option<&str>) -> Result<u8, Reply> {
     match database::parse_index(arg) {
         Ok(i) => Ok(i),
         Err(e) if e.starts_with("DB index") => Err(Reply::err(e)),
-        Err(_) => Err(Reply::err(not_int)),
+        Err(e) => Err(Reply::err(msg.unwrap_or(e))),
     }
 }
 
@@ -54,7 +55,7 @@ impl Session {
     pub(super) fn database_cmd(&mut self, cmd: Cmd) -> Result<Run, ApiError> {
         Ok(match cmd {
             Cmd::Select(arg) => done(
-                match index(&arg, "value is not an integer or out of range") {
+                match index(&arg, None) {
                     Ok(db) => {
                         self.select(db);
                         Reply::OK
@@ -64,18 +65,18 @@ impl Session {
             ),
             Cmd::FlushDb => (Reply::OK, self.db.flushdb()?),
             Cmd::SwapDb(a, b) => {
-                let a = match index(&a, "invalid first DB index") {
+                let a = match index(&a, Some("invalid first DB index")) {
                     Ok(a) => a,
                     Err(r) => return Ok(done(r)),
                 };
-                let b = match index(&b, "invalid second DB index") {
+                let b = match index(&b, Some("invalid second DB index")) {
                     Ok(b) => b,
                     Err(r) => return Ok(done(r)),
                 };
                 (Reply::OK, self.db.swap_db(a, b)?)
             }
             Cmd::Move { key, db } => {
-                let to = match index(&db, "value is not an integer or out of range") {
+                let to = match index(&db, None) {
                     Ok(to) => to,
                     Err(r) => return Ok(done(r)),
                 };
