@@ -210,8 +210,18 @@ fn keys_of_several_databases_survive_kill_9_with_swapdb_and_move() {
     let info = c.call_str("INFO keyspace").text().expect("INFO text");
     let lines: Vec<&str> = info.lines().collect();
     assert_eq!(lines.len(), 5, "{info:?}");
-    assert_eq!(lines[..3], ["# Keyspace", "db0:keys=1,expires=0,avg_ttl=0", "db4:keys=1,expires=0,avg_ttl=0"]);
-    assert!(lines[3].starts_with("db7:keys=1,expires=1,avg_ttl="), "{info:?}");
+    assert_eq!(
+        lines[..3],
+        [
+            "# Keyspace",
+            "db0:keys=1,expires=0,avg_ttl=0",
+            "db4:keys=1,expires=0,avg_ttl=0"
+        ]
+    );
+    assert!(
+        lines[3].starts_with("db7:keys=1,expires=1,avg_ttl="),
+        "{info:?}"
+    );
     assert_eq!(lines[4], "db15:keys=2,expires=0,avg_ttl=0");
 }
 

@@ -99,8 +99,7 @@ impl Database {
     /// MOVE: the key to database `db` unless a key of that name is there
     /// already; whether it moved.
     pub fn move_key(&self, key: &[u8], db: u8) -> Result<(bool, Lsn), ApiError> {
-        self.inner
-            .rename_nx(&self.enc(key), &encode(db, key))
+        self.inner.rename_nx(&self.enc(key), &encode(db, key))
     }
 
     /// SWAPDB: databases `a` and `b` trade their keys.
@@ -140,11 +139,7 @@ impl Database {
         f(&refs)
     }
 
-    fn with_pairs<R>(
-        &self,
-        pairs: &[(&[u8], &[u8])],
-        f: impl FnOnce(&[(&[u8], &[u8])]) -> R,
-    ) -> R {
+    fn with_pairs<R>(&self, pairs: &[(&[u8], &[u8])], f: impl FnOnce(&[(&[u8], &[u8])]) -> R) -> R {
         if self.plain(pairs.iter().map(|p| p.0)) {
             return f(pairs);
         }
@@ -444,11 +439,9 @@ impl KeyStore for Database {
 
     fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut()) {
         let writes = match writes {
-            Writes::Keys(keys) if !self.plain(&keys) => Writes::Keys(
-                keys.iter()
-                    .map(|k| self.enc(k).into_owned())
-                    .collect(),
-            ),
+            Writes::Keys(keys) if !self.plain(&keys) => {
+                Writes::Keys(keys.iter().map(|k| self.enc(k).into_owned()).collect())
+            }
             w => w,
         };
         self.inner.run_atomically(writes, f)
@@ -492,7 +485,6 @@ impl KeyStore for Database {
             _ => None,
         })
     }
-
 }
 
 /// A uniform pick among keys.
@@ -538,8 +530,18 @@ mod tests {
             parse_index(b"-2147483649"),
             Err("value is out of range, value must between -2147483648 and 2147483647")
         );
-        for bad in [&b"99999999999999999999"[..], b"x", b"1.0", b"", b" 1", b"01"] {
-            assert_eq!(parse_index(bad), Err("value is not an integer or out of range"));
+        for bad in [
+            &b"99999999999999999999"[..],
+            b"x",
+            b"1.0",
+            b"",
+            b" 1",
+            b"01",
+        ] {
+            assert_eq!(
+                parse_index(bad),
+                Err("value is not an integer or out of range")
+            );
         }
     }
 

@@ -494,7 +494,9 @@ pub trait KeyStore: Send + Sync {
         let keys: Vec<Vec<u8>> = self.keys(b"*").into_iter().filter(|k| within(k)).collect();
         let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
         let mut out = Ok(0);
-        self.run_atomically(Writes::Any, &mut || out = self.del(&refs).map(|(_, lsn)| lsn));
+        self.run_atomically(Writes::Any, &mut || {
+            out = self.del(&refs).map(|(_, lsn)| lsn)
+        });
         out
     }
 

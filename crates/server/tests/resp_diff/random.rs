@@ -559,7 +559,11 @@ impl Gen {
         match self.rng.random_range(0..10) {
             0..=5 => vec![s("SELECT"), db(self)],
             6 | 7 => {
-                let k = if self.chance(0.5) { self.zkey() } else { self.hkey() };
+                let k = if self.chance(0.5) {
+                    self.zkey()
+                } else {
+                    self.hkey()
+                };
                 vec![s("MOVE"), s(&k), db(self)]
             }
             8 => vec![s("SWAPDB"), db(self), db(self)],

@@ -467,7 +467,14 @@ impl Keyspace {
                 }
             }
         }
-        (n, if summed == 0 { 0 } else { (sum / summed) as i64 })
+        (
+            n,
+            if summed == 0 {
+                0
+            } else {
+                (sum / summed) as i64
+            },
+        )
     }
 
     /// Renames the hashes, strings and expiries of `pairs` at once (the

@@ -196,7 +196,9 @@ mod tests {
     }
 
     fn dbs(store: &Arc<dyn KeyStore>) -> Vec<Database> {
-        (0..DATABASES).map(|i| Database::new(store.clone(), i)).collect()
+        (0..DATABASES)
+            .map(|i| Database::new(store.clone(), i))
+            .collect()
     }
 
     #[test]
@@ -210,7 +212,8 @@ mod tests {
             d[15].hset(b"h", &[(b"f", b"v")]).unwrap();
             d[3].set(b"s", b"x", SetOpts::default()).unwrap();
             d[0].set(b"\x01odd", b"y", SetOpts::default()).unwrap();
-            d[3].expire_at_ms(b"s", i64::MAX / 2, Default::default()).unwrap();
+            d[3].expire_at_ms(b"s", i64::MAX / 2, Default::default())
+                .unwrap();
             assert_eq!(d[0].keys(b"*"), [b"\x01odd".to_vec(), b"lb".to_vec()]);
             assert_eq!(d[15].keys(b"*"), [b"h".to_vec(), b"lb".to_vec()]);
             assert_eq!(d[0].dbsize(), 2);

@@ -4,11 +4,11 @@
 //! frontends that encode entries straight into their responses.
 
 use super::Service;
-use podium_engine::Store;
 use podium_core::api::*;
 use podium_core::backend::{RangeBounds, TopHead};
 use podium_core::error::ApiError;
 use podium_core::ops::{Around, GetEntry, RangeByRank, RangeByScore, Ranks, Search, Top};
+use podium_engine::Store;
 
 impl Service {
     pub fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {

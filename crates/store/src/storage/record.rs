@@ -861,7 +861,10 @@ mod tests {
                 LogOp::FlushAll,
             ]),
             LogOp::Rename {
-                pairs: vec![(b"a".to_vec(), b"\x01\x05a".to_vec()), (Vec::new(), b"x".to_vec())],
+                pairs: vec![
+                    (b"a".to_vec(), b"\x01\x05a".to_vec()),
+                    (Vec::new(), b"x".to_vec()),
+                ],
             },
         ]
     }
@@ -996,9 +999,7 @@ mod tests {
         };
         let mut buf = Vec::new();
         op.encode(&mut buf);
-        let want = [
-            23u8, 1, 0, 0, 0, 1, 0, 0, 0, b'k', 3, 0, 0, 0, 1, 15, b'k',
-        ];
+        let want = [23u8, 1, 0, 0, 0, 1, 0, 0, 0, b'k', 3, 0, 0, 0, 1, 15, b'k'];
         assert_eq!(buf, want);
     }
 }

@@ -709,8 +709,12 @@ async fn boards_of_redis_databases_other_than_0_are_not_served() {
         data: None,
     };
     let root: Arc<dyn KeyStore> = svc.clone();
-    Database::new(root.clone(), 0).zadd(b"lb", vec![rec("zero")]).unwrap();
-    Database::new(root, 15).zadd(b"lb", vec![rec("fifteen")]).unwrap();
+    Database::new(root.clone(), 0)
+        .zadd(b"lb", vec![rec("zero")])
+        .unwrap();
+    Database::new(root, 15)
+        .zadd(b"lb", vec![rec("fifteen")])
+        .unwrap();
     let r = call(&app, "GET", "/v1/boards", None).await;
     assert_eq!(r.status, 200);
     let names: Vec<&str> = r.json()["boards"]

@@ -54,15 +54,13 @@ impl Session {
 
     pub(super) fn database_cmd(&mut self, cmd: Cmd) -> Result<Run, ApiError> {
         Ok(match cmd {
-            Cmd::Select(arg) => done(
-                match index(&arg, None) {
-                    Ok(db) => {
-                        self.select(db);
-                        Reply::OK
-                    }
-                    Err(r) => r,
-                },
-            ),
+            Cmd::Select(arg) => done(match index(&arg, None) {
+                Ok(db) => {
+                    self.select(db);
+                    Reply::OK
+                }
+                Err(r) => r,
+            }),
             Cmd::FlushDb => (Reply::OK, self.db.flushdb()?),
             Cmd::SwapDb(a, b) => {
                 let a = match index(&a, Some("invalid first DB index")) {
@@ -129,21 +127,36 @@ mod tests {
         assert_eq!(run(&mut s, "zadd k 1 m"), R::Int(1));
         assert_eq!(run(&mut s, "dbsize"), R::Int(1));
         assert!(s.client.client.line().contains(" db=15 "));
-        assert_eq!(run(&mut s, "move k 15"), R::err("source and destination objects are the same"));
+        assert_eq!(
+            run(&mut s, "move k 15"),
+            R::err("source and destination objects are the same")
+        );
         assert_eq!(run(&mut s, "move k 0"), R::Int(0));
         assert_eq!(run(&mut s, "move k 3"), R::Int(1));
         assert_eq!(run(&mut s, "move k 16"), R::err("DB index is out of range"));
-        assert_eq!(run(&mut s, "move k x"), R::err("value is not an integer or out of range"));
+        assert_eq!(
+            run(&mut s, "move k x"),
+            R::err("value is not an integer or out of range")
+        );
         assert_eq!(run(&mut s, "swapdb x 1"), R::err("invalid first DB index"));
         assert_eq!(run(&mut s, "swapdb 1 x"), R::err("invalid second DB index"));
-        assert_eq!(run(&mut s, "swapdb 1 16"), R::err("DB index is out of range"));
+        assert_eq!(
+            run(&mut s, "swapdb 1 16"),
+            R::err("DB index is out of range")
+        );
         assert_eq!(run(&mut s, "swapdb 0 3"), R::OK);
         assert_eq!(run(&mut s, "select 0"), R::OK);
         assert_eq!(run(&mut s, "type k"), R::Status("zset"));
         let ks = s.keyspace_info();
-        assert_eq!(ks, "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n");
+        assert_eq!(
+            ks,
+            "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n"
+        );
         assert_eq!(run(&mut s, "flushdb"), R::OK);
-        assert_eq!(s.keyspace_info(), "# Keyspace\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n");
+        assert_eq!(
+            s.keyspace_info(),
+            "# Keyspace\r\ndb3:keys=1,expires=0,avg_ttl=0\r\n"
+        );
         assert_eq!(run(&mut s, "select 3"), R::OK);
         assert_eq!(run(&mut s, "reset"), R::Status("RESET"));
         assert_eq!(run(&mut s, "get k"), R::Null);
