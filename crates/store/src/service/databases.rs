@@ -20,10 +20,10 @@ use crate::storage::Aux;
 /// The values `take` removes from the old names of `pairs`, each with
 /// the new name it goes to, after `take` has also cleared every new name
 /// that is not itself an old one (what a rename replaces).
-pub(crate) fn rename_with<'p, V>(
-    pairs: &'p [(Vec<u8>, Vec<u8>)],
+pub(crate) fn rename_with<V>(
+    pairs: &[(Vec<u8>, Vec<u8>)],
     mut take: impl FnMut(&[u8]) -> Option<V>,
-) -> Vec<(&'p [u8], V)> {
+) -> Vec<(&[u8], V)> {
     let taken: Vec<Option<V>> = pairs.iter().map(|(from, _)| take(from)).collect();
     let froms: HashSet<&[u8]> = pairs.iter().map(|(f, _)| &f[..]).collect();
     for (_, to) in pairs {
