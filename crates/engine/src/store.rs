@@ -22,6 +22,9 @@ pub type BoardRef = Arc<RwLock<Board>>;
 /// Longest board name, in bytes.
 pub const MAX_BOARD_NAME: usize = 200;
 
+/// The first byte of the board names of Redis databases 1 to 15.
+const DB_MARK: u8 = 0x01;
+
 #[derive(Default)]
 pub struct Store {
     boards: DashMap<Arc<str>, BoardRef>,
@@ -32,11 +35,42 @@ impl Store {
         Self::default()
     }
 
-    /// 1–200 bytes of UTF-8 without control characters.
+    /// A board name the store holds: a name users may give
+    /// ([`Store::validate_user_name`]), or one behind the prefix of a
+    /// Redis database other than 0 (`\x01` and the database's index, 1 to
+    /// 15), which the Redis protocol alone makes.
     pub fn validate_name(name: &str) -> Result<()> {
+        match name.as_bytes() {
+            [DB_MARK, 1..=15, ..] => Self::validate_user_name(&name[2..]),
+            _ => Self::validate_user_name(name),
+        }
+    }
+
+    /// 1–200 bytes of UTF-8 without control characters: the names the
+    /// HTTP API, RPC, search and the CLI take.
+    pub fn validate_user_name(name: &str) -> Result<()> {
         if name.is_empty() || name.len() > MAX_BOARD_NAME || name.chars().any(char::is_control) {
             return Err(Error::BadBoardName);
         }
+        Ok(())
+    }
+
+    /// Whether `name` is a board of a Redis database other than 0: no
+    /// listing or count for users shows it.
+    pub fn is_redis_only(name: &str) -> bool {
+        name.as_bytes().first() == Some(&DB_MARK)
+    }
+
+    /// Takes board `name` out of the store (a rename moves it whole).
+    pub fn take(&self, name: &str) -> Option<BoardRef> {
+        self.boards.remove(name).map(|(_, b)| b)
+    }
+
+    /// Puts a board taken by [`Store::take`] in place as `name`,
+    /// replacing any.
+    pub fn place(&self, name: &str, board: BoardRef) -> Result<()> {
+        Self::validate_name(name)?;
+        self.boards.insert(Arc::from(name), board);
         Ok(())
     }
 

@@ -173,7 +173,7 @@ impl Backend for RedisBackend {
     async fn board_put(&self, req: &PutBoard) -> Result<BoardOut, ApiError> {
         let board = req.board.as_str();
         let config = config_from_json(&req.config)?;
-        Store::validate_name(board)?;
+        Store::validate_user_name(board)?;
         supported(&config)?;
         self.registry("SADD", board).await?;
         let fields = config_fields(&config, self.now());

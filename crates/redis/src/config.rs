@@ -134,7 +134,7 @@ impl RedisBackend {
         config: &BoardConfig,
         if_absent: bool,
     ) -> Result<(), ApiError> {
-        Store::validate_name(board)?;
+        Store::validate_user_name(board)?;
         self.registry("SADD", board).await?;
         match self
             .call(board, "create", config_fields(config, self.now()))

@@ -155,7 +155,7 @@ impl RedisBackend {
             let fallback = next.clone().unwrap_or_else(|| time_label(now));
             let label = info.period.as_deref().unwrap_or(&fallback);
             // Refused before the content moves, as the engine refuses it.
-            Store::validate_name(&format!("{board}@{label}"))?;
+            Store::validate_user_name(&format!("{board}@{label}"))?;
             match self
                 .reset_from(
                     board,
@@ -283,7 +283,7 @@ impl RedisBackend {
             Some(a) => a,
             None => self.next_archive_name(board, label).await?,
         };
-        Store::validate_name(&name)?;
+        Store::validate_user_name(&name)?;
         let Some((archive, seq, named)) = self.name_archive(board, &name).await? else {
             return Ok(None);
         };

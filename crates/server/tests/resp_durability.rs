@@ -167,6 +167,65 @@ fn acknowledged_string_writes_survive_kill_9() {
 }
 
 #[test]
+fn keys_of_several_databases_survive_kill_9_with_swapdb_and_move() {
+    let mut p = Podium::start(&[]);
+    let mut c = Conn::open(&p.addr());
+    let ok = |c: &mut Conn, line: &str| {
+        let r = c.call_str(line);
+        assert!(!r.is_error(), "{line}: {r:?}");
+    };
+    ok(&mut c, "ZADD lb 1 zero");
+    ok(&mut c, "SELECT 15");
+    ok(&mut c, "ZADD lb 2 fifteen");
+    ok(&mut c, "HSET h f fifteen");
+    ok(&mut c, "SET s fifteen EX 1000");
+    ok(&mut c, "SELECT 3");
+    ok(&mut c, "ZADD lb 3 three");
+    ok(&mut c, "SET gone v");
+    ok(&mut c, "SWAPDB 3 4");
+    ok(&mut c, "SELECT 15");
+    assert_eq!(c.call_str("MOVE s 7").int(), Some(1));
+    assert_eq!(c.call_str("MOVE lb 0").int(), Some(0));
+    ok(&mut c, "SELECT 4");
+    ok(&mut c, "FLUSHDB");
+    ok(&mut c, "ZADD lb 4 four");
+
+    p.restart(); // SIGKILL, then start on the same data directory
+    let mut c = Conn::open(&p.addr());
+    let range = |c: &mut Conn| c.call(&cmd("ZRANGE lb 0 -1"));
+    assert_eq!(range(&mut c), b"*1\r\n$4\r\nzero\r\n");
+    assert_eq!(c.call_str("SELECT 15").text().as_deref(), Some("OK"));
+    assert_eq!(range(&mut c), b"*1\r\n$7\r\nfifteen\r\n");
+    assert_eq!(c.call(&cmd("HGET h f")), b"$7\r\nfifteen\r\n");
+    assert_eq!(c.call_str("EXISTS s").int(), Some(0));
+    c.call_str("SELECT 7");
+    assert_eq!(c.call(&cmd("GET s")), b"$7\r\nfifteen\r\n");
+    let ttl = c.call_str("TTL s").int().unwrap();
+    assert!((990..=1000).contains(&ttl), "TTL after restart: {ttl}");
+    c.call_str("SELECT 3");
+    assert_eq!(c.call_str("DBSIZE").int(), Some(0));
+    c.call_str("SELECT 4");
+    assert_eq!(range(&mut c), b"*1\r\n$4\r\nfour\r\n");
+    assert_eq!(c.call_str("DBSIZE").int(), Some(1));
+    let info = c.call_str("INFO keyspace").text().expect("INFO text");
+    let lines: Vec<&str> = info.lines().collect();
+    assert_eq!(lines.len(), 5, "{info:?}");
+    assert_eq!(
+        lines[..3],
+        [
+            "# Keyspace",
+            "db0:keys=1,expires=0,avg_ttl=0",
+            "db4:keys=1,expires=0,avg_ttl=0"
+        ]
+    );
+    assert!(
+        lines[3].starts_with("db7:keys=1,expires=1,avg_ttl="),
+        "{info:?}"
+    );
+    assert_eq!(lines[4], "db15:keys=2,expires=0,avg_ttl=0");
+}
+
+#[test]
 fn api_keys_gate_the_redis_protocol_by_scope() {
     let p = Podium::start(&[
         "--api-key",

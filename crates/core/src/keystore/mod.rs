@@ -11,6 +11,7 @@
 //! ([`KeyStore::wait_durable`]).
 
 mod cursor;
+pub mod database;
 mod glob;
 mod lcs;
 mod lex;
@@ -467,6 +468,58 @@ pub trait KeyStore: Send + Sync {
     /// The average time to live of the keys that have one, in ms, from a
     /// sample of them (INFO keyspace's `avg_ttl`; 0: none).
     fn avg_ttl_ms(&self) -> i64;
+
+    // ----------------------------------------------------------- databases
+    // Redis's numbered databases are namespaces of stored names
+    // ([`database`]); the store sees only names and these predicates.
+
+    /// FLUSHDB: every key of this store's database (of a store that is
+    /// one database, every key).
+    fn flushdb(&self) -> Result<Lsn, ApiError> {
+        self.flushall()
+    }
+
+    /// How many keys `within` accepts.
+    fn dbsize_where(&self, within: &dyn Fn(&[u8]) -> bool) -> u64 {
+        self.keys(b"*").iter().filter(|k| within(k)).count() as u64
+    }
+
+    /// How many of the keys `within` accepts have an expiry, and their
+    /// average time to live in ms (0: none has one).
+    fn expiring_where(&self, within: &dyn Fn(&[u8]) -> bool) -> (usize, i64) {
+        let ttls: Vec<i64> = self
+            .keys(b"*")
+            .iter()
+            .filter(|k| within(k))
+            .map(|k| self.pttl(k))
+            .filter(|t| *t >= 0)
+            .collect();
+        let avg = match ttls.len() {
+            0 => 0,
+            n => (ttls.iter().map(|t| i128::from(*t)).sum::<i128>() / n as i128) as i64,
+        };
+        (ttls.len(), avg)
+    }
+
+    /// Deletes every key `within` accepts, as one logged unit.
+    fn flush_where(&self, within: &dyn Fn(&[u8]) -> bool) -> Result<Lsn, ApiError> {
+        let keys: Vec<Vec<u8>> = self.keys(b"*").into_iter().filter(|k| within(k)).collect();
+        let refs: Vec<&[u8]> = keys.iter().map(|k| &k[..]).collect();
+        let mut out = Ok(0);
+        self.run_atomically(Writes::Any, &mut || {
+            out = self.del(&refs).map(|(_, lsn)| lsn)
+        });
+        out
+    }
+
+    /// Renames key `from` (with its expiry, a board with its config) to
+    /// `to` unless `to` exists or `from` does not; whether it was renamed.
+    fn rename_nx(&self, from: &[u8], to: &[u8]) -> Result<(bool, Lsn), ApiError>;
+
+    /// Renames every key `rename` gives a new name, all at once (so names
+    /// may be swapped), as one logged unit; a key already at a new name
+    /// that is not itself renamed is replaced.
+    fn rename_where(&self, rename: &dyn Fn(&[u8]) -> Option<Vec<u8>>) -> Result<Lsn, ApiError>;
 }
 
 /// The generic forms of the closure-taking methods, as callers write them.

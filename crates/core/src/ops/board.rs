@@ -75,7 +75,7 @@ impl Combine {
             }
         };
         for s in &req.sources {
-            Store::validate_name(s)?;
+            Store::validate_user_name(s)?;
         }
         Ok((
             req.sources.iter().cloned().zip(weights).collect(),

@@ -249,7 +249,7 @@ struct MemberParams {
 }
 
 fn check_board(board: &str) -> Result<(), HttpError> {
-    podium_engine::Store::validate_name(board).map_err(|e| HttpError(e.into()))
+    podium_engine::Store::validate_user_name(board).map_err(|e| HttpError(e.into()))
 }
 
 /// The `{board}` path parameter, a valid board name.

@@ -35,6 +35,8 @@ pub struct Client {
     /// Commands queued in a MULTI (-1: none open).
     pub multi: AtomicI64,
     pub no_evict: AtomicBool,
+    /// The database selected (SELECT).
+    pub db: AtomicU8,
     killed: AtomicBool,
     wake: Notify,
 }
@@ -54,6 +56,7 @@ impl Client {
             resp: AtomicU8::new(2),
             multi: AtomicI64::new(-1),
             no_evict: AtomicBool::new(false),
+            db: AtomicU8::new(0),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
         }
@@ -117,7 +120,7 @@ impl Client {
             i => COMMANDS[i - 1].name,
         };
         format!(
-            "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={flags} db=0 sub=0 psub=0 \
+            "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={flags} db={} sub=0 psub=0 \
              ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
              oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} \
              lib-name={} lib-ver={}",
@@ -127,6 +130,7 @@ impl Client {
             opt(&self.name),
             self.age_secs(),
             self.idle_secs(),
+            self.db.load(Ordering::Relaxed),
             self.resp.load(Ordering::Relaxed),
             opt(&self.lib_name),
             opt(&self.lib_ver),

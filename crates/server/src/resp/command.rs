@@ -96,8 +96,9 @@ impl Spec {
     /// (a command that stores into one key names it first), or any key
     /// for a write that names none (FLUSHALL).
     pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
-        // A script may write any key, named or not.
-        if matches!(self.name, "eval" | "evalsha") {
+        // A script may write any key, named or not; MOVE writes its key
+        // in another database too.
+        if matches!(self.name, "eval" | "evalsha" | "move") {
             *w = Writes::Any;
             return;
         }
@@ -238,6 +239,8 @@ pub static COMMANDS: &[Spec] = &[
     spec("pexpiretime", 2, op(BoardInfo), K1),
     spec("touch", -2, op(BoardInfo), KALL),
     spec("randomkey", 1, op(Boards), NK),
+    spec("swapdb", 3, op(FlushAll), NK),
+    spec("move", 3, DELETE, K1),
     spec("persist", 2, PERSIST, K1),
     spec("multi", 1, op(Connection), NK),
     spec("exec", 1, op(Connection), NK),
@@ -532,6 +535,13 @@ pub enum Cmd {
         pass: Bytes,
     },
     Select(Bytes),
+    /// FLUSHDB (FLUSHALL is [`Cmd::Flush`]).
+    FlushDb,
+    SwapDb(Bytes, Bytes),
+    Move {
+        key: Bytes,
+        db: Bytes,
+    },
     Quit,
     Command(Vec<Bytes>),
     Info(Vec<Bytes>),
@@ -1258,7 +1268,8 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         },
         "lastsave" => Cmd::LastSave,
         "dbsize" => Cmd::DbSize,
-        "flushdb" | "flushall" => match a.len() {
+        "flushdb" | "swapdb" | "move" => super::exec::databases::parse(spec.name, a)?,
+        "flushall" => match a.len() {
             1 => Cmd::Flush,
             2 if eq(&a[1], "sync") || eq(&a[1], "async") => Cmd::Flush,
             _ => return Err(Reply::syntax()),

@@ -268,6 +268,8 @@ fn samples(name: &str) -> Vec<Sample> {
         "pexpiretime" => s(&["pexpiretime h"]),
         "touch" => s(&["touch h lb"]),
         "randomkey" => s(&["randomkey"]),
+        "swapdb" => s(&["swapdb 0 1"]),
+        "move" => vec![on_other("move h 1"), on_board("move lb 1")],
         "zmpop" => s(&["zmpop 2 nokey lb min count 2"]),
         "zrandmember" => s(&["zrandmember lb", "zrandmember lb -3 withscores"]),
         "hsetnx" => s(&["hsetnx h g v"]),

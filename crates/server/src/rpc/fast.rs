@@ -158,7 +158,7 @@ pub fn bulk_write(frame: &[u8]) -> Option<BulkWrite<'_>> {
         return None;
     }
     let board = std::str::from_utf8(r.str()?).ok()?;
-    if podium_engine::Store::validate_name(board).is_err() {
+    if podium_engine::Store::validate_user_name(board).is_err() {
         return None;
     }
     let n = r.array_len()?;

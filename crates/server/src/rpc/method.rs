@@ -321,7 +321,7 @@ impl Params {
     /// A board name, checked as HTTP checks the `{board}` path segment.
     fn board(&mut self, what: &str) -> Result<String, ApiError> {
         let b = self.string(what)?;
-        podium_engine::Store::validate_name(&b)?;
+        podium_engine::Store::validate_user_name(&b)?;
         Ok(b)
     }
 

@@ -21,6 +21,7 @@ mod support;
 
 mod bad_input;
 mod connection;
+mod databases;
 mod errors;
 mod hashes;
 mod keys;

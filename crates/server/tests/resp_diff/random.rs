@@ -249,6 +249,9 @@ impl Gen {
     }
 
     fn command(&mut self) -> Args {
+        if self.chance(0.03) {
+            return self.database_command();
+        }
         if self.chance(0.1) {
             return self.lex_or_algebra();
         }
@@ -547,6 +550,28 @@ impl Gen {
     }
 }
 
+impl Gen {
+    /// SELECT among a few databases (so every other command runs in
+    /// several), and the commands across them: MOVE, SWAPDB, DBSIZE.
+    fn database_command(&mut self) -> Args {
+        let s = |x: &str| x.as_bytes().to_vec();
+        let db = |g: &mut Gen| s(g.pick(&["0", "1", "15", "0", "1", "16"]));
+        match self.rng.random_range(0..10) {
+            0..=5 => vec![s("SELECT"), db(self)],
+            6 | 7 => {
+                let k = if self.chance(0.5) {
+                    self.zkey()
+                } else {
+                    self.hkey()
+                };
+                vec![s("MOVE"), s(&k), db(self)]
+            }
+            8 => vec![s("SWAPDB"), db(self), db(self)],
+            _ => vec![s("DBSIZE")],
+        }
+    }
+}
+
 /// String keys; a string command sometimes names a sorted set or a hash
 /// instead (WRONGTYPE, or SET replacing it).
 const SKEYS: [&str; 3] = ["s1", "s2", "s3"];
@@ -790,6 +815,11 @@ fn random_run(pair: &Pair, seed: u64, n: usize, proto: u8) -> Result<(), String>
     }
     d.check(&args(&["MGET", "s1", "s2", "s3"]), Cmp::Exact);
     d.check(&cmd("KEYS *"), Cmp::Sorted);
+    // And in each database the stream selects.
+    for db in ["1", "15", "0"] {
+        d.same_args(&["SELECT", db]);
+        d.check(&cmd("KEYS *"), Cmp::Sorted);
+    }
     failures.extend(d.mismatches().iter().cloned());
     eprintln!(
         "random seed {seed} resp{proto}: {i} of {n} commands run, {} mismatches",

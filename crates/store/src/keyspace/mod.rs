@@ -427,4 +427,71 @@ impl Keyspace {
     pub fn put_string(&self, key: &[u8], value: Vec<u8>) {
         self.strings.insert(key.to_vec(), value);
     }
+
+    // --------------------------------------------------------- databases
+
+    /// Every stored name: boards (empty ones too), hashes, strings, and
+    /// the keys that have an expiry.
+    pub(crate) fn all_names(&self, boards: &[String]) -> Vec<Vec<u8>> {
+        let mut names: Vec<Vec<u8>> = boards
+            .iter()
+            .map(|b| b.as_bytes().to_vec())
+            .chain(self.hashes.iter().map(|e| e.key().clone()))
+            .chain(self.strings.iter().map(|e| e.key().clone()))
+            .chain(self.expires.lock().keys().cloned())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// How many of the keys `within` accepts have an expiry, and the
+    /// average time to live of up to `sample` of them.
+    pub fn expiring_where(
+        &self,
+        within: &dyn Fn(&[u8]) -> bool,
+        now_ms: i64,
+        sample: usize,
+    ) -> (usize, i64) {
+        if self.expiring() == 0 {
+            return (0, 0);
+        }
+        let e = self.expires.lock();
+        let (mut n, mut sum, mut summed) = (0usize, 0i128, 0i128);
+        for (k, &at) in e.iter() {
+            if within(k) {
+                n += 1;
+                if (summed as usize) < sample {
+                    sum += i128::from((at - now_ms).max(0));
+                    summed += 1;
+                }
+            }
+        }
+        (
+            n,
+            if summed == 0 {
+                0
+            } else {
+                (sum / summed) as i64
+            },
+        )
+    }
+
+    /// Renames the hashes, strings and expiries of `pairs` at once (the
+    /// boards are the caller's): what was at a new name that is not
+    /// itself renamed is dropped.
+    pub(crate) fn rename(&self, pairs: &[(Vec<u8>, Vec<u8>)]) {
+        use crate::service::databases::rename_with;
+        for (to, v) in rename_with(pairs, |k| self.hashes.remove(k).map(|(_, v)| v)) {
+            self.hashes.insert(to.to_vec(), v);
+        }
+        for (to, v) in rename_with(pairs, |k| self.strings.remove(k).map(|(_, v)| v)) {
+            self.strings.insert(to.to_vec(), v);
+        }
+        let mut e = self.expires.lock();
+        for (to, v) in rename_with(pairs, |k| e.remove(k)) {
+            e.insert(to.to_vec(), v);
+        }
+        self.expiring.store(e.len(), Ordering::Relaxed);
+    }
 }

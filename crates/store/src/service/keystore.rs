@@ -288,4 +288,24 @@ impl KeyStore for Service {
     fn avg_ttl_ms(&self) -> i64 {
         Service::avg_ttl_ms(self)
     }
+
+    fn dbsize_where(&self, within: &dyn Fn(&[u8]) -> bool) -> u64 {
+        Service::dbsize_where(self, within)
+    }
+
+    fn expiring_where(&self, within: &dyn Fn(&[u8]) -> bool) -> (usize, i64) {
+        Service::expiring_where(self, within)
+    }
+
+    fn flush_where(&self, within: &dyn Fn(&[u8]) -> bool) -> Result<Lsn, ApiError> {
+        Service::flush_where(self, within)
+    }
+
+    fn rename_nx(&self, from: &[u8], to: &[u8]) -> Result<(bool, Lsn), ApiError> {
+        Service::rename_nx(self, from, to)
+    }
+
+    fn rename_where(&self, rename: &dyn Fn(&[u8]) -> Option<Vec<u8>>) -> Result<Lsn, ApiError> {
+        Service::rename_where(self, rename)
+    }
 }

@@ -18,6 +18,7 @@
 //! operations are in the submodules by concern.
 
 mod admin;
+pub(crate) mod databases;
 mod gate;
 mod keys;
 mod keystore;

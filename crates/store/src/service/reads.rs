@@ -8,6 +8,7 @@ use podium_core::api::*;
 use podium_core::backend::{RangeBounds, TopHead};
 use podium_core::error::ApiError;
 use podium_core::ops::{Around, GetEntry, RangeByRank, RangeByScore, Ranks, Search, Top};
+use podium_engine::Store;
 
 impl Service {
     pub fn board_info(&self, board: &str) -> Result<BoardOut, ApiError> {
@@ -30,6 +31,7 @@ impl Service {
                 .store
                 .list_with_archives()
                 .into_iter()
+                .filter(|(board, _, _)| !Store::is_redis_only(board))
                 .map(|(board, members, archive_of)| BoardSize {
                     board,
                     members,
@@ -45,6 +47,7 @@ impl Service {
         self.store
             .list()
             .into_iter()
+            .filter(|(board, _)| !Store::is_redis_only(board))
             .filter_map(|(board, _)| {
                 // A board deleted since the listing is skipped.
                 let bytes = self.store.read(&board, |b| b.search_heap_bytes()).ok()?;

@@ -160,6 +160,7 @@ impl Aux {
                     self.expires.remove(key);
                 }
             }
+            LogOp::Rename { pairs } => crate::service::databases::rename_aux(self, pairs),
             _ => {}
         }
     }

@@ -125,6 +125,13 @@ pub enum LogOp {
     /// The writes of one transaction or script, in order: one frame, so
     /// recovery replays all of them or (a torn tail) none. Never nested.
     Unit(Vec<LogOp>),
+    /// MOVE / SWAPDB: each key (whatever its type, with its expiry; a
+    /// board with its config) renamed from the first name to the second,
+    /// all at once; a key at a second name that is no first name is
+    /// dropped.
+    Rename {
+        pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
 }
 
 /// What a [`LogOp::SetString`] does to the key's expiry.
@@ -241,6 +248,10 @@ impl LogOp {
                 return Replayed::Aux(self);
             }
             LogOp::Unit(parts) => return Replayed::Unit(parts),
+            LogOp::Rename { pairs } => {
+                crate::service::databases::rename_boards(store, pairs);
+                return Replayed::Aux(self);
+            }
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -445,6 +456,14 @@ impl LogOp {
                     w.0[at..at + 4].copy_from_slice(&len.to_le_bytes());
                 }
             }
+            LogOp::Rename { pairs } => {
+                w.u8(23);
+                w.u32(pairs.len() as u32);
+                for (from, to) in pairs {
+                    w.bytes(from);
+                    w.bytes(to);
+                }
+            }
         }
     }
 
@@ -585,6 +604,9 @@ impl LogOp {
                 LogOp::Unit(_) => None,
                 part => Some(part),
             })?),
+            23 => LogOp::Rename {
+                pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
+            },
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -838,6 +860,12 @@ mod tests {
                 },
                 LogOp::FlushAll,
             ]),
+            LogOp::Rename {
+                pairs: vec![
+                    (b"a".to_vec(), b"\x01\x05a".to_vec()),
+                    (Vec::new(), b"x".to_vec()),
+                ],
+            },
         ]
     }
 
@@ -961,5 +989,17 @@ mod tests {
         // combine into "d" of missing sources: an empty "d"; "é" created.
         let names: Vec<String> = store.list().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, vec!["d".to_string(), "é".to_string()]);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_rename() {
+        // docs/storage.md's example of tag 23.
+        let op = LogOp::Rename {
+            pairs: vec![(b"k".to_vec(), b"\x01\x0fk".to_vec())],
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [23u8, 1, 0, 0, 0, 1, 0, 0, 0, b'k', 3, 0, 0, 0, 1, 15, b'k'];
+        assert_eq!(buf, want);
     }
 }

@@ -687,3 +687,51 @@ async fn percent_encoded_members_and_boards() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn boards_of_redis_databases_other_than_0_are_not_served() {
+    use podium_core::entry::{MemberBytes, SubmitRec};
+    use podium_core::keystore::database::Database;
+    use podium_core::keystore::KeyStore;
+    let svc = Arc::new(Service::in_memory());
+    let app = router(
+        Arc::new(EmbeddedBackend::new(svc.clone())),
+        HttpConfig::default(),
+        None,
+    );
+    let rec = |m: &str| SubmitRec {
+        member: MemberBytes::from_slice(m.as_bytes()),
+        score: 1.0,
+        op: Some(podium_engine::UpdateOp::Set),
+        presence: podium_engine::Presence::Any,
+        cond: podium_engine::Cond::Always,
+        name: None,
+        data: None,
+    };
+    let root: Arc<dyn KeyStore> = svc.clone();
+    Database::new(root.clone(), 0)
+        .zadd(b"lb", vec![rec("zero")])
+        .unwrap();
+    Database::new(root, 15)
+        .zadd(b"lb", vec![rec("fifteen")])
+        .unwrap();
+    let r = call(&app, "GET", "/v1/boards", None).await;
+    assert_eq!(r.status, 200);
+    let names: Vec<&str> = r.json()["boards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["board"].as_str().unwrap().to_string().leak() as &str)
+        .collect();
+    assert_eq!(names, ["lb"]);
+    let r = call(&app, "GET", "/v1/boards/lb/top", None).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["entries"][0]["member"], "zero");
+    // Database 15's board by its stored name: not a name users may give.
+    for path in ["/v1/boards/%01%0Flb/top", "/v1/boards/%01%0Flb"] {
+        let r = call(&app, "GET", path, None).await;
+        assert_eq!(r.status, 400, "{path}: {}", r.json());
+    }
+    let r = call(&app, "PUT", "/v1/boards/%01%0Fnew", Some(json!({}))).await;
+    assert_eq!(r.status, 400);
+}

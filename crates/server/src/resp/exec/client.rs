@@ -153,6 +153,7 @@ impl Session {
                 c.resp.store(2, Ordering::Relaxed);
                 c.no_evict.store(false, Ordering::Relaxed);
                 *c.name.lock() = None;
+                self.select(0);
                 // With API keys a reset connection must present one again,
                 // as Redis's RESET signs a client back in as the default
                 // user.

@@ -250,16 +250,7 @@ impl Session {
             // to run their cluster cases.
             "cluster" => "# Cluster\r\ncluster_enabled:0\r\n".to_string(),
             "latencystats" => "# Latencystats\r\n".to_string(),
-            _ => {
-                let n = self.store.dbsize();
-                let mut s = "# Keyspace\r\n".to_string();
-                if n > 0 {
-                    let e = self.store.expiring_keys();
-                    let ttl = self.store.avg_ttl_ms();
-                    s.push_str(&format!("db0:keys={n},expires={e},avg_ttl={ttl}\r\n"));
-                }
-                s
-            }
+            _ => self.keyspace_info(),
         }
     }
 }

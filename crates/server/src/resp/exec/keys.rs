@@ -153,7 +153,7 @@ mod tests {
         assert_eq!(run(&mut s, "pexpire h -1"), R::Int(1));
         assert_eq!(run(&mut s, "exists h h"), R::Int(0));
         assert_eq!(run(&mut s, "select 0"), R::OK);
-        assert_eq!(run(&mut s, "select 1"), R::err("DB index is out of range"));
+        assert_eq!(run(&mut s, "select 16"), R::err("DB index is out of range"));
         assert_eq!(
             run(&mut s, "select x"),
             R::err("value is not an integer or out of range")

@@ -21,6 +21,7 @@
 //! [`server`].
 
 mod client;
+pub(super) mod databases;
 mod hashes;
 mod info;
 mod keys;
@@ -131,7 +132,9 @@ struct Multi {
 
 /// One connection's state.
 pub struct Session {
+    /// The selected database's store (`db` as the storage interface).
     store: Arc<dyn KeyStore>,
+    db: Arc<podium_core::keystore::database::Database>,
     shared: Arc<Shared>,
     pub id: u64,
     /// 2 or 3 (HELLO).
@@ -198,8 +201,10 @@ impl Session {
         let rate = shared.rate.client(peer.map(|p| p.ip()));
         let client = shared.registry.register(id, peer, local);
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
+        let db = Arc::new(podium_core::keystore::database::Database::new(store, 0));
         Session {
-            store,
+            store: db.clone(),
+            db,
             shared,
             id,
             proto: 2,
@@ -399,6 +404,10 @@ impl Session {
         let mut writes = Writes::none();
         for (spec, args) in &m.queue {
             spec.add_writes(args, &mut writes);
+            // Keys after a SELECT are another database's.
+            if spec.name == "select" {
+                writes = Writes::Any;
+            }
         }
         let limit = self.shared.multi.max_time;
         let replies = store.atomically(writes, || {
@@ -449,16 +458,9 @@ impl Session {
             Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
             Cmd::Hello(args) => done(self.hello(&args)),
             Cmd::Auth { user, pass } => done(self.auth(user.as_deref(), &pass)),
-            Cmd::Select(idx) => done(match super::num::parse_i64(&idx) {
-                Some(i) if i32::try_from(i).is_ok() => {
-                    if i == 0 {
-                        Reply::OK
-                    } else {
-                        Reply::err("DB index is out of range")
-                    }
-                }
-                _ => Reply::err("value is not an integer or out of range"),
-            }),
+            c @ (Cmd::Select(_) | Cmd::FlushDb | Cmd::SwapDb(..) | Cmd::Move { .. }) => {
+                self.database_cmd(c)?
+            }
             Cmd::Quit => {
                 self.closing = true;
                 done(Reply::OK)

@@ -118,6 +118,9 @@ impl Session {
                 let mut lsn = 0;
                 // The gate first, then the engine: a transaction holding
                 // the gate may run a script.
+                // A script's SELECT is its own: the caller's database is
+                // back when it ends (Redis 7).
+                let caller_db = self.selected();
                 let reply = store.atomically(writes, || {
                     let mut engine = match scripts.engine() {
                         Ok(e) => e,
@@ -154,6 +157,7 @@ impl Session {
                         r
                     })
                 });
+                self.select(caller_db);
                 (reply, lsn)
             }
             other => done(Reply::err(format!("not a scripting command: {other:?}"))),

@@ -42,7 +42,7 @@ impl Default for Live {
 const FIXED: [(&str, &str); 21] = [
     ("save", ""),
     ("appendonly", "yes"),
-    ("databases", "1"),
+    ("databases", "16"),
     ("maxmemory-policy", "noeviction"),
     ("hz", "10"),
     ("tcp-keepalive", "300"),
