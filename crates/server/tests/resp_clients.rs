@@ -387,20 +387,11 @@ fn redis_rank(who: &str, port: u16, db: u8) {
 }
 
 /// `redis-rank` with its boards in database 15 (where its own tests keep
-/// them) on redis-server, and in database 0 on podium.
+/// them), on redis-server and on podium.
 #[test]
 fn node_redis_rank_library() {
     let redis = RedisServer::start();
     redis_rank("redis", redis.port(), 15);
-    let mut podium = Podium::start(&[]);
-    redis_rank("podium", podium.port(), 0);
-    assert!(podium.running(), "podium exited:\n{}", podium.output());
-}
-
-/// `redis-rank` with its boards in database 15 of podium.
-#[test]
-#[ignore = "needs SELECT"]
-fn node_redis_rank_library_on_database_15() {
     let mut podium = Podium::start(&[]);
     redis_rank("podium", podium.port(), 15);
     assert!(podium.running(), "podium exited:\n{}", podium.output());

@@ -428,6 +428,10 @@ impl KeyStore for Database {
         self.inner.strlen(&self.enc(key))
     }
 
+    fn lcs(&self, key1: &[u8], key2: &[u8]) -> Result<super::Lcs, ApiError> {
+        self.inner.lcs(&self.enc(key1), &self.enc(key2))
+    }
+
     fn hincrbyfloat(
         &self,
         key: &[u8],
