@@ -12,6 +12,7 @@
 
 mod cursor;
 mod glob;
+mod waiters;
 
 use std::collections::HashSet;
 
@@ -23,6 +24,7 @@ use crate::error::ApiError;
 
 pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
+pub use waiters::{Waiter, Waiters};
 
 /// Redis's `string2ll`: an optional `-`, then digits without a leading zero
 /// (or just `0`), at most 20 bytes, no overflow.
@@ -154,6 +156,19 @@ impl Writes {
     }
 }
 
+/// What OBJECT and MEMORY USAGE report of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyInfo {
+    pub ty: KeyType,
+    /// Members or fields.
+    pub len: usize,
+    /// Small enough that Redis would keep it compact (a listpack): at most
+    /// 128 members or 512 fields, none (and no hash value) over 64 bytes.
+    pub compact: bool,
+    /// podium's estimate of the bytes the key and its value hold.
+    pub bytes: u64,
+}
+
 /// What INFO's persistence section reports of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Persistence {
@@ -268,6 +283,19 @@ pub trait KeyStore: Send + Sync {
     /// RANDOMKEY: any key (`None`: there is none).
     fn random_key(&self) -> Option<Vec<u8>>;
 
+    /// RENAME / RENAMENX: moves `src` with its expiry to `dst`, replacing
+    /// whatever `dst` holds (with `nx`, only if `dst` does not exist).
+    /// `None`: no key `src`; `Some(false)`: not moved (`nx`, or `src` is
+    /// `dst` with `nx`).
+    fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError>;
+
+    /// COPY: a copy of `src` with its expiry as `dst` (`replace`: even if
+    /// `dst` exists). Whether it was copied.
+    fn copy(&self, src: &[u8], dst: &[u8], replace: bool) -> Result<(bool, Lsn), ApiError>;
+
+    /// OBJECT / MEMORY USAGE (`None`: no such key).
+    fn key_info(&self, key: &[u8]) -> Option<KeyInfo>;
+
     /// Milliseconds since the epoch by the store's clock (the one expiry
     /// follows).
     fn now_ms(&self) -> i64;
@@ -330,6 +358,12 @@ pub trait KeyStore: Send + Sync {
 
     /// INFO's persistence figures.
     fn persistence(&self) -> Persistence;
+
+    // ------------------------------------------------------------ blocking
+
+    /// The clients blocked on keys (BZPOPMIN…): every write that adds
+    /// members to a key signals it here, whichever frontend made it.
+    fn waiters(&self) -> &std::sync::Arc<Waiters>;
 }
 
 /// The generic forms of the closure-taking methods, as callers write them.

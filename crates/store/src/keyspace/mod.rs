@@ -320,4 +320,20 @@ impl Keyspace {
         let h = self.hashes.get(key);
         f(h.as_deref())
     }
+
+    /// Moves hash `from` to `to` (RENAME; the caller has deleted `to`).
+    pub fn move_hash(&self, from: &[u8], to: &[u8]) {
+        if let Some((_, h)) = self.hashes.remove(from) {
+            self.hashes.insert(to.to_vec(), h);
+        }
+    }
+
+    /// Makes `to` a copy of hash `from` (COPY; the caller has deleted
+    /// `to`).
+    pub fn copy_hash(&self, from: &[u8], to: &[u8]) {
+        let copy = self.hashes.get(from).map(|h| h.clone());
+        if let Some(h) = copy {
+            self.hashes.insert(to.to_vec(), h);
+        }
+    }
 }

@@ -187,4 +187,20 @@ impl KeyStore for Service {
             snapshot_in_progress: self.snapshot_in_progress(),
         }
     }
+
+    fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError> {
+        Service::rename(self, src, dst, nx)
+    }
+
+    fn copy(&self, src: &[u8], dst: &[u8], replace: bool) -> Result<(bool, Lsn), ApiError> {
+        Service::copy(self, src, dst, replace)
+    }
+
+    fn key_info(&self, key: &[u8]) -> Option<podium_core::keystore::KeyInfo> {
+        Service::key_info(self, key)
+    }
+
+    fn waiters(&self) -> &std::sync::Arc<podium_core::keystore::Waiters> {
+        &self.waiters
+    }
 }

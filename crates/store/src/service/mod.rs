@@ -19,6 +19,7 @@
 
 mod admin;
 mod gate;
+mod keymove;
 mod keys;
 mod keystore;
 mod reads;
@@ -41,7 +42,7 @@ use crate::storage::record::{LogOp, SubmitRec};
 use crate::storage::{Aux, RecoveryReport, Storage};
 use gate::{Exclusive, Gate, Reading};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::Writes;
+use podium_core::keystore::{Waiters, Writes};
 use podium_core::schedule::{Clock, SystemClock};
 
 thread_local! {
@@ -64,6 +65,8 @@ pub struct Service {
     last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
     pub recovery: RecoveryReport,
+    /// The Redis clients blocked on keys, woken by writes that add members.
+    pub(crate) waiters: Arc<Waiters>,
 }
 
 /// Each entry's result, and the entries as applied.
@@ -101,6 +104,7 @@ impl Service {
             last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
             recovery,
+            waiters: Arc::default(),
         }
     }
 
@@ -254,6 +258,13 @@ impl Service {
             Some(rec) => self.append(rec),
             None => 0,
         };
+        // Every submission of every frontend comes here: the one place
+        // clients blocked on the board hear of new members.
+        let added = matches!(rec, Some(LogOp::Submit { .. })) && !g.is_empty();
+        drop(g);
+        if added {
+            self.waiters.signal(board.as_bytes());
+        }
         Ok((r, lsn, rec))
     }
 
