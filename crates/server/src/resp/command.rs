@@ -12,6 +12,8 @@
 //! after its WRONGTYPE check; ZSCAN's after the key lookup) are carried in
 //! the command as a deferred `Result` for the executor to report in order.
 
+mod keyops;
+
 use std::ops::Bound;
 
 use bytes::Bytes;
@@ -22,6 +24,8 @@ use super::reply::Reply;
 use crate::settings::Scope;
 use podium_core::keystore::Writes;
 use podium_core::op::Op;
+
+pub use keyops::ObjectSub;
 
 /// Which operation of the product ([`Op`]) a command performs: its scope
 /// is what the connection's key needs.
@@ -170,6 +174,12 @@ const PERSIST: Access = Access::ByKey {
     other: Op::SetData,
     board: Op::BoardPut,
 };
+/// RENAME, RENAMENX, COPY: a board's name is admin's to change, and so is
+/// the board a copy replaces or creates.
+const MOVE_KEY: Access = Access::ByKey {
+    other: Op::SetData,
+    board: Op::BoardDelete,
+};
 
 use Op::*;
 const NK: (i32, i32, i32) = (0, 0, 0);
@@ -248,6 +258,21 @@ pub static COMMANDS: &[Spec] = &[
     spec("hstrlen", 3, op(Entry), K1),
     spec("hrandfield", -2, op(Entry), K1),
     spec("hscan", -3, op(Entry), K1),
+    spec("bzpopmin", -3, op(Remove), (1, -2, 1)),
+    spec("bzpopmax", -3, op(Remove), (1, -2, 1)),
+    spec_numkeys("bzmpop", -5, op(Remove), 2),
+    spec("rename", 3, MOVE_KEY, (1, 2, 1)),
+    spec("renamenx", 3, MOVE_KEY, (1, 2, 1)),
+    spec("copy", -3, MOVE_KEY, (1, 2, 1)),
+    spec("object", -2, op(BoardInfo), NK),
+    spec("memory", -2, op(BoardInfo), NK),
+    spec("object|encoding", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|refcount", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|idletime", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|freq", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|help", 2, op(BoardInfo), NK),
+    spec("memory|usage", -3, op(BoardInfo), (2, 2, 1)),
+    spec("memory|help", 2, op(BoardInfo), NK),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -260,7 +285,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("command|list", -2, op(Connection), NK),
 ];
 
-const CONTAINERS: [&str; 3] = ["config", "client", "command"];
+const CONTAINERS: [&str; 5] = ["config", "client", "command", "object", "memory"];
 
 fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|s| s.name == name)
@@ -528,6 +553,33 @@ pub enum Cmd {
         /// does (a missing key is an empty scan whatever they are).
         opts: Result<ScanOpts, Reply>,
     },
+    /// BZPOPMIN / BZPOPMAX (`count: None`: one member, answered as key,
+    /// member, score) and BZMPOP (answered as ZMPOP); `timeout_ms` 0
+    /// waits for ever.
+    BZPop {
+        keys: Vec<Bytes>,
+        max: bool,
+        count: Option<u64>,
+        timeout_ms: u64,
+    },
+    /// RENAME, or RENAMENX with `nx`.
+    Rename {
+        src: Bytes,
+        dst: Bytes,
+        nx: bool,
+    },
+    Copy {
+        src: Bytes,
+        dst: Bytes,
+        replace: bool,
+    },
+    Object {
+        sub: ObjectSub,
+        key: Bytes,
+    },
+    ObjectHelp,
+    MemoryUsage(Bytes),
+    MemoryHelp,
 }
 
 fn not_int() -> Reply {
@@ -1056,6 +1108,7 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
             cursor: cursor(&a[2])?,
             opts: scan_opts(a, 3, false),
         },
+        name if keyops::NAMES.contains(&name) => keyops::parse(name, a)?,
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

@@ -98,7 +98,7 @@ impl Gen {
     fn command(&mut self) -> Args {
         let mut a: Vec<Vec<u8>> = Vec::new();
         let s = |x: &str| x.as_bytes().to_vec();
-        let roll = self.rng.random_range(0..1000);
+        let roll = self.rng.random_range(0..1040);
         match roll {
             0..=249 => {
                 a.push(s("ZADD"));
@@ -353,6 +353,45 @@ impl Gen {
                         self.zkey()
                     };
                     a.push(s(&k));
+                }
+            }
+            1000..=1019 => {
+                // Whole-key moves between sorted sets and hashes.
+                let cmd = self.pick(&["RENAME", "RENAMENX", "COPY"]);
+                a.push(s(cmd));
+                for _ in 0..2 {
+                    let k = if self.chance(0.3) {
+                        self.hkey()
+                    } else {
+                        self.zkey()
+                    };
+                    a.push(s(&k));
+                }
+                if cmd == "COPY" && self.chance(0.5) {
+                    a.push(s("REPLACE"));
+                }
+            }
+            1020..=1039 => {
+                // Blocking pops: at once, or a null after 10 ms.
+                if self.chance(0.5) {
+                    a.push(s(self.pick(&["BZPOPMIN", "BZPOPMAX"])));
+                    for _ in 0..self.rng.random_range(1..=2) {
+                        a.push(s(&self.zkey()));
+                    }
+                    a.push(s(self.pick(&["0.01", "0.01", "x", "-1"])));
+                } else {
+                    a.push(s("BZMPOP"));
+                    a.push(s("0.01"));
+                    let n = self.rng.random_range(1..=2);
+                    a.push(n.to_string().into_bytes());
+                    for _ in 0..n {
+                        a.push(s(&self.zkey()));
+                    }
+                    a.push(s(self.pick(&["MIN", "MAX"])));
+                    if self.chance(0.5) {
+                        a.push(s("COUNT"));
+                        a.push(self.rng.random_range(0..4).to_string().into_bytes());
+                    }
                 }
             }
             _ => {

@@ -19,10 +19,14 @@
 //! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
 //! CONFIG GET in [`server`].
 
+mod blocking;
 mod hashes;
+mod keyops;
 mod keys;
 mod server;
 mod zset;
+
+pub use blocking::{pass_on, Block};
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -121,6 +125,11 @@ pub struct Session {
     /// QUIT was received: reply, then close.
     pub closing: bool,
     rate: ClientRate,
+    /// The command runs straight from the connection (not queued, not in
+    /// EXEC or a script): a blocking pop may block.
+    may_block: bool,
+    /// A blocking pop found nothing: the connection waits on it.
+    blocked: Option<Block>,
 }
 
 fn api_err(e: ApiError) -> Reply {
@@ -224,6 +233,8 @@ impl Session {
             multi: None,
             closing: false,
             rate,
+            may_block: false,
+            blocked: None,
         }
     }
 
@@ -286,7 +297,15 @@ impl Session {
             }
             _ => {}
         }
-        self.run_spec(spec, &args)
+        self.may_block = true;
+        let run = self.run_spec(spec, &args);
+        self.may_block = false;
+        run
+    }
+
+    /// The store the session runs on.
+    pub fn store(&self) -> &Arc<dyn KeyStore> {
+        &self.store
     }
 
     /// Parses and runs a request that passed [`Session::admit`]. A command
@@ -414,6 +433,9 @@ impl Session {
 
     /// Runs a parsed command.
     pub fn run(&mut self, cmd: Cmd) -> Run {
+        // Only the command the connection sent may block, never one that a
+        // command it sent runs in turn (a script's).
+        self.may_block = std::mem::take(&mut self.may_block) && matches!(cmd, Cmd::BZPop { .. });
         match self.run_inner(cmd) {
             Ok(r) => r,
             Err(e) => done(api_err(e)),
@@ -514,6 +536,13 @@ impl Session {
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            c @ Cmd::BZPop { .. } => blocking::run(self, store, c)?,
+            c @ (Cmd::Rename { .. }
+            | Cmd::Copy { .. }
+            | Cmd::Object { .. }
+            | Cmd::ObjectHelp
+            | Cmd::MemoryUsage(_)
+            | Cmd::MemoryHelp) => keyops::run(store, c)?,
         })
     }
 
@@ -631,8 +660,9 @@ impl Session {
                     up / 86400
                 ),
                 "clients" => format!(
-                    "# Clients\r\nconnected_clients:{}\r\nblocked_clients:0\r\n",
-                    self.shared.clients.load(Ordering::Relaxed)
+                    "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\n",
+                    self.shared.clients.load(Ordering::Relaxed),
+                    self.store.waiters().blocked()
                 ),
                 "memory" => {
                     let (m, peak, rss) = (used_memory(), used_memory_peak(), rss());

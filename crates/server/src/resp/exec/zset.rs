@@ -21,7 +21,7 @@ const SMALL_ZSET: usize = 128;
 
 /// A stored score as Redis reads it back from a set of `len` members: -0
 /// is 0 in a small set. (A computed reply, ZINCRBY's, keeps -0.)
-fn stored(score: f64, len: usize) -> f64 {
+pub(super) fn stored(score: f64, len: usize) -> f64 {
     if score == 0.0 && len <= SMALL_ZSET {
         0.0
     } else {
@@ -215,19 +215,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 let Some((entries, len, lsn)) = pop(store, key, max, count)? else {
                     continue;
                 };
-                // Pairs nested in both protocols (Redis's `use_nested_array`).
-                let popped = Reply::Array(
-                    entries
-                        .into_iter()
-                        .map(|e| {
-                            Reply::Array(vec![
-                                Reply::Bulk(e.member),
-                                Reply::Double(stored(e.score, len)),
-                            ])
-                        })
-                        .collect(),
-                );
-                return Ok((Reply::Array(vec![Reply::Bulk(key.to_vec()), popped]), lsn));
+                return Ok((zmpop_reply(key, entries, len), lsn));
             }
             done(Reply::NullArray)
         }
@@ -235,10 +223,28 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
     })
 }
 
+/// ZMPOP's (and BZMPOP's) reply: the key, then the pairs popped from a set
+/// of `len` members, nested in both protocols (Redis's
+/// `use_nested_array`).
+pub(super) fn zmpop_reply(key: &[u8], entries: Vec<Entry>, len: usize) -> Reply {
+    let popped = Reply::Array(
+        entries
+            .into_iter()
+            .map(|e| {
+                Reply::Array(vec![
+                    Reply::Bulk(e.member),
+                    Reply::Double(stored(e.score, len)),
+                ])
+            })
+            .collect(),
+    );
+    Reply::Array(vec![Reply::Bulk(key.to_vec()), popped])
+}
+
 /// ZPOPMIN/ZPOPMAX of `count` members from `key` (its best or worst end
 /// by `max`, whatever the board's order), with the set's size before;
 /// `None` when there is no such set (or `count` is 0).
-fn pop(
+pub(super) fn pop(
     store: &dyn KeyStore,
     key: &[u8],
     max: bool,
