@@ -36,6 +36,20 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet msgpack 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages msgpack
     fi
+    # redis-py's own test suite (tests/ of its source distribution, which
+    # PyPI's wheel leaves out), run against podium and redis-server by
+    # crates/server/tests/resp_clients.rs; it imports the `redis` package
+    # beside it, so the client is the version the tests were written for.
+    local suite=target/redis-py
+    if [ ! -f "$suite/redis-5.2.1/tests/test_commands.py" ]; then
+        mkdir -p "$suite"
+        python3 -m pip download --quiet --no-deps --no-binary :all: -d "$suite" 'redis==5.2.1'
+        tar -xzf "$suite/redis-5.2.1.tar.gz" -C "$suite"
+    fi
+    if ! python3 -c 'import pytest, pytest_timeout, packaging, async_timeout' >/dev/null 2>&1; then
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet pytest pytest-timeout packaging async-timeout 2>/dev/null ||
+            PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages pytest pytest-timeout packaging async-timeout
+    fi
     # The Python leaderboard library of the Redis world (agoragames'
     # `leaderboard`) is written for redis-py 2.x: it gets a venv of its own.
     local venv=target/py-leaderboard

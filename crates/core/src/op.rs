@@ -104,6 +104,10 @@ ops! {
     Intersect = "intersect", ADMIN;
     /// Deleting every board and hash (Redis FLUSHALL, FLUSHDB).
     FlushAll = "flush_all", ADMIN;
+    /// Running the server: its settings, its clients and its snapshots
+    /// (Redis CONFIG SET/RESETSTAT, CLIENT LIST/KILL, SLOWLOG, SAVE,
+    /// BGSAVE).
+    ServerAdmin = "server_admin", ADMIN;
 }
 
 impl Op {

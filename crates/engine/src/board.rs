@@ -1200,6 +1200,17 @@ impl Board {
         self.locate(member).map(|(pos, _, _)| pos)
     }
 
+    /// How many entries, from the best, satisfy `pred` (given a member and
+    /// its score), when it holds for a prefix of the board's order: where
+    /// a bound falls, in O(log n) calls of `pred` (Redis's lexicographic
+    /// ranges over a run of equal scores). For any other predicate, some
+    /// position in `0..=len` where it goes from holding to failing, as a
+    /// binary search finds one.
+    pub fn partition_point(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {
+        self.tree
+            .partition_point(|_, id| pred(self.members.bytes(id), self.members.score(id)))
+    }
+
     /// `entry`.
     pub fn entry(&self, member: &[u8], page_size: u64) -> Option<EntryInfo> {
         let (pos, key, id) = self.locate(member)?;

@@ -502,6 +502,49 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         }
     }
 
+    /// The number of leading entries for which `pred` holds, by one
+    /// descent: `pred` is asked of O(log n) entries (separators, then one
+    /// leaf's). Exact when `pred` holds for a prefix of the order; for any
+    /// other predicate the answer is still a position in `0..=len`, one of
+    /// the places where it changes from holding to failing as a binary
+    /// search finds them. Separators are live entries (see
+    /// `refresh_separator`), so `pred` only ever sees entries in the tree.
+    pub fn partition_point(&self, mut pred: impl FnMut(u64, V) -> bool) -> usize {
+        let mut node = self.root;
+        let mut rank = 0;
+        for _ in 0..self.height {
+            let inner = &self.inners[node as usize];
+            let n = inner.len as usize;
+            // Child `slot` holds the first entry that fails, or that entry
+            // opens child `slot + 1` (then the leaf's count says so).
+            let (mut lo, mut hi) = (1, n);
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if pred(inner.keys[mid], inner.vals[mid]) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            let slot = lo - 1;
+            rank += inner.count_before(slot);
+            node = inner.children[slot];
+        }
+        let leaf = &self.leaves[node as usize];
+        let n = leaf.len as usize;
+        let mut lo = 0;
+        let mut hi = n;
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if pred(leaf.keys[mid], leaf.vals[mid]) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        rank + lo
+    }
+
     /// Number of entries whose key is below `key` (`or_equal`: not above it).
     pub fn key_rank(&self, key: u64, or_equal: bool) -> usize {
         let mut node = self.root;

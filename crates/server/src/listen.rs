@@ -88,7 +88,7 @@ pub(crate) async fn accept_until_stopped<F, Fut, R, RFut>(
             continue;
         };
         let busy = Busy::default();
-        let sock = Deadlines::new(sock, limits.timeouts, busy.clone());
+        let sock = Deadlines::new(sock, limits.timeouts.clone(), busy.clone());
         let conn = serve_conn(sock, busy, stop.clone());
         conns.spawn(async move {
             if let Err(e) = conn.await {

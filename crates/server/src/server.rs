@@ -73,7 +73,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         });
         announce("http", local, "HTTP/JSON");
     }
-    let idle = Timeouts::from_secs(lim.timeout_secs, 0);
+    // Redis's `timeout`, which CONFIG SET changes for open connections too.
+    let idle_secs = Arc::new(std::sync::atomic::AtomicU64::new(lim.timeout_secs));
+    let idle = Timeouts::live_idle(idle_secs.clone());
     if let Some(addr) = settings.rpc {
         let (listener, local) = bind(addr, "MessagePack-RPC").await?;
         let cfg = crate::rpc::RpcConfig {
@@ -81,7 +83,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             rate: rate.clone(),
         };
         let stop = stop_rx.clone();
-        let limits = conn_limits("rpc", idle);
+        let limits = conn_limits("rpc", idle.clone());
         servers.spawn(crate::rpc::serve(
             listener,
             limited.clone(),
@@ -104,6 +106,12 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                         .then(|| std::time::Duration::from_millis(lim.exec_time_limit_ms)),
                 },
                 rate: rate.clone(),
+                live: crate::resp::exec::Live {
+                    timeout: idle_secs.clone(),
+                    maxclients: maxclients as u64,
+                    appendfsync: settings.fsync.as_str(),
+                },
+                script_time_limit: Some(std::time::Duration::from_millis(lim.script_time_limit_ms)),
             };
             let stop = stop_rx.clone();
             let limits = conn_limits("resp", idle);

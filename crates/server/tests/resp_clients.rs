@@ -344,3 +344,55 @@ fn node_leaderboard_library() {
     }
     assert!(podium.running(), "podium exited:\n{}", podium.output());
 }
+
+/// redis-py's own tests (`tests/test_commands.py`'s key, string, scan,
+/// sorted-set, hash and server families, and `tests/test_scripting.py`,
+/// from the source distribution scripts/test.sh unpacks under
+/// target/redis-py) in RESP2 and RESP3: every case that passes on
+/// redis-server passes on podium, except the cases docs/server.md lists
+/// with their reason (`tests/python/redis_py_suite.py` does the
+/// comparison).
+#[test]
+fn redis_py_own_test_suite() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tests = root.join("target/redis-py/redis-5.2.1/tests");
+    assert!(
+        tests.join("test_commands.py").exists(),
+        "redis-py's test suite is missing at {}: {INSTALL_HINT}",
+        tests.display()
+    );
+    let ok = Command::new("python3")
+        .args(["-c", "import pytest, pytest_timeout, packaging"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(
+        ok,
+        "python3 with pytest, pytest-timeout and packaging is needed: {INSTALL_HINT}"
+    );
+    let redis = RedisServer::start();
+    let mut podium = Podium::start(&[]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/python/redis_py_suite.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg("--tests")
+        .arg(&tests)
+        .args(["--redis", &redis.port().to_string()])
+        .args(["--podium", &podium.port().to_string()])
+        .arg("--docs")
+        .arg(root.join("docs/server.md"))
+        .output()
+        .expect("running redis-py's test suite");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("{stdout}{stderr}");
+    assert!(
+        out.status.success(),
+        "redis-py's own tests pass on redis-server and not on podium ({}):\n{stdout}{stderr}",
+        out.status
+    );
+    assert!(
+        podium.running(),
+        "podium exited under redis-py's tests:\n{}",
+        podium.output()
+    );
+}

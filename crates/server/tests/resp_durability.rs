@@ -1,6 +1,6 @@
 //! Durability over the Redis protocol: every acknowledged write — sorted
-//! sets, hashes, expiries, MULTI/EXEC, a deep pipeline, renames and copies
-//! — survives `kill -9`,
+//! sets, hashes, strings, expiries, MULTI/EXEC, a deep pipeline, renames
+//! and copies — survives `kill -9`,
 //! and a pipeline batch costs one fsync, not one per command.
 
 mod support;
@@ -66,6 +66,104 @@ fn acknowledged_writes_survive_kill_9_and_a_pipeline_is_one_fsync() {
     assert_eq!(c.call(&cmd("HGET h:alice level")), b"$1\r\n7\r\n");
     let ttl = c.call_str("TTL h:alice").int().unwrap();
     assert!((990..=1000).contains(&ttl), "TTL after restart: {ttl}");
+}
+
+#[test]
+fn acknowledged_string_writes_survive_kill_9() {
+    let mut p = Podium::start(&[]);
+    let mut c = Conn::open(&p.addr());
+    let ok = |c: &mut Conn, line: &str| {
+        let r = c.call_str(line);
+        assert!(!r.is_error(), "{line}: {r:?}");
+    };
+    ok(&mut c, "SET plain v");
+    c.call(&support::resp::wire::args(&["SET", "bin\x00", ""]));
+    ok(&mut c, "SET ex v EX 1000");
+    ok(&mut c, "SET px v PX 2000000");
+    ok(&mut c, "SET exat v EXAT 4102444800");
+    ok(&mut c, "SET pxat v PXAT 4102444800123");
+    ok(&mut c, "SET kept old EX 1000");
+    ok(&mut c, "SET kept new KEEPTTL");
+    ok(&mut c, "SET cleared v EX 1000");
+    ok(&mut c, "SET cleared v2");
+    ok(&mut c, "SETNX nx v");
+    ok(&mut c, "SETEX setex 1000 v");
+    ok(&mut c, "PSETEX psetex 1000000 v");
+    ok(&mut c, "GETSET nx v2");
+    ok(&mut c, "MSET m1 a m2 b");
+    ok(&mut c, "MSETNX m3 c m4 d");
+    ok(&mut c, "INCR n");
+    ok(&mut c, "INCRBY n 41");
+    ok(&mut c, "DECR n");
+    ok(&mut c, "SET f 10.5 EX 1000");
+    ok(&mut c, "INCRBYFLOAT f 0.1");
+    ok(&mut c, "APPEND app hello");
+    ok(&mut c, "SETRANGE app 8 !");
+    ok(&mut c, "SET gone v");
+    ok(&mut c, "GETDEL gone");
+    ok(&mut c, "SET exd v");
+    ok(&mut c, "GETEX exd EX 1000");
+    ok(&mut c, "SET per v EX 1000");
+    ok(&mut c, "GETEX per PERSIST");
+    ok(&mut c, "SET past v");
+    ok(&mut c, "GETEX past PXAT 1");
+    ok(&mut c, "ZADD board 1 a");
+    ok(&mut c, "SET board now-a-string");
+    ok(&mut c, "HSET hash f v");
+    ok(&mut c, "MSET hash s");
+    ok(&mut c, "HINCRBYFLOAT h x 2.5");
+    ok(&mut c, "HINCRBYFLOAT h x 0.1");
+
+    p.restart(); // SIGKILL, then start on the same data directory
+    let mut c = Conn::open(&p.addr());
+    let get = |c: &mut Conn, key: &str| c.call(&cmd(&format!("GET {key}")));
+    assert_eq!(get(&mut c, "plain"), b"$1\r\nv\r\n");
+    assert_eq!(
+        c.call(&support::resp::wire::args(&["GET", "bin\x00"])),
+        b"$0\r\n\r\n"
+    );
+    let ttl = |c: &mut Conn, key: &str| c.call_str(&format!("TTL {key}")).int().unwrap();
+    for (key, want) in [
+        ("ex", 1000),
+        ("px", 2000),
+        ("kept", 1000),
+        ("setex", 1000),
+        ("psetex", 1000),
+        ("f", 1000),
+        ("exd", 1000),
+    ] {
+        let t = ttl(&mut c, key);
+        assert!(
+            (want - 10..=want).contains(&t),
+            "TTL {key} after restart: {t}"
+        );
+    }
+    assert_eq!(c.call_str("EXPIRETIME exat").int(), Some(4102444800));
+    assert_eq!(c.call_str("PEXPIRETIME pxat").int(), Some(4102444800123));
+    for key in [
+        "plain", "cleared", "nx", "m1", "n", "app", "per", "board", "hash",
+    ] {
+        assert_eq!(ttl(&mut c, key), -1, "TTL {key}");
+    }
+    assert_eq!(get(&mut c, "kept"), b"$3\r\nnew\r\n");
+    assert_eq!(get(&mut c, "cleared"), b"$2\r\nv2\r\n");
+    assert_eq!(get(&mut c, "nx"), b"$2\r\nv2\r\n");
+    assert_eq!(
+        c.call(&cmd("MGET m1 m2 m3 m4")),
+        b"*4\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n$1\r\nd\r\n"
+    );
+    assert_eq!(get(&mut c, "n"), b"$2\r\n41\r\n");
+    assert_eq!(get(&mut c, "f"), b"$4\r\n10.6\r\n");
+    assert_eq!(get(&mut c, "app"), b"$9\r\nhello\x00\x00\x00!\r\n");
+    assert_eq!(c.call_str("EXISTS gone past").int(), Some(0));
+    assert_eq!(get(&mut c, "per"), b"$1\r\nv\r\n");
+    assert_eq!(c.call_str("TYPE board").text().as_deref(), Some("string"));
+    assert_eq!(
+        c.call(&cmd("ZCARD board")),
+        b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+    );
+    assert_eq!(get(&mut c, "hash"), b"$1\r\ns\r\n");
+    assert_eq!(c.call(&cmd("HGET h x")), b"$3\r\n2.6\r\n");
 }
 
 #[test]

@@ -16,7 +16,7 @@ mod peak;
 use std::ops::Bound;
 
 use podium_engine::{Aggregate, Board, BoardConfig, Cond, Presence, ScoreRange, Submit, UpdateOp};
-use podium_store::storage::record::{LogOp, SubmitRec};
+use podium_store::storage::record::{LogOp, StrExpiry, SubmitRec};
 use podium_store::storage::snapshot::{self, SnapAux, SnapBoard};
 use proptest::prelude::*;
 
@@ -123,6 +123,23 @@ fn sample_ops() -> Vec<LogOp> {
         LogOp::Persist { key: b"k".to_vec() },
         LogOp::DelKey { key: b"k".to_vec() },
         LogOp::FlushAll,
+        LogOp::Replace {
+            board: "d".into(),
+            entries: vec![(b"m".to_vec(), 1.5), (Vec::new(), f64::NEG_INFINITY)],
+        },
+        LogOp::SetString {
+            key: b"s\xff".to_vec(),
+            value: Vec::new(),
+            expiry: StrExpiry::At(1_790_000_000_000),
+        },
+        LogOp::SetString {
+            key: Vec::new(),
+            value: b"v".to_vec(),
+            expiry: StrExpiry::Keep,
+        },
+        LogOp::MSet {
+            pairs: vec![(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), Vec::new())],
+        },
     ]
 }
 
@@ -193,7 +210,7 @@ proptest! {
 
     #[test]
     fn record_decoder_survives_random_bytes_after_a_valid_tag(
-        tag in 0u8..=19,
+        tag in 0u8..=32,
         rest in prop::collection::vec(any::<u8>(), 0..256),
     ) {
         let mut bytes = vec![tag];
@@ -235,6 +252,7 @@ fn sample_aux() -> SnapAux {
     SnapAux {
         hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
         expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
+        strings: vec![(b"s".to_vec(), b"\x00v".to_vec())],
     }
 }
 

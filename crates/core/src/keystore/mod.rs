@@ -3,8 +3,8 @@
 //! commands take and answer (key types, EXPIRE's conditions, log
 //! positions) and Redis's glob patterns.
 //!
-//! Sorted-set keys are boards; hashes and key expiry sit beside them in the
-//! same store. Every method is synchronous and returns the log position
+//! Sorted-set keys are boards; hashes, strings and key expiry sit beside
+//! them in the same store. Every method is synchronous and returns the log position
 //! ([`Lsn`]) its write must wait for, so a connection runs a whole
 //! pipeline batch — or a MULTI/EXEC queue inside
 //! [`KeyStore::run_atomically`] — and waits once for one durable commit
@@ -12,6 +12,9 @@
 
 mod cursor;
 mod glob;
+mod lex;
+mod longdouble;
+mod strings;
 mod waiters;
 
 use std::collections::HashSet;
@@ -24,6 +27,9 @@ use crate::error::ApiError;
 
 pub use cursor::{scan_order, scan_page};
 pub use glob::glob_match;
+pub use lex::{LexBound, LexRange, RedisView, SMALL_ZSET};
+pub use longdouble::LongDouble;
+pub use strings::{GetExpiry, SetCond, SetDone, SetExpiry, SetOpts, MAX_STRING_LEN};
 pub use waiters::{Waiter, Waiters};
 
 /// Redis's `string2ll`: an optional `-`, then digits without a leading zero
@@ -71,6 +77,7 @@ pub type Fields = Vec<(Vec<u8>, Vec<u8>)>;
 pub enum KeyType {
     Zset,
     Hash,
+    String,
 }
 
 impl KeyType {
@@ -78,6 +85,7 @@ impl KeyType {
         match self {
             KeyType::Zset => "zset",
             KeyType::Hash => "hash",
+            KeyType::String => "string",
         }
     }
 }
@@ -160,14 +168,30 @@ impl Writes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyInfo {
     pub ty: KeyType,
-    /// Members or fields.
+    /// Members, fields, or a string's bytes.
     pub len: usize,
-    /// Small enough that Redis would keep it compact (a listpack): at most
-    /// 128 members or 512 fields, none (and no hash value) over 64 bytes.
+    /// Small enough that Redis would keep it compact: a listpack (at most
+    /// 128 members or 512 fields, none and no hash value over 64 bytes),
+    /// or a string of at most 44 bytes (embedded in its object).
     pub compact: bool,
+    /// The integer Redis would keep a string as (`string2ll` reads it).
+    pub int: Option<i64>,
     /// podium's estimate of the bytes the key and its value hold.
     pub bytes: u64,
 }
+
+/// The set operation of ZUNION, ZINTER and ZDIFF (and their STORE forms).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Inter,
+    /// The first set's members in none of the others, with its scores.
+    Diff,
+}
+
+/// Members with their scores, in Redis's order (ascending score, ties by
+/// member bytes) where a method says so.
+pub type Scored = Vec<(Vec<u8>, f64)>;
 
 /// What INFO's persistence section reports of the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -179,8 +203,18 @@ pub struct Persistence {
     pub snapshot_in_progress: bool,
 }
 
-/// The Redis data model: sorted sets (boards), hashes and key expiry in
-/// one namespace. Redis's semantics are the implementation's: an empty
+/// INFO's keyspace statistics: lookups by read commands that found their
+/// key or not (Redis's `keyspace_hits` / `keyspace_misses`), and keys
+/// deleted because their expiry passed (`expired_keys`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeyStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub expired: u64,
+}
+
+/// The Redis data model: sorted sets (boards), hashes, strings and key
+/// expiry in one namespace. Redis's semantics are the implementation's: an empty
 /// board is no key, an emptied hash is deleted, an expired key is gone on
 /// first access, a command on a key of the other type is `WrongType`.
 ///
@@ -226,6 +260,28 @@ pub trait KeyStore: Send + Sync {
         agg: Aggregate,
         intersect: bool,
     ) -> Result<(u64, Lsn), ApiError>;
+
+    /// ZUNION / ZINTER / ZDIFF: the weighted sources combined as Redis
+    /// combines them (sources of a union or intersection taken from the
+    /// smallest, a weighted NaN counted as 0, `agg` across sources), in
+    /// Redis's order. A missing key is an empty set; a hash is WrongType.
+    /// Built within the memory budget.
+    fn zalgebra(
+        &self,
+        sources: &[(&[u8], f64)],
+        agg: Aggregate,
+        op: SetOp,
+    ) -> Result<Scored, ApiError>;
+
+    /// ZINTERCARD: how many members are in every one of `keys`, counting
+    /// no further than `limit` (0: no limit).
+    fn zintercard(&self, keys: &[&[u8]], limit: u64) -> Result<u64, ApiError>;
+
+    /// ZDIFFSTORE / ZRANGESTORE: `dest` becomes a sorted set of exactly
+    /// `entries` (keeping its config if it is a board already; a hash there
+    /// is replaced, an expiry dropped); no entries delete it. Returns its
+    /// size.
+    fn zreplace(&self, dest: &[u8], entries: Scored) -> Result<(u64, Lsn), ApiError>;
 
     // ---------------------------------------------------------------- keys
 
@@ -344,6 +400,58 @@ pub trait KeyStore: Send + Sync {
         count: usize,
     ) -> Result<(u64, Fields), ApiError>;
 
+    // ------------------------------------------------------------- strings
+
+    /// GET (`None`: no such key).
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ApiError>;
+
+    /// MGET: a key of another type reads as no key.
+    fn mget(&self, keys: &[&[u8]]) -> Vec<Option<Vec<u8>>>;
+
+    /// SET and its family: a key of any other type is replaced (a board
+    /// dropped as DEL drops it), except with [`SetOpts::get`].
+    fn set(&self, key: &[u8], value: &[u8], opts: SetOpts) -> Result<(SetDone, Lsn), ApiError>;
+
+    /// MSET, or with `nx` MSETNX (nothing is set when any key exists):
+    /// whether the values were set. Each key loses its expiry.
+    fn mset(&self, pairs: &[(&[u8], &[u8])], nx: bool) -> Result<(bool, Lsn), ApiError>;
+
+    /// GETDEL: the value, and the key deleted.
+    fn getdel(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Lsn), ApiError>;
+
+    /// GETEX: the value, then the expiry changed as `expiry` says.
+    fn getex(&self, key: &[u8], expiry: GetExpiry) -> Result<(Option<Vec<u8>>, Lsn), ApiError>;
+
+    /// INCRBY and family: the value after adding `by` (no key is 0);
+    /// refused when the value is not an integer or the sum overflows.
+    fn incrby(&self, key: &[u8], by: i64) -> Result<(i64, Lsn), ApiError>;
+
+    /// INCRBYFLOAT: the value after adding `by` (the argument, parsed
+    /// after the stored value as Redis does), as Redis prints it.
+    fn incrbyfloat(&self, key: &[u8], by: &[u8]) -> Result<(Vec<u8>, Lsn), ApiError>;
+
+    /// APPEND: the length after.
+    fn append(&self, key: &[u8], value: &[u8]) -> Result<(u64, Lsn), ApiError>;
+
+    /// SETRANGE: the length after (zero bytes fill any gap).
+    fn setrange(&self, key: &[u8], offset: u64, value: &[u8]) -> Result<(u64, Lsn), ApiError>;
+
+    /// GETRANGE with Redis's index rules (inclusive, negative from the
+    /// end).
+    fn getrange(&self, key: &[u8], start: i64, end: i64) -> Result<Vec<u8>, ApiError>;
+
+    /// STRLEN (0: no such key).
+    fn strlen(&self, key: &[u8]) -> Result<u64, ApiError>;
+
+    /// HINCRBYFLOAT: the field's value after adding `by`, as Redis prints
+    /// it.
+    fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError>;
+
     // ---------------------------------------------------------- durability
 
     /// Runs `f` with every other client's writes excluded, and their
@@ -364,6 +472,25 @@ pub trait KeyStore: Send + Sync {
     /// The clients blocked on keys (BZPOPMIN…): every write that adds
     /// members to a key signals it here, whichever frontend made it.
     fn waiters(&self) -> &std::sync::Arc<Waiters>;
+    /// SAVE / BGSAVE: writes a snapshot now (blocking: BGSAVE runs it on
+    /// a thread of its own). `false`: one was already being written.
+    fn save(&self) -> Result<bool, ApiError>;
+
+    /// LASTSAVE: when the last snapshot was written, in seconds since the
+    /// epoch (the start of the process when none was written since).
+    fn last_save(&self) -> i64;
+
+    // -------------------------------------------------------- statistics
+
+    /// INFO's keyspace statistics since the start or the last reset.
+    fn key_stats(&self) -> KeyStats;
+
+    /// CONFIG RESETSTAT.
+    fn reset_key_stats(&self);
+
+    /// The average time to live of the keys that have one, in ms, from a
+    /// sample of them (INFO keyspace's `avg_ttl`; 0: none).
+    fn avg_ttl_ms(&self) -> i64;
 }
 
 /// The generic forms of the closure-taking methods, as callers write them.

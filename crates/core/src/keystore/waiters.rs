@@ -22,6 +22,9 @@ pub struct Waiters {
     /// How many clients are blocked (INFO's `blocked_clients`); read
     /// alone by a signal when it is 0.
     blocked: AtomicUsize,
+    /// How many of them have a timeout (INFO's
+    /// `clients_in_timeout_table`).
+    timed: AtomicUsize,
     next_id: AtomicU64,
     queues: Mutex<HashMap<Box<[u8]>, VecDeque<Arc<Wake>>>>,
 }
@@ -38,6 +41,11 @@ impl Waiters {
     /// How many clients are blocked now.
     pub fn blocked(&self) -> usize {
         self.blocked.load(Ordering::SeqCst)
+    }
+
+    /// How many of the blocked clients have a timeout.
+    pub fn timed(&self) -> usize {
+        self.timed.load(Ordering::Relaxed)
     }
 
     /// Members were added to `key`: wakes the first client blocked on it.
@@ -61,8 +69,8 @@ impl Waiters {
     /// Blocks a client on `keys` (at the end of each key's queue). The
     /// caller then looks at the keys once more before waiting: a write
     /// that came before this registration is seen by that look, one after
-    /// it signals.
-    pub fn block(self: &Arc<Self>, keys: &[&[u8]]) -> Waiter {
+    /// it signals. `timed`: the client has a timeout.
+    pub fn block(self: &Arc<Self>, keys: &[&[u8]], timed: bool) -> Waiter {
         let wake = Arc::new(Wake {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
             notify: Notify::new(),
@@ -86,10 +94,14 @@ impl Waiters {
             // finds the queue already holding this waiter.
             self.blocked.fetch_add(1, Ordering::SeqCst);
         }
+        if timed {
+            self.timed.fetch_add(1, Ordering::Relaxed);
+        }
         Waiter {
             waiters: self.clone(),
             wake,
             keys: own,
+            timed,
         }
     }
 }
@@ -100,6 +112,7 @@ pub struct Waiter {
     waiters: Arc<Waiters>,
     wake: Arc<Wake>,
     keys: Vec<Box<[u8]>>,
+    timed: bool,
 }
 
 impl Waiter {
@@ -130,6 +143,9 @@ impl Drop for Waiter {
             }
             self.waiters.blocked.fetch_sub(1, Ordering::SeqCst);
         }
+        if self.timed {
+            self.waiters.timed.fetch_sub(1, Ordering::Relaxed);
+        }
         // Wakes this client was given and never took go to the next one.
         let unused = std::mem::take(&mut *self.wake.ready.lock());
         for k in unused {
@@ -151,9 +167,10 @@ mod tests {
     fn a_signal_wakes_only_the_first_waiter_of_its_key() {
         let ws = Arc::new(Waiters::default());
         ws.signal(b"k");
-        let a = ws.block(&[b"k"]);
-        let b = ws.block(&[b"x", b"k", b"x"]);
-        let c = ws.block(&[b"k"]);
+        let a = ws.block(&[b"k"], false);
+        let b = ws.block(&[b"x", b"k", b"x"], true);
+        let c = ws.block(&[b"k"], false);
+        assert_eq!(ws.timed(), 1);
         assert_eq!(ws.blocked(), 3);
         ws.signal(b"k");
         assert!(!pending(&a) && pending(&b) && pending(&c));
@@ -169,14 +186,14 @@ mod tests {
         drop(b);
         assert!(!pending(&c), "b's unused wakes passed to c");
         drop(c);
-        assert_eq!(ws.blocked(), 0);
+        assert_eq!((ws.blocked(), ws.timed()), (0, 0));
         assert!(ws.queues.lock().is_empty());
     }
 
     #[tokio::test]
     async fn woken_returns_the_signalled_keys_in_order() {
         let ws = Arc::new(Waiters::default());
-        let w = ws.block(&[b"a", b"b"]);
+        let w = ws.block(&[b"a", b"b"], true);
         let ws2 = ws.clone();
         let t = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -24,6 +24,20 @@ pub(crate) fn check_board(b: &Board, m: &Model, page_size: u64) -> Result<(), Te
     prop_assert_eq!(b.score_many(&all), scores);
     // Every member of a small board; a spread sample of a big one.
     let stride = (m.len() / 500).max(1);
+    // Every cut of the order, as a predicate on entries (the position of
+    // each member in the model), is found by one descent.
+    let at: HashMap<&[u8], usize> = m
+        .entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.member.as_slice(), i))
+        .collect();
+    for k in (0..=m.len()).step_by(stride).chain([m.len()]) {
+        prop_assert_eq!(b.partition_point(|mem, _| at[mem] < k), k);
+    }
+    // A predicate that holds for no prefix still answers a position.
+    let odd = b.partition_point(|mem, s| (mem.len() + s.to_bits() as usize) % 2 == 1);
+    prop_assert!(odd <= m.len());
     for (i, e) in m.entries.iter().enumerate().step_by(stride) {
         let mem = &e.member;
         prop_assert_eq!(

@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -22,10 +22,14 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
 /// The limits of one connection; `None`: no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Timeouts {
     pub idle: Option<Duration>,
     pub head: Option<Duration>,
+    /// An idle limit in seconds that may change while connections are
+    /// open (0: none; Redis's `timeout` under CONFIG SET); when set, it
+    /// is the idle limit instead of `idle`.
+    pub idle_live: Option<Arc<AtomicU64>>,
 }
 
 impl Timeouts {
@@ -35,11 +39,31 @@ impl Timeouts {
         Timeouts {
             idle: d(idle),
             head: d(head),
+            idle_live: None,
+        }
+    }
+
+    /// A live idle limit (see [`Timeouts::idle_live`]) and no head limit.
+    pub fn live_idle(secs: Arc<AtomicU64>) -> Timeouts {
+        Timeouts {
+            idle_live: Some(secs),
+            ..Timeouts::default()
         }
     }
 
     pub fn any(&self) -> bool {
-        self.idle.is_some() || self.head.is_some()
+        self.idle.is_some() || self.head.is_some() || self.idle_live.is_some()
+    }
+
+    /// The idle limit in force now.
+    fn idle_now(&self) -> Option<Duration> {
+        match &self.idle_live {
+            Some(secs) => match secs.load(Relaxed) {
+                0 => None,
+                s => Some(Duration::from_secs(s)),
+            },
+            None => self.idle,
+        }
     }
 }
 
@@ -107,7 +131,7 @@ impl<S> Deadlines<S> {
             (Some(since), Some(head)) => Some((since + head, "a request head")),
             _ => self
                 .limits
-                .idle
+                .idle_now()
                 .map(|idle| (self.last_io + idle, "a request")),
         }
     }

@@ -19,10 +19,12 @@ use std::ops::Bound;
 use bytes::Bytes;
 use podium_engine::{Aggregate, ScoreRange};
 
+use super::command_strings::StrCmd;
 use super::num::{parse_bound, parse_double, parse_i64};
 use super::reply::Reply;
+use super::zparse;
 use crate::settings::Scope;
-use podium_core::keystore::Writes;
+use podium_core::keystore::{LexRange, SetOp, Writes};
 use podium_core::op::Op;
 
 pub use keyops::ObjectSub;
@@ -74,7 +76,8 @@ pub struct Spec {
     pub keys: (i32, i32, i32),
     /// Movable keys: the argument at this index says how many keys follow
     /// it (ZMPOP's `numkeys`); `keys` is then (0, 0, 0), as Redis's
-    /// COMMAND INFO shows such a command.
+    /// COMMAND INFO shows such a command, or the destination before the
+    /// count (ZDIFFSTORE's).
     pub numkeys_at: Option<usize>,
 }
 
@@ -83,7 +86,9 @@ impl Spec {
     /// (its `denyoom` flag): the commands that add data. HDEL shares
     /// HSET's operation but frees memory.
     pub fn deny_oom(&self) -> bool {
-        matches!(self.access, Access::Op(op) if op.adds_data()) && self.name != "hdel"
+        (matches!(self.access, Access::Op(op) if op.adds_data())
+            && !matches!(self.name, "hdel" | "getdel" | "getex"))
+            || matches!(self.name, "set" | "setex" | "psetex" | "mset")
     }
 
     /// Whether it may change data (it needs a key that may write).
@@ -95,6 +100,11 @@ impl Spec {
     /// (a command that stores into one key names it first), or any key
     /// for a write that names none (FLUSHALL).
     pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
+        // A script may write any key, named or not.
+        if matches!(self.name, "eval" | "evalsha") {
+            *w = Writes::Any;
+            return;
+        }
         if !self.writes() {
             return;
         }
@@ -119,7 +129,7 @@ impl Spec {
         let (first, last, step) = self.keys;
         let n = args.len() as i32;
         let last = if last < 0 { n + last } else { last };
-        let picked = if let Some(at) = self.numkeys_at {
+        let counted = if let Some(at) = self.numkeys_at {
             // (An unreadable count names no keys: the command is refused
             // before it touches any.)
             let n = args
@@ -129,13 +139,20 @@ impl Spec {
                 .unwrap_or(0);
             let keys = args.get(at + 1..).unwrap_or_default();
             &keys[..n.min(keys.len())]
-        } else if first > 0 && step > 0 && last >= first {
+        } else {
+            &[]
+        };
+        let fixed = if first > 0 && step > 0 && last >= first {
             args.get(first as usize..=last.min(n - 1) as usize)
                 .unwrap_or_default()
         } else {
             &[]
         };
-        picked.iter().step_by(step.max(1) as usize).map(|a| &a[..])
+        fixed
+            .iter()
+            .step_by(step.max(1) as usize)
+            .chain(counted)
+            .map(|a| &a[..])
     }
 }
 
@@ -156,6 +173,18 @@ const fn spec_numkeys(name: &'static str, arity: i32, access: Access, at: usize)
         arity,
         access,
         keys: NK,
+        numkeys_at: Some(at),
+    }
+}
+
+/// A command storing into its first key from keys that follow a count at
+/// argument `at` (ZDIFFSTORE).
+const fn spec_dest_numkeys(name: &'static str, arity: i32, access: Access, at: usize) -> Spec {
+    Spec {
+        name,
+        arity,
+        access,
+        keys: K1,
         numkeys_at: Some(at),
     }
 }
@@ -185,6 +214,8 @@ use Op::*;
 const NK: (i32, i32, i32) = (0, 0, 0);
 const K1: (i32, i32, i32) = (1, 1, 1);
 const KALL: (i32, i32, i32) = (1, -1, 1);
+/// MSET's keys: every other argument.
+const KPAIRS: (i32, i32, i32) = (1, -1, 2);
 
 /// Every command the frontend knows, subcommands after their container.
 pub static COMMANDS: &[Spec] = &[
@@ -273,6 +304,50 @@ pub static COMMANDS: &[Spec] = &[
     spec("object|help", 2, op(BoardInfo), NK),
     spec("memory|usage", -3, op(BoardInfo), (2, 2, 1)),
     spec("memory|help", 2, op(BoardInfo), NK),
+    spec("zrangebylex", -4, op(Range), K1),
+    spec("zrevrangebylex", -4, op(Range), K1),
+    spec("zlexcount", 4, op(Count), K1),
+    spec("zremrangebylex", 4, op(RemoveRange), K1),
+    spec_numkeys("zunion", -3, op(Range), 1),
+    spec_numkeys("zinter", -3, op(Range), 1),
+    spec_numkeys("zdiff", -3, op(Range), 1),
+    spec_numkeys("zintercard", -3, op(Count), 1),
+    spec_dest_numkeys("zdiffstore", -4, op(Merge), 2),
+    spec("zrangestore", -5, op(Merge), (1, 2, 1)),
+    // Strings. SET (without GET), SETEX, PSETEX and MSET replace a key of
+    // any type: over a board that is deleting it.
+    spec("get", 2, op(Entry), K1),
+    spec("set", -3, DELETE, K1),
+    spec("setnx", 3, op(SetData), K1),
+    spec("setex", 4, DELETE, K1),
+    spec("psetex", 4, DELETE, K1),
+    spec("getset", 3, op(SetData), K1),
+    spec("getdel", 2, op(SetData), K1),
+    spec("getex", -2, op(SetData), K1),
+    spec("mget", -2, op(Entry), KALL),
+    spec("mset", -3, DELETE, KPAIRS),
+    spec("msetnx", -3, op(SetData), KPAIRS),
+    spec("incr", 2, op(SetData), K1),
+    spec("decr", 2, op(SetData), K1),
+    spec("incrby", 3, op(SetData), K1),
+    spec("decrby", 3, op(SetData), K1),
+    spec("incrbyfloat", 3, op(SetData), K1),
+    spec("append", 3, op(SetData), K1),
+    spec("strlen", 2, op(Entry), K1),
+    spec("getrange", 4, op(Entry), K1),
+    spec("substr", 4, op(Entry), K1),
+    spec("setrange", 4, op(SetData), K1),
+    spec("hincrbyfloat", 4, op(SetData), K1),
+    // Scripting: each command a script runs is checked as it runs.
+    spec_numkeys("eval", -3, op(Connection), 2),
+    spec_numkeys("evalsha", -3, op(Connection), 2),
+    spec_numkeys("eval_ro", -3, op(Connection), 2),
+    spec_numkeys("evalsha_ro", -3, op(Connection), 2),
+    spec("script", -2, op(Connection), NK),
+    spec("script|load", 3, op(Connection), NK),
+    spec("script|exists", -3, op(Connection), NK),
+    spec("script|flush", -2, op(Connection), NK),
+    spec("script|kill", 2, op(Connection), NK),
     // Subcommands.
     spec("config|get", -3, op(Connection), NK),
     spec("client|setname", 3, op(Connection), NK),
@@ -283,9 +358,41 @@ pub static COMMANDS: &[Spec] = &[
     spec("command|docs", -2, op(Connection), NK),
     spec("command|info", -2, op(Connection), NK),
     spec("command|list", -2, op(Connection), NK),
+    // Running the server: what it says of itself, its clients and its
+    // snapshots.
+    spec("config|set", -4, op(ServerAdmin), NK),
+    spec("config|resetstat", 2, op(ServerAdmin), NK),
+    spec("client|list", -2, op(ServerAdmin), NK),
+    spec("client|info", 2, op(Connection), NK),
+    spec("client|kill", -3, op(ServerAdmin), NK),
+    spec("client|no-evict", 3, op(Connection), NK),
+    spec("client|reply", 3, op(Connection), NK),
+    spec("client|pause", -3, op(ServerAdmin), NK),
+    spec("client|unpause", 2, op(ServerAdmin), NK),
+    spec("slowlog", -2, op(Metrics), NK),
+    spec("slowlog|get", -2, op(Metrics), NK),
+    spec("slowlog|len", 2, op(Metrics), NK),
+    spec("slowlog|reset", 2, op(ServerAdmin), NK),
+    spec("time", 1, op(Connection), NK),
+    spec("role", 1, op(Metrics), NK),
+    spec("lolwut", -1, op(Connection), NK),
+    spec("reset", 1, op(Auth), NK),
+    spec("save", 1, op(ServerAdmin), NK),
+    spec("bgsave", -1, op(ServerAdmin), NK),
+    spec("lastsave", 1, op(Metrics), NK),
 ];
 
-const CONTAINERS: [&str; 5] = ["config", "client", "command", "object", "memory"];
+const CONTAINERS: [&str; 7] = [
+    "config", "client", "command", "slowlog", "script", "object", "memory",
+];
+
+/// The position of `spec` in [`COMMANDS`] (the index of its counters).
+pub fn index(spec: &'static Spec) -> usize {
+    let at =
+        (spec as *const Spec as usize - COMMANDS.as_ptr() as usize) / std::mem::size_of::<Spec>();
+    debug_assert!(std::ptr::eq(&COMMANDS[at], spec));
+    at
+}
 
 fn find(name: &str) -> Option<&'static Spec> {
     COMMANDS.iter().find(|s| s.name == name)
@@ -340,6 +447,16 @@ pub fn arity_error(name: &str) -> Reply {
 /// `processCommand`'s checks: the command (or subcommand) exists and has
 /// an allowed number of arguments. `args` is not empty.
 pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
+    let spec = resolve(args)?;
+    let n = args.len() as i32;
+    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
+        return Err(arity_error(spec.name));
+    }
+    Ok(spec)
+}
+
+/// The command (or subcommand) `args` names, arity unchecked.
+pub fn resolve(args: &[Bytes]) -> Result<&'static Spec, Reply> {
     let name = lower(&args[0]);
     let Some(base) = name
         .as_deref()
@@ -364,10 +481,6 @@ pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
     } else {
         base
     };
-    let n = args.len() as i32;
-    if (spec.arity > 0 && n != spec.arity) || n < -spec.arity {
-        return Err(arity_error(spec.name));
-    }
     Ok(spec)
 }
 
@@ -391,6 +504,12 @@ pub enum RangeBy {
         offset: i64,
         count: i64,
     },
+    /// Members (BYLEX), with LIMIT offset and count (negative: no limit).
+    Lex {
+        range: LexRange,
+        offset: i64,
+        count: i64,
+    },
 }
 
 /// ZSCAN's / SCAN's options.
@@ -406,6 +525,14 @@ pub struct ScanOpts {
 pub struct StoreOpts {
     pub weights: Vec<f64>,
     pub agg: Aggregate,
+}
+
+/// ZUNION / ZINTER / ZDIFF options (ZDIFF takes only WITHSCORES).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlgebraOpts {
+    pub weights: Vec<f64>,
+    pub agg: Aggregate,
+    pub withscores: bool,
 }
 
 /// ZADD's flags.
@@ -437,8 +564,40 @@ pub enum Cmd {
     ConfigGet(Vec<Bytes>),
     ClientSetName(Bytes),
     ClientGetName,
-    ClientSetInfo,
+    /// CLIENT SETINFO LIB-NAME|LIB-VER value (attribute lower-cased).
+    ClientSetInfo(String, Bytes),
     ClientId,
+    /// CLIENT LIST [TYPE t] [ID id …]: `ids` `None` for all; `none` when
+    /// the type has no clients here (master, replica, pubsub).
+    ClientList {
+        ids: Option<Vec<u64>>,
+        none: bool,
+    },
+    ClientInfo,
+    ClientKill(Vec<Bytes>),
+    ClientNoEvict(bool),
+    /// CLIENT REPLY ON|OFF|SKIP (lower-cased).
+    ClientReply(String),
+    /// CLIENT PAUSE ms [WRITE|ALL]: `all` unless WRITE.
+    ClientPause {
+        ms: u64,
+        all: bool,
+    },
+    ClientUnpause,
+    /// CONFIG SET parameter value … (names lower-cased).
+    ConfigSet(Vec<(String, Bytes)>),
+    ConfigResetStat,
+    /// SLOWLOG GET [count] (-1: all).
+    SlowlogGet(i64),
+    SlowlogLen,
+    SlowlogReset,
+    Time,
+    Role,
+    Lolwut,
+    Reset,
+    Save,
+    BgSave,
+    LastSave,
     DbSize,
     Flush,
     Exists(Vec<Bytes>),
@@ -580,6 +739,48 @@ pub enum Cmd {
     ObjectHelp,
     MemoryUsage(Bytes),
     MemoryHelp,
+    ZLexCount(Bytes, LexRange),
+    ZRemRangeByLex(Bytes, LexRange),
+    /// ZUNION / ZINTER / ZDIFF; refused options are answered after the
+    /// sources' type check, as Redis does.
+    ZAlgebra {
+        keys: Vec<Bytes>,
+        op: SetOp,
+        opts: Result<AlgebraOpts, Reply>,
+    },
+    /// ZINTERCARD; `limit` 0: none (refused after the type check).
+    ZInterCard {
+        keys: Vec<Bytes>,
+        limit: Result<u64, Reply>,
+    },
+    /// ZDIFFSTORE: any argument after the keys is refused after their
+    /// type check.
+    ZDiffStore {
+        dest: Bytes,
+        keys: Vec<Bytes>,
+        extra: Result<(), Reply>,
+    },
+    ZRangeStore {
+        dest: Bytes,
+        src: Bytes,
+        by: RangeBy,
+        rev: bool,
+    },
+    /// The string commands and HINCRBYFLOAT.
+    Str(StrCmd),
+    // Scripting (parsed by `resp::script`).
+    /// EVAL / EVALSHA (`by_sha`: `script` is a SHA1) and their `_RO` forms.
+    Eval {
+        script: Bytes,
+        by_sha: bool,
+        read_only: bool,
+        keys: Vec<Bytes>,
+        args: Vec<Bytes>,
+    },
+    ScriptLoad(Bytes),
+    ScriptExists(Vec<Bytes>),
+    ScriptFlush,
+    ScriptKill,
 }
 
 fn not_int() -> Reply {
@@ -766,74 +967,100 @@ fn zadd(key: &Bytes, args: &[Bytes], mut flags: ZaddFlags) -> Result<Cmd, Reply>
     })
 }
 
-/// `zrangeGenericCommand`'s parsing. `fixed`: the command's own kind
+/// What a ZRANGE-family command ranges over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RangeKind {
+    Rank,
+    Score,
+    Lex,
+}
+
+/// `zrangeGenericCommand`'s parsing. `kind`: the command's own kind
 /// (ZRANGEBYSCORE…) or None for ZRANGE; `rev`: ZREV* commands.
-fn zrange(args: &[Bytes], by_score: Option<bool>, rev: bool) -> Result<Cmd, Reply> {
-    let key = args[1].clone();
-    let (mut withscores, mut limit) = (false, None::<(i64, i64)>);
-    let (mut rev, mut by_score, mut by_lex) = (rev, by_score, false);
-    let dir_fixed = rev || by_score.is_some();
-    let kind_fixed = by_score.is_some();
-    let mut j = 4;
+fn zrange(args: &[Bytes], kind: Option<RangeKind>, rev: bool) -> Result<Cmd, Reply> {
+    zrange_from(args, 1, kind, rev)
+}
+
+/// `zrangeGenericCommand`'s parsing with the source key at `start`: 1, or
+/// 2 for ZRANGESTORE (which stores scores, so takes no WITHSCORES).
+fn zrange_from(
+    args: &[Bytes],
+    start: usize,
+    fixed: Option<RangeKind>,
+    rev: bool,
+) -> Result<Cmd, Reply> {
+    let store = start == 2;
+    let key = args[start].clone();
+    let (mut withscores, mut offset, mut count) = (false, 0, -1);
+    let (mut rev, mut kind) = (rev, fixed);
+    // Commands other than ZRANGE and ZRANGESTORE fix both.
+    let mut dir_open = fixed.is_none();
+    let mut j = start + 3;
     while j < args.len() {
         let left = args.len() - j - 1;
         let a = &args[j][..];
-        if eq(a, "withscores") {
+        if !store && eq(a, "withscores") {
             withscores = true;
         } else if eq(a, "limit") && left >= 2 {
-            limit = Some((int(&args[j + 1])?, int(&args[j + 2])?));
+            offset = int(&args[j + 1])?;
+            count = int(&args[j + 2])?;
             j += 2;
-        } else if !dir_fixed && !rev && eq(a, "rev") {
+        } else if dir_open && eq(a, "rev") {
             rev = true;
-        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "bylex") {
-            by_lex = true;
-        } else if !kind_fixed && !by_lex && by_score.is_none() && eq(a, "byscore") {
-            by_score = Some(true);
+            dir_open = false;
+        } else if kind.is_none() && eq(a, "bylex") {
+            kind = Some(RangeKind::Lex);
+        } else if kind.is_none() && eq(a, "byscore") {
+            kind = Some(RangeKind::Score);
         } else {
             return Err(Reply::syntax());
         }
         j += 1;
     }
-    let by_score = by_score == Some(true);
-    if limit.is_some() && !by_score && !by_lex {
+    let kind = kind.unwrap_or(RangeKind::Rank);
+    if count != -1 && kind == RangeKind::Rank {
         return Err(Reply::err(
             "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
     }
-    if withscores && by_lex {
+    if withscores && kind == RangeKind::Lex {
         return Err(Reply::err(
             "syntax error, WITHSCORES not supported in combination with BYLEX",
         ));
     }
-    // Reversed score (and lex) ranges are given as max, min.
-    let (lo, hi) = if rev && (by_score || by_lex) {
-        (&args[3], &args[2])
+    // Reversed score and lex ranges are given as max, min.
+    let (lo, hi) = if rev && kind != RangeKind::Rank {
+        (&args[start + 2], &args[start + 1])
     } else {
-        (&args[2], &args[3])
+        (&args[start + 1], &args[start + 2])
     };
-    let by = if by_lex {
-        // Lexicographic ranges need a set of one score; boards are not
-        // kept that way, so BYLEX is refused (after Redis's own checks).
-        let ok = |a: &[u8]| matches!(a.first(), Some(b'(' | b'[')) || a == b"+" || a == b"-";
-        if !ok(lo) || !ok(hi) {
-            return Err(Reply::err("min or max not valid string range item"));
-        }
-        return Err(Reply::err("BYLEX is not supported by podium"));
-    } else if by_score {
-        let (offset, count) = limit.unwrap_or((0, -1));
-        RangeBy::Score {
+    let by = match kind {
+        RangeKind::Rank => RangeBy::Rank(int(lo)?, int(hi)?),
+        RangeKind::Score => RangeBy::Score {
             range: range(lo, hi)?,
             offset,
             count,
+        },
+        RangeKind::Lex => RangeBy::Lex {
+            range: zparse::lex_range(lo, hi)?,
+            offset,
+            count,
+        },
+    };
+    Ok(if store {
+        Cmd::ZRangeStore {
+            dest: args[1].clone(),
+            src: key,
+            by,
+            rev,
         }
     } else {
-        RangeBy::Rank(int(lo)?, int(hi)?)
-    };
-    Ok(Cmd::ZRange {
-        key,
-        by,
-        rev,
-        withscores,
+        Cmd::ZRange {
+            key,
+            by,
+            rev,
+            withscores,
+        }
     })
 }
 
@@ -929,6 +1156,41 @@ fn expire(args: &[Bytes], relative: bool, ms: bool, name: &'static str) -> Resul
 
 /// The command's own argument checks (what Redis reports when the command
 /// runs). `spec` comes from [`lookup`] on the same `args`.
+/// CLIENT LIST's options.
+fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
+    let mut ids = None;
+    let mut none = false;
+    let mut i = 2;
+    while i < a.len() {
+        if eq(&a[i], "type") && i + 1 < a.len() {
+            match lower(&a[i + 1]).as_deref() {
+                Some("normal") => {}
+                Some("master" | "replica" | "slave" | "pubsub") => none = true,
+                _ => {
+                    let mut msg = b"ERR Unknown client type '".to_vec();
+                    msg.extend_from_slice(c_str(&a[i + 1], 128));
+                    msg.push(b'\'');
+                    return Err(Reply::Error(msg));
+                }
+            }
+            i += 2;
+        } else if eq(&a[i], "id") && i + 1 < a.len() {
+            let ids = ids.get_or_insert_with(Vec::new);
+            for id in &a[i + 1..] {
+                match parse_i64(id) {
+                    // (No client has an id below 1: such ids match none.)
+                    Some(n) => ids.extend(u64::try_from(n).ok()),
+                    None => return Err(Reply::err("Invalid client ID")),
+                }
+            }
+            i = a.len();
+        } else {
+            return Err(Reply::syntax());
+        }
+    }
+    Ok(Cmd::ClientList { ids, none })
+}
+
 pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
     let a = args;
     let key = || a[1].clone();
@@ -969,8 +1231,85 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
                 msg.push(b'\'');
                 return Err(Reply::Error(msg));
             }
-            Cmd::ClientSetInfo
+            Cmd::ClientSetInfo(lower(&a[2]).unwrap_or_default(), a[3].clone())
         }
+        "client|list" => client_list(a)?,
+        "client|info" => Cmd::ClientInfo,
+        "client|pause" => {
+            let ms = match parse_i64(&a[2]) {
+                Some(n) if n >= 0 => n as u64,
+                Some(_) => return Err(Reply::err("timeout is negative")),
+                None => return Err(Reply::err("timeout is not an integer or out of range")),
+            };
+            let all = match (a.len(), a.get(3).and_then(|m| lower(m))) {
+                (3, _) => true,
+                (4, Some(m)) if m == "all" => true,
+                (4, Some(m)) if m == "write" => false,
+                (4, _) => return Err(Reply::err("CLIENT PAUSE mode must be WRITE or ALL")),
+                _ => {
+                    let mut msg =
+                        b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+                    msg.extend_from_slice(c_str(&a[1], 128));
+                    msg.extend_from_slice(b"'. Try CLIENT HELP.");
+                    return Err(Reply::Error(msg));
+                }
+            };
+            Cmd::ClientPause { ms, all }
+        }
+        "client|unpause" => Cmd::ClientUnpause,
+        "client|kill" => Cmd::ClientKill(tail(2)),
+        "client|no-evict" => match lower(&a[2]).as_deref() {
+            Some("on") => Cmd::ClientNoEvict(true),
+            Some("off") => Cmd::ClientNoEvict(false),
+            _ => return Err(Reply::syntax()),
+        },
+        "client|reply" => match lower(&a[2]).as_deref() {
+            Some(m @ ("on" | "off" | "skip")) => Cmd::ClientReply(m.to_string()),
+            _ => return Err(Reply::syntax()),
+        },
+        "config|set" => {
+            if !a.len().is_multiple_of(2) {
+                return Err(Reply::syntax());
+            }
+            let mut pairs: Vec<(String, Bytes)> = Vec::new();
+            for p in a[2..].chunks(2) {
+                let name = String::from_utf8_lossy(&p[0]).to_ascii_lowercase();
+                if pairs.iter().any(|(n, _)| *n == name) {
+                    return Err(Reply::err(format!(
+                        "CONFIG SET failed (possibly related to argument '{name}') - duplicate parameter"
+                    )));
+                }
+                pairs.push((name, p[1].clone()));
+            }
+            Cmd::ConfigSet(pairs)
+        }
+        "config|resetstat" => Cmd::ConfigResetStat,
+        "slowlog|get" => match a.len() {
+            2 => Cmd::SlowlogGet(10),
+            3 => match parse_i64(&a[2]) {
+                Some(n) if n >= -1 => Cmd::SlowlogGet(n),
+                _ => return Err(Reply::err("count should be greater than or equal to -1")),
+            },
+            _ => {
+                let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+                msg.extend_from_slice(c_str(&a[1], 128));
+                msg.extend_from_slice(b"'. Try SLOWLOG HELP.");
+                return Err(Reply::Error(msg));
+            }
+        },
+        "slowlog|len" => Cmd::SlowlogLen,
+        "slowlog|reset" => Cmd::SlowlogReset,
+        "time" => Cmd::Time,
+        "role" => Cmd::Role,
+        "lolwut" => Cmd::Lolwut,
+        "reset" => Cmd::Reset,
+        "save" => Cmd::Save,
+        "bgsave" => match a.len() {
+            1 => Cmd::BgSave,
+            2 if eq(&a[1], "schedule") => Cmd::BgSave,
+            _ => return Err(Reply::syntax()),
+        },
+        "lastsave" => Cmd::LastSave,
         "dbsize" => Cmd::DbSize,
         "flushdb" | "flushall" => match a.len() {
             1 => Cmd::Flush,
@@ -1032,9 +1371,9 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         "zcard" => Cmd::ZCard(key()),
         "zcount" => Cmd::ZCount(key(), range(&a[2], &a[3])?),
         "zrange" => zrange(a, None, false)?,
-        "zrevrange" => zrange(a, Some(false), true)?,
-        "zrangebyscore" => zrange(a, Some(true), false)?,
-        "zrevrangebyscore" => zrange(a, Some(true), true)?,
+        "zrevrange" => zrange(a, Some(RangeKind::Rank), true)?,
+        "zrangebyscore" => zrange(a, Some(RangeKind::Score), false)?,
+        "zrevrangebyscore" => zrange(a, Some(RangeKind::Score), true)?,
         "zrem" => Cmd::ZRem(key(), tail(2)),
         "zremrangebyrank" => Cmd::ZRemRangeByRank(key(), int(&a[2])?, int(&a[3])?),
         "zremrangebyscore" => Cmd::ZRemRangeByScore(key(), range(&a[2], &a[3])?),
@@ -1109,6 +1448,21 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
             opts: scan_opts(a, 3, false),
         },
         name if keyops::NAMES.contains(&name) => keyops::parse(name, a)?,
+        "zrangebylex" => zrange(a, Some(RangeKind::Lex), false)?,
+        "zrevrangebylex" => zrange(a, Some(RangeKind::Lex), true)?,
+        "zlexcount" => Cmd::ZLexCount(key(), zparse::lex_range(&a[2], &a[3])?),
+        "zremrangebylex" => Cmd::ZRemRangeByLex(key(), zparse::lex_range(&a[2], &a[3])?),
+        "zunion" => zparse::algebra(a, SetOp::Union, spec.name)?,
+        "zinter" => zparse::algebra(a, SetOp::Inter, spec.name)?,
+        "zdiff" => zparse::algebra(a, SetOp::Diff, spec.name)?,
+        "zintercard" => zparse::intercard(a)?,
+        "zdiffstore" => zparse::diffstore(a)?,
+        "zrangestore" => zrange_from(a, 2, None, false)?,
+        name if super::command_strings::NAMES.contains(&name) => {
+            Cmd::Str(super::command_strings::parse(spec.name, a)?)
+        }
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "script|load" | "script|exists"
+        | "script|flush" | "script|kill" => super::script::parse(spec.name, a)?,
         // Containers reached without a subcommand have failed arity.
         _ => return Err(unknown_command(a)),
     })

@@ -44,7 +44,8 @@ pub const MAX_QUERY_BUFFER: usize = 1 << 30;
 /// protocol, or `stop` turns true (checked between batches).
 pub async fn serve_conn<S>(
     stream: S,
-    peer: Option<std::net::IpAddr>,
+    peer: Option<std::net::SocketAddr>,
+    local: Option<std::net::SocketAddr>,
     store: Arc<dyn KeyStore>,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
@@ -62,12 +63,17 @@ where
     let _count = Count(shared.clone());
 
     let (mut rd, mut wr) = tokio::io::split(stream);
-    let mut session = Session::for_peer(store.clone(), shared, peer);
+    let stats = shared.clone();
+    let mut session = Session::for_conn(store.clone(), shared, peer, local);
+    let client = session.client.client.clone();
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
     // Whether `inbuf` has grown past [`LARGE_QUERY`].
     let mut large = false;
+    // A request held back by CLIENT PAUSE, run first once it ends.
+    let mut held: Option<Vec<bytes::Bytes>> = None;
+    let mut paused_until = None;
     loop {
         let mut ran = 0;
         let mut lsn = 0;
@@ -81,8 +87,17 @@ where
                 send_first = true;
                 break;
             }
-            match decoder.decode(&mut inbuf, session.authenticated()) {
+            let next = match held.take() {
+                Some(args) => Ok(Some(args)),
+                None => decoder.decode(&mut inbuf, session.authenticated()),
+            };
+            match next {
                 Ok(Some(args)) if args.is_empty() => {}
+                Ok(Some(args)) if session.paused_until(&args).is_some() => {
+                    paused_until = session.paused_until(&args);
+                    held = Some(args);
+                    break;
+                }
                 Ok(Some(args)) => {
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
@@ -109,7 +124,9 @@ where
                         match blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await? {
                             Unblocked::Served((reply, l)) => {
                                 lsn = l;
-                                reply.encode(session.proto, &mut out);
+                                if session.replies() {
+                                    reply.encode(session.proto, &mut out);
+                                }
                                 ran += 1;
                             }
                             Unblocked::Left => return Ok(()),
@@ -117,7 +134,9 @@ where
                         }
                         continue;
                     }
-                    reply.encode(session.proto, &mut out);
+                    if session.replies() {
+                        reply.encode(session.proto, &mut out);
+                    }
                     ran += 1;
                 }
                 Ok(None) => break,
@@ -144,14 +163,30 @@ where
             err.encode(session.proto, &mut out);
         }
         if !out.is_empty() {
+            stats
+                .stats
+                .net_output
+                .fetch_add(out.len() as u64, Ordering::Relaxed);
             wr.write_all(&out).await?;
             out.clear();
             if out.capacity() > 4 * MAX_BATCH_REPLY {
                 out = BytesMut::with_capacity(16 * 1024);
             }
         }
-        if close {
+        if close || client.killed() {
             return wr.shutdown().await;
+        }
+        if let Some(until) = paused_until.take() {
+            let ended = tokio::select! {
+                biased;
+                _ = stop.wait_for(|s| *s) => true,
+                _ = client.until_killed() => true,
+                _ = tokio::time::sleep_until(until.into()) => false,
+            };
+            if ended {
+                return wr.shutdown().await;
+            }
+            continue;
         }
         if more {
             continue;
@@ -206,10 +241,14 @@ where
         let stopping = tokio::select! {
             biased;
             _ = stop.wait_for(|s| *s) => true,
+            // CLIENT KILL from another connection.
+            _ = client.until_killed() => true,
             n = rd.read_buf(&mut inbuf) => {
-                if n? == 0 {
+                let n = n?;
+                if n == 0 {
                     return Ok(());
                 }
+                stats.stats.net_input.fetch_add(n as u64, Ordering::Relaxed);
                 false
             }
         };
@@ -247,7 +286,7 @@ where
 {
     let store = session.store().clone();
     let keys: Vec<&[u8]> = block.keys.iter().map(|k| &k[..]).collect();
-    let waiter = store.waiters().block(&keys);
+    let waiter = store.waiters().block(&keys, block.deadline.is_some());
     if let Some(run) = session.serve_blocked(&block, &keys) {
         drop(waiter);
         pass_on(&*store, &keys);
@@ -294,7 +333,7 @@ mod tests {
         let shared = Arc::new(Shared::new(Vec::new(), 7379));
         let (client, server) = duplex(1 << 16);
         let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let task = tokio::spawn(serve_conn(server, None, svc, shared, stop_rx));
+        let task = tokio::spawn(serve_conn(server, None, None, svc, shared, stop_rx));
         let (mut rd, mut wr) = tokio::io::split(client);
         let input = input.to_vec();
         let writer = tokio::spawn(async move {
@@ -430,6 +469,7 @@ mod tests {
         tokio::spawn(serve_conn(
             server,
             None,
+            None,
             svc.clone(),
             shared.clone(),
             stop_rx,
@@ -453,6 +493,23 @@ mod tests {
         blocked_is(&svc, 1).await;
         drop((rd, wr));
         blocked_is(&svc, 0).await;
+    }
+
+    /// A paused write waits for the pause to end and then runs; reads
+    /// answer meanwhile.
+    #[tokio::test]
+    async fn client_pause_holds_writes_back_until_it_ends() {
+        let started = std::time::Instant::now();
+        let got = session_bytes(
+            b"CLIENT PAUSE 150 WRITE\r\nPING\r\nZADD z 1 a\r\nZCARD z\r\n",
+            1000,
+        )
+        .await;
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            "+OK\r\n+PONG\r\n:1\r\n:1\r\n"
+        );
+        assert!(started.elapsed() >= std::time::Duration::from_millis(150));
     }
 
     #[tokio::test]

@@ -10,14 +10,19 @@
 //! encodes per protocol version; [`conn`] drives one connection
 //! (pipelining, one durable commit per batch) and [`serve`] accepts them.
 
+pub mod clients;
 pub mod codec;
 pub mod command;
+pub mod command_strings;
 pub mod conn;
 pub mod exec;
 pub mod num;
 pub mod reply;
 #[cfg(test)]
 mod scope_tests;
+pub mod script;
+pub mod stats;
+mod zparse;
 
 use std::sync::Arc;
 
@@ -41,6 +46,11 @@ pub struct RespConfig {
     /// The server's rate limits; each connection is limited by its peer's
     /// address.
     pub rate: Arc<RateLimits>,
+    /// The settings CONFIG GET shows and CONFIG SET changes.
+    pub live: exec::Live,
+    /// How long a script runs before other clients are answered `BUSY`
+    /// (`None`: the default).
+    pub script_time_limit: Option<std::time::Duration>,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -56,10 +66,30 @@ pub async fn serve(
     let mut shared = exec::Shared::new(cfg.api_keys, port);
     shared.multi = cfg.multi;
     shared.rate = cfg.rate;
+    shared.config = cfg.live;
+    if let Some(limit) = cfg.script_time_limit {
+        shared.scripts = Arc::new(script::Scripts::new(limit));
+    }
     let shared = Arc::new(shared);
+    // INFO's instantaneous_ops_per_sec averages samples a tenth of a
+    // second apart, as Redis's.
+    let sampler = {
+        let shared = shared.clone();
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_millis(100));
+            loop {
+                tokio::select! {
+                    _ = stop.wait_for(|s| *s) => return,
+                    _ = tick.tick() => shared.stats.sample(),
+                }
+            }
+        })
+    };
     let serve_conn = move |sock: Conn, _busy, stop| {
-        let peer = sock.get_ref().peer_addr().ok().map(|a| a.ip());
-        conn::serve_conn(sock, peer, store.clone(), shared.clone(), stop)
+        let peer = sock.get_ref().peer_addr().ok();
+        let local = sock.get_ref().local_addr().ok();
+        conn::serve_conn(sock, peer, local, store.clone(), shared.clone(), stop)
     };
     accept_until_stopped(
         listener,
@@ -71,6 +101,7 @@ pub async fn serve(
         serve_conn,
     )
     .await;
+    sampler.abort();
     Ok(())
 }
 

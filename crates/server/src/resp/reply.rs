@@ -43,6 +43,15 @@ pub enum Reply {
     Pairs(Vec<(Vec<u8>, Vec<u8>)>),
     /// Text: RESP2 bulk, RESP3 verbatim string of format `txt` (INFO).
     Verbatim(String),
+    // What scripts return beyond the commands' replies.
+    /// `+text` of any text (a script's `{ok=…}`).
+    StatusText(Vec<u8>),
+    /// RESP3 `#t` / `#f`; RESP2 `:1` / `:0`.
+    Bool(bool),
+    /// RESP3 set `~`; RESP2 array.
+    Set(Vec<Reply>),
+    /// RESP3 big number `(`; RESP2 bulk.
+    BigNumber(Vec<u8>),
 }
 
 impl Reply {
@@ -147,6 +156,20 @@ impl Reply {
                 out.put_slice(text.as_bytes());
                 out.put_slice(b"\r\n");
             }
+            Reply::StatusText(t) => line(out, b'+', t),
+            Reply::Bool(b) => match (resp3, b) {
+                (true, true) => out.put_slice(b"#t\r\n"),
+                (true, false) => out.put_slice(b"#f\r\n"),
+                (false, b) => int_line(out, b':', i64::from(*b)),
+            },
+            Reply::Set(items) => {
+                int_line(out, if resp3 { b'~' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
+            Reply::BigNumber(n) if resp3 => line(out, b'(', n),
+            Reply::BigNumber(n) => bulk(out, n),
         }
     }
 }

@@ -91,6 +91,11 @@ async fn a_write_key_cannot_delete_expire_or_overwrite_a_board() {
         "expireat lb 1".into(),
         "pexpireat lb 1".into(),
         "persist lb".into(),
+        "set lb v".into(),
+        "set empty v keepttl".into(),
+        "setex lb 10 v".into(),
+        "psetex lb 10 v".into(),
+        "mset s 1 lb 2".into(),
     ] {
         assert_eq!(run(&mut w, &line), noperm_key(), "{line}");
     }
@@ -138,6 +143,11 @@ async fn a_write_key_cannot_delete_expire_or_overwrite_a_board() {
     assert!(svc.board_info("fresh").is_err());
 
     // Hashes and members are a write key's to delete.
+    // A string may replace a hash or a missing key; it is refused on a
+    // board before it is parsed further.
+    assert_eq!(run(&mut w, "set lb:data v"), R::OK);
+    assert_eq!(run(&mut w, "mset s 1 t 2"), R::OK);
+    assert_eq!(run(&mut w, "del lb:data s t"), R::Int(3));
     assert_eq!(run(&mut w, "hset lb:data a x"), R::Int(1));
     assert_eq!(run(&mut w, "expire lb:data 100"), R::Int(1));
     assert_eq!(run(&mut w, "persist lb:data"), R::Int(1));
@@ -265,6 +275,43 @@ fn samples(name: &str) -> Vec<Sample> {
         "hstrlen" => s(&["hstrlen h f"]),
         "hrandfield" => s(&["hrandfield h", "hrandfield h 2 withvalues"]),
         "hscan" => s(&["hscan h 0"]),
+        "zrangebylex" => s(&["zrangebylex lb - +"]),
+        "zrevrangebylex" => s(&["zrevrangebylex lb + - limit 0 1"]),
+        "zlexcount" => s(&["zlexcount lb - +"]),
+        "zremrangebylex" => s(&["zremrangebylex lb [a [a"]),
+        "zunion" => s(&["zunion 2 lb src withscores"]),
+        "zinter" => s(&["zinter 2 lb src"]),
+        "zdiff" => s(&["zdiff 2 lb src"]),
+        "zintercard" => s(&["zintercard 2 lb src limit 1"]),
+        "zdiffstore" => s(&["zdiffstore lb 1 src", "zdiffstore fresh 1 src"]),
+        "zrangestore" => s(&["zrangestore lb src 0 -1", "zrangestore fresh src 0 -1"]),
+        "get" => s(&["get str"]),
+        "set" => vec![
+            on_other("set str v"),
+            on_other("set h v"),
+            on_board("set lb v"),
+            on_board("set empty v"),
+        ],
+        "setex" => vec![on_other("setex str 10 v"), on_board("setex lb 10 v")],
+        "psetex" => vec![on_other("psetex str 10 v"), on_board("psetex empty 10 v")],
+        "mset" => vec![on_other("mset str v h w"), on_board("mset str v lb w")],
+        "setnx" => s(&["setnx fresh v"]),
+        "getset" => s(&["getset str v"]),
+        "getdel" => s(&["getdel str"]),
+        "getex" => s(&["getex str persist"]),
+        "mget" => s(&["mget str lb"]),
+        "msetnx" => s(&["msetnx fresh v"]),
+        "incr" => s(&["incr n"]),
+        "decr" => s(&["decr n"]),
+        "incrby" => s(&["incrby n 2"]),
+        "decrby" => s(&["decrby n 2"]),
+        "incrbyfloat" => s(&["incrbyfloat n 2.5"]),
+        "append" => s(&["append str x"]),
+        "strlen" => s(&["strlen str"]),
+        "getrange" => s(&["getrange str 0 -1"]),
+        "substr" => s(&["substr str 0 -1"]),
+        "setrange" => s(&["setrange str 1 x"]),
+        "hincrbyfloat" => s(&["hincrbyfloat h n 1.5"]),
         "config|get" => s(&["config get maxmemory"]),
         "client|setname" => s(&["client setname me"]),
         "client|getname" => s(&["client getname"]),
@@ -291,6 +338,37 @@ fn samples(name: &str) -> Vec<Sample> {
         "object|help" => s(&["object help"]),
         "memory|usage" => s(&["memory usage lb samples 0"]),
         "memory|help" => s(&["memory help"]),
+        "slowlog" => s(&["slowlog"]),
+        "config|set" => s(&["config set slowlog-max-len 100"]),
+        "config|resetstat" => s(&["config resetstat"]),
+        "client|list" => s(&["client list", "client list type normal"]),
+        "client|info" => s(&["client info"]),
+        "client|kill" => s(&["client kill id 999999"]),
+        "client|no-evict" => s(&["client no-evict on"]),
+        "client|reply" => s(&["client reply on"]),
+        "client|pause" => s(&["client pause 0 write"]),
+        "client|unpause" => s(&["client unpause"]),
+        "slowlog|get" => s(&["slowlog get"]),
+        "slowlog|len" => s(&["slowlog len"]),
+        "slowlog|reset" => s(&["slowlog reset"]),
+        "time" => s(&["time"]),
+        "role" => s(&["role"]),
+        "lolwut" => s(&["lolwut"]),
+        "reset" => s(&["reset"]),
+        "save" => s(&["save"]),
+        "bgsave" => s(&["bgsave schedule"]),
+        "lastsave" => s(&["lastsave"]),
+        // A script's own commands are checked as they run (see
+        // `a_script_runs_its_commands_with_the_callers_scope`).
+        "eval" => s(&["eval \"return 1\" 1 lb"]),
+        "evalsha" => s(&["evalsha 0000000000000000000000000000000000000000 0"]),
+        "eval_ro" => s(&["eval_ro \"return 1\" 0"]),
+        "evalsha_ro" => s(&["evalsha_ro 0000000000000000000000000000000000000000 0"]),
+        "script" => s(&["script"]),
+        "script|load" => s(&["script load \"return 1\""]),
+        "script|exists" => s(&["script exists 0000000000000000000000000000000000000000"]),
+        "script|flush" => s(&["script flush"]),
+        "script|kill" => s(&["script kill"]),
         _ => Vec::new(),
     }
 }
@@ -341,7 +419,8 @@ async fn every_command_against_every_scope() {
                 // key, before any scope is looked at.
                 Err(arity) => {
                     assert!(
-                        ["config", "client", "object", "memory"].contains(&spec.name),
+                        ["config", "client", "slowlog", "script", "object", "memory"]
+                            .contains(&spec.name),
                         "{line}"
                     );
                     assert_eq!(arity, super::command::arity_error(spec.name));
@@ -395,7 +474,9 @@ async fn every_command_against_every_scope() {
                     Some(w) => assert_eq!(&got, w, "{ctx}"),
                     None => assert!(!refused(&got), "{ctx}: {got:?}"),
                 }
-                if matches!(spec.name, "multi" | "exec" | "discard" | "quit") || scope.is_none() {
+                if matches!(spec.name, "multi" | "exec" | "discard" | "quit" | "reset")
+                    || scope.is_none()
+                {
                     continue;
                 }
                 let svc = fixture().await;
@@ -427,4 +508,39 @@ async fn every_command_against_every_scope() {
             }
         }
     }
+}
+
+/// A read key's script reads, and each write it sends is refused as the
+/// key's own command would be; a write key's script writes.
+#[tokio::test]
+async fn a_script_runs_its_commands_with_the_callers_scope() {
+    let svc = fixture().await;
+    let shared = Arc::new(Shared::new(keys(), 7379));
+    let mut s = Session::new(svc.clone(), shared.clone());
+    assert_eq!(run(&mut s, &format!("auth {}", key_of(Scope::Read))), R::OK);
+    assert_eq!(
+        run(&mut s, "eval \"return redis.call('zcard', 'lb')\" 0"),
+        R::Int(2)
+    );
+    let R::Error(e) = run(&mut s, "eval \"return redis.call('zadd', 'lb', 9, 'x')\" 0") else {
+        panic!("a read key's script wrote")
+    };
+    assert!(
+        e.starts_with(b"NOPERM this user has no permissions to run the 'zadd' command script: "),
+        "{}",
+        String::from_utf8_lossy(&e)
+    );
+    assert_eq!(run(&mut s, "zcard lb"), R::Int(2));
+    let mut w = Session::new(svc, shared);
+    assert_eq!(
+        run(&mut w, &format!("auth {}", key_of(Scope::Write))),
+        R::OK
+    );
+    assert_eq!(
+        run(&mut w, "eval \"return redis.call('zadd', 'lb', 9, 'x')\" 0"),
+        R::Int(1)
+    );
+    // Deleting a board is admin work, in a script as outside.
+    assert!(run(&mut w, "eval \"return redis.call('del', 'lb')\" 0").is_error());
+    assert_eq!(run(&mut w, "zcard lb"), R::Int(3));
 }

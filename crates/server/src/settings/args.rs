@@ -222,6 +222,7 @@ mod tests {
             ("multi_max_commands", "PODIUM_MULTI_MAX_COMMANDS"),
             ("multi_max_bytes", "PODIUM_MULTI_MAX_BYTES"),
             ("exec_time_limit", "PODIUM_EXEC_TIME_LIMIT"),
+            ("script_time_limit", "PODIUM_SCRIPT_TIME_LIMIT"),
             ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
             ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
@@ -230,7 +231,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            23
+            24
         );
         let keys = cmd
             .get_arguments()

@@ -34,6 +34,7 @@ pub(super) struct FileConfig {
     pub(super) multi_max_commands: Option<usize>,
     pub(super) multi_max_bytes: Option<ByteSize>,
     pub(super) exec_time_limit: Option<u64>,
+    pub(super) script_time_limit: Option<u64>,
 }
 
 impl FileConfig {

@@ -32,6 +32,10 @@ pub const DEFAULT_MULTI_MAX_BYTES: usize = 64 << 20;
 /// transaction runs; a second is long for a leaderboard's transaction.
 pub const DEFAULT_EXEC_TIME_LIMIT_MS: u64 = 1000;
 
+/// Default `--script-time-limit` (milliseconds): Redis's
+/// `busy-reply-threshold`.
+pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = crate::resp::script::DEFAULT_SCRIPT_TIME_LIMIT_MS;
+
 /// The limits, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -56,6 +60,9 @@ pub struct Limits {
     /// Milliseconds EXEC runs queued commands before it refuses the rest;
     /// 0: no limit.
     pub exec_time_limit_ms: u64,
+    /// Milliseconds a Lua script runs before other Redis clients are
+    /// answered BUSY and SCRIPT KILL may stop it.
+    pub script_time_limit_ms: u64,
 }
 
 impl Default for Limits {
@@ -70,6 +77,7 @@ impl Default for Limits {
             multi_max_commands: DEFAULT_MULTI_MAX_COMMANDS,
             multi_max_bytes: DEFAULT_MULTI_MAX_BYTES,
             exec_time_limit_ms: DEFAULT_EXEC_TIME_LIMIT_MS,
+            script_time_limit_ms: DEFAULT_SCRIPT_TIME_LIMIT_MS,
         }
     }
 }
@@ -124,6 +132,13 @@ pub struct LimitArgs {
     /// error; 0: no limit [default: 1000]
     #[arg(long, env = "PODIUM_EXEC_TIME_LIMIT", value_name = "MS")]
     pub exec_time_limit: Option<u64>,
+
+    /// Milliseconds a Redis Lua script runs before other Redis clients are
+    /// answered BUSY and SCRIPT KILL may stop it (Redis's
+    /// busy-reply-threshold); a script still running ten times as long is
+    /// stopped [default: 5000]
+    #[arg(long, env = "PODIUM_SCRIPT_TIME_LIMIT", value_name = "MS")]
+    pub script_time_limit: Option<u64>,
 }
 
 impl LimitArgs {
@@ -164,6 +179,10 @@ impl LimitArgs {
                 .exec_time_limit
                 .or(file.exec_time_limit)
                 .unwrap_or(d.exec_time_limit_ms),
+            script_time_limit_ms: self
+                .script_time_limit
+                .or(file.script_time_limit)
+                .unwrap_or(d.script_time_limit_ms),
         })
     }
 }
@@ -388,6 +407,8 @@ mod tests {
             "1MiB",
             "--exec-time-limit",
             "250",
+            "--script-time-limit",
+            "100",
         ]))
         .unwrap();
         assert_eq!(
@@ -402,6 +423,7 @@ mod tests {
                 multi_max_commands: 10,
                 multi_max_bytes: 1 << 20,
                 exec_time_limit_ms: 250,
+                script_time_limit_ms: 100,
             }
         );
         let cfg = TempConfig::new(

@@ -36,6 +36,7 @@
 //! multi_max_commands = 100000
 //! multi_max_bytes = "64MiB"
 //! exec_time_limit = 1000       # milliseconds a MULTI/EXEC may run; 0: no limit
+//! script_time_limit = 5000     # milliseconds a Lua script runs before BUSY
 //! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
 //! rate_limit_per_address = "100/s,burst=500"
 //!
@@ -70,7 +71,7 @@ use std::path::PathBuf;
 
 pub use args::ServeArgs;
 pub use keys::ApiKey;
-pub use limits::{LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
+pub use limits::{parse_redis_bytes, LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
 pub use limits::{DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MULTI_MAX_BYTES, DEFAULT_MULTI_MAX_COMMANDS};
 pub use podium_core::op::Scope;
 pub use podium_core::rate::Rate;

@@ -116,6 +116,20 @@ fn at_once(d: &mut Diff) {
     d.same("BZMPOP 0 1 bz MIN COUNT -1");
     d.same("BZMPOP 0 1 bz MIN COUNT");
     d.same("BZMPOP 0 1 bz MIN LIMIT 1");
+    // BZMPOP checks numkeys, the side and the options before the timeout.
+    d.same("BZMPOP x 0 bz MIN");
+    d.same("BZMPOP x abc bz MIN");
+    d.same("BZMPOP -1 5 bz MIN");
+    d.same("BZMPOP x 1 bz FOO");
+    d.same("BZMPOP x 1 bz MIN COUNT 0");
+    d.same("BZMPOP x 1 bz MIN COUNT 1 extra");
+    d.same("BZMPOP -1 1 bz MIN COUNT 1");
+    d.same("BZMPOP nan 1 bz MIN");
+    // A string key is WRONGTYPE, first or after an empty key.
+    d.same("SET bs v");
+    d.same("BZPOPMIN bs 0");
+    d.same("BZPOPMAX nokey bs 0");
+    d.same("BZMPOP 0 2 nokey bs MIN");
     // Timeouts: nothing to pop, a null after the time.
     d.same("BZPOPMIN nokey 0.01");
     d.same("BZPOPMAX nokey other 0.02");
@@ -126,7 +140,27 @@ fn at_once(d: &mut Diff) {
     d.same("BZPOPMIN nokey 0");
     d.same("BZMPOP 0 1 nokey MIN");
     d.same("BZPOPMAX bz 0");
+    d.same("BZMPOP 0 2 nokey bs MAX");
     d.same("EXEC");
+    // Scripts: BZMPOP answers at once (nil), BZPOPMIN and BZPOPMAX are
+    // refused there.
+    for (script, key) in [
+        ("return redis.call('bzmpop', 0, 1, KEYS[1], 'min')", "nokey"),
+        (
+            "return redis.pcall('bzmpop', 0, 1, KEYS[1], 'max')",
+            "nokey",
+        ),
+        ("return redis.call('bzmpop', 0, 1, KEYS[1], 'max')", "bz"),
+        ("return redis.call('bzpopmin', KEYS[1], 0)", "nokey"),
+        ("return redis.pcall('bzpopmax', KEYS[1], 0)", "bz"),
+        ("return redis.call('bzmpop', 0, 1, KEYS[1], 'min')", "bs"),
+        (
+            "return redis.pcall('bzmpop', 'x', 1, KEYS[1], 'min')",
+            "nokey",
+        ),
+    ] {
+        d.same_args(&["EVAL", script, "1", key]);
+    }
 }
 
 fn woken(d: &mut Diff) {

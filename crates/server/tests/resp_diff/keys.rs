@@ -457,14 +457,89 @@ fn renames_copies_objects(d: &mut Diff) {
     d.same("MEMORY USAGE small SAMPLES");
     d.same("MEMORY USAGE small FOO");
     d.same("MEMORY USAGE nokey FOO");
+    // Strings: moved and copied with their expiry, over any type, and
+    // their encodings by Redis's rules.
+    d.same("SET s1 hello");
+    d.same("PEXPIRE s1 100000");
+    d.same("RENAME s1 s2");
+    d.same("EXISTS s1");
+    d.same("GET s2");
+    d.ttl("PTTL s2", 100);
+    d.same("RENAMENX s2 hs");
+    d.same("COPY s2 hs");
+    d.same("COPY s2 hs REPLACE");
+    d.same("TYPE hs");
+    d.same("GET hs");
+    d.ttl("PTTL hs", 100);
+    d.same("HSET hs f v");
+    d.same("ZADD hs 1 a");
+    d.same("RENAME hs small");
+    d.same("TYPE small");
+    d.same("ZADD small 1 a");
+    d.same("ZRANGE small 0 -1");
+    d.same("APPEND small !");
+    d.same("COPY big small REPLACE");
+    d.same("TYPE small");
+    d.same("ZCARD small");
+    d.same("SET s3 v");
+    d.same("RENAME small s3");
+    d.same("TYPE s3");
+    d.same("COPY s2 s3 REPLACE");
+    d.same("GET s3");
+    d.same("RENAME s3 z");
+    d.same("GET z");
+    d.same("ZSCORE z m");
+    d.same("SET small v");
+    d.same("ZADD small 1 a 2 b");
+    d.same("DEL small");
+    d.same("ZADD small 1 a 2 b");
+    for (key, value) in [
+        ("si", "12345"),
+        ("sn", "-9223372036854775808"),
+        ("so", "9223372036854775808"),
+        ("sz", "0"),
+        ("sm", "-0"),
+        ("sl", "012"),
+        ("sp", "+1"),
+        ("sf", "1.5"),
+        ("sb", "10000"),
+        ("s44", "abcdefghijabcdefghijabcdefghijabcdefghij1234"),
+        ("s45", "abcdefghijabcdefghijabcdefghijabcdefghij12345"),
+        ("se", ""),
+    ] {
+        d.same_args(&["SET", key, value]);
+        d.same_args(&["OBJECT", "ENCODING", key]);
+        d.same_args(&["OBJECT", "REFCOUNT", key]);
+        d.same_args(&["TYPE", key]);
+        memory_usage_shape(d, &format!("MEMORY USAGE {key}"));
+    }
+    d.same("INCR counter");
+    d.same("OBJECT ENCODING counter");
+    d.same("OBJECT REFCOUNT counter");
+    d.same("INCRBY counter 99999");
+    d.same("OBJECT ENCODING counter");
+    d.same("OBJECT REFCOUNT counter");
+    d.same("MSET m1 7 m2 seven");
+    d.same("OBJECT ENCODING m1");
+    d.same("OBJECT ENCODING m2");
+    d.same("RENAME m1 m3");
+    d.same("OBJECT ENCODING m3");
+    d.same("COPY s45 m4");
+    d.same("OBJECT ENCODING m4");
+    d.same("OBJECT IDLETIME m4");
     // Inside a transaction.
     d.same("MULTI");
     d.same("RENAME small s2");
     d.same("COPY s2 s3");
     d.same("OBJECT ENCODING s3");
     d.same("RENAME nokey x");
+    d.same("SET t1 1");
+    d.same("RENAME t1 t2");
+    d.same("COPY t2 t3");
+    d.same("OBJECT ENCODING t3");
     d.same("EXEC");
     d.same("ZRANGE s3 0 -1 WITHSCORES");
+    d.same("MGET t1 t2 t3");
 }
 
 #[test]

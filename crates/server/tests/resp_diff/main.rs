@@ -25,8 +25,12 @@ mod connection;
 mod errors;
 mod hashes;
 mod keys;
+mod lex_and_algebra;
 mod random;
+mod scripting;
+mod server;
 mod sorted_sets;
+mod strings;
 mod transactions;
 
 use std::thread;

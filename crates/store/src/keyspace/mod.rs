@@ -1,8 +1,8 @@
-//! The Redis data model beside the board store: keys of two types (a board
-//! is a sorted set, a hash holds free-form fields), key expiry, and the
-//! rules of the one namespace both share.
+//! The Redis data model beside the board store: keys of three types (a
+//! board is a sorted set, a hash holds free-form fields, a string one
+//! value), key expiry, and the rules of the one namespace they share.
 //!
-//! [`Keyspace`] owns the hashes and the expiry times; it knows the boards
+//! [`Keyspace`] owns the hashes, the strings and the expiry times; it knows the boards
 //! only through [`BoardKeys`], so the commands that span key types (TYPE,
 //! DEL, KEYS, SCAN, FLUSHALL, the expiry of a board) meet the board store
 //! at that one small interface. It neither logs nor locks the gate: the
@@ -77,10 +77,11 @@ pub struct Deleted {
     pub changed: bool,
 }
 
-/// Redis hashes and key expiry times; see the module doc.
+/// Redis hashes, strings and key expiry times; see the module doc.
 #[derive(Default)]
 pub struct Keyspace {
     hashes: DashMap<Vec<u8>, Hash>,
+    strings: DashMap<Vec<u8>, Vec<u8>>,
     /// Key expiry times in ms since the epoch, any key type.
     expires: Mutex<HashMap<Vec<u8>, i64>>,
     /// `expires.len()`, readable without the lock: most deployments set no
@@ -95,6 +96,15 @@ impl Keyspace {
             hashes: hashes.into_iter().collect(),
             expiring: AtomicUsize::new(expires.len()),
             expires: Mutex::new(expires),
+            strings: DashMap::new(),
+        }
+    }
+
+    /// With the strings recovery rebuilt.
+    pub fn with_strings(self, strings: HashMap<Vec<u8>, Vec<u8>>) -> Keyspace {
+        Keyspace {
+            strings: strings.into_iter().collect(),
+            ..self
         }
     }
 
@@ -116,6 +126,11 @@ impl Keyspace {
                 .iter()
                 .map(|(k, v)| (k.clone(), *v))
                 .collect(),
+            strings: self
+                .strings
+                .iter()
+                .map(|e| (e.key().clone(), e.value().clone()))
+                .collect(),
         }
     }
 
@@ -126,6 +141,9 @@ impl Keyspace {
     pub(crate) fn key_type(&self, key: &[u8], boards: &impl BoardKeys) -> Option<KeyType> {
         if self.hashes.contains_key(key) {
             return Some(KeyType::Hash);
+        }
+        if self.strings.contains_key(key) {
+            return Some(KeyType::String);
         }
         let name = std::str::from_utf8(key).ok()?;
         boards
@@ -139,21 +157,38 @@ impl Keyspace {
         self.hashes.contains_key(key)
     }
 
-    /// Refuses a hash command on a sorted set.
+    /// Whether `key` holds a string.
+    pub fn is_string(&self, key: &[u8]) -> bool {
+        self.strings.contains_key(key)
+    }
+
+    /// Whether `key` holds a value that is not a sorted set (a hash or a
+    /// string): a sorted-set command on it is refused, a store into it
+    /// replaces it.
+    pub fn holds_other_than_zset(&self, key: &[u8]) -> bool {
+        self.is_hash(key) || self.is_string(key)
+    }
+
+    /// Refuses a hash command on a key of another type (a sorted set or a
+    /// string).
     pub(crate) fn check_not_zset(
         &self,
         key: &[u8],
         boards: &impl BoardKeys,
     ) -> Result<(), ApiError> {
-        if self.key_type(key, boards) == Some(KeyType::Zset) {
+        if matches!(
+            self.key_type(key, boards),
+            Some(KeyType::Zset | KeyType::String)
+        ) {
             return Err(wrong_type());
         }
         Ok(())
     }
 
-    /// Refuses a sorted-set command on a hash.
+    /// Refuses a sorted-set command on a key of another type (a hash or a
+    /// string).
     pub fn check_not_hash(&self, key: &[u8]) -> Result<(), ApiError> {
-        if self.is_hash(key) {
+        if self.holds_other_than_zset(key) {
             return Err(wrong_type());
         }
         Ok(())
@@ -168,6 +203,7 @@ impl Keyspace {
             .into_iter()
             .map(String::into_bytes)
             .chain(self.hashes.iter().map(|e| e.key().clone()))
+            .chain(self.strings.iter().map(|e| e.key().clone()))
             .filter(|k| !expired(k))
             .collect();
         keys.sort();
@@ -182,17 +218,19 @@ impl Keyspace {
             .ok()
             .and_then(|name| boards.drop_board(name));
         let had_hash = self.hashes.remove(key).is_some();
+        let had_string = self.strings.remove(key).is_some();
         let had_expiry = self.forget_expiry(key);
         Deleted {
-            existed: had_hash || had_board == Some(true),
-            changed: had_board.is_some() || had_hash || had_expiry,
+            existed: had_hash || had_string || had_board == Some(true),
+            changed: had_board.is_some() || had_hash || had_string || had_expiry,
         }
     }
 
-    /// Drops every board, hash and expiry.
+    /// Drops every board, hash, string and expiry.
     pub(crate) fn flush(&self, boards: &impl BoardKeys) {
         boards.drop_all_boards();
         self.hashes.clear();
+        self.strings.clear();
         let mut e = self.expires.lock();
         e.clear();
         self.expiring.store(0, Ordering::Relaxed);
@@ -228,6 +266,24 @@ impl Keyspace {
     /// How many keys have an expiry.
     pub fn expiring(&self) -> usize {
         self.expiring.load(Ordering::Relaxed)
+    }
+
+    /// The average of `at - now_ms` over up to `sample` keys with an
+    /// expiry (the map's order is arbitrary, so they are a sample); 0 when
+    /// none has one.
+    pub fn avg_ttl_ms(&self, now_ms: i64, sample: usize) -> i64 {
+        if self.expiring() == 0 {
+            return 0;
+        }
+        let e = self.expires.lock();
+        let (sum, n) = e.values().take(sample).fold((0i128, 0i128), |(s, n), &at| {
+            (s + i128::from((at - now_ms).max(0)), n + 1)
+        });
+        if n == 0 {
+            0
+        } else {
+            (sum / n) as i64
+        }
     }
 
     /// The keys whose expiry is at or before `now_ms`.
@@ -335,5 +391,72 @@ impl Keyspace {
         if let Some(h) = copy {
             self.hashes.insert(to.to_vec(), h);
         }
+    }
+
+    /// Moves string `from` to `to` (RENAME; the caller has deleted `to`).
+    pub fn move_string(&self, from: &[u8], to: &[u8]) {
+        if let Some((_, v)) = self.strings.remove(from) {
+            self.strings.insert(to.to_vec(), v);
+        }
+    }
+
+    /// Makes `to` a copy of string `from` (COPY; the caller has deleted
+    /// `to`).
+    pub fn copy_string(&self, from: &[u8], to: &[u8]) {
+        let copy = self.strings.get(from).map(|v| v.clone());
+        if let Some(v) = copy {
+            self.strings.insert(to.to_vec(), v);
+        }
+    }
+
+    // ----------------------------------------------------------- strings
+
+    /// A copy of string `key`'s value (`None`: no such string).
+    pub fn string(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.strings.get(key).map(|v| v.clone())
+    }
+
+    /// Runs `f` on string `key`'s value (`None`: no such string).
+    pub fn read_string<R>(&self, key: &[u8], f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+        let v = self.strings.get(key);
+        f(v.as_deref().map(Vec::as_slice))
+    }
+
+    /// Sets string `key` to what `update` makes of its value (`None`:
+    /// absent), then runs `log` with the new value while the key is still
+    /// locked, so the log order is the apply order for this key. Nothing
+    /// changes, and nothing is logged, when `update` refuses or declines
+    /// (`Ok(None)`). Returns what `log` returned (0 when it did not run).
+    /// The caller has made sure the key holds no other type.
+    pub fn supdate<E>(
+        &self,
+        key: &[u8],
+        update: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>, E>,
+        log: impl FnOnce(&[u8]) -> Lsn,
+    ) -> Result<Lsn, E> {
+        use dashmap::mapref::entry::Entry;
+        match self.strings.entry(key.to_vec()) {
+            Entry::Occupied(mut e) => {
+                let Some(v) = update(Some(e.get()))? else {
+                    return Ok(0);
+                };
+                let lsn = log(&v);
+                *e.get_mut() = v;
+                Ok(lsn)
+            }
+            Entry::Vacant(e) => {
+                let Some(v) = update(None)? else {
+                    return Ok(0);
+                };
+                let lsn = log(&v);
+                e.insert(v);
+                Ok(lsn)
+            }
+        }
+    }
+
+    /// Sets string `key` (the caller has removed a key of another type).
+    pub fn put_string(&self, key: &[u8], value: Vec<u8>) {
+        self.strings.insert(key.to_vec(), value);
     }
 }

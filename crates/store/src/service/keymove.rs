@@ -1,13 +1,13 @@
 //! The Redis commands that move or copy a whole key, RENAME, RENAMENX and
 //! COPY, and what OBJECT and MEMORY USAGE report of a key. A key of
-//! either type moves with its expiry; a board moves with everything kept
+//! any type moves with its expiry; a board moves with everything kept
 //! for it (members, config, names and data, search index, its archives,
 //! its reset period), and a copy of a board copies its members and config.
 //! Each is one log record ([`LogOp::RenameKey`], [`LogOp::CopyKey`]),
 //! applied and appended under the exclusive gate.
 
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::KeyInfo;
+use podium_core::keystore::{string2ll, KeyInfo};
 use podium_core::memory;
 use podium_engine::Board;
 
@@ -21,6 +21,8 @@ use crate::storage::record::LogOp;
 const ZSET_COMPACT_ENTRIES: usize = 128;
 const HASH_COMPACT_ENTRIES: usize = 512;
 const COMPACT_VALUE: usize = 64;
+/// `OBJ_ENCODING_EMBSTR_SIZE_LIMIT`: a longer string is `raw`.
+const EMBSTR_LIMIT: usize = 44;
 
 /// podium's estimate of a hash entry's bookkeeping beside its bytes (two
 /// vector headers and the table's slot).
@@ -68,7 +70,7 @@ impl Service {
         }
         let board = match kind {
             KeyType::Zset => Some((board_name(src)?, board_name(dst)?)),
-            KeyType::Hash => None,
+            KeyType::Hash | KeyType::String => None,
         };
         if copy {
             let bytes = self.key_info_locked(src, kind).map_or(0, |i| i.bytes);
@@ -99,8 +101,12 @@ impl Service {
                     periods.insert(to.to_string(), label);
                 }
             }
-            None if copy => self.keyspace.copy_hash(src, dst),
-            None => self.keyspace.move_hash(src, dst),
+            None => match (kind, copy) {
+                (KeyType::Hash, true) => self.keyspace.copy_hash(src, dst),
+                (KeyType::Hash, false) => self.keyspace.move_hash(src, dst),
+                (_, true) => self.keyspace.copy_string(src, dst),
+                (_, false) => self.keyspace.move_string(src, dst),
+            },
         }
         if let Some(at) = expiry {
             if !copy {
@@ -141,6 +147,7 @@ impl Service {
                     ty: kind,
                     len,
                     compact,
+                    int: None,
                     bytes: bytes as u64,
                 })
             }
@@ -157,7 +164,21 @@ impl Service {
                     ty: kind,
                     len: h.len(),
                     compact,
+                    int: None,
                     bytes: (base + bytes) as u64,
+                })
+            }),
+            // `tryObjectEncoding`: at most 20 bytes that `string2l` reads
+            // are an integer, else at most 44 bytes are embedded.
+            KeyType::String => self.keyspace.read_string(key, |v| {
+                let v = v?;
+                let int = (v.len() <= 20).then(|| string2ll(v)).flatten();
+                Some(KeyInfo {
+                    ty: kind,
+                    len: v.len(),
+                    compact: v.len() <= EMBSTR_LIMIT,
+                    int,
+                    bytes: (base + if int.is_some() { 0 } else { v.len() }) as u64,
                 })
             }),
         }

@@ -11,8 +11,9 @@
 use crate::keyspace::{glob_match, BoardKeys, ExpireCond, Fields, KeyType, Lsn};
 use crate::storage::record::LogOp;
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{scan_page, string2ll};
+use podium_core::keystore::{scan_page, string2ll, KeyStats, LongDouble};
 use podium_core::memory;
+use std::sync::atomic::Ordering;
 
 use super::Service;
 
@@ -71,8 +72,39 @@ impl Service {
                 // for readers either way, and its record waits with the
                 // others until the log recovers.
                 self.delete_key_locked(key);
+                self.expired_keys.fetch_add(1, Ordering::Relaxed);
             }
         }
+    }
+
+    /// Counts a read command's lookup of a key (INFO's keyspace hits and
+    /// misses).
+    pub(super) fn note_lookup(&self, found: bool) {
+        let counter = if found {
+            &self.key_hits
+        } else {
+            &self.key_misses
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn key_stats(&self) -> KeyStats {
+        KeyStats {
+            hits: self.key_hits.load(Ordering::Relaxed),
+            misses: self.key_misses.load(Ordering::Relaxed),
+            expired: self.expired_keys.load(Ordering::Relaxed),
+        }
+    }
+
+    pub fn reset_key_stats(&self) {
+        for c in [&self.key_hits, &self.key_misses, &self.expired_keys] {
+            c.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// The average time to live of up to 1024 of the keys that have one.
+    pub fn avg_ttl_ms(&self) -> i64 {
+        self.keyspace.avg_ttl_ms(self.now_ms(), 1024)
     }
 
     /// How many keys have an expiry (INFO's `expires`).
@@ -298,7 +330,10 @@ impl Service {
         self.purge_if_expired(key);
         let _gate = self.reading(key);
         self.keyspace.check_not_zset(key, self)?;
-        Ok(self.keyspace.read_hash(key, f))
+        Ok(self.keyspace.read_hash(key, |h| {
+            self.note_lookup(h.is_some());
+            f(h)
+        }))
     }
 
     pub fn hget(&self, key: &[u8], field: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
@@ -350,6 +385,37 @@ impl Service {
             Ok(Some(sum.to_string().into_bytes()))
         })?;
         Ok((sum, lsn))
+    }
+
+    /// HINCRBYFLOAT: the field's value after adding `by`, read and summed
+    /// as C `long double`s and printed as Redis prints them, with Redis's
+    /// refusals of a value that is not a float and of a NaN or infinite
+    /// sum.
+    pub fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError> {
+        let mut out = Vec::new();
+        let (_, lsn) = self.hupdate(key, field, |old| {
+            let old = match old {
+                None => LongDouble::from_i64(0),
+                Some(v) => LongDouble::parse(v).ok_or_else(|| {
+                    ApiError::new(Code::InvalidArgument, "hash value is not a float")
+                })?,
+            };
+            let sum = old + by;
+            if sum.is_nan_or_inf() {
+                return Err(ApiError::new(
+                    Code::InvalidArgument,
+                    "increment would produce NaN or Infinity",
+                ));
+            }
+            out = sum.to_human().into_bytes();
+            Ok(Some(out.clone()))
+        })?;
+        Ok((out, lsn))
     }
 
     /// A read-modify-write of one field, logged as the HSET of its result

@@ -4,7 +4,10 @@
 
 use async_trait::async_trait;
 use podium_core::error::ApiError;
-use podium_core::keystore::{ExpireCond, Fields, KeyStore, KeyType, Lsn, Persistence, Writes};
+use podium_core::keystore::{
+    ExpireCond, Fields, KeyStats, KeyStore, KeyType, Lsn, Persistence, Scored, SetOp, Writes,
+};
+use podium_core::keystore::{GetExpiry, LongDouble, SetDone, SetOpts};
 use podium_engine::{Aggregate, Board, Entry, ScoreRange, SubmitResult};
 
 use super::{Service, ZaddOpts};
@@ -50,6 +53,23 @@ impl KeyStore for Service {
         intersect: bool,
     ) -> Result<(u64, Lsn), ApiError> {
         Service::zstore(self, dest, sources, agg, intersect)
+    }
+
+    fn zalgebra(
+        &self,
+        sources: &[(&[u8], f64)],
+        agg: Aggregate,
+        op: SetOp,
+    ) -> Result<Scored, ApiError> {
+        Service::zalgebra(self, sources, agg, op)
+    }
+
+    fn zintercard(&self, keys: &[&[u8]], limit: u64) -> Result<u64, ApiError> {
+        Service::zintercard(self, keys, limit)
+    }
+
+    fn zreplace(&self, dest: &[u8], entries: Scored) -> Result<(u64, Lsn), ApiError> {
+        Service::zreplace(self, dest, entries)
     }
 
     fn key_type(&self, key: &[u8]) -> Option<KeyType> {
@@ -173,6 +193,63 @@ impl KeyStore for Service {
         Service::hscan(self, key, cursor, pattern, count)
     }
 
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, ApiError> {
+        Service::get(self, key)
+    }
+
+    fn mget(&self, keys: &[&[u8]]) -> Vec<Option<Vec<u8>>> {
+        Service::mget(self, keys)
+    }
+
+    fn set(&self, key: &[u8], value: &[u8], opts: SetOpts) -> Result<(SetDone, Lsn), ApiError> {
+        Service::set(self, key, value, opts)
+    }
+
+    fn mset(&self, pairs: &[(&[u8], &[u8])], nx: bool) -> Result<(bool, Lsn), ApiError> {
+        Service::mset(self, pairs, nx)
+    }
+
+    fn getdel(&self, key: &[u8]) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+        Service::getdel(self, key)
+    }
+
+    fn getex(&self, key: &[u8], expiry: GetExpiry) -> Result<(Option<Vec<u8>>, Lsn), ApiError> {
+        Service::getex(self, key, expiry)
+    }
+
+    fn incrby(&self, key: &[u8], by: i64) -> Result<(i64, Lsn), ApiError> {
+        Service::incrby(self, key, by)
+    }
+
+    fn incrbyfloat(&self, key: &[u8], by: &[u8]) -> Result<(Vec<u8>, Lsn), ApiError> {
+        Service::incrbyfloat(self, key, by)
+    }
+
+    fn append(&self, key: &[u8], value: &[u8]) -> Result<(u64, Lsn), ApiError> {
+        Service::append_string(self, key, value)
+    }
+
+    fn setrange(&self, key: &[u8], offset: u64, value: &[u8]) -> Result<(u64, Lsn), ApiError> {
+        Service::setrange(self, key, offset, value)
+    }
+
+    fn getrange(&self, key: &[u8], start: i64, end: i64) -> Result<Vec<u8>, ApiError> {
+        Service::getrange(self, key, start, end)
+    }
+
+    fn strlen(&self, key: &[u8]) -> Result<u64, ApiError> {
+        Service::strlen(self, key)
+    }
+
+    fn hincrbyfloat(
+        &self,
+        key: &[u8],
+        field: &[u8],
+        by: LongDouble,
+    ) -> Result<(Vec<u8>, Lsn), ApiError> {
+        Service::hincrbyfloat(self, key, field, by)
+    }
+
     fn run_atomically(&self, writes: Writes, f: &mut dyn FnMut()) {
         Service::atomically(self, writes, f)
     }
@@ -202,5 +279,25 @@ impl KeyStore for Service {
 
     fn waiters(&self) -> &std::sync::Arc<podium_core::keystore::Waiters> {
         &self.waiters
+    }
+
+    fn save(&self) -> Result<bool, ApiError> {
+        Service::save(self)
+    }
+
+    fn last_save(&self) -> i64 {
+        Service::last_save(self)
+    }
+
+    fn key_stats(&self) -> KeyStats {
+        Service::key_stats(self)
+    }
+
+    fn reset_key_stats(&self) {
+        Service::reset_key_stats(self)
+    }
+
+    fn avg_ttl_ms(&self) -> i64 {
+        Service::avg_ttl_ms(self)
     }
 }

@@ -24,14 +24,17 @@ mod keys;
 mod keystore;
 mod reads;
 mod snapshot;
+mod strings;
 mod writes;
+mod zalgebra;
 mod zset;
 
+pub(crate) use zalgebra::replace as replace_members;
 pub use zset::{KeepEntries, ZaddOpts, ZaddRefused, Zadded};
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLockReadGuard};
@@ -45,10 +48,20 @@ use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{Waiters, Writes};
 use podium_core::schedule::{Clock, SystemClock};
 
+/// Seconds since the epoch by the system clock (LASTSAVE's unit).
+fn unix_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 thread_local! {
     /// Set while this thread runs a transaction under the exclusive gate
     /// (`Service::atomically`): gate acquisitions inside it are no-ops.
     static IN_TX: Cell<bool> = const { Cell::new(false) };
+    /// The records of the transaction this thread runs, logged together as
+    /// one unit when it ends (`Service::atomically`); `None` outside one.
+    static UNIT: RefCell<Option<Vec<LogOp>>> = const { RefCell::new(None) };
 }
 
 pub struct Service {
@@ -64,6 +77,13 @@ pub struct Service {
     /// Size of the last snapshot this process wrote.
     last_snapshot_bytes: AtomicU64,
     snapshotting: AtomicBool,
+    /// When the last snapshot was written (seconds since the epoch; the
+    /// start until one is): LASTSAVE.
+    last_save: AtomicI64,
+    /// INFO's keyspace statistics (Redis reads only).
+    key_hits: AtomicU64,
+    key_misses: AtomicU64,
+    expired_keys: AtomicU64,
     pub recovery: RecoveryReport,
     /// The Redis clients blocked on keys, woken by writes that add members.
     pub(crate) waiters: Arc<Waiters>,
@@ -98,11 +118,15 @@ impl Service {
             storage,
             gate: Gate::default(),
             periods: Mutex::new(periods),
-            keyspace: Keyspace::restore(aux.hashes, aux.expires),
+            keyspace: Keyspace::restore(aux.hashes, aux.expires).with_strings(aux.strings),
             clock: Arc::new(SystemClock),
             snapshot_every,
             last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
+            last_save: AtomicI64::new(unix_secs()),
+            key_hits: AtomicU64::new(0),
+            key_misses: AtomicU64::new(0),
+            expired_keys: AtomicU64::new(0),
             recovery,
             waiters: Arc::default(),
         }
@@ -170,6 +194,16 @@ impl Service {
                 IN_TX.set(false);
             }
         }
+        /// Logs what the transaction wrote as one unit, while the gate is
+        /// still held (even when `f` panicked: what it applied is logged).
+        struct Unit<'a>(&'a Service);
+        impl Drop for Unit<'_> {
+            fn drop(&mut self) {
+                if let Some(parts) = UNIT.take() {
+                    self.0.append_unit(parts);
+                }
+            }
+        }
         if IN_TX.get() {
             return f();
         }
@@ -177,8 +211,44 @@ impl Service {
             let _g = self.gate.exclusive(Some(writes));
             IN_TX.set(true);
             let _reset = Reset;
+            if self.storage.is_some() {
+                UNIT.set(Some(Vec::new()));
+            }
+            let _unit = Unit(self);
             f()
         })
+    }
+
+    /// Appends a transaction's records: one record as itself, several as
+    /// one unit record. Nothing else is appended meanwhile (the gate is
+    /// held exclusively), so the unit gets the LSN its parts were promised.
+    fn append_unit(&self, mut parts: Vec<LogOp>) {
+        let Some(s) = &self.storage else { return };
+        match parts.len() {
+            0 => {}
+            1 => {
+                s.log.append(&parts.remove(0));
+            }
+            _ => {
+                let unit = LogOp::Unit(parts);
+                let mut probe = Vec::new();
+                unit.encode(&mut probe);
+                if probe.len() <= crate::storage::log::MAX_PAYLOAD {
+                    s.log.append(&unit);
+                } else if let LogOp::Unit(parts) = unit {
+                    // Past a frame's limit (a gigabyte of writes in one
+                    // transaction): each record on its own, rather than a
+                    // frame recovery would refuse.
+                    tracing::warn!(
+                        records = parts.len(),
+                        "a transaction's writes exceed one log frame: logged one by one"
+                    );
+                    for p in &parts {
+                        s.log.append(p);
+                    }
+                }
+            }
+        }
     }
 
     /// Refuses a new write while the log cannot make it durable, before
@@ -194,9 +264,20 @@ impl Service {
 
     /// Appends the record of an operation just applied (0 without storage).
     pub(crate) fn append(&self, op: &LogOp) -> u64 {
-        match &self.storage {
-            Some(s) => s.log.append(op),
-            None => 0,
+        let Some(s) = &self.storage else { return 0 };
+        // Inside a transaction the record joins its unit, which is logged
+        // with the next LSN when the transaction ends.
+        let collected = UNIT.with_borrow_mut(|u| match u {
+            Some(parts) => {
+                parts.push(op.clone());
+                true
+            }
+            None => false,
+        });
+        if collected {
+            s.log.next_lsn()
+        } else {
+            s.log.append(op)
         }
     }
 

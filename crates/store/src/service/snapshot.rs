@@ -95,6 +95,7 @@ impl Service {
                 "snapshot written"
             );
             self.last_snapshot_bytes.store(size, Ordering::Relaxed);
+            self.last_save.store(super::unix_secs(), Ordering::Relaxed);
             metrics::gauge!("podium_snapshot_bytes").set(size as f64);
             metrics::histogram!("podium_snapshot_seconds").record(t.elapsed().as_secs_f64());
             Ok(Some(size))
@@ -105,6 +106,24 @@ impl Service {
         // would keep a board's size of garbage after every snapshot.
         release_free_memory();
         result
+    }
+}
+
+impl Service {
+    /// SAVE: a snapshot now, whatever the log's growth (a memory-only
+    /// service has nothing to write and counts as saved). `false`: one was
+    /// already being written.
+    pub fn save(&self) -> Result<bool, ApiError> {
+        if self.storage.is_none() {
+            self.last_save.store(super::unix_secs(), Ordering::Relaxed);
+            return Ok(true);
+        }
+        Ok(self.maybe_snapshot(true)?.is_some())
+    }
+
+    /// LASTSAVE, in seconds since the epoch.
+    pub fn last_save(&self) -> i64 {
+        self.last_save.load(Ordering::Relaxed)
     }
 }
 

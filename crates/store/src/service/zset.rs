@@ -62,12 +62,15 @@ impl Service {
         let _gate = self.reading(key);
         self.keyspace.check_not_hash(key)?;
         let Ok(name) = std::str::from_utf8(key) else {
+            self.note_lookup(false);
             return Ok(None);
         };
         let Some(b) = self.store.get(name) else {
+            self.note_lookup(false);
             return Ok(None);
         };
         let g = b.read();
+        self.note_lookup(!g.is_empty());
         Ok((!g.is_empty()).then(|| f(&g)))
     }
 
@@ -244,7 +247,7 @@ impl Service {
         let dest_name = board_name(dest)?;
         let mut srcs: Vec<(String, f64)> = Vec::with_capacity(sources.len());
         for (k, w) in sources {
-            if self.keyspace.is_hash(k) {
+            if self.keyspace.holds_other_than_zset(k) {
                 return Err(wrong_type());
             }
             // A key that cannot name a board cannot hold a sorted set: it
@@ -255,9 +258,10 @@ impl Service {
             };
             srcs.push((name, *w));
         }
-        // Redis replaces a hash destination rather than refusing it.
+        // Redis replaces a hash or string destination rather than
+        // refusing it.
         let mut lsn = 0;
-        if self.keyspace.is_hash(dest) {
+        if self.keyspace.holds_other_than_zset(dest) {
             lsn = self.delete_key_locked(dest).1;
         }
         // The destination is a new key, as in Redis: no expiry carries over.

@@ -26,7 +26,7 @@ use thiserror::Error;
 use crate::FsyncPolicy;
 use log::{Log, SegmentEnd};
 use podium_core::keystore::KeyType;
-use record::{LogOp, Replayed};
+use record::{LogOp, Replayed, StrExpiry};
 use snapshot::SnapAux;
 
 #[derive(Debug, Error)]
@@ -88,6 +88,8 @@ pub struct Aux {
     pub hashes: HashMap<Vec<u8>, HashMap<Vec<u8>, Vec<u8>>>,
     /// Key expiry times, ms since the epoch.
     pub expires: HashMap<Vec<u8>, i64>,
+    /// Redis strings.
+    pub strings: HashMap<Vec<u8>, Vec<u8>>,
 }
 
 impl Aux {
@@ -119,6 +121,7 @@ impl Aux {
             }
             LogOp::DelKey { key } => {
                 self.hashes.remove(key);
+                self.strings.remove(key);
                 self.expires.remove(key);
                 if let Ok(name) = std::str::from_utf8(key) {
                     self.periods.remove(name);
@@ -136,6 +139,7 @@ impl Aux {
             }
             LogOp::FlushAll => {
                 self.hashes.clear();
+                self.strings.clear();
                 self.expires.clear();
                 self.periods.clear();
             }
@@ -146,6 +150,7 @@ impl Aux {
                 let copy = matches!(op, LogOp::CopyKey { .. });
                 let name = |k: &[u8]| String::from_utf8(k.to_vec()).ok();
                 self.hashes.remove(to);
+                self.strings.remove(to);
                 self.expires.remove(to);
                 if let Some(to) = name(to) {
                     self.periods.remove(&to);
@@ -167,6 +172,15 @@ impl Aux {
                             self.hashes.insert(to.clone(), h);
                         }
                     }
+                    KeyType::String => {
+                        let v = match copy {
+                            true => self.strings.get(from).cloned(),
+                            false => self.strings.remove(from),
+                        };
+                        if let Some(v) = v {
+                            self.strings.insert(to.clone(), v);
+                        }
+                    }
                     KeyType::Zset => {
                         if let (Some(from), Some(to)) = (name(from), name(to)) {
                             let label = match copy {
@@ -180,8 +194,38 @@ impl Aux {
                     }
                 }
             }
+            LogOp::SetString { key, value, expiry } => {
+                self.replace_with_string(key, value.clone());
+                match expiry {
+                    StrExpiry::Clear => {
+                        self.expires.remove(key);
+                    }
+                    StrExpiry::Keep => {}
+                    StrExpiry::At(at_ms) => {
+                        self.expires.insert(key.clone(), *at_ms);
+                    }
+                }
+            }
+            LogOp::MSet { pairs } => {
+                for (key, value) in pairs {
+                    self.replace_with_string(key, value.clone());
+                    self.expires.remove(key);
+                }
+            }
             _ => {}
         }
+    }
+}
+
+impl Aux {
+    /// `key` becomes a string (the store part, dropping a board of that
+    /// name, is [`LogOp::replay`]'s).
+    fn replace_with_string(&mut self, key: &[u8], value: Vec<u8>) {
+        self.hashes.remove(key);
+        if let Ok(name) = std::str::from_utf8(key) {
+            self.periods.remove(name);
+        }
+        self.strings.insert(key.to_vec(), value);
     }
 }
 
@@ -288,6 +332,19 @@ pub struct Walk {
     /// Bytes of the segments read.
     pub bytes: u64,
     pub stop: Option<Stop>,
+}
+
+/// Replays one record onto `store` and `aux`, a unit's parts in order.
+fn replay_record(store: &Store, aux: &mut Aux, op: &LogOp) {
+    match op.replay(store) {
+        Replayed::Done => {}
+        Replayed::Aux(op) => aux.apply(op),
+        Replayed::Unit(parts) => {
+            for p in parts {
+                replay_record(store, aux, p);
+            }
+        }
+    }
 }
 
 /// Reads `segments` (by start) after a snapshot of LSN `base`, calling
@@ -447,6 +504,7 @@ pub fn open(
             aux.hashes.insert(key, fields.into_iter().collect());
         }
         aux.expires.extend(snap_aux.expires);
+        aux.strings.extend(snap_aux.strings);
         for b in boards {
             if let Some(p) = b.period {
                 aux.periods.insert(b.name.clone(), p);
@@ -468,11 +526,7 @@ pub fn open(
         &segments,
         report.snapshot_lsn,
         |p| fs::read(p),
-        |_, op| {
-            if let Replayed::Aux(op) = op.replay(store) {
-                aux.apply(op);
-            }
-        },
+        |_, op| replay_record(store, &mut aux, &op),
     )?;
     report.replayed = walk.replayed;
     if let Some(stop) = &walk.stop {
@@ -672,6 +726,62 @@ mod tests {
             "a second opener got in after LOCK was deleted"
         );
         drop(_first);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    /// A unit's records come back together: all of them when its frame is
+    /// whole, none when any byte of it is torn off the tail.
+    #[test]
+    fn a_unit_is_replayed_whole_or_dropped_whole() {
+        let dir = tmp("unit");
+        write_records(&dir, 3);
+        {
+            let store = Store::new();
+            let (s, _, _) = open(&dir, FsyncPolicy::Always, &store).unwrap();
+            let lsn = s.log.append(&LogOp::Unit((10..15).map(op).collect()));
+            s.log.wait_blocking(lsn).unwrap();
+            s.log.close().unwrap();
+        }
+        let fields = |aux: &Aux| -> Vec<String> {
+            let mut f: Vec<String> = aux.hashes[&b"h"[..]]
+                .keys()
+                .map(|k| String::from_utf8_lossy(k).into_owned())
+                .collect();
+            f.sort();
+            f
+        };
+        let whole = files(&dir);
+        let (_, seg) = log::list_segments(&dir).unwrap().pop().unwrap();
+        let full = fs::read(&seg).unwrap();
+        {
+            let (_, aux, report) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
+            assert_eq!(report.replayed, 4);
+            assert_eq!(
+                fields(&aux),
+                ["f1", "f10", "f11", "f12", "f13", "f14", "f2", "f3"]
+            );
+        }
+        // The unit is the segment's last frame: cut it anywhere inside.
+        let unit_len = {
+            let mut b = Vec::new();
+            log::encode_frame(&mut b, 4, &LogOp::Unit((10..15).map(op).collect()));
+            b.len()
+        };
+        for cut in [1, unit_len / 2, unit_len - 1] {
+            for (name, bytes) in &whole {
+                fs::write(dir.join(name), bytes).unwrap();
+            }
+            // Later segments (opened by the recoveries above) hold nothing.
+            for (_, p) in log::list_segments(&dir).unwrap() {
+                if p != seg && !whole.contains_key(p.file_name().unwrap().to_str().unwrap()) {
+                    fs::remove_file(p).unwrap();
+                }
+            }
+            fs::write(&seg, &full[..full.len() - cut]).unwrap();
+            let (_, aux, report) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
+            assert_eq!(report.replayed, 3, "cut {cut}");
+            assert_eq!(fields(&aux), ["f1", "f2", "f3"], "cut {cut}");
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -106,8 +106,8 @@ pub enum LogOp {
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     FlushAll,
     /// RENAME: whatever `to` held is deleted, then the `kind` key `from`
-    /// (a board with its archives and period, or a hash) and its expiry
-    /// move to `to`.
+    /// (a board with its archives and period, a hash or a string) and its
+    /// expiry move to `to`.
     RenameKey {
         from: Vec<u8>,
         to: Vec<u8>,
@@ -115,12 +115,46 @@ pub enum LogOp {
     },
     /// COPY: whatever `to` held is deleted, then `to` becomes a copy of
     /// the `kind` key `from` (a board's members and config, as a live
-    /// board, with its period; or a hash) and of its expiry.
+    /// board, with its period; a hash; a string) and of its expiry.
     CopyKey {
         from: Vec<u8>,
         to: Vec<u8>,
         kind: KeyType,
     },
+    /// ZDIFFSTORE / ZRANGESTORE: the board's members become exactly these
+    /// (its config kept), as computed when the command ran.
+    Replace {
+        board: String,
+        entries: Vec<(Vec<u8>, f64)>,
+    },
+    /// A string's value set (SET and its family, and the string commands
+    /// that compute a value, logged as the SET of their result): whatever
+    /// the key held before is replaced, its expiry as `expiry` says.
+    SetString {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        expiry: StrExpiry,
+    },
+    /// MSET / MSETNX: each key set to its value, without expiry, at once.
+    MSet {
+        pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    /// The writes of one transaction or script, in order: one frame, so
+    /// recovery replays all of them or (a torn tail) none. Never nested.
+    Unit(Vec<LogOp>),
+}
+
+/// What a [`LogOp::SetString`] does to the key's expiry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrExpiry {
+    /// Removed.
+    Clear,
+    /// Kept as it is (KEEPTTL, and the commands that change a value in
+    /// place: INCR, APPEND, SETRANGE…).
+    Keep,
+    /// Set to this time (ms since the Unix epoch): absolute, so replay
+    /// needs no clock.
+    At(i64),
 }
 
 /// Where replaying a record changed something beyond the engine: the
@@ -131,6 +165,8 @@ pub enum Replayed<'a> {
     /// key); `Delete` comes here too, after the store part, so the caller
     /// can drop the key's expiry and period.
     Aux(&'a LogOp),
+    /// A unit: the caller replays each part in order.
+    Unit(&'a [LogOp]),
 }
 
 impl LogOp {
@@ -219,6 +255,25 @@ impl LogOp {
                 }
                 return Replayed::Aux(self);
             }
+            LogOp::Replace { board, entries } => store
+                .write(board, |b| crate::service::replace_members(b, entries))
+                .map(drop),
+            // A string replaces whatever its key was, a board included.
+            LogOp::SetString { key, .. } => {
+                if let Ok(name) = std::str::from_utf8(key) {
+                    store.delete(name);
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::MSet { pairs } => {
+                for (key, _) in pairs {
+                    if let Ok(name) = std::str::from_utf8(key) {
+                        store.delete(name);
+                    }
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::Unit(parts) => return Replayed::Unit(parts),
             LogOp::Period { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
@@ -383,16 +438,59 @@ impl LogOp {
             LogOp::FlushAll => w.u8(18),
             LogOp::RenameKey { from, to, kind } | LogOp::CopyKey { from, to, kind } => {
                 w.u8(if matches!(self, LogOp::RenameKey { .. }) {
-                    19
+                    21
                 } else {
-                    20
+                    22
                 });
                 w.u8(match kind {
                     KeyType::Zset => 0,
                     KeyType::Hash => 1,
+                    KeyType::String => 2,
                 });
                 w.bytes(from);
                 w.bytes(to);
+            }
+            LogOp::Replace { board, entries } => {
+                w.u8(19);
+                w.str(board);
+                w.u32(entries.len() as u32);
+                for (m, score) in entries {
+                    w.bytes(m);
+                    w.f64(*score);
+                }
+            }
+            LogOp::SetString { key, value, expiry } => {
+                w.u8(30);
+                w.bytes(key);
+                w.bytes(value);
+                match expiry {
+                    StrExpiry::Clear => w.u8(0),
+                    StrExpiry::Keep => w.u8(1),
+                    StrExpiry::At(at_ms) => {
+                        w.u8(2);
+                        w.u64(*at_ms as u64);
+                    }
+                }
+            }
+            LogOp::MSet { pairs } => {
+                w.u8(31);
+                w.u32(pairs.len() as u32);
+                for (k, v) in pairs {
+                    w.bytes(k);
+                    w.bytes(v);
+                }
+            }
+            LogOp::Unit(parts) => {
+                w.u8(20);
+                w.u32(parts.len() as u32);
+                for p in parts {
+                    // Each part as its own payload, behind its length.
+                    let at = w.0.len();
+                    w.u32(0);
+                    p.encode(w.0);
+                    let len = (w.0.len() - at - 4) as u32;
+                    w.0[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                }
             }
         }
     }
@@ -512,19 +610,42 @@ impl LogOp {
             },
             17 => LogOp::Persist { key: r.bytes()? },
             18 => LogOp::FlushAll,
-            tag @ (19 | 20) => {
+            tag @ (21 | 22) => {
                 let kind = match r.u8()? {
                     0 => KeyType::Zset,
                     1 => KeyType::Hash,
+                    2 => KeyType::String,
                     _ => return None,
                 };
                 let (from, to) = (r.bytes()?, r.bytes()?);
-                if tag == 19 {
+                if tag == 21 {
                     LogOp::RenameKey { from, to, kind }
                 } else {
                     LogOp::CopyKey { from, to, kind }
                 }
             }
+            19 => {
+                let board = r.str()?;
+                let entries = r.list(12, |r| Some((r.bytes()?, r.f64()?)))?;
+                LogOp::Replace { board, entries }
+            }
+            30 => LogOp::SetString {
+                key: r.bytes()?,
+                value: r.bytes()?,
+                expiry: match r.u8()? {
+                    0 => StrExpiry::Clear,
+                    1 => StrExpiry::Keep,
+                    2 => StrExpiry::At(r.u64()? as i64),
+                    _ => return None,
+                },
+            },
+            31 => LogOp::MSet {
+                pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
+            },
+            20 => LogOp::Unit(r.list(5, |r| match LogOp::decode(r.slice()?)? {
+                LogOp::Unit(_) => None,
+                part => Some(part),
+            })?),
             _ => return None,
         };
         r.0.is_empty().then_some(op)
@@ -759,6 +880,40 @@ mod tests {
                 to: b"c".to_vec(),
                 kind: KeyType::Zset,
             },
+            LogOp::RenameKey {
+                from: b"s".to_vec(),
+                to: Vec::new(),
+                kind: KeyType::String,
+            },
+            LogOp::Replace {
+                board: "d".into(),
+                entries: vec![(b"m".to_vec(), -0.0), (Vec::new(), f64::INFINITY)],
+            },
+            LogOp::SetString {
+                key: b"s\xff".to_vec(),
+                value: b"\x00v".to_vec(),
+                expiry: StrExpiry::At(1_790_000_000_000),
+            },
+            LogOp::SetString {
+                key: b"s".to_vec(),
+                value: Vec::new(),
+                expiry: StrExpiry::Keep,
+            },
+            LogOp::SetString {
+                key: Vec::new(),
+                value: b"v".to_vec(),
+                expiry: StrExpiry::Clear,
+            },
+            LogOp::MSet {
+                pairs: vec![(b"a".to_vec(), b"1".to_vec()), (Vec::new(), Vec::new())],
+            },
+            LogOp::Unit(vec![
+                LogOp::HSet {
+                    key: b"h".to_vec(),
+                    pairs: vec![(b"f".to_vec(), b"v".to_vec())],
+                },
+                LogOp::FlushAll,
+            ]),
         ]
     }
 
@@ -771,8 +926,8 @@ mod tests {
             kind: KeyType::Hash,
         }
         .encode(&mut buf);
-        assert_eq!(buf, [0x13, 1, 1, 0, 0, 0, b'a', 1, 0, 0, 0, b'b']);
-        buf[1] = 2;
+        assert_eq!(buf, [0x15, 1, 1, 0, 0, 0, b'a', 1, 0, 0, 0, b'b']);
+        buf[1] = 3;
         assert_eq!(LogOp::decode(&buf), None, "an unknown kind");
     }
 
@@ -810,6 +965,80 @@ mod tests {
         want.extend_from_slice(&2.0f64.to_bits().to_le_bytes());
         want.extend_from_slice(&[0, 0, 0, 0, 0]);
         assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_replace() {
+        // As docs/storage.md shows it.
+        let op = LogOp::Replace {
+            board: "d".into(),
+            entries: vec![(b"m".to_vec(), 1.0)],
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let mut want = vec![19u8, 1, 0, 0, 0, b'd', 1, 0, 0, 0, 1, 0, 0, 0, b'm'];
+        want.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_set_string() {
+        // docs/storage.md, "Record payloads".
+        let op = LogOp::SetString {
+            key: b"k".to_vec(),
+            value: b"v".to_vec(),
+            expiry: StrExpiry::At(1_790_000_000_000),
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            0x1e, 1, 0, 0, 0, b'k', 1, 0, 0, 0, b'v', 2, 0x00, 0x6c, 0x50, 0xc4, 0xa0, 0x01, 0, 0,
+        ];
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn replace_replays_exactly_its_members() {
+        let store = Store::new();
+        LogOp::Create {
+            board: "d".into(),
+            config: BoardConfig::default(),
+            if_absent: true,
+        }
+        .replay(&store);
+        let put = |entries: Vec<(Vec<u8>, f64)>| {
+            LogOp::Replace {
+                board: "d".into(),
+                entries,
+            }
+            .replay(&store);
+        };
+        put(vec![(b"a".to_vec(), 1.0), (b"b".to_vec(), -0.0)]);
+        put(vec![(b"b".to_vec(), 2.0), (b"c".to_vec(), 3.0)]);
+        let members = store
+            .read("d", |b| {
+                b.iter()
+                    .map(|(m, s, _)| (m.to_vec(), s))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap();
+        assert_eq!(members, vec![(b"c".to_vec(), 3.0), (b"b".to_vec(), 2.0)]);
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_unit() {
+        // docs/storage.md's example of tag 20.
+        let op = LogOp::Unit(vec![LogOp::FlushAll, LogOp::DelKey { key: b"k".to_vec() }]);
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        let want = [
+            20u8, 2, 0, 0, 0, 1, 0, 0, 0, 18, 6, 0, 0, 0, 15, 1, 0, 0, 0, b'k',
+        ];
+        assert_eq!(buf, want);
+        // A unit inside a unit is refused.
+        let mut nested = Vec::new();
+        LogOp::Unit(vec![op]).encode(&mut nested);
+        assert_eq!(LogOp::decode(&nested), None);
     }
 
     #[test]

@@ -577,7 +577,7 @@ mod tests {
             .collect();
         let aux = SnapAux {
             hashes: vec![(b"h".to_vec(), fields)],
-            expires: Vec::new(),
+            ..SnapAux::default()
         };
         s.snapshot::<Board>(upto, &[], &aux).unwrap();
     }

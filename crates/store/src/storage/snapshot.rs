@@ -10,7 +10,9 @@ use podium_engine::{Board, BoardImage};
 
 use super::log::sync_dir;
 
-pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x02";
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x03";
+/// The version before strings: read as a snapshot without any.
+const SNAPSHOT_MAGIC_V2: &[u8; 8] = b"PDMSNAP\x02";
 const END: &[u8; 4] = b"END\n";
 
 pub fn snapshot_name(lsn: u64) -> String {
@@ -81,12 +83,14 @@ impl<R: Read> Read for CrcReader<R> {
 pub type HashFields = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Everything in a snapshot besides the boards: the Redis keyspace's
-/// hashes (each key with its fields and values) and key expiries. A plain
-/// image: the keyspace makes and restores it, this layer only stores it.
+/// hashes (each key with its fields and values), key expiries and strings.
+/// A plain image: the keyspace makes and restores it, this layer only
+/// stores it.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SnapAux {
     pub hashes: Vec<(Vec<u8>, HashFields)>,
     pub expires: Vec<(Vec<u8>, i64)>,
+    pub strings: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 fn write_bytes<W: Write>(w: &mut W, b: &[u8]) -> io::Result<()> {
@@ -182,6 +186,11 @@ fn write_tmp<B: WriteBoard>(
         write_bytes(&mut w, key)?;
         w.write_all(&at.to_le_bytes())?;
     }
+    w.write_all(&(aux.strings.len() as u32).to_le_bytes())?;
+    for (key, value) in &aux.strings {
+        write_bytes(&mut w, key)?;
+        write_bytes(&mut w, value)?;
+    }
     let summed = w.into_inner().map_err(|e| e.into_error())?;
     let (crc, mut file) = (summed.crc, summed.inner);
     file.write_all(&crc.to_le_bytes())?;
@@ -208,9 +217,11 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
     );
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic).map_err(io)?;
-    if &magic != SNAPSHOT_MAGIC {
-        return Err("not a podium snapshot (bad magic)".into());
-    }
+    let with_strings = match &magic {
+        m if m == SNAPSHOT_MAGIC => true,
+        m if m == SNAPSHOT_MAGIC_V2 => false,
+        _ => return Err("not a podium snapshot (bad magic)".into()),
+    };
     let mut b8 = [0u8; 8];
     r.read_exact(&mut b8).map_err(io)?;
     let lsn = u64::from_le_bytes(b8);
@@ -242,6 +253,12 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
         let key = read_bytes(&mut r)?;
         r.read_exact(&mut b8).map_err(io)?;
         aux.expires.push((key, i64::from_le_bytes(b8)));
+    }
+    if with_strings {
+        for _ in 0..read_u32(&mut r)? {
+            let key = read_bytes(&mut r)?;
+            aux.strings.push((key, read_bytes(&mut r)?));
+        }
     }
     // Bytes left before the tail are not part of any record.
     if !r.buffer().is_empty() || r.get_ref().inner.limit() != 0 {
@@ -295,6 +312,10 @@ mod tests {
         let aux = SnapAux {
             hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
             expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
+            strings: vec![
+                (b"s".to_vec(), b"\x00\xffv".to_vec()),
+                (Vec::new(), Vec::new()),
+            ],
         };
         let size = write(&dir, 42, &boards, &aux).unwrap();
         let path = dir.join(snapshot_name(42));
@@ -392,5 +413,41 @@ mod tests {
             .map(|e| e.unwrap().path())
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    /// docs/storage.md's example, byte for byte; and the same snapshot as
+    /// version 2 wrote it (no strings section) still loads.
+    #[test]
+    fn pinned_bytes_and_a_snapshot_from_before_strings() {
+        let dir = std::env::temp_dir().join(format!("podium-snap-v3-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mut aux = SnapAux {
+            hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"v".to_vec())])],
+            expires: vec![(b"h".to_vec(), 1_790_000_000_000)],
+            strings: vec![(b"s".to_vec(), b"1".to_vec())],
+        };
+        write::<Board>(&dir, 7, &[], &aux).unwrap();
+        let path = dir.join(snapshot_name(7));
+        let bytes = fs::read(&path).unwrap();
+        assert_eq!(bytes.len(), 82);
+        assert_eq!(&bytes[..8], b"PDMSNAP\x03");
+        assert_eq!(
+            &bytes[60..],
+            &[
+                1, 0, 0, 0, 1, 0, 0, 0, b's', 1, 0, 0, 0, b'1', 0x63, 0x10, 0x1d, 0x23, b'E', b'N',
+                b'D', b'\n'
+            ]
+        );
+        let mut v2 = bytes[..60].to_vec();
+        v2[7] = 2;
+        let crc = crc32c::crc32c(&v2);
+        v2.extend_from_slice(&crc.to_le_bytes());
+        v2.extend_from_slice(b"END\n");
+        fs::write(&path, &v2).unwrap();
+        let (lsn, boards, read_back) = read(&path).unwrap();
+        aux.strings.clear();
+        assert_eq!((lsn, boards.len(), read_back), (7, 0, aux));
+        let _ = fs::remove_dir_all(&dir);
     }
 }

@@ -47,11 +47,12 @@ pub fn parse(name: &str, a: &[Bytes]) -> Result<Cmd, Reply> {
             }
         }
         "bzmpop" => {
-            let timeout_ms = timeout(&a[1])?;
-            // ZMPOP's arguments, one further on.
+            // ZMPOP's arguments, one further on, are checked before the
+            // timeout (`zmpopGenericCommand`).
             let Cmd::ZMPop { keys, max, count } = zmpop(&a[1..])? else {
                 unreachable!("zmpop parses to ZMPop")
             };
+            let timeout_ms = timeout(&a[1])?;
             Cmd::BZPop {
                 keys,
                 max,

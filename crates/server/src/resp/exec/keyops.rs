@@ -13,6 +13,9 @@ use super::{done, Run};
 /// The encoding OBJECT ENCODING names, as Redis 7.0 chooses it.
 fn encoding(i: &KeyInfo) -> &'static str {
     match (i.ty, i.compact) {
+        (KeyType::String, _) if i.int.is_some() => "int",
+        (KeyType::String, true) => "embstr",
+        (KeyType::String, false) => "raw",
         (KeyType::Zset, true) | (KeyType::Hash, true) => "listpack",
         (KeyType::Zset, false) => "skiplist",
         (KeyType::Hash, false) => "hashtable",
@@ -80,7 +83,12 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             };
             done(match sub {
                 ObjectSub::Encoding => Reply::bulk(encoding(&info)),
-                ObjectSub::RefCount => Reply::Int(1),
+                // Redis shares the objects of the integers 0 to 9999
+                // (`OBJ_SHARED_INTEGERS`), whose count is `INT_MAX`.
+                ObjectSub::RefCount => match info.int {
+                    Some(0..=9999) => Reply::Int(i32::MAX as i64),
+                    _ => Reply::Int(1),
+                },
                 // Access times are not tracked: every key reads as just
                 // used.
                 ObjectSub::IdleTime => Reply::Int(0),
@@ -113,11 +121,19 @@ mod tests {
             ty,
             len: 1,
             compact,
+            int: None,
             bytes: 1,
         };
         assert_eq!(encoding(&info(KeyType::Zset, true)), "listpack");
         assert_eq!(encoding(&info(KeyType::Zset, false)), "skiplist");
         assert_eq!(encoding(&info(KeyType::Hash, true)), "listpack");
         assert_eq!(encoding(&info(KeyType::Hash, false)), "hashtable");
+        assert_eq!(encoding(&info(KeyType::String, true)), "embstr");
+        assert_eq!(encoding(&info(KeyType::String, false)), "raw");
+        let int = KeyInfo {
+            int: Some(7),
+            ..info(KeyType::String, true)
+        };
+        assert_eq!(encoding(&int), "int");
     }
 }

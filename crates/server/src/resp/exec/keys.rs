@@ -28,6 +28,8 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                     Some(KeyType::Zset)
                 } else if t.eq_ignore_ascii_case(b"hash") {
                     Some(KeyType::Hash)
+                } else if t.eq_ignore_ascii_case(b"string") {
+                    Some(KeyType::String)
                 } else {
                     None
                 }

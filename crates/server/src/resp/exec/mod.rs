@@ -16,27 +16,36 @@
 //! This module holds the session (admission, rate limits, scopes,
 //! MULTI/EXEC) and the
 //! connection and server commands (PING, HELLO, AUTH, CLIENT, INFO); the
-//! command families are in [`keys`], [`hashes`] and [`zset`], COMMAND and
-//! CONFIG GET in [`server`].
+//! command families are in [`keys`], [`hashes`] and [`zset`] (lexicographic
+//! ranges and set algebra in [`zsetops`]), COMMAND and CONFIG GET in
+//! [`server`].
 
 mod blocking;
+mod client;
 mod hashes;
+mod info;
 mod keyops;
 mod keys;
+mod scripting;
 mod server;
+mod strings;
 mod zset;
+mod zsetops;
 
 pub use blocking::{pass_on, Block};
+pub use server::Live;
 
-use std::net::IpAddr;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::clients::{Clients, Registered};
 use super::command::{self, lookup, parse, Cmd, Spec};
 use super::reply::Reply;
+use super::stats::Stats;
 use crate::rate::{ClientRate, RateLimits};
 use crate::settings::{ApiKey, Scope};
 use podium_core::error::{ApiError, Code};
@@ -81,6 +90,14 @@ pub struct Shared {
     pub port: u16,
     /// The server's rate limits (none unless set).
     pub rate: Arc<RateLimits>,
+    /// What INFO, SLOWLOG and CLIENT report of the listener's work.
+    pub stats: Stats,
+    /// The open connections (CLIENT LIST, KILL).
+    pub registry: Arc<Clients>,
+    /// The settings CONFIG GET shows and CONFIG SET changes.
+    pub config: server::Live,
+    /// Lua scripting: the engine, its cache, the script running now.
+    pub scripts: Arc<crate::resp::script::Scripts>,
 }
 
 impl Shared {
@@ -93,6 +110,10 @@ impl Shared {
             started: Instant::now(),
             port,
             rate: Arc::default(),
+            stats: Stats::default(),
+            registry: Arc::default(),
+            config: server::Live::default(),
+            scripts: Arc::default(),
         }
     }
 
@@ -118,7 +139,11 @@ pub struct Session {
     pub id: u64,
     /// 2 or 3 (HELLO).
     pub proto: u8,
-    name: Option<Vec<u8>>,
+    /// This connection in the listener's registry (its name lives there).
+    pub client: Registered,
+    /// CLIENT REPLY OFF / SKIP: replies are not sent (SKIP: the next
+    /// command's only).
+    pub reply_mode: ReplyMode,
     /// The authenticated key's scope; with no keys configured, `Admin`.
     scope: Option<Scope>,
     multi: Option<Multi>,
@@ -152,83 +177,42 @@ fn refs(v: &[Bytes]) -> Vec<&[u8]> {
     v.iter().map(|b| &b[..]).collect()
 }
 
-/// Redis's `bytesToHuman`.
-fn human(n: u64) -> String {
-    let units = [
-        (1u64 << 10, 'K'),
-        (1 << 20, 'M'),
-        (1 << 30, 'G'),
-        (1 << 40, 'T'),
-        (1 << 50, 'P'),
-    ];
-    if n < 1024 {
-        return format!("{n}B");
-    }
-    for (i, &(div, u)) in units.iter().enumerate() {
-        if i + 1 == units.len() || n < div << 10 {
-            return format!("{:.2}{u}", n as f64 / div as f64);
-        }
-    }
-    unreachable!()
-}
-
-/// The highest [`used_memory`] seen, as Redis samples its own peak.
-static USED_MEMORY_PEAK: AtomicU64 = AtomicU64::new(0);
-
-/// Heap bytes in use as malloc counts them (the huge-page wrapper
-/// allocates through it too): blocks in its arenas plus those it maps on
-/// their own. The resident set size where malloc cannot say.
-fn used_memory() -> u64 {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallinfo2 only reads the allocator's statistics.
-    let m = unsafe {
-        let i = libc::mallinfo2();
-        (i.uordblks + i.hblkhd) as u64
-    };
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    let m = rss();
-    USED_MEMORY_PEAK.fetch_max(m, Ordering::Relaxed);
-    m
-}
-
-/// The peak of [`used_memory`].
-fn used_memory_peak() -> u64 {
-    USED_MEMORY_PEAK.load(Ordering::Relaxed)
-}
-
-/// Resident set size, as Redis's `used_memory_rss`.
-fn rss() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<u64>().ok())
-        })
-        .map_or(0, |pages| pages * 4096)
+/// CLIENT REPLY's modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the next command's reply.
+    Skip,
+    /// Skipping this command's reply.
+    Skipping,
 }
 
 impl Session {
     /// A session not limited by client address.
     pub fn new(store: Arc<dyn KeyStore>, shared: Arc<Shared>) -> Session {
-        Session::for_peer(store, shared, None)
+        Session::for_conn(store, shared, None, None)
     }
 
-    /// The session of a connection from `peer`.
-    pub fn for_peer(
+    /// The session of a connection from `peer` to `local`.
+    pub fn for_conn(
         store: Arc<dyn KeyStore>,
         shared: Arc<Shared>,
-        peer: Option<IpAddr>,
+        peer: Option<SocketAddr>,
+        local: Option<SocketAddr>,
     ) -> Session {
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let scope = shared.api_keys.is_empty().then_some(Scope::Admin);
-        let rate = shared.rate.client(peer);
+        let rate = shared.rate.client(peer.map(|p| p.ip()));
+        let client = shared.registry.register(id, peer, local);
+        shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         Session {
             store,
             shared,
             id,
             proto: 2,
-            name: None,
+            client,
+            reply_mode: ReplyMode::On,
             scope,
             multi: None,
             closing: false,
@@ -250,11 +234,23 @@ impl Session {
         }
     }
 
-    /// Runs one request (non-empty arguments).
+    /// Runs one request (non-empty arguments), counting it for INFO and
+    /// the slow log.
     pub fn handle(&mut self, args: Vec<Bytes>) -> Run {
+        if self.reply_mode == ReplyMode::Skip {
+            self.reply_mode = ReplyMode::Skipping;
+        } else if self.reply_mode == ReplyMode::Skipping {
+            self.reply_mode = ReplyMode::On;
+        }
+        if let Some(r) = self.busy_refusal(&args) {
+            self.flag_multi();
+            return done(r);
+        }
         let spec = match self.admit(&args) {
             Ok(s) => s,
             Err(r) => {
+                let index = command::resolve(&args).ok().map(command::index);
+                self.shared.stats.rejected(index, &r);
                 self.flag_multi();
                 // A refused EXEC discards the transaction (Redis's
                 // `execCommandAbort`), with the reason minus its code.
@@ -270,7 +266,7 @@ impl Session {
             }
         };
         if let Some(m) = &mut self.multi {
-            if !matches!(spec.name, "exec" | "discard" | "multi" | "quit") {
+            if !matches!(spec.name, "exec" | "discard" | "multi" | "quit" | "reset") {
                 let bytes: usize = args.iter().map(|a| a.len() + 16).sum();
                 let limits = self.shared.multi;
                 if m.queue.len() >= limits.max_commands || m.bytes + bytes > limits.max_bytes {
@@ -284,28 +280,52 @@ impl Session {
                 }
                 m.bytes += bytes;
                 m.queue.push((spec, args));
+                self.client
+                    .client
+                    .multi
+                    .store(m.queue.len() as i64, Ordering::Relaxed);
                 return done(Reply::Status("QUEUED"));
             }
         }
-        match spec.name {
-            "exec" => return self.exec_multi(),
-            "discard" => {
-                return done(match self.multi.take() {
-                    Some(_) => Reply::OK,
-                    None => Reply::err("DISCARD without MULTI"),
-                })
+        let started = Instant::now();
+        let run = match spec.name {
+            "exec" => self.exec_multi(),
+            "discard" => done(match self.multi.take() {
+                Some(_) => Reply::OK,
+                None => Reply::err("DISCARD without MULTI"),
+            }),
+            _ => {
+                self.may_block = true;
+                let run = self.run_spec(spec, &args);
+                self.may_block = false;
+                run
             }
-            _ => {}
-        }
-        self.may_block = true;
-        let run = self.run_spec(spec, &args);
-        self.may_block = false;
+        };
+        self.counted(spec, &args, started, &run.0);
         run
     }
 
     /// The store the session runs on.
     pub fn store(&self) -> &Arc<dyn KeyStore> {
         &self.store
+    }
+
+    /// Counts a command that ran (INFO's stats, the client's last command,
+    /// the slow log).
+    fn counted(&self, spec: &'static Spec, args: &[Bytes], started: Instant, reply: &Reply) {
+        let usec = started.elapsed().as_micros() as u64;
+        let index = command::index(spec);
+        let c = &self.client.client;
+        c.ran(index);
+        c.multi.store(
+            self.multi.as_ref().map_or(-1, |m| m.queue.len() as i64),
+            Ordering::Relaxed,
+        );
+        self.shared.stats.ran(index, usec, reply);
+        // The name is copied only for a command the slow log keeps.
+        self.shared.stats.maybe_slow(usec, args, &c.addr, || {
+            c.name.lock().clone().unwrap_or_default()
+        });
     }
 
     /// Parses and runs a request that passed [`Session::admit`]. A command
@@ -422,7 +442,9 @@ impl Session {
                             limit.as_millis()
                         ));
                     }
+                    let started = Instant::now();
                     let (r, l) = self.run_spec(spec, &args);
+                    self.counted(spec, &args, started, &r);
                     lsn = lsn.max(l);
                     r
                 })
@@ -466,20 +488,39 @@ impl Session {
             }
             Cmd::Command(args) => done(server::command_cmd(&args)),
             Cmd::Info(sections) => done(Reply::Verbatim(self.info(&sections))),
-            Cmd::ConfigGet(patterns) => done(server::config_get(&patterns)),
+            Cmd::ConfigGet(patterns) => done(self.config_get(&patterns)),
             Cmd::ClientSetName(name) => done(match check_client_name(&name) {
                 Ok(()) => {
-                    self.name = (!name.is_empty()).then(|| name.to_vec());
+                    *self.client.client.name.lock() = (!name.is_empty()).then(|| name.to_vec());
                     Reply::OK
                 }
                 Err(r) => r,
             }),
-            Cmd::ClientGetName => done(match &self.name {
+            Cmd::ClientGetName => done(match &*self.client.client.name.lock() {
                 Some(n) => Reply::bulk(n),
                 None => Reply::Null,
             }),
-            Cmd::ClientSetInfo => done(Reply::OK),
+            Cmd::ClientSetInfo(attr, value) => done(self.client_setinfo(&attr, &value)),
             Cmd::ClientId => done(Reply::Int(self.id as i64)),
+            c @ (Cmd::ClientList { .. }
+            | Cmd::ClientInfo
+            | Cmd::ClientKill(_)
+            | Cmd::ClientNoEvict(_)
+            | Cmd::ClientReply(_)
+            | Cmd::ClientPause { .. }
+            | Cmd::ClientUnpause
+            | Cmd::Reset) => done(self.client_cmd(c)),
+            c @ (Cmd::ConfigSet(_)
+            | Cmd::ConfigResetStat
+            | Cmd::SlowlogGet(_)
+            | Cmd::SlowlogLen
+            | Cmd::SlowlogReset
+            | Cmd::Time
+            | Cmd::Role
+            | Cmd::Lolwut
+            | Cmd::Save
+            | Cmd::BgSave
+            | Cmd::LastSave) => done(self.server_cmd(c)),
             c @ (Cmd::DbSize
             | Cmd::Flush
             | Cmd::Exists { .. }
@@ -522,6 +563,12 @@ impl Session {
             | Cmd::ZScan { .. }
             | Cmd::ZRandMember { .. }
             | Cmd::ZMPop { .. }) => zset::run(store, c)?,
+            c @ (Cmd::ZLexCount { .. }
+            | Cmd::ZRemRangeByLex { .. }
+            | Cmd::ZAlgebra { .. }
+            | Cmd::ZInterCard { .. }
+            | Cmd::ZDiffStore { .. }
+            | Cmd::ZRangeStore { .. }) => zsetops::run(store, c)?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }
@@ -543,6 +590,12 @@ impl Session {
             | Cmd::ObjectHelp
             | Cmd::MemoryUsage(_)
             | Cmd::MemoryHelp) => keyops::run(store, c)?,
+            Cmd::Str(c) => strings::run(store, c)?,
+            c @ (Cmd::Eval { .. }
+            | Cmd::ScriptLoad(_)
+            | Cmd::ScriptExists(_)
+            | Cmd::ScriptFlush
+            | Cmd::ScriptKill) => self.script_cmd(c),
         })
     }
 
@@ -594,7 +647,8 @@ impl Session {
                 if let Err(r) = check_client_name(&args[j + 1]) {
                     return r;
                 }
-                self.name = (!args[j + 1].is_empty()).then(|| args[j + 1].to_vec());
+                *self.client.client.name.lock() =
+                    (!args[j + 1].is_empty()).then(|| args[j + 1].to_vec());
                 j += 2;
             } else {
                 let mut msg = b"ERR Syntax error in HELLO option '".to_vec();
@@ -612,6 +666,7 @@ impl Session {
         }
         if let Some(v) = ver {
             self.proto = v;
+            self.client.client.resp.store(v, Ordering::Relaxed);
         }
         let s = |x: &str| Reply::bulk(x);
         Reply::Map(vec![
@@ -623,88 +678,6 @@ impl Session {
             (s("role"), s("master")),
             (s("modules"), Reply::Array(Vec::new())),
         ])
-    }
-    fn info(&self, sections: &[Bytes]) -> String {
-        let all = [
-            "server",
-            "clients",
-            "memory",
-            "persistence",
-            "replication",
-            "cluster",
-            "keyspace",
-        ];
-        let wanted: Vec<String> = sections.iter().filter_map(|s| command::lower(s)).collect();
-        let everything = wanted.is_empty()
-            || wanted
-                .iter()
-                .any(|w| matches!(w.as_str(), "all" | "default" | "everything"));
-        let mut out = String::new();
-        for name in all {
-            if !everything && !wanted.iter().any(|w| w == name) {
-                continue;
-            }
-            if !out.is_empty() {
-                out.push_str("\r\n");
-            }
-            let up = self.shared.started.elapsed().as_secs();
-            let body = match name {
-                "server" => format!(
-                    "# Server\r\nredis_version:{REDIS_VERSION}\r\nredis_mode:standalone\r\nos:{} {}\r\n\
-                     arch_bits:64\r\nprocess_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{up}\r\n\
-                     uptime_in_days:{}\r\nexecutable:podium\r\n",
-                    std::env::consts::OS,
-                    std::env::consts::ARCH,
-                    std::process::id(),
-                    self.shared.port,
-                    up / 86400
-                ),
-                "clients" => format!(
-                    "# Clients\r\nconnected_clients:{}\r\nblocked_clients:{}\r\n",
-                    self.shared.clients.load(Ordering::Relaxed),
-                    self.store.waiters().blocked()
-                ),
-                "memory" => {
-                    let (m, peak, rss) = (used_memory(), used_memory_peak(), rss());
-                    format!(
-                        "# Memory\r\nused_memory:{m}\r\nused_memory_human:{}\r\n\
-                         used_memory_rss:{rss}\r\nused_memory_rss_human:{}\r\n\
-                         used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n",
-                        human(m),
-                        human(rss),
-                        human(peak)
-                    )
-                }
-                "persistence" => {
-                    // podium_log_fsyncs shows group commit from the outside:
-                    // a pipeline batch costs one fsync, not one per write.
-                    let p = self.store.persistence();
-                    let fsyncs = p.log_fsyncs;
-                    // A snapshot rotates the log, as an AOF rewrite does.
-                    let rewriting = p.snapshot_in_progress as u8;
-                    format!(
-                        "# Persistence\r\nloading:0\r\nrdb_bgsave_in_progress:0\r\n\
-                         aof_enabled:1\r\naof_rewrite_in_progress:{rewriting}\r\n\
-                         podium_log_fsyncs:{fsyncs}\r\n"
-                    )
-                }
-                "replication" => "# Replication\r\nrole:master\r\nconnected_slaves:0\r\n".to_string(),
-                // Client libraries' test harnesses read it to know whether
-                // to run their cluster cases.
-                "cluster" => "# Cluster\r\ncluster_enabled:0\r\n".to_string(),
-                _ => {
-                    let n = self.store.dbsize();
-                    let mut s = "# Keyspace\r\n".to_string();
-                    if n > 0 {
-                        let e = self.store.expiring_keys();
-                        s.push_str(&format!("db0:keys={n},expires={e},avg_ttl=0\r\n"));
-                    }
-                    s
-                }
-            };
-            out.push_str(&body);
-        }
-        out
     }
 }
 
@@ -964,8 +937,8 @@ mod tests {
 
     #[test]
     fn human_sizes() {
-        assert_eq!(human(1000), "1000B");
-        assert_eq!(human(2048), "2.00K");
-        assert_eq!(human(3 << 20), "3.00M");
+        assert_eq!(info::human(1000), "1000B");
+        assert_eq!(info::human(2048), "2.00K");
+        assert_eq!(info::human(3 << 20), "3.00M");
     }
 }

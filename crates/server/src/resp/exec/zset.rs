@@ -4,7 +4,9 @@
 //! Redis's order (see the parent module for how it maps to a board's).
 
 use bytes::Bytes;
-use podium_engine::{check_member, Cond, Entry, Order, Presence, UpdateOp, MAX_MEMBER_BYTES};
+use podium_engine::{
+    check_member, Board, Cond, Entry, Order, Presence, UpdateOp, MAX_MEMBER_BYTES,
+};
 
 use super::super::command::{Cmd, RangeBy, ZaddFlags};
 use super::super::reply::{fmt_d2string, Reply};
@@ -12,7 +14,7 @@ use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
 use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn, Writes};
+use podium_core::keystore::{glob_match, KeyStore, KeyType, Lsn, RedisView, Writes};
 
 /// Largest sorted set Redis keeps compact (`zset-max-listpack-entries`):
 /// ZSCAN returns such a set in one reply with cursor 0, and its scores are
@@ -91,29 +93,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             withscores,
         } => {
             let entries = store
-                .zread(&key, |b| -> Result<(Vec<Entry>, usize), ApiError> {
-                    // Board reads from the worst end give Redis's
-                    // ascending order on a desc board.
-                    let from_worst = (b.config().order == Order::Desc) != rev;
-                    let entries = match by {
-                        RangeBy::Rank(start, end) => match rank_span(b.len() as i64, start, end) {
-                            Some((s, e)) => b.range_by_rank(s as u64 + 1, e as u64 + 1, from_worst),
-                            None => Vec::new(),
-                        },
-                        RangeBy::Score {
-                            range,
-                            offset,
-                            count,
-                        } => {
-                            if offset < 0 {
-                                return Ok((Vec::new(), 0));
-                            }
-                            let limit = u64::try_from(count).unwrap_or(u64::MAX);
-                            b.range_by_score(&range, from_worst, offset as u64, limit)?
-                        }
-                    };
-                    Ok((entries, b.len()))
-                })?
+                .zread(&key, |b| Ok::<_, ApiError>((range(b, &by, rev)?, b.len())))?
                 .transpose()?
                 .unwrap_or_default();
             done(entries_reply(entries.0, withscores, true, entries.1))
@@ -159,7 +139,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         } => {
             // Redis checks the sources' types before the options.
             for k in &keys {
-                if store.key_type(k) == Some(KeyType::Hash) {
+                if matches!(store.key_type(k), Some(KeyType::Hash | KeyType::String)) {
                     return Ok(done(api_err(ApiError::new(Code::WrongType, ""))));
                 }
             }
@@ -241,6 +221,35 @@ pub(super) fn zmpop_reply(key: &[u8], entries: Vec<Entry>, len: usize) -> Reply 
     Reply::Array(vec![Reply::Bulk(key.to_vec()), popped])
 }
 
+/// A ZRANGE-family read of a board, in the reply's order.
+pub(super) fn range(b: &Board, by: &RangeBy, rev: bool) -> Result<Vec<Entry>, ApiError> {
+    // Board reads from the worst end give Redis's ascending order on a
+    // desc board.
+    let from_worst = (b.config().order == Order::Desc) != rev;
+    Ok(match *by {
+        RangeBy::Rank(start, end) => match rank_span(b.len() as i64, start, end) {
+            Some((s, e)) => b.range_by_rank(s as u64 + 1, e as u64 + 1, from_worst),
+            None => Vec::new(),
+        },
+        RangeBy::Score {
+            ref range,
+            offset,
+            count,
+        } => {
+            if offset < 0 {
+                return Ok(Vec::new());
+            }
+            let limit = u64::try_from(count).unwrap_or(u64::MAX);
+            b.range_by_score(range, from_worst, offset as u64, limit)?
+        }
+        RangeBy::Lex {
+            ref range,
+            offset,
+            count,
+        } => RedisView::new(b).range(range, rev, offset, count),
+    })
+}
+
 /// ZPOPMIN/ZPOPMAX of `count` members from `key` (its best or worst end
 /// by `max`, whatever the board's order), with the set's size before;
 /// `None` when there is no such set (or `count` is 0).
@@ -307,7 +316,12 @@ fn zrandmember(
 
 /// Members, with their stored scores when `withscores` (`len`: the set's
 /// size, see [`stored`]).
-fn entries_reply(entries: Vec<Entry>, withscores: bool, nested: bool, len: usize) -> Reply {
+pub(super) fn entries_reply(
+    entries: Vec<Entry>,
+    withscores: bool,
+    nested: bool,
+    len: usize,
+) -> Reply {
     if withscores {
         Reply::Scored {
             items: entries
@@ -348,7 +362,9 @@ fn zadd(
         // No key + XX: nothing to do (and no board to create).
         match store.key_type(key) {
             None => return Ok(done(nothing())),
-            Some(KeyType::Hash) => return Err(ApiError::new(Code::WrongType, "")),
+            Some(KeyType::Hash | KeyType::String) => {
+                return Err(ApiError::new(Code::WrongType, ""))
+            }
             Some(KeyType::Zset) => {}
         }
     }
@@ -375,7 +391,7 @@ fn zadd(
     // argument may be hundreds of MB), after the key's type as the store
     // checks it.
     if let Some((_, m)) = pairs.iter().find(|(_, m)| m.len() > MAX_MEMBER_BYTES) {
-        if store.key_type(key) == Some(KeyType::Hash) {
+        if matches!(store.key_type(key), Some(KeyType::Hash | KeyType::String)) {
             return Err(ApiError::new(Code::WrongType, ""));
         }
         check_member(m)?;

@@ -1,0 +1,820 @@
+//! Lua scripting as Redis 7.0 has it: the interpreter (Lua 5.1 through
+//! mlua) with Redis's environment, the script cache by SHA1, and the state
+//! of the script running now, which other connections read to answer
+//! `BUSY` and which `SCRIPT KILL` sets.
+//!
+//! One Lua state serves a listener, as Redis has one: scripts run one at a
+//! time, each with every other client excluded from the store (the
+//! connection side, in `exec::scripting`, runs them inside
+//! [`podium_core::keystore::KeyStore::run_atomically`]). The environment is
+//! built by `bootstrap.lua`: read-only globals and libraries, the
+//! `redis` table, Redis's error handler. Conversions are in [`convert`],
+//! the libraries mlua lacks in [`libs`].
+
+pub mod convert;
+mod libs;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use parking_lot::{Condvar, MappedMutexGuard, Mutex, MutexGuard};
+
+use super::command::Cmd;
+use super::exec::REDIS_VERSION;
+use super::num::parse_i64;
+use super::reply::Reply;
+
+/// Default `--script-time-limit` (Redis's `busy-reply-threshold`).
+pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = 5000;
+
+/// A script still running this many times the time limit is stopped,
+/// written or not: nothing else may stall the store for ever.
+pub const HARD_LIMIT_FACTOR: u32 = 10;
+
+/// The Lua heap's bound when the server has no memory budget.
+const LUA_MEMORY: usize = 256 << 20;
+
+/// VM instructions between two looks at the kill flag and the clock
+/// (Redis's count hook interval).
+const HOOK_EVERY: u32 = 100_000;
+
+/// Redis's reply to other clients while a script runs past the limit.
+pub const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
+const KILLED: &[u8] = b"ERR Script killed by user with SCRIPT KILL...";
+
+/// Why a running script is being stopped.
+const GO_ON: u8 = 0;
+const KILL: u8 = 1;
+const TOO_LONG: u8 = 2;
+
+/// The script running now, as every connection sees it.
+pub struct Running {
+    /// The running script's connection id; 0: none.
+    runner: AtomicU64,
+    /// When it started, in ms since `epoch`.
+    started_ms: AtomicU64,
+    epoch: Instant,
+    /// It ran a write command: SCRIPT KILL refuses it.
+    wrote: AtomicBool,
+    /// [`GO_ON`], [`KILL`] or [`TOO_LONG`].
+    stop: AtomicU8,
+    /// The protocol the script reads replies in (`redis.setresp`).
+    resp: AtomicU8,
+    ended: Mutex<()>,
+    ended_cv: Condvar,
+}
+
+impl Running {
+    fn new() -> Running {
+        Running {
+            runner: AtomicU64::new(0),
+            started_ms: AtomicU64::new(0),
+            epoch: Instant::now(),
+            wrote: AtomicBool::new(false),
+            stop: AtomicU8::new(GO_ON),
+            resp: AtomicU8::new(2),
+            ended: Mutex::new(()),
+            ended_cv: Condvar::new(),
+        }
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// The connection running a script, if any.
+    pub fn runner(&self) -> Option<u64> {
+        Some(self.runner.load(SeqCst)).filter(|&id| id != 0)
+    }
+
+    /// How long the running script has run.
+    pub fn elapsed(&self) -> Duration {
+        Duration::from_millis(self.now_ms().saturating_sub(self.started_ms.load(SeqCst)))
+    }
+
+    /// Waits up to `d` for the running script to end.
+    pub fn wait_end(&self, d: Duration) {
+        let mut g = self.ended.lock();
+        if self.runner().is_some() {
+            self.ended_cv.wait_for(&mut g, d);
+        }
+    }
+
+    pub fn mark_written(&self) {
+        self.wrote.store(true, SeqCst);
+    }
+
+    pub fn resp(&self) -> u8 {
+        self.resp.load(SeqCst)
+    }
+
+    /// SCRIPT KILL.
+    pub fn kill(&self) -> Reply {
+        if self.runner().is_none() {
+            return Reply::coded("NOTBUSY No scripts in execution right now.");
+        }
+        if self.wrote.load(SeqCst) {
+            return Reply::coded(
+                "UNKILLABLE Sorry the script already executed write commands against the \
+                 dataset. You can either wait the script termination or kill the server in a \
+                 hard way using the SHUTDOWN NOSAVE command.",
+            );
+        }
+        let _ = self.stop.compare_exchange(GO_ON, KILL, SeqCst, SeqCst);
+        Reply::OK
+    }
+}
+
+/// A listener's scripting: the Lua state and its cache, and the running
+/// script's state.
+pub struct Scripts {
+    engine: Mutex<Option<Engine>>,
+    pub running: Arc<Running>,
+    /// Past this, other clients are answered `BUSY` and SCRIPT KILL works.
+    pub busy_after: Duration,
+}
+
+impl Default for Scripts {
+    fn default() -> Self {
+        Scripts::new(Duration::from_millis(DEFAULT_SCRIPT_TIME_LIMIT_MS))
+    }
+}
+
+/// The Lua state with Redis's environment and the scripts compiled in it.
+pub struct Engine {
+    lua: Lua,
+    /// Runs a script function under Redis's error handler.
+    run: Function,
+    cache: HashMap<String, Function>,
+}
+
+/// A script's SHA1 in lower-case hex.
+pub fn sha1hex(body: &[u8]) -> String {
+    use sha1::{Digest, Sha1};
+    Sha1::digest(body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Scripts {
+    pub fn new(busy_after: Duration) -> Scripts {
+        Scripts {
+            engine: Mutex::new(None),
+            running: Arc::new(Running::new()),
+            busy_after,
+        }
+    }
+
+    /// The hard limit past which a script is stopped.
+    pub fn hard_limit(&self) -> Duration {
+        (self.busy_after * HARD_LIMIT_FACTOR).max(Duration::from_secs(1))
+    }
+
+    /// The engine, created on first use.
+    pub fn engine(&self) -> Result<MappedMutexGuard<'_, Engine>, Reply> {
+        let mut g = self.engine.lock();
+        if g.is_none() {
+            let e = Engine::new(self.running.clone(), self.hard_limit())
+                .map_err(|e| Reply::err(format!("cannot start the Lua engine: {e}")))?;
+            *g = Some(e);
+        }
+        Ok(MutexGuard::map(g, |e| e.as_mut().expect("created above")))
+    }
+
+    /// SCRIPT FLUSH: a new Lua state, as Redis's.
+    pub fn flush(&self) {
+        *self.engine.lock() = None;
+    }
+}
+
+fn lua_err(e: mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message,
+        mlua::Error::RuntimeError(m) => m,
+        mlua::Error::MemoryError(_) => "not enough memory".into(),
+        other => other.to_string(),
+    }
+}
+
+impl Engine {
+    fn new(running: Arc<Running>, hard_limit: Duration) -> mlua::Result<Engine> {
+        // SAFETY: the debug library is loaded for the error handler only;
+        // the environment removes it from the globals before any script.
+        let lua = unsafe {
+            Lua::unsafe_new_with(
+                StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
+                LuaOptions::new(),
+            )
+        };
+        let budget = podium_core::memory::max();
+        let limit = if budget > 0 {
+            LUA_MEMORY.min((budget / 4) as usize)
+        } else {
+            LUA_MEMORY
+        };
+        lua.set_memory_limit(limit)?;
+        libs::install(&lua)?;
+        let imp = lua.create_table()?;
+        // redis.call / redis.pcall dispatch to the run's own function
+        // (left in the registry by `run`), which answers the reply as a
+        // Lua value and whether it is an error.
+        let dispatch = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
+            match lua.named_registry_value::<Value>(CALL)? {
+                Value::Function(f) => f.call(args),
+                _ => Ok((
+                    Value::Table(convert::error_table(
+                        lua,
+                        b"ERR redis.call/pcall can only be called inside a script invocation",
+                    )?),
+                    true,
+                )),
+            }
+        };
+        imp.raw_set("redis_call", raising(&lua, dispatch)?)?;
+        imp.raw_set(
+            "redis_pcall",
+            lua.create_function(move |lua, args: MultiValue| Ok(dispatch(lua, args)?.0))?,
+        )?;
+        imp.raw_set(
+            "take_error",
+            lua.create_function(|lua, ()| {
+                let v: Value = lua.named_registry_value(PENDING)?;
+                lua.set_named_registry_value(PENDING, Value::Nil)?;
+                Ok(v)
+            })?,
+        )?;
+        imp.raw_set(
+            "error_reply",
+            lua.create_function(|lua, args: MultiValue| match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => {
+                    let s = s.as_bytes();
+                    let mut e = Vec::with_capacity(s.len() + 1);
+                    if !s.starts_with(b"-") {
+                        e.push(b'-');
+                    }
+                    e.extend_from_slice(&s);
+                    convert::error_table(lua, &convert::error_text(&e))
+                }
+                _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
+            })?,
+        )?;
+        imp.raw_set(
+            "status_reply",
+            lua.create_function(|lua, args: MultiValue| match (args.len(), args.front()) {
+                (1, Some(Value::String(s))) => {
+                    let t = lua.create_table()?;
+                    t.raw_set("ok", s.clone())?;
+                    Ok(t)
+                }
+                _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
+            })?,
+        )?;
+        imp.raw_set(
+            "sha1hex",
+            raising(&lua, |lua, args: MultiValue| {
+                if args.len() != 1 {
+                    let e = convert::error_table(lua, b"ERR wrong number of arguments")?;
+                    return Ok((Value::Table(e), true));
+                }
+                let body = match &args[0] {
+                    Value::String(s) => s.as_bytes().to_vec(),
+                    Value::Integer(i) => i.to_string().into_bytes(),
+                    Value::Number(n) => lua_number_text(*n).into_bytes(),
+                    _ => Vec::new(),
+                };
+                Ok((Value::String(lua.create_string(sha1hex(&body))?), false))
+            })?,
+        )?;
+        imp.raw_set(
+            "log",
+            raising(&lua, |lua, args: MultiValue| {
+                let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
+                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                };
+                if args.len() < 2 {
+                    return fail(b"ERR redis.log() requires two arguments or more.");
+                }
+                let Some(level) = number(&args[0]) else {
+                    return fail(b"ERR First argument must be a number (log level).");
+                };
+                let level = level as i64;
+                if !(0..=3).contains(&level) {
+                    return fail(b"ERR Invalid debug level.");
+                }
+                let text = args
+                    .iter()
+                    .skip(1)
+                    .filter_map(|v| match v {
+                        Value::String(s) => {
+                            Some(String::from_utf8_lossy(&s.as_bytes()).into_owned())
+                        }
+                        Value::Integer(i) => Some(i.to_string()),
+                        Value::Number(n) => Some(lua_number_text(*n)),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                match level {
+                    0 | 1 => tracing::debug!(target: "podium::script", "{text}"),
+                    2 => tracing::info!(target: "podium::script", "{text}"),
+                    _ => tracing::warn!(target: "podium::script", "{text}"),
+                }
+                Ok((Value::Nil, false))
+            })?,
+        )?;
+        let r = running.clone();
+        imp.raw_set(
+            "setresp",
+            raising(&lua, move |lua, args: MultiValue| {
+                let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
+                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                };
+                if args.len() != 1 {
+                    return fail(b"ERR redis.setresp() requires one argument.");
+                }
+                match number(&args[0]).map(|n| n as i64) {
+                    Some(v @ (2 | 3)) => r.resp.store(v as u8, SeqCst),
+                    _ => return fail(b"ERR RESP version must be 2 or 3."),
+                }
+                Ok((Value::Nil, false))
+            })?,
+        )?;
+        imp.raw_set(
+            "set_repl",
+            raising(&lua, |lua, args: MultiValue| {
+                let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
+                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                };
+                if args.len() != 1 {
+                    return fail(b"ERR redis.set_repl() requires two arguments.");
+                }
+                // Nothing to propagate to: the flags are only checked.
+                match number(&args[0]).map(|n| n as i64) {
+                    Some(0..=3) => Ok((Value::Nil, false)),
+                    _ => fail(
+                        b"ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+                    ),
+                }
+            })?,
+        )?;
+        let r = running.clone();
+        imp.raw_set(
+            "stopping",
+            lua.create_function(move |_, ()| Ok(r.stop.load(SeqCst) != GO_ON))?,
+        )?;
+        imp.raw_set("version", REDIS_VERSION)?;
+        imp.raw_set("version_num", version_num())?;
+        let run: Function = lua
+            .load(include_str!("bootstrap.lua"))
+            .set_name("=podium")
+            .call(imp)?;
+        let r = running;
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+            move |_, _| {
+                if r.runner().is_some() && r.elapsed() > hard_limit {
+                    let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
+                }
+                match r.stop.load(SeqCst) {
+                    GO_ON => Ok(VmState::Continue),
+                    _ => Err(mlua::Error::runtime("script stopped")),
+                }
+            },
+        );
+        Ok(Engine {
+            lua,
+            run,
+            cache: HashMap::new(),
+        })
+    }
+
+    /// The compiled script of `sha`, if cached.
+    pub fn cached(&self, sha: &str) -> Option<Function> {
+        self.cache.get(sha).cloned()
+    }
+
+    /// Compiles `body` (once) and caches it; Redis's error when it does
+    /// not compile.
+    pub fn load(&mut self, body: &[u8]) -> Result<(String, Function), Reply> {
+        let sha = sha1hex(body);
+        if let Some(f) = self.cache.get(&sha) {
+            return Ok((sha, f.clone()));
+        }
+        let f = self
+            .lua
+            .load(body)
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| {
+                Reply::err(format!(
+                    "Error compiling script (new function): {}",
+                    lua_err(e)
+                ))
+            })?;
+        self.cache.insert(sha.clone(), f.clone());
+        Ok((sha, f))
+    }
+
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        std::str::from_utf8(sha)
+            .map(|s| self.cache.contains_key(&s.to_ascii_lowercase()))
+            .unwrap_or(false)
+    }
+
+    /// Runs `f` with `keys` and `argv` as KEYS and ARGV, `call` running
+    /// each command the script sends (`raise` tells redis.call from
+    /// redis.pcall; it answers the reply). Returns the reply to the
+    /// script's caller. `running` must already name the caller.
+    pub fn run(
+        &mut self,
+        running: &Running,
+        sha: &str,
+        f: Function,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        mut call: impl FnMut(Vec<Bytes>) -> Reply,
+    ) -> Reply {
+        let lua = &self.lua;
+        let out = lua.scope(|scope| {
+            let g = lua.globals();
+            let list = |items: &[Bytes]| -> mlua::Result<Table> {
+                let t = lua.create_table_with_capacity(items.len(), 0)?;
+                for (i, a) in items.iter().enumerate() {
+                    t.raw_set(i + 1, lua.create_string(a)?)?;
+                }
+                Ok(t)
+            };
+            g.raw_set("KEYS", list(keys)?)?;
+            g.raw_set("ARGV", list(argv)?)?;
+            let call = scope.create_function_mut(|lua, args: MultiValue| {
+                let mut cmd = Vec::new();
+                for v in args {
+                    match v {
+                        Value::String(s) => cmd.push(Bytes::copy_from_slice(&s.as_bytes())),
+                        Value::Integer(i) => cmd.push(Bytes::from(convert::g17(i as f64))),
+                        Value::Number(n) => cmd.push(Bytes::from(convert::g17(n))),
+                        _ => {
+                            let e = convert::error_table(
+                                lua,
+                                b"ERR Lua redis lib command arguments must be strings or integers",
+                            )?;
+                            return Ok((Value::Table(e), true));
+                        }
+                    }
+                }
+                if cmd.is_empty() {
+                    let e = convert::error_table(
+                        lua,
+                        b"ERR Please specify at least one argument for this redis lib call",
+                    )?;
+                    return Ok((Value::Table(e), true));
+                }
+                let reply = call(cmd);
+                let failed = reply.is_error();
+                Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
+            })?;
+            lua.set_named_registry_value(CALL, call)?;
+            lua.set_named_registry_value(PENDING, Value::Nil)?;
+            let (ok, v): (bool, Value) = self.run.call(f)?;
+            Ok(if ok {
+                convert::lua_to_reply(&v, running.resp())
+            } else {
+                let mut e = convert::ScriptError::from_value(&v);
+                match running.stop.load(SeqCst) {
+                    KILL => e.msg = KILLED.to_vec(),
+                    TOO_LONG => {
+                        e.msg = format!(
+                            "ERR Script stopped: it ran past {} ms, {HARD_LIMIT_FACTOR} times \
+                             the script time limit (script_time_limit)",
+                            running.elapsed().as_millis()
+                        )
+                        .into_bytes()
+                    }
+                    _ => {}
+                }
+                e.reply(sha)
+            })
+        });
+        // Out of the scope the call function is dead; a script that kept
+        // a reference gets Redis's answer outside an invocation.
+        let _ = lua.set_named_registry_value(CALL, Value::Nil);
+        let _ = lua.globals().raw_set("KEYS", Value::Nil);
+        let _ = lua.globals().raw_set("ARGV", Value::Nil);
+        out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
+    }
+}
+
+impl Running {
+    /// Marks `id`'s script as running from now.
+    pub fn begin(&self, id: u64) {
+        self.started_ms.store(self.now_ms(), SeqCst);
+        self.wrote.store(false, SeqCst);
+        self.stop.store(GO_ON, SeqCst);
+        self.resp.store(2, SeqCst);
+        self.runner.store(id, SeqCst);
+    }
+
+    /// The script ended: waiting clients go on.
+    pub fn end(&self) {
+        let _g = self.ended.lock();
+        self.runner.store(0, SeqCst);
+        self.stop.store(GO_ON, SeqCst);
+        self.ended_cv.notify_all();
+    }
+}
+
+/// Registry slots: the running script's command function, and the error
+/// table a Rust function raises.
+const CALL: &str = "podium.call";
+const PENDING: &str = "podium.error";
+
+/// A Lua function of `f`, raising the value `f` answers with `true` as a
+/// Lua error (through [`PENDING`], which the environment reads back).
+fn raising<F>(lua: &Lua, f: F) -> mlua::Result<Function>
+where
+    F: Fn(&Lua, MultiValue) -> mlua::Result<(Value, bool)> + Send + 'static,
+{
+    lua.create_function(move |lua, args: MultiValue| {
+        let (v, raise) = f(lua, args)?;
+        if raise {
+            lua.set_named_registry_value(PENDING, v)?;
+            return Err(mlua::Error::runtime("script error"));
+        }
+        Ok(v)
+    })
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Number(n) => Some(*n),
+        Value::String(s) => std::str::from_utf8(&s.as_bytes()).ok()?.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// Lua 5.1's own text of a number (`%.14g`).
+fn lua_number_text(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e14 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+/// REDIS_VERSION_NUM: 0x00MMmmpp.
+fn version_num() -> i64 {
+    let mut parts = REDIS_VERSION
+        .split('.')
+        .map(|p| p.parse::<i64>().unwrap_or(0));
+    let (a, b, c) = (
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+        parts.next().unwrap_or(0),
+    );
+    (a << 16) | (b << 8) | c
+}
+
+// ------------------------------------------------------------- parsing
+
+/// The scripting commands' arguments, in Redis's order of checks.
+pub fn parse(name: &str, a: &[Bytes]) -> Result<Cmd, Reply> {
+    Ok(match name {
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" => {
+            let n = parse_i64(&a[2])
+                .ok_or_else(|| Reply::err("value is not an integer or out of range"))?;
+            if n > a.len() as i64 - 3 {
+                return Err(Reply::err(
+                    "Number of keys can't be greater than number of args",
+                ));
+            }
+            if n < 0 {
+                return Err(Reply::err("Number of keys can't be negative"));
+            }
+            let n = n as usize;
+            Cmd::Eval {
+                script: a[1].clone(),
+                by_sha: name.starts_with("evalsha"),
+                read_only: name.ends_with("_ro"),
+                keys: a[3..3 + n].to_vec(),
+                args: a[3 + n..].to_vec(),
+            }
+        }
+        "script|load" => Cmd::ScriptLoad(a[2].clone()),
+        "script|exists" => Cmd::ScriptExists(a[2..].to_vec()),
+        "script|flush" => {
+            let ok = match a.get(2) {
+                None => a.len() == 2,
+                Some(o) => {
+                    a.len() == 3
+                        && (o.eq_ignore_ascii_case(b"sync") || o.eq_ignore_ascii_case(b"async"))
+                }
+            };
+            if !ok {
+                return Err(Reply::err("SCRIPT FLUSH only support SYNC|ASYNC option"));
+            }
+            Cmd::ScriptFlush
+        }
+        _ => Cmd::ScriptKill,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(src: &str) -> Reply {
+        let s = Scripts::default();
+        let mut e = s.engine().unwrap();
+        let (sha, f) = match e.load(src.as_bytes()) {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        s.running.begin(1);
+        let r = e.run(
+            &s.running,
+            &sha,
+            f,
+            &[Bytes::from("k")],
+            &[Bytes::from("a")],
+            |args| {
+                if &args[0][..] == b"ping" {
+                    Reply::Status("PONG")
+                } else {
+                    Reply::err("unknown")
+                }
+            },
+        );
+        s.running.end();
+        r
+    }
+
+    fn err(src: &str) -> String {
+        match run(src) {
+            Reply::Error(e) => String::from_utf8(e).unwrap(),
+            other => panic!("{src}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn globals_are_protected() {
+        let sha = |s: &str| sha1hex(s.as_bytes());
+        assert_eq!(
+            err("a=1"),
+            format!(
+                "ERR user_script:1: Attempt to modify a readonly table script: {}, on @user_script:1.",
+                sha("a=1")
+            )
+        );
+        assert_eq!(
+            err("return a"),
+            format!(
+                "ERR user_script:1: Script attempted to access nonexistent global variable 'a' \
+                 script: {}, on @user_script:1.",
+                sha("return a")
+            )
+        );
+        for src in [
+            "redis.foo = 1",
+            "string.foo = 1",
+            "rawset(_G, 'x', 1)",
+            "cjson.x = 1",
+        ] {
+            assert!(
+                err(src).contains("Attempt to modify a readonly table"),
+                "{src}"
+            );
+        }
+        for g in [
+            "os", "io", "loadfile", "dofile", "print", "debug", "require",
+        ] {
+            assert!(
+                err(&format!("return {g}")).contains("nonexistent global variable"),
+                "{g}"
+            );
+        }
+        assert_eq!(run("local x = 1; return x"), Reply::Int(1));
+        assert_eq!(run("return KEYS[1] .. ARGV[1]"), Reply::bulk("ka"));
+        assert_eq!(run("return string.upper('x')"), Reply::bulk("X"));
+    }
+
+    #[test]
+    fn redis_functions() {
+        assert_eq!(
+            run("return redis.call('ping')"),
+            Reply::StatusText(b"PONG".to_vec())
+        );
+        assert_eq!(
+            run("return redis.pcall('nosuch')"),
+            Reply::coded("ERR unknown")
+        );
+        assert!(err("return redis.call('nosuch')").starts_with("ERR unknown script: "));
+        assert_eq!(
+            run("return {pcall(redis.call, 'x')}"),
+            Reply::Array(vec![Reply::Null, Reply::bulk("ERR unknown")])
+        );
+        assert!(err("redis.call()").starts_with(
+            "ERR Please specify at least one argument for this redis lib call script:"
+        ));
+        assert!(err("redis.call({})").starts_with(
+            "ERR Lua redis lib command arguments must be strings or integers script:"
+        ));
+        assert_eq!(
+            run("return redis.sha1hex('')"),
+            Reply::bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+        );
+        assert_eq!(run("return redis.error_reply('x')"), Reply::coded("ERR x"));
+        assert_eq!(
+            run("return redis.error_reply('MY bad')"),
+            Reply::coded("MY bad")
+        );
+        assert_eq!(
+            run("return redis.status_reply(1)"),
+            Reply::coded("ERR wrong number or type of arguments")
+        );
+        assert!(err("redis.setresp(4)").starts_with("ERR RESP version must be 2 or 3. script:"));
+        assert_eq!(run("redis.setresp(3); return true"), Reply::Bool(true));
+        assert_eq!(
+            run("redis.log(redis.LOG_WARNING, 'hi'); return redis.LOG_NOTICE"),
+            Reply::Int(2)
+        );
+        assert_eq!(
+            run("redis.set_repl(redis.REPL_ALL); return 1"),
+            Reply::Int(1)
+        );
+        assert_eq!(
+            run("return error({err='MY fault'})"),
+            Reply::coded(format!(
+                "MY fault script: {}, on @user_script:1.",
+                sha1hex(b"return error({err='MY fault'})")
+            ))
+        );
+        assert!(err("error('boom')").starts_with("ERR user_script:1: boom script:"));
+        assert_eq!(
+            run("return +"),
+            Reply::err(
+                "Error compiling script (new function): user_script:1: unexpected symbol near '+'"
+            )
+        );
+    }
+
+    #[test]
+    fn a_killed_script_stops_even_inside_pcall() {
+        let s = Scripts::default();
+        let mut e = s.engine().unwrap();
+        let src = "while true do pcall(function() while true do end end) end";
+        let (sha, f) = e.load(src.as_bytes()).unwrap();
+        s.running.begin(1);
+        let running = s.running.clone();
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            running.kill()
+        });
+        let r = e.run(&s.running, &sha, f, &[], &[], |_| Reply::OK);
+        s.running.end();
+        assert_eq!(killer.join().unwrap(), Reply::OK);
+        let Reply::Error(m) = r else { panic!("{r:?}") };
+        assert!(m.starts_with(KILLED), "{}", String::from_utf8_lossy(&m));
+    }
+
+    #[test]
+    fn lua_memory_is_bounded() {
+        let r = run("local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1e6) .. i end");
+        let Reply::Error(m) = r else { panic!("{r:?}") };
+        assert!(
+            String::from_utf8_lossy(&m).contains("not enough memory"),
+            "{}",
+            String::from_utf8_lossy(&m)
+        );
+        // The state goes on serving scripts.
+        assert_eq!(run("return 1"), Reply::Int(1));
+    }
+
+    #[test]
+    fn numkeys_is_checked_in_redis_order() {
+        let a = |s: &str| -> Vec<Bytes> {
+            s.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let e = |s: &str| match parse("eval", &a(s)) {
+            Err(Reply::Error(m)) => String::from_utf8(m).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e("eval x 2 a"),
+            "ERR Number of keys can't be greater than number of args"
+        );
+        assert_eq!(e("eval x -1"), "ERR Number of keys can't be negative");
+        assert_eq!(e("eval x y"), "ERR value is not an integer or out of range");
+        assert!(
+            matches!(parse("eval", &a("eval x 1 k v")), Ok(Cmd::Eval { keys, args, .. }) if keys.len() == 1 && args.len() == 1)
+        );
+    }
+}
