@@ -304,6 +304,7 @@ pub static COMMANDS: &[Spec] = &[
     spec("object|help", 2, op(BoardInfo), NK),
     spec("memory|usage", -3, op(BoardInfo), (2, 2, 1)),
     spec("memory|help", 2, op(BoardInfo), NK),
+    spec("client|unblock", -3, op(ServerAdmin), NK),
     spec("zrangebylex", -4, op(Range), K1),
     spec("zrevrangebylex", -4, op(Range), K1),
     spec("zlexcount", 4, op(Count), K1),
@@ -739,6 +740,12 @@ pub enum Cmd {
     ObjectHelp,
     MemoryUsage(Bytes),
     MemoryHelp,
+    /// CLIENT UNBLOCK: the client's id, and whether it gets an error (else
+    /// its timeout's reply).
+    ClientUnblock {
+        id: i64,
+        error: bool,
+    },
     ZLexCount(Bytes, LexRange),
     ZRemRangeByLex(Bytes, LexRange),
     /// ZUNION / ZINTER / ZDIFF; refused options are answered after the

@@ -121,7 +121,11 @@ where
                             inbuf = BytesMut::new();
                             large = false;
                         }
-                        match blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await? {
+                        client.set_blocked(true);
+                        let ended =
+                            blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await;
+                        client.set_blocked(false);
+                        match ended? {
                             Unblocked::Served((reply, l)) => {
                                 lsn = l;
                                 if session.replies() {
@@ -264,14 +268,15 @@ enum Unblocked {
     Served((Reply, podium_core::keystore::Lsn)),
     /// The client closed the connection (or overran its query buffer).
     Left,
-    /// The server is stopping.
+    /// The server is stopping, or the client was killed.
     Stopping,
 }
 
 /// Waits for a blocked command to be served: registers the client with the
 /// key store's waiters, looks once more (a write may have come between the
 /// command's look and the registration), then waits for a wake, the
-/// deadline, the client leaving or the server stopping. Bytes the client
+/// deadline, CLIENT UNBLOCK, the client leaving or being killed, or the
+/// server stopping. Bytes the client
 /// sends meanwhile are kept, not run. Dropping the registration unblocks
 /// the client, whichever way this ends.
 async fn blocked<R>(
@@ -285,6 +290,7 @@ where
     R: AsyncRead + Unpin,
 {
     let store = session.store().clone();
+    let client = session.client.client.clone();
     let keys: Vec<&[u8]> = block.keys.iter().map(|k| &k[..]).collect();
     let waiter = store.waiters().block(&keys, block.deadline.is_some());
     if let Some(run) = session.serve_blocked(&block, &keys) {
@@ -310,6 +316,14 @@ where
                 }
             }
             _ = &mut deadline => return Ok(Unblocked::Served((Reply::NullArray, 0))),
+            error = client.until_unblocked() => {
+                let reply = match error {
+                    true => Reply::coded("UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+                    false => Reply::NullArray,
+                };
+                return Ok(Unblocked::Served((reply, 0)));
+            }
+            _ = client.until_killed() => return Ok(Unblocked::Stopping),
             _ = stop.wait_for(|s| *s) => return Ok(Unblocked::Stopping),
             n = rd.read_buf(inbuf) => {
                 if n? == 0 || inbuf.len() >= MAX_QUERY_BUFFER {

@@ -338,6 +338,7 @@ fn samples(name: &str) -> Vec<Sample> {
         "object|help" => s(&["object help"]),
         "memory|usage" => s(&["memory usage lb samples 0"]),
         "memory|help" => s(&["memory help"]),
+        "client|unblock" => s(&["client unblock 999999 error"]),
         "slowlog" => s(&["slowlog"]),
         "config|set" => s(&["config set slowlog-max-len 100"]),
         "config|resetstat" => s(&["config resetstat"]),

@@ -263,3 +263,66 @@ fn blocking_pops_at_once() {
 fn blocked_clients_are_woken_in_order() {
     run_group("blocked clients", woken);
 }
+
+/// CLIENT UNBLOCK of a client blocked on each server (each by its own
+/// id): 1, and the blocked client gets its timeout's null or the
+/// UNBLOCKED error; 0 for a client not blocked.
+fn unblock(d: &mut Diff) {
+    d.same("CLIENT UNBLOCK");
+    d.same("CLIENT UNBLOCK x");
+    d.same("CLIENT UNBLOCK x foo");
+    d.same("CLIENT UNBLOCK 1 foo");
+    d.same("CLIENT UNBLOCK x error");
+    d.same("CLIENT UNBLOCK 999999 timeout extra");
+    d.same("CLIENT UNBLOCK 999999");
+    d.same("CLIENT UNBLOCK 999999 ERROR");
+    for (line, reason) in [
+        ("BZPOPMIN ub 0", ""),
+        ("BZPOPMAX ub other 100", "TIMEOUT"),
+        ("BZMPOP 0 1 ub MIN COUNT 2", "error"),
+        ("BZPOPMIN ub 0", "ERROR"),
+    ] {
+        let (mut r, mut p) = second(d);
+        let id = |c: &mut Conn| {
+            c.call_str("CLIENT ID")
+                .int()
+                .expect("CLIENT ID")
+                .to_string()
+        };
+        let (rid, pid) = (id(&mut r), id(&mut p));
+        let mut pair = (r, p, line.to_string());
+        pair.0.send(&cmd(line)).expect("writing to redis");
+        pair.1.send(&cmd(line)).expect("writing to podium");
+        wait_blocked(d, 1);
+        let unblock = |id: &str| {
+            let mut a = vec!["CLIENT", "UNBLOCK", id];
+            if !reason.is_empty() {
+                a.push(reason);
+            }
+            args(&a)
+        };
+        let r = d.redis.call(&unblock(&rid));
+        let p = d.podium.call(&unblock(&pid));
+        if r != p {
+            d.record("CLIENT UNBLOCK", line, &r, &p);
+        }
+        served(d, &mut pair);
+        wait_blocked(d, 0);
+        // No longer blocked: 0, and the connection runs commands again.
+        let r = d.redis.call(&unblock(&rid));
+        let p = d.podium.call(&unblock(&pid));
+        if r != p {
+            d.record("CLIENT UNBLOCK of a served client", line, &r, &p);
+        }
+        let (r, p) = (pair.0.call(&cmd("PING")), pair.1.call(&cmd("PING")));
+        if r != p {
+            d.record("PING after CLIENT UNBLOCK", line, &r, &p);
+        }
+    }
+    d.same("EXISTS ub");
+}
+
+#[test]
+fn client_unblock() {
+    run_group("client unblock", unblock);
+}

@@ -550,8 +550,16 @@ impl Gen {
                 }
             }
             1020..=1039 => {
-                // Blocking pops: at once, or a null after 10 ms.
-                if self.chance(0.5) {
+                // Blocking pops: at once, or a null after 10 ms; CLIENT
+                // UNBLOCK of a client that is not blocked.
+                if self.chance(0.1) {
+                    a.push(s("CLIENT"));
+                    a.push(s("UNBLOCK"));
+                    a.push(s(self.pick(&["999999", "x", "-1"])));
+                    if self.chance(0.5) {
+                        a.push(s(self.pick(&["TIMEOUT", "error", "foo"])));
+                    }
+                } else if self.chance(0.5) {
                     a.push(s(self.pick(&["BZPOPMIN", "BZPOPMAX"])));
                     for _ in 0..self.rng.random_range(1..=2) {
                         a.push(s(&self.zkey()));

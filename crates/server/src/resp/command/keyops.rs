@@ -1,7 +1,7 @@
 //! Parsing of the blocking pops (BZPOPMIN, BZPOPMAX, BZMPOP), the
 //! whole-key moves (RENAME, RENAMENX, COPY) and the key introspection
-//! commands (OBJECT, MEMORY USAGE), with Redis 7.0's errors in its order
-//! of checks.
+//! commands (OBJECT, MEMORY USAGE), and CLIENT UNBLOCK, with Redis 7.0's
+//! errors in its order of checks.
 
 use bytes::Bytes;
 
@@ -18,7 +18,7 @@ pub enum ObjectSub {
 }
 
 /// The commands of this module, by their table name (`spec.name`).
-pub const NAMES: [&str; 13] = [
+pub const NAMES: [&str; 14] = [
     "bzpopmin",
     "bzpopmax",
     "bzmpop",
@@ -32,6 +32,7 @@ pub const NAMES: [&str; 13] = [
     "object|help",
     "memory|usage",
     "memory|help",
+    "client|unblock",
 ];
 
 /// Parses one of [`NAMES`].
@@ -88,7 +89,34 @@ pub fn parse(name: &str, a: &[Bytes]) -> Result<Cmd, Reply> {
             Cmd::MemoryUsage(a[2].clone())
         }
         "memory|help" => Cmd::MemoryHelp,
+        "client|unblock" => client_unblock(a)?,
         _ => unreachable!("not a command of this module: {name}"),
+    })
+}
+
+/// `clientCommand`'s UNBLOCK: three or four arguments, the reason
+/// checked before the id.
+fn client_unblock(a: &[Bytes]) -> Result<Cmd, Reply> {
+    if a.len() > 4 {
+        // The subcommand as the client spelled it.
+        let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+        msg.extend_from_slice(&a[1]);
+        msg.extend_from_slice(b"'. Try CLIENT HELP.");
+        return Err(Reply::Error(msg));
+    }
+    let error = match a.get(3) {
+        None => false,
+        Some(r) if eq(r, "timeout") => false,
+        Some(r) if eq(r, "error") => true,
+        Some(_) => {
+            return Err(Reply::err(
+                "CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ))
+        }
+    };
+    Ok(Cmd::ClientUnblock {
+        id: int(&a[2])?,
+        error,
     })
 }
 

@@ -87,6 +87,17 @@ fn pop_first<'a>(
 }
 
 impl Session {
+    /// CLIENT UNBLOCK: 1 when client `id` was blocked and now is not.
+    pub(super) fn client_unblock(&self, id: i64, error: bool) -> Reply {
+        let target = self
+            .shared
+            .registry
+            .all()
+            .into_iter()
+            .find(|c| c.id as i64 == id);
+        Reply::Int(target.is_some_and(|c| c.unblock(error)) as i64)
+    }
+
     /// The command just run blocked: the connection waits on it.
     pub fn take_block(&mut self) -> Option<Block> {
         self.blocked.take()

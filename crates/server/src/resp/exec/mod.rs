@@ -584,6 +584,7 @@ impl Session {
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
             c @ Cmd::BZPop { .. } => blocking::run(self, store, c)?,
+            Cmd::ClientUnblock { id, error } => done(self.client_unblock(id, error)),
             c @ (Cmd::Rename { .. }
             | Cmd::Copy { .. }
             | Cmd::Object { .. }
