@@ -26,8 +26,11 @@ pub struct Waiters {
     /// `clients_in_timeout_table`).
     timed: AtomicUsize,
     next_id: AtomicU64,
-    queues: Mutex<HashMap<Box<[u8]>, VecDeque<Arc<Wake>>>>,
+    queues: Mutex<HashMap<Box<[u8]>, Queue>>,
 }
+
+/// A key's blocked clients, first blocked first.
+type Queue = VecDeque<Arc<Wake>>;
 
 /// One blocked client's side of its wakes.
 struct Wake {
