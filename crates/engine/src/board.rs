@@ -311,7 +311,7 @@ pub struct Board {
     distinct: Option<CountedTree<u32>>,
     pub(crate) members: Members,
     next_seq: u64,
-    read_only: bool,
+    pub(crate) read_only: bool,
     /// The search index, once a search asked for it
     /// ([`Board::enable_search`]); kept current by every write after.
     pub(crate) search: Option<Box<SearchIndex>>,

@@ -145,6 +145,46 @@ impl Store {
         self.boards.remove(name).is_some()
     }
 
+    /// Moves board `from` to the name `to` (Redis RENAME), replacing any
+    /// board there: members, config, names and data and the search index
+    /// move with it, and its archives become `to`'s (they keep their own
+    /// names). `false`: there is no board `from`.
+    pub fn rename(&self, from: &str, to: &str) -> Result<bool> {
+        Self::validate_name(to)?;
+        if from == to {
+            return Ok(self.get(from).is_some());
+        }
+        let Some((_, b)) = self.boards.remove(from) else {
+            return Ok(false);
+        };
+        self.boards.insert(Arc::from(to), b);
+        for (archive, _) in self.archives_of(from) {
+            if let Some(a) = self.get(&archive) {
+                if let Some(of) = a.write().config.archive.as_mut() {
+                    of.board = to.to_string();
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Puts a copy of board `from`'s members (with their names and data)
+    /// and config under the name `to` (Redis COPY), replacing any board
+    /// there. The copy is a live board: a copy of an archive is writable
+    /// and no archive. `false`: there is no board `from`.
+    pub fn copy(&self, from: &str, to: &str) -> Result<bool> {
+        Self::validate_name(to)?;
+        let Some(b) = self.get(from) else {
+            return Ok(false);
+        };
+        let mut copy = b.read().clone();
+        copy.read_only = false;
+        copy.config.archive = None;
+        self.boards
+            .insert(Arc::from(to), Arc::new(RwLock::new(copy)));
+        Ok(true)
+    }
+
     /// `boards`: every board with its size, by name.
     pub fn list(&self) -> Vec<(String, u64)> {
         let refs: Vec<(Arc<str>, BoardRef)> = self
@@ -462,6 +502,37 @@ mod tests {
 
     fn names(store: &Store) -> Vec<String> {
         store.list().into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn a_renamed_board_takes_its_archives_and_a_copy_is_live() {
+        let store = Store::new();
+        let asc = BoardConfig {
+            order: crate::config::Order::Asc,
+            ..Default::default()
+        };
+        filled(&store, "a", asc.clone());
+        filled(&store, "b", BoardConfig::default());
+        store.archive("a", "a@1").unwrap();
+        filled(&store, "a", asc.clone());
+        assert!(!store.rename("nope", "x").unwrap());
+        assert!(store.rename("a", "b").unwrap());
+        assert_eq!(names(&store), ["a@1", "b"]);
+        assert_eq!(store.read("b", |b| b.config().order).unwrap(), asc.order);
+        assert_eq!(store.archives_of("b"), [("a@1".to_string(), 1)]);
+        assert!(store.archives_of("a").is_empty());
+        assert!(store.rename("b", "\u{1}").is_err());
+        // A copy of an archive is a live board of the same members.
+        assert!(store.copy("a@1", "c").unwrap());
+        let c = store.get("c").unwrap();
+        assert!(!c.read().is_read_only() && c.read().archive_of().is_none());
+        assert_eq!(c.read().len(), 1);
+        assert_eq!(store.archives_of("b").len(), 1);
+        store
+            .write("c", |b| b.submit(&Submit::new(b"n", 2.0)).map(drop))
+            .unwrap();
+        assert_eq!(store.read("a@1", |b| b.len()).unwrap(), 1);
+        assert!(!store.copy("nope", "c").unwrap());
     }
 
     /// Regression: pruning picked archives by the prefix `NAME@`, so a live

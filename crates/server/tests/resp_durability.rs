@@ -1,6 +1,6 @@
 //! Durability over the Redis protocol: every acknowledged write — sorted
-//! sets, hashes, strings, expiries, MULTI/EXEC, a deep pipeline — survives
-//! `kill -9`,
+//! sets, hashes, strings, expiries, MULTI/EXEC, a deep pipeline, renames
+//! and copies — survives `kill -9`,
 //! and a pipeline batch costs one fsync, not one per command.
 
 mod support;
@@ -271,6 +271,23 @@ fn api_keys_gate_the_redis_protocol_by_scope() {
     // A hash is member data: a write key's to delete.
     assert_eq!(c.call(&cmd("HSET h f v")), b":1\r\n");
     assert_eq!(c.call(&cmd("DEL h")), b":1\r\n");
+    // Renaming or copying a board, or onto one, is admin work; a hash is
+    // a write key's to move.
+    for line in ["RENAME lb x", "RENAMENX lb x", "COPY lb x", "COPY nokey lb"] {
+        assert_eq!(
+            c.call(&cmd(line)),
+            b"-NOPERM this user has no permissions to access one of the keys used as arguments\r\n",
+            "{line}"
+        );
+    }
+    assert_eq!(c.call(&cmd("HSET h f v")), b":1\r\n");
+    assert_eq!(c.call(&cmd("RENAME h h2")), b"+OK\r\n");
+    assert_eq!(c.call(&cmd("COPY h2 h3")), b":1\r\n");
+    assert_eq!(
+        c.call(&cmd("BZPOPMIN lb 0")),
+        b"*3\r\n$2\r\nlb\r\n$1\r\na\r\n$1\r\n1\r\n"
+    );
+    assert_eq!(c.call(&cmd("ZADD lb 1 a")), b":1\r\n");
     // Another connection starts unauthenticated.
     let mut d = Conn::open(&p.addr());
     assert_eq!(
@@ -827,4 +844,31 @@ mod crash {
             "round {round}: {SHARED} is {got}; {acked} INCRs acknowledged, {tried} sent"
         );
     }
+}
+
+#[test]
+fn renamed_and_copied_keys_survive_kill_9() {
+    let mut p = Podium::start(&[]);
+    let mut c = Conn::open(&p.addr());
+    assert_eq!(c.call_str("ZADD lb 1 a 2 b 3 c").int(), Some(3));
+    assert_eq!(c.call_str("HSET h f v").int(), Some(1));
+    assert_eq!(c.call_str("EXPIRE lb 1000").int(), Some(1));
+    assert_eq!(c.call(&cmd("RENAME lb season")), b"+OK\r\n");
+    assert_eq!(c.call_str("COPY season copy").int(), Some(1));
+    assert_eq!(c.call_str("ZADD copy 4 d").int(), Some(1));
+    assert_eq!(c.call_str("COPY h season REPLACE").int(), Some(1));
+    assert_eq!(c.call_str("RENAMENX copy h").int(), Some(0));
+    assert_eq!(c.call(&cmd("RENAME copy board2")), b"+OK\r\n");
+    assert_eq!(c.call(&cmd("RENAME h h2")), b"+OK\r\n");
+
+    p.restart();
+    let mut c = Conn::open(&p.addr());
+    assert_eq!(c.call(&cmd("TYPE season")), b"+hash\r\n");
+    assert_eq!(c.call(&cmd("HGET season f")), b"$1\r\nv\r\n");
+    assert_eq!(c.call(&cmd("HGET h2 f")), b"$1\r\nv\r\n");
+    assert_eq!(c.call_str("EXISTS lb copy h").int(), Some(0));
+    assert_eq!(c.call_str("ZCARD board2").int(), Some(4));
+    let ttl = c.call_str("TTL board2").int().unwrap();
+    assert!((990..=1000).contains(&ttl), "the copied expiry: {ttl}");
+    assert_eq!(c.call_str("TTL season").int(), Some(-1));
 }

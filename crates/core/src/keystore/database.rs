@@ -102,6 +102,17 @@ impl Database {
         self.inner.rename_nx(&self.enc(key), &encode(db, key))
     }
 
+    /// COPY … DB: a copy of `src` as `dst` of database `db`.
+    pub fn copy_to(
+        &self,
+        src: &[u8],
+        dst: &[u8],
+        db: u8,
+        replace: bool,
+    ) -> Result<(bool, Lsn), ApiError> {
+        self.inner.copy(&self.enc(src), &encode(db, dst), replace)
+    }
+
     /// SWAPDB: databases `a` and `b` trade their keys.
     pub fn swap_db(&self, a: u8, b: u8) -> Result<Lsn, ApiError> {
         self.inner.rename_where(&|n| match decode(n) {
@@ -426,6 +437,30 @@ impl KeyStore for Database {
 
     fn strlen(&self, key: &[u8]) -> Result<u64, ApiError> {
         self.inner.strlen(&self.enc(key))
+    }
+
+    fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError> {
+        self.inner.rename(&self.enc(src), &self.enc(dst), nx)
+    }
+
+    fn copy(&self, src: &[u8], dst: &[u8], replace: bool) -> Result<(bool, Lsn), ApiError> {
+        self.inner.copy(&self.enc(src), &self.enc(dst), replace)
+    }
+
+    fn key_info(&self, key: &[u8]) -> Option<super::KeyInfo> {
+        self.inner.key_info(&self.enc(key))
+    }
+
+    fn waiters(&self) -> &std::sync::Arc<super::Waiters> {
+        self.inner.waiters()
+    }
+
+    fn stored_key<'a>(&self, key: &'a [u8]) -> Cow<'a, [u8]> {
+        self.enc(key)
+    }
+
+    fn user_key<'a>(&self, stored: &'a [u8]) -> Option<&'a [u8]> {
+        decode(stored).and_then(|(db, key)| (db == self.db).then_some(key))
     }
 
     fn lcs(&self, key1: &[u8], key2: &[u8]) -> Result<super::Lcs, ApiError> {

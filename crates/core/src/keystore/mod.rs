@@ -17,6 +17,7 @@ mod lcs;
 mod lex;
 mod longdouble;
 mod strings;
+mod waiters;
 
 use std::collections::HashSet;
 
@@ -32,6 +33,7 @@ pub use lcs::{lcs, Lcs, LcsRange};
 pub use lex::{LexBound, LexRange, RedisView, SMALL_ZSET};
 pub use longdouble::LongDouble;
 pub use strings::{GetExpiry, SetCond, SetDone, SetExpiry, SetOpts, MAX_STRING_LEN};
+pub use waiters::{Waiter, Waiters};
 
 /// Redis's `string2ll`: an optional `-`, then digits without a leading zero
 /// (or just `0`), at most 20 bytes, no overflow.
@@ -169,6 +171,22 @@ impl Writes {
             Writes::Keys(keys) => !keys.is_empty(),
         }
     }
+}
+
+/// What OBJECT and MEMORY USAGE report of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyInfo {
+    pub ty: KeyType,
+    /// Members, fields, or a string's bytes.
+    pub len: usize,
+    /// Small enough that Redis would keep it compact: a listpack (at most
+    /// 128 members or 512 fields, none and no hash value over 64 bytes),
+    /// or a string of at most 44 bytes (embedded in its object).
+    pub compact: bool,
+    /// The integer Redis would keep a string as (`string2ll` reads it).
+    pub int: Option<i64>,
+    /// podium's estimate of the bytes the key and its value hold.
+    pub bytes: u64,
 }
 
 /// The set operation of ZUNION, ZINTER and ZDIFF (and their STORE forms).
@@ -330,6 +348,19 @@ pub trait KeyStore: Send + Sync {
     /// RANDOMKEY: any key (`None`: there is none).
     fn random_key(&self) -> Option<Vec<u8>>;
 
+    /// RENAME / RENAMENX: moves `src` with its expiry to `dst`, replacing
+    /// whatever `dst` holds (with `nx`, only if `dst` does not exist).
+    /// `None`: no key `src`; `Some(false)`: not moved (`nx`, or `src` is
+    /// `dst` with `nx`).
+    fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError>;
+
+    /// COPY: a copy of `src` with its expiry as `dst` (`replace`: even if
+    /// `dst` exists). Whether it was copied.
+    fn copy(&self, src: &[u8], dst: &[u8], replace: bool) -> Result<(bool, Lsn), ApiError>;
+
+    /// OBJECT / MEMORY USAGE (`None`: no such key).
+    fn key_info(&self, key: &[u8]) -> Option<KeyInfo>;
+
     /// Milliseconds since the epoch by the store's clock (the one expiry
     /// follows).
     fn now_ms(&self) -> i64;
@@ -449,6 +480,23 @@ pub trait KeyStore: Send + Sync {
     /// INFO's persistence figures.
     fn persistence(&self) -> Persistence;
 
+    // ------------------------------------------------------------ blocking
+
+    /// The clients blocked on keys (BZPOPMIN…): every write that adds
+    /// members to a key signals it here, whichever frontend made it.
+    fn waiters(&self) -> &std::sync::Arc<Waiters>;
+
+    /// The name under which `key` is stored, which [`Waiters`] are keyed
+    /// by (a store that is a namespace of another encodes it).
+    fn stored_key<'a>(&self, key: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        std::borrow::Cow::Borrowed(key)
+    }
+
+    /// The key a stored name is in this store (`None`: not one of its
+    /// keys): the inverse of [`KeyStore::stored_key`].
+    fn user_key<'a>(&self, stored: &'a [u8]) -> Option<&'a [u8]> {
+        Some(stored)
+    }
     /// SAVE / BGSAVE: writes a snapshot now (blocking: BGSAVE runs it on
     /// a thread of its own). `false`: one was already being written.
     fn save(&self) -> Result<bool, ApiError>;

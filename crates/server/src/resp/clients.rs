@@ -39,6 +39,11 @@ pub struct Client {
     pub db: AtomicU8,
     killed: AtomicBool,
     wake: Notify,
+    /// Blocked in a blocking pop (CLIENT UNBLOCK may end it).
+    blocked: AtomicBool,
+    /// CLIENT UNBLOCK's request: 1 as if timed out, 2 with an error.
+    unblock: AtomicU8,
+    unblocked: Notify,
 }
 
 impl Client {
@@ -59,6 +64,9 @@ impl Client {
             db: AtomicU8::new(0),
             killed: AtomicBool::new(false),
             wake: Notify::new(),
+            blocked: AtomicBool::new(false),
+            unblock: AtomicU8::new(0),
+            unblocked: Notify::new(),
         }
     }
 
@@ -92,6 +100,39 @@ impl Client {
     pub async fn until_killed(&self) {
         while !self.killed() {
             self.wake.notified().await;
+        }
+    }
+
+    /// The connection blocks (`true`) or no longer does.
+    pub fn set_blocked(&self, on: bool) {
+        self.unblock.store(0, Ordering::Release);
+        self.blocked.store(on, Ordering::Release);
+    }
+
+    /// CLIENT UNBLOCK: ends the client's block as a timeout would, or with
+    /// an error. Whether it was blocked (a second request finds it no
+    /// longer is).
+    pub fn unblock(&self, error: bool) -> bool {
+        if self
+            .blocked
+            .compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        self.unblock.store(1 + error as u8, Ordering::Release);
+        self.unblocked.notify_one();
+        true
+    }
+
+    /// Resolves once CLIENT UNBLOCK ended the block: whether with an
+    /// error.
+    pub async fn until_unblocked(&self) -> bool {
+        loop {
+            match self.unblock.load(Ordering::Acquire) {
+                0 => self.unblocked.notified().await,
+                n => return n == 2,
+            }
         }
     }
 

@@ -12,6 +12,8 @@
 //! after its WRONGTYPE check; ZSCAN's after the key lookup) are carried in
 //! the command as a deferred `Result` for the executor to report in order.
 
+mod keyops;
+
 use std::ops::Bound;
 
 use bytes::Bytes;
@@ -24,6 +26,8 @@ use super::zparse;
 use crate::settings::Scope;
 use podium_core::keystore::{LexRange, SetOp, Writes};
 use podium_core::op::Op;
+
+pub use keyops::ObjectSub;
 
 /// Which operation of the product ([`Op`]) a command performs: its scope
 /// is what the connection's key needs.
@@ -200,6 +204,12 @@ const PERSIST: Access = Access::ByKey {
     other: Op::SetData,
     board: Op::BoardPut,
 };
+/// RENAME, RENAMENX, COPY: a board's name is admin's to change, and so is
+/// the board a copy replaces or creates.
+const MOVE_KEY: Access = Access::ByKey {
+    other: Op::SetData,
+    board: Op::BoardDelete,
+};
 
 use Op::*;
 const NK: (i32, i32, i32) = (0, 0, 0);
@@ -282,6 +292,22 @@ pub static COMMANDS: &[Spec] = &[
     spec("hstrlen", 3, op(Entry), K1),
     spec("hrandfield", -2, op(Entry), K1),
     spec("hscan", -3, op(Entry), K1),
+    spec("bzpopmin", -3, op(Remove), (1, -2, 1)),
+    spec("bzpopmax", -3, op(Remove), (1, -2, 1)),
+    spec_numkeys("bzmpop", -5, op(Remove), 2),
+    spec("rename", 3, MOVE_KEY, (1, 2, 1)),
+    spec("renamenx", 3, MOVE_KEY, (1, 2, 1)),
+    spec("copy", -3, MOVE_KEY, (1, 2, 1)),
+    spec("object", -2, op(BoardInfo), NK),
+    spec("memory", -2, op(BoardInfo), NK),
+    spec("object|encoding", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|refcount", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|idletime", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|freq", 3, op(BoardInfo), (2, 2, 1)),
+    spec("object|help", 2, op(BoardInfo), NK),
+    spec("memory|usage", -3, op(BoardInfo), (2, 2, 1)),
+    spec("memory|help", 2, op(BoardInfo), NK),
+    spec("client|unblock", -3, op(ServerAdmin), NK),
     spec("zrangebylex", -4, op(Range), K1),
     spec("zrevrangebylex", -4, op(Range), K1),
     spec("zlexcount", 4, op(Count), K1),
@@ -361,7 +387,9 @@ pub static COMMANDS: &[Spec] = &[
     spec("lastsave", 1, op(Metrics), NK),
 ];
 
-const CONTAINERS: [&str; 5] = ["config", "client", "command", "slowlog", "script"];
+const CONTAINERS: [&str; 7] = [
+    "config", "client", "command", "slowlog", "script", "object", "memory",
+];
 
 /// The position of `spec` in [`COMMANDS`] (the index of its counters).
 pub fn index(spec: &'static Spec) -> usize {
@@ -695,6 +723,41 @@ pub enum Cmd {
         /// Refused options are answered after the key's lookup, as Redis
         /// does (a missing key is an empty scan whatever they are).
         opts: Result<ScanOpts, Reply>,
+    },
+    /// BZPOPMIN / BZPOPMAX (`count: None`: one member, answered as key,
+    /// member, score) and BZMPOP (answered as ZMPOP); `timeout_ms` 0
+    /// waits for ever.
+    BZPop {
+        keys: Vec<Bytes>,
+        max: bool,
+        count: Option<u64>,
+        timeout_ms: u64,
+    },
+    /// RENAME, or RENAMENX with `nx`.
+    Rename {
+        src: Bytes,
+        dst: Bytes,
+        nx: bool,
+    },
+    Copy {
+        src: Bytes,
+        dst: Bytes,
+        replace: bool,
+        /// DB: the destination's database (`None`: the selected one).
+        db: Option<u8>,
+    },
+    Object {
+        sub: ObjectSub,
+        key: Bytes,
+    },
+    ObjectHelp,
+    MemoryUsage(Bytes),
+    MemoryHelp,
+    /// CLIENT UNBLOCK: the client's id, and whether it gets an error (else
+    /// its timeout's reply).
+    ClientUnblock {
+        id: i64,
+        error: bool,
     },
     ZLexCount(Bytes, LexRange),
     ZRemRangeByLex(Bytes, LexRange),
@@ -1405,6 +1468,7 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
             cursor: cursor(&a[2])?,
             opts: scan_opts(a, 3, false),
         },
+        name if keyops::NAMES.contains(&name) => keyops::parse(name, a)?,
         "zrangebylex" => zrange(a, Some(RangeKind::Lex), false)?,
         "zrevrangebylex" => zrange(a, Some(RangeKind::Lex), true)?,
         "zlexcount" => Cmd::ZLexCount(key(), zparse::lex_range(&a[2], &a[3])?),

@@ -8,6 +8,11 @@
 //! under `--fsync always`), and writes all their replies in one go.
 //! Commands run synchronously between reads: the key store's methods do not
 //! await, so a batch (and a MULTI/EXEC queue) runs without yielding.
+//!
+//! Blocking pops: a command that blocks ([`Session::take_block`]) has the
+//! replies before it sent, then the connection waits — on the key store's
+//! wake, the timeout, or the client leaving — without holding a worker or
+//! the gate, and runs nothing else the client sent meanwhile, as Redis.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -16,7 +21,7 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::codec::Decoder;
-use super::exec::{Session, Shared, OOM};
+use super::exec::{pass_on, Block, Session, Shared, OOM};
 use super::reply::Reply;
 use podium_core::keystore::KeyStore;
 use podium_core::memory;
@@ -96,6 +101,43 @@ where
                 Ok(Some(args)) => {
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
+                    if let Some(block) = session.take_block() {
+                        // The replies before it go out first.
+                        if lsn > 0 {
+                            if let Err(e) = store.wait_durable(lsn).await {
+                                out.clear();
+                                Reply::err(format!("storage unavailable: {e}"))
+                                    .encode(session.proto, &mut out);
+                                wr.write_all(&out).await?;
+                                return wr.shutdown().await;
+                            }
+                        }
+                        if !out.is_empty() {
+                            wr.write_all(&out).await?;
+                        }
+                        // A blocked client holds no buffers it does not use.
+                        out = BytesMut::new();
+                        if inbuf.is_empty() {
+                            inbuf = BytesMut::new();
+                            large = false;
+                        }
+                        client.set_blocked(true);
+                        let ended =
+                            blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await;
+                        client.set_blocked(false);
+                        match ended? {
+                            Unblocked::Served((reply, l)) => {
+                                lsn = l;
+                                if session.replies() {
+                                    reply.encode(session.proto, &mut out);
+                                }
+                                ran += 1;
+                            }
+                            Unblocked::Left => return Ok(()),
+                            Unblocked::Stopping => return wr.shutdown().await,
+                        }
+                        continue;
+                    }
                     if session.replies() {
                         reply.encode(session.proto, &mut out);
                     }
@@ -220,6 +262,82 @@ where
     }
 }
 
+/// How a blocked command ended.
+enum Unblocked {
+    /// Its reply: popped, or the timeout's null.
+    Served((Reply, podium_core::keystore::Lsn)),
+    /// The client closed the connection (or overran its query buffer).
+    Left,
+    /// The server is stopping, or the client was killed.
+    Stopping,
+}
+
+/// Waits for a blocked command to be served: registers the client with the
+/// key store's waiters, looks once more (a write may have come between the
+/// command's look and the registration), then waits for a wake, the
+/// deadline, CLIENT UNBLOCK, the client leaving or being killed, or the
+/// server stopping. Bytes the client
+/// sends meanwhile are kept, not run. Dropping the registration unblocks
+/// the client, whichever way this ends.
+async fn blocked<R>(
+    session: &mut Session,
+    block: Block,
+    rd: &mut R,
+    inbuf: &mut BytesMut,
+    stop: &mut tokio::sync::watch::Receiver<bool>,
+) -> std::io::Result<Unblocked>
+where
+    R: AsyncRead + Unpin,
+{
+    let store = session.store().clone();
+    let client = session.client.client.clone();
+    let keys: Vec<&[u8]> = block.keys.iter().map(|k| &k[..]).collect();
+    // Writes signal the names keys are stored under (a database's keys
+    // are a namespace of the store's).
+    let stored: Vec<std::borrow::Cow<[u8]>> = keys.iter().map(|k| store.stored_key(k)).collect();
+    let stored: Vec<&[u8]> = stored.iter().map(|k| &k[..]).collect();
+    let waiter = store.waiters().block(&stored, block.deadline.is_some());
+    if let Some(run) = session.serve_blocked(&block, &keys) {
+        drop(waiter);
+        pass_on(&*store, &keys);
+        return Ok(Unblocked::Served(run));
+    }
+    let deadline = async {
+        match block.deadline {
+            Some(d) => tokio::time::sleep_until(d.into()).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(deadline);
+    loop {
+        tokio::select! {
+            ready = waiter.woken() => {
+                let ready: Vec<&[u8]> = ready.iter().filter_map(|k| store.user_key(k)).collect();
+                if let Some(run) = session.serve_blocked(&block, &ready) {
+                    drop(waiter);
+                    pass_on(&*store, &ready);
+                    return Ok(Unblocked::Served(run));
+                }
+            }
+            _ = &mut deadline => return Ok(Unblocked::Served((Reply::NullArray, 0))),
+            error = client.until_unblocked() => {
+                let reply = match error {
+                    true => Reply::coded("UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+                    false => Reply::NullArray,
+                };
+                return Ok(Unblocked::Served((reply, 0)));
+            }
+            _ = client.until_killed() => return Ok(Unblocked::Stopping),
+            _ = stop.wait_for(|s| *s) => return Ok(Unblocked::Stopping),
+            n = rd.read_buf(inbuf) => {
+                if n? == 0 || inbuf.len() >= MAX_QUERY_BUFFER {
+                    return Ok(Unblocked::Left);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -334,6 +452,65 @@ mod tests {
             String::from_utf8_lossy(&got),
             "+OK\r\n+QUEUED\r\n+QUEUED\r\n*2\r\n:1\r\n$1\r\n3\r\n+OK\r\n"
         );
+    }
+
+    /// Reads from `rd` until `want` bytes came (or 10 s passed).
+    async fn read_n<R: AsyncRead + Unpin>(rd: &mut R, want: usize) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while got.len() < want {
+            match tokio::time::timeout_at(deadline, rd.read(&mut buf)).await {
+                Ok(Ok(n)) if n > 0 => got.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        got
+    }
+
+    async fn blocked_is(svc: &Service, n: usize) {
+        for _ in 0..2000 {
+            if svc.waiters().blocked() == n {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        panic!("{} blocked, not {n}", svc.waiters().blocked());
+    }
+
+    #[tokio::test]
+    async fn a_blocked_client_waits_for_another_clients_write_or_its_timeout() {
+        let svc = Arc::new(Service::in_memory());
+        let shared = Arc::new(Shared::new(Vec::new(), 7379));
+        let (client, server) = duplex(1 << 16);
+        let (_stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        tokio::spawn(serve_conn(
+            server,
+            None,
+            None,
+            svc.clone(),
+            shared.clone(),
+            stop_rx,
+        ));
+        let (mut rd, mut wr) = tokio::io::split(client);
+        // A timeout, then a wait for ever with a command queued behind it.
+        wr.write_all(b"PING\r\nBZPOPMIN k 0.02\r\nBZPOPMAX k 0\r\nPING\r\n")
+            .await
+            .unwrap();
+        assert_eq!(read_n(&mut rd, 12).await, b"+PONG\r\n*-1\r\n");
+        blocked_is(&svc, 1).await;
+        // Another client's write wakes it; then the queued PING runs.
+        let mut other = Session::new(svc.clone(), shared.clone());
+        let zadd = ["ZADD", "k", "1", "a"].map(bytes::Bytes::from).to_vec();
+        assert_eq!(other.handle(zadd).0, Reply::Int(1));
+        let want = b"*3\r\n$1\r\nk\r\n$1\r\na\r\n$1\r\n1\r\n+PONG\r\n";
+        assert_eq!(read_n(&mut rd, want.len()).await, want);
+        blocked_is(&svc, 0).await;
+        // A client that leaves while blocked is blocked no more.
+        wr.write_all(b"BZPOPMIN j 0\r\n").await.unwrap();
+        blocked_is(&svc, 1).await;
+        drop((rd, wr));
+        blocked_is(&svc, 0).await;
     }
 
     /// A paused write waits for the pause to end and then runs; reads

@@ -324,6 +324,24 @@ fn samples(name: &str) -> Vec<Sample> {
         "command|docs" => s(&["command docs get"]),
         "command|info" => s(&["command info get"]),
         "command|list" => s(&["command list"]),
+        "bzpopmin" => s(&["bzpopmin nokey lb 0"]),
+        "bzpopmax" => s(&["bzpopmax lb 1"]),
+        "bzmpop" => s(&["bzmpop 0 2 nokey lb min count 2"]),
+        "rename" | "renamenx" | "copy" => vec![
+            on_other(&format!("{name} h h2")),
+            on_board(&format!("{name} lb fresh")),
+            on_board(&format!("{name} h lb")),
+            on_board(&format!("{name} h empty")),
+        ],
+        "object" | "memory" => s(&[name]),
+        "object|encoding" => s(&["object encoding lb"]),
+        "object|refcount" => s(&["object refcount h"]),
+        "object|idletime" => s(&["object idletime lb"]),
+        "object|freq" => s(&["object freq nokey"]),
+        "object|help" => s(&["object help"]),
+        "memory|usage" => s(&["memory usage lb samples 0"]),
+        "memory|help" => s(&["memory help"]),
+        "client|unblock" => s(&["client unblock 999999 error"]),
         "slowlog" => s(&["slowlog"]),
         "config|set" => s(&["config set slowlog-max-len 100"]),
         "config|resetstat" => s(&["config resetstat"]),
@@ -405,7 +423,8 @@ async fn every_command_against_every_scope() {
                 // key, before any scope is looked at.
                 Err(arity) => {
                     assert!(
-                        ["config", "client", "slowlog", "script"].contains(&spec.name),
+                        ["config", "client", "slowlog", "script", "object", "memory"]
+                            .contains(&spec.name),
                         "{line}"
                     );
                     assert_eq!(arity, super::command::arity_error(spec.name));

@@ -101,6 +101,28 @@ fn databases(d: &mut Diff) {
     d.ttl("TTL board15", 1);
     d.same("ZCARD board15");
 
+    // COPY … DB: errors, the same name in another database, REPLACE, every
+    // type; the copy is in the target database only.
+    d.same("HSET ch f v");
+    d.same("SET cs 42");
+    d.same("COPY board15 board15");
+    d.same("COPY board15 board15 DB 4");
+    d.same("COPY board15 board15 DB 16");
+    d.same("COPY board15 board15 DB x");
+    d.same("COPY board15 board15 DB 2147483648");
+    d.same("COPY board15 board15 DB 9");
+    d.same("COPY board15 board15 DB 9");
+    d.same("COPY ch board15 DB 9 REPLACE");
+    d.same("COPY cs cs DB 0");
+    d.same("COPY nosuch x DB 9");
+    d.same("SELECT 9");
+    d.same("TYPE board15");
+    d.same("HGETALL board15");
+    d.same("SELECT 0");
+    d.same("GET cs");
+    d.same("SELECT 4");
+    d.same("DEL ch cs");
+
     // SWAPDB: errors, a swap with an empty database, a swap of two.
     d.same("SWAPDB x 1");
     d.same("SWAPDB 1 x");

@@ -316,3 +316,233 @@ fn more_keys(d: &mut Diff) {
 fn more_key_commands() {
     run_group("more keys", more_keys);
 }
+
+/// MEMORY USAGE: podium's estimate is its own, so only the reply's shape
+/// is compared (a number, or null for no key).
+fn memory_usage_shape(d: &mut Diff, line: &str) {
+    let a = cmd(line);
+    let Some((r, p)) = d.both(&a) else { return };
+    let shape = |raw: &[u8]| match parse_one(raw) {
+        Ok(v) if v.int().is_some_and(|n| n > 0) => "a positive integer".to_string(),
+        Ok(v) => format!("{v:?}"),
+        Err(e) => e.0,
+    };
+    if shape(&r) != shape(&p) {
+        d.record("MEMORY USAGE's shape", line, &r, &p);
+    }
+}
+
+fn renames_copies_objects(d: &mut Diff) {
+    d.same("ZADD z 1 a 2 b -0 c");
+    d.same("HSET h f v g w");
+    d.same("RENAME");
+    d.same("RENAME z");
+    d.same("RENAME z y x");
+    d.same("RENAME nokey other");
+    d.same("RENAME nokey nokey");
+    d.same("RENAMENX nokey other");
+    d.same("RENAME z z");
+    d.same("RENAMENX z z");
+    d.same("RENAMENX z h");
+    d.same("RENAME z z2");
+    d.same("EXISTS z z2");
+    d.same("ZRANGE z2 0 -1 WITHSCORES");
+    d.same("RENAMENX z2 z");
+    d.same("ZSCORE z c");
+    // The destination is replaced whatever its type; the expiry moves.
+    d.same("EXPIRE z 1000");
+    d.same("RENAME z h");
+    d.same("TYPE h");
+    d.ttl("TTL h", 1);
+    d.same("TTL z");
+    d.same("HSET h2 f v");
+    d.same("RENAME h2 h");
+    d.same("TYPE h");
+    d.same("TTL h");
+    d.same("HGETALL h");
+    d.same("ZADD z 3 m");
+    d.same("RENAME h z");
+    d.same("TYPE z");
+    d.same("ZADD z 1 x");
+    d.same("PEXPIRE z 100000");
+    d.same("RENAMENX z z3");
+    d.same("RENAME z3 z");
+    // COPY.
+    d.same("COPY");
+    d.same("COPY z");
+    d.same("COPY z z");
+    d.same("COPY nokey z");
+    d.same("COPY nokey nokey2");
+    d.same("COPY z zc");
+    d.same("ZRANGE zc 0 -1 WITHSCORES");
+    d.ttl("PTTL zc", 100);
+    d.same("COPY z zc");
+    d.same("ZADD zc 9 only");
+    d.same("COPY z zc REPLACE");
+    d.same("ZRANGE zc 0 -1 WITHSCORES");
+    d.same("ZCARD z");
+    d.same("HSET hc f v");
+    d.same("COPY hc z");
+    d.same("COPY hc z replace");
+    d.same("TYPE z");
+    d.same("HGETALL z");
+    d.same("COPY zc hc REPLACE");
+    d.same("TYPE hc");
+    d.same("COPY zc x DB 0");
+    d.same("COPY zc x db 0 replace");
+    d.same("COPY zc x DB x");
+    d.same("COPY zc x DB 99999999999");
+    d.same("COPY zc x DB");
+    d.same("COPY zc x FOO");
+    d.same("COPY zc x REPLACE FOO");
+    d.same("COPY zc zc DB 0");
+    // OBJECT and MEMORY USAGE.
+    d.same("ZADD small 1 a 2 b");
+    d.same("OBJECT ENCODING small");
+    let long = "m".repeat(65);
+    d.same(&format!("ZADD long 1 {long}"));
+    d.same("OBJECT ENCODING long");
+    let mut big = vec!["ZADD".to_string(), "big".to_string()];
+    for i in 0..129 {
+        big.push(i.to_string());
+        big.push(format!("m{i}"));
+    }
+    d.same_args(&big);
+    d.same("OBJECT ENCODING big");
+    d.same("HSET hs f v");
+    d.same("OBJECT ENCODING hs");
+    d.same(&format!("HSET hl f {long}"));
+    d.same("OBJECT ENCODING hl");
+    let mut bigh = vec!["HSET".to_string(), "bigh".to_string()];
+    for i in 0..512 {
+        bigh.push(format!("f{i}"));
+        bigh.push("v".to_string());
+    }
+    d.same_args(&bigh);
+    d.same("OBJECT encoding bigh");
+    d.same("HSET bigh one-more v");
+    d.same("OBJECT ENCODING bigh");
+    d.same("OBJECT ENCODING nokey");
+    d.same("OBJECT REFCOUNT small");
+    d.same("OBJECT REFCOUNT hs");
+    d.same("OBJECT REFCOUNT nokey");
+    d.same("OBJECT IDLETIME small");
+    d.same("OBJECT IDLETIME nokey");
+    d.same("OBJECT FREQ small");
+    d.same("OBJECT FREQ nokey");
+    d.same("OBJECT HELP");
+    d.same("OBJECT help extra");
+    d.same("OBJECT");
+    d.same("OBJECT FOO");
+    d.same("OBJECT ENCODING");
+    d.same("OBJECT ENCODING a b");
+    d.same("MEMORY");
+    d.same("MEMORY FOO");
+    d.same("MEMORY HELP");
+    d.same("MEMORY USAGE");
+    for line in [
+        "MEMORY USAGE small",
+        "MEMORY USAGE big",
+        "MEMORY USAGE hs",
+        "MEMORY USAGE bigh",
+        "MEMORY USAGE nokey",
+        "MEMORY USAGE small SAMPLES 0",
+        "MEMORY USAGE small samples 5",
+        "MEMORY USAGE nokey SAMPLES 5",
+    ] {
+        memory_usage_shape(d, line);
+    }
+    d.same("MEMORY USAGE small SAMPLES -1");
+    d.same("MEMORY USAGE small SAMPLES x");
+    d.same("MEMORY USAGE small SAMPLES");
+    d.same("MEMORY USAGE small FOO");
+    d.same("MEMORY USAGE nokey FOO");
+    // Strings: moved and copied with their expiry, over any type, and
+    // their encodings by Redis's rules.
+    d.same("SET s1 hello");
+    d.same("PEXPIRE s1 100000");
+    d.same("RENAME s1 s2");
+    d.same("EXISTS s1");
+    d.same("GET s2");
+    d.ttl("PTTL s2", 100);
+    d.same("RENAMENX s2 hs");
+    d.same("COPY s2 hs");
+    d.same("COPY s2 hs REPLACE");
+    d.same("TYPE hs");
+    d.same("GET hs");
+    d.ttl("PTTL hs", 100);
+    d.same("HSET hs f v");
+    d.same("ZADD hs 1 a");
+    d.same("RENAME hs small");
+    d.same("TYPE small");
+    d.same("ZADD small 1 a");
+    d.same("ZRANGE small 0 -1");
+    d.same("APPEND small !");
+    d.same("COPY big small REPLACE");
+    d.same("TYPE small");
+    d.same("ZCARD small");
+    d.same("SET s3 v");
+    d.same("RENAME small s3");
+    d.same("TYPE s3");
+    d.same("COPY s2 s3 REPLACE");
+    d.same("GET s3");
+    d.same("RENAME s3 z");
+    d.same("GET z");
+    d.same("ZSCORE z m");
+    d.same("SET small v");
+    d.same("ZADD small 1 a 2 b");
+    d.same("DEL small");
+    d.same("ZADD small 1 a 2 b");
+    for (key, value) in [
+        ("si", "12345"),
+        ("sn", "-9223372036854775808"),
+        ("so", "9223372036854775808"),
+        ("sz", "0"),
+        ("sm", "-0"),
+        ("sl", "012"),
+        ("sp", "+1"),
+        ("sf", "1.5"),
+        ("sb", "10000"),
+        ("s44", "abcdefghijabcdefghijabcdefghijabcdefghij1234"),
+        ("s45", "abcdefghijabcdefghijabcdefghijabcdefghij12345"),
+        ("se", ""),
+    ] {
+        d.same_args(&["SET", key, value]);
+        d.same_args(&["OBJECT", "ENCODING", key]);
+        d.same_args(&["OBJECT", "REFCOUNT", key]);
+        d.same_args(&["TYPE", key]);
+        memory_usage_shape(d, &format!("MEMORY USAGE {key}"));
+    }
+    d.same("INCR counter");
+    d.same("OBJECT ENCODING counter");
+    d.same("OBJECT REFCOUNT counter");
+    d.same("INCRBY counter 99999");
+    d.same("OBJECT ENCODING counter");
+    d.same("OBJECT REFCOUNT counter");
+    d.same("MSET m1 7 m2 seven");
+    d.same("OBJECT ENCODING m1");
+    d.same("OBJECT ENCODING m2");
+    d.same("RENAME m1 m3");
+    d.same("OBJECT ENCODING m3");
+    d.same("COPY s45 m4");
+    d.same("OBJECT ENCODING m4");
+    d.same("OBJECT IDLETIME m4");
+    // Inside a transaction.
+    d.same("MULTI");
+    d.same("RENAME small s2");
+    d.same("COPY s2 s3");
+    d.same("OBJECT ENCODING s3");
+    d.same("RENAME nokey x");
+    d.same("SET t1 1");
+    d.same("RENAME t1 t2");
+    d.same("COPY t2 t3");
+    d.same("OBJECT ENCODING t3");
+    d.same("EXEC");
+    d.same("ZRANGE s3 0 -1 WITHSCORES");
+    d.same("MGET t1 t2 t3");
+}
+
+#[test]
+fn renames_copies_and_objects() {
+    run_group("renames copies objects", renames_copies_objects);
+}

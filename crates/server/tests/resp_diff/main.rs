@@ -20,6 +20,7 @@
 mod support;
 
 mod bad_input;
+mod blocking;
 mod connection;
 mod databases;
 mod errors;

@@ -260,7 +260,7 @@ impl Gen {
         }
         let mut a: Vec<Vec<u8>> = Vec::new();
         let s = |x: &str| x.as_bytes().to_vec();
-        let roll = self.rng.random_range(0..1000);
+        let roll = self.rng.random_range(0..1040);
         match roll {
             0..=249 => {
                 a.push(s("ZADD"));
@@ -535,6 +535,53 @@ impl Gen {
                 a.push(s(&self.zkey()));
                 a.push(s(&self.score()));
                 a.push(self.member());
+            }
+            1000..=1019 => {
+                // Whole-key moves between sorted sets, hashes and strings.
+                let cmd = self.pick(&["RENAME", "RENAMENX", "COPY"]);
+                a.push(s(cmd));
+                for _ in 0..2 {
+                    let k = match self.rng.random_range(0..10) {
+                        0..=2 => self.hkey(),
+                        3..=4 => self.skey(),
+                        _ => self.zkey(),
+                    };
+                    a.push(s(&k));
+                }
+                if cmd == "COPY" && self.chance(0.5) {
+                    a.push(s("REPLACE"));
+                }
+            }
+            1020..=1039 => {
+                // Blocking pops: at once, or a null after 10 ms; CLIENT
+                // UNBLOCK of a client that is not blocked.
+                if self.chance(0.1) {
+                    a.push(s("CLIENT"));
+                    a.push(s("UNBLOCK"));
+                    a.push(s(self.pick(&["999999", "x", "-1"])));
+                    if self.chance(0.5) {
+                        a.push(s(self.pick(&["TIMEOUT", "error", "foo"])));
+                    }
+                } else if self.chance(0.5) {
+                    a.push(s(self.pick(&["BZPOPMIN", "BZPOPMAX"])));
+                    for _ in 0..self.rng.random_range(1..=2) {
+                        a.push(s(&self.zkey()));
+                    }
+                    a.push(s(self.pick(&["0.01", "0.01", "x", "-1"])));
+                } else {
+                    a.push(s("BZMPOP"));
+                    a.push(s("0.01"));
+                    let n = self.rng.random_range(1..=2);
+                    a.push(n.to_string().into_bytes());
+                    for _ in 0..n {
+                        a.push(s(&self.zkey()));
+                    }
+                    a.push(s(self.pick(&["MIN", "MAX"])));
+                    if self.chance(0.5) {
+                        a.push(s("COUNT"));
+                        a.push(self.rng.random_range(0..4).to_string().into_bytes());
+                    }
+                }
             }
             _ => {
                 a.push(s("TYPE"));

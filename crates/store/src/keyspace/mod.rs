@@ -377,6 +377,38 @@ impl Keyspace {
         f(h.as_deref())
     }
 
+    /// Moves hash `from` to `to` (RENAME; the caller has deleted `to`).
+    pub fn move_hash(&self, from: &[u8], to: &[u8]) {
+        if let Some((_, h)) = self.hashes.remove(from) {
+            self.hashes.insert(to.to_vec(), h);
+        }
+    }
+
+    /// Makes `to` a copy of hash `from` (COPY; the caller has deleted
+    /// `to`).
+    pub fn copy_hash(&self, from: &[u8], to: &[u8]) {
+        let copy = self.hashes.get(from).map(|h| h.clone());
+        if let Some(h) = copy {
+            self.hashes.insert(to.to_vec(), h);
+        }
+    }
+
+    /// Moves string `from` to `to` (RENAME; the caller has deleted `to`).
+    pub fn move_string(&self, from: &[u8], to: &[u8]) {
+        if let Some((_, v)) = self.strings.remove(from) {
+            self.strings.insert(to.to_vec(), v);
+        }
+    }
+
+    /// Makes `to` a copy of string `from` (COPY; the caller has deleted
+    /// `to`).
+    pub fn copy_string(&self, from: &[u8], to: &[u8]) {
+        let copy = self.strings.get(from).map(|v| v.clone());
+        if let Some(v) = copy {
+            self.strings.insert(to.to_vec(), v);
+        }
+    }
+
     // ----------------------------------------------------------- strings
 
     /// A copy of string `key`'s value (`None`: no such string).

@@ -241,6 +241,9 @@ impl Service {
             });
             n
         };
+        if members > 0 {
+            self.waiters.signal(dest.as_bytes());
+        }
         self.durable(self.last_lsn()).await?;
         Ok(CombineOut {
             board: dest.to_string(),

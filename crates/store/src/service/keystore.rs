@@ -269,6 +269,22 @@ impl KeyStore for Service {
         }
     }
 
+    fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError> {
+        Service::rename(self, src, dst, nx)
+    }
+
+    fn copy(&self, src: &[u8], dst: &[u8], replace: bool) -> Result<(bool, Lsn), ApiError> {
+        Service::copy(self, src, dst, replace)
+    }
+
+    fn key_info(&self, key: &[u8]) -> Option<podium_core::keystore::KeyInfo> {
+        Service::key_info(self, key)
+    }
+
+    fn waiters(&self) -> &std::sync::Arc<podium_core::keystore::Waiters> {
+        &self.waiters
+    }
+
     fn save(&self) -> Result<bool, ApiError> {
         Service::save(self)
     }

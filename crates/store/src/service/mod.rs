@@ -20,6 +20,7 @@
 mod admin;
 pub(crate) mod databases;
 mod gate;
+mod keymove;
 mod keys;
 mod keystore;
 mod reads;
@@ -45,7 +46,7 @@ use crate::storage::record::{LogOp, SubmitRec};
 use crate::storage::{Aux, RecoveryReport, Storage};
 use gate::{Exclusive, Gate, Reading};
 use podium_core::error::{ApiError, Code};
-use podium_core::keystore::Writes;
+use podium_core::keystore::{Waiters, Writes};
 use podium_core::schedule::{Clock, SystemClock};
 
 /// Seconds since the epoch by the system clock (LASTSAVE's unit).
@@ -85,6 +86,8 @@ pub struct Service {
     key_misses: AtomicU64,
     expired_keys: AtomicU64,
     pub recovery: RecoveryReport,
+    /// The Redis clients blocked on keys, woken by writes that add members.
+    pub(crate) waiters: Arc<Waiters>,
 }
 
 /// Each entry's result, and the entries as applied.
@@ -126,6 +129,7 @@ impl Service {
             key_misses: AtomicU64::new(0),
             expired_keys: AtomicU64::new(0),
             recovery,
+            waiters: Arc::default(),
         }
     }
 
@@ -336,6 +340,13 @@ impl Service {
             Some(rec) => self.append(rec),
             None => 0,
         };
+        // Every submission of every frontend comes here: the one place
+        // clients blocked on the board hear of new members.
+        let added = matches!(rec, Some(LogOp::Submit { .. })) && !g.is_empty();
+        drop(g);
+        if added {
+            self.waiters.signal(board.as_bytes());
+        }
         Ok((r, lsn, rec))
     }
 

@@ -294,6 +294,8 @@ impl Service {
         if n == 0 {
             let (_, l) = self.delete_key_locked(dest);
             lsn = lsn.max(l);
+        } else {
+            self.waiters.signal(dest);
         }
         Ok((n, lsn))
     }

@@ -25,6 +25,7 @@ use thiserror::Error;
 
 use crate::FsyncPolicy;
 use log::{Log, SegmentEnd};
+use podium_core::keystore::KeyType;
 use record::{LogOp, Replayed, StrExpiry};
 use snapshot::SnapAux;
 
@@ -141,6 +142,57 @@ impl Aux {
                 self.strings.clear();
                 self.expires.clear();
                 self.periods.clear();
+            }
+            LogOp::RenameKey { from, to, kind } | LogOp::CopyKey { from, to, kind } => {
+                if from == to {
+                    return;
+                }
+                let copy = matches!(op, LogOp::CopyKey { .. });
+                let name = |k: &[u8]| String::from_utf8(k.to_vec()).ok();
+                self.hashes.remove(to);
+                self.strings.remove(to);
+                self.expires.remove(to);
+                if let Some(to) = name(to) {
+                    self.periods.remove(&to);
+                }
+                let expiry = match copy {
+                    true => self.expires.get(from).copied(),
+                    false => self.expires.remove(from),
+                };
+                if let Some(at) = expiry {
+                    self.expires.insert(to.clone(), at);
+                }
+                match kind {
+                    KeyType::Hash => {
+                        let h = match copy {
+                            true => self.hashes.get(from).cloned(),
+                            false => self.hashes.remove(from),
+                        };
+                        if let Some(h) = h {
+                            self.hashes.insert(to.clone(), h);
+                        }
+                    }
+                    KeyType::String => {
+                        let v = match copy {
+                            true => self.strings.get(from).cloned(),
+                            false => self.strings.remove(from),
+                        };
+                        if let Some(v) = v {
+                            self.strings.insert(to.clone(), v);
+                        }
+                    }
+                    KeyType::Zset => {
+                        if let (Some(from), Some(to)) = (name(from), name(to)) {
+                            let label = match copy {
+                                true => self.periods.get(&from).cloned(),
+                                false => self.periods.remove(&from),
+                            };
+                            if let Some(label) = label {
+                                self.periods.insert(to, label);
+                            }
+                        }
+                    }
+                }
             }
             LogOp::SetString { key, value, expiry } => {
                 self.replace_with_string(key, value.clone());

@@ -15,6 +15,7 @@ use podium_engine::{
 };
 
 pub use podium_core::entry::{MemberBytes, SubmitRec};
+use podium_core::keystore::KeyType;
 
 /// A logged write.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,6 +105,22 @@ pub enum LogOp {
     },
     /// FLUSHALL / FLUSHDB: every board, hash and expiry.
     FlushAll,
+    /// RENAME: whatever `to` held is deleted, then the `kind` key `from`
+    /// (a board with its archives and period, a hash or a string) and its
+    /// expiry move to `to`.
+    RenameKey {
+        from: Vec<u8>,
+        to: Vec<u8>,
+        kind: KeyType,
+    },
+    /// COPY: whatever `to` held is deleted, then `to` becomes a copy of
+    /// the `kind` key `from` (a board's members and config, as a live
+    /// board, with its period; a hash; a string) and of its expiry.
+    CopyKey {
+        from: Vec<u8>,
+        to: Vec<u8>,
+        kind: KeyType,
+    },
     /// ZDIFFSTORE / ZRANGESTORE: the board's members become exactly these
     /// (its config kept), as computed when the command ran.
     Replace {
@@ -226,6 +243,22 @@ impl LogOp {
             LogOp::FlushAll => {
                 for (name, _) in store.list() {
                     store.delete(&name);
+                }
+                return Replayed::Aux(self);
+            }
+            LogOp::RenameKey { from, to, kind } | LogOp::CopyKey { from, to, kind } => {
+                let copy = matches!(self, LogOp::CopyKey { .. });
+                if from != to {
+                    if let Ok(to) = std::str::from_utf8(to) {
+                        store.delete(to);
+                        if let (KeyType::Zset, Ok(from)) = (kind, std::str::from_utf8(from)) {
+                            let _ = if copy {
+                                store.copy(from, to)
+                            } else {
+                                store.rename(from, to)
+                            };
+                        }
+                    }
                 }
                 return Replayed::Aux(self);
             }
@@ -414,6 +447,20 @@ impl LogOp {
                 w.bytes(key);
             }
             LogOp::FlushAll => w.u8(18),
+            LogOp::RenameKey { from, to, kind } | LogOp::CopyKey { from, to, kind } => {
+                w.u8(if matches!(self, LogOp::RenameKey { .. }) {
+                    21
+                } else {
+                    22
+                });
+                w.u8(match kind {
+                    KeyType::Zset => 0,
+                    KeyType::Hash => 1,
+                    KeyType::String => 2,
+                });
+                w.bytes(from);
+                w.bytes(to);
+            }
             LogOp::Replace { board, entries } => {
                 w.u8(19);
                 w.str(board);
@@ -582,6 +629,20 @@ impl LogOp {
             },
             17 => LogOp::Persist { key: r.bytes()? },
             18 => LogOp::FlushAll,
+            tag @ (21 | 22) => {
+                let kind = match r.u8()? {
+                    0 => KeyType::Zset,
+                    1 => KeyType::Hash,
+                    2 => KeyType::String,
+                    _ => return None,
+                };
+                let (from, to) = (r.bytes()?, r.bytes()?);
+                if tag == 21 {
+                    LogOp::RenameKey { from, to, kind }
+                } else {
+                    LogOp::CopyKey { from, to, kind }
+                }
+            }
             19 => {
                 let board = r.str()?;
                 let entries = r.list(12, |r| Some((r.bytes()?, r.f64()?)))?;
@@ -831,6 +892,21 @@ mod tests {
             LogOp::Persist { key: b"k".to_vec() },
             LogOp::DelKey { key: b"k".to_vec() },
             LogOp::FlushAll,
+            LogOp::RenameKey {
+                from: b"a".to_vec(),
+                to: b"b\xff".to_vec(),
+                kind: KeyType::Hash,
+            },
+            LogOp::CopyKey {
+                from: "é".into(),
+                to: b"c".to_vec(),
+                kind: KeyType::Zset,
+            },
+            LogOp::RenameKey {
+                from: b"s".to_vec(),
+                to: Vec::new(),
+                kind: KeyType::String,
+            },
             LogOp::Replace {
                 board: "d".into(),
                 entries: vec![(b"m".to_vec(), -0.0), (Vec::new(), f64::INFINITY)],
@@ -867,6 +943,20 @@ mod tests {
                 ],
             },
         ]
+    }
+
+    #[test]
+    fn pinned_bytes_of_a_rename() {
+        let mut buf = Vec::new();
+        LogOp::RenameKey {
+            from: b"a".to_vec(),
+            to: b"b".to_vec(),
+            kind: KeyType::Hash,
+        }
+        .encode(&mut buf);
+        assert_eq!(buf, [0x15, 1, 1, 0, 0, 0, b'a', 1, 0, 0, 0, b'b']);
+        buf[1] = 3;
+        assert_eq!(LogOp::decode(&buf), None, "an unknown kind");
     }
 
     #[test]

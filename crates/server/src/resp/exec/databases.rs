@@ -86,6 +86,20 @@ impl Session {
                 let (moved, lsn) = self.db.move_key(&key, to)?;
                 (Reply::Int(i64::from(moved)), lsn)
             }
+            Cmd::Copy {
+                src,
+                dst,
+                replace,
+                db: Some(to),
+            } => {
+                if to == self.db.index() && src == dst {
+                    return Ok(done(Reply::err(
+                        "source and destination objects are the same",
+                    )));
+                }
+                let (copied, lsn) = self.db.copy_to(&src, &dst, to, replace)?;
+                (Reply::Int(i64::from(copied)), lsn)
+            }
             other => done(Reply::err(format!("not a database command: {other:?}"))),
         })
     }

@@ -166,9 +166,11 @@ impl Session {
             "clients" => format!(
                 "# Clients\r\nconnected_clients:{}\r\ncluster_connections:0\r\nmaxclients:{}\r\n\
                  client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n\
-                 blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
+                 blocked_clients:{}\r\ntracking_clients:0\r\nclients_in_timeout_table:{}\r\n",
                 shared.clients.load(Ordering::Relaxed),
                 shared.config.maxclients,
+                self.store.waiters().blocked(),
+                self.store.waiters().timed(),
             ),
             "memory" => {
                 let (m, rss) = (used_memory(), rss());

@@ -20,10 +20,12 @@
 //! ranges and set algebra in [`zsetops`]), COMMAND and CONFIG GET in
 //! [`server`].
 
+mod blocking;
 mod client;
 pub(super) mod databases;
 mod hashes;
 mod info;
+mod keyops;
 mod keys;
 mod scripting;
 mod server;
@@ -31,6 +33,7 @@ mod strings;
 mod zset;
 mod zsetops;
 
+pub use blocking::{pass_on, Block};
 pub use server::Live;
 
 use std::net::SocketAddr;
@@ -150,6 +153,11 @@ pub struct Session {
     /// QUIT was received: reply, then close.
     pub closing: bool,
     rate: ClientRate,
+    /// The command runs straight from the connection (not queued, not in
+    /// EXEC or a script): a blocking pop may block.
+    may_block: bool,
+    /// A blocking pop found nothing: the connection waits on it.
+    blocked: Option<Block>,
 }
 
 fn api_err(e: ApiError) -> Reply {
@@ -214,6 +222,8 @@ impl Session {
             multi: None,
             closing: false,
             rate,
+            may_block: false,
+            blocked: None,
         }
     }
 
@@ -289,10 +299,20 @@ impl Session {
                 Some(_) => Reply::OK,
                 None => Reply::err("DISCARD without MULTI"),
             }),
-            _ => self.run_spec(spec, &args),
+            _ => {
+                self.may_block = true;
+                let run = self.run_spec(spec, &args);
+                self.may_block = false;
+                run
+            }
         };
         self.counted(spec, &args, started, &run.0);
         run
+    }
+
+    /// The store the session runs on.
+    pub fn store(&self) -> &Arc<dyn KeyStore> {
+        &self.store
     }
 
     /// Counts a command that ran (INFO's stats, the client's last command,
@@ -444,6 +464,9 @@ impl Session {
 
     /// Runs a parsed command.
     pub fn run(&mut self, cmd: Cmd) -> Run {
+        // Only the command the connection sent may block, never one that a
+        // command it sent runs in turn (a script's).
+        self.may_block = std::mem::take(&mut self.may_block) && matches!(cmd, Cmd::BZPop { .. });
         match self.run_inner(cmd) {
             Ok(r) => r,
             Err(e) => done(api_err(e)),
@@ -458,9 +481,11 @@ impl Session {
             Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
             Cmd::Hello(args) => done(self.hello(&args)),
             Cmd::Auth { user, pass } => done(self.auth(user.as_deref(), &pass)),
-            c @ (Cmd::Select(_) | Cmd::FlushDb | Cmd::SwapDb(..) | Cmd::Move { .. }) => {
-                self.database_cmd(c)?
-            }
+            c @ (Cmd::Select(_)
+            | Cmd::FlushDb
+            | Cmd::SwapDb(..)
+            | Cmd::Move { .. }
+            | Cmd::Copy { db: Some(_), .. }) => self.database_cmd(c)?,
             Cmd::Quit => {
                 self.closing = true;
                 done(Reply::OK)
@@ -562,6 +587,14 @@ impl Session {
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
             | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            c @ Cmd::BZPop { .. } => blocking::run(self, store, c)?,
+            Cmd::ClientUnblock { id, error } => done(self.client_unblock(id, error)),
+            c @ (Cmd::Rename { .. }
+            | Cmd::Copy { .. }
+            | Cmd::Object { .. }
+            | Cmd::ObjectHelp
+            | Cmd::MemoryUsage(_)
+            | Cmd::MemoryHelp) => keyops::run(store, c)?,
             Cmd::Str(c) => strings::run(store, c)?,
             c @ (Cmd::Eval { .. }
             | Cmd::ScriptLoad(_)

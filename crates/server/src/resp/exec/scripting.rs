@@ -43,7 +43,6 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "blmpop",
     "bzpopmin",
     "bzpopmax",
-    "bzmpop",
     "wait",
     "monitor",
     "shutdown",

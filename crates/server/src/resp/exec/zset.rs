@@ -195,24 +195,30 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 let Some((entries, len, lsn)) = pop(store, key, max, count)? else {
                     continue;
                 };
-                // Pairs nested in both protocols (Redis's `use_nested_array`).
-                let popped = Reply::Array(
-                    entries
-                        .into_iter()
-                        .map(|e| {
-                            Reply::Array(vec![
-                                Reply::Bulk(e.member),
-                                Reply::Double(stored(e.score, len)),
-                            ])
-                        })
-                        .collect(),
-                );
-                return Ok((Reply::Array(vec![Reply::Bulk(key.to_vec()), popped]), lsn));
+                return Ok((zmpop_reply(key, entries, len), lsn));
             }
             done(Reply::NullArray)
         }
         _ => unreachable!("not a sorted-set command"),
     })
+}
+
+/// ZMPOP's (and BZMPOP's) reply: the key, then the pairs popped from a set
+/// of `len` members, nested in both protocols (Redis's
+/// `use_nested_array`).
+pub(super) fn zmpop_reply(key: &[u8], entries: Vec<Entry>, len: usize) -> Reply {
+    let popped = Reply::Array(
+        entries
+            .into_iter()
+            .map(|e| {
+                Reply::Array(vec![
+                    Reply::Bulk(e.member),
+                    Reply::Double(stored(e.score, len)),
+                ])
+            })
+            .collect(),
+    );
+    Reply::Array(vec![Reply::Bulk(key.to_vec()), popped])
 }
 
 /// A ZRANGE-family read of a board, in the reply's order.
@@ -247,7 +253,7 @@ pub(super) fn range(b: &Board, by: &RangeBy, rev: bool) -> Result<Vec<Entry>, Ap
 /// ZPOPMIN/ZPOPMAX of `count` members from `key` (its best or worst end
 /// by `max`, whatever the board's order), with the set's size before;
 /// `None` when there is no such set (or `count` is 0).
-fn pop(
+pub(super) fn pop(
     store: &dyn KeyStore,
     key: &[u8],
     max: bool,

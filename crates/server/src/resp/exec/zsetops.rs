@@ -18,7 +18,7 @@ use super::{done, Run};
 /// Redis checks every source's type before it reads the options.
 fn check_sources(store: &dyn KeyStore, keys: &[Bytes]) -> Result<(), ApiError> {
     for k in keys {
-        if store.key_type(k) == Some(KeyType::Hash) {
+        if matches!(store.key_type(k), Some(KeyType::Hash | KeyType::String)) {
             return Err(ApiError::new(Code::WrongType, ""));
         }
     }
