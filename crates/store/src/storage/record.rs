@@ -946,7 +946,7 @@ mod tests {
     }
 
     #[test]
-    fn pinned_bytes_of_a_rename() {
+    fn pinned_bytes_of_a_key_rename() {
         let mut buf = Vec::new();
         LogOp::RenameKey {
             from: b"a".to_vec(),
@@ -1082,7 +1082,7 @@ mod tests {
     }
 
     #[test]
-    fn pinned_bytes_of_a_rename() {
+    fn pinned_bytes_of_a_batch_rename() {
         // docs/storage.md's example of tag 23.
         let op = LogOp::Rename {
             pairs: vec![(b"k".to_vec(), b"\x01\x0fk".to_vec())],
