@@ -41,11 +41,10 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     let metrics = crate::http::install_metrics();
     let lim = &settings.limits;
     crate::limits::memory::install(lim.maxmemory.bytes());
-    let maxclients =
-        crate::limits::clients::fit_descriptors(lim.maxclients, settings.listeners().len())
-            as usize;
+    let maxclients = lim.maxclients as usize;
+    let fds = crate::limits::clients::Descriptors::fit(lim.maxclients, settings.listeners().len());
     let conn_limits = |what, timeouts| ConnLimits {
-        gate: ClientGate::new(what, maxclients),
+        gate: ClientGate::sharing(what, maxclients, fds.clone()),
         timeouts,
     };
     // One set of buckets for every protocol: a key's or an address's

@@ -2,8 +2,11 @@
 //! count of open connections that each accepted socket must get a place
 //! in. A few places beyond the limit are kept for loopback peers, so an
 //! operator on the host can still connect (to look, or to raise a limit)
-//! while remote clients hold every place; and the process keeps file
-//! descriptors for its own files ([`fit_descriptors`]).
+//! while remote clients hold every place. Every protocol's connections
+//! also draw on one shared budget of file descriptors ([`Descriptors`]):
+//! what the open-file limit leaves after the process's own files. Sharing
+//! it, rather than splitting it evenly, lets one protocol serve up to its
+//! `maxclients` while the others are idle.
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -16,6 +19,39 @@ pub const LOOPBACK_SPARE: usize = 4;
 /// refused.
 pub const RESERVED_FDS: u64 = 128;
 
+/// The file descriptors every protocol's connections share.
+#[derive(Debug)]
+pub struct Descriptors {
+    max: usize,
+    open: AtomicUsize,
+}
+
+impl Descriptors {
+    /// A budget of `max` connections across all protocols.
+    pub fn new(max: usize) -> Arc<Descriptors> {
+        Arc::new(Descriptors {
+            max,
+            open: AtomicUsize::new(0),
+        })
+    }
+
+    /// Raises the open-file limit as far as the hard limit allows for
+    /// `maxclients` connections on each of `protocols` listeners and
+    /// returns the budget that fits: all of them, or (with a warning, as
+    /// Redis gives) what the limit leaves after the process's own files.
+    pub fn fit(maxclients: u32, protocols: usize) -> Arc<Descriptors> {
+        Descriptors::new(fit_descriptors(maxclients, protocols))
+    }
+
+    fn take(&self, limit: usize) -> bool {
+        if self.open.fetch_add(1, Relaxed) < limit {
+            return true;
+        }
+        self.open.fetch_sub(1, Relaxed);
+        false
+    }
+}
+
 /// The open connections of one protocol.
 #[derive(Debug)]
 pub struct ClientGate {
@@ -23,6 +59,7 @@ pub struct ClientGate {
     pub what: &'static str,
     max: usize,
     open: AtomicUsize,
+    fds: Arc<Descriptors>,
 }
 
 /// A connection's place; frees it when dropped.
@@ -32,28 +69,37 @@ pub struct Place(Arc<ClientGate>);
 impl Drop for Place {
     fn drop(&mut self) {
         self.0.open.fetch_sub(1, Relaxed);
+        self.0.fds.open.fetch_sub(1, Relaxed);
     }
 }
 
 impl ClientGate {
+    /// A protocol of `max` connections with descriptors to spare.
     pub fn new(what: &'static str, max: usize) -> Arc<ClientGate> {
+        ClientGate::sharing(what, max, Descriptors::new(usize::MAX - LOOPBACK_SPARE))
+    }
+
+    /// A protocol of `max` connections that draws on the shared `fds`.
+    pub fn sharing(what: &'static str, max: usize, fds: Arc<Descriptors>) -> Arc<ClientGate> {
         Arc::new(ClientGate {
             what,
             max,
             open: AtomicUsize::new(0),
+            fds,
         })
     }
 
     /// A place for a connection from `peer`, or `None` when the protocol
-    /// is full (a loopback peer may take one of the spare places).
+    /// or the shared descriptors are full (a loopback peer may take one of
+    /// the spare places of either).
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Place> {
-        let limit = if peer.to_canonical().is_loopback() {
-            self.max + LOOPBACK_SPARE
+        let spare = if peer.to_canonical().is_loopback() {
+            LOOPBACK_SPARE
         } else {
-            self.max
+            0
         };
         let before = self.open.fetch_add(1, Relaxed);
-        if before < limit {
+        if before < self.max + spare && self.fds.take(self.fds.max + spare) {
             return Some(Place(self.clone()));
         }
         self.open.fetch_sub(1, Relaxed);
@@ -69,24 +115,23 @@ impl ClientGate {
 }
 
 /// Raises the open-file limit as far as the hard limit allows and returns
-/// the `maxclients` that fits in it for `protocols` listeners: what was
-/// asked, or less (with a warning, as Redis does) when the descriptors
-/// cannot hold that many connections and the process's own files.
-pub fn fit_descriptors(maxclients: u32, protocols: usize) -> u32 {
+/// how many connections, across `protocols` listeners of `maxclients`
+/// each, the descriptors hold beside the process's own files.
+fn fit_descriptors(maxclients: u32, protocols: usize) -> usize {
     let spare = (LOOPBACK_SPARE * protocols) as u64 + RESERVED_FDS;
-    let want = u64::from(maxclients) * protocols.max(1) as u64 + spare;
+    let all = u64::from(maxclients) * protocols.max(1) as u64;
+    let want = all + spare;
     let have = raise_nofile(want);
     if have >= want {
-        return maxclients;
+        return usize::try_from(all).unwrap_or(usize::MAX);
     }
-    let fit = (have.saturating_sub(spare) / protocols.max(1) as u64).max(1);
-    let fit = u32::try_from(fit).unwrap_or(u32::MAX).min(maxclients);
+    let fit = have.saturating_sub(spare).max(1);
     tracing::warn!(
-        "maxclients {maxclients} per protocol needs {want} open files, but this process may \
-         open {have} (ulimit -n): serving at most {fit} clients per protocol. Raise the \
-         limit (ulimit -n, LimitNOFILE=) to serve more."
+        "maxclients {maxclients} on each of {protocols} protocols needs {want} open files, \
+         but this process may open {have} (ulimit -n): serving at most {fit} clients in \
+         all. Raise the limit (ulimit -n, LimitNOFILE=) to serve more."
     );
-    fit
+    usize::try_from(fit).unwrap_or(usize::MAX)
 }
 
 /// Raises the soft open-file limit towards `want` (at most the hard
@@ -155,9 +200,25 @@ mod tests {
     #[test]
     fn maxclients_fits_the_descriptors() {
         // Small enough for any machine: asked for, given.
-        assert_eq!(fit_descriptors(10, 3), 10);
+        assert_eq!(fit_descriptors(10, 3), 30);
         // More than any hard limit allows: cut down, never to zero.
         let fit = fit_descriptors(u32::MAX / 4, 3);
-        assert!((1..u32::MAX / 4).contains(&fit), "{fit}");
+        assert!((1..u32::MAX as usize / 4).contains(&fit), "{fit}");
+    }
+
+    #[test]
+    fn protocols_share_the_descriptors() {
+        // Three descriptors for two protocols of three places each: one
+        // protocol may take all three while the other is idle.
+        let fds = Descriptors::new(3);
+        let a = ClientGate::sharing("a", 3, fds.clone());
+        let b = ClientGate::sharing("b", 3, fds.clone());
+        let remote: IpAddr = "10.1.2.3".parse().unwrap();
+        let held: Vec<_> = (0..3).map(|_| a.admit(remote).unwrap()).collect();
+        assert!(b.admit(remote).is_none(), "the descriptors are spent");
+        assert_eq!(b.open(), 0, "a refused place is given back");
+        drop(held);
+        let _b = b.admit(remote).unwrap();
+        assert_eq!(fds.open.load(Relaxed), 1);
     }
 }
