@@ -4,16 +4,18 @@
 //! change: then a read of any other key runs beside it instead of waiting
 //! (a long MULTI/EXEC on one board does not stall readers of the others).
 //!
-//! A wait that cannot be had at once happens outside the async runtime's
-//! workers ([`tokio::task::block_in_place`]), as does a transaction: a
-//! request blocked behind a long transaction, or the transaction itself,
-//! must not take a worker from the requests that could run.
+//! A wait spins briefly, then happens outside the async runtime's workers
+//! ([`crate::wait`]): a request blocked behind a long transaction must not
+//! take a worker from the requests that could run. A transaction that got
+//! the gate runs on its worker.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use podium_core::keystore::Writes;
+
+use crate::wait::{off_workers, spin};
 
 #[derive(Default)]
 pub(crate) struct Gate {
@@ -55,31 +57,17 @@ impl Drop for Exclusive<'_> {
     }
 }
 
-/// Runs `f` (a wait, or a transaction of unknown length) off the
-/// runtime's workers when on one.
-pub(crate) fn off_workers<R>(f: impl FnOnce() -> R) -> R {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
-
 impl Gate {
     /// Shared, for a write (or a read that must see no exclusive holder).
     pub(crate) fn shared(&self) -> RwLockReadGuard<'_, ()> {
-        self.lock
-            .try_read()
-            .unwrap_or_else(|| off_workers(|| self.lock.read()))
+        spin(|| self.lock.try_read()).unwrap_or_else(|| off_workers(|| self.lock.read()))
     }
 
     /// Exclusive; `writes`: what the holder may change, when known (reads
     /// of every other key then run beside it).
     pub(crate) fn exclusive(&self, writes: Option<Writes>) -> Exclusive<'_> {
-        let held = self
-            .lock
-            .try_write()
-            .unwrap_or_else(|| off_workers(|| self.lock.write()));
+        let held =
+            spin(|| self.lock.try_write()).unwrap_or_else(|| off_workers(|| self.lock.write()));
         if self.beside.load(SeqCst) > 0 {
             off_workers(|| {
                 let mut pause = Duration::from_micros(20);
@@ -100,7 +88,7 @@ impl Gate {
 
     /// For a read of `key` (`None`: of every key, as KEYS or SCAN).
     pub(crate) fn reading(&self, key: Option<&[u8]>) -> Reading<'_> {
-        if let Some(g) = self.lock.try_read() {
+        if let Some(g) = spin(|| self.lock.try_read()) {
             return Reading::Shared(g);
         }
         off_workers(|| loop {

@@ -208,16 +208,20 @@ impl Service {
         if IN_TX.get() {
             return f();
         }
-        gate::off_workers(|| {
-            let _g = self.gate.exclusive(Some(writes));
-            IN_TX.set(true);
-            let _reset = Reset;
-            if self.storage.is_some() {
-                UNIT.set(Some(Vec::new()));
-            }
-            let _unit = Unit(self);
-            f()
-        })
+        // On the worker it was called from: handing the worker to another
+        // thread for the transaction costs two thread switches, more than
+        // most transactions take. A long one (a script, up to its time
+        // limit) holds this worker as Redis's holds its one thread; the
+        // other workers serve the rest, and a wait for the gate still
+        // happens off the workers.
+        let _g = self.gate.exclusive(Some(writes));
+        IN_TX.set(true);
+        let _reset = Reset;
+        if self.storage.is_some() {
+            UNIT.set(Some(Vec::new()));
+        }
+        let _unit = Unit(self);
+        f()
     }
 
     /// Appends a transaction's records: one record as itself, several as

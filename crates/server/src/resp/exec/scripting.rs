@@ -7,6 +7,7 @@
 
 use super::*;
 use crate::resp::script::BUSY;
+use podium_store::wait::{off_workers, spin};
 
 /// Commands Redis refuses inside a script (its `noscript` flag), by name:
 /// transactions, scripts, connection state, pub/sub and blocking commands.
@@ -48,15 +49,6 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "shutdown",
 ];
 
-/// Runs `f` (a wait) off the runtime's workers when on one.
-fn off_workers<R>(f: impl FnOnce() -> R) -> R {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
-    }
-}
-
 impl Session {
     /// While another connection's script runs: waits for it up to the
     /// time limit (as Redis, busy running it, answers no one), then
@@ -64,11 +56,11 @@ impl Session {
     pub(super) fn busy_refusal(&self, args: &[Bytes]) -> Option<Reply> {
         let scripts = &self.shared.scripts;
         let running = &scripts.running;
+        let free = || running.runner().is_none_or(|id| id == self.id);
         loop {
-            match running.runner() {
-                None => return None,
-                Some(id) if id == self.id => return None,
-                Some(_) => {}
+            // Most scripts end within microseconds.
+            if spin(|| free().then_some(())).is_some() {
+                return None;
             }
             let elapsed = running.elapsed();
             if elapsed >= scripts.busy_after {

@@ -1,0 +1,64 @@
+//! Waiting on an async runtime's worker for something another thread holds:
+//! a short spin first, since the gate and a running script are mostly held
+//! for microseconds and handing the worker to another thread
+//! ([`tokio::task::block_in_place`]) costs two thread switches; then, for a
+//! longer wait, off the worker, so it does not take a worker from the
+//! requests that could run.
+
+use std::time::{Duration, Instant};
+
+/// How long a wait spins before it leaves the worker: longer than most
+/// transactions hold the gate, shorter than leaving the worker costs.
+pub const SPIN: Duration = Duration::from_micros(50);
+
+/// `attempt` until it answers, for up to [`SPIN`]; `None` if it never did.
+pub fn spin<T>(mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    let mut tries = 0u32;
+    loop {
+        if let Some(v) = attempt() {
+            return Some(v);
+        }
+        tries += 1;
+        if tries % 16 == 0 {
+            if start.elapsed() >= SPIN {
+                return None;
+            }
+            // On a machine with fewer cores than busy threads the holder
+            // may be waiting for this one's core.
+            std::thread::yield_now();
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Runs `f` (a wait, or work of unknown length) off the runtime's workers
+/// when on one.
+pub fn off_workers<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spins_until_an_answer_or_the_limit() {
+        let mut n = 0;
+        assert_eq!(
+            spin(|| {
+                n += 1;
+                (n == 40).then_some(n)
+            }),
+            Some(40)
+        );
+        let start = Instant::now();
+        assert_eq!(spin(|| None::<()>), None);
+        assert!(start.elapsed() >= SPIN);
+    }
+}
