@@ -185,6 +185,9 @@ pub struct Clients {
     map: Mutex<BTreeMap<u64, Arc<Client>>>,
     /// CLIENT PAUSE: until when, and whether reads wait too.
     pause: Mutex<Option<(Instant, bool)>>,
+    /// Whether `pause` was set since the last UNPAUSE: every command looks
+    /// here, and only then at the pause.
+    pausing: std::sync::atomic::AtomicBool,
 }
 
 /// Removes its client from the registry when dropped.
@@ -234,6 +237,8 @@ impl Clients {
     pub fn pause(&self, d: std::time::Duration, all: bool) {
         let until = Instant::now() + d;
         let mut p = self.pause.lock();
+        self.pausing
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         *p = Some(match *p {
             Some((u, a)) if u > Instant::now() => (u.max(until), a || all),
             _ => (until, all),
@@ -241,7 +246,15 @@ impl Clients {
     }
 
     pub fn unpause(&self) {
-        *self.pause.lock() = None;
+        let mut p = self.pause.lock();
+        *p = None;
+        self.pausing
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Whether a pause may hold commands back (cheap: no lock).
+    pub fn pausing(&self) -> bool {
+        self.pausing.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Until when a command must wait (`writes`: whether it may change

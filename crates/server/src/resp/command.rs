@@ -400,7 +400,20 @@ pub fn index(spec: &'static Spec) -> usize {
 }
 
 fn find(name: &str) -> Option<&'static Spec> {
-    COMMANDS.iter().find(|s| s.name == name)
+    // Looked up for every request: hashed, not scanned.
+    static INDEX: std::sync::LazyLock<
+        std::collections::HashMap<&'static str, &'static Spec, foldhash::fast::FixedState>,
+    > = std::sync::LazyLock::new(|| COMMANDS.iter().map(|s| (s.name, s)).collect());
+    INDEX.get(name).copied()
+}
+
+/// `a` lower-cased into `buf` when it is short ASCII (a command name);
+/// `None` otherwise, as [`lower`], without allocating.
+fn lower_in<'b>(a: &[u8], buf: &'b mut [u8; 32]) -> Option<&'b str> {
+    let out = buf.get_mut(..a.len())?;
+    out.copy_from_slice(a);
+    out.make_ascii_lowercase();
+    std::str::from_utf8(out).ok()
 }
 
 /// An argument lower-cased, when it is short ASCII (command and option
@@ -462,9 +475,8 @@ pub fn lookup(args: &[Bytes]) -> Result<&'static Spec, Reply> {
 
 /// The command (or subcommand) `args` names, arity unchecked.
 pub fn resolve(args: &[Bytes]) -> Result<&'static Spec, Reply> {
-    let name = lower(&args[0]);
-    let Some(base) = name
-        .as_deref()
+    let mut buf = [0u8; 32];
+    let Some(base) = lower_in(&args[0], &mut buf)
         .and_then(find)
         .filter(|s| !s.name.contains('|'))
     else {

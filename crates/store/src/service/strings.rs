@@ -357,14 +357,21 @@ impl Service {
     ) -> Result<R, ApiError> {
         self.purge_if_expired(key);
         let _gate = self.reading(key);
+        // A key holds one type: a string found needs no type check.
+        let mut f = Some(f);
+        if let Some(r) = self
+            .keyspace
+            .read_string(key, |v| v.map(|v| (f.take().unwrap())(Some(v))))
+        {
+            self.note_lookup(true);
+            return Ok(r);
+        }
         if let Err(e) = self.check_string(key) {
             self.note_lookup(true);
             return Err(e);
         }
-        Ok(self.keyspace.read_string(key, |v| {
-            self.note_lookup(v.is_some());
-            f(v)
-        }))
+        self.note_lookup(false);
+        Ok((f.take().expect("not called on a miss"))(None))
     }
 
     /// GETRANGE, with Redis's index rules: inclusive, negative from the

@@ -190,6 +190,9 @@ impl Session {
     /// Until when CLIENT PAUSE holds the request `args` back (`None`: it
     /// runs now). Inside MULTI only EXEC waits, as in Redis.
     pub fn paused_until(&self, args: &[Bytes]) -> Option<std::time::Instant> {
+        if !self.shared.registry.pausing() {
+            return None;
+        }
         let spec = super::super::command::resolve(args).ok()?;
         let writes = match (&self.multi, spec.name) {
             (Some(m), "exec") => m.queue.iter().any(|(s, _)| s.writes()),
