@@ -7,7 +7,8 @@
 //! the highest position any of them wrote (one group commit per batch
 //! under `--fsync always`), and writes all their replies in one go.
 //! Commands run synchronously between reads: the key store's methods do not
-//! await, so a batch (and a MULTI/EXEC queue) runs without yielding.
+//! await, so a batch (and a MULTI/EXEC queue) runs without yielding, but
+//! for a script's wait for its turn ([`super::script::Scripts::turn`]).
 //!
 //! Blocking pops: a command that blocks ([`Session::take_block`]) has the
 //! replies before it sent, then the connection waits — on the key store's
@@ -64,6 +65,7 @@ where
 
     let (mut rd, mut wr) = tokio::io::split(stream);
     let stats = shared.clone();
+    let scripts = shared.scripts.clone();
     let mut session = Session::for_conn(store.clone(), shared, peer, local);
     let client = session.client.client.clone();
     let mut decoder = Decoder::new();
@@ -99,6 +101,10 @@ where
                     break;
                 }
                 Ok(Some(args)) => {
+                    let _turn = match super::script::is_script(&args) {
+                        true => scripts.wait_turn().await,
+                        false => None,
+                    };
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
                     if let Some(block) = session.take_block() {

@@ -43,6 +43,12 @@ const LUA_MEMORY: usize = 256 << 20;
 /// (Redis's count hook interval).
 const HOOK_EVERY: u32 = 100_000;
 
+/// A script runs on the async worker that received it (most take
+/// microseconds); one still running after this hands the worker's other
+/// duties — among them polling the sockets, so that other clients get
+/// `BUSY` and SCRIPT KILL gets through — to another thread.
+const LEAVE_WORKER_AFTER: Duration = Duration::from_millis(1);
+
 /// Redis's reply to other clients while a script runs past the limit.
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
@@ -62,6 +68,8 @@ pub struct Running {
     epoch: Instant,
     /// It ran a write command: SCRIPT KILL refuses it.
     wrote: AtomicBool,
+    /// It has left the async worker ([`LEAVE_WORKER_AFTER`]).
+    left_worker: AtomicBool,
     /// [`GO_ON`], [`KILL`] or [`TOO_LONG`].
     stop: AtomicU8,
     /// The protocol the script reads replies in (`redis.setresp`).
@@ -77,6 +85,7 @@ impl Running {
             started_ms: AtomicU64::new(0),
             epoch: Instant::now(),
             wrote: AtomicBool::new(false),
+            left_worker: AtomicBool::new(false),
             stop: AtomicU8::new(GO_ON),
             resp: AtomicU8::new(2),
             ended: Mutex::new(()),
@@ -135,6 +144,11 @@ impl Running {
 /// script's state.
 pub struct Scripts {
     engine: Mutex<Option<Engine>>,
+    /// A connection's turn to run a script: awaited before it takes the
+    /// store's gate, so connections waiting for the running script park
+    /// as tasks while the worker serves the others' sockets, instead of
+    /// holding threads at the gate (scripts run one at a time anyway).
+    pub turn: tokio::sync::Mutex<()>,
     pub running: Arc<Running>,
     /// Past this, other clients are answered `BUSY` and SCRIPT KILL works.
     pub busy_after: Duration,
@@ -167,9 +181,24 @@ impl Scripts {
     pub fn new(busy_after: Duration) -> Scripts {
         Scripts {
             engine: Mutex::new(None),
+            turn: tokio::sync::Mutex::new(()),
             running: Arc::new(Running::new()),
             busy_after,
         }
+    }
+
+    /// Waits for this connection's turn to run a script. Not past the
+    /// time limit of the script running now: a request still waiting then
+    /// goes on without its turn, to be answered `BUSY` as Redis answers it.
+    pub async fn wait_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        if let Ok(g) = self.turn.try_lock() {
+            return Some(g);
+        }
+        let left = match self.running.runner() {
+            Some(_) => self.busy_after.saturating_sub(self.running.elapsed()),
+            None => self.busy_after,
+        };
+        tokio::time::timeout(left, self.turn.lock()).await.ok()
     }
 
     /// The hard limit past which a script is stopped.
@@ -379,8 +408,16 @@ impl Engine {
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_EVERY),
             move |_, _| {
-                if r.runner().is_some() && r.elapsed() > hard_limit {
-                    let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
+                if r.runner().is_some() {
+                    let elapsed = r.elapsed();
+                    if elapsed > hard_limit {
+                        let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
+                    }
+                    if elapsed >= LEAVE_WORKER_AFTER && !r.left_worker.swap(true, SeqCst) {
+                        // The rest of the script runs here, without the
+                        // worker, which another thread takes over.
+                        podium_store::wait::off_workers(|| ());
+                    }
                 }
                 match r.stop.load(SeqCst) {
                     GO_ON => Ok(VmState::Continue),
@@ -516,6 +553,7 @@ impl Running {
     pub fn begin(&self, id: u64) {
         self.started_ms.store(self.now_ms(), SeqCst);
         self.wrote.store(false, SeqCst);
+        self.left_worker.store(false, SeqCst);
         self.stop.store(GO_ON, SeqCst);
         self.resp.store(2, SeqCst);
         self.runner.store(id, SeqCst);
@@ -580,6 +618,15 @@ fn version_num() -> i64 {
         parts.next().unwrap_or(0),
     );
     (a << 16) | (b << 8) | c
+}
+
+/// Whether a request runs a script (EVAL and its kin), by its name alone.
+pub fn is_script(args: &[Bytes]) -> bool {
+    args.first().is_some_and(|n| {
+        ["eval", "evalsha", "eval_ro", "evalsha_ro"]
+            .iter()
+            .any(|s| n.eq_ignore_ascii_case(s.as_bytes()))
+    })
 }
 
 // ------------------------------------------------------------- parsing
