@@ -172,6 +172,8 @@ fn rss(pid: u32) -> u64 {
 }
 
 /// Raises this process's open-file limit to its hard limit; returns it.
+// `rlim_t` is u64 here but not on every unix.
+#[allow(clippy::unnecessary_cast)]
 fn raise_nofile() -> u64 {
     let mut lim = libc::rlimit {
         rlim_cur: 0,

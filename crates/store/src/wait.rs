@@ -20,7 +20,7 @@ pub fn spin<T>(mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
             return Some(v);
         }
         tries += 1;
-        if tries % 16 == 0 {
+        if tries.is_multiple_of(16) {
             if start.elapsed() >= SPIN {
                 return None;
             }

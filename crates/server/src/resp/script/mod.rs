@@ -255,9 +255,13 @@ impl Engine {
         // (left in the registry by `run`), which answers the reply as a
         // Lua value and whether it is an error.
         let dispatch = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
-            match lua.named_registry_value::<Value>(CALL)? {
-                Value::Function(f) => f.call(args),
-                _ => Ok((
+            match CALL.get() {
+                // SAFETY: set by `run` for the length of its call on this
+                // thread, to a closure that outlives it there; nothing else
+                // calls it meanwhile (a command a script runs does not run
+                // Lua).
+                Some(call) => unsafe { (*call)(lua, args) },
+                None => Ok((
                     Value::Table(convert::error_table(
                         lua,
                         b"ERR redis.call/pcall can only be called inside a script invocation",
@@ -479,7 +483,7 @@ impl Engine {
         mut call: impl FnMut(Vec<Bytes>) -> Reply,
     ) -> Reply {
         let lua = &self.lua;
-        let out = lua.scope(|scope| {
+        let out = (|| -> mlua::Result<Reply> {
             let g = lua.globals();
             let list = |items: &[Bytes]| -> mlua::Result<Table> {
                 let t = lua.create_table_with_capacity(items.len(), 0)?;
@@ -490,8 +494,8 @@ impl Engine {
             };
             g.raw_set("KEYS", list(keys)?)?;
             g.raw_set("ARGV", list(argv)?)?;
-            let call = scope.create_function_mut(|lua, args: MultiValue| {
-                let mut cmd = Vec::new();
+            let mut call = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
+                let mut cmd = Vec::with_capacity(args.len());
                 for v in args {
                     match v {
                         Value::String(s) => cmd.push(Bytes::copy_from_slice(&s.as_bytes())),
@@ -516,8 +520,8 @@ impl Engine {
                 let reply = call(cmd);
                 let failed = reply.is_error();
                 Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
-            })?;
-            lua.set_named_registry_value(CALL, call)?;
+            };
+            let _current = Current::set(&mut call);
             lua.set_named_registry_value(PENDING, Value::Nil)?;
             let (ok, v): (bool, Value) = self.run.call(f)?;
             Ok(if ok {
@@ -538,10 +542,9 @@ impl Engine {
                 }
                 e.reply(sha)
             })
-        });
-        // Out of the scope the call function is dead; a script that kept
-        // a reference gets Redis's answer outside an invocation.
-        let _ = lua.set_named_registry_value(CALL, Value::Nil);
+        })();
+        // Out of the run a script that kept a reference to redis.call gets
+        // Redis's answer outside an invocation (`Current` is unset).
         let _ = lua.globals().raw_set("KEYS", Value::Nil);
         let _ = lua.globals().raw_set("ARGV", Value::Nil);
         out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
@@ -568,10 +571,40 @@ impl Running {
     }
 }
 
-/// Registry slots: the running script's command function, and the error
-/// table a Rust function raises.
-const CALL: &str = "podium.call";
+/// Registry slot of the error table a Rust function raises.
 const PENDING: &str = "podium.error";
+
+/// The running script's command function (`redis.call` dispatches to it).
+type CallFnOf<'a> = dyn FnMut(&Lua, MultiValue) -> mlua::Result<(Value, bool)> + 'a;
+/// The same with its lifetime erased.
+type CallFn = CallFnOf<'static>;
+
+thread_local! {
+    /// Set by [`Engine::run`] while a script runs on this thread: one Lua
+    /// function made once dispatches to it (making one per run took a
+    /// fifth of a short script's time in a profile).
+    static CALL: std::cell::Cell<Option<*mut CallFn>> = const { std::cell::Cell::new(None) };
+}
+
+/// [`CALL`] set for as long as this lives.
+struct Current;
+
+impl Current {
+    fn set<'a>(f: &'a mut CallFnOf<'a>) -> Current {
+        let p: *mut CallFnOf<'a> = f;
+        // SAFETY: only the lifetime is erased; `Current` clears the slot
+        // when dropped, before `f`'s borrow ends.
+        let p: *mut CallFn = unsafe { std::mem::transmute(p) };
+        CALL.set(Some(p));
+        Current
+    }
+}
+
+impl Drop for Current {
+    fn drop(&mut self) {
+        CALL.set(None);
+    }
+}
 
 /// A Lua function of `f`, raising the value `f` answers with `true` as a
 /// Lua error (through [`PENDING`], which the environment reads back).
