@@ -33,27 +33,9 @@ command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null || {
     exit 1
 }
 
-WORK=$(mktemp -d /tmp/podium-redis-bench.XXXXXX)
-PIDS=()
-cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    wait 2>/dev/null || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-wait_port() {
-    for _ in $(seq 1 300); do
-        redis-cli -p "$1" PING >/dev/null 2>&1 && return 0
-        sleep 0.1
-    done
-    echo "server on port $1 did not come up" >&2
-    exit 1
-}
+WORK_PREFIX=podium-redis-bench
+# shellcheck source=scripts/bench-lib.sh
+source scripts/bench-lib.sh
 
 start_redis() { # PORT MODE DIR
     mkdir -p "$3"

@@ -43,7 +43,14 @@ impl Descriptors {
         Descriptors::new(fit_descriptors(maxclients, protocols))
     }
 
-    fn take(&self, limit: usize) -> bool {
+    /// A place for a connection from loopback (`spare`), which may take
+    /// the last [`LOOPBACK_SPARE`] places, or from elsewhere.
+    fn take(&self, spare: bool) -> bool {
+        let limit = if spare {
+            self.max
+        } else {
+            self.max.saturating_sub(LOOPBACK_SPARE)
+        };
         if self.open.fetch_add(1, Relaxed) < limit {
             return true;
         }
@@ -76,7 +83,7 @@ impl Drop for Place {
 impl ClientGate {
     /// A protocol of `max` connections with descriptors to spare.
     pub fn new(what: &'static str, max: usize) -> Arc<ClientGate> {
-        ClientGate::sharing(what, max, Descriptors::new(usize::MAX - LOOPBACK_SPARE))
+        ClientGate::sharing(what, max, Descriptors::new(usize::MAX))
     }
 
     /// A protocol of `max` connections that draws on the shared `fds`.
@@ -93,13 +100,10 @@ impl ClientGate {
     /// or the shared descriptors are full (a loopback peer may take one of
     /// the spare places of either).
     pub fn admit(self: &Arc<Self>, peer: IpAddr) -> Option<Place> {
-        let spare = if peer.to_canonical().is_loopback() {
-            LOOPBACK_SPARE
-        } else {
-            0
-        };
+        let local = peer.to_canonical().is_loopback();
+        let spare = if local { LOOPBACK_SPARE } else { 0 };
         let before = self.open.fetch_add(1, Relaxed);
-        if before < self.max + spare && self.fds.take(self.fds.max + spare) {
+        if before < self.max + spare && self.fds.take(local) {
             return Some(Place(self.clone()));
         }
         self.open.fetch_sub(1, Relaxed);
@@ -116,16 +120,18 @@ impl ClientGate {
 
 /// Raises the open-file limit as far as the hard limit allows and returns
 /// how many connections, across `protocols` listeners of `maxclients`
-/// each, the descriptors hold beside the process's own files.
+/// each and their loopback spares, the descriptors hold beside the
+/// process's own files (the last [`LOOPBACK_SPARE`] for loopback only).
 fn fit_descriptors(maxclients: u32, protocols: usize) -> usize {
-    let spare = (LOOPBACK_SPARE * protocols) as u64 + RESERVED_FDS;
-    let all = u64::from(maxclients) * protocols.max(1) as u64;
-    let want = all + spare;
+    let all = (u64::from(maxclients) + LOOPBACK_SPARE as u64) * protocols.max(1) as u64;
+    let want = all + RESERVED_FDS;
     let have = raise_nofile(want);
     if have >= want {
         return usize::try_from(all).unwrap_or(usize::MAX);
     }
-    let fit = have.saturating_sub(spare).max(1);
+    let fit = have
+        .saturating_sub(RESERVED_FDS)
+        .max(LOOPBACK_SPARE as u64 + 1);
     tracing::warn!(
         "maxclients {maxclients} on each of {protocols} protocols needs {want} open files, \
          but this process may open {have} (ulimit -n): serving at most {fit} clients in \
@@ -200,7 +206,7 @@ mod tests {
     #[test]
     fn maxclients_fits_the_descriptors() {
         // Small enough for any machine: asked for, given.
-        assert_eq!(fit_descriptors(10, 3), 30);
+        assert_eq!(fit_descriptors(10, 3), 3 * (10 + LOOPBACK_SPARE));
         // More than any hard limit allows: cut down, never to zero.
         let fit = fit_descriptors(u32::MAX / 4, 3);
         assert!((1..u32::MAX as usize / 4).contains(&fit), "{fit}");
@@ -208,16 +214,22 @@ mod tests {
 
     #[test]
     fn protocols_share_the_descriptors() {
-        // Three descriptors for two protocols of three places each: one
-        // protocol may take all three while the other is idle.
-        let fds = Descriptors::new(3);
+        // Three descriptors (and the loopback spares) for two protocols of
+        // three places each: one protocol may take all three while the
+        // other is idle.
+        let fds = Descriptors::new(3 + LOOPBACK_SPARE);
         let a = ClientGate::sharing("a", 3, fds.clone());
         let b = ClientGate::sharing("b", 3, fds.clone());
         let remote: IpAddr = "10.1.2.3".parse().unwrap();
         let held: Vec<_> = (0..3).map(|_| a.admit(remote).unwrap()).collect();
         assert!(b.admit(remote).is_none(), "the descriptors are spent");
         assert_eq!(b.open(), 0, "a refused place is given back");
-        drop(held);
+        // The spares are loopback's.
+        let local: IpAddr = "127.0.0.1".parse().unwrap();
+        let spares: Vec<_> = (0..LOOPBACK_SPARE).map(|_| b.admit(local)).collect();
+        assert!(spares.iter().all(Option::is_some));
+        assert!(b.admit(local).is_none(), "the spares are spent too");
+        drop((held, spares));
         let _b = b.admit(remote).unwrap();
         assert_eq!(fds.open.load(Relaxed), 1);
     }

@@ -432,6 +432,7 @@ impl Session {
         let limit = self.shared.multi.max_time;
         let replies = store.atomically(writes, || {
             let started = Instant::now();
+            let mut lingering = podium_store::wait::Lingering::default();
             m.queue
                 .into_iter()
                 .enumerate()
@@ -451,6 +452,7 @@ impl Session {
                             limit.as_millis()
                         ));
                     }
+                    lingering.step();
                     let started = Instant::now();
                     let (r, l) = self.run_spec(spec, &args);
                     self.counted(spec, &args, started, &r);

@@ -43,12 +43,6 @@ const LUA_MEMORY: usize = 256 << 20;
 /// (Redis's count hook interval).
 const HOOK_EVERY: u32 = 100_000;
 
-/// A script runs on the async worker that received it (most take
-/// microseconds); one still running after this hands the worker's other
-/// duties — among them polling the sockets, so that other clients get
-/// `BUSY` and SCRIPT KILL gets through — to another thread.
-const LEAVE_WORKER_AFTER: Duration = Duration::from_millis(1);
-
 /// Redis's reply to other clients while a script runs past the limit.
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
@@ -68,7 +62,11 @@ pub struct Running {
     epoch: Instant,
     /// It ran a write command: SCRIPT KILL refuses it.
     wrote: AtomicBool,
-    /// It has left the async worker ([`LEAVE_WORKER_AFTER`]).
+    /// It has left the async worker: a script runs on the worker that
+    /// read it (most take microseconds); one still running after
+    /// [`podium_store::wait::LONG`] hands the worker's other duties — so
+    /// that other clients get `BUSY` and SCRIPT KILL gets through — to
+    /// another thread.
     left_worker: AtomicBool,
     /// [`GO_ON`], [`KILL`] or [`TOO_LONG`].
     stop: AtomicU8,
@@ -417,7 +415,7 @@ impl Engine {
                     if elapsed > hard_limit {
                         let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
                     }
-                    if elapsed >= LEAVE_WORKER_AFTER && !r.left_worker.swap(true, SeqCst) {
+                    if elapsed >= podium_store::wait::LONG && !r.left_worker.swap(true, SeqCst) {
                         // The rest of the script runs here, without the
                         // worker, which another thread takes over.
                         podium_store::wait::off_workers(|| ());
