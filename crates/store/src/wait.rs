@@ -11,36 +11,10 @@ use std::time::{Duration, Instant};
 /// transactions hold the gate, shorter than leaving the worker costs.
 pub const SPIN: Duration = Duration::from_micros(50);
 
-/// How long work of unknown length (a transaction, a script) runs on the
-/// worker before it hands the worker's other duties — polling the sockets
-/// among them — to another thread ([`Lingering`]).
+/// How long a script runs on the async worker that read it before it
+/// hands the worker's other duties — polling the sockets among them — to
+/// another thread ([`off_workers`] from its hook).
 pub const LONG: Duration = Duration::from_millis(1);
-
-/// Long work on an async worker: [`Lingering::step`], called between its
-/// steps, leaves the worker once [`LONG`] has passed, so that the other
-/// connections keep being served while it goes on.
-pub struct Lingering {
-    start: Instant,
-    left: bool,
-}
-
-impl Default for Lingering {
-    fn default() -> Self {
-        Lingering {
-            start: Instant::now(),
-            left: false,
-        }
-    }
-}
-
-impl Lingering {
-    pub fn step(&mut self) {
-        if !self.left && self.start.elapsed() >= LONG {
-            self.left = true;
-            off_workers(|| ());
-        }
-    }
-}
 
 /// `attempt` until it answers, for up to [`SPIN`]; `None` if it never did.
 pub fn spin<T>(mut attempt: impl FnMut() -> Option<T>) -> Option<T> {

@@ -208,12 +208,12 @@ impl Service {
         if IN_TX.get() {
             return f();
         }
-        // On the worker it was called from: handing the worker to another
-        // thread for the transaction costs two thread switches, more than
-        // most transactions take. A long one (a script, up to its time
-        // limit) holds this worker as Redis's holds its one thread; the
-        // other workers serve the rest, and a wait for the gate still
-        // happens off the workers.
+        // On the thread it was called from: handing an async worker to
+        // another thread for the transaction costs two thread switches,
+        // more than most transactions take. Callers whose transactions may
+        // be long leave the worker themselves (EXEC before it starts, a
+        // script once it has run 1 ms); a wait for the gate happens off
+        // the workers.
         let _g = self.gate.exclusive(Some(writes));
         IN_TX.set(true);
         let _reset = Reset;

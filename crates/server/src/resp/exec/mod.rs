@@ -430,36 +430,39 @@ impl Session {
             }
         }
         let limit = self.shared.multi.max_time;
-        let replies = store.atomically(writes, || {
-            let started = Instant::now();
-            let mut lingering = podium_store::wait::Lingering::default();
-            m.queue
-                .into_iter()
-                .enumerate()
-                .map(|(i, (spec, args))| {
-                    // The replies gathered so far are held until EXEC
-                    // answers: past the budget the rest are refused
-                    // rather than built.
-                    if i > 0 && memory::over() {
-                        return Reply::coded(OOM);
-                    }
-                    // Writers wait while a transaction runs: past its time
-                    // limit the rest of it is refused.
-                    if let Some(limit) = limit.filter(|l| i > 0 && started.elapsed() > *l) {
-                        return Reply::coded(format!(
-                            "TIMEOUT transaction ran past its time limit of {} ms \
+        // Off the worker: a transaction's length is the client's to choose,
+        // and while it runs here the worker's sockets must still be served
+        // (reads beside it, other clients).
+        let replies = podium_store::wait::off_workers(|| {
+            store.atomically(writes, || {
+                let started = Instant::now();
+                m.queue
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (spec, args))| {
+                        // The replies gathered so far are held until EXEC
+                        // answers: past the budget the rest are refused
+                        // rather than built.
+                        if i > 0 && memory::over() {
+                            return Reply::coded(OOM);
+                        }
+                        // Writers wait while a transaction runs: past its time
+                        // limit the rest of it is refused.
+                        if let Some(limit) = limit.filter(|l| i > 0 && started.elapsed() > *l) {
+                            return Reply::coded(format!(
+                                "TIMEOUT transaction ran past its time limit of {} ms \
                              (exec_time_limit); this command did not run",
-                            limit.as_millis()
-                        ));
-                    }
-                    lingering.step();
-                    let started = Instant::now();
-                    let (r, l) = self.run_spec(spec, &args);
-                    self.counted(spec, &args, started, &r);
-                    lsn = lsn.max(l);
-                    r
-                })
-                .collect()
+                                limit.as_millis()
+                            ));
+                        }
+                        let started = Instant::now();
+                        let (r, l) = self.run_spec(spec, &args);
+                        self.counted(spec, &args, started, &r);
+                        lsn = lsn.max(l);
+                        r
+                    })
+                    .collect()
+            })
         });
         (Reply::Array(replies), lsn)
     }
