@@ -171,28 +171,11 @@ fn rss(pid: u32) -> u64 {
     pages * 4096
 }
 
-/// Raises this process's open-file limit to its hard limit; returns it.
-// `rlim_t` is u64 here but not on every unix.
-#[allow(clippy::unnecessary_cast)]
-fn raise_nofile() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the struct given.
-    unsafe {
-        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim), 0);
-        lim.rlim_cur = lim.rlim_max;
-        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
-        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
-    }
-    lim.rlim_cur as u64
-}
-
 #[test]
 fn ten_thousand_blocked_clients_one_write_wakes_one() {
     const N: usize = 10_000;
-    let nofile = raise_nofile();
+    // The server's own way of raising its open-file limit, for this process.
+    let nofile = podium_server::limits::clients::raise_nofile(N as u64 + 257);
     assert!(
         nofile > N as u64 + 256,
         "this test holds {N} connections and may open only {nofile} files (ulimit -Hn)"

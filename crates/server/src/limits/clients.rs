@@ -144,7 +144,7 @@ fn fit_descriptors(maxclients: u32, protocols: usize) -> usize {
 /// limit); returns the limit in force.
 // `rlim_t` is u64 here but not on every unix.
 #[allow(clippy::unnecessary_cast)]
-fn raise_nofile(want: u64) -> u64 {
+pub fn raise_nofile(want: u64) -> u64 {
     #[cfg(unix)]
     {
         let mut lim = libc::rlimit {

@@ -185,8 +185,8 @@ pub struct Clients {
     map: Mutex<BTreeMap<u64, Arc<Client>>>,
     /// CLIENT PAUSE: until when, and whether reads wait too.
     pause: Mutex<Option<(Instant, bool)>>,
-    /// Whether `pause` was set since the last UNPAUSE: every command looks
-    /// here, and only then at the pause.
+    /// Whether `pause` is set (until UNPAUSE, or until it is found over):
+    /// every command looks here, and only then at the pause.
     pausing: std::sync::atomic::AtomicBool,
 }
 
@@ -260,9 +260,16 @@ impl Clients {
     /// Until when a command must wait (`writes`: whether it may change
     /// data); `None`: it may run now.
     pub fn paused_until(&self, writes: bool) -> Option<Instant> {
-        let p = *self.pause.lock();
-        match p {
-            Some((until, all)) if (all || writes) && until > Instant::now() => Some(until),
+        let mut p = self.pause.lock();
+        match *p {
+            Some((until, _)) if until <= Instant::now() => {
+                // Over: as after UNPAUSE, commands stop looking.
+                *p = None;
+                self.pausing
+                    .store(false, std::sync::atomic::Ordering::SeqCst);
+                None
+            }
+            Some((until, all)) if all || writes => Some(until),
             _ => None,
         }
     }

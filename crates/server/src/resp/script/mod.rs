@@ -250,8 +250,8 @@ impl Engine {
         libs::install(&lua)?;
         let imp = lua.create_table()?;
         // redis.call / redis.pcall dispatch to the run's own function
-        // (left in the registry by `run`), which answers the reply as a
-        // Lua value and whether it is an error.
+        // (set by `run` in [`CALL`]), which answers the reply as a Lua
+        // value and whether it is an error.
         let dispatch = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
             match CALL.get() {
                 // SAFETY: set by `run` for the length of its call on this
