@@ -52,6 +52,23 @@ pub fn off_workers<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Hands the worker's other duties (its queued tasks, polling the sockets)
+/// to another thread while long work goes on here, run on the worker
+/// since most such work is short. Called again and again while the work
+/// lasts: tokio takes the worker back when [`block_in_place`]'s closure
+/// ends before the thread it woke has claimed it, so the closure also
+/// wakes an idle worker — through a task queued from off the worker —
+/// that steals whatever tasks were left queued here.
+///
+/// [`block_in_place`]: tokio::task::block_in_place
+pub fn leave_worker() {
+    off_workers(|| {
+        if let Ok(h) = tokio::runtime::Handle::try_current() {
+            drop(h.spawn(async {}));
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -62,12 +62,6 @@ pub struct Running {
     epoch: Instant,
     /// It ran a write command: SCRIPT KILL refuses it.
     wrote: AtomicBool,
-    /// It has left the async worker: a script runs on the worker that
-    /// read it (most take microseconds); one still running after
-    /// [`podium_store::wait::LONG`] hands the worker's other duties — so
-    /// that other clients get `BUSY` and SCRIPT KILL gets through — to
-    /// another thread.
-    left_worker: AtomicBool,
     /// [`GO_ON`], [`KILL`] or [`TOO_LONG`].
     stop: AtomicU8,
     /// The protocol the script reads replies in (`redis.setresp`).
@@ -83,7 +77,6 @@ impl Running {
             started_ms: AtomicU64::new(0),
             epoch: Instant::now(),
             wrote: AtomicBool::new(false),
-            left_worker: AtomicBool::new(false),
             stop: AtomicU8::new(GO_ON),
             resp: AtomicU8::new(2),
             ended: Mutex::new(()),
@@ -415,10 +408,12 @@ impl Engine {
                     if elapsed > hard_limit {
                         let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
                     }
-                    if elapsed >= podium_store::wait::LONG && !r.left_worker.swap(true, SeqCst) {
-                        // The rest of the script runs here, without the
-                        // worker, which another thread takes over.
-                        podium_store::wait::off_workers(|| ());
+                    if elapsed >= podium_store::wait::LONG {
+                        // A script runs on the worker that read it (most
+                        // take microseconds); past this the rest of it
+                        // runs here without the worker, so that other
+                        // clients get `BUSY` and SCRIPT KILL gets through.
+                        podium_store::wait::leave_worker();
                     }
                 }
                 match r.stop.load(SeqCst) {
@@ -554,7 +549,6 @@ impl Running {
     pub fn begin(&self, id: u64) {
         self.started_ms.store(self.now_ms(), SeqCst);
         self.wrote.store(false, SeqCst);
-        self.left_worker.store(false, SeqCst);
         self.stop.store(GO_ON, SeqCst);
         self.resp.store(2, SeqCst);
         self.runner.store(id, SeqCst);
