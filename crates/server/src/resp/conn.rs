@@ -82,6 +82,9 @@ where
         let mut fatal = None;
         // Past the memory budget, replies are sent before more are built.
         let mut send_first = false;
+        // The turn to run scripts, kept while the batch's requests are
+        // scripts: a pipeline of them takes it once.
+        let mut turn = None;
         while ran < MAX_BATCH && out.len() < MAX_BATCH_REPLY && !session.closing {
             // (Checked once replies amount to something: a pipeline of
             // small replies does not read the counters per command.)
@@ -101,10 +104,11 @@ where
                     break;
                 }
                 Ok(Some(args)) => {
-                    let _turn = match super::script::is_script(&args) {
-                        true => scripts.wait_turn().await,
-                        false => None,
-                    };
+                    if !super::script::is_script(&args) {
+                        turn = None;
+                    } else if turn.is_none() {
+                        turn = scripts.wait_turn().await;
+                    }
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
                     if let Some(block) = session.take_block() {
@@ -156,6 +160,7 @@ where
                 }
             }
         }
+        drop(turn);
         if lsn > 0 {
             if let Err(e) = store.wait_durable(lsn).await {
                 // The writes are applied but not durable: say so and
