@@ -52,6 +52,26 @@ pub fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<Table> {
 
 /// A command's reply as the script sees it under protocol `resp`.
 pub fn reply_to_lua(lua: &Lua, reply: &Reply, resp: u8) -> mlua::Result<Value> {
+    // The commonest replies directly, as their wire form converts.
+    match reply {
+        Reply::Int(i) => return Ok(Value::Number(*i as f64)),
+        Reply::Bulk(b) => return Ok(Value::String(lua.create_string(b)?)),
+        Reply::Null if resp == 2 => return Ok(Value::Boolean(false)),
+        Reply::Null => return Ok(Value::Nil),
+        Reply::Members(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, m) in items.iter().enumerate() {
+                t.raw_set(i + 1, lua.create_string(m)?)?;
+            }
+            return Ok(Value::Table(t));
+        }
+        _ => {}
+    }
+    via_wire(lua, reply, resp)
+}
+
+/// `reply` as Lua reads its wire form: Redis converts what it would send.
+fn via_wire(lua: &Lua, reply: &Reply, resp: u8) -> mlua::Result<Value> {
     let mut buf = BytesMut::new();
     reply.encode(resp, &mut buf);
     let mut p = Parser { buf: &buf, at: 0 };
@@ -431,5 +451,37 @@ mod tests {
         assert_eq!(g17(3.0), b"3");
         assert_eq!(g17(0.1), b"0.10000000000000001");
         assert_eq!(g17(-1e300), b"-1.0000000000000001e+300");
+    }
+    #[test]
+    fn direct_conversions_read_as_the_wire_form() {
+        let lua = Lua::new();
+        let replies = [
+            Reply::Int(-42),
+            Reply::Int(1 << 60),
+            Reply::Bulk(b"m\r\n1".to_vec()),
+            Reply::Bulk(Vec::new()),
+            Reply::Null,
+            Reply::Members(vec![b"a".to_vec(), Vec::new(), b"c".to_vec()]),
+            Reply::Members(Vec::new()),
+        ];
+        fn same(a: &Value, b: &Value) -> bool {
+            match (a, b) {
+                (Value::Table(x), Value::Table(y)) => {
+                    x.raw_len() == y.raw_len()
+                        && (1..=x.raw_len()).all(|i| {
+                            same(&x.raw_get(i).unwrap(), &y.raw_get(i).unwrap())
+                        })
+                }
+                (Value::String(x), Value::String(y)) => x.as_bytes() == y.as_bytes(),
+                _ => a == b,
+            }
+        }
+        for resp in [2, 3] {
+            for r in &replies {
+                let direct = reply_to_lua(&lua, r, resp).unwrap();
+                let wire = via_wire(&lua, r, resp).unwrap();
+                assert!(same(&direct, &wire), "{r:?} in RESP{resp}: {direct:?} vs {wire:?}");
+            }
+        }
     }
 }

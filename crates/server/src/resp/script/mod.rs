@@ -521,6 +521,7 @@ impl Engine {
                 let _unbounded = Unbounded::new(lua, limit);
                 g.raw_set("KEYS", list(keys)?)?;
                 g.raw_set("ARGV", list(argv)?)?;
+                lua.set_named_registry_value(PENDING, Value::Nil)?;
             }
             let mut call = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
                 let mut cmd = Vec::with_capacity(args.len());
@@ -550,7 +551,6 @@ impl Engine {
                 Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
             };
             let _current = Current::set(&mut call);
-            lua.set_named_registry_value(PENDING, Value::Nil)?;
             let (ok, v): (bool, Value) = self.run.call(f)?;
             let _unbounded = Unbounded::new(lua, limit);
             Ok(if ok {
