@@ -143,11 +143,12 @@ impl Keyspace {
     /// The key's type in the Redis view (`None`: no such key; expiry is
     /// not looked at).
     pub(crate) fn key_type(&self, key: &[u8], boards: &impl BoardKeys) -> Option<KeyType> {
-        if self.hashes.contains_key(key) {
-            return Some(KeyType::Hash);
-        }
+        // Strings first: the string commands ask most often.
         if self.strings.contains_key(key) {
             return Some(KeyType::String);
+        }
+        if self.hashes.contains_key(key) {
+            return Some(KeyType::Hash);
         }
         let name = std::str::from_utf8(key).ok()?;
         boards
