@@ -468,9 +468,8 @@ mod tests {
             match (a, b) {
                 (Value::Table(x), Value::Table(y)) => {
                     x.raw_len() == y.raw_len()
-                        && (1..=x.raw_len()).all(|i| {
-                            same(&x.raw_get(i).unwrap(), &y.raw_get(i).unwrap())
-                        })
+                        && (1..=x.raw_len())
+                            .all(|i| same(&x.raw_get(i).unwrap(), &y.raw_get(i).unwrap()))
                 }
                 (Value::String(x), Value::String(y)) => x.as_bytes() == y.as_bytes(),
                 _ => a == b,
@@ -480,7 +479,10 @@ mod tests {
             for r in &replies {
                 let direct = reply_to_lua(&lua, r, resp).unwrap();
                 let wire = via_wire(&lua, r, resp).unwrap();
-                assert!(same(&direct, &wire), "{r:?} in RESP{resp}: {direct:?} vs {wire:?}");
+                assert!(
+                    same(&direct, &wire),
+                    "{r:?} in RESP{resp}: {direct:?} vs {wire:?}"
+                );
             }
         }
     }
