@@ -171,27 +171,14 @@ impl Service {
 mod tests {
     use super::*;
     use crate::service::testutil::*;
-    use podium_core::entry::SubmitRec;
     use podium_core::keystore::database::{Database, DATABASES};
     use podium_core::keystore::{KeyStore, SetOpts};
     use proptest::prelude::*;
     use std::collections::HashMap;
     use std::sync::Arc;
 
-    fn rec(member: &[u8], score: f64) -> SubmitRec {
-        SubmitRec {
-            member: podium_core::entry::MemberBytes::from_slice(member),
-            score,
-            op: Some(podium_engine::UpdateOp::Set),
-            presence: podium_engine::Presence::Any,
-            cond: podium_engine::Cond::Always,
-            name: None,
-            data: None,
-        }
-    }
-
     fn zadd(db: &dyn KeyStore, key: &[u8], member: &str, score: f64) {
-        let (r, _) = db.zadd(key, vec![rec(member.as_bytes(), score)]).unwrap();
+        let (r, _) = db.zadd(key, vec![rec(member, score)]).unwrap();
         r[0].as_ref().unwrap();
     }
 
@@ -310,7 +297,7 @@ mod tests {
                     }
                     Op::Zadd(db, k) => {
                         // A key starting with the mark cannot be a board.
-                        let r = d[db as usize].zadd(&name(k), vec![rec(b"m", 1.0)]);
+                        let r = d[db as usize].zadd(&name(k), vec![rec("m", 1.0)]);
                         let was = model.get(&(db, name(k))).cloned();
                         match was.as_deref() {
                             Some(s) if s.starts_with('s') => prop_assert!(r.is_err()),

@@ -191,22 +191,17 @@ mod tests {
     use crate::service::ZaddOpts;
     use crate::storage::record::SubmitRec;
     use podium_core::keystore::{ExpireCond, KeyType};
-    use podium_engine::{Cond, Presence, UpdateOp};
 
-    fn rec(m: &str, s: f64) -> SubmitRec {
+    /// An entry with a display name, which a move must carry along.
+    fn named(m: &str, s: f64) -> SubmitRec {
         SubmitRec {
-            member: m.as_bytes().into(),
-            score: s,
-            op: Some(UpdateOp::Set),
-            presence: Presence::Any,
-            cond: Cond::Always,
             name: Some(format!("name of {m}")),
-            data: None,
+            ..rec(m, s)
         }
     }
 
     fn zadd(svc: &Service, key: &str, members: &[(&str, f64)]) {
-        let recs = members.iter().map(|(m, s)| rec(m, *s)).collect();
+        let recs = members.iter().map(|(m, s)| named(m, *s)).collect();
         svc.zadd(key.as_bytes(), recs, ZaddOpts::default()).unwrap();
     }
 

@@ -525,28 +525,15 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::testutil::rec;
     use crate::service::ZaddOpts;
-    use crate::storage::record::SubmitRec;
     use crate::FsyncPolicy;
     use chrono::TimeZone;
     use podium_core::error::Code;
     use podium_core::keystore::Writes;
     use podium_core::schedule::ManualClock;
     use podium_engine::{Aggregate, Store};
-    use podium_engine::{Cond, Presence, UpdateOp};
     use std::sync::Arc;
-
-    fn rec(m: &str, s: f64) -> SubmitRec {
-        SubmitRec {
-            member: m.as_bytes().into(),
-            score: s,
-            op: Some(UpdateOp::Set),
-            presence: Presence::Any,
-            cond: Cond::Always,
-            name: None,
-            data: None,
-        }
-    }
 
     fn open(dir: &std::path::Path, clock: Arc<ManualClock>) -> Service {
         let store = Store::new();

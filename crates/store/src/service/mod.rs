@@ -410,6 +410,20 @@ pub(crate) mod testutil {
         SubmitIn::new(m, s)
     }
 
+    /// A sorted-set entry as ZADD hands it to the store: member `m` set to
+    /// score `s`, unconditionally.
+    pub(crate) fn rec(m: &str, s: f64) -> podium_core::entry::SubmitRec {
+        podium_core::entry::SubmitRec {
+            member: m.as_bytes().into(),
+            score: s,
+            op: Some(podium_engine::UpdateOp::Set),
+            presence: podium_engine::Presence::Any,
+            cond: podium_engine::Cond::Always,
+            name: None,
+            data: None,
+        }
+    }
+
     pub(crate) fn names(svc: &Service) -> Vec<String> {
         svc.boards().boards.into_iter().map(|b| b.board).collect()
     }

@@ -410,22 +410,10 @@ impl Service {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::testutil::rec;
     use crate::service::ZaddOpts;
-    use crate::storage::record::SubmitRec;
     use podium_core::keystore::ExpireCond;
     use podium_core::schedule::{Clock, ManualClock};
-
-    fn rec(m: &str, s: f64) -> SubmitRec {
-        SubmitRec {
-            member: m.as_bytes().into(),
-            score: s,
-            op: Some(podium_engine::UpdateOp::Set),
-            presence: podium_engine::Presence::Any,
-            cond: podium_engine::Cond::Always,
-            name: None,
-            data: None,
-        }
-    }
 
     fn set(svc: &Service, k: &str, v: &str) {
         svc.set(k.as_bytes(), v.as_bytes(), SetOpts::default())
