@@ -440,6 +440,16 @@ impl Keyspace {
         log: impl FnOnce(&[u8]) -> Lsn,
     ) -> Result<Lsn, E> {
         use dashmap::mapref::entry::Entry;
+        // A key that exists is updated in place, without the owned copy of
+        // the key that an entry needs.
+        if let Some(mut v) = self.strings.get_mut(key) {
+            let Some(new) = update(Some(v.value()))? else {
+                return Ok(0);
+            };
+            let lsn = log(&new);
+            *v = new;
+            return Ok(lsn);
+        }
         match self.strings.entry(key.to_vec()) {
             Entry::Occupied(mut e) => {
                 let Some(v) = update(Some(e.get()))? else {
