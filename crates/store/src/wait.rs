@@ -11,11 +11,6 @@ use std::time::{Duration, Instant};
 /// transactions hold the gate, shorter than leaving the worker costs.
 pub const SPIN: Duration = Duration::from_micros(50);
 
-/// How long a script runs on the async worker that read it before it
-/// hands the worker's other duties — polling the sockets among them — to
-/// another thread ([`off_workers`] from its hook).
-pub const LONG: Duration = Duration::from_millis(1);
-
 /// `attempt` until it answers, for up to [`SPIN`]; `None` if it never did.
 pub fn spin<T>(mut attempt: impl FnMut() -> Option<T>) -> Option<T> {
     // Most calls answer at once: no clock read for them.

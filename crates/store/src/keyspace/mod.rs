@@ -440,25 +440,27 @@ impl Keyspace {
         log: impl FnOnce(&[u8]) -> Lsn,
     ) -> Result<Lsn, E> {
         use dashmap::mapref::entry::Entry;
-        // A key that exists is updated in place, without the owned copy of
-        // the key that an entry needs.
-        if let Some(mut v) = self.strings.get_mut(key) {
-            let Some(new) = update(Some(v.value()))? else {
+        /// An existing value replaced by what `update` makes of it.
+        fn replace<E>(
+            slot: &mut Vec<u8>,
+            update: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>, E>,
+            log: impl FnOnce(&[u8]) -> Lsn,
+        ) -> Result<Lsn, E> {
+            let Some(v) = update(Some(slot))? else {
                 return Ok(0);
             };
-            let lsn = log(&new);
-            *v = new;
-            return Ok(lsn);
+            let lsn = log(&v);
+            *slot = v;
+            Ok(lsn)
+        }
+        // A key that exists is updated in place, without the owned copy of
+        // the key that an entry needs.
+        if let Some(mut slot) = self.strings.get_mut(key) {
+            return replace(&mut slot, update, log);
         }
         match self.strings.entry(key.to_vec()) {
-            Entry::Occupied(mut e) => {
-                let Some(v) = update(Some(e.get()))? else {
-                    return Ok(0);
-                };
-                let lsn = log(&v);
-                *e.get_mut() = v;
-                Ok(lsn)
-            }
+            // Made meanwhile by another writer.
+            Entry::Occupied(mut e) => replace(e.get_mut(), update, log),
             Entry::Vacant(e) => {
                 let Some(v) = update(None)? else {
                     return Ok(0);

@@ -43,6 +43,12 @@ const LUA_MEMORY: usize = 256 << 20;
 /// (Redis's count hook interval).
 const HOOK_EVERY: u32 = 100_000;
 
+/// A script runs on the async worker that read it (most take
+/// microseconds); one still running after this hands the worker's other
+/// duties — among them polling the sockets, so that other clients get
+/// `BUSY` and SCRIPT KILL gets through — to another thread.
+const LEAVE_WORKER_AFTER: Duration = Duration::from_millis(1);
+
 /// Redis's reply to other clients while a script runs past the limit.
 pub const BUSY: &str =
     "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
@@ -161,28 +167,28 @@ pub struct Engine {
     limit: usize,
 }
 
-/// The Lua state's memory unbounded for as long as this lives, for Rust
-/// code that makes Lua values (KEYS and ARGV, a command's reply): with a
-/// bound set, mlua makes every value inside a protected call, which in
-/// Lua 5.1 allocates a C closure each time (a third of a short script's
-/// time went there). Script code never runs while it lives, so a script
-/// cannot allocate past the bound; what the Rust side makes is counted and
-/// weighs on the script's next allocations.
-struct Unbounded<'a> {
+/// The Lua state's memory bound set to `now` for as long as this lives,
+/// then to `after`. The bound holds while script code runs and is lifted
+/// (0) while Rust code makes Lua values (KEYS and ARGV, a command's
+/// reply): with a bound set, mlua makes every value inside a protected
+/// call, which in Lua 5.1 allocates a C closure each time (a third of a
+/// short script's time went there). What the Rust side makes is counted
+/// and weighs on the script's next allocations.
+struct MemoryBound<'a> {
     lua: &'a Lua,
-    limit: usize,
+    after: usize,
 }
 
-impl<'a> Unbounded<'a> {
-    fn new(lua: &'a Lua, limit: usize) -> Unbounded<'a> {
-        let _ = lua.set_memory_limit(0);
-        Unbounded { lua, limit }
+impl<'a> MemoryBound<'a> {
+    fn set(lua: &'a Lua, now: usize, after: usize) -> MemoryBound<'a> {
+        let _ = lua.set_memory_limit(now);
+        MemoryBound { lua, after }
     }
 }
 
-impl Drop for Unbounded<'_> {
+impl Drop for MemoryBound<'_> {
     fn drop(&mut self) {
-        let _ = self.lua.set_memory_limit(self.limit);
+        let _ = self.lua.set_memory_limit(self.after);
     }
 }
 
@@ -209,9 +215,6 @@ impl Scripts {
     /// time limit of the script running now: a request still waiting then
     /// goes on without its turn, to be answered `BUSY` as Redis answers it.
     pub async fn wait_turn(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
-        // Most scripts take microseconds: waking a parked task for the
-        // turn costs more than that (another worker's wake-up, and the
-        // turn is then that task's while this worker could run).
         if let Ok(g) = self.turn.try_lock() {
             return Some(g);
         }
@@ -276,7 +279,8 @@ impl Engine {
         // (set by `run` in [`CALL`]), which answers the reply as a Lua
         // value and whether it is an error.
         let dispatch = move |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
-            let _unbounded = Unbounded::new(lua, limit);
+            // Called from script code: unbounded until it goes back there.
+            let _unbounded = MemoryBound::set(lua, 0, limit);
             match CALL.get() {
                 // SAFETY: set by `run` for the length of its call on this
                 // thread, to a closure that outlives it there; nothing else
@@ -439,11 +443,7 @@ impl Engine {
                     if elapsed > hard_limit {
                         let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
                     }
-                    if elapsed >= podium_store::wait::LONG {
-                        // A script runs on the worker that read it (most
-                        // take microseconds); past this the rest of it
-                        // runs here without the worker, so that other
-                        // clients get `BUSY` and SCRIPT KILL gets through.
+                    if elapsed >= LEAVE_WORKER_AFTER {
                         podium_store::wait::leave_worker();
                     }
                 }
@@ -508,6 +508,8 @@ impl Engine {
         mut call: impl FnMut(Vec<Bytes>) -> Reply,
     ) -> Reply {
         let (lua, limit) = (&self.lua, self.limit);
+        // Unbounded but for the script's own code (`bounded` below).
+        let _unbounded = MemoryBound::set(lua, 0, limit);
         let out = (|| -> mlua::Result<Reply> {
             let g = lua.globals();
             let list = |items: &[Bytes]| -> mlua::Result<Table> {
@@ -517,12 +519,9 @@ impl Engine {
                 }
                 Ok(t)
             };
-            {
-                let _unbounded = Unbounded::new(lua, limit);
-                g.raw_set("KEYS", list(keys)?)?;
-                g.raw_set("ARGV", list(argv)?)?;
-                lua.set_named_registry_value(PENDING, Value::Nil)?;
-            }
+            g.raw_set("KEYS", list(keys)?)?;
+            g.raw_set("ARGV", list(argv)?)?;
+            lua.set_named_registry_value(PENDING, Value::Nil)?;
             let mut call = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
                 let mut cmd = Vec::with_capacity(args.len());
                 for v in args {
@@ -551,8 +550,10 @@ impl Engine {
                 Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
             };
             let _current = Current::set(&mut call);
-            let (ok, v): (bool, Value) = self.run.call(f)?;
-            let _unbounded = Unbounded::new(lua, limit);
+            let (ok, v): (bool, Value) = {
+                let _bounded = MemoryBound::set(lua, limit, 0);
+                self.run.call(f)?
+            };
             Ok(if ok {
                 convert::lua_to_reply(&v, running.resp())
             } else {
@@ -574,7 +575,6 @@ impl Engine {
         })();
         // Out of the run a script that kept a reference to redis.call gets
         // Redis's answer outside an invocation (`Current` is unset).
-        let _unbounded = Unbounded::new(lua, limit);
         let _ = lua.globals().raw_set("KEYS", Value::Nil);
         let _ = lua.globals().raw_set("ARGV", Value::Nil);
         out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
