@@ -87,7 +87,19 @@ fn json_string(s: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
 }
 
+/// Room a nesting level may need on the stack (a debug build's frames are
+/// large), and what is added when less is left: a script's value may nest
+/// [`CJSON_MAX_DEPTH`] deep whatever thread runs it.
+const STACK_RED_ZONE: usize = 64 * 1024;
+const STACK_GROWTH: usize = 1024 * 1024;
+
 fn json_encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
+        json_encode_here(v, depth, out)
+    })
+}
+
+fn json_encode_here(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
@@ -283,6 +295,10 @@ fn pack(v: &Value, depth: usize, out: &mut Vec<u8>) {
 }
 
 fn unpack(lua: &Lua, v: &rmpv::Value) -> mlua::Result<Value> {
+    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || unpack_here(lua, v))
+}
+
+fn unpack_here(lua: &Lua, v: &rmpv::Value) -> mlua::Result<Value> {
     use rmpv::Value as M;
     Ok(match v {
         M::Nil => Value::Nil,
