@@ -4,11 +4,13 @@
 //! schedules, the operations' key scopes (`op`), the storage interface
 //! every engine implements (`backend`) and the Redis data model an engine
 //! may serve in process (`keystore`), the token buckets of the rate
-//! limits (`rate`) and the per-member submission limit every engine is
-//! held to (`member_limits`).
+//! limits (`rate`), the per-thread counters of hot paths (`counters`)
+//! and the per-member submission limit every engine is held to
+//! (`member_limits`).
 
 pub mod api;
 pub mod backend;
+pub mod counters;
 pub mod csv;
 pub mod entry;
 pub mod error;

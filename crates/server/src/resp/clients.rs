@@ -70,10 +70,11 @@ impl Client {
         }
     }
 
-    /// The connection ran the command at `index` of [`COMMANDS`].
-    pub fn ran(&self, index: usize) {
+    /// The connection ran the command at `index` of [`COMMANDS`], which
+    /// ended at `at`.
+    pub fn ran(&self, index: usize, at: Instant) {
         self.last_cmd.store(index + 1, Ordering::Relaxed);
-        let ms = self.created.elapsed().as_millis() as u64;
+        let ms = at.saturating_duration_since(self.created).as_millis() as u64;
         self.last_ms.store(ms, Ordering::Relaxed);
     }
 
@@ -301,7 +302,7 @@ mod tests {
             line.contains(" cmd=NULL user=default redir=-1 resp=2"),
             "{line}"
         );
-        a.client.ran(0);
+        a.client.ran(0, Instant::now());
         *a.client.name.lock() = Some(b"me".to_vec());
         a.client.multi.store(2, Ordering::Relaxed);
         let line = a.client.line();

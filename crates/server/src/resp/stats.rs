@@ -3,9 +3,10 @@
 //! per-command calls and time, error replies by code, connections and
 //! bytes), the operations-per-second sample, and the slow log (SLOWLOG).
 //!
-//! Counters are relaxed atomics, one cache line per command, so counting
-//! costs a connection no lock; the error and slow-log tables are locked
-//! only when a command fails or is slow.
+//! The per-command counters are [`Counters`], kept per thread, so
+//! counting costs a command no lock and no cache line shared with the
+//! other threads; the error and slow-log tables are locked only when a
+//! command fails or is slow.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -13,21 +14,22 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use parking_lot::Mutex;
+use podium_core::counters::Counters;
 
 use super::command::COMMANDS;
 use super::reply::Reply;
 
-/// One command's counters (`cmdstat_NAME`).
-#[derive(Default)]
-#[repr(align(64))]
-pub struct CmdStat {
-    pub calls: AtomicU64,
-    pub usec: AtomicU64,
-    /// Refused before running (arity, authentication, scope, memory).
-    pub rejected: AtomicU64,
-    /// Ran and answered an error.
-    pub failed: AtomicU64,
+/// Where one command's counters (`cmdstat_NAME`) start in
+/// [`Stats::counts`], after the total of commands (counter 0); they are,
+/// in order, calls, microseconds, refusals before running (arity,
+/// authentication, scope, memory) and error replies.
+fn cmd_base(index: usize) -> usize {
+    1 + 4 * index
 }
+const CALLS: usize = 0;
+const USEC: usize = 1;
+const REJECTED: usize = 2;
+const FAILED: usize = 3;
 
 /// Redis's `slowlog-log-slower-than` default, in microseconds.
 pub const SLOWLOG_SLOWER_THAN: i64 = 10_000;
@@ -57,8 +59,9 @@ struct Samples {
 
 /// Everything the listener counts; see the module doc.
 pub struct Stats {
-    per_command: Vec<CmdStat>,
-    pub commands: AtomicU64,
+    /// The total of commands, then each command's counters
+    /// ([`cmd_base`]).
+    counts: Counters,
     pub connections: AtomicU64,
     pub net_input: AtomicU64,
     pub net_output: AtomicU64,
@@ -76,8 +79,7 @@ pub struct Stats {
 impl Default for Stats {
     fn default() -> Self {
         Stats {
-            per_command: COMMANDS.iter().map(|_| CmdStat::default()).collect(),
-            commands: AtomicU64::new(0),
+            counts: Counters::new(cmd_base(COMMANDS.len())),
             connections: AtomicU64::new(0),
             net_input: AtomicU64::new(0),
             net_output: AtomicU64::new(0),
@@ -102,15 +104,20 @@ fn error_code(e: &[u8]) -> String {
 }
 
 impl Stats {
+    /// Commands run or refused (`total_commands_processed`).
+    pub fn commands(&self) -> u64 {
+        self.counts.get(0)
+    }
+
     /// A command at `index` of [`COMMANDS`] ran for `usec` and answered
     /// `reply`.
     pub fn ran(&self, index: usize, usec: u64, reply: &Reply) {
-        self.commands.fetch_add(1, Relaxed);
-        let s = &self.per_command[index];
-        s.calls.fetch_add(1, Relaxed);
-        s.usec.fetch_add(usec, Relaxed);
+        let at = cmd_base(index);
+        self.counts.add(0, 1);
+        self.counts.add(at + CALLS, 1);
+        self.counts.add(at + USEC, usec);
         if let Reply::Error(e) = reply {
-            s.failed.fetch_add(1, Relaxed);
+            self.counts.add(at + FAILED, 1);
             self.error(e);
         }
     }
@@ -118,9 +125,9 @@ impl Stats {
     /// A command at `index` (when known) was refused with `error` before
     /// running.
     pub fn rejected(&self, index: Option<usize>, error: &Reply) {
-        self.commands.fetch_add(1, Relaxed);
+        self.counts.add(0, 1);
         if let Some(i) = index {
-            self.per_command[i].rejected.fetch_add(1, Relaxed);
+            self.counts.add(cmd_base(i) + REJECTED, 1);
         }
         if let Reply::Error(e) = error {
             self.error(e);
@@ -136,7 +143,7 @@ impl Stats {
     /// Takes one operations-per-second sample.
     pub fn sample(&self) {
         let now = Instant::now();
-        let total = self.commands.load(Relaxed);
+        let total = self.commands();
         let mut s = self.samples.lock();
         if let Some((t, n)) = s.last {
             let secs = now.duration_since(t).as_secs_f64();
@@ -241,13 +248,8 @@ impl Stats {
 
     /// CONFIG RESETSTAT.
     pub fn reset(&self) {
-        for s in &self.per_command {
-            for c in [&s.calls, &s.usec, &s.rejected, &s.failed] {
-                c.store(0, Relaxed);
-            }
-        }
+        self.counts.reset();
         for c in [
-            &self.commands,
             &self.connections,
             &self.net_input,
             &self.net_output,
@@ -265,13 +267,13 @@ impl Stats {
     /// refused.
     pub fn commandstats(&self) -> String {
         let mut out = String::new();
-        for (spec, s) in COMMANDS.iter().zip(&self.per_command) {
-            let calls = s.calls.load(Relaxed);
-            let rejected = s.rejected.load(Relaxed);
+        let counts = self.counts.all();
+        for (i, spec) in COMMANDS.iter().enumerate() {
+            let s = &counts[cmd_base(i)..cmd_base(i + 1)];
+            let (calls, usec, rejected, failed) = (s[CALLS], s[USEC], s[REJECTED], s[FAILED]);
             if calls == 0 && rejected == 0 {
                 continue;
             }
-            let usec = s.usec.load(Relaxed);
             let per = if calls > 0 {
                 usec as f64 / calls as f64
             } else {
@@ -280,8 +282,7 @@ impl Stats {
             out.push_str(&format!(
                 "cmdstat_{}:calls={calls},usec={usec},usec_per_call={per:.2},\
                  rejected_calls={rejected},failed_calls={}\r\n",
-                spec.name,
-                s.failed.load(Relaxed)
+                spec.name, failed
             ));
         }
         out
@@ -357,7 +358,7 @@ mod tests {
         s.ran(0, 10, &Reply::OK);
         s.ran(0, 20, &Reply::err("no"));
         s.rejected(Some(0), &Reply::coded("NOAUTH Authentication required."));
-        assert_eq!(s.commands.load(Relaxed), 3);
+        assert_eq!(s.commands(), 3);
         assert_eq!(
             s.commandstats(),
             format!(

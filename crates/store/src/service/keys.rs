@@ -15,9 +15,8 @@ use podium_core::keystore::{
     scan_page, string2ll, KeyStats, LongDouble, SMALL_HASH, SMALL_HASH_VALUE,
 };
 use podium_core::memory;
-use std::sync::atomic::Ordering;
 
-use super::Service;
+use super::{Service, EXPIRED_KEYS, KEY_HITS, KEY_MISSES};
 
 /// The boards as keys of the Redis view.
 impl BoardKeys for Service {
@@ -74,7 +73,7 @@ impl Service {
                 // for readers either way, and its record waits with the
                 // others until the log recovers.
                 self.delete_key_locked(key);
-                self.expired_keys.fetch_add(1, Ordering::Relaxed);
+                self.key_counts.add(EXPIRED_KEYS, 1);
             }
         }
     }
@@ -82,26 +81,20 @@ impl Service {
     /// Counts a read command's lookup of a key (INFO's keyspace hits and
     /// misses).
     pub(super) fn note_lookup(&self, found: bool) {
-        let counter = if found {
-            &self.key_hits
-        } else {
-            &self.key_misses
-        };
-        counter.fetch_add(1, Ordering::Relaxed);
+        self.key_counts
+            .add(if found { KEY_HITS } else { KEY_MISSES }, 1);
     }
 
     pub fn key_stats(&self) -> KeyStats {
         KeyStats {
-            hits: self.key_hits.load(Ordering::Relaxed),
-            misses: self.key_misses.load(Ordering::Relaxed),
-            expired: self.expired_keys.load(Ordering::Relaxed),
+            hits: self.key_counts.get(KEY_HITS),
+            misses: self.key_counts.get(KEY_MISSES),
+            expired: self.key_counts.get(EXPIRED_KEYS),
         }
     }
 
     pub fn reset_key_stats(&self) {
-        for c in [&self.key_hits, &self.key_misses, &self.expired_keys] {
-            c.store(0, Ordering::Relaxed);
-        }
+        self.key_counts.reset();
     }
 
     /// The average time to live of up to 1024 of the keys that have one.

@@ -45,6 +45,7 @@ use crate::keyspace::Keyspace;
 use crate::storage::record::{LogOp, SubmitRec};
 use crate::storage::{Aux, RecoveryReport, Storage};
 use gate::{Exclusive, Gate, Reading};
+use podium_core::counters::Counters;
 use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{Waiters, Writes};
 use podium_core::schedule::{Clock, SystemClock};
@@ -65,6 +66,11 @@ thread_local! {
     static UNIT: RefCell<Option<Vec<LogOp>>> = const { RefCell::new(None) };
 }
 
+/// [`Service`]'s key counters.
+const KEY_HITS: usize = 0;
+const KEY_MISSES: usize = 1;
+const EXPIRED_KEYS: usize = 2;
+
 pub struct Service {
     pub(crate) store: Store,
     storage: Option<Storage>,
@@ -82,9 +88,9 @@ pub struct Service {
     /// start until one is): LASTSAVE.
     last_save: AtomicI64,
     /// INFO's keyspace statistics (Redis reads only).
-    key_hits: AtomicU64,
-    key_misses: AtomicU64,
-    expired_keys: AtomicU64,
+    /// Keys found, keys missed ([`KEY_HITS`], [`KEY_MISSES`]) and keys
+    /// expired ([`EXPIRED_KEYS`]): INFO's keyspace figures.
+    key_counts: Counters,
     pub recovery: RecoveryReport,
     /// The Redis clients blocked on keys, woken by writes that add members.
     pub(crate) waiters: Arc<Waiters>,
@@ -125,9 +131,7 @@ impl Service {
             last_snapshot_bytes: AtomicU64::new(0),
             snapshotting: AtomicBool::new(false),
             last_save: AtomicI64::new(unix_secs()),
-            key_hits: AtomicU64::new(0),
-            key_misses: AtomicU64::new(0),
-            expired_keys: AtomicU64::new(0),
+            key_counts: Counters::new(3),
             recovery,
             waiters: Arc::default(),
         }

@@ -224,7 +224,7 @@ impl Session {
                      keyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\n\
                      total_error_replies:{}\r\n",
                     stats.connections.load(Ordering::Relaxed),
-                    stats.commands.load(Ordering::Relaxed),
+                    stats.commands(),
                     stats.ops_per_sec(),
                     stats.net_input.load(Ordering::Relaxed),
                     stats.net_output.load(Ordering::Relaxed),

@@ -318,10 +318,11 @@ impl Session {
     /// Counts a command that ran (INFO's stats, the client's last command,
     /// the slow log).
     fn counted(&self, spec: &'static Spec, args: &[Bytes], started: Instant, reply: &Reply) {
-        let usec = started.elapsed().as_micros() as u64;
+        let ended = Instant::now();
+        let usec = ended.saturating_duration_since(started).as_micros() as u64;
         let index = command::index(spec);
         let c = &self.client.client;
-        c.ran(index);
+        c.ran(index, ended);
         c.multi.store(
             self.multi.as_ref().map_or(-1, |m| m.queue.len() as i64),
             Ordering::Relaxed,
