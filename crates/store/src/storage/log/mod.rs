@@ -55,6 +55,12 @@ struct State {
     queue: VecDeque<Work>,
     next_lsn: u64,
     shutdown: bool,
+    /// Bytes appended since the last rotation (drives snapshots); kept
+    /// under the lock every append holds anyway, rather than in an atomic
+    /// each append would move between the cores.
+    since_rotation: u64,
+    /// Bytes appended since the log opened (part of [`Log::live_bytes`]).
+    appended: u64,
 }
 
 /// `(durable LSN, failed)`: every record up to the LSN is written (and,
@@ -66,9 +72,8 @@ struct Shared {
     state: Mutex<State>,
     wake: Condvar,
     durable: watch::Sender<Durable>,
-    /// Bytes appended since the last rotation (drives snapshots).
-    since_rotation: AtomicU64,
-    /// Bytes in live segment files.
+    /// Bytes in live segment files, but for the records appended since
+    /// the log opened ([`State::appended`]).
     live_bytes: AtomicU64,
     /// Why the flusher last failed (read only while `failed` is set).
     error: Mutex<Option<String>>,
@@ -107,10 +112,11 @@ impl Log {
                 queue: VecDeque::new(),
                 next_lsn,
                 shutdown: false,
+                since_rotation: 0,
+                appended: 0,
             }),
             wake: Condvar::new(),
             durable,
-            since_rotation: AtomicU64::new(0),
             live_bytes: AtomicU64::new(live_bytes + SEGMENT_MAGIC.len() as u64),
             error: Mutex::new(None),
             syncs: AtomicU64::new(0),
@@ -147,9 +153,9 @@ impl Log {
         encode_frame(&mut st.buf, lsn, op);
         let n = (st.buf.len() - before) as u64;
         st.next_lsn += 1;
+        st.since_rotation += n;
+        st.appended += n;
         drop(st);
-        self.shared.since_rotation.fetch_add(n, Ordering::Relaxed);
-        self.shared.live_bytes.fetch_add(n, Ordering::Relaxed);
         // No wake-up here, even under `always`: the writer's `wait` gives
         // it. A pipeline batch appends all its records and waits once, for
         // the last; waking at the first append would let the flusher sync
@@ -241,8 +247,8 @@ impl Log {
         }
         let next = st.next_lsn;
         st.queue.push_back(Work::Rotate(next));
+        st.since_rotation = 0;
         drop(st);
-        self.shared.since_rotation.store(0, Ordering::Relaxed);
         self.shared.wake.notify_one();
         next - 1
     }
@@ -258,11 +264,14 @@ impl Log {
     }
 
     pub fn bytes_since_rotation(&self) -> u64 {
-        self.shared.since_rotation.load(Ordering::Relaxed)
+        self.shared.state.lock().since_rotation
     }
 
     pub fn live_bytes(&self) -> u64 {
-        self.shared.live_bytes.load(Ordering::Relaxed)
+        let appended = self.shared.state.lock().appended;
+        let v = self.shared.live_bytes.load(Ordering::Relaxed);
+        // Never below zero, should more be forgotten than was counted.
+        (v.wrapping_add(appended) as i64).max(0) as u64
     }
 
     /// Segment files were deleted after a snapshot.
@@ -271,7 +280,8 @@ impl Log {
             .shared
             .live_bytes
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                Some(v.saturating_sub(n))
+                // What the appends added counts too (a wrapping sum).
+                Some(v.wrapping_sub(n))
             });
     }
 
