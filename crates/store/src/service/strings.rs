@@ -77,7 +77,8 @@ impl Service {
         self.purge_if_expired(key);
         {
             let _gate = self.shared();
-            if !self.holds_non_string(key) {
+            // A key holds one type: a string found needs no other lookup.
+            if self.keyspace.is_string(key) || !self.holds_non_string(key) {
                 if let Some(done) = self.set_locked(key, value, opts, false)? {
                     return Ok(done);
                 }
@@ -118,7 +119,7 @@ impl Service {
         if refused {
             return Ok(Some((SetDone { set: false, old }, 0)));
         }
-        if self.holds_non_string(key) {
+        if ty != Some(KeyType::String) && self.holds_non_string(key) {
             if !replace {
                 return Ok(None);
             }
