@@ -77,11 +77,8 @@ impl Service {
         self.purge_if_expired(key);
         {
             let _gate = self.shared();
-            // A key holds one type: a string found needs no other lookup.
-            if self.keyspace.is_string(key) || !self.holds_non_string(key) {
-                if let Some(done) = self.set_locked(key, value, opts, false)? {
-                    return Ok(done);
-                }
+            if let Some(done) = self.set_locked(key, value, opts, false)? {
+                return Ok(done);
             }
         }
         // Replacing a board or a hash: with every other writer excluded,
@@ -119,6 +116,7 @@ impl Service {
         if refused {
             return Ok(Some((SetDone { set: false, old }, 0)));
         }
+        // A key holds one type: a string found needs no other lookup.
         if ty != Some(KeyType::String) && self.holds_non_string(key) {
             if !replace {
                 return Ok(None);
