@@ -432,10 +432,13 @@ impl Keyspace {
     /// locked, so the log order is the apply order for this key. Nothing
     /// changes, and nothing is logged, when `update` refuses or declines
     /// (`Ok(None)`). Returns what `log` returned (0 when it did not run).
-    /// The caller has made sure the key holds no other type.
+    /// `absent` runs first when the key holds no string, with no lock
+    /// held (a key holds one type: a string found needs no other check);
+    /// its error is returned as is.
     pub fn supdate<E>(
         &self,
         key: &[u8],
+        absent: impl FnOnce() -> Result<(), E>,
         update: impl FnOnce(Option<&[u8]>) -> Result<Option<Vec<u8>>, E>,
         log: impl FnOnce(&[u8]) -> Lsn,
     ) -> Result<Lsn, E> {
@@ -458,6 +461,7 @@ impl Keyspace {
         if let Some(mut slot) = self.strings.get_mut(key) {
             return replace(&mut slot, update, log);
         }
+        absent()?;
         match self.strings.entry(key.to_vec()) {
             // Made meanwhile by another writer.
             Entry::Occupied(mut e) => replace(e.get_mut(), update, log),

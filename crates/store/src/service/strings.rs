@@ -137,6 +137,7 @@ impl Service {
         };
         let lsn = self.keyspace.supdate(
             key,
+            || Ok(()),
             |_| Ok::<_, ApiError>(Some(value.to_vec())),
             |v| {
                 let lsn = self.append(&LogOp::SetString {
@@ -252,14 +253,18 @@ impl Service {
         self.writable()?;
         self.purge_if_expired(key);
         let _gate = self.shared();
-        self.check_string(key)?;
-        self.keyspace.supdate(key, update, |v| {
-            self.append(&LogOp::SetString {
-                key: key.to_vec(),
-                value: v.to_vec(),
-                expiry: StrExpiry::Keep,
-            })
-        })
+        self.keyspace.supdate(
+            key,
+            || self.check_string(key),
+            update,
+            |v| {
+                self.append(&LogOp::SetString {
+                    key: key.to_vec(),
+                    value: v.to_vec(),
+                    expiry: StrExpiry::Keep,
+                })
+            },
+        )
     }
 
     /// INCRBY (and INCR, DECR, DECRBY): the value after adding `by`.
