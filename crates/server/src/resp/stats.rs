@@ -372,5 +372,19 @@ mod tests {
         );
         s.reset();
         assert_eq!(s.commandstats(), "");
+        assert_eq!(s.commands(), 0);
+        // Counted from the reset on, by any thread.
+        std::thread::scope(|t| {
+            t.spawn(|| s.ran(0, 7, &Reply::OK));
+        });
+        s.ran(0, 1, &Reply::OK);
+        assert_eq!(s.commands(), 2);
+        assert_eq!(
+            s.commandstats(),
+            format!(
+                "cmdstat_{}:calls=2,usec=8,usec_per_call=4.00,rejected_calls=0,failed_calls=0\r\n",
+                COMMANDS[0].name
+            )
+        );
     }
 }

@@ -326,5 +326,15 @@ mod tests {
         assert!(info(&mut s, "info errorstats").contains("errorstat_ERR:count=1\r\n"));
         let ks = info(&mut s, "info keyspace");
         assert_eq!(ks, "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\n");
+        // CONFIG RESETSTAT: counted from zero again.
+        run(&mut s, "config resetstat");
+        run(&mut s, "zscore z a");
+        let stats = info(&mut s, "info stats");
+        assert!(stats.contains("keyspace_hits:1\r\n"), "{stats}");
+        assert!(stats.contains("keyspace_misses:0\r\n"), "{stats}");
+        assert!(stats.contains("total_commands_processed:2\r\n"), "{stats}");
+        let cmd = info(&mut s, "info commandstats");
+        assert!(cmd.contains("cmdstat_zscore:calls=1,"), "{cmd}");
+        assert!(!cmd.contains("cmdstat_zadd"), "{cmd}");
     }
 }
