@@ -55,12 +55,13 @@ struct State {
     queue: VecDeque<Work>,
     next_lsn: u64,
     shutdown: bool,
-    /// Bytes appended since the last rotation (drives snapshots); kept
-    /// under the lock every append holds anyway, rather than in an atomic
-    /// each append would move between the cores.
-    since_rotation: u64,
-    /// Bytes appended since the log opened (part of [`Log::live_bytes`]).
+    /// Bytes appended since the log opened (part of [`Log::live_bytes`]);
+    /// kept under the lock every append holds anyway, rather than in an
+    /// atomic each append would move between the cores.
     appended: u64,
+    /// `appended` at the last rotation: the bytes since, which drive
+    /// snapshots, are the difference.
+    rotated_at: u64,
 }
 
 /// `(durable LSN, failed)`: every record up to the LSN is written (and,
@@ -112,8 +113,8 @@ impl Log {
                 queue: VecDeque::new(),
                 next_lsn,
                 shutdown: false,
-                since_rotation: 0,
                 appended: 0,
+                rotated_at: 0,
             }),
             wake: Condvar::new(),
             durable,
@@ -153,7 +154,6 @@ impl Log {
         encode_frame(&mut st.buf, lsn, op);
         let n = (st.buf.len() - before) as u64;
         st.next_lsn += 1;
-        st.since_rotation += n;
         st.appended += n;
         drop(st);
         // No wake-up here, even under `always`: the writer's `wait` gives
@@ -247,7 +247,7 @@ impl Log {
         }
         let next = st.next_lsn;
         st.queue.push_back(Work::Rotate(next));
-        st.since_rotation = 0;
+        st.rotated_at = st.appended;
         drop(st);
         self.shared.wake.notify_one();
         next - 1
@@ -264,7 +264,8 @@ impl Log {
     }
 
     pub fn bytes_since_rotation(&self) -> u64 {
-        self.shared.state.lock().since_rotation
+        let st = self.shared.state.lock();
+        st.appended - st.rotated_at
     }
 
     pub fn live_bytes(&self) -> u64 {
@@ -276,13 +277,8 @@ impl Log {
 
     /// Segment files were deleted after a snapshot.
     pub fn forget_bytes(&self, n: u64) {
-        let _ = self
-            .shared
-            .live_bytes
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
-                // What the appends added counts too (a wrapping sum).
-                Some(v.wrapping_sub(n))
-            });
+        // Wraps below zero: what the appends added is counted apart.
+        self.shared.live_bytes.fetch_sub(n, Ordering::Relaxed);
     }
 
     /// Writes and syncs everything appended so far and stops the flusher.
