@@ -637,6 +637,7 @@ mod tests {
         let entry = |member: &[u8], score, rank, name: Option<&str>, data: Option<&str>| Entry {
             member: member.to_vec(),
             score,
+            scores: None,
             rank,
             name: name.map(Arc::from),
             data: data.map(Arc::from),
@@ -703,6 +704,7 @@ mod tests {
                     let mut refs = page.iter().map(|e| podium_engine::EntryRef {
                         member: &e.member,
                         score: e.score,
+                        scores: e.scores,
                         rank: e.rank,
                         name: e.name.as_deref(),
                         data: e.data.as_deref(),

@@ -134,6 +134,8 @@ pub trait Backend: Send + Sync {
                     created: o.created,
                     changed: o.changed,
                     evicted: o.evicted,
+                    scores: None,
+                    previous_scores: None,
                 }),
                 SubmitItem::Err { error, .. } => Err(ApiError::from(error)),
             })

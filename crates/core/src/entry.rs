@@ -116,6 +116,7 @@ impl SubmitRec {
             cond: self.cond,
             name: self.name.as_deref(),
             data: self.data.as_deref(),
+            scores: None,
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::members::{check_member, Extra, Members, MAX_NAME_BYTES};
 use crate::score;
 use crate::search::index::SearchIndex;
+use crate::sort::{Codec, KeyOp, KeyType, Num, Scores, MAX_SORT_KEYS};
 use crate::tree::{CountedTree, NoTie, TieBreak};
 
 /// Entries a walk in rank order reads per window (see
@@ -60,6 +61,12 @@ pub struct Submit<'a> {
     pub name: Option<&'a str>,
     /// `Some` sets the JSON object (`Some("")` clears it).
     pub data: Option<&'a str>,
+    /// A board with `sort` keys: values by key name (a key left out is
+    /// allowed under `incr` only, and left as it is). `score` is then
+    /// ignored. Without it, `score` is the first key's value and the other
+    /// keys are left as they are (0 for a new member). A plain board
+    /// refuses it.
+    pub scores: Option<&'a [(String, Num)]>,
 }
 
 impl<'a> Submit<'a> {
@@ -89,13 +96,37 @@ pub struct SubmitResult {
     pub changed: bool,
     /// Members evicted by `max_members` (possibly this one).
     pub evicted: u64,
+    /// A board with `sort` keys: the member's values afterwards.
+    pub scores: Option<Scores>,
+    /// A board with `sort` keys: the values before, if the member existed.
+    pub previous_scores: Option<Scores>,
+}
+
+impl SubmitResult {
+    /// A submission that touched nothing (XX of an absent member).
+    fn absent() -> SubmitResult {
+        SubmitResult {
+            score: None,
+            rank: None,
+            previous: None,
+            applied: false,
+            created: false,
+            changed: false,
+            evicted: 0,
+            scores: None,
+            previous_scores: None,
+        }
+    }
 }
 
 /// A member as a read returns it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub member: Vec<u8>,
+    /// The score; on a board with `sort` keys, the first key's value.
     pub score: f64,
+    /// A board with `sort` keys: every key's value.
+    pub scores: Option<Scores>,
     /// 1-based, in the board's ranking mode.
     pub rank: u64,
     pub name: Option<Arc<str>>,
@@ -109,6 +140,7 @@ pub struct Entry {
 pub struct EntryRef<'a> {
     pub member: &'a [u8],
     pub score: f64,
+    pub scores: Option<Scores>,
     /// 1-based, in the board's ranking mode.
     pub rank: u64,
     pub name: Option<&'a str>,
@@ -255,6 +287,13 @@ impl TieBreak<u32> for Ties<'_> {
     #[inline]
     fn tie(&self, a: u32, b: u32) -> Ordering {
         let m = self.members;
+        // Equal first keys: the other sort keys decide before the tiebreak.
+        if m.stride() > 0 {
+            match m.cmp_keys(a, b) {
+                Ordering::Equal => {}
+                o => return o,
+            }
+        }
         match self.mode {
             TieMode::BytesAsc => m.bytes(a).cmp(m.bytes(b)),
             TieMode::BytesDesc => m.bytes(b).cmp(m.bytes(a)),
@@ -269,19 +308,14 @@ impl TieBreak<u32> for Ties<'_> {
 /// search index's ranked plane levels) are updated through it.
 pub(crate) struct TreeOrder<'a> {
     ties: Ties<'a>,
-    desc: bool,
+    first: Codec,
 }
 
 impl TreeOrder<'_> {
-    /// The tree key of a live member, as [`Board::key_of`] gives it.
+    /// The tree key of a live member, as [`Board::key_of_id`] gives it.
     #[inline]
     pub(crate) fn key(&self, id: u32) -> u64 {
-        let k = score::encode(self.ties.members.score(id));
-        if self.desc {
-            !k
-        } else {
-            k
-        }
+        self.first.encode(self.ties.members.raw(id))
     }
 }
 
@@ -289,6 +323,32 @@ impl TieBreak<u32> for TreeOrder<'_> {
     #[inline]
     fn tie(&self, a: u32, b: u32) -> Ordering {
         self.ties.tie(a, b)
+    }
+}
+
+/// `a, b, c`: a board's key names, for messages.
+fn key_names(keys: &[crate::sort::SortKey]) -> String {
+    keys.iter()
+        .map(|k| k.key.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Refuses `scores` on a plain board.
+fn no_scores(s: &Submit) -> Result<()> {
+    if s.scores.is_some() {
+        return Err(Error::BadArgument(
+            "this board has no sort keys: submit a score, not scores".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// How a board's first key (its score) becomes a tree key.
+fn first_codec(c: &BoardConfig) -> Codec {
+    match c.sort.first() {
+        Some(k) => k.codec(),
+        None => Codec::float(c.order == Order::Desc),
     }
 }
 
@@ -309,6 +369,10 @@ pub struct Board {
     pub(crate) tree: CountedTree<u32>,
     /// Dense boards: one entry per distinct key, payload = multiplicity.
     distinct: Option<CountedTree<u32>>,
+    /// Dense boards with several sort keys: their distinct tuples.
+    tuples: Option<Box<Tuples>>,
+    /// How the first key's values become tree keys.
+    first: Codec,
     pub(crate) members: Members,
     next_seq: u64,
     pub(crate) read_only: bool,
@@ -332,7 +396,7 @@ macro_rules! tree_order {
     ($self:ident) => {
         TreeOrder {
             ties: ties!($self),
-            desc: $self.config.order == Order::Desc,
+            first: $self.first,
         }
     };
 }
@@ -346,11 +410,14 @@ impl Board {
     fn empty(config: BoardConfig) -> Board {
         let seqs = config.tiebreak != Tiebreak::Member;
         let dense = config.ranking == Ranking::Dense;
+        let stride = config.sort.len().saturating_sub(1);
         Board {
-            config,
             tree: CountedTree::new(),
-            distinct: dense.then(CountedTree::new),
-            members: Members::new(seqs),
+            distinct: (dense && stride == 0).then(CountedTree::new),
+            tuples: (dense && stride > 0).then(|| Box::new(Tuples::new(stride))),
+            first: first_codec(&config),
+            config,
+            members: Members::with_keys(seqs, stride),
             next_seq: 0,
             read_only: false,
             search: None,
@@ -495,18 +562,69 @@ impl Board {
     pub fn heap_bytes(&self) -> usize {
         self.tree.heap_bytes()
             + self.distinct.as_ref().map_or(0, |d| d.heap_bytes())
+            + self.tuples.as_ref().map_or(0, |t| t.heap_bytes())
             + self.members.heap_bytes()
             + self.search_heap_bytes()
     }
 
     // ------------------------------------------------------------ helpers
 
+    /// The tree key of a plain board's score (or of a float first key).
     #[inline]
     pub(crate) fn key_of(&self, s: f64) -> u64 {
         let k = score::encode(s);
         match self.config.order {
             Order::Asc => k,
             Order::Desc => !k,
+        }
+    }
+
+    /// The tree key of a live member.
+    #[inline]
+    pub(crate) fn key_of_id(&self, id: u32) -> u64 {
+        self.first.encode(self.members.raw(id))
+    }
+
+    /// A live member's codes of the keys after the first (`stride` of them).
+    #[inline]
+    pub(crate) fn tail(&self, id: u32) -> [u64; MAX_SORT_KEYS - 1] {
+        let mut t = [0; MAX_SORT_KEYS - 1];
+        for (j, c) in t.iter_mut().enumerate().take(self.members.stride()) {
+            *c = self.members.key(id, j);
+        }
+        t
+    }
+
+    /// Whether two live members (with tree keys `ka`, `kb`) hold equal
+    /// values in every key: they then tie in `dense`/`competition` ranks.
+    #[inline]
+    fn same_values(&self, ka: u64, a: u32, kb: u64, b: u32) -> bool {
+        ka == kb && (self.members.stride() == 0 || self.members.cmp_keys(a, b) == Ordering::Equal)
+    }
+
+    /// A live member's values, one per key (a plain board: its score).
+    pub(crate) fn scores_of(&self, id: u32) -> Scores {
+        let mut v = [Num::Float(0.0); MAX_SORT_KEYS];
+        v[0] = self.first.value(self.members.raw(id));
+        for (j, k) in self.config.sort.iter().enumerate().skip(1) {
+            v[j] = k.codec().decode(self.members.key(id, j - 1));
+        }
+        Scores::new(&v[..self.config.key_count()])
+    }
+
+    /// What reads report as a member's `scores`: none on a plain board.
+    #[inline(always)]
+    fn entry_scores(&self, id: u32) -> Option<Scores> {
+        self.config.has_sort().then(|| self.scores_of(id))
+    }
+
+    /// What reads report as a member's `score`: the first key's value.
+    #[inline(always)]
+    fn score_of(&self, id: u32) -> f64 {
+        if self.first.int {
+            self.members.raw(id) as i64 as f64
+        } else {
+            self.members.score(id)
         }
     }
 
@@ -556,6 +674,12 @@ impl Board {
 
     fn tree_insert(&mut self, key: u64, id: u32) -> usize {
         let pos = self.tree.insert(key, id, &ties!(self));
+        if self.tuples.is_some() {
+            let tail = self.tail(id);
+            if let Some(t) = self.tuples.as_deref_mut() {
+                t.add(key, &tail);
+            }
+        }
         if let Some(d) = self.distinct.as_mut() {
             match d.get_key_mut(key) {
                 Some(n) => *n += 1,
@@ -570,12 +694,20 @@ impl Board {
     fn tree_remove(&mut self, key: u64, id: u32) -> Option<usize> {
         let pos = self.tree.remove(key, id, &ties!(self));
         if pos.is_some() {
-            self.distinct_remove(key);
+            self.distinct_remove(key, id);
         }
         pos
     }
 
-    fn distinct_remove(&mut self, key: u64) {
+    /// A member (still in the member table, with its values) has left the
+    /// tree: a dense board forgets its values if nobody else holds them.
+    fn distinct_remove(&mut self, key: u64, id: u32) {
+        if self.tuples.is_some() {
+            let tail = self.tail(id);
+            if let Some(t) = self.tuples.as_deref_mut() {
+                t.remove(key, &tail);
+            }
+        }
         if let Some(d) = self.distinct.as_mut() {
             if let Some(n) = d.get_key_mut(key) {
                 *n -= 1;
@@ -586,22 +718,38 @@ impl Board {
         }
     }
 
-    /// Rank (1-based, per the ranking mode) of the entry at `pos` with `key`.
+    /// Rank (1-based, per the ranking mode) of member `id`, at `pos` with
+    /// tree key `key`.
     #[inline]
-    pub(crate) fn rank_at(&self, pos: usize, key: u64) -> u64 {
+    pub(crate) fn rank_at(&self, pos: usize, key: u64, id: u32) -> u64 {
         (match self.config.ranking {
             Ranking::Unique => pos,
-            Ranking::Competition => self.tree.key_rank(key, false),
-            Ranking::Dense => self.distinct.as_ref().map_or(0, |d| d.key_rank(key, false)),
+            Ranking::Competition => self.better_count(key, id),
+            Ranking::Dense => match &self.tuples {
+                Some(t) => t.better(key, &self.tail(id)),
+                None => self.distinct.as_ref().map_or(0, |d| d.key_rank(key, false)),
+            },
         }) as u64
             + 1
+    }
+
+    /// How many members rank strictly better than the values of member
+    /// `id` (with tree key `key`): equal values do not count.
+    fn better_count(&self, key: u64, id: u32) -> usize {
+        if self.members.stride() == 0 {
+            return self.tree.key_rank(key, false);
+        }
+        self.tree.partition_point(|k, v| {
+            k < key || (k == key && self.members.cmp_keys(v, id) == Ordering::Less)
+        })
     }
 
     pub(crate) fn make_entry(&self, id: u32, rank: u64) -> Entry {
         let extra = self.members.extra(id);
         Entry {
             member: self.members.bytes(id).to_vec(),
-            score: self.members.score(id),
+            score: self.score_of(id),
+            scores: self.entry_scores(id),
             rank,
             name: extra.and_then(|e| e.name.clone()),
             data: extra.and_then(|e| e.data.clone()),
@@ -643,7 +791,8 @@ impl Board {
         let extra = self.members.extra(id);
         EntryRef {
             member: self.members.bytes(id),
-            score: self.members.score(id),
+            score: self.score_of(id),
+            scores: self.entry_scores(id),
             rank,
             name: extra.and_then(|e| e.name.as_deref()),
             data: extra.and_then(|e| e.data.as_deref()),
@@ -661,7 +810,7 @@ impl Board {
         if limit == 0 || from >= self.len() {
             return;
         }
-        let mut prev: Option<(u64, u64)> = None; // (key, rank)
+        let mut prev: Option<(u64, u32, u64)> = None; // (key, id, rank)
         let mut pos = from;
         // Only the iterator this read walks: each one costs a descent.
         let mut fwd = (!backward).then(|| self.tree.iter_from(from));
@@ -703,8 +852,8 @@ impl Board {
             for &(key, id) in &window {
                 let rank = match (self.config.ranking, prev) {
                     (Ranking::Unique, _) => pos as u64 + 1,
-                    (_, Some((k, r))) if k == key => r,
-                    (Ranking::Dense, Some((_, r))) => {
+                    (_, Some((k, p, r))) if self.same_values(k, p, key, id) => r,
+                    (Ranking::Dense, Some((_, _, r))) => {
                         if backward {
                             r - 1
                         } else {
@@ -712,9 +861,9 @@ impl Board {
                         }
                     }
                     (Ranking::Competition, Some(_)) if !backward => pos as u64 + 1,
-                    _ => self.rank_at(pos, key),
+                    _ => self.rank_at(pos, key, id),
                 };
-                prev = Some((key, rank));
+                prev = Some((key, id, rank));
                 f(id, rank);
                 pos = if backward {
                     pos.wrapping_sub(1)
@@ -777,11 +926,7 @@ impl Board {
             ids.clear();
             self.find_batch(group, &mut ids);
             queries.clear();
-            queries.extend(
-                ids.iter()
-                    .flatten()
-                    .map(|&id| (self.key_of(self.members.score(id)), id)),
-            );
+            queries.extend(ids.iter().flatten().map(|&id| (self.key_of_id(id), id)));
             positions.clear();
             self.tree
                 .positions_batch(&queries, &ties!(self), &mut positions);
@@ -789,8 +934,8 @@ impl Board {
             for id in &ids {
                 out.push(match id {
                     Some(_) => {
-                        let (&(key, _), pos) = found.next().expect("one query per found member");
-                        pos.map(|p| self.rank_at(p, key))
+                        let (&(key, id), pos) = found.next().expect("one query per found member");
+                        pos.map(|p| self.rank_at(p, key, id))
                     }
                     None => None,
                 });
@@ -806,13 +951,16 @@ impl Board {
         for group in members.chunks(32) {
             ids.clear();
             self.find_batch(group, &mut ids);
-            out.extend(ids.iter().map(|id| id.map(|id| self.members.score(id))));
+            out.extend(ids.iter().map(|id| id.map(|id| self.score_of(id))));
         }
         out
     }
 
     /// Tree positions `[lo, hi)` of the members whose score is in `r`.
     fn score_span(&self, r: &ScoreRange) -> (usize, usize) {
+        if self.first.int {
+            return self.int_span(r);
+        }
         // In tree order, the best end of the range comes first.
         let (first, last) = match self.config.order {
             Order::Asc => (r.min, r.max),
@@ -831,9 +979,36 @@ impl Board {
         (lo, hi.max(lo))
     }
 
+    /// [`Board::score_span`] of an integer first key: the bounds become
+    /// the least and the greatest integer they admit.
+    fn int_span(&self, r: &ScoreRange) -> (usize, usize) {
+        use crate::sort::TWO_63;
+        let min = match r.min {
+            Bound::Unbounded => f64::NEG_INFINITY,
+            Bound::Included(x) => x.ceil(),
+            Bound::Excluded(x) => x.floor() + 1.0,
+        };
+        let max = match r.max {
+            Bound::Unbounded => f64::INFINITY,
+            Bound::Included(x) => x.floor(),
+            Bound::Excluded(x) => x.ceil() - 1.0,
+        };
+        if min > max || min >= TWO_63 || max < -TWO_63 {
+            return (0, 0);
+        }
+        // `as` saturates: beyond i64's range is its end.
+        let (lo, hi) = (
+            self.first.encode(min as i64 as u64),
+            self.first.encode(max as i64 as u64),
+        );
+        let (best, worst) = if self.first.desc { (hi, lo) } else { (lo, hi) };
+        let a = self.tree.key_rank(best, false);
+        (a, self.tree.key_rank(worst, true).max(a))
+    }
+
     fn locate(&self, member: &[u8]) -> Option<(usize, u64, u32)> {
         let id = self.members.find(member)?;
-        let key = self.key_of(self.members.score(id));
+        let key = self.key_of_id(id);
         let pos = self.tree.position(key, id, &ties!(self))?;
         Some((pos, key, id))
     }
@@ -847,7 +1022,7 @@ impl Board {
             let Some((key, id)) = self.tree.remove_at(self.tree.len() - 1) else {
                 break;
             };
-            self.distinct_remove(key);
+            self.distinct_remove(key, id);
             self.index_remove(id);
             self.members.remove(id);
             evicted += 1;
@@ -868,6 +1043,10 @@ impl Board {
     fn submit_hashed(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
         self.writable()?;
         check_member(s.member)?;
+        if self.config.has_sort() {
+            return self.submit_keys(s, hash);
+        }
+        no_scores(s)?;
         if s.score.is_nan() {
             return Err(Error::NanScore);
         }
@@ -922,27 +1101,20 @@ impl Board {
             } else {
                 self.members.score(id)
             }),
-            rank: Some(self.rank_at(pos, key)),
+            rank: Some(self.rank_at(pos, key, id)),
             previous: Some(old),
             applied: !blocked,
             created: false,
             changed,
             evicted: 0,
+            scores: None,
+            previous_scores: None,
         })
     }
 
     fn submit_new(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
-        let absent = SubmitResult {
-            score: None,
-            rank: None,
-            previous: None,
-            applied: false,
-            created: false,
-            changed: false,
-            evicted: 0,
-        };
         if s.presence == Presence::OnlyExisting {
-            return Ok(absent);
+            return Ok(SubmitResult::absent());
         }
         // An absent member counts as 0 for `incr`, as in Redis.
         self.config.in_bounds(s.score)?;
@@ -952,7 +1124,9 @@ impl Board {
             });
         }
         let seq = self.bump_seq();
-        let id = self.members.insert_hashed(s.member, s.score, seq, hash);
+        let id = self
+            .members
+            .insert_hashed(s.member, s.score.to_bits(), seq, hash);
         self.apply_extra(id, s.name, s.data);
         self.index_insert(id);
         let key = self.key_of(s.score);
@@ -962,12 +1136,187 @@ impl Board {
             && self.config.max_members.is_none_or(|m| (pos as u64) < m);
         Ok(SubmitResult {
             score: kept.then_some(s.score),
-            rank: kept.then(|| self.rank_at(pos, key)),
+            rank: kept.then(|| self.rank_at(pos, key, id)),
             previous: None,
             applied: true,
             created: kept,
             changed: kept,
             evicted,
+            scores: None,
+            previous_scores: None,
+        })
+    }
+
+    /// The checks of a submission that need no member's state: its values
+    /// (one per key, of the keys' types, none NaN) and, for a `set` or
+    /// `best`, the bounds. Returns the submitted values, coerced to their
+    /// keys' types (`None`: not submitted).
+    fn given(&self, s: &Submit) -> Result<[Option<Num>; MAX_SORT_KEYS]> {
+        let keys = &self.config.sort;
+        let op = s.op.unwrap_or(self.config.update);
+        let mut g = [None; MAX_SORT_KEYS];
+        match s.scores {
+            Some(vals) => {
+                for (name, v) in vals {
+                    let j = self.config.key_index(name).ok_or_else(|| {
+                        Error::BadArgument(format!(
+                            "this board has no sort key {name:?}; its keys are {}",
+                            key_names(keys)
+                        ))
+                    })?;
+                    if g[j].is_some() {
+                        return Err(Error::BadArgument(format!(
+                            "sort key {name:?} is given twice"
+                        )));
+                    }
+                    g[j] = Some(keys[j].coerce(*v)?);
+                }
+                if op != UpdateOp::Incr {
+                    if let Some(k) = keys.iter().zip(&g).find(|(_, v)| v.is_none()) {
+                        return Err(Error::BadArgument(format!(
+                            "submission lacks sort key {:?} (only an incr may leave keys out)",
+                            k.0.key
+                        )));
+                    }
+                }
+            }
+            None => g[0] = Some(keys[0].coerce(Num::Float(s.score))?),
+        }
+        if op != UpdateOp::Incr {
+            if let Some(f) = g[0] {
+                self.config.in_bounds(f.as_f64())?;
+            }
+        }
+        Ok(g)
+    }
+
+    /// The tree-order codes of a tuple of values.
+    fn codes(&self, v: &[Num]) -> [u64; MAX_SORT_KEYS] {
+        let mut c = [0; MAX_SORT_KEYS];
+        for ((c, n), k) in c.iter_mut().zip(v).zip(&self.config.sort) {
+            *c = k.codec().encode(n.raw());
+        }
+        c
+    }
+
+    /// [`Board::submit_hashed`] on a board with `sort` keys.
+    fn submit_keys(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
+        self.check_extra(s.name, s.data)?;
+        let given = self.given(s)?;
+        let op = s.op.unwrap_or(self.config.update);
+        let n = self.config.sort.len();
+        let Some(id) = self.members.find_hashed(hash, s.member) else {
+            return self.submit_keys_new(s, hash, &given);
+        };
+        let old = self.scores_of(id);
+        let mut new = old;
+        // As Redis: NX on an existing member is blocked before any
+        // arithmetic.
+        if s.presence != Presence::OnlyNew {
+            let mut v = [Num::Float(0.0); MAX_SORT_KEYS];
+            for (j, k) in self.config.sort.iter().enumerate() {
+                v[j] = match (given[j], op) {
+                    (None, _) => old[j],
+                    (Some(g), UpdateOp::Incr) if s.scores.is_some() => k.apply(old[j], g)?,
+                    // A bare score (a Redis write) adds to the first key.
+                    (Some(g), UpdateOp::Incr) => k.apply_op(KeyOp::Incr, old[j], g)?,
+                    (Some(g), _) => g,
+                };
+            }
+            new = Scores::new(&v[..n]);
+        }
+        let (oc, nc) = (self.codes(&old), self.codes(&new));
+        let numeric = new
+            .iter()
+            .zip(old.iter())
+            .map(|(a, b)| a.cmp_value(b))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal);
+        let blocked = s.presence == Presence::OnlyNew
+            || (op == UpdateOp::Best && nc >= oc)
+            || (s.cond == Cond::Greater && numeric != Ordering::Greater)
+            || (s.cond == Cond::Less && numeric != Ordering::Less);
+        let changed = !blocked && nc != oc;
+        if changed {
+            self.config.in_bounds(new.first().as_f64())?;
+        }
+        self.apply_extra(id, s.name, s.data);
+        self.index_refresh(id, s.name.is_some(), s.data.is_some());
+        let (key, pos) = if changed {
+            self.tree_remove(oc[0], id);
+            self.index_unrank(id);
+            self.members.set_raw(id, new.first().raw());
+            self.members.set_keys(id, &nc[1..n]);
+            let seq = self.bump_seq();
+            self.members.set_seq(id, seq);
+            self.index_rerank(id);
+            (nc[0], self.tree_insert(nc[0], id))
+        } else {
+            let pos = self.tree.position(oc[0], id, &ties!(self)).unwrap_or(0);
+            (oc[0], pos)
+        };
+        let now = if !blocked && !changed {
+            new
+        } else {
+            self.scores_of(id)
+        };
+        Ok(SubmitResult {
+            score: Some(now.first().as_f64()),
+            rank: Some(self.rank_at(pos, key, id)),
+            previous: Some(old.first().as_f64()),
+            applied: !blocked,
+            created: false,
+            changed,
+            evicted: 0,
+            scores: Some(now),
+            previous_scores: Some(old),
+        })
+    }
+
+    fn submit_keys_new(
+        &mut self,
+        s: &Submit,
+        hash: u64,
+        given: &[Option<Num>; MAX_SORT_KEYS],
+    ) -> Result<SubmitResult> {
+        if s.presence == Presence::OnlyExisting {
+            return Ok(SubmitResult::absent());
+        }
+        let n = self.config.sort.len();
+        let mut v = [Num::Float(0.0); MAX_SORT_KEYS];
+        for (j, k) in self.config.sort.iter().enumerate() {
+            v[j] = given[j].unwrap_or_else(|| k.zero());
+        }
+        let new = Scores::new(&v[..n]);
+        self.config.in_bounds(new.first().as_f64())?;
+        if !self.members.has_room(s.member.len()) {
+            return Err(Error::BoardFull {
+                max: crate::members::MAX_ARENA_BYTES,
+            });
+        }
+        let codes = self.codes(&new);
+        let seq = self.bump_seq();
+        let id = self
+            .members
+            .insert_hashed(s.member, new.first().raw(), seq, hash);
+        self.members.set_keys(id, &codes[1..n]);
+        self.apply_extra(id, s.name, s.data);
+        self.index_insert(id);
+        let key = codes[0];
+        let pos = self.tree_insert(key, id);
+        let evicted = self.evict_overflow();
+        let kept = (pos as u64) < self.tree.len() as u64
+            && self.config.max_members.is_none_or(|m| (pos as u64) < m);
+        Ok(SubmitResult {
+            score: kept.then(|| new.first().as_f64()),
+            rank: kept.then(|| self.rank_at(pos, key, id)),
+            previous: None,
+            applied: true,
+            created: kept,
+            changed: kept,
+            evicted,
+            scores: kept.then_some(new),
+            previous_scores: None,
         })
     }
 
@@ -979,13 +1328,26 @@ impl Board {
         self.writable()?;
         for s in batch {
             check_member(s.member)?;
+            self.check_extra(s.name, s.data)?;
+            if self.config.has_sort() {
+                self.given(s)?;
+                continue;
+            }
+            no_scores(s)?;
             if s.score.is_nan() {
                 return Err(Error::NanScore);
             }
-            self.check_extra(s.name, s.data)?;
             if s.op.unwrap_or(self.config.update) != UpdateOp::Incr {
                 self.config.in_bounds(s.score)?;
             }
+        }
+        if self.config.has_sort() {
+            // Each item's key codes depend on the ones before: no
+            // prefetching guesses, just the items in order.
+            return Ok(batch
+                .iter()
+                .map(|s| self.submit_hashed(s, self.members.hash_of(s.member)))
+                .collect());
         }
         let mut out = Vec::with_capacity(batch.len());
         let mut ids = Vec::with_capacity(32);
@@ -1067,7 +1429,7 @@ impl Board {
             let Some((key, id)) = self.tree.remove_at(lo) else {
                 break;
             };
-            self.distinct_remove(key);
+            self.distinct_remove(key, id);
             self.index_remove(id);
             self.members.remove(id);
         }
@@ -1121,14 +1483,33 @@ impl Board {
     }
 
     /// `board_update`: applies a new config, re-ranking the members when the
-    /// order or tiebreak changed and evicting beyond a lowered `max_members`.
-    pub fn set_config(&mut self, mut config: BoardConfig) -> Result<()> {
+    /// order, the tiebreak or the sort keys changed and evicting beyond a
+    /// lowered `max_members`.
+    pub fn set_config(&mut self, config: BoardConfig) -> Result<()> {
+        self.set_config_progress(config, |_, _| {})
+    }
+
+    /// The members a re-ranking [`Board::set_config`] re-inserts between
+    /// two calls of its `progress`.
+    pub const RESORT_STEP: usize = 1 << 16;
+
+    /// [`Board::set_config`], calling `progress(done, total)` as a
+    /// re-ranking goes (every [`Board::RESORT_STEP`] members, and at the
+    /// end). Keys keep their values by name when the sort changes (see
+    /// [`crate::sort::key_sources`]); a value an integer key cannot hold
+    /// refuses the change before anything changes.
+    pub fn set_config_progress(
+        &mut self,
+        mut config: BoardConfig,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<()> {
         config.validate()?;
         // Whose archive a board is was settled by the reset that made it.
         config.archive = self.config.archive.clone();
         let rebuild = config.order != self.config.order
             || config.tiebreak != self.config.tiebreak
-            || config.ranking != self.config.ranking;
+            || config.ranking != self.config.ranking
+            || !crate::sort::same_order(&config.sort, &self.config.sort);
         let searched = self.search.as_ref().map(|ix| ix.max_planes());
         let reindex = config.search_fields != self.config.search_fields;
         if !rebuild {
@@ -1139,20 +1520,55 @@ impl Board {
             }
             return Ok(());
         }
+        let sources = crate::sort::key_sources(&self.config, &config)?;
+        let new_keys = config.keys();
+        let moved = |b: &Board, id: u32| -> Result<Scores> {
+            let old = b.scores_of(id);
+            let mut v = [Num::Float(0.0); MAX_SORT_KEYS];
+            for (j, src) in sources.iter().enumerate() {
+                v[j] = match src {
+                    Some(i) => new_keys[j].coerce(old[*i]).map_err(|_| {
+                        Error::BadConfig(format!(
+                            "member {:?} holds {} in a key that would be an integer key",
+                            String::from_utf8_lossy(b.members.bytes(id)),
+                            old[*i]
+                        ))
+                    })?,
+                    None => new_keys[j].zero(),
+                };
+            }
+            Ok(Scores::new(&v[..sources.len()]))
+        };
+        // Every value must fit its new key before anything changes.
+        if config.sort.iter().any(|k| k.ty == KeyType::Int) {
+            for (_, id) in self.tree.iter() {
+                moved(self, id)?;
+            }
+        }
         // Re-submit every member in its current rank order, so `first`/`last`
         // sequences follow the old order.
-        let old = std::mem::replace(self, Self::empty(config));
+        let total = self.len();
+        let old = std::mem::replace(self, Self::empty(config.clone()));
         self.read_only = old.read_only;
-        for (_, id) in old.tree.iter() {
+        for (done, (_, id)) in old.tree.iter().enumerate() {
+            if done % Self::RESORT_STEP == 0 && done > 0 {
+                progress(done, total);
+            }
+            let v = moved(&old, id)?;
+            let codes = self.codes(&v);
             let seq = self.bump_seq();
-            let score = old.members.score(id);
-            let nid = self.members.insert(old.members.bytes(id), score, seq);
+            let hash = self.members.hash_of(old.members.bytes(id));
+            let nid = self
+                .members
+                .insert_hashed(old.members.bytes(id), v.first().raw(), seq, hash);
+            self.members.set_keys(nid, &codes[1..v.len()]);
             if let Some(e) = old.members.extra(id) {
                 self.members.set_extra(nid, e.clone());
             }
-            let k = self.key_of(score);
+            let k = self.key_of_id(nid);
             self.tree_insert(k, nid);
         }
+        progress(total, total);
         self.evict_overflow();
         self.reindex_after_config(searched);
         Ok(())
@@ -1183,15 +1599,20 @@ impl Board {
 
     // -------------------------------------------------------------- reads
 
-    /// `score`.
+    /// `score` (on a board with `sort` keys, the first key's value).
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.members.find(member).map(|id| self.members.score(id))
+        self.members.find(member).map(|id| self.score_of(id))
+    }
+
+    /// A member's values, one per key (a plain board: its score).
+    pub fn scores(&self, member: &[u8]) -> Option<Scores> {
+        self.members.find(member).map(|id| self.scores_of(id))
     }
 
     /// `rank` (1-based, in the board's ranking mode).
     pub fn rank(&self, member: &[u8]) -> Option<u64> {
         self.locate(member)
-            .map(|(pos, key, _)| self.rank_at(pos, key))
+            .map(|(pos, key, id)| self.rank_at(pos, key, id))
     }
 
     /// 0-based position in rank order (the unique rank minus one), for
@@ -1214,10 +1635,10 @@ impl Board {
     /// `entry`.
     pub fn entry(&self, member: &[u8], page_size: u64) -> Option<EntryInfo> {
         let (pos, key, id) = self.locate(member)?;
-        let rank = self.rank_at(pos, key);
+        let rank = self.rank_at(pos, key, id);
         Some(EntryInfo {
             entry: self.make_entry(id, rank),
-            percentile: self.percentile_of(key),
+            percentile: self.percentile_of(key, id),
             page: pos as u64 / page_size.max(1) + 1,
             ranking: self.config.ranking,
         })
@@ -1307,11 +1728,11 @@ impl Board {
     /// member, clipped at the top and at the bottom of the board (as the
     /// Redis leaderboard libraries' `around_me` does).
     pub fn around(&self, member: &[u8], page_size: u64) -> Option<Around> {
-        let (pos, key, _) = self.locate(member)?;
+        let (pos, key, id) = self.locate(member)?;
         let start = pos.saturating_sub(page_size as usize / 2);
         Some(Around {
             entries: self.collect(start, page_size as usize, false),
-            rank: self.rank_at(pos, key),
+            rank: self.rank_at(pos, key, id),
             total: self.len() as u64,
             ranking: self.config.ranking,
         })
@@ -1335,17 +1756,18 @@ impl Board {
         Ranks {
             entries: found
                 .into_iter()
-                .map(|(pos, key, id)| self.make_entry(id, self.rank_at(pos, key)))
+                .map(|(pos, key, id)| self.make_entry(id, self.rank_at(pos, key, id)))
                 .collect(),
             missing,
             ranking: self.config.ranking,
         }
     }
 
-    /// The share of the board (0–100] whose score is not better than `key`'s.
-    fn percentile_of(&self, key: u64) -> f64 {
+    /// The share of the board (0–100] whose values are not better than
+    /// those of member `id` (tree key `key`).
+    fn percentile_of(&self, key: u64, id: u32) -> f64 {
         let n = self.len() as f64;
-        let better = self.tree.key_rank(key, false) as f64;
+        let better = self.better_count(key, id) as f64;
         100.0 * (n - better) / n
     }
 
@@ -1353,7 +1775,7 @@ impl Board {
     /// than the member's (the best member is at 100).
     pub fn percentile(&self, member: &[u8]) -> Option<f64> {
         let id = self.members.find(member)?;
-        Some(self.percentile_of(self.key_of(self.members.score(id))))
+        Some(self.percentile_of(self.key_of_id(id), id))
     }
 
     /// `score_at_percentile`: the entry at position
@@ -1375,12 +1797,25 @@ impl Board {
         Ok(self.collect(r - 1, 1, false).pop())
     }
 
-    /// `export`: every entry best first, borrowed: `(member, score, name, data)`.
+    /// `export`: every entry best first, borrowed: `(member, score, name,
+    /// data)` (a board with `sort` keys: the first key's value; see
+    /// [`Board::iter_scores`]).
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], f64, Option<&Extra>)> + '_ {
         self.tree.iter().map(move |(_, id)| {
             (
                 self.members.bytes(id),
-                self.members.score(id),
+                self.score_of(id),
+                self.members.extra(id),
+            )
+        })
+    }
+
+    /// [`Board::iter`] with every key's values.
+    pub fn iter_scores(&self) -> impl Iterator<Item = (&[u8], Scores, Option<&Extra>)> + '_ {
+        self.tree.iter().map(move |(_, id)| {
+            (
+                self.members.bytes(id),
+                self.scores_of(id),
                 self.members.extra(id),
             )
         })
@@ -1406,6 +1841,12 @@ impl Board {
         intersect: bool,
     ) -> Result<Board> {
         config.validate()?;
+        if config.has_sort() || sources.iter().any(|s| s.0.config.has_sort()) {
+            return Err(Error::BadArgument(
+                "merge and intersect combine single scores; boards with sort keys cannot be combined"
+                    .into(),
+            ));
+        }
         if sources.iter().any(|s| s.1.is_nan()) {
             return Err(Error::BadArgument("weight is not a number".into()));
         }
@@ -1472,10 +1913,11 @@ impl Board {
         Ok(out)
     }
 
-    /// Inserts or overwrites without validation (for combine and restore).
+    /// Inserts or overwrites a plain board's member without validation
+    /// (for combine).
     fn submit_unchecked(&mut self, member: &[u8], s: f64) {
         if let Some(id) = self.members.find(member) {
-            let key = self.key_of(self.members.score(id));
+            let key = self.key_of_id(id);
             self.tree_remove(key, id);
             self.index_remove(id);
             self.members.remove(id);
@@ -1503,15 +1945,28 @@ impl Board {
         let mut distinct = 0usize;
         let mut prev = None;
         for (key, id) in self.tree.iter() {
-            if self.key_of(self.members.score(id)) != key {
+            if self.key_of_id(id) != key {
                 return Err("tree key disagrees with the member's score".into());
             }
             if self.members.find(self.members.bytes(id)) != Some(id) {
                 return Err("member index disagrees with the tree".into());
             }
-            if prev != Some(key) {
+            if !prev.is_some_and(|(k, p)| self.same_values(k, p, key, id)) {
                 distinct += 1;
-                prev = Some(key);
+            }
+            prev = Some((key, id));
+        }
+        if let Some(t) = &self.tuples {
+            t.check_invariants()?;
+            if t.len() != distinct {
+                return Err(format!(
+                    "{} distinct tuples but the dense index holds {}",
+                    distinct,
+                    t.len()
+                ));
+            }
+            if t.members() != self.len() as u64 {
+                return Err("dense tuple multiplicities do not add up".into());
             }
         }
         if let Some(d) = &self.distinct {
@@ -1543,7 +1998,9 @@ impl std::fmt::Debug for Board {
 }
 
 pub(crate) mod snapshot;
+mod tuples;
 pub use snapshot::BoardImage;
+use tuples::Tuples;
 
 #[cfg(test)]
 mod tests {
@@ -1656,5 +2113,257 @@ mod tests {
         b.check_invariants().unwrap();
         assert_eq!(b.rank(b"member-19999"), Some(1));
         assert_eq!(b.score(b"alice"), Some(1.0));
+    }
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+    use crate::sort::{KeyOp, KeyType, SortKey};
+
+    fn board(update: UpdateOp, ranking: Ranking, keys: Vec<SortKey>) -> Board {
+        Board::new(BoardConfig {
+            order: keys[0].order,
+            update,
+            ranking,
+            sort: keys,
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    /// Submits `vals` to the board's keys in order (`None`: left out).
+    fn put(b: &mut Board, m: &str, vals: &[Option<Num>]) -> Result<SubmitResult> {
+        let named: Vec<(String, Num)> = b
+            .config
+            .sort
+            .iter()
+            .zip(vals)
+            .filter_map(|(k, v)| v.map(|v| (k.key.clone(), v)))
+            .collect();
+        let r = b.submit(&Submit {
+            scores: Some(&named),
+            ..Submit::new(m.as_bytes(), 0.0)
+        });
+        b.check_invariants().unwrap();
+        r
+    }
+
+    fn f(x: f64) -> Option<Num> {
+        Some(Num::Float(x))
+    }
+    fn i(x: i64) -> Option<Num> {
+        Some(Num::Int(x))
+    }
+
+    #[test]
+    fn a_race_ranks_laps_then_time_and_keeps_the_best() {
+        let mut b = board(
+            UpdateOp::Best,
+            Ranking::Unique,
+            vec![
+                SortKey::new("laps", Order::Desc, KeyType::Int, KeyOp::Set),
+                SortKey::new("time_ms", Order::Asc, KeyType::Int, KeyOp::Set),
+            ],
+        );
+        put(&mut b, "ann", &[i(10), i(61_000)]).unwrap();
+        put(&mut b, "bob", &[i(10), i(62_000)]).unwrap();
+        put(&mut b, "cat", &[i(9), i(50_000)]).unwrap();
+        assert_eq!(b.rank(b"ann"), Some(1));
+        assert_eq!(b.rank(b"bob"), Some(2));
+        assert_eq!(b.rank(b"cat"), Some(3));
+        // A plain board refuses `scores`.
+        let mut plain = Board::new(BoardConfig::default()).unwrap();
+        let one = [("score".to_string(), Num::Float(1.0))];
+        assert!(plain
+            .submit(&Submit {
+                scores: Some(&one),
+                ..Submit::new(b"x", 0.0)
+            })
+            .is_err());
+        // A slower run of 10 laps does not replace a faster one.
+        let r = put(&mut b, "ann", &[i(10), i(62_000)]).unwrap();
+        assert!(!r.applied && !r.changed);
+        assert_eq!(
+            b.scores(b"ann").unwrap().as_slice(),
+            &[Num::Int(10), Num::Int(61_000)]
+        );
+        // Under `best` every key must be given, each once, and known.
+        assert!(put(&mut b, "ann", &[i(11), None]).is_err());
+        let twice = [
+            ("laps".to_string(), Num::Int(1)),
+            ("laps".to_string(), Num::Int(2)),
+        ];
+        let unknown = [
+            ("lap".to_string(), Num::Int(1)),
+            ("time_ms".to_string(), Num::Int(2)),
+        ];
+        for bad in [&twice[..], &unknown[..]] {
+            let e = b
+                .submit(&Submit {
+                    scores: Some(bad),
+                    ..Submit::new(b"ann", 0.0)
+                })
+                .unwrap_err();
+            assert!(e.to_string().contains("sort key"), "{e}");
+        }
+        // A bare score (a Redis write) sets the first key and keeps the rest.
+        b.submit(&Submit {
+            op: Some(UpdateOp::Set),
+            ..Submit::new(b"cat", 11.0)
+        })
+        .unwrap();
+        assert_eq!(
+            b.scores(b"cat").unwrap().as_slice(),
+            &[Num::Int(11), Num::Int(50_000)]
+        );
+        assert!(b.submit(&Submit::new(b"cat", 11.5)).is_err());
+        let top = b.top(1, 10).unwrap();
+        assert_eq!(top.entries[0].member, b"cat");
+        assert_eq!(top.entries[1].member, b"ann");
+        assert_eq!(top.entries[1].scores.unwrap()[1], Num::Int(61_000));
+        assert_eq!(top.entries[1].score, 10.0);
+    }
+
+    #[test]
+    fn kills_with_first_to_reach() {
+        let mut b = board(
+            UpdateOp::Incr,
+            Ranking::Competition,
+            vec![
+                SortKey::new("kills", Order::Desc, KeyType::Int, KeyOp::Incr),
+                SortKey::new("reached_at", Order::Asc, KeyType::Int, KeyOp::Set),
+            ],
+        );
+        put(&mut b, "ann", &[i(3), i(100)]).unwrap();
+        put(&mut b, "bob", &[i(2), i(90)]).unwrap();
+        put(&mut b, "bob", &[i(1), i(120)]).unwrap();
+        // Both at 3 kills; ann reached it first.
+        assert_eq!(
+            b.scores(b"bob").unwrap().as_slice(),
+            &[Num::Int(3), Num::Int(120)]
+        );
+        assert_eq!(b.rank(b"ann"), Some(1));
+        assert_eq!(b.rank(b"bob"), Some(2));
+        // A key left out of an incr is unchanged.
+        put(&mut b, "bob", &[i(0), None]).unwrap();
+        assert_eq!(b.scores(b"bob").unwrap()[1], Num::Int(120));
+        // Equal tuples tie in competition ranking.
+        put(&mut b, "cat", &[i(3), i(120)]).unwrap();
+        assert_eq!(b.rank(b"bob"), Some(2));
+        assert_eq!(b.rank(b"cat"), Some(2));
+        let ranks: Vec<u64> = b
+            .top(1, 10)
+            .unwrap()
+            .entries
+            .iter()
+            .map(|e| e.rank)
+            .collect();
+        assert_eq!(ranks, [1, 2, 2]);
+        assert!((b.percentile(b"ann").unwrap() - 100.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn integers_beyond_two_to_the_53_rank_exactly() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Dense,
+            vec![SortKey::new("xp", Order::Desc, KeyType::Int, KeyOp::Incr)],
+        );
+        let big = 1i64 << 60;
+        put(&mut b, "a", &[i(big)]).unwrap();
+        put(&mut b, "b", &[i(big + 1)]).unwrap();
+        put(&mut b, "c", &[i(big)]).unwrap();
+        assert_eq!(b.rank(b"b"), Some(1));
+        assert_eq!(b.rank(b"a"), Some(2));
+        assert_eq!(b.rank(b"c"), Some(2));
+        assert_eq!(b.scores(b"b").unwrap().first(), Num::Int(big + 1));
+        // Ranges on an integer first key take the integers the bounds admit.
+        assert_eq!(
+            b.count_range(&ScoreRange::inclusive(big as f64, big as f64))
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            b.count_range(&ScoreRange::inclusive(big as f64, f64::INFINITY))
+                .unwrap(),
+            3
+        );
+        assert_eq!(b.count_range(&ScoreRange::inclusive(0.5, 1.5)).unwrap(), 0);
+        let mut bytes = Vec::new();
+        b.write_snapshot(&mut bytes).unwrap();
+        let back = Board::read_snapshot(&mut bytes.as_slice()).unwrap();
+        back.check_invariants().unwrap();
+        assert_eq!(back.scores(b"b"), b.scores(b"b"));
+        assert_eq!(back.rank(b"c"), Some(2));
+    }
+
+    #[test]
+    fn dense_tuples_share_ranks_and_survive_removals() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Dense,
+            vec![
+                SortKey::new("a", Order::Asc, KeyType::Float, KeyOp::Incr),
+                SortKey::new("b", Order::Desc, KeyType::Float, KeyOp::Incr),
+                SortKey::new("c", Order::Asc, KeyType::Int, KeyOp::Incr),
+            ],
+        );
+        for (m, a, bb, c) in [
+            ("p", 1.0, 5.0, 1),
+            ("q", 1.0, 5.0, 1),
+            ("r", 1.0, 4.0, 1),
+            ("s", 0.5, 0.0, 9),
+        ] {
+            put(&mut b, m, &[f(a), f(bb), i(c)]).unwrap();
+        }
+        assert_eq!(b.rank(b"s"), Some(1));
+        assert_eq!(b.rank(b"p"), Some(2));
+        assert_eq!(b.rank(b"q"), Some(2));
+        assert_eq!(b.rank(b"r"), Some(3));
+        b.remove(&[b"p"]).unwrap();
+        b.check_invariants().unwrap();
+        assert_eq!(b.rank(b"r"), Some(3));
+        b.remove(&[b"q"]).unwrap();
+        b.check_invariants().unwrap();
+        assert_eq!(b.rank(b"r"), Some(2));
+    }
+
+    #[test]
+    fn changing_the_sort_keeps_values_by_name() {
+        let mut b = Board::new(BoardConfig::default()).unwrap();
+        for (m, s) in [("a", 3.0), ("b", 1.0), ("c", 2.0)] {
+            b.submit(&Submit::new(m.as_bytes(), s)).unwrap();
+        }
+        let sorted = BoardConfig::from_json(&serde_json::json!({
+            "sort": [{"key": "score", "type": "int"}, {"key": "time", "order": "asc"}]
+        }))
+        .unwrap();
+        let mut seen = Vec::new();
+        b.set_config_progress(sorted, |d, t| seen.push((d, t)))
+            .unwrap();
+        b.check_invariants().unwrap();
+        assert_eq!(seen.last(), Some(&(3, 3)));
+        assert_eq!(
+            b.scores(b"a").unwrap().as_slice(),
+            &[Num::Int(3), Num::Float(0.0)]
+        );
+        put(&mut b, "b", &[i(3), f(-1.0)]).unwrap();
+        assert_eq!(b.rank(b"b"), Some(1));
+        // Flip the second key's direction: re-ranked from the stored values.
+        let flipped = BoardConfig::from_json(&serde_json::json!({
+            "sort": [{"key": "score", "type": "int"}, {"key": "time", "order": "desc"}]
+        }))
+        .unwrap();
+        b.set_config(flipped).unwrap();
+        assert_eq!(b.rank(b"a"), Some(1));
+        // A float that is not an integer cannot move to an int key.
+        let mut p = Board::new(BoardConfig::default()).unwrap();
+        p.submit(&Submit::new(b"x", 1.5)).unwrap();
+        let to_int =
+            BoardConfig::from_json(&serde_json::json!({"sort": [{"key": "score", "type": "int"}]}))
+                .unwrap();
+        assert!(p.set_config(to_int).is_err());
+        assert_eq!(p.score(b"x"), Some(1.5));
     }
 }

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use crate::error::{Error, Result};
+use crate::sort::{self, SortKey};
 
 /// Which scores are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -182,6 +183,10 @@ pub struct BoardConfig {
     pub max_submits_per_member: Option<SubmitLimit>,
     /// Set on the archives a reset makes, never by a client.
     pub archive: Option<ArchiveOf>,
+    /// The keys members are ranked by, in order (see [`crate::sort`]);
+    /// empty: one float key, the `score`. The first key's direction is
+    /// `order`.
+    pub sort: Vec<SortKey>,
 }
 
 impl Default for BoardConfig {
@@ -200,6 +205,7 @@ impl Default for BoardConfig {
             max_data_bytes: DEFAULT_MAX_DATA_BYTES,
             max_submits_per_member: None,
             archive: None,
+            sort: Vec::new(),
         }
     }
 }
@@ -257,7 +263,43 @@ impl BoardConfig {
         if self.archive.as_ref().is_some_and(|a| a.board.is_empty()) {
             return bad("archive_of must name a board");
         }
+        sort::validate(&self.sort)?;
+        if self.sort.first().is_some_and(|k| k.order != self.order) {
+            return bad("order must be the first sort key's order");
+        }
         Ok(())
+    }
+
+    /// Whether members are ranked by `sort` keys (and carry `scores`)
+    /// rather than by a single `score`.
+    #[inline]
+    pub fn has_sort(&self) -> bool {
+        !self.sort.is_empty()
+    }
+
+    /// How many values a member holds: its sort keys, or its one score.
+    #[inline]
+    pub fn key_count(&self) -> usize {
+        self.sort.len().max(1)
+    }
+
+    /// The keys members hold: the `sort` keys, or a plain board's one float
+    /// key, `score`.
+    pub fn keys(&self) -> Vec<SortKey> {
+        if self.has_sort() {
+            return self.sort.clone();
+        }
+        vec![SortKey::new(
+            "score",
+            self.order,
+            sort::KeyType::Float,
+            sort::KeyOp::Incr,
+        )]
+    }
+
+    /// The position of the sort key named `name`.
+    pub fn key_index(&self, name: &str) -> Option<usize> {
+        self.sort.iter().position(|k| k.key == name)
     }
 
     /// Whether `candidate` is strictly better than `current` on this board.
@@ -395,6 +437,9 @@ impl BoardConfig {
             o.insert("archive_of".into(), a.board.clone().into());
             o.insert("archive_seq".into(), a.seq.into());
         }
+        if let (true, Some(o)) = (self.has_sort(), v.as_object_mut()) {
+            o.insert("sort".into(), sort::keys_to_json(&self.sort));
+        }
         v
     }
 
@@ -407,6 +452,7 @@ impl BoardConfig {
         let mut c = BoardConfig::default();
         let bad = |field: &str, want: &str| Error::BadConfig(format!("{field} must be {want}"));
         let (mut archive_of, mut archive_seq) = (None, None);
+        let mut order_given = false;
         for (k, v) in obj {
             if v.is_null() {
                 continue;
@@ -419,7 +465,11 @@ impl BoardConfig {
                 None => num(),
             };
             match k.as_str() {
-                "order" => c.order = s()?.parse()?,
+                "order" => {
+                    c.order = s()?.parse()?;
+                    order_given = true;
+                }
+                "sort" => c.sort = sort::keys_from_json(v)?,
                 "ranking" => c.ranking = s()?.parse()?,
                 "tiebreak" => c.tiebreak = s()?.parse()?,
                 "update" => c.update = s()?.parse()?,
@@ -456,6 +506,16 @@ impl BoardConfig {
             (Some(board), Some(seq)) => Some(ArchiveOf { board, seq }),
             _ => return Err(bad("archive_of and archive_seq", "given together")),
         };
+        // The first sort key's direction is the board's order; `order`
+        // may be left out, or say the same.
+        if let Some(first) = c.sort.first() {
+            if order_given && c.order != first.order {
+                return Err(Error::BadConfig(
+                    "order must be the first sort key's order (or be left out)".into(),
+                ));
+            }
+            c.order = first.order;
+        }
         c.validate()?;
         Ok(c)
     }
@@ -505,6 +565,15 @@ mod json_tests {
                 board: "b@x".into(),
                 seq: 7,
             }),
+            sort: Vec::new(),
+        };
+        assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
+        let c = BoardConfig {
+            sort: vec![
+                SortKey::new("laps", Order::Asc, sort::KeyType::Int, sort::KeyOp::Max),
+                SortKey::new("time", Order::Desc, sort::KeyType::Float, sort::KeyOp::Set),
+            ],
+            ..c
         };
         assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
         assert!(BoardConfig::from_json(&serde_json::json!({"archive_of": "b"})).is_err());
@@ -517,6 +586,29 @@ mod json_tests {
             BoardConfig::default()
         );
         assert!(BoardConfig::from_json(&serde_json::json!({"colour": "red"})).is_err());
+        // `order` follows the first sort key, or must agree with it.
+        let s = serde_json::json!([{"key": "kills"}, {"key": "at", "order": "asc", "type": "int", "op": "set"}]);
+        let c = BoardConfig::from_json(&serde_json::json!({ "sort": s })).unwrap();
+        assert_eq!(c.order, Order::Desc);
+        assert_eq!(
+            c.sort[1],
+            SortKey::new("at", Order::Asc, sort::KeyType::Int, sort::KeyOp::Set)
+        );
+        assert!(BoardConfig::from_json(&serde_json::json!({"sort": s, "order": "asc"})).is_err());
+        for bad in [
+            serde_json::json!([]),
+            serde_json::json!([{"key": "a"}, {"key": "a"}]),
+            serde_json::json!([{"key": "a"}, {"key": "b"}, {"key": "c"}, {"key": "d"}, {"key": "e"}]),
+            serde_json::json!([{"key": ""}]),
+            serde_json::json!([{"key": "a", "type": "decimal"}]),
+            serde_json::json!([{"key": "a", "op": "avg"}]),
+            serde_json::json!([{"key": "a", "colour": "red"}]),
+            serde_json::json!([{"order": "asc"}]),
+            serde_json::json!("laps"),
+        ] {
+            let e = BoardConfig::from_json(&serde_json::json!({ "sort": bad })).unwrap_err();
+            assert!(e.to_string().contains("sort"), "{bad}: {e}");
+        }
         assert!(BoardConfig::from_json(&serde_json::json!({"order": 3})).is_err());
     }
 

@@ -34,6 +34,7 @@ mod index;
 mod members;
 pub mod score;
 pub mod search;
+pub mod sort;
 pub mod store;
 pub mod tree;
 pub mod used;
@@ -46,4 +47,5 @@ pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, SubmitLimit, Tie
 pub use error::{Error, Result};
 pub use members::{check_member, Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};
+pub use sort::{KeyOp, KeyType, Num, Scores, SortKey, MAX_SORT_KEYS};
 pub use store::Store;

@@ -115,17 +115,16 @@ impl<T: Copy + Default> ChunkVec<T> {
 #[derive(Clone, Copy)]
 #[repr(C, packed(4))]
 struct Rec {
-    score: f64,
+    /// The score's bits (a composite board's first key: a double's bits or
+    /// an integer's two's complement).
+    raw: u64,
     /// Arena position of the id's entry in [`UNIT`]s, or [`FREE`].
     loc: u32,
 }
 
 impl Default for Rec {
     fn default() -> Self {
-        Rec {
-            score: 0.0,
-            loc: FREE,
-        }
+        Rec { raw: 0, loc: FREE }
     }
 }
 
@@ -142,6 +141,11 @@ pub(crate) struct Members {
     recs: ChunkVec<Rec>,
     /// Arrival sequence numbers, kept only for `first`/`last` tiebreaks.
     seqs: Option<ChunkVec<u64>>,
+    /// A composite board's keys after the first, `stride` per member at
+    /// `id * stride`, as tree-order codes (so ordering two members with
+    /// the same first key compares plain integers).
+    keys: ChunkVec<u64>,
+    stride: usize,
     index: Index,
     hasher: foldhash::fast::FixedState,
     free: Vec<u32>,
@@ -185,6 +189,8 @@ impl Members {
             arena: self.arena.clone(),
             recs: self.recs.clone(),
             seqs: self.seqs.clone(),
+            keys: self.keys.clone(),
+            stride: self.stride,
             index: Index::new(),
             hasher: self.hasher.clone(),
             free: Vec::new(),
@@ -195,11 +201,19 @@ impl Members {
         }
     }
 
+    #[cfg(test)]
     pub fn new(with_seqs: bool) -> Self {
+        Self::with_keys(with_seqs, 0)
+    }
+
+    /// A table whose members hold `stride` sort keys besides the first.
+    pub fn with_keys(with_seqs: bool, stride: usize) -> Self {
         Members {
             arena: Vec::new(),
             recs: ChunkVec::new(),
             seqs: with_seqs.then(ChunkVec::new),
+            keys: ChunkVec::new(),
+            stride,
             index: Index::new(),
             hasher: foldhash::fast::FixedState::with_seed(0x9e37_79b9_7f4a_7c15),
             free: Vec::new(),
@@ -271,14 +285,57 @@ impl Members {
         self.arena_bytes(self.recs.get(id as usize).loc)
     }
 
+    /// A plain board's score of a live member.
     #[inline(always)]
     pub fn score(&self, id: u32) -> f64 {
-        self.recs.get(id as usize).score
+        f64::from_bits(self.recs.get(id as usize).raw)
+    }
+
+    /// The score's (or the first key's) bits.
+    #[inline(always)]
+    pub fn raw(&self, id: u32) -> u64 {
+        self.recs.get(id as usize).raw
     }
 
     #[inline]
     pub fn set_score(&mut self, id: u32, score: f64) {
-        self.recs.get_mut(id as usize).score = score;
+        self.set_raw(id, score.to_bits());
+    }
+
+    #[inline]
+    pub fn set_raw(&mut self, id: u32, raw: u64) {
+        self.recs.get_mut(id as usize).raw = raw;
+    }
+
+    /// Sort keys held besides the first.
+    #[inline(always)]
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// Code `j` of a member's keys after the first.
+    #[inline(always)]
+    pub fn key(&self, id: u32, j: usize) -> u64 {
+        self.keys.get(id as usize * self.stride + j)
+    }
+
+    pub fn set_keys(&mut self, id: u32, codes: &[u64]) {
+        debug_assert_eq!(codes.len(), self.stride);
+        for (j, &c) in codes.iter().enumerate() {
+            *self.keys.get_mut(id as usize * self.stride + j) = c;
+        }
+    }
+
+    /// The order of two members' keys after the first.
+    #[inline]
+    pub fn cmp_keys(&self, a: u32, b: u32) -> std::cmp::Ordering {
+        for j in 0..self.stride {
+            match self.key(a, j).cmp(&self.key(b, j)) {
+                std::cmp::Ordering::Equal => {}
+                o => return o,
+            }
+        }
+        std::cmp::Ordering::Equal
     }
 
     #[inline]
@@ -370,15 +427,17 @@ impl Members {
 
     /// Interns a member known to be absent; returns its id.
     pub fn insert(&mut self, member: &[u8], score: f64, seq: u64) -> u32 {
-        self.insert_hashed(member, score, seq, self.hash(member))
+        self.insert_hashed(member, score.to_bits(), seq, self.hash(member))
     }
 
-    /// [`Members::insert`] with the member's [`Members::hash_of`] known.
-    pub fn insert_hashed(&mut self, member: &[u8], score: f64, seq: u64, hash: u64) -> u32 {
+    /// [`Members::insert`] with the score's bits ([`Members::raw`]) and
+    /// the member's [`Members::hash_of`] known. A composite board sets the
+    /// other keys next ([`Members::set_keys`]).
+    pub fn insert_hashed(&mut self, member: &[u8], raw: u64, seq: u64, hash: u64) -> u32 {
         debug_assert!(member.len() <= MAX_MEMBER_BYTES);
         debug_assert_eq!(hash, self.hash(member));
         let loc = self.store_bytes(member);
-        let rec = Rec { score, loc };
+        let rec = Rec { raw, loc };
         let id = match self.free.pop() {
             Some(id) => {
                 *self.recs.get_mut(id as usize) = rec;
@@ -389,6 +448,9 @@ impl Members {
                 self.recs.push(rec);
                 if let Some(s) = self.seqs.as_mut() {
                     s.push(0);
+                }
+                for _ in 0..self.stride {
+                    self.keys.push(0);
                 }
                 id
             }
@@ -510,6 +572,11 @@ impl Members {
         self.arena.iter().map(|c| c.capacity()).sum::<usize>()
             + self.recs.heap_bytes()
             + self.seqs.as_ref().map_or(0, |s| s.heap_bytes())
+            + if self.stride > 0 {
+                self.keys.heap_bytes()
+            } else {
+                0
+            }
             + self.index.heap_bytes()
             + self.free.capacity() * 4
             + self.extras.capacity() * 48

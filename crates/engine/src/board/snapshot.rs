@@ -4,10 +4,17 @@
 //! ```text
 //! "PDMB" | version u16 = 1 | config_len u32 | config JSON
 //! | next_seq u64 | read_only u8 | count u64
-//! | count × ( member_len u16 | member | score f64 bits u64 | seq u64
+//! | count × ( member_len u16 | member | score bits u64
+//!            | (keys − 1) × key bits u64 | seq u64
 //!            | flags u8 (1 = name, 2 = data)
 //!            | [name_len u32 | name] | [data_len u32 | data] )
 //! ```
+//!
+//! A plain board has one key: its score, a double's bits. A board with
+//! `sort` keys (its config lists them) writes its first key's value where
+//! a plain board writes the score and each further key's value after it,
+//! each as 64 bits: a `float` key's double bits, an `int` key's two's
+//! complement. A plain board's bytes are thus what they always were.
 //!
 //! Entries are written best first, so rebuilding is a bulk load of the
 //! tree in O(n), not n inserts. Integrity (checksums) is the storage
@@ -20,6 +27,7 @@ use super::{tie_mode, Board, Ties};
 use crate::config::BoardConfig;
 use crate::error::{Error, Result};
 use crate::members::{Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
+use crate::sort::KeyType;
 use crate::tree::{CountedTree, TieBreak};
 
 const MAGIC: &[u8; 4] = b"PDMB";
@@ -66,7 +74,11 @@ impl Board {
             let m = members.bytes(id);
             w.write_all(&(m.len() as u16).to_le_bytes())?;
             w.write_all(m)?;
-            w.write_all(&members.score(id).to_bits().to_le_bytes())?;
+            w.write_all(&members.raw(id).to_le_bytes())?;
+            for (j, k) in self.config.sort.iter().enumerate().skip(1) {
+                let bits = k.codec().decode(members.key(id, j - 1)).raw();
+                w.write_all(&bits.to_le_bytes())?;
+            }
             w.write_all(&members.seq(id).to_le_bytes())?;
             let extra = members.extra(id);
             let name = extra.and_then(|e| e.name.as_deref());
@@ -86,6 +98,8 @@ impl Board {
             config: self.config.clone(),
             tree: self.tree.clone(),
             distinct: None,
+            tuples: None,
+            first: self.first,
             members: self.members.copy_records(),
             next_seq: self.next_seq,
             read_only: self.read_only,
@@ -125,6 +139,7 @@ impl Board {
         // read, by doubling that costs little next to reading them.
         let mut entries: Vec<(u64, u32)> = Vec::with_capacity(count.min(1 << 16) as usize);
         let mut member = Vec::with_capacity(MAX_MEMBER_BYTES);
+        let mut tail = vec![0u64; board.members.stride()];
         for _ in 0..count {
             let mlen = u16::from_le_bytes(array(r)?) as usize;
             if mlen == 0 || mlen > MAX_MEMBER_BYTES {
@@ -132,9 +147,16 @@ impl Board {
             }
             member.resize(mlen, 0);
             read_exact(r, &mut member)?;
-            let score = f64::from_bits(u64::from_le_bytes(array(r)?));
-            if score.is_nan() {
+            let raw = u64::from_le_bytes(array(r)?);
+            if !board.first.int && f64::from_bits(raw).is_nan() {
                 return Err(corrupt("NaN score"));
+            }
+            for (c, k) in tail.iter_mut().zip(board.config.sort.iter().skip(1)) {
+                let bits = u64::from_le_bytes(array(r)?);
+                if k.ty == KeyType::Float && f64::from_bits(bits).is_nan() {
+                    return Err(corrupt("NaN key value"));
+                }
+                *c = k.codec().encode(bits);
             }
             let seq = u64::from_le_bytes(array(r)?);
             let [flags] = array::<1, _>(r)?;
@@ -148,9 +170,11 @@ impl Board {
             if board.members.find(&member).is_some() {
                 return Err(corrupt("duplicate member"));
             }
-            let id = board.members.insert(&member, score, seq);
+            let hash = board.members.hash_of(&member);
+            let id = board.members.insert_hashed(&member, raw, seq, hash);
+            board.members.set_keys(id, &tail);
             board.members.set_extra(id, extra);
-            let key = board.key_of(score);
+            let key = board.key_of_id(id);
             if let Some(&(pk, pid)) = entries.last() {
                 let ties = Ties {
                     members: &board.members,
@@ -171,6 +195,14 @@ impl Board {
                 }
             }
             *d = CountedTree::from_sorted(runs);
+        }
+        if board.tuples.is_some() {
+            for &(k, id) in &entries {
+                let t = board.tail(id);
+                if let Some(tuples) = board.tuples.as_deref_mut() {
+                    tuples.add(k, &t);
+                }
+            }
         }
         board.tree = CountedTree::from_sorted(entries);
         Ok(board)

@@ -543,9 +543,8 @@ impl<'b> TopK<'b> {
     }
 
     fn take(&mut self, ids: &[u32]) {
-        let m = &self.board.members;
         for &id in ids {
-            let e = (self.board.key_of(m.score(id)), id);
+            let e = (self.board.key_of_id(id), id);
             if self.heap.len() < self.k {
                 self.heap.push(e);
                 self.sift_up(self.heap.len() - 1);
@@ -974,7 +973,7 @@ impl Board {
             }
             _ => page
                 .iter()
-                .map(|&(key, id)| (id, self.rank_at(0, key)))
+                .map(|&(key, id)| (id, self.rank_at(0, key, id)))
                 .collect(),
         }
     }

@@ -100,6 +100,7 @@ impl Sub {
             cond: self.cond,
             name: self.name.as_deref(),
             data: self.data.as_deref(),
+            scores: None,
         }
     }
 }
@@ -292,6 +293,7 @@ impl Model {
         Entry {
             member: e.member.clone(),
             score: e.score,
+            scores: None,
             rank: view[i].0,
             name: e.name.as_deref().map(Arc::from),
             data: e.data.as_deref().map(Arc::from),
@@ -370,6 +372,8 @@ impl Model {
                     created: false,
                     changed: false,
                     evicted: 0,
+                    scores: None,
+                    previous_scores: None,
                 });
             }
             // `incr` on an absent member starts from 0: the result is the
@@ -397,6 +401,8 @@ impl Model {
                 created: pos.is_some(),
                 changed: pos.is_some(),
                 evicted,
+                scores: None,
+                previous_scores: None,
             });
         };
         let old = self.entries[i].score;
@@ -413,6 +419,8 @@ impl Model {
                 created: false,
                 changed: false,
                 evicted: 0,
+                scores: None,
+                previous_scores: None,
             });
         }
         let new = match op {
@@ -452,6 +460,8 @@ impl Model {
             created: false,
             changed,
             evicted: 0,
+            scores: None,
+            previous_scores: None,
         })
     }
 

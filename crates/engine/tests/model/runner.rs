@@ -95,6 +95,7 @@ pub(crate) fn check_read(b: &Board, m: &Model, r: &Read) -> Result<(), TestCaseE
                 seen.push(Entry {
                     member: e.member.to_vec(),
                     score: e.score,
+                    scores: e.scores,
                     rank: e.rank,
                     name: e.name.map(Into::into),
                     data: e.data.map(Into::into),

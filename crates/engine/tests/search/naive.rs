@@ -293,6 +293,7 @@ pub(crate) fn check_query(b: &Board, q: &Query) -> Result<(), TestCaseError> {
                             .map(|e| Entry {
                                 member: e.member.to_vec(),
                                 score: e.score,
+                                scores: e.scores,
                                 rank: e.rank,
                                 name: e.name.map(Into::into),
                                 data: e.data.map(Into::into),

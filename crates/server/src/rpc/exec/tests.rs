@@ -143,6 +143,7 @@ fn bare_entries_encode_as_the_dto_at_every_seam() {
             let e = podium_engine::EntryRef {
                 member: id,
                 score,
+                scores: None,
                 rank,
                 name: None,
                 data: Some(r#"{"x":1}"#),
@@ -152,6 +153,7 @@ fn bare_entries_encode_as_the_dto_at_every_seam() {
                 &podium_engine::Entry {
                     member: id.clone(),
                     score,
+                    scores: None,
                     rank,
                     name: None,
                     data: None,
