@@ -210,6 +210,7 @@ mod tests {
         EntryOut {
             member: member.into(),
             score: Score(score),
+            scores: None,
             rank,
             name: name.map(str::to_string),
             data: None,
@@ -301,6 +302,8 @@ mod tests {
             created: true,
             applied: true,
             evicted: 0,
+            scores: None,
+            previous_scores: None,
         };
         assert_eq!(render_submit(&s), "alice: score 42, rank 3");
         s.changed = false;

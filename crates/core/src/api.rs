@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use podium_engine::{BoardConfig, Entry, Ranking};
+use podium_engine::{BoardConfig, Entry, Num, Ranking, Scores};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -71,6 +71,122 @@ impl<'de> Deserialize<'de> for Score {
     }
 }
 
+impl Score {
+    /// What an entry that gives `scores` instead holds: no score.
+    pub const ABSENT: Score = Score(f64::NAN);
+
+    fn absent() -> Score {
+        Score::ABSENT
+    }
+
+    /// Whether the entry gave no score (the wire refuses NaN, so only a
+    /// left-out field reads as this).
+    pub fn is_absent(&self) -> bool {
+        self.0.is_nan()
+    }
+}
+
+/// A board with sort keys' values, by key name: `{"laps": 10,
+/// "time_ms": 61234}`. A value is a number, or a string holding one: JSON
+/// carries integers beyond ±2^53 as strings (a JSON reader would round
+/// them), and infinities as `"inf"` / `"-inf"`; MessagePack carries
+/// integers and floats as they are. Integers stay exact.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NamedScores(pub Vec<(String, Num)>);
+
+impl NamedScores {
+    /// A member's values with its board's key names.
+    pub fn of(keys: &[String], scores: &Scores) -> NamedScores {
+        NamedScores(keys.iter().cloned().zip(scores.iter().copied()).collect())
+    }
+}
+
+/// One value of [`NamedScores`] as the format carries it.
+struct NumOut(Num);
+
+impl Serialize for NumOut {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.0 {
+            Num::Int(i)
+                if !s.is_human_readable() || i.abs() <= podium_engine::sort::MAX_SAFE_INT =>
+            {
+                s.serialize_i64(i)
+            }
+            Num::Int(i) => s.collect_str(&i),
+            Num::Float(x) => Score(x).serialize(s),
+        }
+    }
+}
+
+impl Serialize for NamedScores {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(k, v)| (k, NumOut(*v))))
+    }
+}
+
+struct NumIn(Num);
+
+impl<'de> Deserialize<'de> for NumIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<NumIn, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = NumIn;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number, or a string holding one")
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<NumIn, E> {
+                Score::deserialize(de::value::F64Deserializer::<E>::new(v))
+                    .map(|s| NumIn(Num::Float(s.0)))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<NumIn, E> {
+                Ok(NumIn(Num::Int(v)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<NumIn, E> {
+                i64::try_from(v)
+                    .map(|i| NumIn(Num::Int(i)))
+                    .map_err(|_| E::custom(format!("{v} is beyond a 64-bit signed integer")))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<NumIn, E> {
+                match Num::parse(v) {
+                    Some(Num::Float(_)) | None => parse_score(v)
+                        .map(|x| NumIn(Num::Float(x)))
+                        .map_err(E::custom),
+                    Some(n) => Ok(NumIn(n)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for NamedScores {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<NamedScores, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = NamedScores;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    r#"an object of sort key values such as {"laps": 10, "time_ms": 61234}"#,
+                )
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut m: A) -> Result<NamedScores, A::Error> {
+                let mut v = Vec::new();
+                while let Some((k, NumIn(n))) = m.next_entry::<String, NumIn>()? {
+                    if v.len() == podium_engine::MAX_SORT_KEYS {
+                        return Err(de::Error::custom(format!(
+                            "scores may hold at most {} keys",
+                            podium_engine::MAX_SORT_KEYS
+                        )));
+                    }
+                    v.push((k, n));
+                }
+                Ok(NamedScores(v))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// `only`: which members a submission may touch (Redis NX / XX).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,7 +209,13 @@ pub enum CondIn {
 #[serde(deny_unknown_fields)]
 pub struct SubmitIn {
     pub member: String,
+    /// Left out when `scores` is given ([`Score::ABSENT`]).
+    #[serde(default = "Score::absent", skip_serializing_if = "Score::is_absent")]
     pub score: Score,
+    /// A board with sort keys: the values by key name (then `score` is
+    /// ignored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<NamedScores>,
     /// `set`, `best` or `incr`; the board's `update` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub op: Option<String>,
@@ -114,6 +236,7 @@ impl SubmitIn {
         SubmitIn {
             member: member.into(),
             score: Score(score),
+            scores: None,
             op: None,
             only: None,
             cond: None,
@@ -154,6 +277,13 @@ pub struct SubmitOut {
     pub applied: bool,
     /// Members evicted by `max_members` (possibly this one).
     pub evicted: u64,
+    /// A board with sort keys: every key's value afterwards (`score` is
+    /// the first key's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<NamedScores>,
+    /// A board with sort keys: every key's value before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_scores: Option<NamedScores>,
 }
 
 /// `submit_many` / `import`: per-entry results, or per-entry errors.
@@ -216,7 +346,11 @@ impl From<ErrorBody> for ApiError {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EntryOut {
     pub member: String,
+    /// On a board with sort keys, the first key's value.
     pub score: Score,
+    /// A board with sort keys: every key's value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scores: Option<NamedScores>,
     pub rank: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
@@ -230,10 +364,12 @@ pub fn member_str(m: &[u8]) -> String {
     String::from_utf8_lossy(m).into_owned()
 }
 
-pub fn entry_out(e: &Entry, with_data: bool) -> EntryOut {
+/// `keys`: the board's sort key names (none for a plain board).
+pub fn entry_out(e: &Entry, keys: &[String], with_data: bool) -> EntryOut {
     EntryOut {
         member: member_str(&e.member),
         score: Score(e.score),
+        scores: e.scores.as_ref().map(|s| NamedScores::of(keys, s)),
         rank: e.rank,
         name: e.name.as_deref().map(str::to_string),
         data: if with_data {
@@ -244,8 +380,42 @@ pub fn entry_out(e: &Entry, with_data: bool) -> EntryOut {
     }
 }
 
-pub fn entries_out(v: &[Entry], with_data: bool) -> Vec<EntryOut> {
-    v.iter().map(|e| entry_out(e, with_data)).collect()
+pub fn entries_out(v: &[Entry], keys: &[String], with_data: bool) -> Vec<EntryOut> {
+    v.iter().map(|e| entry_out(e, keys, with_data)).collect()
+}
+
+/// A member's values as an object of its board's key names.
+pub struct ScoresJson<'a, K> {
+    pub keys: &'a [K],
+    pub scores: &'a Scores,
+}
+
+/// A key's name, from a list of names or of a board's sort keys.
+pub trait KeyName {
+    fn key_name(&self) -> &str;
+}
+
+impl KeyName for String {
+    fn key_name(&self) -> &str {
+        self
+    }
+}
+
+impl KeyName for podium_engine::SortKey {
+    fn key_name(&self) -> &str {
+        &self.key
+    }
+}
+
+impl<K: KeyName> Serialize for ScoresJson<'_, K> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(
+            self.keys
+                .iter()
+                .zip(self.scores.iter())
+                .map(|(k, v)| (k.key_name(), NumOut(*v))),
+        )
+    }
 }
 
 /// An engine [`Entry`] serialized exactly as its [`EntryOut`] is, without
@@ -253,6 +423,8 @@ pub fn entries_out(v: &[Entry], with_data: bool) -> Vec<EntryOut> {
 /// writing a page straight into its response body.
 pub struct EntryJson<'a> {
     pub entry: &'a Entry,
+    /// The board's sort key names (none for a plain board).
+    pub keys: &'a [String],
     pub with_data: bool,
 }
 
@@ -265,10 +437,23 @@ impl Serialize for EntryJson<'_> {
             (Some(d), true) => serde_json::from_str::<serde_json::Value>(d).ok(),
             _ => None,
         };
-        let fields = 3 + usize::from(e.name.is_some()) + usize::from(data.is_some());
+        let fields = 3
+            + usize::from(e.name.is_some())
+            + usize::from(data.is_some())
+            + usize::from(e.scores.is_some());
         let mut st = s.serialize_struct("EntryOut", fields)?;
         st.serialize_field("member", &*String::from_utf8_lossy(&e.member))?;
         st.serialize_field("score", &Score(e.score))?;
+        match &e.scores {
+            Some(scores) => st.serialize_field(
+                "scores",
+                &ScoresJson {
+                    keys: self.keys,
+                    scores,
+                },
+            )?,
+            None => st.skip_field("scores")?,
+        }
         st.serialize_field("rank", &e.rank)?;
         match e.name.as_deref() {
             Some(name) => st.serialize_field("name", name)?,
@@ -285,6 +470,7 @@ impl Serialize for EntryJson<'_> {
 /// A page of engine entries as a JSON array of [`EntryJson`].
 pub struct EntriesJson<'a> {
     pub entries: &'a [Entry],
+    pub keys: &'a [String],
     pub with_data: bool,
 }
 
@@ -292,6 +478,7 @@ impl Serialize for EntriesJson<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.entries.iter().map(|entry| EntryJson {
             entry,
+            keys: self.keys,
             with_data: self.with_data,
         }))
     }
@@ -338,6 +525,16 @@ pub fn write_entry_json(
     }
     out.extend_from_slice(b",\"score\":");
     serde_json::to_writer(&mut *out, &Score(e.score))?;
+    if let Some(scores) = &e.scores {
+        out.extend_from_slice(b",\"scores\":");
+        serde_json::to_writer(
+            &mut *out,
+            &ScoresJson {
+                keys: e.keys,
+                scores,
+            },
+        )?;
+    }
     out.extend_from_slice(b",\"rank\":");
     out.extend_from_slice(itoa::Buffer::new().format(e.rank).as_bytes());
     if let Some(name) = e.name {
@@ -667,7 +864,30 @@ mod tests {
                 Some(r#" {"k" : "v\u00e9", "n": 1e3} "#),
             ),
             entry(b"", 0.1 + 0.2, u64::MAX, None, Some("")),
+            Entry {
+                scores: Some(Scores::new(&[
+                    Num::Int((1 << 60) + 1),
+                    Num::Float(f64::NEG_INFINITY),
+                ])),
+                ..entry(b"k", (1u64 << 60) as f64, 7, Some("K"), None)
+            },
+            Entry {
+                scores: Some(Scores::new(&[Num::Int(-3), Num::Float(0.5)])),
+                ..entry(b"l", -3.0, 8, None, None)
+            },
         ];
+        let keys = ["laps".to_string(), "time \"ms\"".to_string()];
+        let sort_keys: Vec<podium_engine::SortKey> = keys
+            .iter()
+            .map(|k| {
+                podium_engine::SortKey::new(
+                    k,
+                    podium_engine::Order::Desc,
+                    podium_engine::KeyType::Int,
+                    podium_engine::KeyOp::Incr,
+                )
+            })
+            .collect();
         for with_data in [false, true] {
             for page in [&entries[..], &[], &entries[4..]] {
                 let owned = SearchOut {
@@ -677,7 +897,7 @@ mod tests {
                     total: 7,
                     offset: 1,
                     limit: 25,
-                    entries: entries_out(page, with_data),
+                    entries: entries_out(page, &keys, with_data),
                 };
                 let borrowed = SearchJson {
                     board: "b\u{e9}",
@@ -688,6 +908,7 @@ mod tests {
                     limit: 25,
                     entries: EntriesJson {
                         entries: page,
+                        keys: &keys,
                         with_data,
                     },
                 };
@@ -705,6 +926,7 @@ mod tests {
                         member: &e.member,
                         score: e.score,
                         scores: e.scores,
+                        keys: if e.scores.is_some() { &sort_keys } else { &[] },
                         rank: e.rank,
                         name: e.name.as_deref(),
                         data: e.data.as_deref(),
@@ -729,6 +951,39 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    #[test]
+    fn named_scores_on_the_wire() {
+        let e: SubmitIn = serde_json::from_str(
+            r#"{"member":"a","scores":{"xp":"9007199254740993","t":1.5,"n":-2,"i":"-inf"}}"#,
+        )
+        .unwrap();
+        assert!(e.score.is_absent());
+        let s = e.scores.clone().unwrap().0;
+        assert_eq!(s[0], ("xp".to_string(), Num::Int(9_007_199_254_740_993)));
+        assert_eq!(s[1].1, Num::Float(1.5));
+        assert_eq!(s[2].1, Num::Int(-2));
+        assert_eq!(s[3].1, Num::Float(f64::NEG_INFINITY));
+        // Written back the same way: the large integer as a string, no score.
+        let back = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            back,
+            r#"{"member":"a","scores":{"xp":"9007199254740993","t":1.5,"n":-2,"i":"-inf"}}"#
+        );
+        // MessagePack carries the integer as an integer.
+        let mp = rmp_serde::to_vec_named(&e).unwrap();
+        let again: SubmitIn = rmp_serde::from_slice(&mp).unwrap();
+        assert_eq!(again, e);
+        for bad in [
+            r#"{"member":"a","scores":{"x":"nan"}}"#,
+            r#"{"member":"a","scores":{"x":true}}"#,
+            r#"{"member":"a","scores":{"x":18446744073709551615}}"#,
+            r#"{"member":"a","scores":[1,2]}"#,
+            r#"{"member":"a","scores":{"a":1,"b":2,"c":3,"d":4,"e":5}}"#,
+        ] {
+            assert!(serde_json::from_str::<SubmitIn>(bad).is_err(), "{bad}");
         }
     }
 

@@ -134,8 +134,8 @@ pub trait Backend: Send + Sync {
                     created: o.created,
                     changed: o.changed,
                     evicted: o.evicted,
-                    scores: None,
-                    previous_scores: None,
+                    scores: o.scores.map(|n| values(&n)),
+                    previous_scores: o.previous_scores.map(|n| values(&n)),
                 }),
                 SubmitItem::Err { error, .. } => Err(ApiError::from(error)),
             })
@@ -298,4 +298,10 @@ impl RangeBounds {
             max: b(self.max, self.max_exclusive),
         }
     }
+}
+
+/// The values of named scores, in their order.
+fn values(n: &crate::api::NamedScores) -> podium_engine::Scores {
+    let v: Vec<podium_engine::Num> = n.0.iter().map(|(_, v)| *v).collect();
+    podium_engine::Scores::new(&v)
 }

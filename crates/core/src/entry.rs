@@ -5,9 +5,9 @@
 //! straight from a bulk frame; the embedded store applies and logs it as
 //! it is, so a bulk write takes each member id once, without a copy.
 
-use podium_engine::{Cond, Presence, Submit, UpdateOp};
+use podium_engine::{Cond, Num, Presence, Submit, UpdateOp};
 
-use crate::api::{CondIn, Only, Score, SubmitIn};
+use crate::api::{CondIn, NamedScores, Only, Score, SubmitIn};
 use crate::error::{ApiError, Code};
 
 /// A member id as a [`SubmitRec`] holds it: ids of up to 24 bytes (user
@@ -20,7 +20,11 @@ pub type MemberBytes = smallvec::SmallVec<[u8; 24]>;
 #[derive(Debug, Clone, PartialEq)]
 pub struct SubmitRec {
     pub member: MemberBytes,
+    /// 0 (and unused) when `scores` is given.
     pub score: f64,
+    /// A board with sort keys: values by key name (the board resolves the
+    /// names, and refuses this on a plain board).
+    pub scores: Option<Vec<(String, Num)>>,
     pub op: Option<UpdateOp>,
     pub presence: Presence,
     pub cond: Cond,
@@ -51,6 +55,7 @@ impl SubmitRec {
 
     /// The options that can be refused, in the order they are checked.
     fn checked(e: &SubmitIn) -> Result<(Option<UpdateOp>, Option<String>), ApiError> {
+        score_given(e)?;
         let op = e.op.as_deref().map(update_op).transpose()?;
         Ok((op, data_text(e.data.as_ref())?))
     }
@@ -64,7 +69,8 @@ impl SubmitRec {
     ) -> SubmitRec {
         SubmitRec {
             member,
-            score: e.score.0,
+            score: if e.scores.is_some() { 0.0 } else { e.score.0 },
+            scores: e.scores.as_ref().map(|s| s.0.clone()),
             op,
             presence: match e.only {
                 None => Presence::Any,
@@ -87,7 +93,12 @@ impl SubmitRec {
     pub fn to_entry(&self) -> SubmitIn {
         SubmitIn {
             member: String::from_utf8_lossy(&self.member).into_owned(),
-            score: Score(self.score),
+            score: if self.scores.is_some() {
+                Score::ABSENT
+            } else {
+                Score(self.score)
+            },
+            scores: self.scores.clone().map(NamedScores),
             op: self.op.map(|op| op.as_str().to_string()),
             only: match self.presence {
                 Presence::Any => None,
@@ -116,9 +127,20 @@ impl SubmitRec {
             cond: self.cond,
             name: self.name.as_deref(),
             data: self.data.as_deref(),
-            scores: None,
+            scores: self.scores.as_deref(),
         }
     }
+}
+
+/// Refuses an entry with neither `score` nor `scores`.
+pub fn score_given(e: &SubmitIn) -> Result<(), ApiError> {
+    if e.scores.is_none() && e.score.is_absent() {
+        return Err(ApiError::new(
+            Code::InvalidScore,
+            "score is required (or scores, on a board with sort keys)",
+        ));
+    }
+    Ok(())
 }
 
 /// An entry's `op`: `set`, `best` or `incr`.

@@ -130,6 +130,7 @@ fn entry() -> impl Strategy<Value = SubmitIn> {
         prop::option::of(data),
     )
         .prop_map(|(member, score, op, only, cond, name, data)| SubmitIn {
+            scores: None,
             member,
             score: Score(score),
             op: op.map(str::to_string),

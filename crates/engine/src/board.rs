@@ -141,6 +141,8 @@ pub struct EntryRef<'a> {
     pub member: &'a [u8],
     pub score: f64,
     pub scores: Option<Scores>,
+    /// The board's sort keys, naming `scores` (none on a plain board).
+    pub keys: &'a [crate::sort::SortKey],
     /// 1-based, in the board's ranking mode.
     pub rank: u64,
     pub name: Option<&'a str>,
@@ -499,6 +501,12 @@ impl Board {
         &self.config
     }
 
+    /// The names of the sort keys, in order (none on a plain board): what
+    /// a read's `scores` are labelled with.
+    pub fn key_names(&self) -> Vec<String> {
+        self.config.sort.iter().map(|k| k.key.clone()).collect()
+    }
+
     pub fn ranking(&self) -> Ranking {
         self.config.ranking
     }
@@ -793,6 +801,7 @@ impl Board {
             member: self.members.bytes(id),
             score: self.score_of(id),
             scores: self.entry_scores(id),
+            keys: &self.config.sort,
             rank,
             name: extra.and_then(|e| e.name.as_deref()),
             data: extra.and_then(|e| e.data.as_deref()),

@@ -238,6 +238,7 @@ impl Backend for RedisBackend {
             board: board.to_string(),
             ranking: ranking_str(ranking).to_string(),
             entry: EntryOut {
+                scores: None,
                 member: member.to_string(),
                 score: Score(score(&a[1])?),
                 rank: rank_of(ranking, pos, rank_better),
@@ -417,6 +418,7 @@ impl Backend for RedisBackend {
         Ok(w.entries
             .into_iter()
             .map(|e| ExportLine {
+                scores: None,
                 member: e.member,
                 score: e.score,
                 rank: e.rank,

@@ -39,6 +39,12 @@ pub(crate) fn supported(c: &BoardConfig) -> Result<(), ApiError> {
             ),
         ));
     }
+    if c.has_sort() {
+        return Err(ApiError::new(
+            Code::InvalidConfig,
+            "sort keys are not yet available on the redis backend: its boards rank by one score",
+        ));
+    }
     Ok(())
 }
 

@@ -186,6 +186,7 @@ pub(crate) fn ranked_entry(
     Ok((
         pos,
         EntryOut {
+            scores: None,
             member,
             score: Score(score(&f[2])?),
             rank: rank_of(ranking, pos, better),
@@ -275,6 +276,7 @@ pub(crate) fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
         };
         prev = Some((sc, rank));
         entries.push(EntryOut {
+            scores: None,
             member,
             score: Score(sc),
             rank,

@@ -45,6 +45,7 @@ fn plain_import(e: &SubmitIn) -> bool {
         && !e.member.is_empty()
         && e.member.len() <= podium_engine::MAX_MEMBER_BYTES
         && !e.score.0.is_nan()
+        && e.scores.is_none()
         && id_is_its_word(&e.member)
 }
 
@@ -74,6 +75,13 @@ impl RedisBackend {
         // The same checks, in the same order, as the embedded service
         // makes before the engine sees the batch.
         for e in entries {
+            podium_core::entry::score_given(e)?;
+            // Boards on Redis have no sort keys (see `supported`).
+            if e.scores.is_some() {
+                return Err(ApiError::bad(
+                    "this board has no sort keys: submit a score, not scores",
+                ));
+            }
             let op = match e.op.as_deref() {
                 None => "",
                 Some(s @ ("set" | "best" | "incr")) => s,
@@ -269,6 +277,8 @@ fn fast_results(
         .zip(seq)
         .map(|((e, old), place)| {
             Ok(SubmitOut {
+                scores: None,
+                previous_scores: None,
                 member: e.member.clone(),
                 score: Some(e.score),
                 rank: Some(place + 1),
@@ -379,6 +389,8 @@ fn submit_item(
     let a = arr(item)?;
     let kind = a.first().and_then(text).ok_or_else(|| protocol("item"))?;
     let out = |score, rank, previous, changed, created, applied, evicted| SubmitOut {
+        scores: None,
+        previous_scores: None,
         member: member.to_string(),
         score,
         rank,

@@ -15,7 +15,9 @@ mod peak;
 
 use std::ops::Bound;
 
-use podium_engine::{Aggregate, Board, BoardConfig, Cond, Presence, ScoreRange, Submit, UpdateOp};
+use podium_engine::{
+    Aggregate, Board, BoardConfig, Cond, Num, Presence, ScoreRange, Submit, UpdateOp,
+};
 use podium_store::storage::record::{LogOp, StrExpiry, SubmitRec};
 use podium_store::storage::snapshot::{self, SnapAux, SnapBoard};
 use proptest::prelude::*;
@@ -45,6 +47,20 @@ fn sample_ops() -> Vec<LogOp> {
                     cond: Cond::Greater,
                     name: Some("Alice".into()),
                     data: Some("{\"lvl\":3}".into()),
+                    scores: None,
+                },
+                SubmitRec {
+                    member: b"racer"[..].into(),
+                    score: 0.0,
+                    op: Some(UpdateOp::Best),
+                    presence: Presence::Any,
+                    cond: Cond::Always,
+                    name: None,
+                    data: None,
+                    scores: Some(vec![
+                        ("laps".into(), Num::Int(i64::MIN)),
+                        ("time".into(), Num::Float(-0.0)),
+                    ]),
                 },
                 SubmitRec {
                     member: [0xff, 0][..].into(),
@@ -54,6 +70,7 @@ fn sample_ops() -> Vec<LogOp> {
                     cond: Cond::Always,
                     name: None,
                     data: None,
+                    scores: None,
                 },
             ],
         },
@@ -150,8 +167,18 @@ fn submit_op() -> impl Strategy<Value = LogOp> {
         any::<f64>(),
         prop::option::of("[a-z]{0,8}"),
         prop::option::of("[ -~]{0,16}"),
+        prop::option::of(prop::collection::vec(
+            (
+                "[a-z_]{1,8}",
+                prop_oneof![
+                    any::<i64>().prop_map(Num::Int),
+                    any::<f64>().prop_map(Num::Float)
+                ],
+            ),
+            0..=4,
+        )),
     )
-        .prop_map(|(member, score, name, data)| SubmitRec {
+        .prop_map(|(member, score, name, data, scores)| SubmitRec {
             member: member[..].into(),
             score,
             op: Some(UpdateOp::Best),
@@ -159,6 +186,7 @@ fn submit_op() -> impl Strategy<Value = LogOp> {
             cond: Cond::Always,
             name,
             data,
+            scores,
         });
     ("[a-z]{1,8}", prop::collection::vec(entry, 0..8))
         .prop_map(|(board, entries)| LogOp::Submit { board, entries })

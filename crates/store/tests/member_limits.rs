@@ -72,6 +72,7 @@ impl Fixture {
 
 fn entry(member: &str, score: f64) -> SubmitIn {
     SubmitIn {
+        scores: None,
         member: member.into(),
         score: Score(score),
         op: None,

@@ -740,6 +740,7 @@ impl Board {
             limit: head.limit,
             ranking: head.ranking,
             plan: head.plan,
+            keys: self.key_names(),
         })
     }
 

@@ -106,6 +106,9 @@ pub struct SearchPage {
     pub ranking: Ranking,
     /// The plan that ran (`Intersect`, `Scan` or `Level`; never `Auto`).
     pub plan: Plan,
+    /// The board's sort key names, labelling the entries' `scores` (none
+    /// on a plain board).
+    pub keys: Vec<String>,
 }
 
 /// A search's answer but for its entries ([`crate::Board::search_with`]

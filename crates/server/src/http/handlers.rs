@@ -399,6 +399,7 @@ fn search_response(
         limit: page.limit,
         entries: EntriesJson {
             entries: &page.entries,
+            keys: &page.keys,
             with_data: op.with_data,
         },
     };

@@ -224,6 +224,17 @@ struct Reader {
     csv: bool,
     /// No record seen yet (the CSV header may come).
     first: bool,
+    /// A CSV header naming sort key columns: each column's meaning.
+    columns: Option<Vec<Column>>,
+}
+
+/// A CSV column, by its header name.
+enum Column {
+    Member,
+    Score,
+    Name,
+    /// A sort key's value (an empty field leaves the key out).
+    Key(String),
 }
 
 impl Reader {
@@ -233,8 +244,10 @@ impl Reader {
         submit_in(v, true).map_err(|e| (member, e))
     }
 
-    /// `Ok(None)`: the header line.
-    fn parse_csv(&self, line: &[u8]) -> Result<Option<SubmitIn>, (Option<String>, ApiError)> {
+    /// `Ok(None)`: the header line. A header `member,score[,name]` (or
+    /// none) reads rows positionally; one naming other columns (a board's
+    /// sort keys: `member,laps,time_ms[,name]`) reads each row by it.
+    fn parse_csv(&mut self, line: &[u8]) -> Result<Option<SubmitIn>, (Option<String>, ApiError)> {
         let mut s = std::str::from_utf8(line).map_err(|_| {
             (
                 None,
@@ -245,12 +258,18 @@ impl Reader {
             s = s.strip_prefix('\u{feff}').unwrap_or(s);
         }
         let f = csv_fields(s).map_err(|m| (None, ApiError::new(Code::MalformedRequest, m)))?;
-        if self.first
-            && f.len() >= 2
-            && f[0].trim().eq_ignore_ascii_case("member")
-            && f[1].trim().eq_ignore_ascii_case("score")
-        {
-            return Ok(None);
+        if self.first && f.len() >= 2 && f[0].trim().eq_ignore_ascii_case("member") {
+            let cols = header_columns(&f).map_err(|e| (None, e))?;
+            if cols.iter().any(|c| matches!(c, Column::Key(_))) {
+                self.columns = Some(cols);
+                return Ok(None);
+            }
+            if f[1].trim().eq_ignore_ascii_case("score") {
+                return Ok(None);
+            }
+        }
+        if let Some(cols) = &self.columns {
+            return keyed_row(cols, f).map(Some);
         }
         let member = f[0].clone();
         if !(2..=3).contains(&f.len()) {
@@ -296,6 +315,69 @@ impl Reader {
     }
 }
 
+/// A CSV header's columns: `member` first, then `score`, `name` or sort
+/// key names, each once.
+fn header_columns(f: &[String]) -> Result<Vec<Column>, ApiError> {
+    let bad = |m: String| ApiError::new(Code::MalformedRequest, m);
+    let mut cols = Vec::with_capacity(f.len());
+    for (i, name) in f.iter().map(|c| c.trim()).enumerate() {
+        if f[..i].iter().any(|p| p.trim() == name) {
+            return Err(bad(format!("the header names column {name:?} twice")));
+        }
+        cols.push(match name.to_ascii_lowercase().as_str() {
+            "member" if i == 0 => Column::Member,
+            "member" => return Err(bad("member must be the header's first column".into())),
+            "score" => Column::Score,
+            "name" => Column::Name,
+            "" => return Err(bad(format!("header column {} has no name", i + 1))),
+            _ => Column::Key(name.to_string()),
+        });
+    }
+    Ok(cols)
+}
+
+/// A CSV row read by its header's columns.
+fn keyed_row(cols: &[Column], f: Vec<String>) -> Result<SubmitIn, (Option<String>, ApiError)> {
+    let member = f[0].clone();
+    let fail = |c: Code, m: String| (Some(member.clone()), ApiError::new(c, m));
+    if f.len() != cols.len() {
+        return Err(fail(
+            Code::MalformedRequest,
+            format!(
+                "expected {} fields as the header names, got {}",
+                cols.len(),
+                f.len()
+            ),
+        ));
+    }
+    let mut e = SubmitIn::new(member.clone(), 0.0);
+    e.score = podium_core::api::Score::ABSENT;
+    let mut scores = Vec::new();
+    for (col, field) in cols.iter().zip(f).skip(1) {
+        match col {
+            Column::Member => {}
+            Column::Score => {
+                let s = parse_score(&field).map_err(|m| fail(Code::InvalidScore, m))?;
+                e.score = podium_core::api::Score(s);
+            }
+            Column::Name => e.name = Some(field).filter(|n| !n.is_empty()),
+            Column::Key(_) if field.trim().is_empty() => {}
+            Column::Key(k) => {
+                let v = match podium_engine::Num::parse(&field) {
+                    Some(n @ podium_engine::Num::Int(_)) => n,
+                    _ => podium_engine::Num::Float(
+                        parse_score(&field)
+                            .map_err(|m| fail(Code::InvalidScore, format!("{k}: {m}")))?,
+                    ),
+                };
+                scores.push((k.clone(), v));
+            }
+        }
+    }
+    e.scores = Some(podium_core::api::NamedScores(scores));
+    Ok(e)
+}
+
 #[derive(Deserialize)]
 pub(crate) struct ImportQ {
     format: Option<String>,
@@ -319,7 +401,11 @@ pub(crate) async fn import(
         None => media_type(&headers).as_deref() == Some("text/csv"),
     };
     let mut imp = Importer::new(&*st.be, board, IMPORT_BATCH);
-    let mut reader = Reader { csv, first: true };
+    let mut reader = Reader {
+        csv,
+        first: true,
+        columns: None,
+    };
     let mut split = Splitter::new(csv);
     let mut body = body.into_data_stream();
     while let Some(chunk) = body.next().await {

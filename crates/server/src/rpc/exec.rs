@@ -94,10 +94,36 @@ pub(crate) fn encode<T: Serialize + ?Sized>(v: &T) -> Res {
 #[inline(always)]
 fn encode_entry_ref(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_data: bool) {
     let data = e.data.filter(|_| with_data);
+    if e.scores.is_some() {
+        return encode_entry_scores(out, e, with_data);
+    }
     if e.name.is_none() && data.is_none() && encode_bare(out, e.member, e.score, e.rank) {
         return;
     }
     encode_entry_full(out, e, data);
+}
+
+/// [`encode_entry_ref`] of an entry of a board with sort keys, through the
+/// DTO: its `scores` map follows `score`.
+#[inline(never)]
+fn encode_entry_scores(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_data: bool) {
+    let keys: Vec<String> = e.keys.iter().map(|k| k.key.clone()).collect();
+    let o = podium_core::api::EntryOut {
+        member: podium_core::api::member_str(e.member),
+        score: podium_core::api::Score(e.score),
+        scores: e
+            .scores
+            .as_ref()
+            .map(|s| podium_core::api::NamedScores::of(&keys, s)),
+        rank: e.rank,
+        name: e.name.map(str::to_string),
+        data: e
+            .data
+            .filter(|_| with_data)
+            .and_then(|d| serde_json::from_str(d).ok()),
+    };
+    // Writing into a Vec cannot fail.
+    let _ = rmp_serde::encode::write_named(out, &o);
 }
 
 /// [`encode_entry_ref`] of any entry; `data` if it is to be written.

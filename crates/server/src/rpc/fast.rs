@@ -38,6 +38,7 @@ impl Plain<'_> {
     /// `String`.
     pub fn rec(&self) -> SubmitRec {
         SubmitRec {
+            scores: None,
             member: MemberBytes::from_slice(self.member.as_bytes()),
             score: self.score,
             op: None,

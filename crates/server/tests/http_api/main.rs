@@ -9,6 +9,7 @@ mod access;
 mod boards;
 mod errors;
 mod reads;
+mod sort_keys;
 mod transfer;
 
 use reqwest::Method;

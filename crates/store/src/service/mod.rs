@@ -418,6 +418,7 @@ pub(crate) mod testutil {
     /// score `s`, unconditionally.
     pub(crate) fn rec(m: &str, s: f64) -> podium_core::entry::SubmitRec {
         podium_core::entry::SubmitRec {
+            scores: None,
             member: m.as_bytes().into(),
             score: s,
             op: Some(podium_engine::UpdateOp::Set),

@@ -59,12 +59,14 @@ impl Service {
     pub fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
         let (board, member) = (req.board.as_str(), req.member.as_str());
         let ps = req.page_size()?;
-        let (info, total) = self.read(board, |b| (b.entry(member.as_bytes(), ps), b.len()))?;
+        let (info, total, keys) = self.read(board, |b| {
+            (b.entry(member.as_bytes(), ps), b.len(), b.key_names())
+        })?;
         let info = info.ok_or_else(|| ApiError::no_member(board, member))?;
         Ok(EntryInfoOut {
             board: board.to_string(),
             ranking: ranking_str(info.ranking).to_string(),
-            entry: entry_out(&info.entry, true),
+            entry: entry_out(&info.entry, &keys, true),
             percentile: info.percentile,
             page: info.page,
             total: total as u64,
@@ -102,7 +104,8 @@ impl Service {
 
     pub fn top(&self, req: &Top) -> Result<TopOut, ApiError> {
         let (page, ps) = req.page()?;
-        let p = self.read(&req.board, |b| b.top(page, ps))??;
+        let (p, keys) = self.read(&req.board, |b| (b.top(page, ps), b.key_names()))?;
+        let p = p?;
         Ok(TopOut {
             board: req.board.clone(),
             ranking: ranking_str(p.ranking).to_string(),
@@ -110,7 +113,7 @@ impl Service {
             page_size: p.page_size,
             total: p.total,
             total_pages: p.total_pages,
-            entries: entries_out(&p.entries, req.with_data),
+            entries: entries_out(&p.entries, &keys, req.with_data),
         })
     }
 
@@ -143,52 +146,67 @@ impl Service {
     /// the worst end with `from_worst`.
     pub fn range_by_rank(&self, req: &RangeByRank) -> Result<RangeOut, ApiError> {
         req.check()?;
-        let (v, total, ranking) = self.read(&req.board, |b| {
+        let (v, total, ranking, keys) = self.read(&req.board, |b| {
             (
                 b.range_by_rank(req.start, req.stop, req.from_worst),
                 b.len(),
                 b.ranking(),
+                b.key_names(),
             )
         })?;
-        Ok(range_out(&req.board, ranking, total, &v, req.with_data))
+        Ok(range_out(
+            &req.board,
+            ranking,
+            total,
+            &v,
+            &keys,
+            req.with_data,
+        ))
     }
 
     pub fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
         let (offset, limit) = (req.offset(), req.limit());
         let range = req.bounds.to_range();
-        let (v, total, ranking) = self.read(&req.board, |b| {
+        let (v, total, ranking, keys) = self.read(&req.board, |b| {
             (
                 b.range_by_score(&range, req.from_worst, offset, limit),
                 b.len(),
                 b.ranking(),
+                b.key_names(),
             )
         })?;
-        Ok(range_out(&req.board, ranking, total, &v?, req.with_data))
+        Ok(range_out(
+            &req.board,
+            ranking,
+            total,
+            &v?,
+            &keys,
+            req.with_data,
+        ))
     }
 
     pub fn around(&self, req: &Around) -> Result<AroundOut, ApiError> {
         let (board, member) = (req.board.as_str(), req.member.as_str());
         let ps = req.page_size()?;
-        let a = self
-            .read(board, |b| b.around(member.as_bytes(), ps))?
-            .ok_or_else(|| ApiError::no_member(board, member))?;
+        let (a, keys) = self.read(board, |b| (b.around(member.as_bytes(), ps), b.key_names()))?;
+        let a = a.ok_or_else(|| ApiError::no_member(board, member))?;
         Ok(AroundOut {
             board: board.to_string(),
             ranking: ranking_str(a.ranking).to_string(),
             member: member.to_string(),
             rank: a.rank,
             total: a.total,
-            entries: entries_out(&a.entries, req.with_data),
+            entries: entries_out(&a.entries, &keys, req.with_data),
         })
     }
 
     pub fn ranks(&self, req: &Ranks) -> Result<RanksOut, ApiError> {
         req.check()?;
-        let r = self.read(&req.board, |b| b.ranks(&req.members))?;
+        let (r, keys) = self.read(&req.board, |b| (b.ranks(&req.members), b.key_names()))?;
         Ok(RanksOut {
             board: req.board.clone(),
             ranking: ranking_str(r.ranking).to_string(),
-            entries: entries_out(&r.entries, req.with_data),
+            entries: entries_out(&r.entries, &keys, req.with_data),
             missing: r.missing.iter().map(|m| member_str(m)).collect(),
         })
     }
@@ -205,11 +223,11 @@ impl Service {
     }
 
     pub fn score_at_percentile(&self, board: &str, p: f64) -> Result<ScoreAtOut, ApiError> {
-        let e = self.read(board, |b| b.score_at_percentile(p))??;
+        let (e, keys) = self.read(board, |b| (b.score_at_percentile(p), b.key_names()))?;
         Ok(ScoreAtOut {
             board: board.to_string(),
             percentile: p,
-            entry: e.as_ref().map(|e| entry_out(e, false)),
+            entry: e?.as_ref().map(|e| entry_out(e, &keys, false)),
         })
     }
 
@@ -229,7 +247,7 @@ impl Service {
             total: page.total,
             offset: page.offset,
             limit: page.limit,
-            entries: entries_out(&page.entries, req.with_data),
+            entries: entries_out(&page.entries, &page.keys, req.with_data),
         })
     }
 
@@ -320,19 +338,8 @@ impl Service {
         pos: usize,
         limit: usize,
     ) -> Result<Vec<ExportLine>, ApiError> {
-        let v = self.read(board, |b| b.entries_from(pos, limit))?;
-        Ok(v.iter()
-            .map(|e| {
-                let o = entry_out(e, true);
-                ExportLine {
-                    member: o.member,
-                    score: o.score,
-                    rank: o.rank,
-                    name: o.name,
-                    data: o.data,
-                }
-            })
-            .collect())
+        let (v, keys) = self.read(board, |b| (b.entries_from(pos, limit), b.key_names()))?;
+        Ok(v.iter().map(|e| entry_out(e, &keys, true)).collect())
     }
 }
 
@@ -352,12 +359,13 @@ fn range_out(
     ranking: podium_engine::Ranking,
     total: usize,
     v: &[podium_engine::Entry],
+    keys: &[String],
     with_data: bool,
 ) -> RangeOut {
     RangeOut {
         board: board.to_string(),
         ranking: ranking_str(ranking).to_string(),
         total: total as u64,
-        entries: entries_out(v, with_data),
+        entries: entries_out(v, keys, with_data),
     }
 }

@@ -295,6 +295,7 @@ mod tests {
         let entries = pairs
             .iter()
             .map(|(score, m)| SubmitRec {
+                scores: None,
                 member: MemberBytes::from_slice(m.as_bytes()),
                 score: *score,
                 op: Some(UpdateOp::Set),

@@ -11,8 +11,12 @@
 use std::ops::Bound;
 
 use podium_engine::{
-    Aggregate, BoardConfig, Cond, Error, Presence, ScoreRange, Store, Submit, UpdateOp,
+    Aggregate, BoardConfig, Cond, Error, Num, Presence, ScoreRange, Store, Submit, UpdateOp,
 };
+
+/// Set in a `Submit` entry's op byte when sort key values follow its cond
+/// byte.
+const SCORES_FLAG: u8 = 0x80;
 
 pub use podium_core::entry::{MemberBytes, SubmitRec};
 use podium_core::keystore::KeyType;
@@ -305,12 +309,15 @@ impl LogOp {
                 for e in entries {
                     w.bytes(&e.member);
                     w.f64(e.score);
-                    w.u8(match e.op {
+                    let op = match e.op {
                         None => 0,
                         Some(UpdateOp::Set) => 1,
                         Some(UpdateOp::Best) => 2,
                         Some(UpdateOp::Incr) => 3,
-                    });
+                    };
+                    // The top bit says sort key values follow the cond
+                    // byte: a plain entry's bytes are as they always were.
+                    w.u8(op | if e.scores.is_some() { SCORES_FLAG } else { 0 });
                     w.u8(match e.presence {
                         Presence::Any => 0,
                         Presence::OnlyNew => 1,
@@ -321,6 +328,22 @@ impl LogOp {
                         Cond::Greater => 1,
                         Cond::Less => 2,
                     });
+                    if let Some(scores) = &e.scores {
+                        w.u8(scores.len() as u8);
+                        for (key, v) in scores {
+                            w.str(key);
+                            match v {
+                                Num::Float(x) => {
+                                    w.u8(0);
+                                    w.f64(*x);
+                                }
+                                Num::Int(i) => {
+                                    w.u8(1);
+                                    w.u64(*i as u64);
+                                }
+                            }
+                        }
+                    }
                     w.opt_str(e.name.as_deref());
                     w.opt_str(e.data.as_deref());
                 }
@@ -522,10 +545,13 @@ impl LogOp {
             1 => {
                 let board = r.str()?;
                 let entries = r.list(16, |r| {
+                    let member = MemberBytes::from_slice(r.slice()?);
+                    let score = r.f64()?;
+                    let op = r.u8()?;
                     Some(SubmitRec {
-                        member: MemberBytes::from_slice(r.slice()?),
-                        score: r.f64()?,
-                        op: match r.u8()? {
+                        member,
+                        score,
+                        op: match op & !SCORES_FLAG {
                             0 => None,
                             1 => Some(UpdateOp::Set),
                             2 => Some(UpdateOp::Best),
@@ -543,6 +569,27 @@ impl LogOp {
                             1 => Cond::Greater,
                             2 => Cond::Less,
                             _ => return None,
+                        },
+                        scores: if op & SCORES_FLAG != 0 {
+                            let n = r.u8()?;
+                            if n as usize > podium_engine::MAX_SORT_KEYS {
+                                return None;
+                            }
+                            let mut v = Vec::with_capacity(n as usize);
+                            for _ in 0..n {
+                                let key = r.str()?;
+                                v.push((
+                                    key,
+                                    match r.u8()? {
+                                        0 => Num::Float(r.f64()?),
+                                        1 => Num::Int(r.u64()? as i64),
+                                        _ => return None,
+                                    },
+                                ));
+                            }
+                            Some(v)
+                        } else {
+                            None
                         },
                         name: r.opt_str()?,
                         data: r.opt_str()?,
@@ -807,6 +854,7 @@ mod tests {
                 board: "b".into(),
                 entries: vec![
                     SubmitRec {
+                        scores: None,
                         member: b"alice"[..].into(),
                         score: 1.5,
                         op: Some(UpdateOp::Incr),
@@ -816,6 +864,7 @@ mod tests {
                         data: Some("{\"lvl\":3}".into()),
                     },
                     SubmitRec {
+                        scores: None,
                         member: [0xff, 0][..].into(),
                         score: f64::NEG_INFINITY,
                         op: None,
@@ -978,6 +1027,7 @@ mod tests {
         let op = LogOp::Submit {
             board: "b".into(),
             entries: vec![SubmitRec {
+                scores: None,
                 member: b"m"[..].into(),
                 score: 2.0,
                 op: None,

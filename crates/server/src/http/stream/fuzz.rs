@@ -40,7 +40,11 @@ fn split(csv: bool, input: &[u8], sizes: &[usize]) -> Vec<Rec> {
 
 /// Parses every record as `import` does (the header rule included).
 fn parse_all(csv: bool, recs: &[Rec]) -> Vec<(u64, Result<Option<SubmitIn>, ApiError>)> {
-    let mut r = Reader { csv, first: true };
+    let mut r = Reader {
+        csv,
+        first: true,
+        columns: None,
+    };
     let mut out = Vec::new();
     for (line, rec) in recs {
         let Some(bytes) = rec else {

@@ -700,6 +700,7 @@ async fn boards_of_redis_databases_other_than_0_are_not_served() {
         None,
     );
     let rec = |m: &str| SubmitRec {
+        scores: None,
         member: MemberBytes::from_slice(m.as_bytes()),
         score: 1.0,
         op: Some(podium_engine::UpdateOp::Set),

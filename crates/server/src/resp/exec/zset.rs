@@ -401,6 +401,7 @@ fn zadd(
     let entries = pairs
         .into_iter()
         .map(|(score, m)| SubmitRec {
+            scores: None,
             member: MemberBytes::from_slice(&m),
             score,
             op,

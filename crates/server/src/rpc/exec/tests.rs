@@ -91,7 +91,7 @@ fn in_place_entries_encode_as_the_dtos() {
                 assert_eq!(n, want.len());
                 let mut expect = Vec::new();
                 for e in &want {
-                    let o = podium_core::api::entry_out(e, with_data);
+                    let o = podium_core::api::entry_out(e, &[], with_data);
                     rmp_serde::encode::write_named(&mut expect, &o).unwrap();
                 }
                 assert_eq!(
@@ -144,6 +144,7 @@ fn bare_entries_encode_as_the_dto_at_every_seam() {
                 member: id,
                 score,
                 scores: None,
+                keys: &[],
                 rank,
                 name: None,
                 data: Some(r#"{"x":1}"#),
@@ -158,6 +159,7 @@ fn bare_entries_encode_as_the_dto_at_every_seam() {
                     name: None,
                     data: None,
                 },
+                &[],
                 false,
             );
             rmp_serde::encode::write_named(&mut expect, &o).unwrap();
@@ -209,7 +211,8 @@ fn long_string_data_streams_as_the_dtos() {
     }
     let mut expect = Vec::new();
     for e in &b.entries_from(0, b.len()) {
-        rmp_serde::encode::write_named(&mut expect, &podium_core::api::entry_out(e, true)).unwrap();
+        rmp_serde::encode::write_named(&mut expect, &podium_core::api::entry_out(e, &[], true))
+            .unwrap();
     }
     let svc = Service::in_memory();
     svc.store().insert("b", b).unwrap();

@@ -325,6 +325,7 @@ pub(crate) mod testutil {
         LogOp::Submit {
             board: "b".into(),
             entries: vec![SubmitRec {
+                scores: None,
                 member: format!("m{i}").into_bytes().into(),
                 score: i as f64,
                 op: None,
