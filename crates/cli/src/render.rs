@@ -39,7 +39,17 @@ fn render_entries(entries: &[EntryOut], with_data: bool, empty: &str) -> String 
         return format!("{empty}\n");
     }
     let with_names = entries.iter().any(|e| e.name.is_some());
-    let mut header = vec!["RANK".to_string(), "MEMBER".into(), "SCORE".into()];
+    // A board with sort keys: a column per key, named by it, for SCORE.
+    let keys: Vec<String> = entries
+        .iter()
+        .find_map(|e| e.scores.as_ref())
+        .map(|s| s.0.iter().map(|(k, _)| k.to_uppercase()).collect())
+        .unwrap_or_default();
+    let mut header = vec!["RANK".to_string(), "MEMBER".into()];
+    if keys.is_empty() {
+        header.push("SCORE".into());
+    }
+    header.extend(keys.iter().cloned());
     if with_names || with_data {
         header.push(if with_names {
             "NAME".into()
@@ -52,11 +62,12 @@ fn render_entries(entries: &[EntryOut], with_data: bool, empty: &str) -> String 
     }
     let mut rows: Vec<Vec<String>> = vec![header];
     for e in entries {
-        let mut r = vec![
-            e.rank.to_string(),
-            printable(&e.member),
-            fmt_score(e.score.0),
-        ];
+        let mut r = vec![e.rank.to_string(), printable(&e.member)];
+        match &e.scores {
+            Some(s) if !keys.is_empty() => r.extend(s.0.iter().map(|(_, v)| fmt_num(*v))),
+            _ if !keys.is_empty() => r.extend(keys.iter().map(|_| String::new())),
+            _ => r.push(fmt_score(e.score.0)),
+        }
         if with_names || with_data {
             r.push(e.name.as_deref().map(printable).unwrap_or_default());
         }
@@ -131,7 +142,27 @@ pub fn render_search(s: &SearchOut, with_data: bool) -> String {
 }
 
 /// The `submit` summary line.
+/// A sort key's value: an integer in full, a float as a score.
+fn fmt_num(n: podium_core::api::Num) -> String {
+    match n {
+        podium_core::api::Num::Int(i) => i.to_string(),
+        podium_core::api::Num::Float(x) => fmt_score(x),
+    }
+}
+
 pub fn render_submit(s: &SubmitOut) -> String {
+    if let (Some(scores), Some(r)) = (&s.scores, s.rank) {
+        let vals: Vec<String> = scores
+            .0
+            .iter()
+            .map(|(k, v)| format!("{k} {}", fmt_num(*v)))
+            .collect();
+        let mut line = format!("{}: {}, rank {r}", s.member, vals.join(", "));
+        if !s.changed {
+            line.push_str(" (unchanged)");
+        }
+        return line;
+    }
     let mut line = match (s.score, s.rank) {
         (Some(Score(v)), Some(r)) => format!("{}: score {}, rank {}", s.member, fmt_score(v), r),
         (Some(Score(v)), None) => format!("{}: score {}", s.member, fmt_score(v)),
@@ -306,6 +337,14 @@ mod tests {
             previous_scores: None,
         };
         assert_eq!(render_submit(&s), "alice: score 42, rank 3");
+        let keyed = SubmitOut {
+            scores: Some(podium_core::api::NamedScores(vec![
+                ("laps".into(), podium_core::api::Num::Int(10)),
+                ("time".into(), podium_core::api::Num::Float(61.5)),
+            ])),
+            ..s.clone()
+        };
+        assert_eq!(render_submit(&keyed), "alice: laps 10, time 61.5, rank 3");
         s.changed = false;
         assert_eq!(render_submit(&s), "alice: score 42, rank 3 (unchanged)");
         s.score = None;

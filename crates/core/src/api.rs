@@ -5,7 +5,9 @@
 
 use std::fmt;
 
-use podium_engine::{BoardConfig, Entry, Num, Ranking, Scores};
+/// A sort key's value, as the wire carries it (see [`NamedScores`]).
+pub use podium_engine::Num;
+use podium_engine::{BoardConfig, Entry, Ranking, Scores};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -17,8 +19,16 @@ use crate::error::{ApiError, Code};
 /// through unchanged; they are read by [`crate::score`], as every other
 /// score text is (a finite spelling beyond a double's range, white space
 /// around the number, NaN are refused).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Score(pub f64);
+
+/// Numeric equality, and an absent score ([`Score::ABSENT`]) equals
+/// another absent one (so entries that give `scores` compare equal).
+impl PartialEq for Score {
+    fn eq(&self, other: &Score) -> bool {
+        self.0 == other.0 || (self.is_absent() && other.is_absent())
+    }
+}
 
 /// A score from text (JSON strings, CSV fields, query bounds, the CLI),
 /// with the refusal in podium's words.

@@ -136,8 +136,8 @@ impl SubmitRec {
 pub fn score_given(e: &SubmitIn) -> Result<(), ApiError> {
     if e.scores.is_none() && e.score.is_absent() {
         return Err(ApiError::new(
-            Code::InvalidScore,
-            "score is required (or scores, on a board with sort keys)",
+            Code::MalformedRequest,
+            "missing field `score` (or `scores`, on a board with sort keys)",
         ));
     }
     Ok(())

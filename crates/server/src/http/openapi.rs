@@ -200,7 +200,7 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
         }),
         "import" => json!({
             "summary": "Bulk load from NDJSON or CSV (streamed)",
-            "description": format!("The body is read as a stream (not bound by the body size limit; each line at most {} bytes) and submitted in batches of {}, one durable commit each. NDJSON: one SubmitIn per line (export's lines are accepted: their rank is ignored). CSV: member,score[,name] with an optional header line, RFC 4180 quoting. A bad line fails alone.", super::MAX_IMPORT_LINE_BYTES, super::IMPORT_BATCH),
+            "description": format!("The body is read as a stream (not bound by the body size limit; each line at most {} bytes) and submitted in batches of {}, one durable commit each. NDJSON: one SubmitIn per line (export's lines are accepted: their rank is ignored). CSV: member,score[,name] with an optional header line, or a header naming the board's sort keys (member,laps,time_ms[,name]) and one column per key; RFC 4180 quoting. A bad line fails alone.", super::MAX_IMPORT_LINE_BYTES, super::IMPORT_BATCH),
             "parameters": [b, query("format", json!({"type": "string", "enum": ["ndjson", "csv"]}), "Default: csv for Content-Type text/csv, else ndjson")],
             "requestBody": { "required": true, "content": {
                 "application/x-ndjson": { "schema": { "type": "string" } },
@@ -219,6 +219,7 @@ fn schemas() -> Value {
     let entry_props = json!({
         "member": {"type": "string"},
         "score": r("Score"),
+        "scores": r("Scores"),
         "rank": {"type": "integer", "minimum": 1},
         "name": {"type": "string"},
         "data": {"type": "object"}
@@ -247,13 +248,32 @@ fn schemas() -> Value {
             "description": "A finite number, or \"inf\" / \"-inf\". Strings holding a number are accepted on input; NaN is refused.",
             "oneOf": [{"type": "number"}, {"type": "string", "enum": ["inf", "-inf"]}]
         }));
+    m.insert("Scores".into(), json!({
+            "type": "object",
+            "description": "A board with sort keys: each key's value by key name. A number, or a string holding one: JSON carries an int key's value beyond ±2^53 and an infinity as a string. In a submission, keys left out are kept (incr only).",
+            "maxProperties": podium_engine::MAX_SORT_KEYS,
+            "additionalProperties": {"oneOf": [{"type": "number"}, {"type": "string"}]}
+        }));
+    m.insert("SortKey".into(), json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["key"],
+            "properties": {
+                "key": {"type": "string", "minLength": 1, "maxLength": podium_engine::sort::MAX_KEY_NAME_BYTES},
+                "order": {"type": "string", "enum": ["desc", "asc"], "default": "desc"},
+                "type": {"type": "string", "enum": ["float", "int"], "default": "float", "description": "int: exact signed 64-bit integers"},
+                "op": {"type": "string", "enum": ["incr", "set", "max", "min"], "default": "incr", "description": "What an incr submission does to this key"}
+            }
+        }));
     m.insert("SubmitIn".into(), json!({
             "type": "object",
             "additionalProperties": false,
-            "required": ["member", "score"],
+            "required": ["member"],
+            "description": "Gives score, or (a board with sort keys) scores.",
             "properties": {
                 "member": {"type": "string", "description": "1–512 bytes"},
                 "score": r("Score"),
+                "scores": r("Scores"),
                 "op": {"type": "string", "enum": ["set", "best", "incr"], "description": "Default: the board's update"},
                 "only": {"type": "string", "enum": ["new", "existing"]},
                 "cond": {"type": "string", "enum": ["gt", "lt"]},
@@ -272,7 +292,9 @@ fn schemas() -> Value {
                 "changed": {"type": "boolean"},
                 "created": {"type": "boolean"},
                 "applied": {"type": "boolean"},
-                "evicted": {"type": "integer"}
+                "evicted": {"type": "integer"},
+                "scores": r("Scores"),
+                "previous_scores": r("Scores")
             }
         }));
     m.insert(
@@ -306,6 +328,7 @@ fn schemas() -> Value {
                 "ranking": ranking,
                 "member": {"type": "string"},
                 "score": r("Score"),
+                "scores": r("Scores"),
                 "rank": {"type": "integer"},
                 "name": {"type": "string"},
                 "data": {"type": "object"},
@@ -421,6 +444,7 @@ fn schemas() -> Value {
                 "keep_archives": {"type": ["integer", "null"], "minimum": 0},
                 "search_fields": {"type": "array", "items": {"type": "string"}},
                 "max_data_bytes": {"type": "integer", "minimum": 0},
+                "sort": {"type": "array", "minItems": 1, "maxItems": podium_engine::MAX_SORT_KEYS, "items": r("SortKey"), "description": "Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order"},
                 "max_submits_per_member": {"oneOf": [{
                     "type": "object",
                     "additionalProperties": false,

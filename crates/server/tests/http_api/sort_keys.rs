@@ -104,7 +104,7 @@ fn a_race_ranks_laps_then_time_and_keeps_each_best_run() {
     submit(&s, "race", "dan", json!({"laps": 3.5, "time_ms": 1}))
         .expect_error(400, "invalid_argument");
     s.post(&board_path("race", "/scores"), &json!({"member": "dan"}))
-        .expect_error(400, "invalid_score");
+        .expect_error(400, "malformed_request");
     // merge/intersect of boards with sort keys is refused, clearly.
     s.post(
         &board_path("race2", "/merge"),
