@@ -735,6 +735,17 @@ pub struct BoardOut {
     pub created: Option<bool>,
 }
 
+/// `resort_status`: a `board_update` that changed the board's order
+/// re-ranks it member by member; while it runs, `done` of `total` members
+/// are in place. Not running: `done` = `total` = 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResortOut {
+    pub board: String,
+    pub running: bool,
+    pub done: u64,
+    pub total: u64,
+}
+
 /// `boards`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BoardsOut {

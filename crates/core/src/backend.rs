@@ -185,6 +185,18 @@ pub trait Backend: Send + Sync {
 
     async fn board_info(&self, req: &BoardInfo) -> Result<BoardOut, ApiError>;
 
+    /// A backend that re-ranks boards in place reports its progress; by
+    /// default none is ever running (a Redis board re-ranks in one script
+    /// run).
+    async fn resort_status(&self, req: &ResortStatus) -> Result<ResortOut, ApiError> {
+        Ok(ResortOut {
+            board: req.board.clone(),
+            running: false,
+            done: 0,
+            total: 0,
+        })
+    }
+
     async fn boards(&self, req: &ListBoards) -> Result<BoardsOut, ApiError>;
 
     async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError>;

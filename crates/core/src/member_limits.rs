@@ -355,6 +355,10 @@ impl Backend for MemberLimited {
         self.inner.board_info(req).await
     }
 
+    async fn resort_status(&self, req: &ResortStatus) -> Result<ResortOut, ApiError> {
+        self.inner.resort_status(req).await
+    }
+
     async fn boards(&self, req: &ListBoards) -> Result<BoardsOut, ApiError> {
         self.inner.boards(req).await
     }

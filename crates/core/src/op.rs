@@ -64,6 +64,8 @@ ops! {
     Boards = "boards", READ;
     /// One board's description (Redis EXISTS, TYPE, TTL, PTTL).
     BoardInfo = "board_info", READ;
+    /// How far a re-ranking `board_update` has gone.
+    ResortStatus = "resort_status", READ;
     Top = "top", READ;
     /// A member's entry and data (Redis hash reads: hashes are where the
     /// Redis leaderboard libraries keep member data).

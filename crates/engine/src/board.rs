@@ -1515,10 +1515,7 @@ impl Board {
         config.validate()?;
         // Whose archive a board is was settled by the reset that made it.
         config.archive = self.config.archive.clone();
-        let rebuild = config.order != self.config.order
-            || config.tiebreak != self.config.tiebreak
-            || config.ranking != self.config.ranking
-            || !crate::sort::same_order(&config.sort, &self.config.sort);
+        let rebuild = self.config.reranks(&config);
         let searched = self.search.as_ref().map(|ix| ix.max_planes());
         let reindex = config.search_fields != self.config.search_fields;
         if !rebuild {

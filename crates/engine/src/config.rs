@@ -270,6 +270,16 @@ impl BoardConfig {
         Ok(())
     }
 
+    /// Whether changing from this config to `new` re-ranks a board: its
+    /// order, tiebreak, ranking or the order of its sort keys differ
+    /// (a key's `op` only changes what later submissions do).
+    pub fn reranks(&self, new: &BoardConfig) -> bool {
+        self.order != new.order
+            || self.tiebreak != new.tiebreak
+            || self.ranking != new.ranking
+            || !sort::same_order(&self.sort, &new.sort)
+    }
+
     /// Whether members are ranked by `sort` keys (and carry `scores`)
     /// rather than by a single `score`.
     #[inline]

@@ -148,6 +148,10 @@ impl Backend for EmbeddedBackend {
         self.svc.board_info(&req.board)
     }
 
+    async fn resort_status(&self, req: &ResortStatus) -> Result<ResortOut, ApiError> {
+        Ok(self.svc.resort_status(&req.board))
+    }
+
     async fn boards(&self, _: &ListBoards) -> Result<BoardsOut, ApiError> {
         Ok(self.svc.boards())
     }

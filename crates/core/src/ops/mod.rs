@@ -32,7 +32,8 @@ pub use data::SetData;
 pub use export::ExportChunk;
 pub use range::{RangeBy, RangeByRank, RangeByScore};
 pub use reads::{
-    Around, BoardInfo, Count, GetEntry, ListBoards, Percentile, Rank, Ranks, ScoreAtPercentile, Top,
+    Around, BoardInfo, Count, GetEntry, ListBoards, Percentile, Rank, Ranks, ResortStatus,
+    ScoreAtPercentile, Top,
 };
 pub use remove::{Remove, RemoveRange};
 pub use search::Search;

@@ -1,6 +1,6 @@
 //! Reads of one member or one page: `board_info`, `boards`, `entry`,
 //! `rank`, `count`, `top`, `around`, `ranks`, `percentile`,
-//! `score_at_percentile`.
+//! `score_at_percentile`, and `resort_status`.
 
 use crate::api::*;
 use crate::backend::RangeBounds;
@@ -10,6 +10,13 @@ use crate::ops::{operation, page_size, MAX_RANGE};
 /// One board's description.
 #[derive(Debug, Clone)]
 pub struct BoardInfo {
+    pub board: String,
+}
+
+/// How far the re-ranking of a board by a `board_update` that changed its
+/// order has gone (answered without waiting for the board).
+#[derive(Debug, Clone)]
+pub struct ResortStatus {
     pub board: String,
 }
 
@@ -121,6 +128,7 @@ pub struct ScoreAtPercentile {
 
 operation! {
     BoardInfo => BoardInfo, board_info -> BoardOut;
+    ResortStatus => ResortStatus, resort_status -> ResortOut;
     ListBoards => Boards, boards -> BoardsOut;
     GetEntry => Entry, entry -> EntryInfoOut;
     Rank => Rank, rank -> RankOut;

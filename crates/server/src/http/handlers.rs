@@ -147,6 +147,13 @@ pub(crate) async fn board_info(
     Ok(Json(ops::BoardInfo { board }.run(&*st.be).await?))
 }
 
+pub(crate) async fn resort_status(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+) -> HttpResult<Json<ResortOut>> {
+    Ok(Json(ops::ResortStatus { board }.run(&*st.be).await?))
+}
+
 pub(crate) async fn board_delete(
     State(st): State<St>,
     BoardP(board): BoardP,

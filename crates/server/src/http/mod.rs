@@ -132,6 +132,7 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, handler: |f| on(f, h::boards) },
     RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, handler: |f| on(f, h::board_put) },
     RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, handler: |f| on(f, h::board_info) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/resort", op: Op::ResortStatus, handler: |f| on(f, h::resort_status) },
     RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: Op::BoardDelete, handler: |f| on(f, h::board_delete) },
     RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: Op::Submit, handler: |f| on(f, h::submit) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: Op::Top, handler: |f| on(f, h::top) },

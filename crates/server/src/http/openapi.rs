@@ -80,6 +80,12 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "parameters": [b],
             "responses": ok(r("BoardOut"), "The board"),
         }),
+        "resort_status" => json!({
+            "summary": "How far a re-ranking board_update has gone",
+            "description": "A board_update that changes a board's order (order, ranking, tiebreak or sort keys) re-ranks it from its stored values in one durable step; meanwhile this answers how many members are in place. running is false (and done = total = 0) when none is.",
+            "parameters": [b],
+            "responses": ok(r("ResortOut"), "The progress"),
+        }),
         "board_delete" => json!({
             "summary": "Delete a board",
             "parameters": [b],
@@ -423,6 +429,11 @@ fn schemas() -> Value {
             "type": "object",
             "required": ["board", "member", "percentile"],
             "properties": {"board": {"type": "string"}, "member": {"type": "string"}, "percentile": {"type": "number"}}
+        }));
+    m.insert("ResortOut".into(), json!({
+            "type": "object",
+            "required": ["board", "running", "done", "total"],
+            "properties": {"board": {"type": "string"}, "running": {"type": "boolean"}, "done": {"type": "integer"}, "total": {"type": "integer"}}
         }));
     m.insert("ScoreAtOut".into(), json!({
             "type": "object",

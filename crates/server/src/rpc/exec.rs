@@ -658,6 +658,7 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         Call::ScoreAtPercentile(op) => run(be, op),
         Call::Boards(op) => run(be, op),
         Call::BoardInfo(op) => run(be, op),
+        Call::ResortStatus(op) => run(be, op),
         Call::Export { board } => Exec::Deferred(Box::pin(export_chunks(be, board))),
         Call::Auth { .. } => ready_err(),
     }

@@ -49,6 +49,7 @@ pub enum Method {
     Search,
     Boards,
     BoardInfo,
+    ResortStatus,
     Export,
     Auth,
 }
@@ -85,6 +86,7 @@ pub const METHODS: &[(&str, Method, Op)] = &[
     ("search", M::Search, Op::Search),
     ("boards", M::Boards, Op::Boards),
     ("board_info", M::BoardInfo, Op::BoardInfo),
+    ("resort_status", M::ResortStatus, Op::ResortStatus),
     ("export", M::Export, Op::Export),
     ("auth", M::Auth, Op::Auth),
 ];
@@ -193,6 +195,7 @@ pub enum Call {
     ScoreAtPercentile(ops::ScoreAtPercentile),
     Boards(ops::ListBoards),
     BoardInfo(ops::BoardInfo),
+    ResortStatus(ops::ResortStatus),
     Export {
         board: String,
     },
@@ -845,6 +848,12 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             let board = p.board("board")?;
             p.options(&[])?;
             Call::BoardInfo(ops::BoardInfo { board })
+        }
+        M::ResortStatus => {
+            let mut p = p(1, 1, "board")?;
+            let board = p.board("board")?;
+            p.options(&[])?;
+            Call::ResortStatus(ops::ResortStatus { board })
         }
         M::Export => {
             let mut p = p(1, 1, "board")?;

@@ -228,6 +228,11 @@ fn transfer_resort_and_a_crash_keep_every_key() {
     )
     .expect_error(400, "invalid_config");
     let before = s.get(&board_path("ladder", "/top")).expect(200);
+    let st = s.get(&board_path("ladder", "/resort")).expect(200);
+    assert_eq!(
+        st,
+        json!({"board": "ladder", "running": false, "done": 0, "total": 0})
+    );
     s.kill9();
     s.restart();
     assert_eq!(s.get(&board_path("ladder", "/top")).expect(200), before);

@@ -66,7 +66,7 @@ impl Service {
     }
 
     /// `board_update` (PUT): creates or reconfigures (re-ranking when the
-    /// order, ranking or tiebreak changes).
+    /// order, ranking, tiebreak or sort keys change).
     pub async fn board_put(
         &self,
         board: &str,
@@ -74,6 +74,7 @@ impl Service {
     ) -> Result<BoardOut, ApiError> {
         let config = config_from_json(config)?;
         self.writable()?;
+        self.resort(board, &config)?;
         let created = {
             let _gate = self.exclusive();
             let before = self.store.read(board, |b| b.config().reset.clone()).ok();
@@ -95,6 +96,57 @@ impl Service {
         let mut out = self.board_info(board)?;
         out.created = Some(created);
         Ok(out)
+    }
+
+    /// Re-ranks an existing board whose order `config` changes, before
+    /// the rest of `board_put`: under the board's own write lock and the
+    /// gate shared, as a write is, so the other boards are read and
+    /// written meanwhile, and logged as the `Put` it is once every member
+    /// is in place (a failure changes nothing). [`Service::resort_status`]
+    /// follows it.
+    fn resort(&self, board: &str, config: &podium_engine::BoardConfig) -> Result<(), ApiError> {
+        let Some(b) = self.store.get(board) else {
+            return Ok(());
+        };
+        let total = {
+            let b = b.read();
+            if !b.config().reranks(config) {
+                return Ok(());
+            }
+            b.len() as u64
+        };
+        self.resorts.lock().insert(board.to_string(), (0, total));
+        let done = crate::wait::off_workers(|| {
+            self.write_board(board, |b| {
+                if b.is_read_only() {
+                    return Err(podium_engine::Error::ReadOnly(board.to_string()).into());
+                }
+                b.set_config_progress(config.clone(), |done, total| {
+                    self.resorts
+                        .lock()
+                        .insert(board.to_string(), (done as u64, total as u64));
+                })?;
+                let rec = LogOp::Put {
+                    board: board.to_string(),
+                    config: config.clone(),
+                };
+                Ok(((), Some(rec)))
+            })
+        });
+        self.resorts.lock().remove(board);
+        done.map(drop)
+    }
+
+    /// `resort_status`: how far a re-ranking `board_update` of `board`
+    /// has gone.
+    pub fn resort_status(&self, board: &str) -> ResortOut {
+        let now = self.resorts.lock().get(board).copied();
+        ResortOut {
+            board: board.to_string(),
+            running: now.is_some(),
+            done: now.map_or(0, |n| n.0),
+            total: now.map_or(0, |n| n.1),
+        }
     }
 
     pub async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
@@ -640,5 +692,63 @@ mod tests {
             svc.close().unwrap();
             clock.advance(chrono::Duration::hours(30));
         }
+    }
+}
+
+#[cfg(test)]
+mod resort_tests {
+    use crate::service::testutil::*;
+    use std::sync::Arc;
+
+    /// A `board_update` that changes the order re-ranks a large board
+    /// while `resort_status` reports its progress and the other boards
+    /// stay readable; the result is logged and survives a restart.
+    #[test]
+    fn a_resort_reports_progress_and_leaves_other_boards_readable() {
+        let dir = tmp("resort");
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let n = 400_000u32;
+        {
+            let svc = Arc::new(open(&dir));
+            rt.block_on(async {
+                let recs: Vec<_> = (0..n)
+                    .map(|i| rec(&format!("m{i}"), f64::from(i)))
+                    .collect();
+                svc.zadd(b"big", recs, Default::default()).unwrap();
+                svc.submit_one("other", &e("x", 1.0)).await.unwrap();
+            });
+            let put = {
+                let svc = svc.clone();
+                std::thread::spawn(move || {
+                    let cfg = serde_json::json!({"sort": [{"key": "score", "type": "int", "order": "asc"}, {"key": "t"}]});
+                    rt.block_on(svc.board_put("big", &cfg)).unwrap()
+                })
+            };
+            let mut seen = Vec::new();
+            while !put.is_finished() {
+                let s = svc.resort_status("big");
+                if s.running {
+                    assert_eq!(s.total, u64::from(n));
+                    assert!(s.done <= s.total);
+                    seen.push(s.done);
+                    // Another board is read while this one re-ranks.
+                    assert_eq!(svc.rank("other", "x").unwrap().rank, 1);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            let out = put.join().unwrap();
+            assert_eq!(out.members, u64::from(n));
+            assert!(!seen.is_empty(), "never saw the re-sort running");
+            assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+            assert!(!svc.resort_status("big").running);
+            assert_eq!(svc.rank("big", "m0").unwrap().rank, 1);
+            svc.close().unwrap();
+        }
+        let svc = open(&dir);
+        assert_eq!(svc.rank("big", "m0").unwrap().rank, 1);
+        assert_eq!(svc.rank("big", "m399999").unwrap().rank, u64::from(n));
     }
 }

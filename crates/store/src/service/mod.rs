@@ -94,6 +94,8 @@ pub struct Service {
     pub recovery: RecoveryReport,
     /// The Redis clients blocked on keys, woken by writes that add members.
     pub(crate) waiters: Arc<Waiters>,
+    /// Boards being re-ranked by a `board_update`: members done, of all.
+    resorts: Mutex<HashMap<String, (u64, u64)>>,
 }
 
 /// Each entry's result, and the entries as applied.
@@ -134,6 +136,7 @@ impl Service {
             key_counts: Counters::new(3),
             recovery,
             waiters: Arc::default(),
+            resorts: Mutex::default(),
         }
     }
 
