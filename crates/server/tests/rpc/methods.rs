@@ -498,3 +498,77 @@ fn auth_scopes_follow_the_http_routes() {
     assert_eq!((id, r.unwrap_err().code.as_str()), (5, "payload_too_large"));
     assert!(d.closed());
 }
+
+/// A board with sort keys over MessagePack: values go in and come back as
+/// MessagePack integers and floats (no strings, whatever their size), in
+/// submit results, pages read in place, exports and `resort_status`.
+#[test]
+fn sort_keys_travel_as_msgpack_numbers() {
+    let p = Podium::start(&[]);
+    let mut c = p.client();
+    let sort = Value::Array(vec![
+        map(&[("key", "xp".into()), ("type", "int".into())]),
+        map(&[("key", "t".into()), ("order", "asc".into())]),
+    ]);
+    c.call("board_create", vec!["k".into(), map(&[("sort", sort)])]);
+    let big = (1i64 << 53) + 1;
+    let r = c.call(
+        "submit",
+        vec![
+            "k".into(),
+            map(&[
+                ("member", "a".into()),
+                ("scores", map(&[("xp", big.into()), ("t", 1.5.into())])),
+            ]),
+        ],
+    );
+    assert_eq!(
+        get(&r, "scores"),
+        &map(&[("xp", big.into()), ("t", 1.5.into())])
+    );
+    c.call(
+        "submit_many",
+        vec![
+            "k".into(),
+            Value::Array(vec![
+                map(&[
+                    ("member", "b".into()),
+                    (
+                        "scores",
+                        map(&[("xp", (big - 1).into()), ("t", 0.5.into())]),
+                    ),
+                ]),
+                map(&[
+                    ("member", "c".into()),
+                    ("scores", map(&[("xp", big.into()), ("t", 1.0.into())])),
+                ]),
+            ]),
+        ],
+    );
+    let top = c.call("top", vec!["k".into()]);
+    let Value::Array(entries) = get(&top, "entries").clone() else {
+        panic!("{top}");
+    };
+    let order: Vec<(Value, Value)> = entries
+        .iter()
+        .map(|e| {
+            (
+                get(e, "member").clone(),
+                get(get(e, "scores"), "xp").clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("c".into(), big.into()),
+            ("a".into(), big.into()),
+            ("b".into(), (big - 1).into())
+        ]
+    );
+    let st = c.call("resort_status", vec!["k".into()]);
+    assert_eq!(get(&st, "running"), &Value::from(false));
+    // The HTTP API carries the same values, the large ones as strings.
+    let http = p.get("/v1/boards/k/top");
+    assert_eq!(http["entries"][0]["scores"]["xp"], json!(big.to_string()));
+}
