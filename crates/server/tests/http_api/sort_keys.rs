@@ -240,3 +240,40 @@ fn transfer_resort_and_a_crash_keep_every_key() {
     let info = s.get(&board_path("ladder", "")).expect(200);
     assert_eq!(info["config"]["sort"][1]["order"], "asc", "{info}");
 }
+
+/// A search answers the values of every key, and a reset archives them
+/// with the board's sort.
+#[test]
+fn search_and_reset_archives_carry_every_key() {
+    let s = Server::start(&[]);
+    put_board(
+        &s,
+        "cup",
+        json!({"sort": [{"key": "pts", "type": "int"}, {"key": "gd", "type": "int"}]}),
+    );
+    for (m, name, pts, gd) in [("a", "Alice Red", 9, 4), ("b", "Alina Blue", 9, 6), ("c", "Bob", 3, 0)] {
+        s.post(
+            &board_path("cup", "/scores"),
+            &json!({"member": m, "name": name, "scores": {"pts": pts, "gd": gd}}),
+        )
+        .expect(200);
+    }
+    // The first search builds the index, the second reads it in place.
+    for _ in 0..2 {
+        let r = get_q(&s, &board_path("cup", "/search"), &[("q", "ali")]).expect(200);
+        assert_eq!(
+            rows(&r),
+            [
+                ("b".into(), json!({"pts": 9, "gd": 6}), 1),
+                ("a".into(), json!({"pts": 9, "gd": 4}), 2),
+            ]
+        );
+    }
+    let r = s.post(&board_path("cup", "/reset"), &json!({})).expect(200);
+    let archive = r["archive"].as_str().unwrap().to_string();
+    let top = s.get(&board_path(&archive, "/top")).expect(200);
+    assert_eq!(rows(&top)[0], ("b".into(), json!({"pts": 9, "gd": 6}), 1));
+    let info = s.get(&board_path(&archive, "")).expect(200);
+    assert_eq!(info["config"]["sort"][1]["key"], "gd", "{info}");
+    assert_eq!(s.get(&board_path("cup", "")).expect(200)["members"], json!(0));
+}
