@@ -544,7 +544,7 @@ impl Board {
         let (ids, next) = self.members.live_ids_from(from, count.max(1));
         let page = ids
             .into_iter()
-            .map(|id| (self.members.bytes(id).to_vec(), self.members.score(id)))
+            .map(|id| (self.members.bytes(id).to_vec(), self.score_of(id)))
             .collect();
         (next.map_or(0, u64::from), page)
     }
@@ -1629,7 +1629,7 @@ impl Board {
     /// binary search finds one.
     pub fn partition_point(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {
         self.tree
-            .partition_point(|_, id| pred(self.members.bytes(id), self.members.score(id)))
+            .partition_point(|_, id| pred(self.members.bytes(id), self.score_of(id)))
     }
 
     /// `entry`.
@@ -2327,6 +2327,30 @@ mod sort_tests {
         b.remove(&[b"q"]).unwrap();
         b.check_invariants().unwrap();
         assert_eq!(b.rank(b"r"), Some(2));
+    }
+
+    /// An int first key's value is its two's complement, not a double's
+    /// bits: reads that report a score must convert it.
+    #[test]
+    fn scans_and_predicates_see_an_int_first_key_as_its_value() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Unique,
+            vec![SortKey::new("xp", Order::Desc, KeyType::Int, KeyOp::Incr)],
+        );
+        put(&mut b, "a", &[i(-3)]).unwrap();
+        put(&mut b, "b", &[i(7)]).unwrap();
+        let (next, mut page) = b.scan(0, 10);
+        assert_eq!(next, 0);
+        page.sort_by(|x, y| x.0.cmp(&y.0));
+        assert_eq!(page, [(b"a".to_vec(), -3.0), (b"b".to_vec(), 7.0)]);
+        let mut seen = Vec::new();
+        b.partition_point(|m, s| {
+            seen.push((m.to_vec(), s));
+            true
+        });
+        assert!(!seen.is_empty());
+        assert!(seen.iter().all(|(m, s)| b.score(m) == Some(*s)), "{seen:?}");
     }
 
     #[test]
