@@ -1408,7 +1408,7 @@ impl Board {
         let mut n = 0;
         for m in members {
             if let Some(id) = self.members.find(m.as_ref()) {
-                let key = self.key_of(self.members.score(id));
+                let key = self.key_of_id(id);
                 self.tree_remove(key, id);
                 self.index_remove(id);
                 self.members.remove(id);
@@ -2351,6 +2351,25 @@ mod sort_tests {
         });
         assert!(!seen.is_empty());
         assert!(seen.iter().all(|(m, s)| b.score(m) == Some(*s)), "{seen:?}");
+    }
+
+    /// `remove` finds a member's tree entry by its key: an int first key
+    /// must be encoded as an int.
+    #[test]
+    fn members_with_an_int_first_key_can_be_removed() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Dense,
+            vec![SortKey::new("xp", Order::Asc, KeyType::Int, KeyOp::Incr)],
+        );
+        put(&mut b, "a", &[i(-3)]).unwrap();
+        put(&mut b, "b", &[i(7)]).unwrap();
+        put(&mut b, "c", &[i(7)]).unwrap();
+        assert_eq!(b.remove(&[b"b", b"a"]).unwrap(), 2);
+        b.check_invariants().unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.rank(b"c"), Some(1));
+        assert_eq!(b.top(1, 10).unwrap().entries.len(), 1);
     }
 
     #[test]
