@@ -982,21 +982,24 @@ impl Board {
     /// [`Board::score_span`] of an integer first key: the bounds become
     /// the least and the greatest integer they admit.
     fn int_span(&self, r: &ScoreRange) -> (usize, usize) {
-        use crate::sort::TWO_63;
+        // In integers: past 2^53 the double next to a bound may round back
+        // onto it. `as` saturates, infinities included, and every i64 lies
+        // inside i128's ends.
         let min = match r.min {
-            Bound::Unbounded => f64::NEG_INFINITY,
-            Bound::Included(x) => x.ceil(),
-            Bound::Excluded(x) => x.floor() + 1.0,
+            Bound::Unbounded => i128::MIN,
+            Bound::Included(x) => x.ceil() as i128,
+            Bound::Excluded(x) => (x.floor() as i128).saturating_add(1),
         };
         let max = match r.max {
-            Bound::Unbounded => f64::INFINITY,
-            Bound::Included(x) => x.floor(),
-            Bound::Excluded(x) => x.ceil() - 1.0,
+            Bound::Unbounded => i128::MAX,
+            Bound::Included(x) => x.floor() as i128,
+            Bound::Excluded(x) => (x.ceil() as i128).saturating_sub(1),
         };
-        if min > max || min >= TWO_63 || max < -TWO_63 {
+        let min = min.max(i64::MIN.into());
+        let max = max.min(i64::MAX.into());
+        if min > max {
             return (0, 0);
         }
-        // `as` saturates: beyond i64's range is its end.
         let (lo, hi) = (
             self.first.encode(min as i64 as u64),
             self.first.encode(max as i64 as u64),
@@ -2370,6 +2373,32 @@ mod sort_tests {
         assert_eq!(b.len(), 1);
         assert_eq!(b.rank(b"c"), Some(1));
         assert_eq!(b.top(1, 10).unwrap().entries.len(), 1);
+    }
+
+    /// An excluded bound's neighbouring integer, past 2^53, is not the
+    /// double one away (which rounds back onto the bound or beyond).
+    #[test]
+    fn open_bounds_of_an_int_first_key_past_two_to_the_53_admit_the_next_integer() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Unique,
+            vec![SortKey::new("xp", Order::Desc, KeyType::Int, KeyOp::Incr)],
+        );
+        let big = 1i64 << 53;
+        put(&mut b, "lo", &[i(big)]).unwrap();
+        put(&mut b, "hi", &[i(big + 1)]).unwrap();
+        put(&mut b, "neg", &[i(-big - 1)]).unwrap();
+        let count = |min, max| b.count_range(&ScoreRange { min, max }).unwrap();
+        use Bound::{Excluded, Unbounded};
+        assert_eq!(count(Excluded(big as f64), Unbounded), 1);
+        assert_eq!(count(Unbounded, Excluded((big + 2) as f64)), 3);
+        assert_eq!(count(Excluded((-big - 2) as f64), Excluded(0.0)), 1);
+        assert_eq!(count(Excluded(f64::INFINITY), Unbounded), 0);
+        assert_eq!(count(Unbounded, Excluded(f64::NEG_INFINITY)), 0);
+        assert_eq!(
+            count(Excluded(f64::NEG_INFINITY), Excluded(f64::INFINITY)),
+            3
+        );
     }
 
     #[test]
