@@ -25,13 +25,15 @@ pub(crate) fn combine_case() -> BoxedStrategy<CombineCase> {
         (member(SMALL), select(SMALL.scores), name()).prop_map(|(member, score, name)| Sub {
             member,
             score,
+            scores: None,
+            keyed: None,
             op: Some(UpdateOp::Set),
             presence: Presence::Any,
             cond: Cond::Always,
             name,
             data: None,
         });
-    let after = vec((op(SMALL), vec(read(SMALL), 0..=2)), 0..=12);
+    let after = vec((op(SMALL, false), vec(read(SMALL), 0..=2)), 0..=12);
     (
         vec((0..54usize, vec(plain_sub, 0..=14)), 0..=3),
         vec((0..3usize, weight), 0..=4),

@@ -10,6 +10,8 @@ pub(crate) fn model_with(cfg: BoardConfig, subs: &[(&str, f64)]) -> Model {
         m.submit(&Sub {
             member: Mem(k.as_bytes().to_vec()),
             score: s,
+            scores: None,
+            keyed: None,
             op: None,
             presence: Presence::Any,
             cond: Cond::Always,
@@ -75,6 +77,8 @@ pub(crate) fn the_model_itself_follows_the_documented_examples() {
         m.submit(&Sub {
             member: Mem(k.as_bytes().to_vec()),
             score: s,
+            scores: None,
+            keyed: None,
             op: None,
             presence: Presence::Any,
             cond: Cond::Always,
