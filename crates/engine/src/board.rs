@@ -552,7 +552,7 @@ impl Board {
         let (ids, next) = self.members.live_ids_from(from, count.max(1));
         let page = ids
             .into_iter()
-            .map(|id| (self.members.bytes(id).to_vec(), self.members.score(id)))
+            .map(|id| (self.members.bytes(id).to_vec(), self.score_of(id)))
             .collect();
         (next.map_or(0, u64::from), page)
     }
@@ -991,21 +991,24 @@ impl Board {
     /// [`Board::score_span`] of an integer first key: the bounds become
     /// the least and the greatest integer they admit.
     fn int_span(&self, r: &ScoreRange) -> (usize, usize) {
-        use crate::sort::TWO_63;
+        // In integers: past 2^53 the double next to a bound may round back
+        // onto it. `as` saturates, infinities included, and every i64 lies
+        // inside i128's ends.
         let min = match r.min {
-            Bound::Unbounded => f64::NEG_INFINITY,
-            Bound::Included(x) => x.ceil(),
-            Bound::Excluded(x) => x.floor() + 1.0,
+            Bound::Unbounded => i128::MIN,
+            Bound::Included(x) => x.ceil() as i128,
+            Bound::Excluded(x) => (x.floor() as i128).saturating_add(1),
         };
         let max = match r.max {
-            Bound::Unbounded => f64::INFINITY,
-            Bound::Included(x) => x.floor(),
-            Bound::Excluded(x) => x.ceil() - 1.0,
+            Bound::Unbounded => i128::MAX,
+            Bound::Included(x) => x.floor() as i128,
+            Bound::Excluded(x) => (x.ceil() as i128).saturating_sub(1),
         };
-        if min > max || min >= TWO_63 || max < -TWO_63 {
+        let min = min.max(i64::MIN.into());
+        let max = max.min(i64::MAX.into());
+        if min > max {
             return (0, 0);
         }
-        // `as` saturates: beyond i64's range is its end.
         let (lo, hi) = (
             self.first.encode(min as i64 as u64),
             self.first.encode(max as i64 as u64),
@@ -1417,7 +1420,7 @@ impl Board {
         let mut n = 0;
         for m in members {
             if let Some(id) = self.members.find(m.as_ref()) {
-                let key = self.key_of(self.members.score(id));
+                let key = self.key_of_id(id);
                 self.tree_remove(key, id);
                 self.index_remove(id);
                 self.members.remove(id);
@@ -1635,7 +1638,7 @@ impl Board {
     /// binary search finds one.
     pub fn partition_point(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {
         self.tree
-            .partition_point(|_, id| pred(self.members.bytes(id), self.members.score(id)))
+            .partition_point(|_, id| pred(self.members.bytes(id), self.score_of(id)))
     }
 
     /// `entry`.
@@ -2333,6 +2336,75 @@ mod sort_tests {
         b.remove(&[b"q"]).unwrap();
         b.check_invariants().unwrap();
         assert_eq!(b.rank(b"r"), Some(2));
+    }
+
+    /// An int first key's value is its two's complement, not a double's
+    /// bits: reads that report a score must convert it.
+    #[test]
+    fn scans_and_predicates_see_an_int_first_key_as_its_value() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Unique,
+            vec![SortKey::new("xp", Order::Desc, KeyType::Int, KeyOp::Incr)],
+        );
+        put(&mut b, "a", &[i(-3)]).unwrap();
+        put(&mut b, "b", &[i(7)]).unwrap();
+        let (next, mut page) = b.scan(0, 10);
+        assert_eq!(next, 0);
+        page.sort_by(|x, y| x.0.cmp(&y.0));
+        assert_eq!(page, [(b"a".to_vec(), -3.0), (b"b".to_vec(), 7.0)]);
+        let mut seen = Vec::new();
+        b.partition_point(|m, s| {
+            seen.push((m.to_vec(), s));
+            true
+        });
+        assert!(!seen.is_empty());
+        assert!(seen.iter().all(|(m, s)| b.score(m) == Some(*s)), "{seen:?}");
+    }
+
+    /// `remove` finds a member's tree entry by its key: an int first key
+    /// must be encoded as an int.
+    #[test]
+    fn members_with_an_int_first_key_can_be_removed() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Dense,
+            vec![SortKey::new("xp", Order::Asc, KeyType::Int, KeyOp::Incr)],
+        );
+        put(&mut b, "a", &[i(-3)]).unwrap();
+        put(&mut b, "b", &[i(7)]).unwrap();
+        put(&mut b, "c", &[i(7)]).unwrap();
+        assert_eq!(b.remove(&[b"b", b"a"]).unwrap(), 2);
+        b.check_invariants().unwrap();
+        assert_eq!(b.len(), 1);
+        assert_eq!(b.rank(b"c"), Some(1));
+        assert_eq!(b.top(1, 10).unwrap().entries.len(), 1);
+    }
+
+    /// An excluded bound's neighbouring integer, past 2^53, is not the
+    /// double one away (which rounds back onto the bound or beyond).
+    #[test]
+    fn open_bounds_of_an_int_first_key_past_two_to_the_53_admit_the_next_integer() {
+        let mut b = board(
+            UpdateOp::Set,
+            Ranking::Unique,
+            vec![SortKey::new("xp", Order::Desc, KeyType::Int, KeyOp::Incr)],
+        );
+        let big = 1i64 << 53;
+        put(&mut b, "lo", &[i(big)]).unwrap();
+        put(&mut b, "hi", &[i(big + 1)]).unwrap();
+        put(&mut b, "neg", &[i(-big - 1)]).unwrap();
+        let count = |min, max| b.count_range(&ScoreRange { min, max }).unwrap();
+        use Bound::{Excluded, Unbounded};
+        assert_eq!(count(Excluded(big as f64), Unbounded), 1);
+        assert_eq!(count(Unbounded, Excluded((big + 2) as f64)), 3);
+        assert_eq!(count(Excluded((-big - 2) as f64), Excluded(0.0)), 1);
+        assert_eq!(count(Excluded(f64::INFINITY), Unbounded), 0);
+        assert_eq!(count(Unbounded, Excluded(f64::NEG_INFINITY)), 0);
+        assert_eq!(
+            count(Excluded(f64::NEG_INFINITY), Excluded(f64::INFINITY)),
+            3
+        );
     }
 
     #[test]

@@ -25,15 +25,19 @@ pub(crate) fn combine_case() -> BoxedStrategy<CombineCase> {
         (member(SMALL), select(SMALL.scores), name()).prop_map(|(member, score, name)| Sub {
             member,
             score,
+            scores: None,
+            keyed: None,
             op: Some(UpdateOp::Set),
             presence: Presence::Any,
             cond: Cond::Always,
             name,
             data: None,
         });
-    let after = vec((op(SMALL), vec(read(SMALL), 0..=2)), 0..=12);
+    let after = vec((op(SMALL, false), vec(read(SMALL), 0..=2)), 0..=12);
     (
-        vec((0..54usize, vec(plain_sub, 0..=14)), 0..=3),
+        // Indices past the 54 plain configs: boards with sort keys, which
+        // no combination takes.
+        vec((0..58usize, vec(plain_sub, 0..=14)), 0..=3),
         vec((0..3usize, weight), 0..=4),
         select(vec![Aggregate::Sum, Aggregate::Min, Aggregate::Max]),
         any::<bool>(),
@@ -51,10 +55,26 @@ pub(crate) fn combine_case() -> BoxedStrategy<CombineCase> {
         .boxed()
 }
 
+/// The plain configs, then a few with sort keys.
 pub(crate) fn nth_config(i: usize) -> BoardConfig {
     let all = combos(ALL_ORDERS, ALL_UPDATES);
     let (o, r, t, u) = all[i % all.len()];
-    config(o, r, t, u, (None, None, None))
+    let cfg = config(o, r, t, u, (None, None, None));
+    if i < all.len() {
+        return cfg;
+    }
+    let ty = if i.is_multiple_of(2) {
+        KeyType::Float
+    } else {
+        KeyType::Int
+    };
+    BoardConfig {
+        sort: vec![
+            SortKey::new("score", o, ty, KeyOp::Incr),
+            SortKey::new("at", Order::Asc, KeyType::Int, KeyOp::Set),
+        ],
+        ..cfg
+    }
 }
 
 pub(crate) fn run_combine(dest: BoardConfig, c: &CombineCase) -> Result<(), TestCaseError> {
@@ -101,7 +121,7 @@ pub(crate) fn run_combine(dest: BoardConfig, c: &CombineCase) -> Result<(), Test
 
 #[test]
 pub(crate) fn merge_and_intersect_match_redis_rules_into_every_destination_config() {
-    for i in 0..54 {
+    for i in 0..56 {
         let dest = nth_config(i);
         let result = runner(cases(64)).run(&combine_case(), |c| run_combine(dest.clone(), &c));
         if let Err(e) = result {

@@ -48,12 +48,197 @@ pub(crate) fn kind(e: Error) -> MErr {
 #[derive(Debug, Clone)]
 pub(crate) struct MEntry {
     pub(crate) member: Vec<u8>,
-    pub(crate) score: f64,
-    /// Arrival sequence: bumped when the member is created or its score
-    /// actually changes.
+    /// One value per key, of the key's type; a plain board has one float
+    /// key, its score.
+    pub(crate) vals: Vals,
+    /// Arrival sequence: bumped when the member is created or its values
+    /// actually change.
     pub(crate) seq: u64,
     pub(crate) name: Option<String>,
     pub(crate) data: Option<String>,
+}
+
+impl MEntry {
+    /// What reads report as the score: the first key, as a double.
+    pub(crate) fn score(&self) -> f64 {
+        as_f64(self.vals[0])
+    }
+}
+
+// ------------------------------------------------------------ key values
+//
+// The engine's `Num` is only the container here: every comparison,
+// conversion and operator below is the model's own, from the documented
+// semantics.
+
+/// A member's values, one per key, held inline (boards are copied and
+/// re-indexed at every step: no allocation per entry).
+#[derive(Clone, Copy)]
+pub(crate) struct Vals {
+    len: usize,
+    v: [Num; 4],
+}
+
+impl Vals {
+    pub(crate) fn new(vals: &[Num]) -> Vals {
+        let mut v = [Num::Float(0.0); 4];
+        v[..vals.len()].copy_from_slice(vals);
+        Vals { len: vals.len(), v }
+    }
+}
+
+impl std::ops::Deref for Vals {
+    type Target = [Num];
+    fn deref(&self) -> &[Num] {
+        &self.v[..self.len]
+    }
+}
+
+impl std::ops::DerefMut for Vals {
+    fn deref_mut(&mut self) -> &mut [Num] {
+        &mut self.v[..self.len]
+    }
+}
+
+/// For comparing with what the engine reports (the model's own logic
+/// compares with `same_vals`).
+impl PartialEq for Vals {
+    fn eq(&self, other: &Vals) -> bool {
+        **self == **other
+    }
+}
+
+impl fmt::Debug for Vals {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+pub(crate) fn as_f64(n: Num) -> f64 {
+    match n {
+        Num::Float(x) => x,
+        Num::Int(i) => i as f64,
+    }
+}
+
+/// Numeric order of two values of one key (-0 and 0 are equal).
+pub(crate) fn num_cmp(a: Num, b: Num) -> Ordering {
+    match (a, b) {
+        (Num::Int(x), Num::Int(y)) => x.cmp(&y),
+        (Num::Float(x), Num::Float(y)) => x.partial_cmp(&y).expect("model bug: NaN stored"),
+        _ => panic!("model bug: one key holds an int and a float"),
+    }
+}
+
+/// Key by key, ascending numeric order, ignoring directions (GT/LT).
+pub(crate) fn numeric_cmp(a: &[Num], b: &[Num]) -> Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| num_cmp(*x, *y))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
+pub(crate) fn same_vals(a: &[Num], b: &[Num]) -> bool {
+    a.iter().zip(b).all(|(x, y)| match (x, y) {
+        (Num::Float(p), Num::Float(q)) => p == q,
+        (Num::Int(p), Num::Int(q)) => p == q,
+        _ => panic!("model bug: one key holds an int and a float"),
+    })
+}
+
+pub(crate) const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// The value of key `k`'s type that a submitted `n` stands for.
+pub(crate) fn coerce(k: &SortKey, n: Num) -> Result<Num, MErr> {
+    match (k.ty, n) {
+        (_, Num::Float(x)) if x.is_nan() => Err(MErr::NanScore),
+        (KeyType::Float, Num::Float(x)) => Ok(Num::Float(x)),
+        (KeyType::Float, Num::Int(i)) => Ok(Num::Float(i as f64)),
+        (KeyType::Int, Num::Int(i)) => Ok(Num::Int(i)),
+        (KeyType::Int, Num::Float(x)) => {
+            if x.is_finite() && x.trunc() == x && (-TWO_63..TWO_63).contains(&x) {
+                Ok(Num::Int(x as i64))
+            } else {
+                Err(MErr::BadArgument)
+            }
+        }
+    }
+}
+
+pub(crate) fn zero(k: &SortKey) -> Num {
+    match k.ty {
+        KeyType::Float => Num::Float(0.0),
+        KeyType::Int => Num::Int(0),
+    }
+}
+
+/// An `incr` submission's operator on one key.
+pub(crate) fn apply_key_op(op: KeyOp, old: Num, given: Num) -> Result<Num, MErr> {
+    Ok(match op {
+        KeyOp::Set => given,
+        KeyOp::Incr => match (old, given) {
+            (Num::Float(a), Num::Float(b)) if (a + b).is_nan() => return Err(MErr::NanResult),
+            (Num::Float(a), Num::Float(b)) => Num::Float(a + b),
+            (Num::Int(a), Num::Int(b)) => Num::Int(a.checked_add(b).ok_or(MErr::BadArgument)?),
+            _ => panic!("model bug: an operator across types"),
+        },
+        KeyOp::Max if num_cmp(given, old) == Ordering::Greater => given,
+        KeyOp::Min if num_cmp(given, old) == Ordering::Less => given,
+        KeyOp::Max | KeyOp::Min => old,
+    })
+}
+
+/// The keys of a config: its `sort`, or a plain board's one float key.
+pub(crate) fn keys_of(c: &BoardConfig) -> Vec<SortKey> {
+    if c.sort.is_empty() {
+        vec![SortKey {
+            key: "score".to_string(),
+            order: c.order,
+            ty: KeyType::Float,
+            op: KeyOp::Incr,
+        }]
+    } else {
+        c.sort.clone()
+    }
+}
+
+/// Where the integer `v` lies against the real `x` (never NaN), exactly.
+pub(crate) fn int_vs(v: i64, x: f64) -> Ordering {
+    if x == INF {
+        return Ordering::Less;
+    }
+    if x == NEG_INF {
+        return Ordering::Greater;
+    }
+    // `as i128` saturates past i128's range, where every i64 is on one
+    // side anyway.
+    let f = x.floor();
+    match i128::from(v).cmp(&(f as i128)) {
+        Ordering::Equal if x > f => Ordering::Less,
+        o => o,
+    }
+}
+
+/// Whether a first key's value is in a score range: a double by double
+/// comparison, an integer exactly against the real bounds.
+pub(crate) fn first_in_range(r: &ScoreRange, v: Num) -> bool {
+    match v {
+        Num::Float(s) => in_range(r, s),
+        Num::Int(i) => {
+            let lo = match r.min {
+                Bound::Unbounded => true,
+                Bound::Included(x) => int_vs(i, x) != Ordering::Less,
+                Bound::Excluded(x) => int_vs(i, x) == Ordering::Greater,
+            };
+            let hi = match r.max {
+                Bound::Unbounded => true,
+                Bound::Included(x) => int_vs(i, x) != Ordering::Greater,
+                Bound::Excluded(x) => int_vs(i, x) == Ordering::Less,
+            };
+            lo && hi
+        }
+    }
 }
 
 /// One submission, owned (the engine's `Submit` borrows).
@@ -61,6 +246,11 @@ pub(crate) struct MEntry {
 pub(crate) struct Sub {
     pub(crate) member: Mem,
     pub(crate) score: f64,
+    /// Values by key name (`score` is then ignored).
+    pub(crate) scores: Option<Vec<(String, Num)>>,
+    /// A keyed submission still to be made for the keys of the board it
+    /// is sent to ([`Sub::resolve`]).
+    pub(crate) keyed: Option<Keyed>,
     pub(crate) op: Option<UpdateOp>,
     pub(crate) presence: Presence,
     pub(crate) cond: Cond,
@@ -70,7 +260,27 @@ pub(crate) struct Sub {
 
 impl fmt::Debug for Sub {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Sub({:?} {}", self.member, self.score)?;
+        match &self.scores {
+            None if self.keyed.is_some() => write!(
+                f,
+                "Sub({:?} {} {:?}",
+                self.member,
+                self.score,
+                self.keyed.as_ref().unwrap()
+            )?,
+            None => write!(f, "Sub({:?} {}", self.member, self.score)?,
+            Some(v) => {
+                write!(f, "Sub({:?} {{", self.member)?;
+                for (i, (k, n)) in v.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { " " };
+                    match n {
+                        Num::Float(x) => write!(f, "{sep}{k}:{x:?}")?,
+                        Num::Int(x) => write!(f, "{sep}{k}:{x}i")?,
+                    }
+                }
+                write!(f, "}}")?;
+            }
+        }
         if let Some(op) = self.op {
             write!(f, " {op:?}")?;
         }
@@ -100,7 +310,7 @@ impl Sub {
             cond: self.cond,
             name: self.name.as_deref(),
             data: self.data.as_deref(),
-            scores: None,
+            scores: self.scores.as_deref(),
         }
     }
 }
@@ -109,10 +319,12 @@ impl Sub {
 #[derive(Debug, Clone)]
 pub(crate) struct Model {
     pub(crate) cfg: BoardConfig,
+    /// `keys_of(&cfg)`.
+    pub(crate) keys: Vec<SortKey>,
     pub(crate) entries: Vec<MEntry>,
-    /// Member → (score, seq), to find a member by binary search; rebuilt
+    /// Member → (values, seq), to find a member by binary search; rebuilt
     /// from `entries` after every bulk change.
-    pub(crate) index: HashMap<Vec<u8>, (f64, u64)>,
+    pub(crate) index: HashMap<Vec<u8>, (Vals, u64)>,
     pub(crate) next_seq: u64,
     pub(crate) read_only: bool,
 }
@@ -127,6 +339,20 @@ pub(crate) fn validate_config(c: &BoardConfig) -> Result<(), MErr> {
         }
     }
     if c.max_members == Some(0) {
+        return Err(MErr::BadConfig);
+    }
+    if c.sort.len() > 4 {
+        return Err(MErr::BadConfig);
+    }
+    for (i, k) in c.sort.iter().enumerate() {
+        let bad_name = k.key.is_empty()
+            || k.key.len() > 64
+            || k.key.chars().any(|ch| ch.is_control() || ch == ',');
+        if bad_name || c.sort[..i].iter().any(|o| o.key == k.key) {
+            return Err(MErr::BadConfig);
+        }
+    }
+    if c.sort.first().is_some_and(|k| k.order != c.order) {
         return Err(MErr::BadConfig);
     }
     Ok(())
@@ -156,6 +382,7 @@ impl Model {
     pub(crate) fn new(cfg: BoardConfig) -> Result<Model, MErr> {
         validate_config(&cfg)?;
         Ok(Model {
+            keys: keys_of(&cfg),
             cfg,
             entries: Vec::new(),
             index: HashMap::new(),
@@ -168,31 +395,42 @@ impl Model {
         self.entries.len()
     }
 
-    /// `a` strictly better than `b` on this board.
-    pub(crate) fn better(&self, a: f64, b: f64) -> bool {
-        match self.cfg.order {
-            Order::Desc => a > b,
-            Order::Asc => a < b,
+    pub(crate) fn sorted(&self) -> bool {
+        !self.cfg.sort.is_empty()
+    }
+
+    /// Rank order of two tuples, key by key, each in its own direction:
+    /// `Less` means `a` is strictly better.
+    pub(crate) fn cmp_vals(&self, a: &[Num], b: &[Num]) -> Ordering {
+        for (k, (x, y)) in self.keys.iter().zip(a.iter().zip(b)) {
+            let o = num_cmp(*x, *y);
+            let o = match k.order {
+                Order::Asc => o,
+                Order::Desc => o.reverse(),
+            };
+            if o.is_ne() {
+                return o;
+            }
         }
+        Ordering::Equal
     }
 
     /// Rank order: `Less` means `a` ranks above `b`.
+    pub(crate) fn cmp_parts(&self, a: (&[Num], &[u8], u64), b: (&[Num], &[u8], u64)) -> Ordering {
+        self.cmp_vals(a.0, b.0)
+            .then_with(|| match (self.cfg.tiebreak, self.cfg.order) {
+                // Redis: ascending bytes on an ascending set, ZREVRANGE's
+                // exact reverse on a descending board ("board" order being
+                // the first key's).
+                (Tiebreak::Member, Order::Asc) => a.1.cmp(b.1),
+                (Tiebreak::Member, Order::Desc) => b.1.cmp(a.1),
+                (Tiebreak::First, _) => a.2.cmp(&b.2),
+                (Tiebreak::Last, _) => b.2.cmp(&a.2),
+            })
+    }
+
     pub(crate) fn cmp(&self, a: &MEntry, b: &MEntry) -> Ordering {
-        let by_score = if self.better(a.score, b.score) {
-            Ordering::Less
-        } else if self.better(b.score, a.score) {
-            Ordering::Greater
-        } else {
-            Ordering::Equal
-        };
-        by_score.then_with(|| match (self.cfg.tiebreak, self.cfg.order) {
-            // Redis: ascending bytes on an ascending set, ZREVRANGE's exact
-            // reverse on a descending board.
-            (Tiebreak::Member, Order::Asc) => a.member.cmp(&b.member),
-            (Tiebreak::Member, Order::Desc) => b.member.cmp(&a.member),
-            (Tiebreak::First, _) => a.seq.cmp(&b.seq),
-            (Tiebreak::Last, _) => b.seq.cmp(&a.seq),
-        })
+        self.cmp_parts((&a.vals, &a.member, a.seq), (&b.vals, &b.member, b.seq))
     }
 
     pub(crate) fn in_bounds(&self, s: f64) -> bool {
@@ -202,17 +440,10 @@ impl Model {
     }
 
     pub(crate) fn find(&self, m: &[u8]) -> Option<usize> {
-        let &(score, seq) = self.index.get(m)?;
-        let probe = MEntry {
-            member: m.to_vec(),
-            score,
-            seq,
-            name: None,
-            data: None,
-        };
-        let i = self
-            .entries
-            .partition_point(|x| self.cmp(x, &probe) == Ordering::Less);
+        let (vals, seq) = self.index.get(m)?;
+        let i = self.entries.partition_point(|x| {
+            self.cmp_parts((&x.vals, &x.member, x.seq), (vals, m, *seq)) == Ordering::Less
+        });
         assert!(
             self.entries.get(i).is_some_and(|e| e.member == m),
             "model bug: index out of date"
@@ -224,7 +455,7 @@ impl Model {
         self.index = self
             .entries
             .iter()
-            .map(|e| (e.member.clone(), (e.score, e.seq)))
+            .map(|e| (e.member.clone(), (e.vals, e.seq)))
             .collect();
     }
 
@@ -243,7 +474,7 @@ impl Model {
         let i = self
             .entries
             .partition_point(|x| self.cmp(x, &e) == Ordering::Less);
-        self.index.insert(e.member.clone(), (e.score, e.seq));
+        self.index.insert(e.member.clone(), (e.vals, e.seq));
         self.entries.insert(i, e);
     }
 
@@ -268,13 +499,25 @@ impl Model {
         n
     }
 
+    /// `view()[i].0` alone: a submission's rank, without a pass over the
+    /// whole board.
+    pub(crate) fn rank_at(&self, i: usize) -> u64 {
+        let tied = |k: usize| same_vals(&self.entries[k - 1].vals, &self.entries[k].vals);
+        match self.cfg.ranking {
+            Ranking::Unique => i as u64 + 1,
+            // 1 + the position of the first of its tie group.
+            Ranking::Competition => (i - (1..=i).rev().take_while(|&k| tied(k)).count()) as u64 + 1,
+            Ranking::Dense => (1..=i).filter(|&k| !tied(k)).count() as u64 + 1,
+        }
+    }
+
     /// Per position: (rank in the board's ranking mode, number of entries
-    /// with a strictly better score).
+    /// with a strictly better tuple).
     pub(crate) fn view(&self) -> Vec<(u64, u64)> {
         let mut out = Vec::with_capacity(self.len());
         let (mut dense, mut first_of_group) = (0u64, 0u64);
         for (i, e) in self.entries.iter().enumerate() {
-            if i == 0 || e.score != self.entries[i - 1].score {
+            if i == 0 || !same_vals(&e.vals, &self.entries[i - 1].vals) {
                 dense += 1;
                 first_of_group = i as u64;
             }
@@ -292,8 +535,8 @@ impl Model {
         let e = &self.entries[i];
         Entry {
             member: e.member.clone(),
-            score: e.score,
-            scores: None,
+            score: e.score(),
+            scores: self.sorted().then(|| Scores::new(&e.vals)),
             rank: view[i].0,
             name: e.name.as_deref().map(Arc::from),
             data: e.data.as_deref().map(Arc::from),
@@ -333,19 +576,67 @@ impl Model {
         Ok(())
     }
 
-    /// The checks that need no board state, in the documented order.
-    pub(crate) fn precheck(&self, s: &Sub) -> Result<(), MErr> {
+    /// The checks that need no board state. Returns the submitted value of
+    /// each key, of the key's type (`None`: left out).
+    ///
+    /// One generated submission may carry several flaws (a flawed one sent
+    /// with `scores` to a plain board); which of them is reported then is
+    /// not documented, so this follows the engine's order: a plain board
+    /// checks the member, `scores`, NaN, name and data (a batch: member,
+    /// name and data first), then the bounds; a board with sort keys checks
+    /// the member, name and data, the values by key in the order given,
+    /// keys left out, then the bounds.
+    pub(crate) fn precheck(&self, s: &Sub, in_batch: bool) -> Result<Vec<Option<Num>>, MErr> {
         if s.member.0.is_empty() || s.member.0.len() > MAX_ID_BYTES {
             return Err(MErr::BadMember);
         }
-        if s.score.is_nan() {
-            return Err(MErr::NanScore);
+        let op = s.op.unwrap_or(self.cfg.update);
+        let extra = |m: &Model| m.check_extra(s.name.as_deref(), s.data.as_deref());
+        let mut given = vec![None; self.keys.len()];
+        if !self.sorted() {
+            if in_batch {
+                extra(self)?;
+            }
+            if s.scores.is_some() {
+                return Err(MErr::BadArgument);
+            }
+            if s.score.is_nan() {
+                return Err(MErr::NanScore);
+            }
+            if !in_batch {
+                extra(self)?;
+            }
+            given[0] = Some(Num::Float(s.score));
+        } else {
+            extra(self)?;
+            match &s.scores {
+                Some(vals) => {
+                    for (name, v) in vals {
+                        let j = self
+                            .keys
+                            .iter()
+                            .position(|k| &k.key == name)
+                            .ok_or(MErr::BadArgument)?;
+                        if given[j].is_some() {
+                            return Err(MErr::BadArgument);
+                        }
+                        given[j] = Some(coerce(&self.keys[j], *v)?);
+                    }
+                    if op != UpdateOp::Incr && given.iter().any(Option::is_none) {
+                        return Err(MErr::BadArgument);
+                    }
+                }
+                None => given[0] = Some(coerce(&self.keys[0], Num::Float(s.score))?),
+            }
         }
-        self.check_extra(s.name.as_deref(), s.data.as_deref())?;
-        if s.op.unwrap_or(self.cfg.update) != UpdateOp::Incr && !self.in_bounds(s.score) {
-            return Err(MErr::OutOfBounds);
+        if op != UpdateOp::Incr {
+            if let Some(first) = given[0] {
+                if !self.in_bounds(as_f64(first)) {
+                    return Err(MErr::OutOfBounds);
+                }
+            }
         }
-        Ok(())
+        Ok(given)
     }
 
     pub(crate) fn apply_extra(e: &mut MEntry, name: Option<&str>, data: Option<&str>) {
@@ -358,9 +649,14 @@ impl Model {
         }
     }
 
+    /// `Some(vals)` on a board with sort keys, else `None`.
+    pub(crate) fn scores_if_sorted(&self, vals: &[Num]) -> Option<Scores> {
+        self.sorted().then(|| Scores::new(vals))
+    }
+
     pub(crate) fn submit(&mut self, s: &Sub) -> Result<SubmitResult, MErr> {
         self.writable()?;
-        self.precheck(s)?;
+        let given = self.precheck(s, false)?;
         let op = s.op.unwrap_or(self.cfg.update);
         let Some(i) = self.find(&s.member.0) else {
             if s.presence == Presence::OnlyExisting {
@@ -376,14 +672,21 @@ impl Model {
                     previous_scores: None,
                 });
             }
-            // `incr` on an absent member starts from 0: the result is the
-            // submitted score, which must be in bounds.
-            if !self.in_bounds(s.score) {
+            // A new member takes the given values (whatever the keys'
+            // operators), 0 for the keys left out; `incr` on it starts from
+            // 0, so its result is the submitted score and must be in bounds.
+            let vals: Vec<Num> = given
+                .iter()
+                .zip(&self.keys)
+                .map(|(g, k)| g.unwrap_or_else(|| zero(k)))
+                .collect();
+            let vals = Vals::new(&vals);
+            if !self.in_bounds(as_f64(vals[0])) {
                 return Err(MErr::OutOfBounds);
             }
             let mut e = MEntry {
                 member: s.member.0.clone(),
-                score: s.score,
+                vals,
                 seq: self.bump(),
                 name: None,
                 data: None,
@@ -392,76 +695,76 @@ impl Model {
             self.place(e);
             let evicted = self.evict();
             let pos = self.find(&s.member.0);
-            let view = self.view();
             return Ok(SubmitResult {
-                score: pos.map(|_| s.score),
-                rank: pos.map(|i| view[i].0),
+                score: pos.map(|_| as_f64(vals[0])),
+                rank: pos.map(|i| self.rank_at(i)),
                 previous: None,
                 applied: true,
                 created: pos.is_some(),
                 changed: pos.is_some(),
                 evicted,
-                scores: None,
+                scores: pos.and(self.scores_if_sorted(&vals)),
                 previous_scores: None,
             });
         };
-        let old = self.entries[i].score;
+        let old = self.entries[i].vals;
         if s.presence == Presence::OnlyNew {
             // Redis checks NX before any arithmetic: nothing happens, even
             // when the increment would have been NaN.
             Self::apply_extra(&mut self.entries[i], s.name.as_deref(), s.data.as_deref());
-            let view = self.view();
             return Ok(SubmitResult {
-                score: Some(old),
-                rank: Some(view[i].0),
-                previous: Some(old),
+                score: Some(as_f64(old[0])),
+                rank: Some(self.rank_at(i)),
+                previous: Some(as_f64(old[0])),
                 applied: false,
                 created: false,
                 changed: false,
                 evicted: 0,
-                scores: None,
-                previous_scores: None,
+                scores: self.scores_if_sorted(&old),
+                previous_scores: self.scores_if_sorted(&old),
             });
         }
-        let new = match op {
-            UpdateOp::Set | UpdateOp::Best => s.score,
-            UpdateOp::Incr => old + s.score,
-        };
-        if new.is_nan() {
-            return Err(MErr::NanResult);
+        let mut new = old;
+        for (j, k) in self.keys.iter().enumerate() {
+            new[j] = match (given[j], op) {
+                (None, _) => old[j],
+                (Some(g), UpdateOp::Incr) if s.scores.is_some() => apply_key_op(k.op, old[j], g)?,
+                // A bare score adds to the first key, whatever its operator.
+                (Some(g), UpdateOp::Incr) => apply_key_op(KeyOp::Incr, old[j], g)?,
+                (Some(g), UpdateOp::Set | UpdateOp::Best) => g,
+            };
         }
-        let blocked = s.presence == Presence::OnlyNew
-            || (op == UpdateOp::Best && !self.better(new, old))
-            || (s.cond == Cond::Greater && new <= old)
-            || (s.cond == Cond::Less && new >= old);
-        let changed = !blocked && new != old;
-        if changed && !self.in_bounds(new) {
+        let blocked = (op == UpdateOp::Best && self.cmp_vals(&new, &old) != Ordering::Less)
+            || (s.cond == Cond::Greater && numeric_cmp(&new, &old) != Ordering::Greater)
+            || (s.cond == Cond::Less && numeric_cmp(&new, &old) != Ordering::Less);
+        let changed = !blocked && !same_vals(&new, &old);
+        if changed && !self.in_bounds(as_f64(new[0])) {
             return Err(MErr::OutOfBounds);
         }
         Self::apply_extra(&mut self.entries[i], s.name.as_deref(), s.data.as_deref());
         if changed {
             let mut e = self.take_at(i);
-            e.score = new;
+            e.vals = new;
             e.seq = self.bump();
             self.place(e);
         }
         let i = self.find(&s.member.0).expect("still there");
-        let view = self.view();
+        // Applied without moving (-0 + 0): the computed values, as Redis.
+        let now = if !blocked && !changed {
+            new
+        } else {
+            self.entries[i].vals
+        };
         Ok(SubmitResult {
-            // Applied without moving (-0 + 0): the computed score, as Redis.
-            score: Some(if !blocked && !changed {
-                new
-            } else {
-                self.entries[i].score
-            }),
-            rank: Some(view[i].0),
-            previous: Some(old),
+            score: Some(as_f64(now[0])),
+            rank: Some(self.rank_at(i)),
+            previous: Some(as_f64(old[0])),
             applied: !blocked,
             created: false,
             changed,
             evicted: 0,
-            scores: None,
-            previous_scores: None,
+            scores: self.scores_if_sorted(&now),
+            previous_scores: self.scores_if_sorted(&old),
         })
     }
 
@@ -472,7 +775,7 @@ impl Model {
     ) -> Result<Vec<Result<SubmitResult, MErr>>, MErr> {
         self.writable()?;
         for s in batch {
-            self.precheck(s)?;
+            self.precheck(s, true)?;
         }
         Ok(batch.iter().map(|s| self.submit(s)).collect())
     }
@@ -531,7 +834,7 @@ impl Model {
             return Err(MErr::NanScore);
         }
         let before = self.len();
-        self.entries.retain(|e| !in_range(r, e.score));
+        self.entries.retain(|e| !first_in_range(r, e.vals[0]));
         self.reindex();
         Ok((before - self.len()) as u64)
     }
@@ -560,21 +863,61 @@ impl Model {
 
     pub(crate) fn set_config(&mut self, cfg: BoardConfig) -> Result<(), MErr> {
         validate_config(&cfg)?;
+        let new_keys = keys_of(&cfg);
+        // Operators do not order members: changing only them re-ranks
+        // nothing.
+        let same_sort = cfg.sort.len() == self.cfg.sort.len()
+            && cfg
+                .sort
+                .iter()
+                .zip(&self.cfg.sort)
+                .all(|(a, b)| a.key == b.key && a.order == b.order && a.ty == b.ty);
         let rebuild = cfg.order != self.cfg.order
             || cfg.tiebreak != self.cfg.tiebreak
-            || cfg.ranking != self.cfg.ranking;
-        if rebuild {
-            // Members arrive again in their old rank order.
-            let mut v = std::mem::take(&mut self.entries);
-            for e in &mut v {
-                e.seq = self.bump();
-            }
-            self.entries = v;
+            || cfg.ranking != self.cfg.ranking
+            || !same_sort;
+        if !rebuild {
             self.cfg = cfg;
-            self.resort();
-        } else {
-            self.cfg = cfg;
+            self.keys = new_keys;
+            self.evict();
+            return Ok(());
         }
+        // Keys keep their values by name (a plain board's score is the key
+        // `score`); with no name in common, a plain board's score, or a
+        // sorted board's first key going to a plain board, goes to the
+        // first key, and between two sorted boards the change is refused.
+        let mut src: Vec<Option<usize>> = new_keys
+            .iter()
+            .map(|k| self.keys.iter().position(|o| o.key == k.key))
+            .collect();
+        if src.iter().all(Option::is_none) {
+            if self.sorted() && !cfg.sort.is_empty() {
+                return Err(MErr::BadConfig);
+            }
+            src[0] = Some(0);
+        }
+        // Every value must fit its new key before anything changes.
+        let mut moved = Vec::with_capacity(self.len());
+        for e in &self.entries {
+            let mut vals = Vec::with_capacity(new_keys.len());
+            for (k, from) in new_keys.iter().zip(&src) {
+                vals.push(match from {
+                    Some(i) => coerce(k, e.vals[*i]).map_err(|_| MErr::BadConfig)?,
+                    None => zero(k),
+                });
+            }
+            moved.push(Vals::new(&vals));
+        }
+        // Members arrive again in their old rank order.
+        let mut v = std::mem::take(&mut self.entries);
+        for (e, vals) in v.iter_mut().zip(moved) {
+            e.vals = vals;
+            e.seq = self.bump();
+        }
+        self.entries = v;
+        self.cfg = cfg;
+        self.keys = new_keys;
+        self.resort();
         self.evict();
         Ok(())
     }
@@ -582,7 +925,7 @@ impl Model {
     // ----------------------------------------------------------- reads
 
     pub(crate) fn score(&self, m: &[u8]) -> Option<f64> {
-        self.find(m).map(|i| self.entries[i].score)
+        self.find(m).map(|i| self.entries[i].score())
     }
 
     pub(crate) fn rank(&self, m: &[u8]) -> Option<u64> {
@@ -609,7 +952,7 @@ impl Model {
 
     pub(crate) fn matching(&self, r: &ScoreRange) -> Vec<usize> {
         (0..self.len())
-            .filter(|&i| in_range(r, self.entries[i].score))
+            .filter(|&i| first_in_range(r, self.entries[i].vals[0]))
             .collect()
     }
 
@@ -719,7 +1062,8 @@ impl Model {
             .map(|e| {
                 (
                     Mem(e.member.clone()),
-                    e.score,
+                    e.score(),
+                    e.vals,
                     e.name.clone(),
                     e.data.clone(),
                 )
@@ -739,6 +1083,10 @@ impl Model {
         intersect: bool,
     ) -> Result<Model, MErr> {
         validate_config(&cfg)?;
+        // They combine single scores: boards with sort keys are refused.
+        if !cfg.sort.is_empty() || sources.iter().any(|s| s.0.sorted()) {
+            return Err(MErr::BadArgument);
+        }
         if sources.iter().any(|s| s.1.is_nan()) {
             return Err(MErr::BadArgument);
         }
@@ -780,7 +1128,7 @@ impl Model {
         if intersect {
             if let Some((first, w0)) = order.first().map(|s| (s.0, s.1)) {
                 'members: for e in &first.entries {
-                    let mut total = weighted(w0, e.score);
+                    let mut total = weighted(w0, e.score());
                     for (other, w) in order[1..].iter().map(|s| (s.0, s.1)) {
                         match other.score(&e.member) {
                             // Redis: only a member's first weighted score
@@ -796,8 +1144,8 @@ impl Model {
             for (src, w) in order.iter().map(|s| (s.0, s.1)) {
                 for e in &src.entries {
                     match acc.iter_mut().find(|a| a.0 == e.member) {
-                        Some(slot) => slot.1 = apply(slot.1, weighted(w, e.score)),
-                        None => acc.push((e.member.clone(), weighted(w, e.score))),
+                        Some(slot) => slot.1 = apply(slot.1, weighted(w, e.score())),
+                        None => acc.push((e.member.clone(), weighted(w, e.score()))),
                     }
                 }
             }
@@ -807,7 +1155,7 @@ impl Model {
             let seq = out.bump();
             out.entries.push(MEntry {
                 member,
-                score,
+                vals: Vals::new(&[Num::Float(score)]),
                 seq,
                 name: None,
                 data: None,
@@ -819,14 +1167,18 @@ impl Model {
     }
 }
 
-pub(crate) type Row = (Mem, f64, Option<String>, Option<String>);
+/// A member, its score, its values (a plain board: its score), its name
+/// and its data.
+pub(crate) type Row = (Mem, f64, Vals, Option<String>, Option<String>);
 
 pub(crate) fn board_rows(b: &Board) -> Vec<Row> {
     b.iter()
-        .map(|(m, s, x)| {
+        .zip(b.iter_scores())
+        .map(|((m, s, x), (_, v, _))| {
             (
                 Mem(m.to_vec()),
                 s,
+                Vals::new(&v),
                 x.and_then(|x| x.name.as_deref().map(str::to_string)),
                 x.and_then(|x| x.data.as_deref().map(str::to_string)),
             )

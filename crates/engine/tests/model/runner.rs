@@ -16,11 +16,31 @@ pub(crate) fn check_board(b: &Board, m: &Model, page_size: u64) -> Result<(), Te
     prop_assert_eq!(b.is_empty(), m.len() == 0);
     prop_assert_eq!(b.info().members, m.len() as u64);
     prop_assert_eq!(board_rows(b), m.rows());
+    // A full scan sees every member once, with its score.
+    let mut scanned = Vec::new();
+    let mut cursor = 0;
+    let count = if m.len() > 100 { 97 } else { 7 };
+    loop {
+        let (next, page) = b.scan(cursor, count);
+        scanned.extend(page);
+        if next == 0 {
+            break;
+        }
+        cursor = next;
+    }
+    scanned.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut want: Vec<(Vec<u8>, f64)> = m
+        .entries
+        .iter()
+        .map(|e| (e.member.clone(), e.score()))
+        .collect();
+    want.sort_by(|a, b| a.0.cmp(&b.0));
+    prop_assert_eq!(scanned, want);
     let view = m.view();
     let all: Vec<&[u8]> = m.entries.iter().map(|e| e.member.as_slice()).collect();
     let ranks: Vec<Option<u64>> = view.iter().map(|v| Some(v.0)).collect();
     prop_assert_eq!(b.rank_many(&all), ranks);
-    let scores: Vec<Option<f64>> = m.entries.iter().map(|e| Some(e.score)).collect();
+    let scores: Vec<Option<f64>> = m.entries.iter().map(|e| Some(e.score())).collect();
     prop_assert_eq!(b.score_many(&all), scores);
     // Every member of a small board; a spread sample of a big one.
     let stride = (m.len() / 500).max(1);
@@ -33,7 +53,17 @@ pub(crate) fn check_board(b: &Board, m: &Model, page_size: u64) -> Result<(), Te
         .map(|(i, e)| (e.member.as_slice(), i))
         .collect();
     for k in (0..=m.len()).step_by(stride).chain([m.len()]) {
-        prop_assert_eq!(b.partition_point(|mem, _| at[mem] < k), k);
+        // The predicate is also given each member's score.
+        let mut wrong = None;
+        let got = b.partition_point(|mem, s| {
+            let want = m.entries[at[mem]].score();
+            if s != want {
+                wrong = Some((Mem(mem.to_vec()), s, want));
+            }
+            at[mem] < k
+        });
+        prop_assert_eq!(wrong, None);
+        prop_assert_eq!(got, k);
     }
     // A predicate that holds for no prefix still answers a position.
     let odd = b.partition_point(|mem, s| (mem.len() + s.to_bits() as usize) % 2 == 1);
@@ -46,7 +76,8 @@ pub(crate) fn check_board(b: &Board, m: &Model, page_size: u64) -> Result<(), Te
         );
         prop_assert_eq!(b.position(mem), Some(i));
         prop_assert_eq!(b.rank(mem), Some(view[i].0));
-        prop_assert_eq!(b.score(mem), Some(e.score));
+        prop_assert_eq!(b.score(mem), Some(e.score()));
+        prop_assert_eq!(b.scores(mem).map(|v| Vals::new(&v)), Some(e.vals));
         prop_assert_eq!(b.percentile(mem), Some(m.percentile_at(i, &view)));
     }
     Ok(())
@@ -118,19 +149,32 @@ pub(crate) fn apply_op(
     match op {
         Op::Prefill(subs) => {
             for s in subs {
-                prop_assert_eq!(b.submit(&s.as_submit()).map_err(kind), m.submit(s));
+                let s = s.resolve(m);
+                prop_assert_eq!(
+                    b.submit(&s.as_submit()).map_err(kind),
+                    m.submit(&s),
+                    "{:?}",
+                    s
+                );
             }
         }
         Op::Submit(s) => {
-            prop_assert_eq!(b.submit(&s.as_submit()).map_err(kind), m.submit(s));
+            let s = s.resolve(m);
+            prop_assert_eq!(
+                b.submit(&s.as_submit()).map_err(kind),
+                m.submit(&s),
+                "{:?}",
+                s
+            );
         }
         Op::SubmitMany(batch) => {
+            let batch: Vec<Sub> = batch.iter().map(|s| s.resolve(m)).collect();
             let subs: Vec<Submit> = batch.iter().map(Sub::as_submit).collect();
             let got = b
                 .submit_many(&subs)
                 .map(|v| v.into_iter().map(|r| r.map_err(kind)).collect::<Vec<_>>())
                 .map_err(kind);
-            prop_assert_eq!(got, m.submit_many(batch));
+            prop_assert_eq!(got, m.submit_many(&batch), "{:?}", batch);
         }
         Op::Remove(xs) => {
             let raw: Vec<&[u8]> = xs.iter().map(|x| x.0.as_slice()).collect();
@@ -173,6 +217,16 @@ pub(crate) fn apply_op(
                 m.set_config(c.clone())
             )
         }
+        Op::Reconfigure(r) => {
+            let c = r.apply(&m.cfg);
+            let sort = c.sort.clone();
+            prop_assert_eq!(
+                b.set_config(c.clone()).map_err(kind),
+                m.set_config(c),
+                "set_config of sort {:?}",
+                sort
+            )
+        }
         Op::Snapshot(keep_restored) => {
             let mut bytes = Vec::new();
             b.write_snapshot(&mut bytes).unwrap();
@@ -208,7 +262,13 @@ pub(crate) fn apply_op(
 pub(crate) fn run_steps(b: &mut Board, m: &mut Model, steps: &[Step]) -> Result<(), TestCaseError> {
     for (i, (op, reads)) in steps.iter().enumerate() {
         let ps = (i % 5) as u64;
-        let before = (m.cfg.order, m.cfg.ranking, m.cfg.tiebreak, m.cfg.update);
+        let before = (
+            m.cfg.order,
+            m.cfg.ranking,
+            m.cfg.tiebreak,
+            m.cfg.update,
+            m.cfg.sort.clone(),
+        );
         let ctx =
             |e: TestCaseError| TestCaseError::fail(format!("step {i} ({op:?}) on {before:?}: {e}"));
         apply_op(b, m, op, ps).map_err(ctx)?;
@@ -277,7 +337,7 @@ pub(crate) fn run_sequences(
     cases_per_combo: u32,
 ) {
     for (o, r, t, u) in combos(orders, updates) {
-        let strategy = (limits(scale), steps(scale));
+        let strategy = (limits(scale), steps(scale, false));
         let result = runner(cases(cases_per_combo)).run(&strategy, |(lim, steps)| {
             let cfg = config(o, r, t, u, lim);
             let mut b = Board::new(cfg.clone()).expect("valid config");
@@ -287,6 +347,36 @@ pub(crate) fn run_sequences(
         });
         if let Err(e) = result {
             panic!("order {o:?}, ranking {r:?}, tiebreak {t:?}, update {u:?}: {e}");
+        }
+    }
+}
+
+/// Runs random operation sequences from an empty board sorted by `n` keys
+/// (each key's direction, type and operator drawn per case) of every
+/// combination of ranking, tiebreak and the given updates, for each `n`.
+pub(crate) fn run_sorted_sequences(
+    key_counts: &[usize],
+    updates: &[UpdateOp],
+    scale: Scale,
+    cases_per_combo: u32,
+) {
+    for &n in key_counts {
+        for (_, r, t, u) in combos(&[Order::Desc], updates) {
+            let strategy = (sort_keys(n), limits(scale), steps(scale, true));
+            let result = runner(cases(cases_per_combo)).run(&strategy, |(keys, lim, steps)| {
+                let cfg = BoardConfig {
+                    order: keys[0].order,
+                    sort: keys,
+                    ..config(Order::Desc, r, t, u, lim)
+                };
+                let mut b = Board::new(cfg.clone()).expect("valid config");
+                let mut m = Model::new(cfg).expect("valid config");
+                check_board(&b, &m, 1)?;
+                run_steps(&mut b, &mut m, &steps)
+            });
+            if let Err(e) = result {
+                panic!("{n} keys, ranking {r:?}, tiebreak {t:?}, update {u:?}: {e}");
+            }
         }
     }
 }

@@ -12,6 +12,8 @@ pub(crate) struct Scale {
     pub(crate) min_len: usize,
     pub(crate) max_len: usize,
     pub(crate) scores: &'static [f64],
+    /// Now and then a score or a bound from here instead.
+    pub(crate) far: &'static [f64],
     pub(crate) max_batch: usize,
     /// Most members named by one `remove`.
     pub(crate) max_remove: usize,
@@ -24,8 +26,8 @@ pub(crate) struct Scale {
     pub(crate) prefill: usize,
     /// Weights of submit, submit_many, remove, remove_range_by_rank,
     /// remove_range_by_score, pop, set_data, clear, take, set_config,
-    /// snapshot.
-    pub(crate) weights: [u32; 11],
+    /// snapshot, and a change of the sort keys.
+    pub(crate) weights: [u32; 12],
 }
 
 /// About 20 members, 11 scores: ties, updates and evictions all the time.
@@ -36,13 +38,14 @@ pub(crate) const SMALL: Scale = Scale {
     scores: &[
         -3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 0.5, -0.0, INF, NEG_INF,
     ],
+    far: &[],
     max_batch: 6,
     max_remove: 3,
     max_steps: 100,
     max_arg: 24,
     max_cap: 12,
     prefill: 30,
-    weights: [60, 8, 4, 2, 1, 2, 4, 1, 1, 2, 2],
+    weights: [60, 8, 4, 2, 1, 2, 4, 1, 1, 2, 2, 1],
 };
 
 pub(crate) const MANY_SCORES: &[f64] = &[
@@ -57,13 +60,14 @@ pub(crate) const LARGE: Scale = Scale {
     min_len: 1,
     max_len: 3,
     scores: MANY_SCORES,
+    far: &[],
     max_batch: 250,
     max_remove: 60,
     max_steps: 30,
     max_arg: 700,
     max_cap: 500,
     prefill: 1200,
-    weights: [20, 40, 6, 4, 2, 3, 6, 1, 1, 4, 4],
+    weights: [20, 40, 6, 4, 2, 3, 6, 1, 1, 4, 4, 1],
 };
 
 /// Thousands of members: three levels, so separators also sit in
@@ -73,6 +77,7 @@ pub(crate) const XL: Scale = Scale {
     min_len: 3,
     max_len: 3,
     scores: MANY_SCORES,
+    far: &[],
     max_batch: 1500,
     max_remove: 400,
     max_steps: 12,
@@ -80,8 +85,41 @@ pub(crate) const XL: Scale = Scale {
     max_cap: 8000,
     prefill: 9000,
     // No `clear`: trivial, and it would waste the expensive prefill.
-    weights: [4, 10, 3, 3, 1, 2, 1, 0, 1, 2, 3],
+    weights: [4, 10, 3, 3, 1, 2, 1, 0, 1, 2, 3, 0],
 };
+
+/// SMALL for boards with sort keys: their sort changes often, a plain
+/// config now and then.
+pub(crate) const SMALL_SORTED: Scale = Scale {
+    far: FAR,
+    weights: [60, 8, 4, 2, 1, 2, 4, 1, 1, 1, 2, 5],
+    ..SMALL
+};
+
+/// LARGE for boards with sort keys.
+pub(crate) const LARGE_SORTED: Scale = Scale {
+    far: FAR,
+    weights: [20, 40, 6, 4, 2, 3, 6, 1, 1, 1, 4, 5],
+    ..LARGE
+};
+
+/// XL for boards with sort keys.
+pub(crate) const XL_SORTED: Scale = Scale {
+    far: FAR,
+    weights: [4, 10, 3, 3, 1, 2, 1, 0, 1, 0, 3, 2],
+    ..XL
+};
+
+/// Where an int key's values part from their doubles: 2^53 and its
+/// neighbours with a double, and i64's ends (2^63 is just past the end).
+const FAR: &[f64] = &[
+    9_007_199_254_740_992.0,
+    9_007_199_254_740_994.0,
+    -9_007_199_254_740_994.0,
+    9_223_372_036_854_775_808.0,
+    -9_223_372_036_854_775_808.0,
+    1e300,
+];
 
 /// A valid member id (present or absent).
 pub(crate) fn member(s: Scale) -> BoxedStrategy<Mem> {
@@ -106,8 +144,20 @@ pub(crate) fn members(s: Scale, max: usize) -> BoxedStrategy<Vec<Mem>> {
 /// A score for a bound or a percentile-free read: sometimes NaN.
 pub(crate) fn score(s: Scale) -> BoxedStrategy<f64> {
     prop_oneof![
-        60 => select(s.scores),
+        60 => plain_score(s),
         1 => Just(f64::NAN),
+    ]
+    .boxed()
+}
+
+/// A score from the scale's pool, now and then a far one.
+pub(crate) fn plain_score(s: Scale) -> BoxedStrategy<f64> {
+    if s.far.is_empty() {
+        return select(s.scores).boxed();
+    }
+    prop_oneof![
+        12 => select(s.scores),
+        1 => select(s.far),
     ]
     .boxed()
 }
@@ -157,7 +207,12 @@ pub(crate) fn flaw() -> impl Strategy<Value = Flaw> {
 impl Sub {
     pub(crate) fn with_flaw(mut self, f: Flaw) -> Sub {
         match f {
-            Flaw::NanScore => self.score = f64::NAN,
+            Flaw::NanScore => {
+                self.score = f64::NAN;
+                if let Some(k) = self.keyed.as_mut() {
+                    k.nan = true;
+                }
+            }
             Flaw::EmptyMember => self.member = Mem(Vec::new()),
             Flaw::LongMember => self.member = Mem(vec![b'm'; MAX_ID_BYTES + 1]),
             Flaw::LongName => self.name = Some("n".repeat(MAX_NAME + 1)),
@@ -188,7 +243,7 @@ pub(crate) fn valid_sub(s: Scale) -> BoxedStrategy<Sub> {
     ];
     (
         member(s),
-        select(s.scores),
+        plain_score(s),
         op,
         presence,
         cond,
@@ -198,6 +253,8 @@ pub(crate) fn valid_sub(s: Scale) -> BoxedStrategy<Sub> {
         .prop_map(|(member, score, op, presence, cond, name, data)| Sub {
             member,
             score,
+            scores: None,
+            keyed: None,
             op,
             presence,
             cond,
@@ -229,6 +286,8 @@ pub(crate) fn sequential_batch(s: Scale) -> BoxedStrategy<Vec<Sub>> {
                     } else {
                         start - i as f64
                     },
+                    scores: None,
+                    keyed: None,
                     op: None,
                     presence: Presence::Any,
                     cond: Cond::Always,
@@ -240,20 +299,115 @@ pub(crate) fn sequential_batch(s: Scale) -> BoxedStrategy<Vec<Sub>> {
         .boxed()
 }
 
-pub(crate) fn sub(s: Scale) -> BoxedStrategy<Sub> {
+pub(crate) fn key_type() -> impl Strategy<Value = KeyType> {
+    select(vec![KeyType::Float, KeyType::Int])
+}
+
+pub(crate) fn key_op() -> impl Strategy<Value = KeyOp> {
+    select(vec![KeyOp::Incr, KeyOp::Set, KeyOp::Max, KeyOp::Min])
+}
+
+/// How a keyed submission picks one key's value (see [`pick_value`]).
+pub(crate) fn pick() -> BoxedStrategy<Pick> {
     prop_oneof![
-        30 => valid_sub(s),
-        1 => (valid_sub(s), flaw()).prop_map(|(x, f)| x.with_flaw(f)),
+        20 => (0..SMALL_VALUES).prop_map(Pick::Small),
+        3 => (0..ODD_VALUES).prop_map(Pick::Odd),
+        1 => (0..SMALL_VALUES + ODD_VALUES).prop_map(Pick::Cross),
+    ]
+    .boxed()
+}
+
+/// `n` sort keys, each with a random direction, type and operator, named
+/// `a`, `b`… (one of them now and then `score`, the name a plain board's
+/// score goes by when the sort changes).
+pub(crate) fn sort_keys(n: usize) -> BoxedStrategy<Vec<SortKey>> {
+    let score_at = prop_oneof![2 => Just(None), 1 => (0..n).prop_map(Some)];
+    (vec((order(), key_type(), key_op()), n), score_at)
+        .prop_map(|(specs, score_at)| {
+            specs
+                .into_iter()
+                .enumerate()
+                .map(|(j, (o, t, op))| {
+                    let name = if score_at == Some(j) {
+                        "score"
+                    } else {
+                        ["a", "b", "c", "d"][j]
+                    };
+                    SortKey::new(name, o, t, op)
+                })
+                .collect()
+        })
+        .boxed()
+}
+
+/// A submission to a board with sort keys: values by key name for the
+/// keys the board has when it is sent, in any order, sometimes some left
+/// out, a name unknown or given twice, or no values but a bare score.
+/// `in_batch`: rarely a shape a `set` refuses (it would refuse the whole
+/// batch).
+pub(crate) fn keyed_sub(s: Scale, in_batch: bool) -> BoxedStrategy<Sub> {
+    let shape = if in_batch {
+        prop_oneof![
+            14 => Just(Shape::Full),
+            1 => Just(Shape::Partial),
+            3 => Just(Shape::Bare),
+        ]
+        .boxed()
+    } else {
+        prop_oneof![
+            14 => Just(Shape::Full),
+            3 => Just(Shape::Partial),
+            3 => Just(Shape::Bare),
+            1 => Just(Shape::Unknown),
+            1 => Just(Shape::Twice),
+        ]
+        .boxed()
+    };
+    (
+        valid_sub(s),
+        prop::array::uniform4(pick()),
+        shape,
+        0..4usize,
+        prop::array::uniform4(any::<bool>()),
+        0..5usize,
+    )
+        .prop_map(|(sub, picks, shape, rot, keep, at)| Sub {
+            keyed: Some(Keyed {
+                picks,
+                shape,
+                rot,
+                keep,
+                at,
+                nan: false,
+            }),
+            ..sub
+        })
+        .boxed()
+}
+
+/// A well-formed submission for a plain board, or a keyed one.
+pub(crate) fn valid_for(s: Scale, sorted: bool, in_batch: bool) -> BoxedStrategy<Sub> {
+    if sorted {
+        keyed_sub(s, in_batch)
+    } else {
+        valid_sub(s)
+    }
+}
+
+pub(crate) fn sub(s: Scale, sorted: bool) -> BoxedStrategy<Sub> {
+    prop_oneof![
+        30 => valid_for(s, sorted, false),
+        1 => (valid_for(s, sorted, false), flaw()).prop_map(|(x, f)| x.with_flaw(f)),
     ]
     .boxed()
 }
 
 /// A batch: well-formed, or with one bad item somewhere (refused whole).
-pub(crate) fn batch(s: Scale) -> BoxedStrategy<Vec<Sub>> {
+pub(crate) fn batch(s: Scale, sorted: bool) -> BoxedStrategy<Vec<Sub>> {
     prop_oneof![
-        10 => vec(valid_sub(s), 0..=s.max_batch),
+        10 => vec(valid_for(s, sorted, true), 0..=s.max_batch),
         2 => sequential_batch(s),
-        1 => (vec(valid_sub(s), 1..=s.max_batch), any::<prop::sample::Index>(), flaw())
+        1 => (vec(valid_for(s, sorted, true), 1..=s.max_batch), any::<prop::sample::Index>(), flaw())
             .prop_map(|(mut v, i, f)| {
                 let i = i.index(v.len());
                 v[i] = v[i].clone().with_flaw(f);
@@ -331,6 +485,17 @@ pub(crate) fn limits(s: Scale) -> BoxedStrategy<(Option<f64>, Option<f64>, Optio
         1 => Just(Some(3.0)),
     ];
     let cap = prop_oneof![3 => Just(None), 2 => (1..=s.max_cap).prop_map(Some)];
+    if !s.far.is_empty() {
+        // Bounds compare a first key as a double: 2^53 + 1 is within 2^53.
+        let two_53 = 9_007_199_254_740_992.0;
+        let min = prop_oneof![6 => min, 1 => Just(Some(-two_53))];
+        let max = prop_oneof![6 => max, 1 => Just(Some(two_53))];
+        return prop_oneof![
+            2 => Just((None, None, None)),
+            3 => (min, max, cap),
+        ]
+        .boxed();
+    }
     prop_oneof![
         2 => Just((None, None, None)),
         3 => (min, max, cap),
@@ -382,14 +547,49 @@ pub(crate) fn rank_span(s: Scale) -> BoxedStrategy<(u64, u64)> {
     .boxed()
 }
 
-pub(crate) fn write_op(s: Scale) -> BoxedStrategy<Op> {
+/// A change of the sort keys (and now and then of the other settings).
+pub(crate) fn reconf(s: Scale) -> BoxedStrategy<Reconf> {
+    let at = || 0..4usize;
+    let name = || select(vec!["a", "b", "c", "d", "e", "score"]).prop_map(String::from);
+    let new_key = (name(), order(), key_type(), key_op())
+        .prop_map(|(n, o, t, op)| SortKey::new(&n, o, t, op));
+    let change = prop_oneof![
+        2 => Just(SortChange::Keep),
+        3 => (at(), new_key).prop_map(|(j, k)| SortChange::Add(j, k)),
+        2 => at().prop_map(SortChange::Drop),
+        3 => at().prop_map(SortChange::Flip),
+        3 => at().prop_map(SortChange::Retype),
+        2 => (at(), key_op()).prop_map(|(j, op)| SortChange::Reop(j, op)),
+        1 => (at(), name()).prop_map(|(j, n)| SortChange::Rename(j, n)),
+        1 => (at(), at()).prop_map(|(i, j)| SortChange::Swap(i, j)),
+        1 => Just(SortChange::Plain),
+        1 => Just(SortChange::Contradict),
+    ];
+    (
+        change,
+        proptest::option::weighted(0.2, ranking()),
+        proptest::option::weighted(0.2, tiebreak()),
+        proptest::option::weighted(0.2, update_op()),
+        proptest::option::weighted(0.2, limits(s)),
+    )
+        .prop_map(|(change, ranking, tiebreak, update, limits)| Reconf {
+            change,
+            ranking,
+            tiebreak,
+            update,
+            limits,
+        })
+        .boxed()
+}
+
+pub(crate) fn write_op(s: Scale, sorted: bool) -> BoxedStrategy<Op> {
     let pop = prop_oneof![
         20 => 0..=s.max_arg / 10 + 4,
         1 => Just(u64::MAX),
     ];
-    let ops: [BoxedStrategy<Op>; 11] = [
-        sub(s).prop_map(Op::Submit).boxed(),
-        batch(s).prop_map(Op::SubmitMany).boxed(),
+    let ops: [BoxedStrategy<Op>; 12] = [
+        sub(s, sorted).prop_map(Op::Submit).boxed(),
+        batch(s, sorted).prop_map(Op::SubmitMany).boxed(),
         members(s, s.max_remove).prop_map(Op::Remove).boxed(),
         rank_span(s)
             .prop_map(|(a, b)| Op::RemoveRangeByRank(a, b))
@@ -405,6 +605,7 @@ pub(crate) fn write_op(s: Scale) -> BoxedStrategy<Op> {
         any::<bool>().prop_map(Op::Take).boxed(),
         any_config(s).prop_map(Op::SetConfig).boxed(),
         any::<bool>().prop_map(Op::Snapshot).boxed(),
+        reconf(s).prop_map(Op::Reconfigure).boxed(),
     ];
     let weighted: Vec<(u32, BoxedStrategy<Op>)> = s
         .weights
@@ -415,10 +616,10 @@ pub(crate) fn write_op(s: Scale) -> BoxedStrategy<Op> {
     proptest::strategy::Union::new_weighted(weighted).boxed()
 }
 
-pub(crate) fn op(s: Scale) -> BoxedStrategy<Op> {
+pub(crate) fn op(s: Scale, sorted: bool) -> BoxedStrategy<Op> {
     prop_oneof![
-        60 => write_op(s),
-        1 => write_op(s).prop_map(|o| Op::ReadOnly(Box::new(o))),
+        60 => write_op(s, sorted),
+        1 => write_op(s, sorted).prop_map(|o| Op::ReadOnly(Box::new(o))),
     ]
     .boxed()
 }
@@ -451,9 +652,13 @@ pub(crate) fn read(s: Scale) -> BoxedStrategy<Read> {
     .boxed()
 }
 
-pub(crate) fn steps(s: Scale) -> BoxedStrategy<Vec<Step>> {
-    let prefill = vec(valid_sub(s), s.prefill / 2..=s.prefill);
-    (prefill, vec((op(s), vec(read(s), 0..=3)), 1..=s.max_steps))
+/// A sequence of steps; `sorted`: submissions by key name.
+pub(crate) fn steps(s: Scale, sorted: bool) -> BoxedStrategy<Vec<Step>> {
+    let prefill = vec(valid_for(s, sorted, true), s.prefill / 2..=s.prefill);
+    (
+        prefill,
+        vec((op(s, sorted), vec(read(s), 0..=3)), 1..=s.max_steps),
+    )
         .prop_map(|(fill, mut steps)| {
             if !fill.is_empty() {
                 steps.insert(0, (Op::Prefill(fill), Vec::new()));
