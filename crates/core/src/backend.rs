@@ -292,15 +292,16 @@ pub struct TopHead {
 /// `exclusive` opens it, as Redis's `(` does.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RangeBounds {
-    pub min: Option<f64>,
-    pub max: Option<f64>,
+    /// An integer bound is exact on a board whose first key is an `int`.
+    pub min: Option<podium_engine::Num>,
+    pub max: Option<podium_engine::Num>,
     pub min_exclusive: bool,
     pub max_exclusive: bool,
 }
 
 impl RangeBounds {
-    pub fn to_range(self) -> ScoreRange {
-        let b = |v: Option<f64>, ex: bool| match v {
+    pub fn to_range(self) -> ScoreRange<podium_engine::Num> {
+        let b = |v: Option<podium_engine::Num>, ex: bool| match v {
             None => Bound::Unbounded,
             Some(x) if ex => Bound::Excluded(x),
             Some(x) => Bound::Included(x),

@@ -198,11 +198,53 @@ pub struct BoardInfo {
 }
 
 /// A score interval (`min` ≤ `max` numerically; either end may be open or
-/// unbounded), as in Redis's `(1.5` and `-inf` bounds.
+/// unbounded), as in Redis's `(1.5` and `-inf` bounds. Bounds are doubles,
+/// or [`Num`]s: an integer bound is exact on a board whose first sort key
+/// is an `int` (a double cannot tell 2^53 from 2^53 + 1).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScoreRange {
-    pub min: Bound<f64>,
-    pub max: Bound<f64>,
+pub struct ScoreRange<T = f64> {
+    pub min: Bound<T>,
+    pub max: Bound<T>,
+}
+
+/// A bound's value: a double or a [`Num`].
+pub trait RangeValue: Copy {
+    fn value(self) -> Num;
+}
+
+impl RangeValue for f64 {
+    #[inline]
+    fn value(self) -> Num {
+        Num::Float(self)
+    }
+}
+
+impl RangeValue for Num {
+    #[inline]
+    fn value(self) -> Num {
+        self
+    }
+}
+
+impl<T: RangeValue> ScoreRange<T> {
+    /// The range with its bounds as doubles.
+    pub fn floats(&self) -> ScoreRange<f64> {
+        ScoreRange {
+            min: self.min.map(|v| v.value().as_f64()),
+            max: self.max.map(|v| v.value().as_f64()),
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        for b in [self.min, self.max] {
+            if let Bound::Included(x) | Bound::Excluded(x) = b {
+                if x.value().as_f64().is_nan() {
+                    return Err(Error::NanScore);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 impl ScoreRange {
@@ -217,16 +259,6 @@ impl ScoreRange {
             min: Bound::Included(min),
             max: Bound::Included(max),
         }
-    }
-    fn validate(&self) -> Result<()> {
-        for b in [self.min, self.max] {
-            if let Bound::Included(x) | Bound::Excluded(x) = b {
-                if x.is_nan() {
-                    return Err(Error::NanScore);
-                }
-            }
-        }
-        Ok(())
     }
 }
 
@@ -966,11 +998,12 @@ impl Board {
     }
 
     /// Tree positions `[lo, hi)` of the members whose score is in `r`.
-    fn score_span(&self, r: &ScoreRange) -> (usize, usize) {
+    fn score_span<T: RangeValue>(&self, r: &ScoreRange<T>) -> (usize, usize) {
         if self.first.int {
             return self.int_span(r);
         }
         // In tree order, the best end of the range comes first.
+        let r = r.floats();
         let (first, last) = match self.config.order {
             Order::Asc => (r.min, r.max),
             Order::Desc => (r.max, r.min),
@@ -990,19 +1023,25 @@ impl Board {
 
     /// [`Board::score_span`] of an integer first key: the bounds become
     /// the least and the greatest integer they admit.
-    fn int_span(&self, r: &ScoreRange) -> (usize, usize) {
+    fn int_span<T: RangeValue>(&self, r: &ScoreRange<T>) -> (usize, usize) {
         // In integers: past 2^53 the double next to a bound may round back
         // onto it. `as` saturates, infinities included, and every i64 lies
         // inside i128's ends.
-        let min = match r.min {
+        // An integer bound is exact; a double one admits the integers it
+        // covers.
+        let min = match r.min.map(RangeValue::value) {
             Bound::Unbounded => i128::MIN,
-            Bound::Included(x) => x.ceil() as i128,
-            Bound::Excluded(x) => (x.floor() as i128).saturating_add(1),
+            Bound::Included(Num::Int(i)) => i.into(),
+            Bound::Excluded(Num::Int(i)) => i128::from(i) + 1,
+            Bound::Included(Num::Float(x)) => x.ceil() as i128,
+            Bound::Excluded(Num::Float(x)) => (x.floor() as i128).saturating_add(1),
         };
-        let max = match r.max {
+        let max = match r.max.map(RangeValue::value) {
             Bound::Unbounded => i128::MAX,
-            Bound::Included(x) => x.floor() as i128,
-            Bound::Excluded(x) => (x.ceil() as i128).saturating_sub(1),
+            Bound::Included(Num::Int(i)) => i.into(),
+            Bound::Excluded(Num::Int(i)) => i128::from(i) - 1,
+            Bound::Included(Num::Float(x)) => x.floor() as i128,
+            Bound::Excluded(Num::Float(x)) => (x.ceil() as i128).saturating_sub(1),
         };
         let min = min.max(i64::MIN.into());
         let max = max.min(i64::MAX.into());
@@ -1458,7 +1497,7 @@ impl Board {
     }
 
     /// `remove_range` by score.
-    pub fn remove_range_by_score(&mut self, r: &ScoreRange) -> Result<u64> {
+    pub fn remove_range_by_score<T: RangeValue>(&mut self, r: &ScoreRange<T>) -> Result<u64> {
         self.writable()?;
         r.validate()?;
         let (lo, hi) = self.score_span(r);
@@ -1654,7 +1693,7 @@ impl Board {
     }
 
     /// `count` of members whose score is in `r`.
-    pub fn count_range(&self, r: &ScoreRange) -> Result<u64> {
+    pub fn count_range<T: RangeValue>(&self, r: &ScoreRange<T>) -> Result<u64> {
         r.validate()?;
         let (lo, hi) = self.score_span(r);
         Ok((hi - lo) as u64)
@@ -1712,9 +1751,9 @@ impl Board {
 
     /// `range_by_score`: members with a score in `r`, best first (or worst
     /// first), skipping `offset` and returning at most `limit`.
-    pub fn range_by_score(
+    pub fn range_by_score<T: RangeValue>(
         &self,
-        r: &ScoreRange,
+        r: &ScoreRange<T>,
         from_worst: bool,
         offset: u64,
         limit: u64,
@@ -2299,6 +2338,29 @@ mod sort_tests {
             3
         );
         assert_eq!(b.count_range(&ScoreRange::inclusive(0.5, 1.5)).unwrap(), 0);
+        // Integer bounds are exact where a double's cannot be.
+        let exact =
+            |min: Bound<Num>, max: Bound<Num>| b.count_range(&ScoreRange { min, max }).unwrap();
+        assert_eq!(
+            exact(Bound::Included(Num::Int(big + 1)), Bound::Unbounded),
+            1
+        );
+        assert_eq!(exact(Bound::Excluded(Num::Int(big)), Bound::Unbounded), 1);
+        assert_eq!(
+            exact(Bound::Unbounded, Bound::Excluded(Num::Int(big + 1))),
+            2
+        );
+        assert_eq!(
+            exact(
+                Bound::Included(Num::Int(i64::MAX)),
+                Bound::Excluded(Num::Int(i64::MAX))
+            ),
+            0
+        );
+        assert_eq!(
+            exact(Bound::Excluded(Num::Int(i64::MAX)), Bound::Unbounded),
+            0
+        );
         let mut bytes = Vec::new();
         b.write_snapshot(&mut bytes).unwrap();
         let back = Board::read_snapshot(&mut bytes.as_slice()).unwrap();

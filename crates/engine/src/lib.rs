@@ -41,7 +41,7 @@ pub mod used;
 
 pub use board::{
     Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page,
-    Presence, Ranks, ScoreRange, Submit, SubmitResult,
+    Presence, RangeValue, Ranks, ScoreRange, Submit, SubmitResult,
 };
 pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, SubmitLimit, Tiebreak, UpdateOp};
 pub use error::{Error, Result};

@@ -3,6 +3,7 @@
 //! normalisation, so podium tokenises), and the script's arguments for
 //! names, data, score bounds, page sizes and flags.
 
+use podium_core::api::Num;
 use podium_core::backend::RangeBounds;
 use podium_engine::search::text::clip;
 use podium_engine::search::{tokenize, MAX_MEMBER_WORDS};
@@ -119,7 +120,9 @@ fn bound(v: Option<f64>, exclusive: bool, unbounded: &str) -> String {
 }
 
 fn has_nan(b: &RangeBounds) -> bool {
-    b.min.is_some_and(f64::is_nan) || b.max.is_some_and(f64::is_nan)
+    [b.min, b.max]
+        .iter()
+        .any(|v| v.is_some_and(|v| v.as_f64().is_nan()))
 }
 
 /// The `min` and `max` arguments of a score range (`(` before an
@@ -129,8 +132,9 @@ pub(crate) fn score_range(b: &RangeBounds) -> Option<[String; 2]> {
         return None;
     }
     Some([
-        bound(b.min, b.min_exclusive, "-inf"),
-        bound(b.max, b.max_exclusive, "+inf"),
+        // Boards on Redis have one float key: bounds are doubles.
+        bound(b.min.map(Num::as_f64), b.min_exclusive, "-inf"),
+        bound(b.max.map(Num::as_f64), b.max_exclusive, "+inf"),
     ])
 }
 

@@ -92,8 +92,15 @@ fn sample_ops() -> Vec<LogOp> {
         LogOp::RemoveScoreRange {
             board: "b".into(),
             range: ScoreRange {
-                min: Bound::Excluded(1.0),
+                min: Bound::Excluded(Num::Float(1.0)),
                 max: Bound::Unbounded,
+            },
+        },
+        LogOp::RemoveScoreRange {
+            board: "b".into(),
+            range: ScoreRange {
+                min: Bound::Included(Num::Int(i64::MIN)),
+                max: Bound::Excluded(Num::Int((1 << 53) + 1)),
             },
         },
         LogOp::Pop {

@@ -2,7 +2,7 @@
 //! names, read the same from every protocol: by rank (`start`..=`stop`,
 //! 1-based) or by score (bounds in Redis syntax), and from which end.
 
-use crate::api::{parse_score, RangeOut};
+use crate::api::{parse_score, Num, RangeOut};
 use crate::backend::RangeBounds;
 use crate::error::ApiError;
 use crate::ops::{operation, DEFAULT_PAGE_SIZE, MAX_RANGE};
@@ -71,13 +71,18 @@ pub enum RangeBy {
 
 /// A score bound's text in Redis syntax: a number, `-inf`, `+inf`/`inf`,
 /// with `(` in front for an exclusive bound. `name` is the parameter's.
-pub fn bound(name: &str, s: &str) -> Result<(f64, bool), ApiError> {
+/// An integer's text stays an exact integer (a bound on an `int` sort
+/// key beyond 2^53); any other number is a double.
+pub fn bound(name: &str, s: &str) -> Result<(Num, bool), ApiError> {
     let (exclusive, rest) = match s.strip_prefix('(') {
         Some(r) => (true, r),
         None => (false, s),
     };
+    if let Ok(i) = rest.parse::<i64>() {
+        return Ok((Num::Int(i), exclusive));
+    }
     let v = parse_score(rest).map_err(|e| bad_bound(name, &e))?;
-    Ok((v, exclusive))
+    Ok((Num::Float(v), exclusive))
 }
 
 /// The error of a bound that is neither a number nor its text.

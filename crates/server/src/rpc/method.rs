@@ -13,7 +13,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
 use crate::settings::Scope;
-use podium_core::api::{check_entry_score, CombineIn, Score, SetDataIn, SubmitIn};
+use podium_core::api::{check_entry_score, CombineIn, Num, Score, SetDataIn, SubmitIn};
 use podium_core::backend::RangeBounds;
 use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
@@ -485,16 +485,18 @@ impl Opts {
 
     /// A score bound: a number, or a string in Redis syntax (`-inf`,
     /// `+inf`, `(5` for an exclusive bound), as HTTP's `min` / `max`.
-    fn bound(&mut self, name: &str) -> Result<(Option<f64>, bool), ApiError> {
+    fn bound(&mut self, name: &str) -> Result<(Option<Num>, bool), ApiError> {
         let bad = |e: String| range::bad_bound(name, &e);
         match self.take(name) {
             None => Ok((None, false)),
+            // An integer stays exact (a bound on an `int` sort key).
+            Some(v) if v.as_i64().is_some() => Ok((v.as_i64().map(Num::Int), false)),
             Some(v) if v.is_number() => {
                 let x = v.as_f64().unwrap_or(f64::NAN);
                 if x.is_nan() {
                     return Err(bad("score is not a number (NaN)".into()));
                 }
-                Ok((Some(x), false))
+                Ok((Some(Num::Float(x)), false))
             }
             Some(v) => {
                 let s = into_string(v).map_err(|v| bad(format!("got {}", kind(&v))))?;

@@ -88,9 +88,17 @@ fn with(mut e: SubmitIn, f: impl FnOnce(&mut SubmitIn)) -> SubmitIn {
 }
 
 fn range(min: Option<f64>, max: Option<f64>, min_ex: bool, max_ex: bool) -> RangeBounds {
+    // As the wire reads them: a whole number is an integer bound.
+    let num = |x: f64| {
+        if x.fract() == 0.0 && x.abs() < 9e15 {
+            podium_core::api::Num::Int(x as i64)
+        } else {
+            podium_core::api::Num::Float(x)
+        }
+    };
     RangeBounds {
-        min,
-        max,
+        min: min.map(num),
+        max: max.map(num),
         min_exclusive: min_ex,
         max_exclusive: max_ex,
     }

@@ -165,6 +165,21 @@ fn int64_values_beyond_two_to_the_53_rank_exactly() {
             ("d".into(), json!({"xp": 1i64 << 40}), 4),
         ]
     );
+    // Integer bounds are exact: 2^53 + 1 alone, not the 2^53 beside it.
+    let b = big.to_string();
+    let c = get_q(&s, &board_path("xp", "/count"), &[("min", &b), ("max", &b)]).expect(200);
+    assert_eq!(c["count"], json!(1), "{c}");
+    let r = get_q(
+        &s,
+        &board_path("xp", "/range"),
+        &[
+            ("by", "score"),
+            ("min", &format!("({}", big - 1)),
+            ("max", "+inf"),
+        ],
+    )
+    .expect(200);
+    assert_eq!(members(&r), strs(&["c", "a"]));
     // An increment past i64 is refused, the value kept.
     s.post(
         &board_path("xp", "/scores"),
@@ -173,6 +188,19 @@ fn int64_values_beyond_two_to_the_53_rank_exactly() {
     .expect_error(400, "invalid_argument");
     let e = s.get(&board_path("xp", "/members/c")).expect(200);
     assert_eq!(e["scores"]["xp"], json!(i64::MAX.to_string()), "{e}");
+    // An exact removal is logged exactly: the restart removes the same.
+    let r = delete_q(
+        &s,
+        &board_path("xp", "/range"),
+        &[("by", "score"), ("min", &b), ("max", &b)],
+    )
+    .expect(200);
+    assert_eq!(r["removed"], json!(1), "{r}");
+    let mut s = s;
+    s.kill9();
+    s.restart();
+    let top = s.get(&board_path("xp", "/top")).expect(200);
+    assert_eq!(members(&top), strs(&["c", "b", "d"]));
 }
 
 /// NDJSON export/import carries `scores`; a CSV whose header names the
@@ -251,7 +279,11 @@ fn search_and_reset_archives_carry_every_key() {
         "cup",
         json!({"sort": [{"key": "pts", "type": "int"}, {"key": "gd", "type": "int"}]}),
     );
-    for (m, name, pts, gd) in [("a", "Alice Red", 9, 4), ("b", "Alina Blue", 9, 6), ("c", "Bob", 3, 0)] {
+    for (m, name, pts, gd) in [
+        ("a", "Alice Red", 9, 4),
+        ("b", "Alina Blue", 9, 6),
+        ("c", "Bob", 3, 0),
+    ] {
         s.post(
             &board_path("cup", "/scores"),
             &json!({"member": m, "name": name, "scores": {"pts": pts, "gd": gd}}),
@@ -275,5 +307,8 @@ fn search_and_reset_archives_carry_every_key() {
     assert_eq!(rows(&top)[0], ("b".into(), json!({"pts": 9, "gd": 6}), 1));
     let info = s.get(&board_path(&archive, "")).expect(200);
     assert_eq!(info["config"]["sort"][1]["key"], "gd", "{info}");
-    assert_eq!(s.get(&board_path("cup", "")).expect(200)["members"], json!(0));
+    assert_eq!(
+        s.get(&board_path("cup", "")).expect(200)["members"],
+        json!(0)
+    );
 }

@@ -130,7 +130,9 @@ impl Service {
         let board = req.board.as_str();
         self.removed(board, || match req.by {
             RangeBy::Rank { start, stop } => self.zrem_positions(board.as_bytes(), start - 1, stop),
-            RangeBy::Score(bounds) => self.zrem_score_range(board.as_bytes(), bounds.to_range()),
+            RangeBy::Score(bounds) => {
+                self.zrem_score_range_exact(board.as_bytes(), bounds.to_range())
+            }
         })
         .await
     }

@@ -203,6 +203,20 @@ impl Service {
 
     /// ZREMRANGEBYSCORE.
     pub fn zrem_score_range(&self, key: &[u8], range: ScoreRange) -> Result<(u64, Lsn), ApiError> {
+        let range = ScoreRange {
+            min: range.min.map(podium_engine::Num::Float),
+            max: range.max.map(podium_engine::Num::Float),
+        };
+        self.zrem_score_range_exact(key, range)
+    }
+
+    /// [`Service::zrem_score_range`] with bounds that may be exact
+    /// integers (an `int` first sort key's), logged as given.
+    pub fn zrem_score_range_exact(
+        &self,
+        key: &[u8],
+        range: ScoreRange<podium_engine::Num>,
+    ) -> Result<(u64, Lsn), ApiError> {
         let board = String::from_utf8_lossy(key).into_owned();
         let r = self.zwrite_existing(key, |b| {
             let n = b.remove_range_by_score(&range)?;

@@ -46,7 +46,7 @@ pub enum LogOp {
     },
     RemoveScoreRange {
         board: String,
-        range: ScoreRange,
+        range: ScoreRange<Num>,
     },
     Pop {
         board: String,
@@ -752,16 +752,24 @@ impl W<'_> {
             }
         }
     }
-    fn bound(&mut self, b: Bound<f64>) {
+    fn bound(&mut self, b: Bound<Num>) {
         match b {
             Bound::Unbounded => self.u8(0),
-            Bound::Included(x) => {
+            Bound::Included(Num::Float(x)) => {
                 self.u8(1);
                 self.f64(x);
             }
-            Bound::Excluded(x) => {
+            Bound::Excluded(Num::Float(x)) => {
                 self.u8(2);
                 self.f64(x);
+            }
+            Bound::Included(Num::Int(i)) => {
+                self.u8(3);
+                self.u64(i as u64);
+            }
+            Bound::Excluded(Num::Int(i)) => {
+                self.u8(4);
+                self.u64(i as u64);
             }
         }
     }
@@ -825,11 +833,13 @@ impl R<'_> {
             _ => None,
         }
     }
-    fn bound(&mut self) -> Option<Bound<f64>> {
+    fn bound(&mut self) -> Option<Bound<Num>> {
         match self.u8()? {
             0 => Some(Bound::Unbounded),
-            1 => Some(Bound::Included(self.f64()?)),
-            2 => Some(Bound::Excluded(self.f64()?)),
+            1 => Some(Bound::Included(Num::Float(self.f64()?))),
+            2 => Some(Bound::Excluded(Num::Float(self.f64()?))),
+            3 => Some(Bound::Included(Num::Int(self.u64()? as i64))),
+            4 => Some(Bound::Excluded(Num::Int(self.u64()? as i64))),
             _ => None,
         }
     }
@@ -893,7 +903,7 @@ mod tests {
             LogOp::RemoveScoreRange {
                 board: "b".into(),
                 range: ScoreRange {
-                    min: Bound::Excluded(1.0),
+                    min: Bound::Excluded(Num::Float(1.0)),
                     max: Bound::Unbounded,
                 },
             },

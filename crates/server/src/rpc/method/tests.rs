@@ -216,10 +216,13 @@ fn bounds_take_numbers_and_redis_syntax() {
     .unwrap() else {
         panic!()
     };
-    assert_eq!((bounds.min, bounds.min_exclusive), (Some(5.0), true));
+    assert_eq!(
+        (bounds.min, bounds.min_exclusive),
+        (Some(Num::Int(5)), true)
+    );
     assert_eq!(
         (bounds.max, bounds.max_exclusive),
-        (Some(f64::INFINITY), false)
+        (Some(Num::Float(f64::INFINITY)), false)
     );
     let Call::RangeByScore(ops::RangeByScore {
         bounds,
@@ -244,7 +247,10 @@ fn bounds_take_numbers_and_redis_syntax() {
     else {
         panic!()
     };
-    assert_eq!((bounds.min, bounds.max), (Some(1.0), Some(2.5)));
+    assert_eq!(
+        (bounds.min, bounds.max),
+        (Some(Num::Int(1)), Some(Num::Float(2.5)))
+    );
     assert!(from_worst);
     assert_eq!((offset, limit), (Some(3), Some(4)));
     let (code, msg) = err("count", vec!["lb".into(), map(&[("min", f64::NAN.into())])]);
