@@ -413,6 +413,150 @@ fn no_acknowledged_write_is_lost_to_kill_9() {
     assert!(s.terminate().success());
 }
 
+/// A member's values on the sort-key board: kills, and when they were reached.
+type Keys = (i64, i64);
+
+/// Writes increments to the sort-key board until the server dies: each
+/// adds a kill and sets the time reached to a number no other write uses.
+/// Returns the acknowledged values and the write in flight, if any.
+fn keys_writer(
+    base: String,
+    t: usize,
+    seed: u64,
+    mut model: HashMap<String, Keys>,
+) -> (HashMap<String, Keys>, Option<(String, i64)>) {
+    let http = client();
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let url = format!("{base}{}", board_path(KEYS_BOARD, "/scores"));
+    for n in 0.. {
+        let member = format!("t{t}-m{}", rng.random_range(0..20));
+        let at = (seed as i64 & 0xffff) << 32 | n;
+        let body = json!({"member": member, "scores": {"kills": 1, "at": at}});
+        let Ok(resp) = http.post(&url).json(&body).send() else {
+            return (model, Some((member, at)));
+        };
+        let Ok(text) = resp.text() else {
+            return (model, Some((member, at)));
+        };
+        let out: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{text}"));
+        let kills = model.get(&member).map_or(0, |k| k.0) + 1;
+        assert_eq!(
+            out["scores"],
+            json!({"kills": kills, "at": at}),
+            "{body}: {text}"
+        );
+        model.insert(member, (kills, at));
+    }
+    unreachable!()
+}
+
+const KEYS_BOARD: &str = "crash-keys";
+
+/// Boards with sort keys keep every acknowledged write through kill -9,
+/// with snapshots taken meanwhile, and rank by the whole tuple after.
+#[test]
+fn no_acknowledged_sort_key_write_is_lost_to_kill_9() {
+    let mut s = Server::start(&["--snapshot-every", "16KiB"]);
+    let cfg = json!({"update": "incr", "sort": [
+        {"key": "kills", "type": "int", "op": "incr"},
+        {"key": "at", "order": "asc", "type": "int", "op": "set"}
+    ]});
+    s.put(&board_path(KEYS_BOARD, ""), &cfg).expect(201);
+    let mut rng = SmallRng::seed_from_u64(0x50_47);
+    let mut models: Vec<HashMap<String, Keys>> = vec![HashMap::new(); 3];
+    let mut checked = 0;
+    for cycle in 0..6 {
+        let handles: Vec<_> = models
+            .drain(..)
+            .enumerate()
+            .map(|(t, m)| {
+                let base = s.url("");
+                let seed = rng.random::<u64>() | 1;
+                thread::spawn(move || keys_writer(base, t, seed, m))
+            })
+            .collect();
+        thread::sleep(Duration::from_millis(if cycle % 2 == 1 {
+            1200
+        } else {
+            rng.random_range(50..400)
+        }));
+        s.kill9();
+        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        s.restart();
+        let mut all = Vec::new();
+        for page in 1.. {
+            let v = s
+                .get(&board_path(
+                    KEYS_BOARD,
+                    &format!("/top?page={page}&page_size=100"),
+                ))
+                .expect(200);
+            let entries = v["entries"].as_array().unwrap().clone();
+            if entries.is_empty() {
+                break;
+            }
+            for e in entries {
+                let k = (
+                    e["scores"]["kills"].as_i64().unwrap(),
+                    e["scores"]["at"].as_i64().unwrap(),
+                );
+                all.push((
+                    e["member"].as_str().unwrap().to_string(),
+                    k,
+                    e["rank"].as_u64().unwrap(),
+                ));
+            }
+        }
+        let found: HashMap<&str, Keys> = all.iter().map(|(m, k, _)| (m.as_str(), *k)).collect();
+        for (t, (model, in_flight)) in outcomes.iter().enumerate() {
+            for (m, &k) in model {
+                let got = found.get(m.as_str()).copied();
+                let flight = in_flight.as_ref().filter(|f| &f.0 == m);
+                let ok = got == Some(k) || flight.is_some_and(|f| got == Some((k.0 + 1, f.1)));
+                assert!(
+                    ok,
+                    "cycle {cycle}: {m} has {got:?}; acknowledged {k:?}, in flight {flight:?}"
+                );
+                checked += 1;
+            }
+            let prefix = format!("t{t}-");
+            for (m, &got) in found.iter().filter(|(m, _)| m.starts_with(&prefix)) {
+                if !model.contains_key(*m) {
+                    let flight = in_flight.as_ref().filter(|f| f.0 == *m);
+                    assert!(
+                        flight.is_some_and(|f| got == (1, f.1)),
+                        "{m} = {got:?} was never acknowledged"
+                    );
+                }
+            }
+        }
+        // Kills desc, then the time reached asc, then member bytes desc.
+        let mut want: Vec<(&str, Keys)> = found.iter().map(|(m, k)| (*m, *k)).collect();
+        want.sort_by(|a, b| {
+            b.1 .0
+                .cmp(&a.1 .0)
+                .then(a.1 .1.cmp(&b.1 .1))
+                .then(b.0.cmp(a.0))
+        });
+        let got: Vec<(&str, Keys)> = all.iter().map(|(m, k, _)| (m.as_str(), *k)).collect();
+        assert_eq!(got, want, "cycle {cycle}: the order after the restart");
+        assert!(all.iter().enumerate().all(|(i, r)| r.2 == i as u64 + 1));
+        // What the server kept is the truth from here on.
+        models = (0..3)
+            .map(|t| {
+                let prefix = format!("t{t}-");
+                found
+                    .iter()
+                    .filter(|(m, _)| m.starts_with(&prefix))
+                    .map(|(m, k)| (m.to_string(), *k))
+                    .collect()
+            })
+            .collect();
+    }
+    assert!(checked > 100, "too few members checked to mean anything: {checked}");
+    assert!(!snapshots(s.data_dir()).is_empty(), "no snapshot was taken");
+}
+
 // ------------------------------------------------- (b), (c) damaged log tail
 
 /// Writes `n` members, one record each, then stops the server gracefully.
