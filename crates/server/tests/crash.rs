@@ -553,7 +553,10 @@ fn no_acknowledged_sort_key_write_is_lost_to_kill_9() {
             })
             .collect();
     }
-    assert!(checked > 100, "too few members checked to mean anything: {checked}");
+    assert!(
+        checked > 100,
+        "too few members checked to mean anything: {checked}"
+    );
     assert!(!snapshots(s.data_dir()).is_empty(), "no snapshot was taken");
 }
 
