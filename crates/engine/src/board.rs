@@ -834,6 +834,8 @@ impl Board {
             };
             for &(_, id) in w.iter() {
                 self.members.prefetch_rec(id);
+                // Every entry read reports all its keys.
+                self.members.prefetch_keys(id);
             }
         };
         let mut window: Vec<(u64, u32)> = Vec::with_capacity(WALK_WINDOW);

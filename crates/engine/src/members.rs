@@ -402,6 +402,18 @@ impl Members {
         }
     }
 
+    /// Starts loading a member's codes of the keys after the first (none
+    /// on a board of one key).
+    #[inline]
+    pub fn prefetch_keys(&self, id: u32) {
+        if self.stride == 0 {
+            return;
+        }
+        if let Some(code) = self.keys.slot(id as usize * self.stride) {
+            crate::tree::prefetch_span(code, self.stride * size_of::<u64>());
+        }
+    }
+
     /// Starts loading a member's id bytes (its record should be cached).
     #[inline]
     pub fn prefetch_bytes(&self, id: u32) {
