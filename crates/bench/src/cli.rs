@@ -301,6 +301,11 @@ pub struct SortKeysArgs {
     #[arg(long, default_value_t = 5)]
     pub rounds: usize,
 
+    /// Load members in the order of their ids (m0, m1, …) instead of a
+    /// random order.
+    #[arg(long)]
+    pub in_order: bool,
+
     /// No progress lines.
     #[arg(long)]
     pub quiet: bool,
@@ -425,7 +430,7 @@ mod tests {
         };
         assert_eq!(s.members, [1_000_000, 10_000_000]);
         assert_eq!((s.ops, s.pages, s.rounds), (500_000, 100_000, 5));
-        assert!(!s.quiet);
+        assert!(!s.quiet && !s.in_order);
 
         let b = Cli::try_parse_from([
             "podium-bench",
@@ -437,6 +442,7 @@ mod tests {
             "--ops",
             "10k",
             "--quiet",
+            "--in-order",
             "--json",
             "sk.json",
         ])
@@ -447,7 +453,7 @@ mod tests {
         };
         assert_eq!(s.members, [100_000, 2_000_000]);
         assert_eq!((s.ops, s.rounds), (10_000, 3));
-        assert!(s.quiet);
+        assert!(s.quiet && s.in_order);
 
         assert!(Cli::try_parse_from(["podium-bench", "sort-keys", "--members", "x"]).is_err());
         assert!(Cli::try_parse_from(["podium-bench", "sort-keys", "--rounds", "-1"]).is_err());

@@ -79,6 +79,7 @@ fn run(args: Cli) -> Result<()> {
                 pages: usize::try_from(a.pages).context("--pages is too large")?,
                 rounds: a.rounds,
                 seed: args.seed,
+                in_order: a.in_order,
                 progress: !a.quiet,
             };
             podium_bench::sort_keys::run(&opts, &mut std::io::stdout().lock())?

@@ -27,6 +27,7 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use podium_engine::{Board, BoardConfig, KeyOp, KeyType, Num, Order, SortKey, Submit};
 use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
 use crate::alloc;
@@ -57,6 +58,9 @@ pub struct SortKeysOptions {
     /// Rounds of every phase; medians are reported.
     pub rounds: usize,
     pub seed: u64,
+    /// Members arrive in the order of their ids (`m0`, `m1`, …) rather
+    /// than in a random order.
+    pub in_order: bool,
     /// A line on stderr per phase.
     pub progress: bool,
 }
@@ -69,6 +73,7 @@ impl Default for SortKeysOptions {
             pages: 100_000,
             rounds: 5,
             seed: 42,
+            in_order: false,
             progress: true,
         }
     }
@@ -121,7 +126,7 @@ pub fn two_key_config() -> BoardConfig {
 /// Everything the boards are loaded with and read by, generated before any
 /// timing so the timed loops run the engine and little else.
 struct Data {
-    /// Member `i`'s id `m{i}` is `text[ends[i-1]..ends[i]]`.
+    /// The id of the `i`th member to arrive is `text[ends[i-1]..ends[i]]`.
     text: String,
     ends: Vec<u32>,
     wide: Vec<f64>,
@@ -135,9 +140,17 @@ impl Data {
     fn new(members: u64, o: &SortKeysOptions) -> Result<Data> {
         let n = usize::try_from(members).context("--members is too large")?;
         let mut rng = SmallRng::seed_from_u64(o.seed);
+        let mut arrival: Vec<u64> = (0..members).collect();
+        if !o.in_order {
+            // Ids in order would put a 1-key board's tied members, ordered
+            // by id, each next to the one before: a sequential load within
+            // every run of equal scores, all in a few hot leaves, where the
+            // 2-key board's random `time` places them at random.
+            arrival.shuffle(&mut rng);
+        }
         let mut text = String::with_capacity(n * 9);
         let mut ends = Vec::with_capacity(n);
-        for i in 0..members {
+        for i in arrival {
             let _ = write!(text, "m{i}");
             ends.push(u32::try_from(text.len()).context("member ids past 4 GiB")?);
         }
@@ -329,9 +342,14 @@ pub fn run(o: &SortKeysOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
     for &n in &o.members {
         writeln!(
             out,
-            "\nsort-keys: {} members, single thread, seed {}, {} rounds (medians) — \
+            "\nsort-keys: {} members arriving {}, single thread, seed {}, {} rounds (medians) — \
              2-key boards against 1-key boards",
             report::thousands(n as i128),
+            if o.in_order {
+                "in id order"
+            } else {
+                "in random order"
+            },
             o.seed,
             o.rounds
         )?;
