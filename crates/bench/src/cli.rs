@@ -39,6 +39,10 @@ pub enum Scenario {
     /// In-process updates/s, rank lookups/s, page reads/s and bytes per
     /// member: podium's Board against a std BTreeMap+HashMap leaderboard.
     Engine(EngineArgs),
+    /// In-process cost of a second sort key: 2-key boards against 1-key
+    /// boards (load, rank lookups, page reads, bytes per member), with
+    /// first keys that rarely tie and ones that mostly do.
+    SortKeys(SortKeysArgs),
     /// Load N members (sequential, then random scores) through pipelined
     /// submit_many / ZADD, then read random pages of 25 one at a time.
     Rank10m(Rank10mArgs),
@@ -279,6 +283,35 @@ pub struct EngineArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct SortKeysArgs {
+    /// Member counts to run, comma-separated (e.g. 1M,10M or 100000).
+    #[arg(long, value_delimiter = ',', value_parser = parse_count,
+          default_value = "1M,10M")]
+    pub members: Vec<u64>,
+
+    /// Rank lookups per board and round, one at a time and again batched.
+    #[arg(long, value_parser = parse_count, default_value = "500k")]
+    pub ops: u64,
+
+    /// Random page reads per board and round.
+    #[arg(long, value_parser = parse_count, default_value = "100k")]
+    pub pages: u64,
+
+    /// Rounds of every phase over the four boards; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+
+    /// Load members in the order of their ids (m0, m1, …) instead of a
+    /// random order.
+    #[arg(long)]
+    pub in_order: bool,
+
+    /// No progress lines.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct PageReadArgs {
     /// Members of the board.
     #[arg(long, value_parser = parse_count, default_value = "10M")]
@@ -388,6 +421,42 @@ mod tests {
         assert_eq!(b.seed, 7);
 
         assert!(Cli::try_parse_from(["podium-bench", "engine", "--members", "x"]).is_err());
+    }
+
+    #[test]
+    fn sort_keys_defaults_and_options() {
+        let Scenario::SortKeys(s) = scenario(&["sort-keys"]) else {
+            panic!("not sort-keys")
+        };
+        assert_eq!(s.members, [1_000_000, 10_000_000]);
+        assert_eq!((s.ops, s.pages, s.rounds), (500_000, 100_000, 5));
+        assert!(!s.quiet && !s.in_order);
+
+        let b = Cli::try_parse_from([
+            "podium-bench",
+            "sort-keys",
+            "--members",
+            "100k,2M",
+            "--rounds",
+            "3",
+            "--ops",
+            "10k",
+            "--quiet",
+            "--in-order",
+            "--json",
+            "sk.json",
+        ])
+        .unwrap();
+        assert_eq!(b.json.as_deref(), Some(Path::new("sk.json")));
+        let Scenario::SortKeys(s) = b.scenario else {
+            panic!("not sort-keys")
+        };
+        assert_eq!(s.members, [100_000, 2_000_000]);
+        assert_eq!((s.ops, s.rounds), (10_000, 3));
+        assert!(s.quiet && s.in_order);
+
+        assert!(Cli::try_parse_from(["podium-bench", "sort-keys", "--members", "x"]).is_err());
+        assert!(Cli::try_parse_from(["podium-bench", "sort-keys", "--rounds", "-1"]).is_err());
     }
 
     fn scenario(args: &[&str]) -> Scenario {

@@ -6,7 +6,8 @@
 //! - [`cli`]: the binary's command line, one subcommand per scenario.
 //! - [`report`]: the JSON record and the terminal table every scenario uses.
 //! - [`engine`]: the in-process `engine` scenario, podium's `Board` against
-//!   a std-collections leaderboard.
+//!   a std-collections leaderboard; [`sort_keys`]: the in-process
+//!   `sort-keys` scenario, boards of two sort keys against boards of one.
 //! - [`search`]: the in-process `search` scenario: index build time and
 //!   memory, and `a` / `a* a` / `a* a* a` queries on generated names;
 //!   [`search_http`]: the same queries over HTTP against a `podium serve`.
@@ -35,3 +36,4 @@ pub mod report;
 pub mod rpc_payload;
 pub mod search;
 pub mod search_http;
+pub mod sort_keys;

@@ -19,6 +19,7 @@ use podium_bench::redis_search::RedisSearchOptions;
 use podium_bench::report::Record;
 use podium_bench::rpc_payload::RpcPayloadOptions;
 use podium_bench::search_http::HttpSearchOptions;
+use podium_bench::sort_keys::SortKeysOptions;
 use podium_engine::hugepages::HugePages;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -70,6 +71,18 @@ fn run(args: Cli) -> Result<()> {
             };
             let stdout = std::io::stdout();
             podium_bench::engine::run(&opts, &mut stdout.lock())?
+        }
+        Scenario::SortKeys(a) => {
+            let opts = SortKeysOptions {
+                members: a.members,
+                lookups: usize::try_from(a.ops).context("--ops is too large")?,
+                pages: usize::try_from(a.pages).context("--pages is too large")?,
+                rounds: a.rounds,
+                seed: args.seed,
+                in_order: a.in_order,
+                progress: !a.quiet,
+            };
+            podium_bench::sort_keys::run(&opts, &mut std::io::stdout().lock())?
         }
         Scenario::Rank10m(a) => {
             let opts = Rank10mOptions {

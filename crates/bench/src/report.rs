@@ -1,10 +1,13 @@
 //! How every scenario reports: the JSON [`Record`] (one per figure) and the
 //! plain-text table printed to the terminal.
 //!
-//! Ratio convention, shared by every scenario: `ratio` is how many times
-//! better podium did than the comparison, so higher is always better for
-//! podium — `podium / other` for rates, `other / podium` for seconds and
-//! bytes. [`Better`] says which applies to a figure.
+//! Ratio convention, shared by every scenario that sets podium against
+//! something else: `ratio` is how many times better podium did than the
+//! comparison, so higher is always better for podium — `podium / other`
+//! for rates, `other / podium` for seconds and bytes. [`Better`] says which
+//! applies to a figure. `sort-keys` sets podium against itself, and its
+//! `ratio` is a cost multiple, as its goals are stated: the 2-key board's
+//! seconds or bytes over the 1-key board's, lower is better.
 
 use serde::Serialize;
 
@@ -32,7 +35,9 @@ pub struct Record {
     /// Podium's advantage over the scenario's comparison, higher is better
     /// for podium: over the in-process baseline in `engine`, over Redis in
     /// the network scenarios (`None` without Redis; their `baseline`, when
-    /// set, is an in-process reference shown beside, not compared).
+    /// set, is an in-process reference shown beside, not compared). In
+    /// `sort-keys`, `podium` over `baseline` (2-key over 1-key board),
+    /// lower is better.
     pub ratio: Option<f64>,
     pub members: Option<u64>,
 }

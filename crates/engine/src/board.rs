@@ -875,6 +875,8 @@ impl Board {
             };
             for &(_, id) in w.iter() {
                 self.members.prefetch_rec(id);
+                // Every entry read reports all its keys.
+                self.members.prefetch_keys(id);
             }
         };
         let mut window: Vec<(u64, u32)> = Vec::with_capacity(WALK_WINDOW);
@@ -1254,10 +1256,21 @@ impl Board {
     fn submit_keys(&mut self, s: &Submit, hash: u64) -> Result<SubmitResult> {
         self.check_extra(s.name, s.data)?;
         let given = self.given(s)?;
+        self.submit_given(s, hash, &given)
+    }
+
+    /// [`Board::submit_keys`] of a submission already checked, with its
+    /// values as [`Board::given`] returned them.
+    fn submit_given(
+        &mut self,
+        s: &Submit,
+        hash: u64,
+        given: &[Option<Num>; MAX_SORT_KEYS],
+    ) -> Result<SubmitResult> {
         let op = s.op.unwrap_or(self.config.update);
         let n = self.config.sort.len();
         let Some(id) = self.members.find_hashed(hash, s.member) else {
-            return self.submit_keys_new(s, hash, &given);
+            return self.submit_keys_new(s, hash, given);
         };
         let old = self.scores_of(id);
         let mut new = old;
@@ -1377,11 +1390,15 @@ impl Board {
     /// the board's state (an `incr` leaving the bounds) fails that item only.
     pub fn submit_many(&mut self, batch: &[Submit]) -> Result<Vec<Result<SubmitResult>>> {
         self.writable()?;
+        let sorted = self.config.has_sort();
+        // A sorted board's values, checked once here and used as they are
+        // by each item's submission.
+        let mut givens = Vec::with_capacity(if sorted { batch.len() } else { 0 });
         for s in batch {
             check_member(s.member)?;
             self.check_extra(s.name, s.data)?;
-            if self.config.has_sort() {
-                self.given(s)?;
+            if sorted {
+                givens.push(self.given(s)?);
                 continue;
             }
             no_scores(s)?;
@@ -1392,19 +1409,11 @@ impl Board {
                 self.config.in_bounds(s.score)?;
             }
         }
-        if self.config.has_sort() {
-            // Each item's key codes depend on the ones before: no
-            // prefetching guesses, just the items in order.
-            return Ok(batch
-                .iter()
-                .map(|s| self.submit_hashed(s, self.members.hash_of(s.member)))
-                .collect());
-        }
         let mut out = Vec::with_capacity(batch.len());
         let mut ids = Vec::with_capacity(32);
         let mut hashes = Vec::with_capacity(32);
         let mut keys = Vec::with_capacity(64);
-        for group in batch.chunks(32) {
+        for (g, group) in batch.chunks(32).enumerate() {
             // Bring in everything the group will touch, all misses at once:
             // the members' index slots, records and ids, then the leaves of
             // their old and new scores. Hints only: later items of the group
@@ -1413,7 +1422,12 @@ impl Board {
             let members: Vec<&[u8]> = group.iter().map(|s| s.member).collect();
             self.find_batch_hashed(&members, &mut ids, &mut hashes);
             keys.clear();
-            for (s, id) in group.iter().zip(&ids) {
+            for (k, (s, id)) in group.iter().zip(&ids).enumerate() {
+                if sorted {
+                    keys.extend(id.map(|id| self.key_of_id(id)));
+                    keys.extend(self.first_key_hint(s, &givens[g * 32 + k], *id));
+                    continue;
+                }
                 let old = id.map(|id| self.members.score(id));
                 let new = match (s.op.unwrap_or(self.config.update), old) {
                     (UpdateOp::Incr, Some(old)) => old + s.score,
@@ -1427,11 +1441,41 @@ impl Board {
                 );
             }
             self.tree.prefetch_leaves(&keys);
-            for (s, &h) in group.iter().zip(&hashes) {
-                out.push(self.submit_hashed(s, h));
+            for (k, (s, &h)) in group.iter().zip(&hashes).enumerate() {
+                out.push(if sorted {
+                    self.submit_given(s, h, &givens[g * 32 + k])
+                } else {
+                    self.submit_hashed(s, h)
+                });
             }
         }
         Ok(out)
+    }
+
+    /// The tree key a sorted board's submission will most likely give its
+    /// member (`id`, if present), for prefetching: `None` when it gives no
+    /// first key (the member keeps its place in the tree's key order).
+    fn first_key_hint(
+        &self,
+        s: &Submit,
+        given: &[Option<Num>; MAX_SORT_KEYS],
+        id: Option<u32>,
+    ) -> Option<u64> {
+        let g = given[0]?;
+        let v = match (s.op.unwrap_or(self.config.update), id) {
+            (UpdateOp::Incr, Some(id)) => {
+                let k = &self.config.sort[0];
+                let op = if s.scores.is_some() {
+                    k.op
+                } else {
+                    KeyOp::Incr
+                };
+                k.apply_op(op, self.first.value(self.members.raw(id)), g)
+                    .ok()?
+            }
+            _ => g,
+        };
+        Some(self.first.encode(v.raw()))
     }
 
     /// `set_data`: sets or clears a member's name and data; false if absent.
@@ -2202,6 +2246,71 @@ mod sort_tests {
     }
     fn i(x: i64) -> Option<Num> {
         Some(Num::Int(x))
+    }
+
+    /// A batch on a sorted board answers and ends as its items one at a
+    /// time would, whatever its prefetch hints guessed: members repeated
+    /// within a group, NX and XX, bare scores, increments under each key's
+    /// operator, and a failing item among good ones.
+    #[test]
+    fn a_sorted_batch_matches_its_items_one_at_a_time() {
+        let keys = vec![
+            SortKey::new("pts", Order::Desc, KeyType::Float, KeyOp::Incr),
+            SortKey::new("time", Order::Asc, KeyType::Int, KeyOp::Min),
+        ];
+        let named = |p: Option<f64>, t: Option<i64>| -> Vec<(String, Num)> {
+            let mut v = Vec::new();
+            if let Some(p) = p {
+                v.push(("pts".to_string(), Num::Float(p)));
+            }
+            if let Some(t) = t {
+                v.push(("time".to_string(), Num::Int(t)));
+            }
+            v
+        };
+        let members: Vec<String> = (0..40).map(|k| format!("m{}", k % 23)).collect();
+        let vals: Vec<Vec<(String, Num)>> = (0..40)
+            .map(|k| {
+                let p = (k % 5 != 4).then_some((k % 7) as f64);
+                let t = (k % 3 != 0).then_some(1000 - 10 * (k as i64 % 11));
+                named(p, t)
+            })
+            .collect();
+        let batch: Vec<Submit> = (0..40)
+            .map(|k| Submit {
+                scores: (k % 9 != 8).then_some(&vals[k][..]),
+                presence: match k % 13 {
+                    5 => Presence::OnlyNew,
+                    6 => Presence::OnlyExisting,
+                    _ => Presence::Any,
+                },
+                op: (k == 17).then_some(UpdateOp::Set),
+                ..Submit::new(members[k].as_bytes(), (k % 4) as f64)
+            })
+            .collect();
+        // Increments past the bound fail alone.
+        let bounded = || {
+            Board::new(BoardConfig {
+                update: UpdateOp::Incr,
+                max_score: Some(5.0),
+                sort: keys.clone(),
+                ..Default::default()
+            })
+            .unwrap()
+        };
+        let (mut one, mut many) = (bounded(), bounded());
+        let singly: Vec<Result<SubmitResult>> = batch.iter().map(|s| one.submit(s)).collect();
+        assert!(
+            singly.iter().any(|r| r.is_err()),
+            "an increment past the bound"
+        );
+        assert!(singly.iter().filter(|r| r.is_ok()).count() > 20);
+        assert_eq!(many.submit_many(&batch).unwrap(), singly);
+        many.check_invariants().unwrap();
+        for m in &members {
+            assert_eq!(many.scores(m.as_bytes()), one.scores(m.as_bytes()));
+            assert_eq!(many.rank(m.as_bytes()), one.rank(m.as_bytes()));
+        }
     }
 
     #[test]

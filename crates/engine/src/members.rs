@@ -47,7 +47,8 @@ const ARENA_CHUNK: usize = 2 << 20;
 /// header and an id of up to 15 bytes (most ids; a longer one's tail is
 /// read from memory when it is copied).
 const PREFETCH_ID_BYTES: usize = 16;
-const REC_CHUNK: usize = ARENA_CHUNK.div_ceil(size_of::<Rec>());
+#[cfg(test)]
+const REC_CHUNK: usize = ChunkVec::<Rec>::LEN;
 /// Garbage id bytes below this are never worth a compaction.
 const COMPACT_MIN_GARBAGE: usize = 256 << 10;
 /// Arena positions count in units of this many bytes.
@@ -66,6 +67,12 @@ struct ChunkVec<T> {
 }
 
 impl<T: Copy + Default> ChunkVec<T> {
+    /// Elements a whole chunk holds: a chunk fills at least a 2 MiB page,
+    /// whatever `T`, so that the allocator puts it on a huge page (a
+    /// lookup's or a tiebreak's random read of one element is otherwise a
+    /// TLB miss too).
+    const LEN: usize = ARENA_CHUNK.div_ceil(size_of::<T>());
+
     fn new() -> Self {
         ChunkVec {
             chunks: Vec::new(),
@@ -74,30 +81,37 @@ impl<T: Copy + Default> ChunkVec<T> {
     }
     #[inline(always)]
     fn get(&self, i: usize) -> T {
-        self.chunks[i / REC_CHUNK][i % REC_CHUNK]
+        self.chunks[i / Self::LEN][i % Self::LEN]
     }
     #[inline]
     fn get_mut(&mut self, i: usize) -> &mut T {
-        &mut self.chunks[i / REC_CHUNK][i % REC_CHUNK]
+        &mut self.chunks[i / Self::LEN][i % Self::LEN]
+    }
+    /// Element `i`, if allocated (for prefetching).
+    #[inline(always)]
+    fn slot(&self, i: usize) -> Option<&T> {
+        self.chunks
+            .get(i / Self::LEN)
+            .and_then(|c| c.get(i % Self::LEN))
     }
     fn push(&mut self, v: T) {
         let cap = match self.chunks.len() {
             0 => 0,
-            n => (n - 1) * REC_CHUNK + self.chunks[n - 1].len(),
+            n => (n - 1) * Self::LEN + self.chunks[n - 1].len(),
         };
         if self.len == cap {
             match self.chunks.len() {
                 // The first chunk grows by doubling up to a whole chunk, so a
                 // small board stays small; indexes are unchanged by growth.
-                1 if cap < REC_CHUNK => {
-                    let mut grown = vec![T::default(); (cap * 2).min(REC_CHUNK)];
+                1 if cap < Self::LEN => {
+                    let mut grown = vec![T::default(); (cap * 2).min(Self::LEN)];
                     grown[..cap].copy_from_slice(&self.chunks[0]);
                     self.chunks[0] = grown.into_boxed_slice();
                 }
                 0 => self.chunks.push(vec![T::default(); 16].into_boxed_slice()),
                 _ => self
                     .chunks
-                    .push(vec![T::default(); REC_CHUNK].into_boxed_slice()),
+                    .push(vec![T::default(); Self::LEN].into_boxed_slice()),
             }
         }
         let i = self.len;
@@ -382,15 +396,21 @@ impl Members {
     /// Starts loading a member's record.
     #[inline]
     pub fn prefetch_rec(&self, id: u32) {
-        let i = id as usize;
-        if let Some(rec) = self
-            .recs
-            .chunks
-            .get(i / REC_CHUNK)
-            .and_then(|c| c.get(i % REC_CHUNK))
-        {
+        if let Some(rec) = self.recs.slot(id as usize) {
             // A 12-byte record can straddle two cache lines.
             crate::tree::prefetch_span(rec, size_of::<Rec>());
+        }
+    }
+
+    /// Starts loading a member's codes of the keys after the first (none
+    /// on a board of one key).
+    #[inline]
+    pub fn prefetch_keys(&self, id: u32) {
+        if self.stride == 0 {
+            return;
+        }
+        if let Some(code) = self.keys.slot(id as usize * self.stride) {
+            crate::tree::prefetch_span(code, self.stride * size_of::<u64>());
         }
     }
 

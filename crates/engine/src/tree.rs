@@ -297,6 +297,25 @@ fn search<V: Copy + PartialEq, T: TieBreak<V>>(
     })
 }
 
+/// Whether the entry at `pos` (where [`search`] put `(key, val)`) is
+/// `(key, val)`. The same payload settles it without the tiebreak, which
+/// reads what it orders by (a board's member table: a cache miss per
+/// lookup on a board of several sort keys); a tiebreak orders a payload
+/// equal to itself, so asking it could only agree.
+#[inline(always)]
+fn is_entry<V: Copy + PartialEq, T: TieBreak<V>>(
+    keys: &[u64],
+    vals: &[V],
+    pos: usize,
+    key: u64,
+    val: V,
+    tie: &T,
+) -> bool {
+    pos < keys.len()
+        && keys[pos] == key
+        && (vals[pos] == val || tie.tie(vals[pos], val) == Ordering::Equal)
+}
+
 /// Number of keys below `key` (or not above it, when `or_equal`).
 #[inline]
 fn search_key(keys: &[u64], key: u64, or_equal: bool) -> usize {
@@ -426,8 +445,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         leaf.prefetch();
         let n = leaf.len as usize;
         let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
-        (pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal)
-            .then_some(rank + pos)
+        is_entry(&leaf.keys[..n], &leaf.vals[..n], pos, key, val, tie).then_some(rank + pos)
     }
 
     /// Positions of many entries at once (each `None` if absent). The
@@ -462,9 +480,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
                 let leaf = &self.leaves[nodes[i] as usize];
                 let n = leaf.len as usize;
                 let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
-                let hit = pos < n
-                    && leaf.keys[pos] == key
-                    && tie.tie(leaf.vals[pos], val) == Ordering::Equal;
+                let hit = is_entry(&leaf.keys[..n], &leaf.vals[..n], pos, key, val, tie);
                 out.push(hit.then_some(ranks[i] + pos));
             }
         }
@@ -972,7 +988,7 @@ impl<V: Copy + Default + PartialEq> CountedTree<V> {
         leaf.prefetch();
         let n = leaf.len as usize;
         let pos = search(&leaf.keys[..n], &leaf.vals[..n], key, val, tie, false);
-        if pos < n && leaf.keys[pos] == key && tie.tie(leaf.vals[pos], val) == Ordering::Equal {
+        if is_entry(&leaf.keys[..n], &leaf.vals[..n], pos, key, val, tie) {
             self.remove_located(&mut path, node, pos);
             Some(rank + pos)
         } else {
