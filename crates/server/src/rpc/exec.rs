@@ -107,14 +107,20 @@ fn encode_entry_ref(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_dat
 /// DTO: its `scores` map follows `score`.
 #[inline(never)]
 fn encode_entry_scores(out: &mut Vec<u8>, e: &podium_engine::EntryRef<'_>, with_data: bool) {
-    let keys: Vec<String> = e.keys.iter().map(|k| k.key.clone()).collect();
+    // Each name is copied once, straight from the board's keys.
+    let named = |s: &podium_engine::Scores| {
+        podium_core::api::NamedScores(
+            e.keys
+                .iter()
+                .zip(s.iter())
+                .map(|(k, v)| (k.key.clone(), *v))
+                .collect(),
+        )
+    };
     let o = podium_core::api::EntryOut {
         member: podium_core::api::member_str(e.member),
         score: podium_core::api::Score(e.score),
-        scores: e
-            .scores
-            .as_ref()
-            .map(|s| podium_core::api::NamedScores::of(&keys, s)),
+        scores: e.scores.as_ref().map(named),
         rank: e.rank,
         name: e.name.map(str::to_string),
         data: e
