@@ -34,6 +34,7 @@ mod batches;
 mod redis_nodes;
 mod scenario;
 mod schedule;
+mod sorted;
 
 use support::redis::{cli as redis_cli, wait_until, Redis};
 
