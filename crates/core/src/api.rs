@@ -118,7 +118,8 @@ impl Serialize for NumOut {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self.0 {
             Num::Int(i)
-                if !s.is_human_readable() || i.abs() <= podium_engine::sort::MAX_SAFE_INT =>
+                if !s.is_human_readable()
+                    || i.unsigned_abs() <= podium_engine::sort::MAX_SAFE_INT as u64 =>
             {
                 s.serialize_i64(i)
             }
@@ -992,6 +993,12 @@ mod tests {
         assert_eq!(
             back,
             r#"{"member":"a","scores":{"xp":"9007199254740993","t":1.5,"n":-2,"i":"-inf"}}"#
+        );
+        // The least i64 too (its magnitude is no i64).
+        let low = NamedScores(vec![("k".into(), Num::Int(i64::MIN))]);
+        assert_eq!(
+            serde_json::to_string(&low).unwrap(),
+            r#"{"k":"-9223372036854775808"}"#
         );
         // MessagePack carries the integer as an integer.
         let mp = rmp_serde::to_vec_named(&e).unwrap();

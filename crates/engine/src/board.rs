@@ -368,6 +368,81 @@ fn key_names(keys: &[crate::sort::SortKey]) -> String {
         .join(", ")
 }
 
+/// The checks of a submission that need only the board's config, shared
+/// by every storage engine so that each refuses alike.
+impl BoardConfig {
+    /// A submission's name and data: a name of at most
+    /// [`MAX_NAME_BYTES`], data a JSON object of at most `max_data_bytes`.
+    pub fn check_extra(&self, name: Option<&str>, data: Option<&str>) -> Result<()> {
+        if name.is_some_and(|n| n.len() > MAX_NAME_BYTES) {
+            return Err(Error::BadName {
+                max: MAX_NAME_BYTES,
+            });
+        }
+        if let Some(d) = data.filter(|d| !d.is_empty()) {
+            let max = self.max_data_bytes;
+            let ok = d.len() <= max
+                && serde_json::from_str::<serde_json::Value>(d).is_ok_and(|v| v.is_object());
+            if !ok {
+                return Err(Error::BadData { max });
+            }
+        }
+        Ok(())
+    }
+
+    /// The checks of a submission that need no member's state: its values
+    /// (one per key, of the keys' types, none NaN) and, for a `set` or
+    /// `best`, the bounds. Returns the submitted values, coerced to their
+    /// keys' types (`None`: not submitted).
+    pub fn given(&self, s: &Submit) -> Result<[Option<Num>; MAX_SORT_KEYS]> {
+        let keys = &self.sort;
+        let op = s.op.unwrap_or(self.update);
+        let mut g = [None; MAX_SORT_KEYS];
+        match s.scores {
+            Some(vals) => {
+                for (name, v) in vals {
+                    let j = self.key_index(name).ok_or_else(|| {
+                        Error::BadArgument(format!(
+                            "this board has no sort key {name:?}; its keys are {}",
+                            key_names(keys)
+                        ))
+                    })?;
+                    if g[j].is_some() {
+                        return Err(Error::BadArgument(format!(
+                            "sort key {name:?} is given twice"
+                        )));
+                    }
+                    g[j] = Some(keys[j].coerce(*v)?);
+                }
+                if op != UpdateOp::Incr {
+                    if let Some(k) = keys.iter().zip(&g).find(|(_, v)| v.is_none()) {
+                        return Err(Error::BadArgument(format!(
+                            "submission lacks sort key {:?} (only an incr may leave keys out)",
+                            k.0.key
+                        )));
+                    }
+                }
+            }
+            None => g[0] = Some(keys[0].coerce(Num::Float(s.score))?),
+        }
+        if op != UpdateOp::Incr {
+            if let Some(f) = g[0] {
+                self.in_bounds(f.as_f64())?;
+            }
+        }
+        Ok(g)
+    }
+
+    /// Every check of a submission to a board with `sort` keys made
+    /// before any member's state is read, in the engine's order (member,
+    /// name and data, values): the submitted values by key, coerced.
+    pub fn check_keyed(&self, s: &Submit) -> Result<[Option<Num>; MAX_SORT_KEYS]> {
+        check_member(s.member)?;
+        self.check_extra(s.name, s.data)?;
+        self.given(s)
+    }
+}
+
 /// Refuses `scores` on a plain board.
 fn no_scores(s: &Submit) -> Result<()> {
     if s.scores.is_some() {
@@ -638,7 +713,7 @@ impl Board {
     /// Whether two live members (with tree keys `ka`, `kb`) hold equal
     /// values in every key: they then tie in `dense`/`competition` ranks.
     #[inline]
-    fn same_values(&self, ka: u64, a: u32, kb: u64, b: u32) -> bool {
+    pub(crate) fn same_values(&self, ka: u64, a: u32, kb: u64, b: u32) -> bool {
         ka == kb && (self.members.stride() == 0 || self.members.cmp_keys(a, b) == Ordering::Equal)
     }
 
@@ -676,20 +751,7 @@ impl Board {
     }
 
     fn check_extra(&self, name: Option<&str>, data: Option<&str>) -> Result<()> {
-        if name.is_some_and(|n| n.len() > MAX_NAME_BYTES) {
-            return Err(Error::BadName {
-                max: MAX_NAME_BYTES,
-            });
-        }
-        if let Some(d) = data.filter(|d| !d.is_empty()) {
-            let max = self.config.max_data_bytes;
-            let ok = d.len() <= max
-                && serde_json::from_str::<serde_json::Value>(d).is_ok_and(|v| v.is_object());
-            if !ok {
-                return Err(Error::BadData { max });
-            }
-        }
-        Ok(())
+        self.config.check_extra(name, data)
     }
 
     fn apply_extra(&mut self, id: u32, name: Option<&str>, data: Option<&str>) {
@@ -1200,47 +1262,8 @@ impl Board {
         })
     }
 
-    /// The checks of a submission that need no member's state: its values
-    /// (one per key, of the keys' types, none NaN) and, for a `set` or
-    /// `best`, the bounds. Returns the submitted values, coerced to their
-    /// keys' types (`None`: not submitted).
     fn given(&self, s: &Submit) -> Result<[Option<Num>; MAX_SORT_KEYS]> {
-        let keys = &self.config.sort;
-        let op = s.op.unwrap_or(self.config.update);
-        let mut g = [None; MAX_SORT_KEYS];
-        match s.scores {
-            Some(vals) => {
-                for (name, v) in vals {
-                    let j = self.config.key_index(name).ok_or_else(|| {
-                        Error::BadArgument(format!(
-                            "this board has no sort key {name:?}; its keys are {}",
-                            key_names(keys)
-                        ))
-                    })?;
-                    if g[j].is_some() {
-                        return Err(Error::BadArgument(format!(
-                            "sort key {name:?} is given twice"
-                        )));
-                    }
-                    g[j] = Some(keys[j].coerce(*v)?);
-                }
-                if op != UpdateOp::Incr {
-                    if let Some(k) = keys.iter().zip(&g).find(|(_, v)| v.is_none()) {
-                        return Err(Error::BadArgument(format!(
-                            "submission lacks sort key {:?} (only an incr may leave keys out)",
-                            k.0.key
-                        )));
-                    }
-                }
-            }
-            None => g[0] = Some(keys[0].coerce(Num::Float(s.score))?),
-        }
-        if op != UpdateOp::Incr {
-            if let Some(f) = g[0] {
-                self.config.in_bounds(f.as_f64())?;
-            }
-        }
-        Ok(g)
+        self.config.given(s)
     }
 
     /// The tree-order codes of a tuple of values.
@@ -2246,6 +2269,49 @@ mod sort_tests {
     }
     fn i(x: i64) -> Option<Num> {
         Some(Num::Int(x))
+    }
+
+    /// Search ranks tie members on their whole tuple, as every other read
+    /// does: equal first keys with different later keys are not ties, by
+    /// every plan.
+    #[test]
+    fn search_ranks_tie_on_the_whole_tuple() {
+        for ranking in [Ranking::Competition, Ranking::Dense] {
+            let keys = vec![
+                SortKey::new("pts", Order::Desc, KeyType::Int, KeyOp::Incr),
+                SortKey::new("time", Order::Asc, KeyType::Int, KeyOp::Set),
+            ];
+            let mut b = board(UpdateOp::Set, ranking, keys);
+            for (m, p, t) in [("ma", 9, 5), ("mb", 9, 7), ("mc", 9, 5), ("md", 3, 1)] {
+                put(&mut b, m, &[i(p), i(t)]).unwrap();
+            }
+            b.enable_search().unwrap();
+            let want: Vec<(String, u64)> = b
+                .top(1, 10)
+                .unwrap()
+                .entries
+                .into_iter()
+                .map(|e| (String::from_utf8_lossy(&e.member).into_owned(), e.rank))
+                .collect();
+            for plan in [
+                crate::Plan::Scan,
+                crate::Plan::Intersect,
+                crate::Plan::Level,
+            ] {
+                let opts = crate::SearchOptions {
+                    plan,
+                    ..Default::default()
+                };
+                let got: Vec<(String, u64)> = b
+                    .search("m", &opts)
+                    .unwrap()
+                    .entries
+                    .into_iter()
+                    .map(|e| (String::from_utf8_lossy(&e.member).into_owned(), e.rank))
+                    .collect();
+                assert_eq!(got, want, "{ranking:?} {plan:?}");
+            }
+        }
     }
 
     /// A batch on a sorted board answers and ends as its items one at a

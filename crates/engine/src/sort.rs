@@ -80,7 +80,10 @@ impl SortKey {
     pub fn coerce(&self, n: Num) -> Result<Num> {
         match (self.ty, n) {
             (_, Num::Float(x)) if x.is_nan() => Err(Error::NanScore),
-            (KeyType::Float, Num::Float(_)) | (KeyType::Int, Num::Int(_)) => Ok(n),
+            // `-0.0` is stored as `0.0` (they rank alike, and a key's code
+            // keeps one of them), so every engine reports the same value.
+            (KeyType::Float, Num::Float(x)) => Ok(Num::Float(x + 0.0)),
+            (KeyType::Int, Num::Int(_)) => Ok(n),
             (KeyType::Float, Num::Int(i)) => Ok(Num::Float(i as f64)),
             (KeyType::Int, Num::Float(x)) => float_to_int(x).map(Num::Int).ok_or_else(|| {
                 Error::BadArgument(format!(
@@ -89,6 +92,19 @@ impl SortKey {
                 ))
             }),
         }
+    }
+
+    /// The rank-order code of a value of this key's type: codes compare
+    /// as unsigned integers in rank order, best first (how a storage
+    /// engine that orders bytes keeps a tuple: the codes big-endian).
+    pub fn code(&self, n: Num) -> u64 {
+        self.codec().encode(n.raw())
+    }
+
+    /// The value a [`SortKey::code`] stands for (`-0.0` comes back as
+    /// `0.0`).
+    pub fn value(&self, code: u64) -> Num {
+        self.codec().decode(code)
     }
 
     /// Zero of this key's type: what a key a member never submitted holds.
@@ -194,7 +210,7 @@ impl Num {
     /// JSON cannot spell).
     pub fn to_json(self) -> serde_json::Value {
         match self {
-            Num::Int(i) if i.abs() <= MAX_SAFE_INT => i.into(),
+            Num::Int(i) if i.unsigned_abs() <= MAX_SAFE_INT as u64 => i.into(),
             Num::Int(i) => i.to_string().into(),
             Num::Float(x) if x == f64::INFINITY => "inf".into(),
             Num::Float(x) if x == f64::NEG_INFINITY => "-inf".into(),
@@ -380,7 +396,10 @@ pub(crate) fn same_order(a: &[SortKey], b: &[SortKey]) -> bool {
 /// key has that name; a plain board made from a sorted one takes its
 /// `score` key, or else its first key); `None`: the key starts at zero.
 /// A change that would keep no value at all is refused.
-pub(crate) fn key_sources(
+/// For each key of `new`, the key of `old` its values come from (by
+/// name; a plain board's score feeds a first key that no name matches),
+/// or `None`: it starts at zero.
+pub fn key_sources(
     old: &crate::BoardConfig,
     new: &crate::BoardConfig,
 ) -> Result<Vec<Option<usize>>> {
@@ -561,6 +580,15 @@ mod tests {
             Num::from_json(&serde_json::json!("9223372036854775807")),
             Some(Num::Int(i64::MAX))
         );
+        // The one integer whose magnitude has no i64.
+        assert_eq!(
+            Num::Int(i64::MIN).to_json(),
+            serde_json::json!("-9223372036854775808")
+        );
+        // -0.0 is kept as 0.0 by a float key.
+        let k = SortKey::new("t", Order::Asc, KeyType::Float, KeyOp::Set);
+        let z = k.coerce(Num::Float(-0.0)).unwrap();
+        assert!(matches!(z, Num::Float(x) if x == 0.0 && x.is_sign_positive()));
         assert_eq!(
             Num::from_json(&serde_json::json!(1.5)),
             Some(Num::Float(1.5))

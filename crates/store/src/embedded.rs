@@ -149,7 +149,7 @@ impl Backend for EmbeddedBackend {
     }
 
     async fn resort_status(&self, req: &ResortStatus) -> Result<ResortOut, ApiError> {
-        Ok(self.svc.resort_status(&req.board))
+        self.svc.resort_status(&req.board)
     }
 
     async fn boards(&self, _: &ListBoards) -> Result<BoardsOut, ApiError> {

@@ -880,11 +880,15 @@ impl Board {
         let mut out = Vec::with_capacity(limit.min(1024));
         let mut skipped = 0u64;
         let (mut pos, mut run_start, mut dense) = (0usize, 0usize, 0u64);
-        let mut prev: Option<u64> = None;
+        let mut prev: Option<(u64, u32)> = None;
         let ranking = self.config.ranking;
         for (key, id) in entries {
-            if ranking != Ranking::Unique && prev != Some(key) {
-                prev = Some(key);
+            // Ties are equal tuples: on a board with sort keys the later
+            // keys too, not only the tree key.
+            if ranking != Ranking::Unique
+                && !prev.is_some_and(|(k, p)| self.same_values(k, p, key, id))
+            {
+                prev = Some((key, id));
                 run_start = pos;
                 dense += 1;
             }

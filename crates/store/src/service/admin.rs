@@ -139,14 +139,18 @@ impl Service {
 
     /// `resort_status`: how far a re-ranking `board_update` of `board`
     /// has gone.
-    pub fn resort_status(&self, board: &str) -> ResortOut {
+    pub fn resort_status(&self, board: &str) -> Result<ResortOut, ApiError> {
         let now = self.resorts.lock().get(board).copied();
-        ResortOut {
+        if now.is_none() {
+            // Not being re-sorted: a board that exists, or none at all.
+            self.read(board, |_| ())?;
+        }
+        Ok(ResortOut {
             board: board.to_string(),
             running: now.is_some(),
             done: now.map_or(0, |n| n.0),
             total: now.map_or(0, |n| n.1),
-        }
+        })
     }
 
     pub async fn board_delete(&self, board: &str) -> Result<(), ApiError> {
@@ -729,7 +733,7 @@ mod resort_tests {
             };
             let mut seen = Vec::new();
             while !put.is_finished() {
-                let s = svc.resort_status("big");
+                let s = svc.resort_status("big").unwrap();
                 if s.running {
                     assert_eq!(s.total, u64::from(n));
                     assert!(s.done <= s.total);
@@ -743,7 +747,7 @@ mod resort_tests {
             assert_eq!(out.members, u64::from(n));
             assert!(!seen.is_empty(), "never saw the re-sort running");
             assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
-            assert!(!svc.resort_status("big").running);
+            assert!(!svc.resort_status("big").unwrap().running);
             assert_eq!(svc.rank("big", "m0").unwrap().rank, 1);
             svc.close().unwrap();
         }
