@@ -4,19 +4,22 @@
 
 use async_trait::async_trait;
 use podium_core::api::*;
-use podium_core::backend::{Backend, Imported, RangeBounds};
+use podium_core::backend::{Backend, Imported};
 use podium_core::error::{ApiError, Code};
 use podium_core::ops::*;
 use podium_engine::Store;
 use redis::Value;
 
-use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score, score_range};
+use podium_engine::{BoardConfig, Num, Scores};
+
+use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score};
 use crate::config::{config_fields, supported};
 use crate::conn::NO_ARGS;
 use crate::reply::{
-    arr, int, json_data, protocol, range_out, rank_of, ranked_entry, ranking_of, score, text,
-    window, Window,
+    arr, int, json_data, protocol, range_out, rank_of, ranked_entry, score, score_of, text, window,
+    Window,
 };
+use crate::sorted::{needs_resort, ranking_keys, Known, Layout};
 use crate::RedisBackend;
 
 impl RedisBackend {
@@ -35,22 +38,6 @@ impl RedisBackend {
         self.entry(&req).await
     }
 
-    /// The `min` and `max` arguments of a score range; a NaN bound is
-    /// refused, after `board_not_found` for a missing board.
-    async fn score_bounds(
-        &self,
-        board: &str,
-        bounds: &RangeBounds,
-    ) -> Result<[String; 2], ApiError> {
-        match score_range(bounds) {
-            Some(args) => Ok(args),
-            None => {
-                self.exists(board).await?;
-                Err(podium_engine::Error::NanScore.into())
-            }
-        }
-    }
-
     /// A range by script op `op`, whose arguments end with the
     /// `from_worst` and `with_data` flags.
     async fn range(
@@ -64,6 +51,124 @@ impl RedisBackend {
         args.extend([flag(from_worst).into(), flag(with_data).into()]);
         let w = window(self.call(board, op, args).await?, with_data)?;
         Ok(range_out(board, w, from_worst))
+    }
+
+    /// `board_put` of a config whose members are stored otherwise than
+    /// the board's now (other sort keys, or sort keys added or dropped):
+    /// each member's stored values become the new keys' (by key name, as
+    /// the engine maps them), re-encoded in chunks into new keys while
+    /// the board's writes wait, then swapped in with the config in one
+    /// script run. A value that does not fit its new key (a fraction for
+    /// an integer key) refuses the config and leaves the board as it was.
+    async fn resort(
+        &self,
+        board: &str,
+        old: &Known,
+        new: &BoardConfig,
+        fields: Vec<String>,
+    ) -> Result<Option<bool>, ApiError> {
+        const CHUNK: u64 = 10_000;
+        const LEASE: &str = "30000";
+        let sources = podium_engine::sort::key_sources(&old.config, new)?;
+        let new_keys = new.keys();
+        let new_layout = Layout::of(new);
+        static RESORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let token = format!(
+            "{}.{}.{}",
+            std::process::id(),
+            self.now().timestamp_nanos_opt().unwrap_or_default(),
+            RESORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let sl = old.layout.as_ref().map(Layout::sl).unwrap_or_default();
+        let total = match self
+            .call(board, "resort_begin", [token.as_str(), sl.as_str(), LEASE])
+            .await
+        {
+            Err(e) if crate::reply::is_stale(&e) => return Ok(None),
+            r => int(&r?)?,
+        };
+        let abort = |e: ApiError| async {
+            let _ = self.call(board, "resort_abort", [token.as_str()]).await;
+            Err(e)
+        };
+        let mut done = 0u64;
+        let mut write: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let (from, to) = if done < total {
+                (done, (done + CHUNK).min(total) - 1)
+            } else {
+                (1, 0)
+            };
+            let mut args: Vec<Vec<u8>> = vec![
+                token.clone().into_bytes(),
+                LEASE.into(),
+                done.to_string().into_bytes(),
+                from.to_string().into_bytes(),
+                to.to_string().into_bytes(),
+            ];
+            args.append(&mut write);
+            let read = match self.call(board, "resort_step", args).await {
+                Ok(v) => arr(v)?,
+                Err(e) => return abort(e).await,
+            };
+            if from > to {
+                break;
+            }
+            for pair in read.chunks(2) {
+                let [m, sc] = pair else {
+                    return abort(protocol("resort chunk")).await;
+                };
+                let m = crate::reply::bytes(m).ok_or_else(|| protocol("member"))?;
+                let (id, old_vals) = match &old.layout {
+                    Some(l) if m.len() >= l.len() => (&m[l.len()..], l.values(&m[..l.len()])?),
+                    Some(_) => return abort(protocol("resort member")).await,
+                    None => (m, Scores::new(&[Num::Float(score(sc)?)])),
+                };
+                let mut v = [Num::Float(0.0); podium_engine::MAX_SORT_KEYS];
+                for (j, src) in sources.iter().enumerate() {
+                    v[j] = match src {
+                        Some(i) => match new_keys[j].coerce(old_vals[*i]) {
+                            Ok(n) => n,
+                            Err(_) => {
+                                return abort(
+                                    podium_engine::Error::BadConfig(format!(
+                                    "member {:?} holds {} in a key that would be an integer key",
+                                    String::from_utf8_lossy(id),
+                                    old_vals[*i]
+                                ))
+                                    .into(),
+                                )
+                                .await
+                            }
+                        },
+                        None => new_keys[j].zero(),
+                    };
+                }
+                let v = &v[..sources.len()];
+                match &new_layout {
+                    Some(l) => {
+                        let codes = l.codes(v);
+                        let mut e = codes.clone();
+                        e.extend_from_slice(id);
+                        write.extend([id.to_vec(), e, b"0".to_vec(), codes]);
+                    }
+                    None => write.extend([
+                        id.to_vec(),
+                        id.to_vec(),
+                        fmt_score(v[0].as_f64()).into_bytes(),
+                        Vec::new(),
+                    ]),
+                }
+            }
+            done = to + 1;
+        }
+        let mut args = vec![token.clone()];
+        args.extend(fields);
+        let created = match self.call(board, "resort_finish", args).await {
+            Ok(v) => int(&v)? == 1,
+            Err(e) => return abort(e).await,
+        };
+        Ok(Some(created))
     }
 
     /// Positions `from` to `to` (`None`: the last) of `board`, best first.
@@ -135,8 +240,8 @@ impl Backend for RedisBackend {
                 self.call(board, "remove_ranks", args).await?
             }
             RangeBy::Score(bounds) => {
-                let range = self.score_bounds(board, &bounds).await?;
-                self.call(board, "remove_scores", range).await?
+                self.call_ranged(board, "remove_scores", &bounds, &[])
+                    .await?
             }
         };
         removed(board, v)
@@ -166,6 +271,7 @@ impl Backend for RedisBackend {
     async fn board_create(&self, req: &CreateBoard) -> Result<BoardOut, ApiError> {
         let config = config_from_json(&req.config)?;
         supported(&config)?;
+        self.configs.forget(&req.board);
         self.create(&req.board, &config, false).await?;
         self.info(&req.board).await
     }
@@ -177,13 +283,42 @@ impl Backend for RedisBackend {
         supported(&config)?;
         self.registry("SADD", board).await?;
         let fields = config_fields(&config, self.now());
-        let created = int(&self.call(board, "put", fields).await?)? == 1;
+        let mut created = None;
+        for _ in 0..8 {
+            // Members stored otherwise under the new config (other keys,
+            // or keys mapped otherwise) are re-encoded first.
+            let old = self.read_config(board).await?;
+            if let Some(old) = old.filter(|o| needs_resort(o, &config)) {
+                if old.read_only {
+                    return Err(podium_engine::Error::ReadOnly(board.to_string()).into());
+                }
+                podium_engine::sort::key_sources(&old.config, &config)?;
+                config.validate()?;
+                created = self.resort(board, &old, &config, fields.clone()).await?;
+            } else {
+                created = match self.call(board, "put", fields.clone()).await {
+                    Err(e) if crate::reply::is_stale(&e) => None,
+                    r => Some(int(&r?)? == 1),
+                };
+            }
+            if created.is_some() {
+                break;
+            }
+        }
+        self.configs.forget(board);
+        let created = created.ok_or_else(|| {
+            ApiError::new(
+                Code::StorageUnavailable,
+                "the board kept changing; try again",
+            )
+        })?;
         let mut out = self.info(board).await?;
         out.created = Some(created);
         Ok(out)
     }
 
     async fn board_delete(&self, req: &DeleteBoard) -> Result<(), ApiError> {
+        self.configs.forget(&req.board);
         self.call(&req.board, "delete", NO_ARGS).await?;
         self.registry("SREM", &req.board).await
     }
@@ -231,16 +366,17 @@ impl Backend for RedisBackend {
         if a.len() < 8 {
             return Err(protocol("entry"));
         }
-        let ranking = ranking_of(a.get(6))?;
+        let (ranking, layout) = ranking_keys(a.get(6))?;
         let (pos, better, total) = (int(&a[0])?, int(&a[2])?, int(&a[3])?);
         let rank_better = int(&a[7])?;
+        let (score, scores) = score_of(&a[1], layout.as_deref())?;
         Ok(EntryInfoOut {
             board: board.to_string(),
             ranking: ranking_str(ranking).to_string(),
             entry: EntryOut {
-                scores: None,
+                scores,
                 member: member.to_string(),
-                score: Score(score(&a[1])?),
+                score,
                 rank: rank_of(ranking, pos, rank_better),
                 name: text(&a[4]),
                 data: json_data(a.get(5)),
@@ -263,8 +399,9 @@ impl Backend for RedisBackend {
     }
 
     async fn count(&self, req: &Count) -> Result<CountOut, ApiError> {
-        let range = self.score_bounds(&req.board, &req.bounds).await?;
-        let v = self.call(&req.board, "count", range).await?;
+        let v = self
+            .call_ranged(&req.board, "count", &req.bounds, &[])
+            .await?;
         Ok(CountOut {
             board: req.board.clone(),
             count: int(&v)?,
@@ -303,16 +440,20 @@ impl Backend for RedisBackend {
     }
 
     async fn range_by_score(&self, req: &RangeByScore) -> Result<RangeOut, ApiError> {
-        let [min, max] = self.score_bounds(&req.board, &req.bounds).await?;
-        let args = vec![min, max, req.offset().to_string(), req.limit().to_string()];
-        self.range(
+        let extra = [
+            req.offset().to_string(),
+            req.limit().to_string(),
+            flag(req.from_worst).into(),
+            flag(req.with_data).into(),
+        ];
+        let v = self
+            .call_ranged(&req.board, "score_range", &req.bounds, &extra)
+            .await?;
+        Ok(range_out(
             &req.board,
-            "score_range",
-            args,
+            window(v, req.with_data)?,
             req.from_worst,
-            req.with_data,
-        )
-        .await
+        ))
     }
 
     async fn around(&self, req: &Around) -> Result<AroundOut, ApiError> {
@@ -351,7 +492,7 @@ impl Backend for RedisBackend {
         if a.is_empty() {
             return Err(protocol("ranks"));
         }
-        let ranking = ranking_of(a.first())?;
+        let (ranking, layout) = ranking_keys(a.first())?;
         let mut found: Vec<(u64, EntryOut)> = Vec::new();
         let mut missing: Vec<String> = Vec::new();
         for item in a.drain(1..) {
@@ -361,7 +502,13 @@ impl Backend for RedisBackend {
                 missing.push(member);
                 continue;
             }
-            found.push(ranked_entry(&f, member, ranking, with_data)?);
+            found.push(ranked_entry(
+                &f,
+                member,
+                ranking,
+                layout.as_deref(),
+                with_data,
+            )?);
         }
         found.sort_by_key(|f| f.0);
         found.dedup_by_key(|f| f.0);
@@ -401,6 +548,20 @@ impl Backend for RedisBackend {
         })
     }
 
+    async fn resort_status(&self, req: &ResortStatus) -> Result<ResortOut, ApiError> {
+        let a = arr(self.call(&req.board, "resort_info", NO_ARGS).await?)?;
+        let (running, done, total) = match a.as_slice() {
+            [d, t] => (true, int(d)?, int(t)?),
+            _ => (false, 0, 0),
+        };
+        Ok(ResortOut {
+            board: req.board.clone(),
+            running,
+            done,
+            total,
+        })
+    }
+
     async fn search(&self, req: &Search) -> Result<SearchOut, ApiError> {
         self.search_board(req).await
     }
@@ -418,7 +579,7 @@ impl Backend for RedisBackend {
         Ok(w.entries
             .into_iter()
             .map(|e| ExportLine {
-                scores: None,
+                scores: e.scores,
                 member: e.member,
                 score: e.score,
                 rank: e.rank,

@@ -23,6 +23,16 @@ impl RedisBackend {
         for (name, w) in &sources {
             let content = match self.read_window(name, 0, None, false).await {
                 Err(e) if e.code == Code::BoardNotFound => Vec::new(),
+                // As the engine: the destination exists (a write creates
+                // it) and is writable before sort keys are refused.
+                Ok(w) if w.layout.is_some() => {
+                    self.create(dest, &podium_engine::BoardConfig::default(), true)
+                        .await?;
+                    if self.info_raw(dest).await?.0.read_only {
+                        return Err(podium_engine::Error::ReadOnly(dest.to_string()).into());
+                    }
+                    return Err(crate::reply::podium_err(dest, "combsort"));
+                }
                 r => r?
                     .entries
                     .into_iter()

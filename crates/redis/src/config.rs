@@ -12,6 +12,7 @@ use redis::Value;
 use crate::args::fmt_score;
 use crate::conn::NO_ARGS;
 use crate::reply::{arr, int, protocol, text};
+use crate::sorted::{keys_json, Layout};
 use crate::RedisBackend;
 
 /// A config as this backend stored it: an archive's records whose
@@ -37,12 +38,6 @@ pub(crate) fn supported(c: &BoardConfig) -> Result<(), ApiError> {
                  equal scores by member bytes only (use tiebreak \"member\")",
                 c.tiebreak.as_str()
             ),
-        ));
-    }
-    if c.has_sort() {
-        return Err(ApiError::new(
-            Code::InvalidConfig,
-            "sort keys are not yet available on the redis backend: its boards rank by one score",
         ));
     }
     Ok(())
@@ -77,6 +72,16 @@ pub(crate) fn config_fields(c: &BoardConfig, now: DateTime<Utc>) -> Vec<String> 
     }
     if let Some(p) = schedule::period_label(&c.reset, now) {
         v.extend(["p".into(), p]);
+    }
+    if let (Some(l), Some(sk)) = (Layout::of(c), keys_json(c)) {
+        v.extend(["sl".into(), l.sl(), "sk".into(), sk]);
+        let [lo, hi] = l.bounds(c);
+        if let Some(lo) = lo {
+            v.extend(["blo".into(), lo]);
+        }
+        if let Some(hi) = hi {
+            v.extend(["bhi".into(), hi]);
+        }
     }
     v
 }

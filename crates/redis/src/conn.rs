@@ -71,6 +71,7 @@ fn reads_only(op: &str) -> bool {
             | "score_at"
             | "count"
             | "staged"
+            | "resort_info"
     )
 }
 
@@ -155,6 +156,10 @@ impl ConnectionLike for Conn {
     }
 }
 
+/// How long a write waits for a re-sort of its board before it is
+/// answered `storage_unavailable` (a re-sort of millions takes seconds).
+const RESORT_WAIT: Duration = Duration::from_secs(120);
+
 /// Redis holding the boards; podium nodes on top of it keep no state.
 pub struct RedisBackend {
     conn: Conn,
@@ -162,6 +167,8 @@ pub struct RedisBackend {
     call_timeout: Duration,
     /// Names archives (`reset`); injected by tests, as `Service`'s is.
     clock: Arc<dyn Clock>,
+    /// Boards' configs as last read, for boards with sort keys.
+    pub(crate) configs: Arc<crate::sorted::Configs>,
 }
 
 impl RedisBackend {
@@ -225,6 +232,7 @@ impl RedisBackend {
             lib: Arc::new(Library::new()),
             call_timeout: opts.call_timeout,
             clock: Arc::new(SystemClock),
+            configs: Default::default(),
         };
         // Loaded up front (on every primary of a cluster), so requests go
         // straight to FCALL; a call that finds it missing loads it again.
@@ -321,7 +329,18 @@ impl RedisBackend {
         A: redis::ToRedisArgs,
     {
         let cmd = self.fcall(board, op, args);
-        self.bounded(board, self.send(&cmd)).await
+        // A board being re-sorted holds its writes, as the embedded
+        // engine's write lock does; a re-sort whose podium stopped lets go
+        // when its lease ends.
+        let start = std::time::Instant::now();
+        loop {
+            match self.bounded(board, self.send(&cmd)).await {
+                Err(e) if crate::reply::is_resorting(&e) && start.elapsed() < RESORT_WAIT => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                r => return r,
+            }
+        }
     }
 
     /// Runs a MULTI/EXEC of FCALLs and commands; returns EXEC's replies.

@@ -13,7 +13,8 @@
 //! layout, board registry), `args` (what goes into a call), `reply` (what
 //! comes back, and Redis errors as the API's), `config` (board configs and
 //! what Redis refuses), `submit` (writes and bulk loads), `combine`,
-//! `search`, `reset` (resets and their scheduler), and `backend` (the
+//! `search`, `sorted` (boards with sort keys: their bytes in Redis, re-sorts),
+//! `reset` (resets and their scheduler), and `backend` (the
 //! [`podium_core::backend::Backend`] implementation over them).
 
 mod args;
@@ -25,6 +26,7 @@ mod keys;
 mod reply;
 mod reset;
 mod search;
+mod sorted;
 mod submit;
 
 pub use conn::{RedisBackend, RedisOptions};

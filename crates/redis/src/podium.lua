@@ -16,8 +16,9 @@
 -- (kept on dense boards only), 7-9 the staging copies of 2-4 while a reset
 -- archives the board, 10 the members' searchable words and 11 its staging
 -- copy, 12 what a reset in progress needs to finish (its label, the
--- archive's config and name). ARGV[1] names the operation; the rest are
--- its arguments.
+-- archive's config and name), 13 a board with sort keys' codes by member
+-- and 14 its staging copy. ARGV[1] names the operation; the rest are its
+-- arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
 -- 14 digits, so a computed score is never written back from Lua; ZADD gets
@@ -31,6 +32,10 @@ local ARGV
 local C, Z, N, D, U, K
 local SZ, SN, SD
 local I, SI, SC
+-- Boards with sort keys: member -> its key codes (see "sort keys" below),
+-- its staging copy, and the new order's set and codes while a re-sort
+-- builds them.
+local T, ST, RZ, RT
 -- Where podium's native ZADD of an import batch writes (ops.zadd_open).
 local ZW
 -- The search index's prefix sets are `{tag}:w:<prefix>`: one per prefix of
@@ -51,12 +56,196 @@ local function fail(...)
   return redis.error_reply('PODIUM ' .. table.concat({...}, ' '))
 end
 
+-- ------------------------------------------------------------ sort keys
+-- A board with sort keys (docs/redis-backend.md, "Sort keys") keeps each
+-- member in Z as its key codes (8 bytes a key, big-endian) followed by
+-- its id, every one at score 0, so that Z's order (by bytes, as the
+-- scores all tie) is the tuple's rank order, then the member tiebreak;
+-- T maps each id to its codes. podium encodes a key's value so that the
+-- board's read direction is rank order (ascending codes are better on an
+-- asc board, descending on a desc one): a key whose direction is not the
+-- board's is stored complemented ('flip'). Comparisons here are by bytes
+-- (bcmp): Lua's string order follows the locale Redis runs with.
+
+local function unhex(h)
+  return (string.gsub(h, '..', function(x) return string.char(tonumber(x, 16)) end))
+end
+
+-- `sl`: two chars a key, its type ('i' int, 'f' float) and whether it is
+-- stored complemented ('1'); `sk`: the keys as JSON, for podium.
+local function sorted_cfg(c, sl, sk)
+  c.pl = 0
+  c.rk = c.ranking
+  if sl and sl ~= '' then
+    c.keys = {}
+    for i = 1, #sl, 2 do
+      c.keys[#c.keys + 1] = {int = string.sub(sl, i, i) == 'i', flip = string.sub(sl, i + 1, i + 1) == '1'}
+    end
+    c.pl = 8 * #c.keys
+    c.sk = sk
+    -- Every reply that names the ranking also tells podium the keys, so
+    -- it can read the codes without asking for the config.
+    c.rk = c.ranking .. '|' .. sk
+  end
+  return c
+end
+
+-- -1, 0 or 1: a before, equal to or after b, by bytes (equal lengths).
+local function bcmp(a, b)
+  if a == b then return 0 end
+  for i = 1, #a do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      if x < y then return -1 end
+      return 1
+    end
+  end
+  return 0
+end
+
+-- An 8-byte code's complement.
+local function notb(s)
+  local b = {string.byte(s, 1, 8)}
+  for i = 1, 8 do b[i] = 255 - b[i] end
+  return string.char(unpack(b))
+end
+
+-- The next string of the same length in byte order (nil after all 0xFF).
+local function succ(c)
+  local i = #c
+  while i > 0 and string.byte(c, i) == 255 do i = i - 1 end
+  if i == 0 then return nil end
+  return string.sub(c, 1, i - 1) .. string.char(string.byte(c, i) + 1) .. string.rep('\0', #c - i)
+end
+
+-- A value code (8 bytes, unsigned order = numeric order) as two 32-bit
+-- halves, and back: Lua's numbers are doubles, exact only to 2^53.
+local function halves(s)
+  local a, b, c, d, e, f, g, h = string.byte(s, 1, 8)
+  return ((a * 256 + b) * 256 + c) * 256 + d, ((e * 256 + f) * 256 + g) * 256 + h
+end
+
+local function from_halves(hi, lo)
+  return string.char(math.floor(hi / 16777216) % 256, math.floor(hi / 65536) % 256,
+    math.floor(hi / 256) % 256, hi % 256, math.floor(lo / 16777216) % 256,
+    math.floor(lo / 65536) % 256, math.floor(lo / 256) % 256, lo % 256)
+end
+
+-- An int key's value code is the value + 2^63: the sum of two values is
+-- a + b - 2^63 in codes, nil when it leaves the 64-bit range.
+local function int_add(a, b)
+  local ah, al = halves(a)
+  local bh, bl = halves(b)
+  local lo, carry = al + bl, 0
+  if lo >= 4294967296 then lo, carry = lo - 4294967296, 1 end
+  local hi = ah + bh + carry - 2147483648
+  if hi < 0 or hi >= 4294967296 then return nil end
+  return from_halves(hi, lo)
+end
+
+-- A float key's value code is the double's bits with the sign bit set
+-- (positive) or all bits flipped (negative), as the engine's.
+local function float_of(vc)
+  local b1 = string.byte(vc, 1)
+  local raw
+  if b1 >= 128 then raw = string.char(b1 - 128) .. string.sub(vc, 2) else raw = notb(vc) end
+  return (struct.unpack('>d', raw))
+end
+
+local function code_of_float(x)
+  -- -0 shares 0's code.
+  if x == 0 then x = 0 end
+  local raw = struct.pack('>d', x)
+  local b1 = string.byte(raw, 1)
+  if b1 >= 128 then return notb(raw) end
+  return string.char(b1 + 128) .. string.sub(raw, 2)
+end
+
+-- A member of Z on a board with sort keys: its id, and its codes.
+local function idof(e)
+  return string.sub(e, cfg.pl + 1)
+end
+
+local function codes_of(e)
+  return string.sub(e, 1, cfg.pl)
+end
+
+-- Key j's stored code in a tuple of codes.
+local function key_code(c, j)
+  return string.sub(c, 8 * j - 7, 8 * j)
+end
+
+-- The tuple's value codes (complemented keys turned back), whose byte
+-- order is the numeric order of the tuples, key by key (`cond`).
+local function values_of(c)
+  local out = {}
+  for j, k in ipairs(cfg.keys) do
+    local x = key_code(c, j)
+    if k.flip then x = notb(x) end
+    out[j] = x
+  end
+  return table.concat(out)
+end
+
+-- Whether tuple a ranks strictly better than b.
+local function kbetter(a, b)
+  if cfg.asc then return bcmp(a, b) < 0 end
+  return bcmp(a, b) > 0
+end
+
+-- The board's bounds on the first key (its code: never complemented).
+local function kin_bounds(c)
+  local f = string.sub(c, 1, 8)
+  if cfg.blo and bcmp(f, cfg.blo) < 0 then return false end
+  if cfg.bhi and bcmp(f, cfg.bhi) > 0 then return false end
+  return true
+end
+
+-- An update's new tuple from the stored one `old`, the submitted codes
+-- `g` and an action per key ('-' keep, 's' set, 'i' add, 'x' max, 'n'
+-- min), or nil and the item's error.
+local function apply_keys(old, g, act)
+  local parts = {}
+  for j, k in ipairs(cfg.keys) do
+    local a = string.sub(act, j, j)
+    local o = key_code(old, j)
+    local v = o
+    if a ~= '-' then
+      local x = key_code(g, j)
+      if a == 's' then
+        v = x
+      elseif a == 'x' or a == 'n' then
+        local c = bcmp(x, o)
+        if k.flip then c = -c end
+        if (a == 'x' and c > 0) or (a == 'n' and c < 0) then v = x end
+      else
+        local vo, vx = o, x
+        if k.flip then vo, vx = notb(o), notb(x) end
+        local r
+        if k.int then
+          r = int_add(vo, vx)
+          if not r then return nil, {'err', 'ovf', j} end
+        else
+          local s = float_of(vo) + float_of(vx)
+          if s ~= s then return nil, {'err', 'nanres'} end
+          r = code_of_float(s)
+        end
+        if k.flip then r = notb(r) end
+        v = r
+      end
+    end
+    parts[j] = v
+  end
+  return table.concat(parts)
+end
+
 local function load_cfg()
-  local v = redis.call('HMGET', C, 'order', 'ranking', 'update', 'min', 'max', 'cap', 'maxdata', 'ro', 'sf', 'ix')
+  local v = redis.call('HMGET', C, 'order', 'ranking', 'update', 'min', 'max', 'cap', 'maxdata', 'ro', 'sf', 'ix',
+    'sl', 'sk', 'blo', 'bhi', 'rs')
   if not v[1] then return nil end
   local sf = {}
   for f in string.gmatch(v[9] or 'name', '%S+') do sf[#sf + 1] = f end
-  return {
+  return sorted_cfg({
     sf = sf,
     asc = v[1] == 'asc', ranking = v[2], update = v[3],
     minstr = v[4] or '-inf', maxstr = v[5] or 'inf',
@@ -66,18 +255,38 @@ local function load_cfg()
     -- kept), 'b<token>' being built (see ops.index), '1' or absent (a
     -- board from before lazy indexing) built and kept by every write.
     ix = v[10] or '1',
-  }
+    blo = v[13] and unhex(v[13]), bhi = v[14] and unhex(v[14]), rs = v[15],
+  }, v[11], v[12])
+end
+
+-- A member's score (as Redis prints it) or, on a board with sort keys,
+-- its codes; nil when it is not on the board.
+local function mscore(m)
+  if cfg.pl > 0 then return redis.call('HGET', T, m) or nil end
+  return redis.call('ZSCORE', Z, m) or nil
 end
 
 -- Best-first position (0-based) of a member, or false.
 local function pos_of(m)
+  if cfg.pl > 0 then
+    local c = redis.call('HGET', T, m)
+    if not c then return false end
+    m = c .. m
+  end
   if cfg.asc then return redis.call('ZRANK', Z, m) end
   return redis.call('ZREVRANK', Z, m)
 end
 
 -- How many entries of `key` have a strictly better score than the score
--- string s.
+-- string s (on a board with sort keys: a better tuple than the codes s;
+-- every score is 0 there, so members count by their bytes).
 local function better_in(key, s)
+  if cfg.pl > 0 then
+    if cfg.asc then return redis.call('ZLEXCOUNT', key, '-', '(' .. s) end
+    local n = succ(s)
+    if not n then return 0 end
+    return redis.call('ZLEXCOUNT', key, '[' .. n, '+')
+  end
   if cfg.asc then return redis.call('ZCOUNT', key, '-inf', '(' .. s) end
   return redis.call('ZCOUNT', key, '(' .. s, '+inf')
 end
@@ -98,6 +307,7 @@ end
 -- Dense boards keep each distinct score once in U (member = the score as
 -- Redis prints it; ±0 as 0, as they compare equal) and its count in K.
 local function dkey(s)
+  if cfg.pl > 0 then return s end
   if tonumber(s) == 0 then return '0' end
   return s
 end
@@ -105,7 +315,9 @@ end
 local function dist_add(s)
   if cfg.ranking ~= 'dense' then return end
   local k = dkey(s)
-  if redis.call('HINCRBY', K, k, 1) == 1 then redis.call('ZADD', U, k, k) end
+  if redis.call('HINCRBY', K, k, 1) == 1 then
+    if cfg.pl > 0 then redis.call('ZADD', U, 0, k) else redis.call('ZADD', U, k, k) end
+  end
 end
 
 local function dist_del(s)
@@ -122,8 +334,13 @@ local function rebuild_distinct()
   if cfg.ranking ~= 'dense' then return end
   local n = redis.call('ZCARD', Z)
   for a = 0, n - 1, 1000 do
-    local ms = redis.call('ZRANGE', Z, a, a + 999, 'WITHSCORES')
-    for i = 2, #ms, 2 do dist_add(ms[i]) end
+    if cfg.pl > 0 then
+      local ms = redis.call('ZRANGE', Z, a, a + 999)
+      for i = 1, #ms do dist_add(codes_of(ms[i])) end
+    else
+      local ms = redis.call('ZRANGE', Z, a, a + 999, 'WITHSCORES')
+      for i = 2, #ms, 2 do dist_add(ms[i]) end
+    end
   end
 end
 
@@ -155,6 +372,15 @@ local function hmget(key, mems)
     for k = 1, #v do out[#out + 1] = v[k] end
   end)
   return out
+end
+
+-- The ids of members of Z, in place (on a board with sort keys they
+-- follow the codes).
+local function ids_of(es)
+  if cfg.pl > 0 then
+    for i = 1, #es do es[i] = idof(es[i]) end
+  end
+  return es
 end
 
 -- ------------------------------------------------------------ search
@@ -312,7 +538,7 @@ local function drop_index(sf, ix)
   -- Every member of Z (plain sources are not in I); Z is still whole.
   local n = redis.call('ZCARD', Z)
   for a = 0, n - 1, 1000 do
-    local ms = redis.call('ZRANGE', Z, a, a + 999)
+    local ms = ids_of(redis.call('ZRANGE', Z, a, a + 999))
     local src = hmget(I, ms)
     for k = 1, #ms do prefix_keys(record(src[k] or plain_src(ms[k]), sf), set) end
   end
@@ -374,19 +600,26 @@ local function forget(mems)
   chunks(mems, function(part)
     redis.call('HDEL', N, unpack(part))
     redis.call('HDEL', D, unpack(part))
+    if cfg.pl > 0 then redis.call('HDEL', T, unpack(part)) end
     if cfg.ix == '0' then redis.call('HDEL', I, unpack(part)) end
   end)
 end
 
 local function zrem(mems)
   local n = 0
-  if cfg.ranking == 'dense' then
+  if cfg.ranking == 'dense' or cfg.pl > 0 then
     -- One by one: each removed score leaves the distinct set once, even
-    -- when a member is listed twice.
+    -- when a member is listed twice (and on a board with sort keys, Z's
+    -- member is found from the codes).
     for _, m in ipairs(mems) do
-      local sc = redis.call('ZSCORE', Z, m)
+      local sc = mscore(m)
       if sc then
-        redis.call('ZREM', Z, m)
+        if cfg.pl > 0 then
+          redis.call('ZREM', Z, sc .. m)
+          redis.call('HDEL', T, m)
+        else
+          redis.call('ZREM', Z, m)
+        end
         dist_del(sc)
         n = n + 1
       end
@@ -431,15 +664,20 @@ end
 -- (a page of a board without names or data: one value in the reply
 -- instead of one per entry). An empty hash is not even asked (HLEN is
 -- O(1); HMGET converts and looks up every member), nor the members
--- listed. `ms`: the page, {member, score, ...}.
-local function page_values(key, ms)
+-- listed. `mems`: the page's ids.
+local function page_vals(key, mems)
   if redis.call('HLEN', key) == 0 then return 0 end
-  local mems = members_of(ms)
   local v = hmget(key, mems)
   for i = 1, #mems do
     if v[i] then return v end
   end
   return 0
+end
+
+-- page_vals of a page given as {member, score, ...}.
+local function page_values(key, ms)
+  if redis.call('HLEN', key) == 0 then return 0 end
+  return page_vals(key, members_of(ms))
 end
 
 -- A page of the board: {total, first position, the page's {member,
@@ -450,13 +688,26 @@ local function window(a, b, with_data)
   local total = redis.call('ZCARD', Z)
   if a < 0 then a = 0 end
   if b > total - 1 then b = total - 1 end
-  if a > b then return {total, a, {}, 0, 0, 0, cfg.ranking} end
+  if a > b then return {total, a, {}, 0, 0, 0, cfg.rk} end
+  if cfg.pl > 0 then
+    -- Members carry their codes, which may hold any byte: the page is a
+    -- list, after a marker, rather than packed.
+    local es = zwindow(a, b, false)
+    local ids = {}
+    for i, e in ipairs(es) do ids[i] = idof(e) end
+    local data = 0
+    if with_data then data = page_vals(D, ids) end
+    local first = 0
+    if cfg.ranking ~= 'unique' then first = rank_better(codes_of(es[1])) end
+    table.insert(es, 1, 's')
+    return {total, a, es, first, page_vals(N, ids), data, cfg.rk}
+  end
   local ms = zwindow(a, b, true)
   local data = 0
   if with_data then data = page_values(D, ms) end
   local first = 0
   if cfg.ranking ~= 'unique' then first = rank_better(ms[2]) end
-  return {total, a, packed(ms), first, page_values(N, ms), data, cfg.ranking}
+  return {total, a, packed(ms), first, page_values(N, ms), data, cfg.rk}
 end
 
 -- max_members: drops the worst beyond the cap; returns how many.
@@ -470,8 +721,13 @@ local function evict()
   if cfg.asc then popped = redis.call('ZPOPMAX', Z, over) else popped = redis.call('ZPOPMIN', Z, over) end
   local mems = {}
   for i = 1, #popped, 2 do
-    mems[#mems + 1] = popped[i]
-    dist_del(popped[i + 1])
+    if cfg.pl > 0 then
+      mems[#mems + 1] = idof(popped[i])
+      dist_del(codes_of(popped[i]))
+    else
+      mems[#mems + 1] = popped[i]
+      dist_del(popped[i + 1])
+    end
   end
   forget(mems)
   return over
@@ -492,10 +748,30 @@ local function check_extra(name, data)
   return nil
 end
 
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A re-sort (ops.resort_begin) holds the board while its lease runs:
+-- `rs` is 'token deadline done total'. Writes wait for it (podium
+-- retries them); one whose podium stopped is dropped when its lease
+-- ends, leaving the board as it was before it.
+local function resort_busy()
+  if not cfg.rs then return false end
+  local deadline = string.match(cfg.rs, '^%S+ (%d+)')
+  if deadline and tonumber(deadline) > now_ms() then return true end
+  redis.call('HDEL', C, 'rs')
+  redis.call('DEL', RZ, RT)
+  cfg.rs = nil
+  return false
+end
+
 local function writable()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   if cfg.ro then return fail('ro') end
+  if resort_busy() then return fail('resorting') end
   return nil
 end
 
@@ -509,9 +785,9 @@ end
 -- ranking are all they use, and one HMGET of those two costs about 2 µs
 -- less of Redis time than load_cfg, a tenth of a page read.
 local function viewable()
-  local v = redis.call('HMGET', C, 'order', 'ranking')
+  local v = redis.call('HMGET', C, 'order', 'ranking', 'sl', 'sk')
   if not v[1] then return fail('noboard') end
-  cfg = {asc = v[1] == 'asc', ranking = v[2]}
+  cfg = sorted_cfg({asc = v[1] == 'asc', ranking = v[2]}, v[3], v[4])
   return nil
 end
 
@@ -589,6 +865,8 @@ end
 -- {ranking, item...}, or submit_fast's.
 function ops.submit()
   local e = writable(); if e then return e end
+  -- A board with sort keys takes ksubmit (podium learns that it has).
+  if cfg.pl > 0 then return fail('stale') end
   local n = tonumber(ARGV[2])
   local fast, seen = n > 0 and not cfg.cap and cfg.ranking ~= 'dense', {}
   -- Input errors refuse the whole batch before anything is applied.
@@ -684,11 +962,88 @@ function ops.submit()
   return out
 end
 
+-- A batch for a board with sort keys, checked by podium against the
+-- config it names (with the engine's own checks: members, names, data,
+-- key names and types, bounds of a set or best), which the script
+-- compares first: {'stale'} error when the board changed since. ARGV:
+-- that config JSON, n, then per entry: member, codes (every key's; a key
+-- not submitted holds its zero, what a new member gets), an action per
+-- key ('-' keep, 's' set, 'i' add, 'x' max, 'n' min: podium resolves the
+-- update rule and the keys' operators), update ('s' set, 'b' best, 'i'
+-- incr), presence, cond, name, data, words (as submit's). Reply:
+-- {ranking and keys, item...}; an item is {'absent'}, {'evicted', n},
+-- {'new', codes, position, better, evicted}, {'upd', codes now,
+-- position, better, codes before, applied, changed} or {'err', ...}.
+function ops.ksubmit()
+  local e = writable(); if e then return e end
+  if cfg.pl == 0 or redis.call('HGET', C, 'json') ~= ARGV[2] then return fail('stale') end
+  local n = tonumber(ARGV[3])
+  local out = {cfg.rk}
+  for i = 0, n - 1 do
+    local b = 4 + i * 9
+    local m, g, act, op, pres, cond = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
+    local name, data, words = ARGV[b + 6], ARGV[b + 7], ARGV[b + 8]
+    local old = redis.call('HGET', T, m)
+    if not old then
+      if pres == 'e' then
+        out[#out + 1] = {'absent'}
+      elseif not kin_bounds(g) then
+        out[#out + 1] = {'err', 'koob', string.sub(g, 1, 8)}
+      else
+        redis.call('ZADD', Z, 0, g .. m)
+        redis.call('HSET', T, m, g)
+        dist_add(g)
+        set_extra(N, m, name)
+        set_extra(D, m, data)
+        reindex(m, sources(m, name, data, words), true)
+        local ev = evict()
+        local p = pos_of(m)
+        if p then
+          out[#out + 1] = {'new', g, p, rank_better(g), ev}
+        else
+          out[#out + 1] = {'evicted', ev}
+        end
+      end
+    else
+      local new, err = old, nil
+      -- As Redis: NX on an existing member stops before any arithmetic.
+      if pres ~= 'n' then new, err = apply_keys(old, g, act) end
+      if err then
+        out[#out + 1] = err
+      else
+        local blocked = pres == 'n'
+          or (op == 'b' and not kbetter(new, old))
+          or (cond == 'g' and bcmp(values_of(new), values_of(old)) <= 0)
+          or (cond == 'l' and bcmp(values_of(new), values_of(old)) >= 0)
+        local changed = (not blocked) and new ~= old
+        if changed and not kin_bounds(new) then
+          out[#out + 1] = {'err', 'koob', string.sub(new, 1, 8)}
+        else
+          set_extra(N, m, name)
+          set_extra(D, m, data)
+          if name ~= '-' or data ~= '-' then reindex(m, sources(m, name, data, words), false) end
+          if changed then
+            redis.call('ZREM', Z, old .. m)
+            redis.call('ZADD', Z, 0, new .. m)
+            redis.call('HSET', T, m, new)
+            dist_del(old)
+            dist_add(new)
+          end
+          local now = old
+          if not blocked then now = new end
+          out[#out + 1] = {'upd', now, pos_of(m), rank_better(now), old, blocked and 0 or 1, changed and 1 or 0}
+        end
+      end
+    end
+  end
+  return out
+end
+
 -- Whether a board takes an import batch by multi-member ZADDs alone: its
 -- update is `set`, it has no bounds, no cap and is not dense (what could
 -- refuse, block or evict an entry, or needs per-entry bookkeeping).
 local function takes_imports()
-  return cfg.update == 'set' and not cfg.cap and cfg.ranking ~= 'dense'
+  return cfg.pl == 0 and cfg.update == 'set' and not cfg.cap and cfg.ranking ~= 'dense'
     and cfg.min == -math.huge and cfg.max == math.huge
 end
 
@@ -698,10 +1053,12 @@ end
 -- batch), or search sets that new members must join (built or being
 -- built).
 local function zadd_refusal()
-  local v = redis.call('HMGET', C, 'order', 'ro', 'update', 'cap', 'ranking', 'min', 'max', 'ix')
+  local v = redis.call('HMGET', C, 'order', 'ro', 'update', 'cap', 'ranking', 'min', 'max', 'ix', 'sl', 'rs')
   if not v[1] then return 'noboard' end
   if v[2] == '1' then return 'ro' end
-  if v[3] ~= 'set' or v[4] or v[5] == 'dense'
+  -- (A board being re-sorted takes the batch through submit, which
+  -- waits for it.)
+  if v[3] ~= 'set' or v[4] or v[5] == 'dense' or v[9] or v[10]
     or (v[6] and tonumber(v[6]) ~= -math.huge) or (v[7] and tonumber(v[7]) ~= math.huge) then
     return 'no'
   end
@@ -778,7 +1135,7 @@ function ops.set_data()
   local e = writable(); if e then return e end
   local m, name, data = ARGV[2], ARGV[3], ARGV[4]
   e = check_extra(name, data); if e then return e end
-  if not redis.call('ZSCORE', Z, m) then return 0 end
+  if not mscore(m) then return 0 end
   set_extra(N, m, name)
   set_extra(D, m, data)
   reindex(m, sources(m, name, data, ARGV[5]), false)
@@ -798,13 +1155,34 @@ function ops.remove_ranks()
   local total = redis.call('ZCARD', Z)
   local lo, hi = tonumber(ARGV[2]) - 1, math.min(tonumber(ARGV[3]), total)
   if lo >= hi then return 0 end
-  return zrem(zwindow(lo, hi - 1, false))
+  return zrem(ids_of(zwindow(lo, hi - 1, false)))
 end
 
--- ARGV: min, max (Redis score bounds).
+-- Whether podium encoded a score range for this board's keys (ARGV[2]:
+-- the keys' JSON, '' for a plain board): else it learns them and asks
+-- again.
+local function range_stale()
+  if ARGV[2] ~= (cfg.sk or '') then return fail('stale') end
+  return nil
+end
+
+-- Members of Z in a score range (ARGV[3], ARGV[4]): Redis score bounds,
+-- or on a board with sort keys lex bounds on the first key's code.
+local function in_range(withscores)
+  if cfg.pl > 0 then return redis.call('ZRANGE', Z, ARGV[3], ARGV[4], 'BYLEX') end
+  return redis.call('ZRANGE', Z, ARGV[3], ARGV[4], 'BYSCORE')
+end
+
+local function count_range()
+  if cfg.pl > 0 then return redis.call('ZLEXCOUNT', Z, ARGV[3], ARGV[4]) end
+  return redis.call('ZCOUNT', Z, ARGV[3], ARGV[4])
+end
+
+-- ARGV: keys, min, max (see range_stale, in_range).
 function ops.remove_scores()
   local e = writable(); if e then return e end
-  return zrem(redis.call('ZRANGE', Z, ARGV[2], ARGV[3], 'BYSCORE'))
+  e = range_stale(); if e then return e end
+  return zrem(ids_of(in_range()))
 end
 
 -- ARGV: the config hash's field/value pairs (`p`, the reset period, for
@@ -830,7 +1208,7 @@ end
 -- schedule starts with the caller's `p`, the period of now (the period of
 -- the schedule it replaces is not one of its own: archiving it would
 -- empty the board at the next tick), and no schedule means no period.
-function ops.put()
+local function put_fields(first)
   local existed = redis.call('EXISTS', C) == 1
   if existed and redis.call('HGET', C, 'ro') == '1' then return fail('ro') end
   local old = existed and load_cfg()
@@ -838,7 +1216,7 @@ function ops.put()
   local old_reset = reset_of(redis.call('HGET', C, 'json'))
   local ix = redis.call('HGET', C, 'ix')
   redis.call('DEL', C)
-  redis.call('HSET', C, unpack(ARGV, 2))
+  redis.call('HSET', C, unpack(ARGV, first))
   if period and redis.call('HEXISTS', C, 'p') == 1
     and old_reset ~= nil and old_reset == reset_of(redis.call('HGET', C, 'json')) then
     redis.call('HSET', C, 'p', period)
@@ -859,13 +1237,116 @@ function ops.put()
   return 1
 end
 
+-- The `sl` (stored layout of the keys) among config field/value pairs.
+local function layout_in(first)
+  for i = first, #ARGV, 2 do
+    if ARGV[i] == 'sl' then return ARGV[i + 1] end
+  end
+  return ''
+end
+
+-- ARGV: the config's field/value pairs. The members' bytes must already
+-- be in the new config's layout: a config whose `sl` differs from the
+-- stored one on a board with members needs a re-sort (resort_begin), so
+-- the script answers 'stale' (podium read another config meanwhile).
+function ops.put()
+  cfg = load_cfg()
+  if cfg then
+    if resort_busy() then return fail('resorting') end
+    if (redis.call('HGET', C, 'sl') or '') ~= layout_in(2) and redis.call('ZCARD', Z) > 0 then
+      return fail('stale')
+    end
+  end
+  return put_fields(2)
+end
+
+-- Re-sort, step 1 (a config whose keys are stored otherwise: podium
+-- re-encodes every member from its stored values, in chunks, into RZ and
+-- RT while the board's writes wait; reads go on from Z). ARGV: token,
+-- the layout podium read (`sl`, '' plain), lease in ms. Reply: members.
+function ops.resort_begin()
+  local e = writable(); if e then return e end
+  if (redis.call('HGET', C, 'sl') or '') ~= ARGV[3] then return fail('stale') end
+  redis.call('DEL', RZ, RT)
+  local n = redis.call('ZCARD', Z)
+  redis.call('HSET', C, 'rs', ARGV[2] .. ' ' .. (now_ms() + tonumber(ARGV[4])) .. ' 0 ' .. n)
+  return n
+end
+
+-- The caller's re-sort still holds the board.
+local function resort_mine()
+  cfg = load_cfg()
+  if not cfg then return fail('noboard') end
+  local tok = cfg.rs and string.match(cfg.rs, '^(%S+)')
+  if tok ~= ARGV[2] then return fail('resortlost') end
+  return nil
+end
+
+-- Re-sort, step 2, repeated: writes the members podium re-encoded and
+-- reads the next ones, best first. ARGV: token, lease in ms, members
+-- done, first and last position to read (first > last: none), then per
+-- member: id, member of RZ, its score there, its codes ('' on a board
+-- without sort keys). Reply: the positions' {member, score, ...}.
+function ops.resort_step()
+  local e = resort_mine(); if e then return e end
+  local total = redis.call('ZCARD', Z)
+  redis.call('HSET', C, 'rs', ARGV[2] .. ' ' .. (now_ms() + tonumber(ARGV[3])) .. ' ' .. ARGV[4] .. ' ' .. total)
+  local zs, ts = {}, {}
+  for i = 7, #ARGV, 4 do
+    zs[#zs + 1] = ARGV[i + 2]
+    zs[#zs + 1] = ARGV[i + 1]
+    if ARGV[i + 3] ~= '' then
+      ts[#ts + 1] = ARGV[i]
+      ts[#ts + 1] = ARGV[i + 3]
+    end
+  end
+  for a = 1, #zs, 1000 do redis.call('ZADD', RZ, unpack(zs, a, math.min(a + 999, #zs))) end
+  for a = 1, #ts, 1000 do redis.call('HSET', RT, unpack(ts, a, math.min(a + 999, #ts))) end
+  local from, to = tonumber(ARGV[5]), tonumber(ARGV[6])
+  if from > to then return {} end
+  return zwindow(from, to, true)
+end
+
+-- Re-sort, step 3: the new members replace the old and the config is
+-- put (as ops.put). ARGV: token, the config's field/value pairs.
+function ops.resort_finish()
+  local e = resort_mine(); if e then return e end
+  for _, p in ipairs({{RZ, Z}, {RT, T}}) do
+    if redis.call('EXISTS', p[1]) == 1 then
+      redis.call('RENAME', p[1], p[2])
+    else
+      redis.call('DEL', p[2])
+    end
+  end
+  return put_fields(3)
+end
+
+-- A re-sort refused (a value that does not fit its new key): the board
+-- stays as it was. ARGV: token.
+function ops.resort_abort()
+  local e = resort_mine(); if e then return e end
+  redis.call('HDEL', C, 'rs')
+  redis.call('DEL', RZ, RT)
+  return 1
+end
+
+-- A re-sort's progress: {done, total}, or {} when none runs.
+function ops.resort_info()
+  local v = redis.call('HMGET', C, 'json', 'rs')
+  if not v[1] then return fail('noboard') end
+  if not v[2] then return {} end
+  local deadline, done, total = string.match(v[2], '^%S+ (%d+) (%d+) (%d+)')
+  if not deadline or tonumber(deadline) <= now_ms() then return {} end
+  return {tonumber(done), tonumber(total)}
+end
+
 function ops.delete()
   cfg = load_cfg()
   if not cfg then return fail('noboard') end
   drop_index(cfg.sf, cfg.ix)
   -- UNLINK: a board of millions is freed by Redis's background thread,
   -- not inside this script, which would stall every client meanwhile.
-  redis.call('UNLINK', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC, ZW)
+  redis.call('UNLINK', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC, ZW, T, ST, RZ, RT)
   return 1
 end
 
@@ -874,7 +1355,7 @@ function ops.info()
   local v = redis.call('HMGET', C, 'json', 'ro', 'p')
   if not v[1] then return fail('noboard') end
   local bytes = 0
-  for _, k in ipairs({C, Z, N, D, U, K, I}) do
+  for _, k in ipairs({C, Z, N, D, U, K, I, T}) do
     bytes = bytes + (redis.call('MEMORY', 'USAGE', k) or 0)
   end
   local ro = 0
@@ -905,6 +1386,13 @@ end
 -- The members better than a score range, which place it: those above its
 -- max on a desc board, below its min on an asc one (bounds in Redis form).
 local function better_than_range(min, max)
+  if cfg.pl > 0 then
+    -- Lex bounds: '[' and the least code, '(' and the code past the
+    -- greatest (or '+').
+    if cfg.asc then return redis.call('ZLEXCOUNT', Z, '-', '(' .. string.sub(min, 2)) end
+    if max == '+' then return 0 end
+    return redis.call('ZLEXCOUNT', Z, '[' .. string.sub(max, 2), '+')
+  end
   if cfg.asc then
     if string.sub(min, 1, 1) == '(' then return redis.call('ZCOUNT', Z, '-inf', string.sub(min, 2)) end
     return redis.call('ZCOUNT', Z, '-inf', '(' .. min)
@@ -913,16 +1401,18 @@ local function better_than_range(min, max)
   return redis.call('ZCOUNT', Z, '(' .. max, '+inf')
 end
 
--- ARGV: min, max, offset, limit, from_worst, with_data.
+-- ARGV: keys, min, max (see range_stale), offset, limit, from_worst,
+-- with_data.
 function ops.score_range()
   local e = viewable(); if e then return e end
-  local wd = ARGV[7] == '1'
-  local lo = better_than_range(ARGV[2], ARGV[3])
-  local n = redis.call('ZCOUNT', Z, ARGV[2], ARGV[3])
-  local off, lim = tonumber(ARGV[4]), tonumber(ARGV[5])
+  e = range_stale(); if e then return e end
+  local wd = ARGV[8] == '1'
+  local lo = better_than_range(ARGV[3], ARGV[4])
+  local n = count_range()
+  local off, lim = tonumber(ARGV[5]), tonumber(ARGV[6])
   if off >= n then return window(0, -1, wd) end
   local take = math.min(lim, n - off)
-  if ARGV[6] == '1' then return window(lo + n - off - take, lo + n - off - 1, wd) end
+  if ARGV[7] == '1' then return window(lo + n - off - take, lo + n - off - 1, wd) end
   return window(lo + off, lo + off + take - 1, wd)
 end
 
@@ -938,7 +1428,7 @@ function ops.around()
   if a < 0 then a = 0 end
   local w = window(a, a + ps - 1, ARGV[4] == '1')
   w[8] = p
-  w[9] = rank_better(redis.call('ZSCORE', Z, m))
+  w[9] = rank_better(mscore(m))
   return w
 end
 
@@ -947,10 +1437,10 @@ end
 function ops.entry()
   local e = viewable(); if e then return e end
   local m = ARGV[2]
-  local sc = redis.call('ZSCORE', Z, m)
+  local sc = mscore(m)
   if not sc then return false end
   return {pos_of(m), sc, better(sc), redis.call('ZCARD', Z),
-          redis.call('HGET', N, m), redis.call('HGET', D, m), cfg.ranking, rank_better(sc)}
+          redis.call('HGET', N, m), redis.call('HGET', D, m), cfg.rk, rank_better(sc)}
 end
 
 -- ARGV: with_data, members... Reply: {ranking, {member[, position, score,
@@ -958,10 +1448,10 @@ end
 function ops.ranks()
   local e = viewable(); if e then return e end
   local wd = ARGV[2] == '1'
-  local out = {cfg.ranking}
+  local out = {cfg.rk}
   for i = 3, #ARGV do
     local m = ARGV[i]
-    local sc = redis.call('ZSCORE', Z, m)
+    local sc = mscore(m)
     if sc then
       local data = false
       if wd then data = redis.call('HGET', D, m) end
@@ -986,10 +1476,11 @@ function ops.score_at()
   return window(r - 1, r - 1, false)
 end
 
--- ARGV: min, max.
+-- ARGV: keys, min, max (see range_stale).
 function ops.count()
   local e = viewable(); if e then return e end
-  return redis.call('ZCOUNT', Z, ARGV[2], ARGV[3])
+  e = range_stale(); if e then return e end
+  return count_range()
 end
 
 -- ARGV: member, score, id words triples. Replaces the content wholesale,
@@ -997,6 +1488,7 @@ end
 -- the members are searchable by their ids.
 function ops.replace()
   local e = writable(); if e then return e end
+  if cfg.pl > 0 then return fail('combsort') end
   drop_index(cfg.sf, cfg.ix)
   redis.call('UNLINK', Z, N, D, I)
   unindexed()
@@ -1030,7 +1522,7 @@ end
 -- finishes that reset (the copy is idempotent) and asks again.
 function ops.take()
   local e = writable(); if e then return e end
-  if redis.call('EXISTS', SZ, SN, SD, SI) > 0 then
+  if redis.call('EXISTS', SZ, SN, SD, SI, ST) > 0 then
     -- Left by a reset from before SC was kept: nothing says how to finish.
     if redis.call('EXISTS', SC) == 0 then return fail('staging') end
     local st = redis.call('HGETALL', SC)
@@ -1056,7 +1548,7 @@ function ops.take()
   if ARGV[5] ~= '' then redis.call('HSET', C, 'p', ARGV[5]) end
   local n = redis.call('ZCARD', Z)
   drop_index(cfg.sf, cfg.ix)
-  for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}, {I, SI}}) do
+  for _, p in ipairs({{Z, SZ}, {N, SN}, {D, SD}, {I, SI}, {T, ST}}) do
     if redis.call('EXISTS', p[1]) == 1 then redis.call('RENAME', p[1], p[2]) end
   end
   redis.call('DEL', U, K)
@@ -1110,6 +1602,9 @@ function ops.staged()
   local ms = redis.call(unpack(args))
   local mems = {}
   for i = 1, #ms, 2 do mems[#mems + 1] = ms[i] end
+  -- On a board with sort keys the members carry their codes, which the
+  -- archive (of the same keys) takes as they are.
+  ids_of(mems)
   return {ms, hmget(SN, mems), hmget(SD, mems), hmget(SI, mems)}
 end
 
@@ -1121,11 +1616,27 @@ function ops.load()
   if not cfg then return fail('noboard') end
   for i = 2, #ARGV, 5 do
     local m, sc, name, data, src = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]
-    -- A finished reset copies again what a stopped one had copied.
-    local before = redis.call('ZSCORE', Z, m)
-    if before then dist_del(before) end
-    redis.call('ZADD', Z, sc, m)
-    dist_add(redis.call('ZSCORE', Z, m))
+    local before
+    if cfg.pl > 0 then
+      -- The staged member is codes then id.
+      local e = m
+      m = idof(e)
+      local c = codes_of(e)
+      before = redis.call('HGET', T, m)
+      if before then
+        redis.call('ZREM', Z, before .. m)
+        dist_del(before)
+      end
+      redis.call('ZADD', Z, 0, e)
+      redis.call('HSET', T, m, c)
+      dist_add(c)
+    else
+      -- A finished reset copies again what a stopped one had copied.
+      before = redis.call('ZSCORE', Z, m)
+      if before then dist_del(before) end
+      redis.call('ZADD', Z, sc, m)
+      dist_add(redis.call('ZSCORE', Z, m))
+    end
     if name ~= '' then redis.call('HSET', N, m, name) end
     if data ~= '' then redis.call('HSET', D, m, data) end
     -- No staged sources: the member's are plain (see plain_src), which
@@ -1139,7 +1650,7 @@ end
 
 -- reset, step 4: drops the staging keys once the archive holds them.
 function ops.unstage()
-  redis.call('DEL', SZ, SN, SD, SI, SC)
+  redis.call('DEL', SZ, SN, SD, SI, SC, ST)
   return 1
 end
 
@@ -1176,6 +1687,7 @@ function ops.index()
     local r = redis.call('ZSCAN', Z, cur, 'COUNT', tonumber(ARGV[4]))
     local kv, ms = r[2], {}
     for i = 1, #kv, 2 do ms[#ms + 1] = kv[i] end
+    ids_of(ms)
     local src = hmget(I, ms)
     for i, m in ipairs(ms) do
       for k, c in pairs(prefix_keys(record(src[i] or plain_src(m), cfg.sf), {})) do redis.call('ZADD', k, c, m) end
@@ -1193,9 +1705,9 @@ end
 
 -- The search reply: total, ranking, then each page member's entry.
 local function search_reply(total, page, wd)
-  local out = {total, cfg.ranking}
+  local out = {total, cfg.rk}
   for _, m in ipairs(page) do
-    local sc = redis.call('ZSCORE', Z, m)
+    local sc = mscore(m)
     local data = false
     if wd then data = redis.call('HGET', D, m) end
     out[#out + 1] = {m, pos_of(m), sc, rank_better(sc), redis.call('HGET', N, m), data}
@@ -1286,7 +1798,7 @@ function ops.search()
     if off < total and lim > 0 and 3 * (off + lim) * n < total * total then
       local page, seen_, pos = {}, 0, 0
       while #page < lim and pos < n do
-        for _, m in ipairs(zwindow(pos, pos + 255, false)) do
+        for _, m in ipairs(ids_of(zwindow(pos, pos + 255, false))) do
           local hit = true
           for _, k in ipairs(keys) do
             if not redis.call('ZSCORE', k, m) then
@@ -1305,12 +1817,38 @@ function ops.search()
       return done(total, page)
     end
   end
-  local args = {'ZINTER', #keys + 1, Z}
-  for _, k in ipairs(keys) do args[#args + 1] = k end
-  args[#args + 1] = 'WEIGHTS'
-  args[#args + 1] = 1
-  for _ = 1, #keys do args[#args + 1] = 0 end
-  local res = redis.call(unpack(args))
+  local res
+  if cfg.pl > 0 then
+    -- Z's members are not ids here: the matches are put in board order
+    -- by their codes, sorted by Redis (by bytes) in a scratch set.
+    local ids
+    if #keys == 1 then
+      ids = redis.call('ZRANGE', keys[1], 0, -1)
+    else
+      ids = redis.call('ZINTER', #keys, unpack(keys))
+    end
+    local cs = hmget(T, ids)
+    local q = QBASE .. 'o'
+    scratch[#scratch + 1] = q
+    local args = {}
+    for i, m in ipairs(ids) do
+      if cs[i] then
+        args[#args + 1] = 0
+        args[#args + 1] = cs[i] .. m
+      end
+    end
+    for a = 1, #args, 1000 do
+      redis.call('ZADD', q, unpack(args, a, math.min(a + 999, #args)))
+    end
+    res = ids_of(redis.call('ZRANGE', q, 0, -1))
+  else
+    local args = {'ZINTER', #keys + 1, Z}
+    for _, k in ipairs(keys) do args[#args + 1] = k end
+    args[#args + 1] = 'WEIGHTS'
+    args[#args + 1] = 1
+    for _ = 1, #keys do args[#args + 1] = 0 end
+    res = redis.call(unpack(args))
+  end
   local n = #res
   -- ZINTER is ascending (score, member): an asc board's order; a desc
   -- board's is the exact reverse.
@@ -1341,6 +1879,7 @@ end
 local READS = {
   info = true, window = true, rank_range = true, score_range = true, around = true,
   entry = true, ranks = true, score_at = true, count = true, staged = true,
+  resort_info = true,
 }
 
 local function run(keys, args)
@@ -1348,6 +1887,7 @@ local function run(keys, args)
   C = keys[1]
   local base = string.sub(C, 1, #C - 1)
   Z, N, D, U, K = base .. 'z', base .. 'n', base .. 'd', base .. 'u', base .. 'k'
+  T, ST, RZ, RT = base .. 't', base .. 'st', base .. 'rz', base .. 'rt'
   SZ, SN, SD = base .. 'sz', base .. 'sn', base .. 'sd'
   I, SI, SC = base .. 'i', base .. 'si', base .. 'sc'
   ZW = base .. 'zw'

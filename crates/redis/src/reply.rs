@@ -2,10 +2,14 @@
 //! `PODIUM` refusals as the engine's errors, a lost or busy Redis as
 //! `storage_unavailable`), and replies decoded into the API's shapes.
 
-use podium_core::api::{parse_score, ranking_str, EntryOut, RangeOut, Score};
+use std::sync::Arc;
+
+use podium_core::api::{parse_score, ranking_str, EntryOut, NamedScores, RangeOut, Score};
 use podium_core::error::{ApiError, Code};
 use podium_engine::Ranking;
 use redis::{ErrorKind, RedisError, Value};
+
+use crate::sorted::{ranking_keys, Layout};
 
 pub(crate) fn unavailable(e: &RedisError) -> ApiError {
     ApiError::new(Code::StorageUnavailable, format!("redis unavailable: {e}"))
@@ -44,6 +48,30 @@ pub(crate) fn map_err(board: &str, e: RedisError) -> ApiError {
         unavailable(&e)
     } else {
         ApiError::new(Code::Internal, format!("redis: {e}"))
+    }
+}
+
+/// The script's answer when a board's config changed since podium read
+/// it to encode the call (podium reads it again and retries).
+const STALE: &str = "the board changed while podium encoded the call; try again";
+
+pub(crate) fn is_stale(e: &ApiError) -> bool {
+    e.code == Code::Internal && e.message == STALE
+}
+
+/// A write refused while its board is re-sorted (retried: see `call`).
+pub(crate) fn is_resorting(e: &ApiError) -> bool {
+    e.code == Code::StorageUnavailable
+        && e.message
+            .ends_with("is being re-sorted (its sort keys changed); try again")
+}
+
+/// A reply's bytes as they are (codes of sort keys hold any byte).
+pub(crate) fn bytes(v: &Value) -> Option<&[u8]> {
+    match v {
+        Value::BulkString(b) => Some(b),
+        Value::SimpleString(s) => Some(s.as_bytes()),
+        _ => None,
     }
 }
 
@@ -87,6 +115,17 @@ pub(crate) fn podium_err(board: &str, detail: &str) -> ApiError {
         "dataobj" => {
             return ApiError::new(Code::InvalidData, "data must be a JSON object");
         }
+        "stale" => return ApiError::new(Code::Internal, STALE),
+        "resorting" | "resortlost" => {
+            return ApiError::new(
+                Code::StorageUnavailable,
+                format!("board {board:?} is being re-sorted (its sort keys changed); try again"),
+            )
+        }
+        "combsort" => E::BadArgument(
+            "merge and intersect combine single scores; boards with sort keys cannot be combined"
+                .into(),
+        ),
         "oob" => {
             let mut score = num(arg(0));
             if arg(1) != "-" {
@@ -180,20 +219,37 @@ pub(crate) fn ranked_entry(
     f: &[Value],
     member: String,
     ranking: Ranking,
+    layout: Option<&Layout>,
     with_data: bool,
 ) -> Result<(u64, EntryOut), ApiError> {
     let (pos, better) = (int(&f[1])?, int(&f[3])?);
+    let (score, scores) = score_of(&f[2], layout)?;
     Ok((
         pos,
         EntryOut {
-            scores: None,
+            scores,
             member,
-            score: Score(score(&f[2])?),
+            score,
             rank: rank_of(ranking, pos, better),
             name: text(&f[4]),
             data: if with_data { json_data(f.get(5)) } else { None },
         },
     ))
+}
+
+/// A reply's score, or on a board with sort keys its codes read as the
+/// score (the first key) and the scores.
+pub(crate) fn score_of(
+    v: &Value,
+    layout: Option<&Layout>,
+) -> Result<(Score, Option<NamedScores>), ApiError> {
+    match layout {
+        None => Ok((Score(score(v)?), None)),
+        Some(l) => {
+            let (s, named) = l.score_of(bytes(v).ok_or_else(|| protocol("codes"))?)?;
+            Ok((s, Some(named)))
+        }
+    }
 }
 
 /// A member's bytes as its id, taking the reply's buffer when it is
@@ -229,10 +285,40 @@ fn page_pairs(v: Value) -> Result<Vec<(String, f64)>, ApiError> {
     Ok(out)
 }
 
+/// What ties compare in a page: a score, or a tuple's codes.
+#[derive(PartialEq)]
+enum ScoreKey {
+    Float(f64),
+    Codes(Vec<u8>),
+}
+
+type PageEntry = (String, ScoreKey, Option<(Score, NamedScores)>);
+
+/// A page of a board with sort keys: `{'s', member, ...}`, each member
+/// its codes then its id.
+fn keyed_page(v: Value, l: &Layout) -> Result<Vec<PageEntry>, ApiError> {
+    let a = arr(v)?;
+    let mut out = Vec::with_capacity(a.len().saturating_sub(1));
+    for e in a.into_iter().skip(1) {
+        let Value::BulkString(mut b) = e else {
+            return Err(protocol("page member"));
+        };
+        if b.len() < l.len() {
+            return Err(protocol("page member"));
+        }
+        let id = b.split_off(l.len());
+        let scores = l.score_of(&b)?;
+        out.push((member_of(id), ScoreKey::Codes(b), Some(scores)));
+    }
+    Ok(out)
+}
+
 /// A decoded `window` reply.
 pub(crate) struct Window {
     pub(crate) total: u64,
     pub(crate) ranking: Ranking,
+    /// The board's, when it has sort keys.
+    pub(crate) layout: Option<Arc<Layout>>,
     pub(crate) entries: Vec<EntryOut>,
     /// Elements after the window's own seven (around's centre).
     pub(crate) rest: Vec<Value>,
@@ -244,7 +330,7 @@ pub(crate) fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
         return Err(protocol("window"));
     }
     let rest = a.split_off(7);
-    let ranking = ranking_of(a.get(6))?;
+    let (ranking, layout) = ranking_keys(a.get(6))?;
     let total = int(&a[0])?;
     let first = int(&a[1])?;
     let better_first = int(&a[3])?;
@@ -259,26 +345,39 @@ pub(crate) fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     } else {
         Vec::new()
     };
-    let pairs = page_pairs(std::mem::replace(&mut a[2], Value::Nil))?;
-    let mut entries: Vec<EntryOut> = Vec::with_capacity(pairs.len());
-    let mut prev: Option<(f64, u64)> = None;
-    for (i, (member, sc)) in pairs.into_iter().enumerate() {
+    // A board with sort keys sends its page as a list of members (codes,
+    // then id) after a marker; the codes stand for the score.
+    let page = match &layout {
+        None => page_pairs(std::mem::replace(&mut a[2], Value::Nil))?
+            .into_iter()
+            .map(|(m, sc)| (m, ScoreKey::Float(sc), None))
+            .collect(),
+        Some(l) => keyed_page(std::mem::replace(&mut a[2], Value::Nil), l)?,
+    };
+    let mut entries: Vec<EntryOut> = Vec::with_capacity(page.len());
+    let mut prev: Option<(ScoreKey, u64)> = None;
+    for (i, (member, key, scores)) in page.into_iter().enumerate() {
         let pos = first + i as u64;
         // Ties share a rank; after them a competition rank is the
         // position + 1 and a dense rank the next number, so only the
         // window's first needs a count.
-        let rank = match (ranking, prev) {
+        let rank = match (ranking, &prev) {
             (Ranking::Unique, _) => pos + 1,
-            (_, Some((p, r))) if p == sc => r,
+            (_, Some((p, r))) if *p == key => *r,
             (Ranking::Competition, Some(_)) => pos + 1,
             (Ranking::Dense, Some((_, r))) => r + 1,
             (_, None) => better_first + 1,
         };
-        prev = Some((sc, rank));
+        let score = match (&key, &scores) {
+            (ScoreKey::Float(x), _) => Score(*x),
+            (ScoreKey::Codes(_), Some((s, _))) => *s,
+            (ScoreKey::Codes(_), None) => return Err(protocol("page")),
+        };
+        prev = Some((key, rank));
         entries.push(EntryOut {
-            scores: None,
+            scores: scores.map(|s| s.1),
             member,
-            score: Score(sc),
+            score,
             rank,
             name: names.get(i).and_then(text),
             data: if with_data {
@@ -291,6 +390,7 @@ pub(crate) fn window(v: Value, with_data: bool) -> Result<Window, ApiError> {
     Ok(Window {
         total,
         ranking,
+        layout,
         entries,
         rest,
     })

@@ -327,17 +327,20 @@ impl RedisBackend {
             let data = arr_last(&mut a)?;
             let names = arr_last(&mut a)?;
             let ms = arr_last(&mut a)?;
-            let mut args = Vec::with_capacity(ms.len() * 2);
+            let mut args: Vec<Vec<u8>> = Vec::with_capacity(ms.len() * 5 / 2);
+            // Bytes as they are: a board with sort keys stages each member
+            // as its codes (any byte) then its id.
+            let raw = |v: Option<&Value>| bytes_of(v).unwrap_or_default();
             for (i, pair) in ms.chunks(2).enumerate() {
                 let [m, sc] = pair else {
                     return Err(protocol("staged entries"));
                 };
                 args.extend([
-                    text(m).ok_or_else(|| protocol("member"))?,
-                    text(sc).ok_or_else(|| protocol("score"))?,
-                    names.get(i).and_then(text).unwrap_or_default(),
-                    data.get(i).and_then(text).unwrap_or_default(),
-                    srcs.get(i).and_then(text).unwrap_or_default(),
+                    bytes_of(Some(m)).ok_or_else(|| protocol("member"))?,
+                    bytes_of(Some(sc)).ok_or_else(|| protocol("score"))?,
+                    raw(names.get(i)),
+                    raw(data.get(i)),
+                    raw(srcs.get(i)),
                 ]);
             }
             self.call(archive, "load", args).await?;
@@ -500,4 +503,9 @@ pub fn spawn_reset_scheduler(backend: Arc<RedisBackend>) -> tokio::task::JoinHan
             }
         }
     })
+}
+
+/// A reply's bytes, copied.
+fn bytes_of(v: Option<&Value>) -> Option<Vec<u8>> {
+    v.and_then(crate::reply::bytes).map(<[u8]>::to_vec)
 }

@@ -9,7 +9,8 @@ use podium_engine::search::{parse, QToken, SearchError};
 
 use crate::args::flag;
 use crate::config::config_of;
-use crate::reply::{arr, int, protocol, ranked_entry, ranking_of, text};
+use crate::reply::{arr, int, protocol, ranked_entry, text};
+use crate::sorted::ranking_keys;
 use crate::RedisBackend;
 
 /// Whether a query needs each candidate checked against its words. The
@@ -104,7 +105,7 @@ impl RedisBackend {
                 return Err(protocol("search"));
             }
             let total = int(&a[0])?;
-            let ranking = ranking_of(a.get(1))?;
+            let (ranking, layout) = ranking_keys(a.get(1))?;
             let mut entries = Vec::with_capacity(a.len() - 2);
             for item in a.drain(2..) {
                 let f = arr(item)?;
@@ -112,7 +113,7 @@ impl RedisBackend {
                     return Err(protocol("search entry"));
                 }
                 let member = text(&f[0]).ok_or_else(|| protocol("member"))?;
-                entries.push(ranked_entry(&f, member, ranking, with_data)?.1);
+                entries.push(ranked_entry(&f, member, ranking, layout.as_deref(), with_data)?.1);
             }
             return Ok(SearchOut {
                 board: board.to_string(),

@@ -13,7 +13,7 @@ use crate::args::{data_arg, entry_words, extra_arg, fmt_score, score_str, words_
 use crate::conn::NO_ARGS;
 use crate::keys::board_key;
 use crate::reply::{
-    arr, arr_last, int, map_err, podium_err, protocol, rank_of, ranking_of, score, text,
+    arr, arr_last, int, is_stale, map_err, podium_err, protocol, rank_of, ranking_of, score, text,
 };
 use crate::RedisBackend;
 
@@ -64,8 +64,41 @@ fn id_is_its_word(m: &str) -> bool {
 
 impl RedisBackend {
     /// Applies a `submit` batch; each entry's result, or the batch's
-    /// error.
+    /// error. A board podium knows to have sort keys takes the batch
+    /// encoded for them (`submit_keyed`); any other takes it as scores,
+    /// and the script answers `stale` if it has keys after all (podium
+    /// then reads its config). A batch with `scores` for a board podium
+    /// has not read is preceded by that read: a plain board refuses it.
     pub(crate) async fn submit_results(
+        &self,
+        board: &str,
+        entries: &[SubmitIn],
+    ) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+        let mut known = self.configs.get(board);
+        if known.is_none() && entries.iter().any(|e| e.scores.is_some()) {
+            known = self.read_config(board).await?;
+        }
+        for _ in 0..8 {
+            let done = match known.as_deref() {
+                Some(k) if k.layout.is_some() => self.submit_keyed(board, k, entries).await?,
+                _ => match self.submit_plain(board, entries).await {
+                    Err(e) if is_stale(&e) => None,
+                    r => Some(r?),
+                },
+            };
+            match done {
+                Some(out) => return Ok(out),
+                None => known = self.read_config(board).await?,
+            }
+        }
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "the board kept changing; try again",
+        ))
+    }
+
+    /// [`RedisBackend::submit_results`] for a board without sort keys.
+    async fn submit_plain(
         &self,
         board: &str,
         entries: &[SubmitIn],
@@ -76,11 +109,14 @@ impl RedisBackend {
         // makes before the engine sees the batch.
         for e in entries {
             podium_core::entry::score_given(e)?;
-            // Boards on Redis have no sort keys (see `supported`).
+            // This board has no sort keys (else it went to `submit_keyed`);
+            // the engine refuses the batch once the board exists.
             if e.scores.is_some() {
-                return Err(ApiError::bad(
-                    "this board has no sort keys: submit a score, not scores",
-                ));
+                self.create(board, &BoardConfig::default(), true).await?;
+                return Err(podium_engine::Error::BadArgument(
+                    "this board has no sort keys: submit a score, not scores".into(),
+                )
+                .into());
             }
             let op = match e.op.as_deref() {
                 None => "",

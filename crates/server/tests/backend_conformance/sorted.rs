@@ -1110,3 +1110,151 @@ async fn composite_boards_answer_alike_on_embedded_single_redis_and_cluster() {
         want.len()
     );
 }
+
+/// A big board's whole content, as its pages read it.
+async fn whole(b: &dyn Backend, board: &str) -> Vec<String> {
+    let mut log = Log::default();
+    for page in 1..=40 {
+        log.add(
+            &format!("top {board} p{page}"),
+            b.top(&ops::Top {
+                board: board.to_string(),
+                page: Some(page),
+                page_size: Some(1000),
+                with_data: false,
+            })
+            .await,
+        );
+    }
+    log.0
+}
+
+/// The writes of the big re-sort scenario: 25,000 members over three
+/// keys with many ties (several chunks of the Redis re-sort), then a
+/// `board_update` that flips a later key, drops one and adds one.
+async fn big_resort(b: &dyn Backend) -> Vec<String> {
+    let mut log = Log::default();
+    let config = json!({"ranking": "competition", "sort": [
+        {"key": "pts", "order": "desc", "type": "int"},
+        {"key": "t", "order": "asc", "type": "float"},
+        {"key": "x", "order": "desc", "type": "int"}]});
+    let r = b
+        .board_create(&ops::CreateBoard {
+            board: "huge".into(),
+            config,
+        })
+        .await;
+    log.add("create", r);
+    for batch in 0..25 {
+        let entries: Vec<SubmitIn> = (0..1000)
+            .map(|i| {
+                let n: i64 = batch * 1000 + i;
+                e(
+                    &format!("m{n}"),
+                    &[
+                        ("pts", int(n % 97)),
+                        ("t", flt((n % 13) as f64 / 4.0)),
+                        ("x", int(P53 + n % 3)),
+                    ],
+                )
+            })
+            .collect();
+        let r = b
+            .submit(&ops::SubmitMany {
+                board: "huge".into(),
+                entries,
+            })
+            .await;
+        log.add(&format!("batch {batch}"), r.map(|v| v.len()));
+    }
+    let r = b
+        .board_put(&ops::PutBoard {
+            board: "huge".into(),
+            config: json!({"ranking": "dense", "sort": [
+                {"key": "pts", "order": "desc", "type": "int"},
+                {"key": "t", "order": "desc", "type": "float"},
+                {"key": "y", "order": "asc", "type": "int"}]}),
+        })
+        .await;
+    log.add("put", r);
+    log.0.extend(whole(b, "huge").await);
+    log.0
+}
+
+/// A re-sort on Redis runs in chunks of 10,000 members: a board of
+/// 25,000 re-sorted there answers every page as the embedded engine's.
+/// While a re-sort holds a board its writes wait (and another node sees
+/// its progress); one whose podium stopped lets go when its lease ends,
+/// leaving the board as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_resort_in_chunks_holds_writes_and_lets_go_when_abandoned() {
+    let want = big_resort(&embedded()).await;
+    let single = Redis::single(false);
+    let port = single.nodes[0].port;
+    let rb = redis_backend(&single.url()).await;
+    compare("redis", &want, &big_resort(&rb).await);
+    assert!(
+        redis_cli(port, &["EXISTS", "{huge}:rz", "{huge}:rt"]).trim() == "0",
+        "a finished re-sort leaves no keys behind"
+    );
+
+    // A re-sort in progress, as another node's would look: its progress
+    // is reported, and a write waits until it is done.
+    let deadline = chrono::Utc::now().timestamp_millis() + 60_000;
+    let rs = format!("other.1 {deadline} 10000 25000");
+    redis_cli(port, &["HSET", "{huge}:c", "rs", &rs]);
+    let status = rb
+        .resort_status(&ops::ResortStatus {
+            board: "huge".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (status.running, status.done, status.total),
+        (true, 10_000, 25_000)
+    );
+    let write = {
+        let rb = redis_backend(&single.url()).await;
+        tokio::spawn(async move {
+            rb.submit_one(&ops::Submit {
+                board: "huge".into(),
+                entry: e("late", &[("pts", int(500)), ("t", flt(0.0)), ("y", int(0))]),
+            })
+            .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!write.is_finished(), "a write waits for the re-sort");
+    redis_cli(port, &["HDEL", "{huge}:c", "rs"]);
+    let out = write.await.unwrap().unwrap();
+    assert_eq!(out.rank, Some(1));
+
+    // Abandoned: its lease ran out and it left half-built keys; the next
+    // write drops them and the board is as it was.
+    let rs = format!(
+        "gone.1 {} 10000 25001",
+        chrono::Utc::now().timestamp_millis() - 1
+    );
+    redis_cli(port, &["HSET", "{huge}:c", "rs", &rs]);
+    redis_cli(port, &["ZADD", "{huge}:rz", "0", "half-built"]);
+    let status = rb
+        .resort_status(&ops::ResortStatus {
+            board: "huge".into(),
+        })
+        .await
+        .unwrap();
+    assert!(!status.running, "an expired re-sort is not reported");
+    rb.remove(&ops::Remove {
+        board: "huge".into(),
+        members: vec!["late".into()],
+    })
+    .await
+    .unwrap();
+    assert_eq!(redis_cli(port, &["EXISTS", "{huge}:rz"]).trim(), "0");
+    assert_eq!(redis_cli(port, &["HEXISTS", "{huge}:c", "rs"]).trim(), "0");
+    compare(
+        "redis after",
+        &want[want.len() - 40..],
+        &whole(&rb, "huge").await,
+    );
+}

@@ -1,0 +1,594 @@
+//! Boards with sort keys on Redis: how a member's values become the bytes
+//! the script orders (its key codes, in front of its id in the board's
+//! sorted set), the layout a board's config hash names for the script,
+//! what podium remembers of boards' configs to encode a write or a score
+//! range without asking (checked by the script on every call), and the
+//! re-sort of a board whose keys change. Layout: docs/redis-backend.md,
+//! "Sort keys".
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use podium_core::api::{NamedScores, Score, SubmitIn, SubmitOut};
+use podium_core::backend::RangeBounds;
+use podium_core::entry::SubmitRec;
+use podium_core::error::{ApiError, Code};
+use podium_engine::{
+    BoardConfig, Cond, KeyOp, Num, Order, Presence, Ranking, Scores, SortKey, UpdateOp,
+};
+use redis::Value;
+
+use crate::args::{data_arg, entry_words, extra_arg, score_range};
+use crate::config::config_of;
+use crate::reply::{arr, bytes, int, is_stale, podium_err, protocol, rank_of, ranking_of, text};
+use crate::RedisBackend;
+
+/// How a board with sort keys stores its members: 8 bytes a key,
+/// big-endian, each the key's rank-order code complemented on a `desc`
+/// board, so that the board's read direction (ascending bytes on an
+/// `asc` board, descending on a `desc` one) is rank order, and a key whose
+/// direction is not the board's shows complemented against its value
+/// order.
+#[derive(Debug)]
+pub(crate) struct Layout {
+    pub(crate) keys: Vec<SortKey>,
+    pub(crate) names: Vec<String>,
+    mask: u64,
+}
+
+impl Layout {
+    pub(crate) fn new(keys: Vec<SortKey>) -> Layout {
+        let desc = keys.first().is_some_and(|k| k.order == Order::Desc);
+        Layout {
+            names: keys.iter().map(|k| k.key.clone()).collect(),
+            keys,
+            mask: if desc { u64::MAX } else { 0 },
+        }
+    }
+
+    /// The layout of a config with sort keys.
+    pub(crate) fn of(c: &BoardConfig) -> Option<Layout> {
+        c.has_sort().then(|| Layout::new(c.sort.clone()))
+    }
+
+    /// Bytes of a member's codes, in front of its id.
+    pub(crate) fn len(&self) -> usize {
+        8 * self.keys.len()
+    }
+
+    /// Key `j`'s stored code of `n` (of the key's type).
+    pub(crate) fn code(&self, j: usize, n: Num) -> [u8; 8] {
+        (self.keys[j].code(n) ^ self.mask).to_be_bytes()
+    }
+
+    /// A tuple's stored codes.
+    pub(crate) fn codes(&self, v: &[Num]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        for (j, n) in v.iter().enumerate() {
+            out.extend(self.code(j, *n));
+        }
+        out
+    }
+
+    /// The values stored codes stand for.
+    pub(crate) fn values(&self, codes: &[u8]) -> Result<Scores, ApiError> {
+        if codes.len() < self.len() {
+            return Err(protocol("sort key codes"));
+        }
+        let mut v = [Num::Float(0.0); podium_engine::MAX_SORT_KEYS];
+        for (j, k) in self.keys.iter().enumerate() {
+            let c = u64::from_be_bytes(codes[8 * j..8 * j + 8].try_into().unwrap_or_default());
+            v[j] = k.value(c ^ self.mask);
+        }
+        Ok(Scores::new(&v[..self.keys.len()]))
+    }
+
+    /// The first key's value of its stored code (8 bytes).
+    pub(crate) fn first_value(&self, code: &[u8]) -> Result<Num, ApiError> {
+        let c: [u8; 8] = code.try_into().map_err(|_| protocol("first key code"))?;
+        Ok(self.keys[0].value(u64::from_be_bytes(c) ^ self.mask))
+    }
+
+    /// The score (first key) and the scores of stored codes, as entries
+    /// carry them.
+    pub(crate) fn score_of(&self, codes: &[u8]) -> Result<(Score, NamedScores), ApiError> {
+        let s = self.values(codes)?;
+        Ok((Score(s.first().as_f64()), NamedScores::of(&self.names, &s)))
+    }
+
+    /// The script's `sl`: per key its type (`i`/`f`) and whether it is
+    /// stored against its value order (`1`: its direction is not the
+    /// board's).
+    pub(crate) fn sl(&self) -> String {
+        let desc = self.mask != 0;
+        let mut s = String::with_capacity(2 * self.keys.len());
+        for k in &self.keys {
+            s.push(if k.ty == podium_engine::KeyType::Int {
+                'i'
+            } else {
+                'f'
+            });
+            s.push(if (k.order == Order::Desc) != desc {
+                '1'
+            } else {
+                '0'
+            });
+        }
+        s
+    }
+
+    /// The first key's stored codes that a range of it admits, as the
+    /// script's lex bounds on the board's members: `[` and the least code,
+    /// and `(` and the code past the greatest (`+`: none past it). The
+    /// first key is never complemented, so its stored order is its value
+    /// order. An empty range gives bounds that admit nothing. Bounds are
+    /// read as the engine reads them: an integer key admits the integers a
+    /// bound covers, a float key compares doubles.
+    pub(crate) fn lex_range(&self, b: &RangeBounds) -> [Vec<u8>; 2] {
+        let k = &self.keys[0];
+        let code = |n: Num| u64::from_be_bytes(self.code(0, n));
+        let range: Option<(u64, u64)> = if k.ty == podium_engine::KeyType::Int {
+            let lo = match b.min {
+                None => i128::MIN,
+                Some(Num::Int(i)) if b.min_exclusive => i128::from(i) + 1,
+                Some(Num::Int(i)) => i.into(),
+                Some(Num::Float(x)) if b.min_exclusive => (x.floor() as i128).saturating_add(1),
+                Some(Num::Float(x)) => x.ceil() as i128,
+            };
+            let hi = match b.max {
+                None => i128::MAX,
+                Some(Num::Int(i)) if b.max_exclusive => i128::from(i) - 1,
+                Some(Num::Int(i)) => i.into(),
+                Some(Num::Float(x)) if b.max_exclusive => (x.ceil() as i128).saturating_sub(1),
+                Some(Num::Float(x)) => x.floor() as i128,
+            };
+            let (lo, hi) = (lo.max(i64::MIN.into()), hi.min(i64::MAX.into()));
+            (lo <= hi).then(|| (code(Num::Int(lo as i64)), code(Num::Int(hi as i64))))
+        } else {
+            let lo = match b.min {
+                None => Some(0),
+                Some(n) if b.min_exclusive => code(Num::Float(n.as_f64())).checked_add(1),
+                Some(n) => Some(code(Num::Float(n.as_f64()))),
+            };
+            let hi = match b.max {
+                None => Some(u64::MAX),
+                Some(n) if b.max_exclusive => code(Num::Float(n.as_f64())).checked_sub(1),
+                Some(n) => Some(code(Num::Float(n.as_f64()))),
+            };
+            match (lo, hi) {
+                (Some(lo), Some(hi)) if lo <= hi => Some((lo, hi)),
+                _ => None,
+            }
+        };
+        let Some((lo, hi)) = range else {
+            return [b"+".to_vec(), b"-".to_vec()];
+        };
+        let mut min = b"[".to_vec();
+        min.extend(lo.to_be_bytes());
+        let max = match hi.checked_add(1) {
+            Some(past) => {
+                let mut v = b"(".to_vec();
+                v.extend(past.to_be_bytes());
+                v
+            }
+            None => b"+".to_vec(),
+        };
+        [min, max]
+    }
+
+    /// The config hash's `blo` / `bhi`: the least and greatest first-key
+    /// code within the board's `min_score` / `max_score` (hex), which the
+    /// engine checks on the key's value as a double. An integer key
+    /// admits the integers whose double is within them.
+    pub(crate) fn bounds(&self, c: &BoardConfig) -> [Option<String>; 2] {
+        let k = &self.keys[0];
+        let hex = |v: u64| format!("{v:016x}");
+        let code = |n: Num| u64::from_be_bytes(self.code(0, n));
+        if k.ty != podium_engine::KeyType::Int {
+            return [
+                c.min_score.map(|m| hex(code(Num::Float(m)))),
+                c.max_score.map(|m| hex(code(Num::Float(m)))),
+            ];
+        }
+        // The least integer whose double passes `ok` (which holds from
+        // some integer on), if any.
+        let least = |ok: &dyn Fn(i64) -> bool| -> Option<i64> {
+            if !ok(i64::MAX) {
+                return None;
+            }
+            let (mut lo, mut hi) = (i128::from(i64::MIN), i128::from(i64::MAX));
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if ok(mid as i64) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            Some(lo as i64)
+        };
+        let lo = c.min_score.map(|m| least(&|i| i as f64 >= m));
+        // The greatest integer at most max: one below the least above it.
+        let hi = c.max_score.map(|m| match least(&|i| i as f64 > m) {
+            Some(i64::MIN) => None,
+            Some(i) => Some(i - 1),
+            None => Some(i64::MAX),
+        });
+        match (lo, hi) {
+            (Some(None), _) | (_, Some(None)) => {
+                // No integer is within them: bounds that admit none.
+                [Some(hex(u64::MAX)), Some(hex(0))]
+            }
+            (lo, hi) => [
+                lo.flatten().map(|i| hex(code(Num::Int(i)))),
+                hi.flatten().map(|i| hex(code(Num::Int(i)))),
+            ],
+        }
+    }
+}
+
+/// The keys' JSON the config hash keeps as `sk` (and the script hands
+/// back beside the ranking), which podium reads its layout from.
+pub(crate) fn keys_json(c: &BoardConfig) -> Option<String> {
+    c.has_sort()
+        .then(|| c.to_json().get("sort").map(|v| v.to_string()))
+        .flatten()
+}
+
+/// Layouts by their keys' JSON: a reply names its board's keys, which are
+/// read once.
+fn layouts() -> &'static Mutex<HashMap<String, Arc<Layout>>> {
+    static L: OnceLock<Mutex<HashMap<String, Arc<Layout>>>> = OnceLock::new();
+    L.get_or_init(Default::default)
+}
+
+/// The layout of keys' JSON `sk`.
+pub(crate) fn layout_of(sk: &str) -> Result<Arc<Layout>, ApiError> {
+    let mut map = layouts().lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(l) = map.get(sk) {
+        return Ok(l.clone());
+    }
+    let v: serde_json::Value = serde_json::from_str(sk).map_err(|_| protocol("sort keys"))?;
+    let c = BoardConfig::from_json(&serde_json::json!({ "sort": v }))
+        .map_err(|_| protocol("sort keys"))?;
+    let l = Arc::new(Layout::of(&c).ok_or_else(|| protocol("sort keys"))?);
+    // Configs are few; a board reconfigured many times is the bound.
+    if map.len() > 10_000 {
+        map.clear();
+    }
+    map.insert(sk.to_string(), l.clone());
+    Ok(l)
+}
+
+/// A reply's ranking and, for a board with sort keys, its layout (the
+/// script sends `ranking|keys JSON`).
+pub(crate) fn ranking_keys(v: Option<&Value>) -> Result<(Ranking, Option<Arc<Layout>>), ApiError> {
+    let Some(Value::BulkString(b)) = v else {
+        return Ok((ranking_of(v)?, None));
+    };
+    match b.iter().position(|&c| c == b'|') {
+        None => Ok((ranking_of(v)?, None)),
+        Some(i) => {
+            let ranking = std::str::from_utf8(&b[..i])
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| protocol("ranking"))?;
+            let sk = std::str::from_utf8(&b[i + 1..]).map_err(|_| protocol("sort keys"))?;
+            Ok((ranking, Some(layout_of(sk)?)))
+        }
+    }
+}
+
+/// A board's config as podium last read it.
+pub(crate) struct Known {
+    /// As stored (what the script compares).
+    pub(crate) json: String,
+    pub(crate) config: BoardConfig,
+    pub(crate) read_only: bool,
+    pub(crate) layout: Option<Layout>,
+}
+
+/// What podium last read of boards' configs, to encode writes and score
+/// ranges of boards with sort keys without asking first; the script
+/// compares and answers `stale` when the board changed since, and podium
+/// reads it again.
+#[derive(Default)]
+pub(crate) struct Configs(Mutex<HashMap<String, Arc<Known>>>);
+
+impl Configs {
+    pub(crate) fn get(&self, board: &str) -> Option<Arc<Known>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(board)
+            .cloned()
+    }
+
+    fn put(&self, board: &str, known: Arc<Known>) {
+        let mut map = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if map.len() > 100_000 {
+            map.clear();
+        }
+        map.insert(board.to_string(), known);
+    }
+
+    pub(crate) fn forget(&self, board: &str) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(board);
+    }
+}
+
+/// Attempts at a call whose board keeps changing under it.
+const STALE_TRIES: usize = 8;
+
+impl RedisBackend {
+    /// Reads `board`'s config again (`None`: no such board) and remembers
+    /// it.
+    pub(crate) async fn read_config(&self, board: &str) -> Result<Option<Arc<Known>>, ApiError> {
+        match self.info_raw(board).await {
+            Ok((out, json)) => {
+                let config = config_of(&out)?;
+                let known = Arc::new(Known {
+                    layout: Layout::of(&config),
+                    json,
+                    config,
+                    read_only: out.read_only,
+                });
+                self.configs.put(board, known.clone());
+                Ok(Some(known))
+            }
+            Err(e) if e.code == Code::BoardNotFound => {
+                self.configs.forget(board);
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Script op `op` over a score range: its arguments are the board's
+    /// keys as podium encoded the bounds for (`''`: a plain board), the
+    /// bounds, then `extra`. Encoded from what podium knows of the board,
+    /// read again when the script finds it changed.
+    pub(crate) async fn call_ranged(
+        &self,
+        board: &str,
+        op: &str,
+        bounds: &RangeBounds,
+        extra: &[String],
+    ) -> Result<Value, ApiError> {
+        if !score_range_ok(bounds) {
+            self.exists(board).await?;
+            return Err(podium_engine::Error::NanScore.into());
+        }
+        let mut known = self.configs.get(board);
+        for _ in 0..STALE_TRIES {
+            let mut args: Vec<Vec<u8>> = Vec::with_capacity(3 + extra.len());
+            match known
+                .as_ref()
+                .and_then(|k| k.layout.as_ref().zip(keys_json(&k.config)))
+            {
+                Some((l, sk)) => {
+                    args.push(sk.into_bytes());
+                    args.extend(l.lex_range(bounds));
+                }
+                None => {
+                    args.push(Vec::new());
+                    let [min, max] = score_range(bounds).ok_or_else(|| protocol("bounds"))?;
+                    args.extend([min.into_bytes(), max.into_bytes()]);
+                }
+            }
+            args.extend(extra.iter().map(|e| e.clone().into_bytes()));
+            match self.call(board, op, args).await {
+                Err(e) if is_stale(&e) => known = self.read_config(board).await?,
+                r => return r,
+            }
+        }
+        Err(ApiError::new(
+            Code::StorageUnavailable,
+            "the board kept changing; try again",
+        ))
+    }
+
+    /// A `submit` batch for a board with sort keys (`known`): checked here
+    /// with the engine's own checks, encoded, applied by script op
+    /// `ksubmit`. `Ok(None)`: the board changed since `known` was read.
+    pub(crate) async fn submit_keyed(
+        &self,
+        board: &str,
+        known: &Known,
+        entries: &[SubmitIn],
+    ) -> Result<Option<Vec<Result<SubmitOut, ApiError>>>, ApiError> {
+        let (c, Some(l)) = (&known.config, known.layout.as_ref()) else {
+            return Err(protocol("sort keys"));
+        };
+        if known.read_only {
+            return Err(podium_engine::Error::ReadOnly(board.to_string()).into());
+        }
+        // As the embedded service: every entry's options, then the
+        // engine's checks entry by entry.
+        let recs = entries
+            .iter()
+            .map(SubmitRec::from_ref)
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + 10 * entries.len());
+        args.push(known.json.clone().into_bytes());
+        args.push(entries.len().to_string().into_bytes());
+        for (rec, e) in recs.iter().zip(entries) {
+            let s = rec.as_submit();
+            let given = c.check_keyed(&s)?;
+            let op = s.op.unwrap_or(c.update);
+            let mut codes = Vec::with_capacity(l.len());
+            let mut act = Vec::with_capacity(l.keys.len());
+            for (j, k) in l.keys.iter().enumerate() {
+                codes.extend(l.code(j, given[j].unwrap_or_else(|| k.zero())));
+                act.push(match (given[j], op) {
+                    (None, _) => b'-',
+                    (Some(_), UpdateOp::Incr) if s.scores.is_some() => match k.op {
+                        KeyOp::Incr => b'i',
+                        KeyOp::Set => b's',
+                        KeyOp::Max => b'x',
+                        KeyOp::Min => b'n',
+                    },
+                    // A bare score (a Redis write) adds to the first key.
+                    (Some(_), UpdateOp::Incr) => b'i',
+                    (Some(_), _) => b's',
+                });
+            }
+            let data = data_arg(&e.data)
+                .map_err(|()| ApiError::new(Code::InvalidData, "data must be a JSON object"))?;
+            args.extend([
+                e.member.clone().into_bytes(),
+                codes,
+                act,
+                match op {
+                    UpdateOp::Set => b"s".to_vec(),
+                    UpdateOp::Best => b"b".to_vec(),
+                    UpdateOp::Incr => b"i".to_vec(),
+                },
+                match s.presence {
+                    Presence::Any => b"a".to_vec(),
+                    Presence::OnlyNew => b"n".to_vec(),
+                    Presence::OnlyExisting => b"e".to_vec(),
+                },
+                match s.cond {
+                    Cond::Always => b"a".to_vec(),
+                    Cond::Greater => b"g".to_vec(),
+                    Cond::Less => b"l".to_vec(),
+                },
+                extra_arg(e.name.as_deref()).into_bytes(),
+                data.into_bytes(),
+                entry_words(&e.member, e.name.as_deref(), e.data.as_ref()).into_bytes(),
+            ]);
+        }
+        let mut items = match self.call(board, "ksubmit", args).await {
+            Err(e) if is_stale(&e) => return Ok(None),
+            r => arr(r?)?,
+        };
+        if items.len() != entries.len() + 1 {
+            return Err(protocol("ksubmit"));
+        }
+        let (ranking, _) = ranking_keys(items.first())?;
+        let bounds = (
+            c.min_score.unwrap_or(f64::NEG_INFINITY),
+            c.max_score.unwrap_or(f64::INFINITY),
+        );
+        Ok(Some(
+            items
+                .drain(1..)
+                .zip(entries)
+                .map(|(item, e)| keyed_item(board, ranking, l, bounds, &e.member, item))
+                .collect::<Result<_, _>>()?,
+        ))
+    }
+}
+
+/// Whether the members stored under `old` must be re-encoded for `new`:
+/// they are stored otherwise (other key types or directions, keys added
+/// or dropped), or the new keys take their values from other keys.
+pub(crate) fn needs_resort(old: &Known, new: &BoardConfig) -> bool {
+    let sl = |l: Option<Layout>| l.as_ref().map(Layout::sl).unwrap_or_default();
+    let before = old.layout.as_ref().map(Layout::sl).unwrap_or_default();
+    if before != sl(Layout::of(new)) {
+        return true;
+    }
+    if !new.has_sort() {
+        return false;
+    }
+    match podium_engine::sort::key_sources(&old.config, new) {
+        Ok(src) => src.iter().enumerate().any(|(j, s)| *s != Some(j)),
+        // Refused by the re-sort's own check.
+        Err(_) => true,
+    }
+}
+
+/// Whether a range's bounds are numbers.
+fn score_range_ok(b: &RangeBounds) -> bool {
+    [b.min, b.max]
+        .iter()
+        .all(|n| !matches!(n, Some(Num::Float(x)) if x.is_nan()))
+}
+
+/// One item of `ksubmit`'s reply.
+fn keyed_item(
+    board: &str,
+    ranking: Ranking,
+    l: &Layout,
+    (min, max): (f64, f64),
+    member: &str,
+    item: Value,
+) -> Result<Result<SubmitOut, ApiError>, ApiError> {
+    let a = arr(item)?;
+    let kind = a.first().and_then(text).ok_or_else(|| protocol("item"))?;
+    let get = |i: usize| a.get(i).ok_or_else(|| protocol("item"));
+    let codes = |i: usize| -> Result<(Score, NamedScores), ApiError> {
+        l.score_of(bytes(get(i)?).ok_or_else(|| protocol("codes"))?)
+    };
+    let mut out = SubmitOut {
+        scores: None,
+        previous_scores: None,
+        member: member.to_string(),
+        score: None,
+        rank: None,
+        previous: None,
+        changed: false,
+        created: false,
+        applied: false,
+        evicted: 0,
+    };
+    match kind.as_str() {
+        "absent" => {}
+        "evicted" => {
+            out.applied = true;
+            out.evicted = int(get(1)?)?;
+        }
+        "new" => {
+            let (s, named) = codes(1)?;
+            out.score = Some(s);
+            out.scores = Some(named);
+            out.rank = Some(rank_of(ranking, int(get(2)?)?, int(get(3)?)?));
+            out.changed = true;
+            out.created = true;
+            out.applied = true;
+            out.evicted = int(get(4)?)?;
+        }
+        "upd" => {
+            let (s, named) = codes(1)?;
+            let (p, before) = codes(4)?;
+            out.score = Some(s);
+            out.scores = Some(named);
+            out.rank = Some(rank_of(ranking, int(get(2)?)?, int(get(3)?)?));
+            out.previous = Some(p);
+            out.previous_scores = Some(before);
+            out.applied = int(get(5)?)? == 1;
+            out.changed = int(get(6)?)? == 1;
+        }
+        "err" => {
+            let why = a.get(1).and_then(text).unwrap_or_default();
+            let e: ApiError = match why.as_str() {
+                "koob" => {
+                    let first = l.first_value(bytes(get(2)?).ok_or_else(|| protocol("codes"))?)?;
+                    podium_engine::Error::OutOfBounds {
+                        score: first.as_f64(),
+                        min,
+                        max,
+                    }
+                    .into()
+                }
+                "ovf" => {
+                    let j = int(get(2)?)? as usize;
+                    let name = l.names.get(j.wrapping_sub(1)).cloned().unwrap_or_default();
+                    podium_engine::Error::BadArgument(format!(
+                        "incrementing sort key {name:?} would overflow a 64-bit integer"
+                    ))
+                    .into()
+                }
+                _ => podium_err(board, &why),
+            };
+            return Ok(Err(e));
+        }
+        _ => return Err(protocol("item kind")),
+    }
+    Ok(Ok(out))
+}
