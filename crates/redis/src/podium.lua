@@ -510,9 +510,10 @@ end
 
 -- The sources after a write: `words` is the entry's tokenised id, name
 -- and data (lines as in I); name and data arguments as set_extra's.
-local function sources(m, name, data, words)
+local function sources(m, name, data, words, fresh)
   local W = lines_of(words)
-  local old = redis.call('HGET', I, m)
+  -- (A member new to the board has none.)
+  local old = (not fresh) and redis.call('HGET', I, m)
   local O = old and lines_of(old)
   local out = {W[1]}
   if name == '-' then
@@ -974,10 +975,72 @@ end
 -- {ranking and keys, item...}; an item is {'absent'}, {'evicted', n},
 -- {'new', codes, position, better, evicted}, {'upd', codes now,
 -- position, better, codes before, applied, changed} or {'err', ...}.
+-- ksubmit of a batch of plain sets (every key set, no only/cond, no name
+-- or data, each member once) on a board without a cap that is not dense:
+-- every entry is applied as given (podium checked the bounds), so the
+-- batch is one HMGET of the codes before, one ZREM of the members they
+-- made, one multi-member ZADD and HSET per 500 entries, then each
+-- entry's place in the final board, as submit_fast does for scores
+-- (podium works out the places each had right after it was applied).
+-- Reply: {ranking and keys, 'fast', asc (1/0), codes before (false:
+-- new), final positions (unique) or better-than counts}.
+local function ksubmit_fast(n)
+  local mems = {}
+  for i = 0, n - 1 do mems[i + 1] = ARGV[4 + i * 9] end
+  local olds = hmget(T, mems)
+  for a = 1, n, 500 do
+    local zrem, zadd, hset = {}, {}, {}
+    for k = a, math.min(a + 499, n) do
+      local m, g = mems[k], ARGV[4 + (k - 1) * 9 + 1]
+      if olds[k] then zrem[#zrem + 1] = olds[k] .. m end
+      zadd[#zadd + 1] = 0
+      zadd[#zadd + 1] = g .. m
+      hset[#hset + 1] = m
+      hset[#hset + 1] = g
+    end
+    if #zrem > 0 then redis.call('ZREM', Z, unpack(zrem)) end
+    redis.call('ZADD', Z, unpack(zadd))
+    redis.call('HSET', T, unpack(hset))
+  end
+  for k = 1, n do
+    if not olds[k] then
+      -- A new member's sources: its id's words, no name, no data.
+      local w = ARGV[4 + (k - 1) * 9 + 8]
+      local nl = string.find(w, '\n', 1, true)
+      if nl then w = string.sub(w, 1, nl - 1) end
+      reindex(mems[k], w .. '\n-', true)
+    end
+  end
+  local at = {}
+  for k = 1, n do
+    local g = ARGV[4 + (k - 1) * 9 + 1]
+    if cfg.ranking == 'unique' then
+      if cfg.asc then at[k] = redis.call('ZRANK', Z, g .. mems[k]) else at[k] = redis.call('ZREVRANK', Z, g .. mems[k]) end
+    else
+      at[k] = better_in(Z, g)
+    end
+  end
+  return {cfg.rk, 'fast', cfg.asc and 1 or 0, olds, at}
+end
+
 function ops.ksubmit()
   local e = writable(); if e then return e end
   if cfg.pl == 0 or redis.call('HGET', C, 'json') ~= ARGV[2] then return fail('stale') end
   local n = tonumber(ARGV[3])
+  if n > 0 and not cfg.cap and cfg.ranking ~= 'dense' then
+    local fast, seen = true, {}
+    for i = 0, n - 1 do
+      local b = 4 + i * 9
+      local m = ARGV[b]
+      if ARGV[b + 3] ~= 's' or ARGV[b + 4] ~= 'a' or ARGV[b + 5] ~= 'a' or ARGV[b + 6] ~= '-'
+        or ARGV[b + 7] ~= '-' or seen[m] or string.find(ARGV[b + 2], '[^s]') then
+        fast = false
+        break
+      end
+      seen[m] = true
+    end
+    if fast then return ksubmit_fast(n) end
+  end
   local out = {cfg.rk}
   for i = 0, n - 1 do
     local b = 4 + i * 9
@@ -995,11 +1058,14 @@ function ops.ksubmit()
         dist_add(g)
         set_extra(N, m, name)
         set_extra(D, m, data)
-        reindex(m, sources(m, name, data, words), true)
+        reindex(m, sources(m, name, data, words, true), true)
         local ev = evict()
-        local p = pos_of(m)
+        local p
+        if cfg.asc then p = redis.call('ZRANK', Z, g .. m) else p = redis.call('ZREVRANK', Z, g .. m) end
         if p then
-          out[#out + 1] = {'new', g, p, rank_better(g), ev}
+          local better = 0
+          if cfg.ranking ~= 'unique' then better = rank_better(g) end
+          out[#out + 1] = {'new', g, p, better, ev}
         else
           out[#out + 1] = {'evicted', ev}
         end
@@ -1031,7 +1097,9 @@ function ops.ksubmit()
           end
           local now = old
           if not blocked then now = new end
-          out[#out + 1] = {'upd', now, pos_of(m), rank_better(now), old, blocked and 0 or 1, changed and 1 or 0}
+          local better = 0
+          if cfg.ranking ~= 'unique' then better = rank_better(now) end
+          out[#out + 1] = {'upd', now, pos_of(m), better, old, blocked and 0 or 1, changed and 1 or 0}
         end
       end
     end

@@ -412,7 +412,7 @@ impl RedisBackend {
             .iter()
             .map(SubmitRec::from_ref)
             .collect::<Result<Vec<_>, _>>()?;
-        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + 10 * entries.len());
+        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + 9 * entries.len());
         args.push(known.json.clone().into_bytes());
         args.push(entries.len().to_string().into_bytes());
         for (rec, e) in recs.iter().zip(entries) {
@@ -462,14 +462,17 @@ impl RedisBackend {
                 entry_words(&e.member, e.name.as_deref(), e.data.as_ref()).into_bytes(),
             ]);
         }
-        let mut items = match self.call(board, "ksubmit", args).await {
+        let mut items = match self.call(board, "ksubmit", args.iter()).await {
             Err(e) if is_stale(&e) => return Ok(None),
             r => arr(r?)?,
         };
+        let (ranking, _) = ranking_keys(items.first())?;
+        if items.get(1).and_then(text).as_deref() == Some("fast") {
+            return keyed_fast(ranking, l, entries, &args, items).map(Some);
+        }
         if items.len() != entries.len() + 1 {
             return Err(protocol("ksubmit"));
         }
-        let (ranking, _) = ranking_keys(items.first())?;
         let bounds = (
             c.min_score.unwrap_or(f64::NEG_INFINITY),
             c.max_score.unwrap_or(f64::INFINITY),
@@ -501,6 +504,68 @@ pub(crate) fn needs_resort(old: &Known, new: &BoardConfig) -> bool {
         // Refused by the re-sort's own check.
         Err(_) => true,
     }
+}
+
+/// The results of a batch `ksubmit` applied by its fast path (plain sets,
+/// each member once, every one applied): from each entry's codes before
+/// and its place in the final board, the rank each had right after it
+/// was applied (see `submit::sequential_places`). `args`: the call's, each
+/// entry's nine after the config and count.
+fn keyed_fast(
+    ranking: Ranking,
+    l: &Layout,
+    entries: &[SubmitIn],
+    args: &[Vec<u8>],
+    mut items: Vec<Value>,
+) -> Result<Vec<Result<SubmitOut, ApiError>>, ApiError> {
+    if items.len() != 5 {
+        return Err(protocol("ksubmit fast"));
+    }
+    let at = crate::reply::arr_last(&mut items)?;
+    let olds = crate::reply::arr_last(&mut items)?;
+    let asc = int(&items[2])? == 1;
+    if at.len() != entries.len() || olds.len() != entries.len() {
+        return Err(protocol("ksubmit fast results"));
+    }
+    let olds: Vec<Option<&[u8]>> = olds
+        .iter()
+        .map(|v| match v {
+            Value::Nil => Ok(None),
+            v => bytes(v).map(Some).ok_or_else(|| protocol("codes")),
+        })
+        .collect::<Result<_, _>>()?;
+    let at: Vec<u64> = at.iter().map(int).collect::<Result<_, _>>()?;
+    let news: Vec<&[u8]> = (0..entries.len())
+        .map(|i| args[2 + 9 * i + 1].as_slice())
+        .collect();
+    let keys: Vec<(&[u8], &str)> = news
+        .iter()
+        .zip(entries)
+        .map(|(c, e)| (*c, e.member.as_str()))
+        .collect();
+    let places =
+        crate::submit::sequential_places(asc, ranking == Ranking::Unique, &keys, &olds, &at);
+    entries
+        .iter()
+        .zip(news.iter().zip(olds))
+        .zip(places)
+        .map(|((e, (new, old)), place)| {
+            let (score, scores) = l.score_of(new)?;
+            let before = old.map(|o| l.score_of(o)).transpose()?;
+            Ok(Ok(SubmitOut {
+                member: e.member.clone(),
+                score: Some(score),
+                scores: Some(scores),
+                rank: Some(place + 1),
+                changed: old != Some(*new),
+                created: old.is_none(),
+                previous: before.as_ref().map(|b| b.0),
+                previous_scores: before.map(|b| b.1),
+                applied: true,
+                evicted: 0,
+            }))
+        })
+        .collect()
 }
 
 /// Whether a range's bounds are numbers.

@@ -331,8 +331,9 @@ fn fast_results(
 /// Whether `a` is ahead of `b` in a board's order: the better score, and
 /// between equal scores the member Redis puts first (bytes descending on
 /// a desc board read with `REV`, ascending on an asc one). `by_member:
-/// false` compares scores only (strictly better).
-fn ahead(asc: bool, by_member: bool, a: (f64, &str), b: (f64, &str)) -> bool {
+/// false` compares scores only (strictly better). A board with sort keys
+/// compares its members' codes (bytes) as scores.
+fn ahead<S: PartialOrd>(asc: bool, by_member: bool, a: (S, &str), b: (S, &str)) -> bool {
     use std::cmp::Ordering::*;
     let by_score = if asc {
         a.0.partial_cmp(&b.0)
@@ -360,14 +361,14 @@ fn ahead(asc: bool, by_member: bool, a: (f64, &str), b: (f64, &str)) -> bool {
 /// `at[i]` minus the later entries whose new key is ahead of it, plus the
 /// later ones whose previous key is. Counted from the last entry back
 /// with a Fenwick tree over the keys in board order: O(n log n).
-fn sequential_places(
+pub(crate) fn sequential_places<S: PartialOrd + Copy>(
     asc: bool,
     unique: bool,
-    keys: &[(f64, &str)],
-    olds: &[Option<f64>],
+    keys: &[(S, &str)],
+    olds: &[Option<S>],
     at: &[u64],
 ) -> Vec<u64> {
-    let mut all: Vec<(f64, &str)> = keys.to_vec();
+    let mut all: Vec<(S, &str)> = keys.to_vec();
     all.extend(
         keys.iter()
             .zip(olds)
@@ -385,7 +386,7 @@ fn sequential_places(
         }
     });
     let coord =
-        |q: (f64, &str), by_member: bool| all.partition_point(|k| ahead(asc, by_member, *k, q));
+        |q: (S, &str), by_member: bool| all.partition_point(|k| ahead(asc, by_member, *k, q));
     let mut tree = vec![0i64; all.len() + 1];
     let add = |tree: &mut Vec<i64>, c: usize, d: i64| {
         let mut i = c + 1;
