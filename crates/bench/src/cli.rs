@@ -43,6 +43,10 @@ pub enum Scenario {
     /// boards (load, rank lookups, page reads, bytes per member), with
     /// first keys that rarely tie and ones that mostly do.
     SortKeys(SortKeysArgs),
+    /// The cost of a second sort key on the Redis backend: a 2-key board
+    /// against a 1-key board kept in a redis-server this run starts (load,
+    /// rank lookups, page reads, Redis's bytes per member).
+    SortKeysRedis(SortKeysRedisArgs),
     /// Load N members (sequential, then random scores) through pipelined
     /// submit_many / ZADD, then read random pages of 25 one at a time.
     Rank10m(Rank10mArgs),
@@ -305,6 +309,29 @@ pub struct SortKeysArgs {
     /// random order.
     #[arg(long)]
     pub in_order: bool,
+
+    /// No progress lines.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct SortKeysRedisArgs {
+    /// Members of each board.
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    pub members: u64,
+
+    /// Rank lookups and page reads per board and round.
+    #[arg(long, value_parser = parse_count, default_value = "20k")]
+    pub ops: u64,
+
+    /// Rounds over both boards; medians are reported.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: usize,
+
+    /// The Redis server binary (looked up in PATH).
+    #[arg(long, default_value = "redis-server", value_name = "PROGRAM")]
+    pub redis_server: String,
 
     /// No progress lines.
     #[arg(long)]

@@ -7,7 +7,8 @@
 //! - [`report`]: the JSON record and the terminal table every scenario uses.
 //! - [`engine`]: the in-process `engine` scenario, podium's `Board` against
 //!   a std-collections leaderboard; [`sort_keys`]: the in-process
-//!   `sort-keys` scenario, boards of two sort keys against boards of one.
+//!   `sort-keys` scenario, boards of two sort keys against boards of one,
+//!   and [`sort_keys_redis`] the same on the Redis backend.
 //! - [`search`]: the in-process `search` scenario: index build time and
 //!   memory, and `a` / `a* a` / `a* a* a` queries on generated names;
 //!   [`search_http`]: the same queries over HTTP against a `podium serve`.
@@ -37,3 +38,4 @@ pub mod rpc_payload;
 pub mod search;
 pub mod search_http;
 pub mod sort_keys;
+pub mod sort_keys_redis;

@@ -84,6 +84,17 @@ fn run(args: Cli) -> Result<()> {
             };
             podium_bench::sort_keys::run(&opts, &mut std::io::stdout().lock())?
         }
+        Scenario::SortKeysRedis(a) => {
+            let opts = podium_bench::sort_keys_redis::SortKeysRedisOptions {
+                members: a.members,
+                ops: usize::try_from(a.ops).context("--ops is too large")?,
+                rounds: a.rounds,
+                seed: args.seed,
+                redis_server: a.redis_server,
+                progress: !a.quiet,
+            };
+            podium_bench::sort_keys_redis::run(&opts, &mut std::io::stdout().lock())?
+        }
         Scenario::Rank10m(a) => {
             let opts = Rank10mOptions {
                 net: a.net.options(args.seed, &podium()?)?,
