@@ -150,7 +150,8 @@ impl RedisBackend {
                         let codes = l.codes(v);
                         let mut e = codes.clone();
                         e.extend_from_slice(id);
-                        write.extend([id.to_vec(), e, b"0".to_vec(), codes]);
+                        let score = fmt_score(v[0].as_f64()).into_bytes();
+                        write.extend([id.to_vec(), e, score, codes]);
                     }
                     None => write.extend([
                         id.to_vec(),

@@ -59,8 +59,8 @@ end
 -- ------------------------------------------------------------ sort keys
 -- A board with sort keys (docs/redis-backend.md, "Sort keys") keeps each
 -- member in Z as its key codes (8 bytes a key, big-endian) followed by
--- its id, every one at score 0, so that Z's order (by bytes, as the
--- scores all tie) is the tuple's rank order, then the member tiebreak;
+-- its id, scored with its first key (kscore), so that Z's order is its
+-- members' byte order: the tuple's rank order, then the member tiebreak;
 -- T maps each id to its codes. podium encodes a key's value so that the
 -- board's read direction is rank order (ascending codes are better on an
 -- asc board, descending on a desc one): a key whose direction is not the
@@ -159,6 +159,24 @@ local function code_of_float(x)
   local b1 = string.byte(raw, 1)
   if b1 >= 128 then return notb(raw) end
   return string.char(b1 + 128) .. string.sub(raw, 2)
+end
+
+-- A member's score in Z on a board with sort keys: its first key's value
+-- as a double (an int key's rounded as podium rounds it), printed to
+-- read back exactly. Scores so ordered agree with the members' bytes,
+-- which start with that key's value code, so Z is in byte order as a
+-- whole (what ZLEXCOUNT and BYLEX walk by) while most steps down its skip
+-- list are decided by the score held in the node, not by the bytes.
+local function kscore(c)
+  local vc = string.sub(c, 1, 8)
+  local x
+  if cfg.keys[1].int then
+    local hi, lo = halves(vc)
+    x = (hi - 2147483648) * 4294967296 + lo
+  else
+    x = float_of(vc)
+  end
+  return string.format('%.17g', x)
 end
 
 -- A member of Z on a board with sort keys: its id, and its codes.
@@ -278,8 +296,8 @@ local function pos_of(m)
 end
 
 -- How many entries of `key` have a strictly better score than the score
--- string s (on a board with sort keys: a better tuple than the codes s;
--- every score is 0 there, so members count by their bytes).
+-- string s (on a board with sort keys: a better tuple than the codes s,
+-- counted by bytes: Z's order is its members' byte order, see kscore).
 local function better_in(key, s)
   if cfg.pl > 0 then
     if cfg.asc then return redis.call('ZLEXCOUNT', key, '-', '(' .. s) end
@@ -963,18 +981,6 @@ function ops.submit()
   return out
 end
 
--- A batch for a board with sort keys, checked by podium against the
--- config it names (with the engine's own checks: members, names, data,
--- key names and types, bounds of a set or best), which the script
--- compares first: {'stale'} error when the board changed since. ARGV:
--- that config JSON, n, then per entry: member, codes (every key's; a key
--- not submitted holds its zero, what a new member gets), an action per
--- key ('-' keep, 's' set, 'i' add, 'x' max, 'n' min: podium resolves the
--- update rule and the keys' operators), update ('s' set, 'b' best, 'i'
--- incr), presence, cond, name, data, words (as submit's). Reply:
--- {ranking and keys, item...}; an item is {'absent'}, {'evicted', n},
--- {'new', codes, position, better, evicted}, {'upd', codes now,
--- position, better, codes before, applied, changed} or {'err', ...}.
 -- ksubmit of a batch of plain sets (every key set, no only/cond, no name
 -- or data, each member once) on a board without a cap that is not dense:
 -- every entry is applied as given (podium checked the bounds), so the
@@ -985,18 +991,23 @@ end
 -- Reply: {ranking and keys, 'fast', asc (1/0), codes before (false:
 -- new), final positions (unique) or better-than counts}.
 local function ksubmit_fast(n)
-  local mems = {}
-  for i = 0, n - 1 do mems[i + 1] = ARGV[4 + i * 9] end
+  local mems, els = {}, {}
+  for k = 1, n do
+    local b = 4 + (k - 1) * 10
+    mems[k] = ARGV[b]
+    els[k] = ARGV[b + 1] .. ARGV[b]
+  end
   local olds = hmget(T, mems)
   for a = 1, n, 500 do
     local zrem, zadd, hset = {}, {}, {}
     for k = a, math.min(a + 499, n) do
-      local m, g = mems[k], ARGV[4 + (k - 1) * 9 + 1]
-      if olds[k] then zrem[#zrem + 1] = olds[k] .. m end
-      zadd[#zadd + 1] = 0
-      zadd[#zadd + 1] = g .. m
-      hset[#hset + 1] = m
-      hset[#hset + 1] = g
+      local b = 4 + (k - 1) * 10
+      if olds[k] then zrem[#zrem + 1] = olds[k] .. mems[k] end
+      -- podium sends the first key's score (kscore's) with the codes.
+      zadd[#zadd + 1] = ARGV[b + 9]
+      zadd[#zadd + 1] = els[k]
+      hset[#hset + 1] = mems[k]
+      hset[#hset + 1] = ARGV[b + 1]
     end
     if #zrem > 0 then redis.call('ZREM', Z, unpack(zrem)) end
     redis.call('ZADD', Z, unpack(zadd))
@@ -1005,7 +1016,7 @@ local function ksubmit_fast(n)
   for k = 1, n do
     if not olds[k] then
       -- A new member's sources: its id's words, no name, no data.
-      local w = ARGV[4 + (k - 1) * 9 + 8]
+      local w = ARGV[4 + (k - 1) * 10 + 8]
       local nl = string.find(w, '\n', 1, true)
       if nl then w = string.sub(w, 1, nl - 1) end
       reindex(mems[k], w .. '\n-', true)
@@ -1013,16 +1024,28 @@ local function ksubmit_fast(n)
   end
   local at = {}
   for k = 1, n do
-    local g = ARGV[4 + (k - 1) * 9 + 1]
     if cfg.ranking == 'unique' then
-      if cfg.asc then at[k] = redis.call('ZRANK', Z, g .. mems[k]) else at[k] = redis.call('ZREVRANK', Z, g .. mems[k]) end
+      if cfg.asc then at[k] = redis.call('ZRANK', Z, els[k]) else at[k] = redis.call('ZREVRANK', Z, els[k]) end
     else
-      at[k] = better_in(Z, g)
+      at[k] = better_in(Z, ARGV[4 + (k - 1) * 10 + 1])
     end
   end
   return {cfg.rk, 'fast', cfg.asc and 1 or 0, olds, at}
 end
 
+-- A batch for a board with sort keys, checked by podium against the
+-- config it names (with the engine's own checks: members, names, data,
+-- key names and types, bounds of a set or best), which the script
+-- compares first: {'stale'} error when the board changed since. ARGV:
+-- that config JSON, n, then per entry: member, codes (every key's; a key
+-- not submitted holds its zero, what a new member gets), an action per
+-- key ('-' keep, 's' set, 'i' add, 'x' max, 'n' min: podium resolves the
+-- update rule and the keys' operators), update ('s' set, 'b' best, 'i'
+-- incr), presence, cond, name, data, words (as submit's), the score of
+-- the codes (kscore's, which podium computes alike). Reply:
+-- {ranking and keys, item...}; an item is {'absent'}, {'evicted', n},
+-- {'new', codes, position, better, evicted}, {'upd', codes now,
+-- position, better, codes before, applied, changed} or {'err', ...}.
 function ops.ksubmit()
   local e = writable(); if e then return e end
   if cfg.pl == 0 or redis.call('HGET', C, 'json') ~= ARGV[2] then return fail('stale') end
@@ -1030,7 +1053,7 @@ function ops.ksubmit()
   if n > 0 and not cfg.cap and cfg.ranking ~= 'dense' then
     local fast, seen = true, {}
     for i = 0, n - 1 do
-      local b = 4 + i * 9
+      local b = 4 + i * 10
       local m = ARGV[b]
       if ARGV[b + 3] ~= 's' or ARGV[b + 4] ~= 'a' or ARGV[b + 5] ~= 'a' or ARGV[b + 6] ~= '-'
         or ARGV[b + 7] ~= '-' or seen[m] or string.find(ARGV[b + 2], '[^s]') then
@@ -1043,7 +1066,7 @@ function ops.ksubmit()
   end
   local out = {cfg.rk}
   for i = 0, n - 1 do
-    local b = 4 + i * 9
+    local b = 4 + i * 10
     local m, g, act, op, pres, cond = ARGV[b], ARGV[b + 1], ARGV[b + 2], ARGV[b + 3], ARGV[b + 4], ARGV[b + 5]
     local name, data, words = ARGV[b + 6], ARGV[b + 7], ARGV[b + 8]
     local old = redis.call('HGET', T, m)
@@ -1053,7 +1076,7 @@ function ops.ksubmit()
       elseif not kin_bounds(g) then
         out[#out + 1] = {'err', 'koob', string.sub(g, 1, 8)}
       else
-        redis.call('ZADD', Z, 0, g .. m)
+        redis.call('ZADD', Z, ARGV[b + 9], g .. m)
         redis.call('HSET', T, m, g)
         dist_add(g)
         set_extra(N, m, name)
@@ -1090,7 +1113,7 @@ function ops.ksubmit()
           if name ~= '-' or data ~= '-' then reindex(m, sources(m, name, data, words), false) end
           if changed then
             redis.call('ZREM', Z, old .. m)
-            redis.call('ZADD', Z, 0, new .. m)
+            redis.call('ZADD', Z, kscore(new), new .. m)
             redis.call('HSET', T, m, new)
             dist_del(old)
             dist_add(new)
@@ -1695,7 +1718,7 @@ function ops.load()
         redis.call('ZREM', Z, before .. m)
         dist_del(before)
       end
-      redis.call('ZADD', Z, 0, e)
+      redis.call('ZADD', Z, sc, e)
       redis.call('HSET', T, m, c)
       dist_add(c)
     else

@@ -9,16 +9,15 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use podium_core::api::{NamedScores, Score, SubmitIn, SubmitOut};
+use podium_core::api::{CondIn, NamedScores, Only, Score, SubmitIn, SubmitOut};
 use podium_core::backend::RangeBounds;
-use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
 use podium_engine::{
-    BoardConfig, Cond, KeyOp, Num, Order, Presence, Ranking, Scores, SortKey, UpdateOp,
+    BoardConfig, Cond, KeyOp, Num, Order, Presence, Ranking, Scores, SortKey, Submit, UpdateOp,
 };
 use redis::Value;
 
-use crate::args::{data_arg, entry_words, extra_arg, score_range};
+use crate::args::{entry_words, extra_arg, fmt_score, score_range};
 use crate::config::config_of;
 use crate::reply::{arr, bytes, int, is_stale, podium_err, protocol, rank_of, ranking_of, text};
 use crate::RedisBackend;
@@ -406,21 +405,50 @@ impl RedisBackend {
         if known.read_only {
             return Err(podium_engine::Error::ReadOnly(board.to_string()).into());
         }
-        // As the embedded service: every entry's options, then the
-        // engine's checks entry by entry.
-        let recs = entries
+        // As the embedded service: every entry's options (op, data), then
+        // the engine's checks entry by entry.
+        let opts = entries
             .iter()
-            .map(SubmitRec::from_ref)
+            .map(
+                |e| -> Result<(Option<UpdateOp>, Option<String>), ApiError> {
+                    podium_core::entry::score_given(e)?;
+                    let op =
+                        e.op.as_deref()
+                            .map(podium_core::entry::update_op)
+                            .transpose()?;
+                    Ok((op, podium_core::entry::data_text(e.data.as_ref())?))
+                },
+            )
             .collect::<Result<Vec<_>, _>>()?;
-        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + 9 * entries.len());
+        let mut args: Vec<Vec<u8>> = Vec::with_capacity(2 + 10 * entries.len());
         args.push(known.json.clone().into_bytes());
         args.push(entries.len().to_string().into_bytes());
-        for (rec, e) in recs.iter().zip(entries) {
-            let s = rec.as_submit();
+        for ((op, data), e) in opts.iter().zip(entries) {
+            let s = Submit {
+                member: e.member.as_bytes(),
+                score: e.score.0,
+                op: *op,
+                presence: match e.only {
+                    None => Presence::Any,
+                    Some(Only::New) => Presence::OnlyNew,
+                    Some(Only::Existing) => Presence::OnlyExisting,
+                },
+                cond: match e.cond {
+                    None => Cond::Always,
+                    Some(CondIn::Gt) => Cond::Greater,
+                    Some(CondIn::Lt) => Cond::Less,
+                },
+                name: e.name.as_deref(),
+                data: data.as_deref(),
+                scores: e.scores.as_ref().map(|n| n.0.as_slice()),
+            };
             let given = c.check_keyed(&s)?;
             let op = s.op.unwrap_or(c.update);
             let mut codes = Vec::with_capacity(l.len());
             let mut act = Vec::with_capacity(l.keys.len());
+            // The codes' score in the board's sorted set (the script's
+            // kscore): the first key as a double.
+            let first = given[0].unwrap_or_else(|| l.keys[0].zero());
             for (j, k) in l.keys.iter().enumerate() {
                 codes.extend(l.code(j, given[j].unwrap_or_else(|| k.zero())));
                 act.push(match (given[j], op) {
@@ -436,8 +464,10 @@ impl RedisBackend {
                     (Some(_), _) => b's',
                 });
             }
-            let data = data_arg(&e.data)
-                .map_err(|()| ApiError::new(Code::InvalidData, "data must be a JSON object"))?;
+            let data = match data {
+                None => b"-".to_vec(),
+                Some(d) => [b"=".as_slice(), d.as_bytes()].concat(),
+            };
             args.extend([
                 e.member.clone().into_bytes(),
                 codes,
@@ -458,8 +488,9 @@ impl RedisBackend {
                     Cond::Less => b"l".to_vec(),
                 },
                 extra_arg(e.name.as_deref()).into_bytes(),
-                data.into_bytes(),
+                data,
                 entry_words(&e.member, e.name.as_deref(), e.data.as_ref()).into_bytes(),
+                fmt_score(first.as_f64()).into_bytes(),
             ]);
         }
         let mut items = match self.call(board, "ksubmit", args.iter()).await {
@@ -510,7 +541,7 @@ pub(crate) fn needs_resort(old: &Known, new: &BoardConfig) -> bool {
 /// each member once, every one applied): from each entry's codes before
 /// and its place in the final board, the rank each had right after it
 /// was applied (see `submit::sequential_places`). `args`: the call's, each
-/// entry's nine after the config and count.
+/// entry's ten after the config and count.
 fn keyed_fast(
     ranking: Ranking,
     l: &Layout,
@@ -536,7 +567,7 @@ fn keyed_fast(
         .collect::<Result<_, _>>()?;
     let at: Vec<u64> = at.iter().map(int).collect::<Result<_, _>>()?;
     let news: Vec<&[u8]> = (0..entries.len())
-        .map(|i| args[2 + 9 * i + 1].as_slice())
+        .map(|i| args[2 + 10 * i + 1].as_slice())
         .collect();
     let keys: Vec<(&[u8], &str)> = news
         .iter()
