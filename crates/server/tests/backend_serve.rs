@@ -421,6 +421,135 @@ fn http_and_rpc_on_redis_answer_as_embedded() {
     assert_eq!((http_ok, rpc_ok), (31, 23), "calls that succeeded");
 }
 
+/// Boards with sort keys through the real server on both engines: HTTP
+/// (JSON, NDJSON export and import, CSV with a column per key, integers
+/// beyond 2^53 as strings, a change of sort and its progress) and
+/// MessagePack-RPC (integers as integers) answer alike.
+#[test]
+fn sorted_boards_over_http_and_rpc_on_redis_answer_as_embedded() {
+    let redis = Redis::single(false);
+    let emb = Node::embedded();
+    let red = Node::on(&redis.url());
+    let race = r#"{"ranking":"competition","update":"best","sort":[
+        {"key":"laps","order":"desc","type":"int"},
+        {"key":"time_ms","order":"asc","type":"int"}]}"#;
+    let batch = serde_json::to_string(
+        &(0..300)
+            .map(|i| {
+                json!({"member": format!("car{i:03}"),
+                       "scores": {"laps": i % 11, "time_ms": 60_000 + (i * 37) % 500},
+                       "name": format!("Driver {i}")})
+            })
+            .collect::<Vec<_>>(),
+    )
+    .unwrap();
+    let ndjson: String = (0..40)
+        .map(|i| {
+            format!(
+                "{{\"member\":\"n{i}\",\"scores\":{{\"laps\":{},\"time_ms\":\"{}\"}}}}\n",
+                i % 4,
+                9_007_199_254_740_993i64 + i
+            )
+        })
+        .collect::<String>()
+        + "{\"member\":\"bad\",\"scores\":{\"laps\":1.5,\"time_ms\":1}}\n";
+    let http_ok = same_http(
+        &emb,
+        &red,
+        &[
+            ("PUT", "/v1/boards/race", Some(race)),
+            ("POST", "/v1/boards/race/scores", Some(&batch)),
+            (
+                "POST",
+                "/v1/boards/race/scores",
+                Some(r#"{"member":"car001","scores":{"laps":10,"time_ms":61000}}"#),
+            ),
+            (
+                "POST",
+                "/v1/boards/race/scores",
+                Some(r#"{"member":"car001","scores":{"laps":10,"time_ms":62000}}"#),
+            ),
+            (
+                "POST",
+                "/v1/boards/race/scores",
+                Some(r#"{"member":"car002","scores":{"laps":10}}"#),
+            ),
+            ("GET", "/v1/boards/race/top?page=1&page_size=15", None),
+            ("GET", "/v1/boards/race/members/car001", None),
+            ("GET", "/v1/boards/race/around/car050?page_size=5", None),
+            (
+                "GET",
+                "/v1/boards/race/range?by=score&min=4&max=(7&limit=20",
+                None,
+            ),
+            ("GET", "/v1/boards/race/count?min=10", None),
+            (
+                "POST",
+                "/v1/boards/race/ranks",
+                Some(r#"{"members":["car001","car100","ghost"]}"#),
+            ),
+            ("GET", "/v1/boards/race/search?q=driver%201&limit=5", None),
+            ("POST", "/v1/boards/race/import", Some(&ndjson)),
+            ("GET", "/v1/boards/race/top?page=1&page_size=5", None),
+            ("GET", "/v1/boards/race/export", None),
+            (
+                "PUT",
+                "/v1/boards/race",
+                Some(
+                    r#"{"ranking":"dense","update":"best","sort":[
+                    {"key":"laps","order":"desc","type":"int"},
+                    {"key":"time_ms","order":"desc","type":"float"}]}"#,
+                ),
+            ),
+            ("GET", "/v1/boards/race/resort", None),
+            ("GET", "/v1/boards/race/top?page=2&page_size=10", None),
+            ("GET", "/v1/boards/race/members/n3", None),
+            ("GET", "/v1/boards/nope/resort", None),
+            (
+                "POST",
+                "/v1/boards/race/merge",
+                Some(r#"{"sources":["race"]}"#),
+            ),
+        ],
+    );
+    let rpc_ok = same_rpc(
+        &emb,
+        &red,
+        vec![
+            (
+                "board_create",
+                vec![
+                    s("kills"),
+                    mp(json!({"ranking": "dense", "update": "incr", "sort": [
+                        {"key": "kills", "order": "desc", "type": "int"},
+                        {"key": "at", "order": "asc", "type": "int", "op": "set"}]})),
+                ],
+            ),
+            (
+                "submit_many",
+                vec![
+                    s("kills"),
+                    mp(json!([
+                        {"member": "a", "scores": {"kills": 1, "at": 10}},
+                        {"member": "b", "scores": {"kills": 2, "at": 11}},
+                        {"member": "a", "scores": {"kills": 1, "at": 12}},
+                        {"member": "c", "scores": {"kills": 9_007_199_254_740_993i64, "at": 1}},
+                    ])),
+                ],
+            ),
+            ("top", vec![s("kills"), mp(json!({"page_size": 10}))]),
+            ("entry", vec![s("kills"), s("a")]),
+            (
+                "range_by_score",
+                vec![s("kills"), mp(json!({"min": 9_007_199_254_740_993i64}))],
+            ),
+            ("resort_status", vec![s("kills")]),
+            ("export", vec![s("kills")]),
+        ],
+    );
+    assert_eq!((http_ok, rpc_ok), (18, 7), "calls that succeeded");
+}
+
 #[test]
 fn two_nodes_on_one_cluster_serve_the_same_boards() {
     let cluster = Redis::cluster(false);
