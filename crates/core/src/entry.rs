@@ -72,16 +72,8 @@ impl SubmitRec {
             score: if e.scores.is_some() { 0.0 } else { e.score.0 },
             scores: e.scores.as_ref().map(|s| s.0.clone()),
             op,
-            presence: match e.only {
-                None => Presence::Any,
-                Some(Only::New) => Presence::OnlyNew,
-                Some(Only::Existing) => Presence::OnlyExisting,
-            },
-            cond: match e.cond {
-                None => Cond::Always,
-                Some(CondIn::Gt) => Cond::Greater,
-                Some(CondIn::Lt) => Cond::Less,
-            },
+            presence: presence(e.only),
+            cond: cond(e.cond),
             name,
             data,
         }
@@ -129,6 +121,24 @@ impl SubmitRec {
             data: self.data.as_deref(),
             scores: self.scores.as_deref(),
         }
+    }
+}
+
+/// An entry's `only` as the engine's presence condition.
+pub fn presence(only: Option<Only>) -> Presence {
+    match only {
+        None => Presence::Any,
+        Some(Only::New) => Presence::OnlyNew,
+        Some(Only::Existing) => Presence::OnlyExisting,
+    }
+}
+
+/// An entry's `cond` as the engine's.
+pub fn cond(c: Option<CondIn>) -> Cond {
+    match c {
+        None => Cond::Always,
+        Some(CondIn::Gt) => Cond::Greater,
+        Some(CondIn::Lt) => Cond::Less,
     }
 }
 

@@ -812,6 +812,38 @@ end
 
 local ops = {}
 
+-- The sources of a bulk path's new members (`olds[k]` false): each its
+-- id's words (the first line of `words(k)`), no name, no data, as
+-- `sources` makes them for a member with neither; stored, or indexed
+-- when the board's sets exist.
+local function index_fresh(mems, olds, words)
+  local fresh = {}
+  for k = 1, #mems do
+    if not olds[k] then
+      local w = words(k)
+      local nl = string.find(w, '\n', 1, true)
+      if nl then w = string.sub(w, 1, nl - 1) end
+      fresh[#fresh + 1] = mems[k]
+      fresh[#fresh + 1] = w .. '\n-'
+    end
+  end
+  if cfg.ix == '0' then
+    -- Plain sources are not stored (see plain_src).
+    local kept = {}
+    for a = 1, #fresh, 2 do
+      if fresh[a + 1] ~= plain_src(fresh[a]) then
+        kept[#kept + 1] = fresh[a]
+        kept[#kept + 1] = fresh[a + 1]
+      end
+    end
+    for a = 1, #kept, 1000 do
+      redis.call('HSET', I, unpack(kept, a, math.min(a + 999, #kept)))
+    end
+  else
+    for a = 1, #fresh, 2 do reindex(fresh[a], fresh[a + 1], true) end
+  end
+end
+
 -- A batch of plain `set`s (no only/cond, no name or data, each member
 -- once) on a board without a cap that is not dense: every entry is
 -- applied and none can fail (bounds were checked), so the batch is one
@@ -841,33 +873,7 @@ local function submit_fast(n)
     end
     redis.call(unpack(args))
   end
-  -- A new member's sources: its id's words, no name, no data (as
-  -- `sources` makes them for a member with neither).
-  local fresh = {}
-  for k = 1, n do
-    if not olds[k] then
-      local w = ARGV[3 + (k - 1) * 8 + 7]
-      local nl = string.find(w, '\n', 1, true)
-      if nl then w = string.sub(w, 1, nl - 1) end
-      fresh[#fresh + 1] = mems[k]
-      fresh[#fresh + 1] = w .. '\n-'
-    end
-  end
-  if cfg.ix == '0' then
-    -- Plain sources are not stored (see plain_src).
-    local kept = {}
-    for a = 1, #fresh, 2 do
-      if fresh[a + 1] ~= plain_src(fresh[a]) then
-        kept[#kept + 1] = fresh[a]
-        kept[#kept + 1] = fresh[a + 1]
-      end
-    end
-    for a = 1, #kept, 1000 do
-      redis.call('HSET', I, unpack(kept, a, math.min(a + 999, #kept)))
-    end
-  else
-    for a = 1, #fresh, 2 do reindex(fresh[a], fresh[a + 1], true) end
-  end
+  index_fresh(mems, olds, function(k) return ARGV[3 + (k - 1) * 8 + 7] end)
   local at = {}
   for k = 1, n do
     if cfg.ranking == 'unique' then
@@ -1013,15 +1019,7 @@ local function ksubmit_fast(n)
     redis.call('ZADD', Z, unpack(zadd))
     redis.call('HSET', T, unpack(hset))
   end
-  for k = 1, n do
-    if not olds[k] then
-      -- A new member's sources: its id's words, no name, no data.
-      local w = ARGV[4 + (k - 1) * 10 + 8]
-      local nl = string.find(w, '\n', 1, true)
-      if nl then w = string.sub(w, 1, nl - 1) end
-      reindex(mems[k], w .. '\n-', true)
-    end
-  end
+  index_fresh(mems, olds, function(k) return ARGV[4 + (k - 1) * 10 + 8] end)
   local at = {}
   for k = 1, n do
     if cfg.ranking == 'unique' then

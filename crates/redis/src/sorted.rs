@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use podium_core::api::{CondIn, NamedScores, Only, Score, SubmitIn, SubmitOut};
+use podium_core::api::{NamedScores, Score, SubmitIn, SubmitOut};
 use podium_core::backend::RangeBounds;
 use podium_core::error::{ApiError, Code};
 use podium_engine::{
@@ -428,16 +428,8 @@ impl RedisBackend {
                 member: e.member.as_bytes(),
                 score: e.score.0,
                 op: *op,
-                presence: match e.only {
-                    None => Presence::Any,
-                    Some(Only::New) => Presence::OnlyNew,
-                    Some(Only::Existing) => Presence::OnlyExisting,
-                },
-                cond: match e.cond {
-                    None => Cond::Always,
-                    Some(CondIn::Gt) => Cond::Greater,
-                    Some(CondIn::Lt) => Cond::Less,
-                },
+                presence: podium_core::entry::presence(e.only),
+                cond: podium_core::entry::cond(e.cond),
                 name: e.name.as_deref(),
                 data: data.as_deref(),
                 scores: e.scores.as_ref().map(|n| n.0.as_slice()),
