@@ -10,16 +10,13 @@ use podium_core::ops::*;
 use podium_engine::Store;
 use redis::Value;
 
-use podium_engine::{BoardConfig, Num, Scores};
-
 use crate::args::{data_arg, entry_words, extra_arg, flag, fmt_score};
 use crate::config::{config_fields, supported};
 use crate::conn::NO_ARGS;
 use crate::reply::{
-    arr, int, json_data, protocol, range_out, rank_of, ranked_entry, score, score_of, text, window,
-    Window,
+    arr, int, json_data, protocol, range_out, rank_of, ranked_entry, score_of, text, window, Window,
 };
-use crate::sorted::{needs_resort, ranking_keys, Known, Layout};
+use crate::sorted::{needs_resort, ranking_keys};
 use crate::RedisBackend;
 
 impl RedisBackend {
@@ -51,125 +48,6 @@ impl RedisBackend {
         args.extend([flag(from_worst).into(), flag(with_data).into()]);
         let w = window(self.call(board, op, args).await?, with_data)?;
         Ok(range_out(board, w, from_worst))
-    }
-
-    /// `board_put` of a config whose members are stored otherwise than
-    /// the board's now (other sort keys, or sort keys added or dropped):
-    /// each member's stored values become the new keys' (by key name, as
-    /// the engine maps them), re-encoded in chunks into new keys while
-    /// the board's writes wait, then swapped in with the config in one
-    /// script run. A value that does not fit its new key (a fraction for
-    /// an integer key) refuses the config and leaves the board as it was.
-    async fn resort(
-        &self,
-        board: &str,
-        old: &Known,
-        new: &BoardConfig,
-        fields: Vec<String>,
-    ) -> Result<Option<bool>, ApiError> {
-        const CHUNK: u64 = 10_000;
-        const LEASE: &str = "30000";
-        let sources = podium_engine::sort::key_sources(&old.config, new)?;
-        let new_keys = new.keys();
-        let new_layout = Layout::of(new);
-        static RESORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let token = format!(
-            "{}.{}.{}",
-            std::process::id(),
-            self.now().timestamp_nanos_opt().unwrap_or_default(),
-            RESORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let sl = old.layout.as_ref().map(Layout::sl).unwrap_or_default();
-        let total = match self
-            .call(board, "resort_begin", [token.as_str(), sl.as_str(), LEASE])
-            .await
-        {
-            Err(e) if crate::reply::is_stale(&e) => return Ok(None),
-            r => int(&r?)?,
-        };
-        let abort = |e: ApiError| async {
-            let _ = self.call(board, "resort_abort", [token.as_str()]).await;
-            Err(e)
-        };
-        let mut done = 0u64;
-        let mut write: Vec<Vec<u8>> = Vec::new();
-        loop {
-            let (from, to) = if done < total {
-                (done, (done + CHUNK).min(total) - 1)
-            } else {
-                (1, 0)
-            };
-            let mut args: Vec<Vec<u8>> = vec![
-                token.clone().into_bytes(),
-                LEASE.into(),
-                done.to_string().into_bytes(),
-                from.to_string().into_bytes(),
-                to.to_string().into_bytes(),
-            ];
-            args.append(&mut write);
-            let read = match self.call(board, "resort_step", args).await {
-                Ok(v) => arr(v)?,
-                Err(e) => return abort(e).await,
-            };
-            if from > to {
-                break;
-            }
-            for pair in read.chunks(2) {
-                let [m, sc] = pair else {
-                    return abort(protocol("resort chunk")).await;
-                };
-                let m = crate::reply::bytes(m).ok_or_else(|| protocol("member"))?;
-                let (id, old_vals) = match &old.layout {
-                    Some(l) if m.len() >= l.len() => (&m[l.len()..], l.values(&m[..l.len()])?),
-                    Some(_) => return abort(protocol("resort member")).await,
-                    None => (m, Scores::new(&[Num::Float(score(sc)?)])),
-                };
-                let mut v = [Num::Float(0.0); podium_engine::MAX_SORT_KEYS];
-                for (j, src) in sources.iter().enumerate() {
-                    v[j] = match src {
-                        Some(i) => match new_keys[j].coerce(old_vals[*i]) {
-                            Ok(n) => n,
-                            Err(_) => {
-                                return abort(
-                                    podium_engine::Error::BadConfig(format!(
-                                    "member {:?} holds {} in a key that would be an integer key",
-                                    String::from_utf8_lossy(id),
-                                    old_vals[*i]
-                                ))
-                                    .into(),
-                                )
-                                .await
-                            }
-                        },
-                        None => new_keys[j].zero(),
-                    };
-                }
-                let v = &v[..sources.len()];
-                match &new_layout {
-                    Some(l) => {
-                        let codes = l.codes(v);
-                        let mut e = codes.clone();
-                        e.extend_from_slice(id);
-                        let score = fmt_score(v[0].as_f64()).into_bytes();
-                        write.extend([id.to_vec(), e, score, codes]);
-                    }
-                    None => write.extend([
-                        id.to_vec(),
-                        id.to_vec(),
-                        fmt_score(v[0].as_f64()).into_bytes(),
-                        Vec::new(),
-                    ]),
-                }
-            }
-            done = to + 1;
-        }
-        let mut args = vec![token.clone()];
-        args.extend(fields);
-        let created = match self.call(board, "resort_finish", args).await {
-            Ok(v) => int(&v)? == 1,
-            Err(e) => return abort(e).await,
-        };
-        Ok(Some(created))
     }
 
     /// Positions `from` to `to` (`None`: the last) of `board`, best first.

@@ -19,7 +19,9 @@ use redis::Value;
 
 use crate::args::{entry_words, extra_arg, fmt_score, score_range};
 use crate::config::config_of;
-use crate::reply::{arr, bytes, int, is_stale, podium_err, protocol, rank_of, ranking_of, text};
+use crate::reply::{
+    arr, bytes, int, is_stale, podium_err, protocol, rank_of, ranking_of, score, text,
+};
 use crate::RedisBackend;
 
 /// How a board with sort keys stores its members: 8 bytes a key,
@@ -390,6 +392,125 @@ impl RedisBackend {
         ))
     }
 
+    /// `board_put` of a config whose members are stored otherwise than
+    /// the board's now (other sort keys, or sort keys added or dropped):
+    /// each member's stored values become the new keys' (by key name, as
+    /// the engine maps them), re-encoded in chunks into new keys while
+    /// the board's writes wait, then swapped in with the config in one
+    /// script run. A value that does not fit its new key (a fraction for
+    /// an integer key) refuses the config and leaves the board as it was.
+    pub(crate) async fn resort(
+        &self,
+        board: &str,
+        old: &Known,
+        new: &BoardConfig,
+        fields: Vec<String>,
+    ) -> Result<Option<bool>, ApiError> {
+        const CHUNK: u64 = 10_000;
+        const LEASE: &str = "30000";
+        let sources = podium_engine::sort::key_sources(&old.config, new)?;
+        let new_keys = new.keys();
+        let new_layout = Layout::of(new);
+        static RESORTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let token = format!(
+            "{}.{}.{}",
+            std::process::id(),
+            self.now().timestamp_nanos_opt().unwrap_or_default(),
+            RESORTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let sl = old.layout.as_ref().map(Layout::sl).unwrap_or_default();
+        let total = match self
+            .call(board, "resort_begin", [token.as_str(), sl.as_str(), LEASE])
+            .await
+        {
+            Err(e) if crate::reply::is_stale(&e) => return Ok(None),
+            r => int(&r?)?,
+        };
+        let abort = |e: ApiError| async {
+            let _ = self.call(board, "resort_abort", [token.as_str()]).await;
+            Err(e)
+        };
+        let mut done = 0u64;
+        let mut write: Vec<Vec<u8>> = Vec::new();
+        loop {
+            let (from, to) = if done < total {
+                (done, (done + CHUNK).min(total) - 1)
+            } else {
+                (1, 0)
+            };
+            let mut args: Vec<Vec<u8>> = vec![
+                token.clone().into_bytes(),
+                LEASE.into(),
+                done.to_string().into_bytes(),
+                from.to_string().into_bytes(),
+                to.to_string().into_bytes(),
+            ];
+            args.append(&mut write);
+            let read = match self.call(board, "resort_step", args).await {
+                Ok(v) => arr(v)?,
+                Err(e) => return abort(e).await,
+            };
+            if from > to {
+                break;
+            }
+            for pair in read.chunks(2) {
+                let [m, sc] = pair else {
+                    return abort(protocol("resort chunk")).await;
+                };
+                let m = crate::reply::bytes(m).ok_or_else(|| protocol("member"))?;
+                let (id, old_vals) = match &old.layout {
+                    Some(l) if m.len() >= l.len() => (&m[l.len()..], l.values(&m[..l.len()])?),
+                    Some(_) => return abort(protocol("resort member")).await,
+                    None => (m, Scores::new(&[Num::Float(score(sc)?)])),
+                };
+                let mut v = [Num::Float(0.0); podium_engine::MAX_SORT_KEYS];
+                for (j, src) in sources.iter().enumerate() {
+                    v[j] = match src {
+                        Some(i) => match new_keys[j].coerce(old_vals[*i]) {
+                            Ok(n) => n,
+                            Err(_) => {
+                                return abort(
+                                    podium_engine::Error::BadConfig(format!(
+                                    "member {:?} holds {} in a key that would be an integer key",
+                                    String::from_utf8_lossy(id),
+                                    old_vals[*i]
+                                ))
+                                    .into(),
+                                )
+                                .await
+                            }
+                        },
+                        None => new_keys[j].zero(),
+                    };
+                }
+                let v = &v[..sources.len()];
+                match &new_layout {
+                    Some(l) => {
+                        let codes = l.codes(v);
+                        let mut e = codes.clone();
+                        e.extend_from_slice(id);
+                        let score = fmt_score(v[0].as_f64()).into_bytes();
+                        write.extend([id.to_vec(), e, score, codes]);
+                    }
+                    None => write.extend([
+                        id.to_vec(),
+                        id.to_vec(),
+                        fmt_score(v[0].as_f64()).into_bytes(),
+                        Vec::new(),
+                    ]),
+                }
+            }
+            done = to + 1;
+        }
+        let mut args = vec![token.clone()];
+        args.extend(fields);
+        let created = match self.call(board, "resort_finish", args).await {
+            Ok(v) => int(&v)? == 1,
+            Err(e) => return abort(e).await,
+        };
+        Ok(Some(created))
+    }
+
     /// A `submit` batch for a board with sort keys (`known`): checked here
     /// with the engine's own checks, encoded, applied by script op
     /// `ksubmit`. `Ok(None)`: the board changed since `known` was read.
@@ -679,4 +800,127 @@ fn keyed_item(
         _ => return Err(protocol("item kind")),
     }
     Ok(Ok(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use podium_engine::KeyType;
+
+    fn layout(first: (Order, KeyType), second: Order) -> Layout {
+        Layout::new(vec![
+            SortKey::new("a", first.0, first.1, KeyOp::Incr),
+            SortKey::new("b", second, KeyType::Float, KeyOp::Set),
+        ])
+    }
+
+    /// Stored tuples in byte order are rank order in the board's read
+    /// direction, whatever the keys' directions, and decode back.
+    #[test]
+    fn codes_order_tuples_as_the_board_reads_them() {
+        let vals = [-3.0, -0.5, 0.0, 2.0, 7.5];
+        for first in [Order::Asc, Order::Desc] {
+            for second in [Order::Asc, Order::Desc] {
+                let l = layout((first, KeyType::Int), second);
+                let mut tuples = Vec::new();
+                for a in [-2i64, 0, 5] {
+                    for b in vals {
+                        tuples.push((l.codes(&[Num::Int(a), Num::Float(b)]), a, b));
+                    }
+                }
+                // Rank order: the board reads ascending bytes on an asc
+                // board, descending on a desc one.
+                tuples.sort_by(|x, y| x.0.cmp(&y.0));
+                if first == Order::Desc {
+                    tuples.reverse();
+                }
+                for w in tuples.windows(2) {
+                    let (x, y) = (&w[0], &w[1]);
+                    let better_first = match first {
+                        Order::Asc => x.1 < y.1,
+                        Order::Desc => x.1 > y.1,
+                    };
+                    let better_second = match second {
+                        Order::Asc => x.2 < y.2,
+                        Order::Desc => x.2 > y.2,
+                    };
+                    assert!(better_first || (x.1 == y.1 && better_second), "{x:?} {y:?}");
+                }
+                for (c, a, b) in &tuples {
+                    let v = l.values(c).unwrap();
+                    assert_eq!(v.as_slice(), &[Num::Int(*a), Num::Float(*b)]);
+                }
+            }
+        }
+    }
+
+    fn lex(v: &[u8]) -> (u8, Option<i64>) {
+        let code = (v.len() == 9).then(|| {
+            let c = u64::from_be_bytes(v[1..9].try_into().unwrap());
+            (c ^ (1 << 63)) as i64
+        });
+        (v[0], code)
+    }
+
+    /// Score bounds on an integer first key become the least and greatest
+    /// integers they admit, exact beyond 2^53, on either board direction.
+    #[test]
+    fn integer_bounds_admit_the_integers_they_cover() {
+        let big = 1i64 << 53;
+        for order in [Order::Asc, Order::Desc] {
+            let l = layout((order, KeyType::Int), Order::Asc);
+            let b = |min: Option<Num>, max: Option<Num>, ex: bool| RangeBounds {
+                min,
+                max,
+                min_exclusive: ex,
+                max_exclusive: ex,
+            };
+            let [lo, hi] = l.lex_range(&b(Some(Num::Int(big + 1)), Some(Num::Int(big + 3)), false));
+            assert_eq!(lex(&lo), (b'[', Some(big + 1)));
+            assert_eq!(lex(&hi), (b'(', Some(big + 4)));
+            let [lo, hi] = l.lex_range(&b(Some(Num::Int(big + 1)), Some(Num::Int(big + 3)), true));
+            assert_eq!(lex(&lo), (b'[', Some(big + 2)));
+            assert_eq!(lex(&hi), (b'(', Some(big + 3)));
+            let [lo, hi] = l.lex_range(&b(Some(Num::Float(1.5)), Some(Num::Float(4.0)), true));
+            assert_eq!(lex(&lo), (b'[', Some(2)));
+            assert_eq!(lex(&hi), (b'(', Some(4)));
+            let [lo, hi] = l.lex_range(&b(None, Some(Num::Int(i64::MAX)), false));
+            assert_eq!(lex(&lo), (b'[', Some(i64::MIN)));
+            assert_eq!(hi, b"+");
+            // Nothing between: bounds that admit nothing.
+            let [lo, hi] = l.lex_range(&b(Some(Num::Float(1.2)), Some(Num::Float(1.8)), false));
+            assert_eq!((lo.as_slice(), hi.as_slice()), (&b"+"[..], &b"-"[..]));
+        }
+    }
+
+    /// The board's `min_score`/`max_score` on an integer first key: the
+    /// integers whose double lies within them (beyond 2^53 doubles round).
+    #[test]
+    fn board_bounds_on_an_integer_key() {
+        let l = layout((Order::Desc, KeyType::Int), Order::Asc);
+        let code = |i: i64| format!("{:016x}", (i as u64) ^ (1 << 63));
+        let mut c = BoardConfig {
+            min_score: Some(1.5),
+            max_score: Some(9.0),
+            ..BoardConfig::default()
+        };
+        assert_eq!(l.bounds(&c), [Some(code(2)), Some(code(9))]);
+        // 2^53 + 1 rounds to 2^53 as a double, which is within max 2^53.
+        let p53 = (1i64 << 53) as f64;
+        c.min_score = None;
+        c.max_score = Some(p53);
+        assert_eq!(l.bounds(&c), [None, Some(code((1 << 53) + 1))]);
+        // No integer within them: the least above the greatest.
+        c.min_score = Some(0.2);
+        c.max_score = Some(0.8);
+        assert_eq!(l.bounds(&c), [Some(code(1)), Some(code(0))]);
+        // None in i64's range at all.
+        c.min_score = Some(1e19);
+        c.max_score = None;
+        let none = [
+            Some(format!("{:016x}", u64::MAX)),
+            Some(format!("{:016x}", 0)),
+        ];
+        assert_eq!(l.bounds(&c), none);
+    }
 }
