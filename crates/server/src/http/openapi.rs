@@ -82,7 +82,7 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
         }),
         "resort_status" => json!({
             "summary": "How far a re-ranking board_update has gone",
-            "description": "A board_update that changes a board's order (order, ranking, tiebreak or sort keys) re-ranks it from its stored values in one durable step; meanwhile this answers how many members are in place. running is false (and done = total = 0) when none is.",
+            "description": "A board_update that changes a board's order (order, ranking, tiebreak or sort keys) re-ranks it from its stored values in one durable step; meanwhile this answers how many members are in place. running is false (and done = total = 0) when none is; a missing board is 404 board_not_found.",
             "parameters": [b],
             "responses": ok(r("ResortOut"), "The progress"),
         }),
