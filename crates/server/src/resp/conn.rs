@@ -10,6 +10,12 @@
 //! await, so a batch (and a MULTI/EXEC queue) runs without yielding, but
 //! for a script's wait for its turn ([`super::script::Scripts::turn`]).
 //!
+//! Pub/Sub: a subscribed connection waits on the socket and on its queue
+//! of messages ([`super::pubsub::Outbox`]) at once, and writes messages as
+//! they come, between replies in the order Redis would write them; one
+//! that falls [`super::pubsub::OUTBOX_LIMIT`] behind is closed, even while
+//! a write to it is stuck.
+//!
 //! Blocking pops: a command that blocks ([`Session::take_block`]) has the
 //! replies before it sent, then the connection waits — on the key store's
 //! wake, the timeout, or the client leaving — without holding a worker or
@@ -23,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::codec::Decoder;
 use super::exec::{pass_on, Block, Session, Shared, OOM};
+use super::pubsub::Outbox;
 use super::reply::Reply;
 use podium_core::keystore::KeyStore;
 use podium_core::memory;
@@ -68,6 +75,7 @@ where
     let scripts = shared.scripts.clone();
     let mut session = Session::for_conn(store.clone(), shared, peer, local);
     let client = session.client.client.clone();
+    let outbox = session.outbox();
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
@@ -109,6 +117,9 @@ where
                     } else if turn.is_none() {
                         turn = scripts.wait_turn().await;
                     }
+                    // Messages published before the command come before its
+                    // reply.
+                    outbox.drain(session.proto, &mut out);
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
                     if let Some(block) = session.take_block() {
@@ -148,8 +159,19 @@ where
                         }
                         continue;
                     }
+                    // A subscription's confirmation precedes the messages it
+                    // lets in; anything else was published while it ran, or
+                    // by it (PUBLISH to the connection's own channel), and
+                    // Redis writes those before the reply.
+                    let confirms = matches!(reply, Reply::Seq(_));
+                    if !confirms {
+                        outbox.drain(session.proto, &mut out);
+                    }
                     if session.replies() {
                         reply.encode(session.proto, &mut out);
+                    }
+                    if confirms {
+                        outbox.drain(session.proto, &mut out);
                     }
                     ran += 1;
                 }
@@ -177,12 +199,21 @@ where
         if let Some(err) = fatal {
             err.encode(session.proto, &mut out);
         }
+        if !close {
+            outbox.drain(session.proto, &mut out);
+        }
+        if outbox.overflowed() {
+            // Redis's pub/sub output limit: the subscriber is dropped.
+            return Ok(());
+        }
         if !out.is_empty() {
             stats
                 .stats
                 .net_output
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
-            wr.write_all(&out).await?;
+            if write_out(&mut wr, &out, &outbox).await? {
+                return Ok(());
+            }
             out.clear();
             if out.capacity() > 4 * MAX_BATCH_REPLY {
                 out = BytesMut::with_capacity(16 * 1024);
@@ -203,7 +234,7 @@ where
             }
             continue;
         }
-        if more {
+        if more || outbox.pending() {
             continue;
         }
         // Whatever is buffered is an incomplete request: read more.
@@ -258,6 +289,8 @@ where
             _ = stop.wait_for(|s| *s) => true,
             // CLIENT KILL from another connection.
             _ = client.until_killed() => true,
+            // A message for a subscription: written at once.
+            _ = outbox.ready() => false,
             n = rd.read_buf(&mut inbuf) => {
                 let n = n?;
                 if n == 0 {
@@ -269,6 +302,26 @@ where
         };
         if stopping {
             return wr.shutdown().await;
+        }
+    }
+}
+
+/// Writes `out`, unless the connection's pub/sub queue overflows while the
+/// client is not reading: then `true` (the connection must be closed).
+async fn write_out<W>(wr: &mut W, out: &[u8], outbox: &Outbox) -> std::io::Result<bool>
+where
+    W: AsyncWrite + Unpin,
+{
+    let write = wr.write_all(out);
+    tokio::pin!(write);
+    loop {
+        tokio::select! {
+            r = &mut write => return r.map(|()| false),
+            _ = outbox.ready() => {
+                if outbox.overflowed() {
+                    return Ok(true);
+                }
+            }
         }
     }
 }

@@ -147,6 +147,7 @@ impl Session {
             }
             Cmd::Reset => {
                 self.multi = None;
+                self.leave_subscriptions();
                 self.proto = 2;
                 self.reply_mode = ReplyMode::On;
                 let c = &self.client.client;
