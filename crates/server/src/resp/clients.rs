@@ -50,6 +50,12 @@ pub struct Client {
 }
 
 impl Client {
+    /// Whether it is subscribed to a channel or pattern (Redis's `pubsub`
+    /// client type).
+    pub fn subscribed(&self) -> bool {
+        self.sub.load(Ordering::Relaxed) + self.psub.load(Ordering::Relaxed) > 0
+    }
+
     fn new(id: u64, addr: String, laddr: String) -> Client {
         Client {
             id,

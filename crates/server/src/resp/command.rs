@@ -603,10 +603,12 @@ pub enum Cmd {
     ClientSetInfo(String, Bytes),
     ClientId,
     /// CLIENT LIST [TYPE t] [ID id …]: `ids` `None` for all; `none` when
-    /// the type has no clients here (master, replica, pubsub).
+    /// the type has no clients here (master, replica); `pubsub` when the
+    /// type is `pubsub` (`Some(true)`) or `normal` (`Some(false)`).
     ClientList {
         ids: Option<Vec<u64>>,
         none: bool,
+        pubsub: Option<bool>,
     },
     ClientInfo,
     ClientKill(Vec<Bytes>),
@@ -1219,12 +1221,14 @@ fn expire(args: &[Bytes], relative: bool, ms: bool, name: &'static str) -> Resul
 fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
     let mut ids = None;
     let mut none = false;
+    let mut pubsub = None;
     let mut i = 2;
     while i < a.len() {
         if eq(&a[i], "type") && i + 1 < a.len() {
             match lower(&a[i + 1]).as_deref() {
-                Some("normal") => {}
-                Some("master" | "replica" | "slave" | "pubsub") => none = true,
+                Some("normal") => pubsub = Some(false),
+                Some("pubsub") => pubsub = Some(true),
+                Some("master" | "replica" | "slave") => none = true,
                 _ => {
                     let mut msg = b"ERR Unknown client type '".to_vec();
                     msg.extend_from_slice(c_str(&a[i + 1], 128));
@@ -1247,7 +1251,7 @@ fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
             return Err(Reply::syntax());
         }
     }
-    Ok(Cmd::ClientList { ids, none })
+    Ok(Cmd::ClientList { ids, none, pubsub })
 }
 
 pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {

@@ -256,6 +256,21 @@ mod tests {
             r => panic!("{r:?}"),
         };
         assert!(list.contains(" flags=P db=0 sub=2 psub=1 "), "{list}");
+        let of_type = |b: &mut Session, t: &str| match run(b, &format!("client list type {t}")) {
+            R::Verbatim(t) => t,
+            r => panic!("{r:?}"),
+        };
+        let (sub_id, pub_id) = (format!("id={} ", a.id), format!("id={} ", b.id));
+        let pubsub = of_type(&mut b, "pubsub");
+        assert!(
+            pubsub.starts_with(&sub_id) && pubsub.lines().count() == 1,
+            "{pubsub}"
+        );
+        let normal = of_type(&mut b, "normal");
+        assert!(
+            normal.starts_with(&pub_id) && normal.lines().count() == 1,
+            "{normal}"
+        );
         assert_eq!(run(&mut b, "publish x m"), R::Int(2));
         let mut out = BytesMut::new();
         assert_eq!(a.outbox().drain(2, &mut out), 2);
