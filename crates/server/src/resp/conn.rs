@@ -143,8 +143,14 @@ where
                             large = false;
                         }
                         client.set_blocked(true);
-                        let ended =
-                            blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await;
+                        let ended = blocked(
+                            &mut session,
+                            block,
+                            (&mut rd, &mut wr),
+                            &mut inbuf,
+                            &mut stop,
+                        )
+                        .await;
                         client.set_blocked(false);
                         match ended? {
                             Unblocked::Served((reply, l)) => {
@@ -340,19 +346,21 @@ enum Unblocked {
 /// key store's waiters, looks once more (a write may have come between the
 /// command's look and the registration), then waits for a wake, the
 /// deadline, CLIENT UNBLOCK, the client leaving or being killed, or the
-/// server stopping. Bytes the client
+/// server stopping, writing pub/sub messages meanwhile. Bytes the client
 /// sends meanwhile are kept, not run. Dropping the registration unblocks
 /// the client, whichever way this ends.
-async fn blocked<R>(
+async fn blocked<R, W>(
     session: &mut Session,
     block: Block,
-    rd: &mut R,
+    (rd, wr): (&mut R, &mut W),
     inbuf: &mut BytesMut,
     stop: &mut tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<Unblocked>
 where
     R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
 {
+    let outbox = session.outbox();
     let store = session.store().clone();
     let client = session.client.client.clone();
     let keys: Vec<&[u8]> = block.keys.iter().map(|k| &k[..]).collect();
@@ -374,7 +382,9 @@ where
     };
     tokio::pin!(deadline);
     loop {
-        tokio::select! {
+        // (The write happens out of the select, whose other branches'
+        // outputs hold no locks across it.)
+        let deliver = tokio::select! {
             ready = waiter.woken() => {
                 let ready: Vec<&[u8]> = ready.iter().filter_map(|k| store.user_key(k)).collect();
                 if let Some(run) = session.serve_blocked(&block, &ready) {
@@ -382,6 +392,7 @@ where
                     pass_on(&*store, &ready);
                     return Ok(Unblocked::Served(run));
                 }
+                false
             }
             _ = &mut deadline => return Ok(Unblocked::Served((Reply::NullArray, 0))),
             error = client.until_unblocked() => {
@@ -393,10 +404,21 @@ where
             }
             _ = client.until_killed() => return Ok(Unblocked::Stopping),
             _ = stop.wait_for(|s| *s) => return Ok(Unblocked::Stopping),
+            // A RESP3 subscriber gets its messages while it waits, as in
+            // Redis.
+            _ = outbox.ready() => true,
             n = rd.read_buf(inbuf) => {
                 if n? == 0 || inbuf.len() >= MAX_QUERY_BUFFER {
                     return Ok(Unblocked::Left);
                 }
+                false
+            }
+        };
+        if deliver {
+            let mut out = BytesMut::new();
+            outbox.drain(session.proto, &mut out);
+            if outbox.overflowed() || write_out(wr, &out, &outbox).await? {
+                return Ok(Unblocked::Left);
             }
         }
     }

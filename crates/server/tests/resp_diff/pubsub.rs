@@ -225,6 +225,21 @@ fn delivery(d: &mut Diff) {
     drop(sub);
     thread::sleep(Duration::from_millis(50));
     d.same("PUBSUB NUMPAT");
+    // In RESP3 a subscriber may block, and gets its messages meanwhile.
+    if d.proto == 3 {
+        let mut blocked = second(d);
+        on(d, &mut blocked, "SUBSCRIBE waiting", 1);
+        blocked
+            .0
+            .send(&cmd("BZPOPMIN bk 0"))
+            .expect("writing to redis");
+        let _ = blocked.1.send(&cmd("BZPOPMIN bk 0"));
+        thread::sleep(Duration::from_millis(100));
+        d.same("PUBLISH waiting while-blocked");
+        delivered(d, &mut blocked, "a message while blocked", 1);
+        d.same("ZADD bk 1 m");
+        delivered(d, &mut blocked, "the pop", 1);
+    }
     // In RESP3 a connection may publish to itself: the message comes
     // before PUBLISH's reply.
     if d.proto == 3 {
