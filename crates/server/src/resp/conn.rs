@@ -173,7 +173,8 @@ where
                     if !confirms {
                         outbox.drain(session.proto, &mut out);
                     }
-                    if session.replies() {
+                    // Confirmations are pushed whatever CLIENT REPLY says.
+                    if session.replies() || confirms {
                         reply.encode(session.proto, &mut out);
                     }
                     if confirms {

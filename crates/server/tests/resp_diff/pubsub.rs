@@ -153,6 +153,17 @@ fn subscribed_mode(d: &mut Diff) {
     d.same("PUBSUB NUMSUB r1 r2");
     d.same("PUBSUB NUMPAT");
     d.same("PUBLISH r1 x");
+    // Confirmations and messages are pushed even with replies off.
+    d.redis
+        .send(&cmd("CLIENT REPLY OFF"))
+        .expect("writing to redis");
+    let _ = d.podium.send(&cmd("CLIENT REPLY OFF"));
+    frames(d, "SUBSCRIBE quiet", 1);
+    d.redis.send(&cmd("PING")).expect("writing to redis");
+    let _ = d.podium.send(&cmd("PING"));
+    frames(d, "UNSUBSCRIBE quiet", 1);
+    d.same("CLIENT REPLY ON");
+    d.same("PING");
     // Argument errors.
     for line in [
         "PSUBSCRIBE",
