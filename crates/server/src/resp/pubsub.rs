@@ -134,7 +134,7 @@ impl Outbox {
         !self.queue.lock().msgs.is_empty()
     }
 
-    /// Bytes queued (CLIENT LIST's `omem` has no other source here).
+    /// Bytes charged for the queued messages.
     pub fn queued_bytes(&self) -> usize {
         self.queue.lock().bytes
     }
