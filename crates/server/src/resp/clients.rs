@@ -34,6 +34,9 @@ pub struct Client {
     pub resp: AtomicU8,
     /// Commands queued in a MULTI (-1: none open).
     pub multi: AtomicI64,
+    /// Channels and patterns subscribed to (`sub=`, `psub=`).
+    pub sub: AtomicI64,
+    pub psub: AtomicI64,
     pub no_evict: AtomicBool,
     /// The database selected (SELECT).
     pub db: AtomicU8,
@@ -47,6 +50,12 @@ pub struct Client {
 }
 
 impl Client {
+    /// Whether it is subscribed to a channel or pattern (Redis's `pubsub`
+    /// client type).
+    pub fn subscribed(&self) -> bool {
+        self.sub.load(Ordering::Relaxed) + self.psub.load(Ordering::Relaxed) > 0
+    }
+
     fn new(id: u64, addr: String, laddr: String) -> Client {
         Client {
             id,
@@ -60,6 +69,8 @@ impl Client {
             lib_ver: Mutex::new(None),
             resp: AtomicU8::new(2),
             multi: AtomicI64::new(-1),
+            sub: AtomicI64::new(0),
+            psub: AtomicI64::new(0),
             no_evict: AtomicBool::new(false),
             db: AtomicU8::new(0),
             killed: AtomicBool::new(false),
@@ -147,7 +158,14 @@ impl Client {
                 .unwrap_or_default()
         };
         let multi = self.multi.load(Ordering::Relaxed);
+        let (sub, psub) = (
+            self.sub.load(Ordering::Relaxed),
+            self.psub.load(Ordering::Relaxed),
+        );
         let mut flags = String::new();
+        if sub + psub > 0 {
+            flags.push('P');
+        }
         if multi >= 0 {
             flags.push('x');
         }
@@ -162,7 +180,7 @@ impl Client {
             i => COMMANDS[i - 1].name,
         };
         format!(
-            "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={flags} db={} sub=0 psub=0 \
+            "id={} addr={} laddr={} fd=8 name={} age={} idle={} flags={flags} db={} sub={sub} psub={psub} \
              ssub=0 multi={multi} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 \
              oll=0 omem=0 tot-mem=0 events=r cmd={cmd} user=default redir=-1 resp={} \
              lib-name={} lib-ver={}",

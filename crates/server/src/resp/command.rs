@@ -385,10 +385,21 @@ pub static COMMANDS: &[Spec] = &[
     spec("save", 1, op(ServerAdmin), NK),
     spec("bgsave", -1, op(ServerAdmin), NK),
     spec("lastsave", 1, op(Metrics), NK),
+    // Pub/Sub: messages between connections, touching no stored data.
+    spec("subscribe", -2, op(Connection), NK),
+    spec("unsubscribe", -1, op(Connection), NK),
+    spec("psubscribe", -2, op(Connection), NK),
+    spec("punsubscribe", -1, op(Connection), NK),
+    spec("publish", 3, op(Connection), NK),
+    spec("pubsub", -2, op(Connection), NK),
+    spec("pubsub|channels", -2, op(Connection), NK),
+    spec("pubsub|numsub", -2, op(Connection), NK),
+    spec("pubsub|numpat", 2, op(Connection), NK),
+    spec("pubsub|help", 2, op(Connection), NK),
 ];
 
-const CONTAINERS: [&str; 7] = [
-    "config", "client", "command", "slowlog", "script", "object", "memory",
+const CONTAINERS: [&str; 8] = [
+    "config", "client", "command", "slowlog", "script", "object", "memory", "pubsub",
 ];
 
 /// The position of `spec` in [`COMMANDS`] (the index of its counters).
@@ -592,10 +603,12 @@ pub enum Cmd {
     ClientSetInfo(String, Bytes),
     ClientId,
     /// CLIENT LIST [TYPE t] [ID id …]: `ids` `None` for all; `none` when
-    /// the type has no clients here (master, replica, pubsub).
+    /// the type has no clients here (master, replica); `pubsub` when the
+    /// type is `pubsub` (`Some(true)`) or `normal` (`Some(false)`).
     ClientList {
         ids: Option<Vec<u64>>,
         none: bool,
+        pubsub: Option<bool>,
     },
     ClientInfo,
     ClientKill(Vec<Bytes>),
@@ -619,6 +632,22 @@ pub enum Cmd {
     Role,
     Lolwut,
     Reset,
+    /// SUBSCRIBE (`pattern`: PSUBSCRIBE) channel …
+    Subscribe {
+        names: Vec<Bytes>,
+        pattern: bool,
+    },
+    /// UNSUBSCRIBE / PUNSUBSCRIBE [name …] (none: all).
+    Unsubscribe {
+        names: Vec<Bytes>,
+        pattern: bool,
+    },
+    Publish(Bytes, Bytes),
+    /// PUBSUB CHANNELS [pattern].
+    PubsubChannels(Option<Bytes>),
+    PubsubNumsub(Vec<Bytes>),
+    PubsubNumpat,
+    PubsubHelp,
     Save,
     BgSave,
     LastSave,
@@ -1192,12 +1221,14 @@ fn expire(args: &[Bytes], relative: bool, ms: bool, name: &'static str) -> Resul
 fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
     let mut ids = None;
     let mut none = false;
+    let mut pubsub = None;
     let mut i = 2;
     while i < a.len() {
         if eq(&a[i], "type") && i + 1 < a.len() {
             match lower(&a[i + 1]).as_deref() {
-                Some("normal") => {}
-                Some("master" | "replica" | "slave" | "pubsub") => none = true,
+                Some("normal") => pubsub = Some(false),
+                Some("pubsub") => pubsub = Some(true),
+                Some("master" | "replica" | "slave") => none = true,
                 _ => {
                     let mut msg = b"ERR Unknown client type '".to_vec();
                     msg.extend_from_slice(c_str(&a[i + 1], 128));
@@ -1220,7 +1251,7 @@ fn client_list(a: &[Bytes]) -> Result<Cmd, Reply> {
             return Err(Reply::syntax());
         }
     }
-    Ok(Cmd::ClientList { ids, none })
+    Ok(Cmd::ClientList { ids, none, pubsub })
 }
 
 pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
@@ -1248,6 +1279,29 @@ pub fn parse(spec: &Spec, args: &[Bytes]) -> Result<Cmd, Reply> {
         },
         "select" => Cmd::Select(key()),
         "quit" => Cmd::Quit,
+        "subscribe" | "psubscribe" => Cmd::Subscribe {
+            names: tail(1),
+            pattern: spec.name == "psubscribe",
+        },
+        "unsubscribe" | "punsubscribe" => Cmd::Unsubscribe {
+            names: tail(1),
+            pattern: spec.name == "punsubscribe",
+        },
+        "publish" => Cmd::Publish(key(), a[2].clone()),
+        "pubsub|channels" => match a.len() {
+            2 => Cmd::PubsubChannels(None),
+            3 => Cmd::PubsubChannels(Some(a[2].clone())),
+            _ => {
+                // Redis's own check (the table allows more).
+                let mut msg = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+                msg.extend_from_slice(c_str(&a[1], 128));
+                msg.extend_from_slice(b"'. Try PUBSUB HELP.");
+                return Err(Reply::Error(msg));
+            }
+        },
+        "pubsub|numsub" => Cmd::PubsubNumsub(tail(2)),
+        "pubsub|numpat" => Cmd::PubsubNumpat,
+        "pubsub|help" => Cmd::PubsubHelp,
         "command" | "command|count" | "command|docs" | "command|info" | "command|list" => {
             Cmd::Command(tail(1))
         }

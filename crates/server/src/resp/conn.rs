@@ -10,6 +10,12 @@
 //! await, so a batch (and a MULTI/EXEC queue) runs without yielding, but
 //! for a script's wait for its turn ([`super::script::Scripts::turn`]).
 //!
+//! Pub/Sub: a subscribed connection waits on the socket and on its queue
+//! of messages ([`super::pubsub::Outbox`]) at once, and writes messages as
+//! they come, between replies in the order Redis would write them; one
+//! that falls [`super::pubsub::OUTBOX_LIMIT`] behind is closed, even while
+//! a write to it is stuck.
+//!
 //! Blocking pops: a command that blocks ([`Session::take_block`]) has the
 //! replies before it sent, then the connection waits — on the key store's
 //! wake, the timeout, or the client leaving — without holding a worker or
@@ -23,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::codec::Decoder;
 use super::exec::{pass_on, Block, Session, Shared, OOM};
+use super::pubsub::Outbox;
 use super::reply::Reply;
 use podium_core::keystore::KeyStore;
 use podium_core::memory;
@@ -68,6 +75,7 @@ where
     let scripts = shared.scripts.clone();
     let mut session = Session::for_conn(store.clone(), shared, peer, local);
     let client = session.client.client.clone();
+    let outbox = session.outbox();
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
@@ -109,6 +117,9 @@ where
                     } else if turn.is_none() {
                         turn = scripts.wait_turn().await;
                     }
+                    // Messages published before the command come before its
+                    // reply.
+                    outbox.drain(session.proto, &mut out);
                     let (reply, l) = session.handle(args);
                     lsn = lsn.max(l);
                     if let Some(block) = session.take_block() {
@@ -132,8 +143,14 @@ where
                             large = false;
                         }
                         client.set_blocked(true);
-                        let ended =
-                            blocked(&mut session, block, &mut rd, &mut inbuf, &mut stop).await;
+                        let ended = blocked(
+                            &mut session,
+                            block,
+                            (&mut rd, &mut wr),
+                            &mut inbuf,
+                            &mut stop,
+                        )
+                        .await;
                         client.set_blocked(false);
                         match ended? {
                             Unblocked::Served((reply, l)) => {
@@ -148,8 +165,20 @@ where
                         }
                         continue;
                     }
-                    if session.replies() {
+                    // A subscription's confirmation precedes the messages it
+                    // lets in; anything else was published while it ran, or
+                    // by it (PUBLISH to the connection's own channel), and
+                    // Redis writes those before the reply.
+                    let confirms = matches!(reply, Reply::Seq(_));
+                    if !confirms {
+                        outbox.drain(session.proto, &mut out);
+                    }
+                    // Confirmations are pushed whatever CLIENT REPLY says.
+                    if session.replies() || confirms {
                         reply.encode(session.proto, &mut out);
+                    }
+                    if confirms {
+                        outbox.drain(session.proto, &mut out);
                     }
                     ran += 1;
                 }
@@ -177,12 +206,21 @@ where
         if let Some(err) = fatal {
             err.encode(session.proto, &mut out);
         }
+        if !close {
+            outbox.drain(session.proto, &mut out);
+        }
+        if outbox.overflowed() {
+            // Redis's pub/sub output limit: the subscriber is dropped.
+            return Ok(());
+        }
         if !out.is_empty() {
             stats
                 .stats
                 .net_output
                 .fetch_add(out.len() as u64, Ordering::Relaxed);
-            wr.write_all(&out).await?;
+            if write_out(&mut wr, &out, &outbox).await? {
+                return Ok(());
+            }
             out.clear();
             if out.capacity() > 4 * MAX_BATCH_REPLY {
                 out = BytesMut::with_capacity(16 * 1024);
@@ -203,7 +241,7 @@ where
             }
             continue;
         }
-        if more {
+        if more || outbox.pending() {
             continue;
         }
         // Whatever is buffered is an incomplete request: read more.
@@ -258,6 +296,8 @@ where
             _ = stop.wait_for(|s| *s) => true,
             // CLIENT KILL from another connection.
             _ = client.until_killed() => true,
+            // A message for a subscription: written at once.
+            _ = outbox.ready() => false,
             n = rd.read_buf(&mut inbuf) => {
                 let n = n?;
                 if n == 0 {
@@ -269,6 +309,26 @@ where
         };
         if stopping {
             return wr.shutdown().await;
+        }
+    }
+}
+
+/// Writes `out`, unless the connection's pub/sub queue overflows while the
+/// client is not reading: then `true` (the connection must be closed).
+async fn write_out<W>(wr: &mut W, out: &[u8], outbox: &Outbox) -> std::io::Result<bool>
+where
+    W: AsyncWrite + Unpin,
+{
+    let write = wr.write_all(out);
+    tokio::pin!(write);
+    loop {
+        tokio::select! {
+            r = &mut write => return r.map(|()| false),
+            _ = outbox.ready() => {
+                if outbox.overflowed() {
+                    return Ok(true);
+                }
+            }
         }
     }
 }
@@ -287,19 +347,21 @@ enum Unblocked {
 /// key store's waiters, looks once more (a write may have come between the
 /// command's look and the registration), then waits for a wake, the
 /// deadline, CLIENT UNBLOCK, the client leaving or being killed, or the
-/// server stopping. Bytes the client
+/// server stopping, writing pub/sub messages meanwhile. Bytes the client
 /// sends meanwhile are kept, not run. Dropping the registration unblocks
 /// the client, whichever way this ends.
-async fn blocked<R>(
+async fn blocked<R, W>(
     session: &mut Session,
     block: Block,
-    rd: &mut R,
+    (rd, wr): (&mut R, &mut W),
     inbuf: &mut BytesMut,
     stop: &mut tokio::sync::watch::Receiver<bool>,
 ) -> std::io::Result<Unblocked>
 where
     R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
 {
+    let outbox = session.outbox();
     let store = session.store().clone();
     let client = session.client.client.clone();
     let keys: Vec<&[u8]> = block.keys.iter().map(|k| &k[..]).collect();
@@ -321,7 +383,9 @@ where
     };
     tokio::pin!(deadline);
     loop {
-        tokio::select! {
+        // (The write happens out of the select, whose other branches'
+        // outputs hold no locks across it.)
+        let deliver = tokio::select! {
             ready = waiter.woken() => {
                 let ready: Vec<&[u8]> = ready.iter().filter_map(|k| store.user_key(k)).collect();
                 if let Some(run) = session.serve_blocked(&block, &ready) {
@@ -329,6 +393,7 @@ where
                     pass_on(&*store, &ready);
                     return Ok(Unblocked::Served(run));
                 }
+                false
             }
             _ = &mut deadline => return Ok(Unblocked::Served((Reply::NullArray, 0))),
             error = client.until_unblocked() => {
@@ -340,10 +405,21 @@ where
             }
             _ = client.until_killed() => return Ok(Unblocked::Stopping),
             _ = stop.wait_for(|s| *s) => return Ok(Unblocked::Stopping),
+            // A RESP3 subscriber gets its messages while it waits, as in
+            // Redis.
+            _ = outbox.ready() => true,
             n = rd.read_buf(inbuf) => {
                 if n? == 0 || inbuf.len() >= MAX_QUERY_BUFFER {
                     return Ok(Unblocked::Left);
                 }
+                false
+            }
+        };
+        if deliver {
+            let mut out = BytesMut::new();
+            outbox.drain(session.proto, &mut out);
+            if outbox.overflowed() || write_out(wr, &out, &outbox).await? {
+                return Ok(Unblocked::Left);
             }
         }
     }

@@ -17,6 +17,7 @@ pub mod command_strings;
 pub mod conn;
 pub mod exec;
 pub mod num;
+pub mod pubsub;
 pub mod reply;
 #[cfg(test)]
 mod scope_tests;

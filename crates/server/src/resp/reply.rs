@@ -52,6 +52,12 @@ pub enum Reply {
     Set(Vec<Reply>),
     /// RESP3 big number `(`; RESP2 bulk.
     BigNumber(Vec<u8>),
+    /// Out-of-band data (pub/sub confirmations and messages): RESP3 push
+    /// `>`; RESP2 array.
+    Push(Vec<Reply>),
+    /// Several replies to one command, one after the other (SUBSCRIBE
+    /// confirms each channel with its own frame).
+    Seq(Vec<Reply>),
 }
 
 impl Reply {
@@ -170,6 +176,17 @@ impl Reply {
             }
             Reply::BigNumber(n) if resp3 => line(out, b'(', n),
             Reply::BigNumber(n) => bulk(out, n),
+            Reply::Push(items) => {
+                int_line(out, if resp3 { b'>' } else { b'*' }, items.len() as i64);
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
+            Reply::Seq(items) => {
+                for r in items {
+                    r.encode(proto, out);
+                }
+            }
         }
     }
 }

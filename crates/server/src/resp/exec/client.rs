@@ -20,6 +20,8 @@ struct Filter {
     laddr: Option<Vec<u8>>,
     /// A TYPE other than `normal`: no client of this server has it.
     no_type: bool,
+    /// TYPE pubsub (`Some(true)`) or normal (`Some(false)`).
+    pubsub: Option<bool>,
     max_age: Option<u64>,
     skip_me: bool,
 }
@@ -49,8 +51,9 @@ fn kill_filter(args: &[Bytes]) -> Result<Filter, Reply> {
             "addr" => f.addr = Some(v.to_vec()),
             "laddr" => f.laddr = Some(v.to_vec()),
             "type" => match lower(v).as_deref() {
-                Some("normal") => {}
-                Some("master" | "replica" | "slave" | "pubsub") => f.no_type = true,
+                Some("normal") => f.pubsub = Some(false),
+                Some("pubsub") => f.pubsub = Some(true),
+                Some("master" | "replica" | "slave") => f.no_type = true,
                 _ => return Err(quoted("Unknown client type '", v, "'")),
             },
             "user" => {
@@ -79,11 +82,13 @@ impl Session {
     pub(super) fn client_cmd(&mut self, cmd: Cmd) -> Reply {
         let registry = &self.shared.registry;
         match cmd {
-            Cmd::ClientList { ids, none } => {
+            Cmd::ClientList { ids, none, pubsub } => {
                 let mut out = String::new();
                 if !none {
                     for c in registry.all() {
-                        if ids.as_ref().is_none_or(|ids| ids.contains(&c.id)) {
+                        if ids.as_ref().is_none_or(|ids| ids.contains(&c.id))
+                            && pubsub.is_none_or(|p| p == c.subscribed())
+                        {
                             out.push_str(&c.line());
                             out.push('\n');
                         }
@@ -112,6 +117,7 @@ impl Session {
                     let mut killed = 0;
                     for c in registry.all() {
                         let matches = !f.no_type
+                            && f.pubsub.is_none_or(|p| p == c.subscribed())
                             && f.id.is_none_or(|id| id == c.id)
                             && f.addr.as_deref().is_none_or(|a| a == c.addr.as_bytes())
                             && f.laddr.as_deref().is_none_or(|a| a == c.laddr.as_bytes())
@@ -147,6 +153,7 @@ impl Session {
             }
             Cmd::Reset => {
                 self.multi = None;
+                self.leave_subscriptions();
                 self.proto = 2;
                 self.reply_mode = ReplyMode::On;
                 let c = &self.client.client;

@@ -221,7 +221,7 @@ impl Session {
                      instantaneous_ops_per_sec:{}\r\ntotal_net_input_bytes:{}\r\n\
                      total_net_output_bytes:{}\r\nrejected_connections:0\r\nexpired_keys:{}\r\n\
                      evicted_keys:0\r\nevicted_clients:0\r\nkeyspace_hits:{}\r\n\
-                     keyspace_misses:{}\r\npubsub_channels:0\r\npubsub_patterns:0\r\n\
+                     keyspace_misses:{}\r\npubsub_channels:{}\r\npubsub_patterns:{}\r\n\
                      total_error_replies:{}\r\n",
                     stats.connections.load(Ordering::Relaxed),
                     stats.commands(),
@@ -231,6 +231,8 @@ impl Session {
                     k.expired,
                     k.hits,
                     k.misses,
+                    self.shared.pubsub.numchannels(),
+                    self.shared.pubsub.numpat(),
                     stats.error_replies(),
                 )
             }

@@ -27,6 +27,7 @@ mod hashes;
 mod info;
 mod keyops;
 mod keys;
+mod pubsub;
 mod scripting;
 mod server;
 mod strings;
@@ -99,6 +100,8 @@ pub struct Shared {
     pub config: server::Live,
     /// Lua scripting: the engine, its cache, the script running now.
     pub scripts: Arc<crate::resp::script::Scripts>,
+    /// Pub/Sub subscriptions.
+    pub pubsub: Arc<crate::resp::pubsub::Hub>,
 }
 
 impl Shared {
@@ -115,6 +118,7 @@ impl Shared {
             registry: Arc::default(),
             config: server::Live::default(),
             scripts: Arc::default(),
+            pubsub: Arc::default(),
         }
     }
 
@@ -158,6 +162,9 @@ pub struct Session {
     may_block: bool,
     /// A blocking pop found nothing: the connection waits on it.
     blocked: Option<Block>,
+    /// Pub/Sub channels and patterns, and the queue their messages come
+    /// through.
+    subs: pubsub::Subs,
 }
 
 fn api_err(e: ApiError) -> Reply {
@@ -210,6 +217,7 @@ impl Session {
         let client = shared.registry.register(id, peer, local);
         shared.stats.connections.fetch_add(1, Ordering::Relaxed);
         let db = Arc::new(podium_core::keystore::database::Database::new(store, 0));
+        let subs = pubsub::Subs::new(shared.pubsub.clone(), id);
         Session {
             store: db.clone(),
             db,
@@ -224,6 +232,7 @@ impl Session {
             rate,
             may_block: false,
             blocked: None,
+            subs,
         }
     }
 
@@ -408,6 +417,9 @@ impl Session {
         if adds_data && memory::full() {
             return Err(Reply::coded(OOM));
         }
+        if let Some(r) = self.subscribed_refusal(spec) {
+            return Err(r);
+        }
         Ok(spec)
     }
 
@@ -483,8 +495,15 @@ impl Session {
         let store = self.store.clone();
         let store = &*store;
         Ok(match cmd {
-            Cmd::Ping(None) => done(Reply::Status("PONG")),
-            Cmd::Ping(Some(m)) | Cmd::Echo(m) => done(Reply::bulk(m)),
+            Cmd::Ping(m) => done(self.ping(m)),
+            Cmd::Echo(m) => done(Reply::bulk(m)),
+            c @ (Cmd::Subscribe { .. }
+            | Cmd::Unsubscribe { .. }
+            | Cmd::Publish(..)
+            | Cmd::PubsubChannels(_)
+            | Cmd::PubsubNumsub(_)
+            | Cmd::PubsubNumpat
+            | Cmd::PubsubHelp) => done(self.pubsub_cmd(c)),
             Cmd::Hello(args) => done(self.hello(&args)),
             Cmd::Auth { user, pass } => done(self.auth(user.as_deref(), &pass)),
             c @ (Cmd::Select(_)

@@ -182,7 +182,9 @@ impl Session {
         if let Some(r) = self.key_refusal(spec, args) {
             return done(r);
         }
-        if read_only && spec.writes() {
+        // PUBLISH writes nothing, but Redis counts it a write here (its
+        // `may-replicate` flag).
+        if read_only && (spec.writes() || spec.name == "publish") {
             return done(Reply::err(
                 "Write commands are not allowed from read-only scripts.",
             ));
