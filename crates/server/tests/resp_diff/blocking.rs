@@ -8,18 +8,6 @@ use std::time::Instant;
 
 use super::*;
 
-/// A connection to each server in the group's protocol, for a client that
-/// blocks while the group's own connections write.
-fn second(d: &mut Diff) -> (Conn, Conn) {
-    let mut r = Conn::open(d.redis.addr());
-    let mut p = Conn::open(d.podium.addr());
-    if d.proto == 3 {
-        r.call(&cmd("HELLO 3"));
-        p.call(&cmd("HELLO 3"));
-    }
-    (r, p)
-}
-
 /// `blocked_clients` of INFO on a connection.
 fn blocked_clients(c: &mut Conn) -> i64 {
     let info = c.call_str("INFO clients").text().unwrap_or_default();

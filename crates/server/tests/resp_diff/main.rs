@@ -48,6 +48,18 @@ use support::resp::wire::{
 };
 use support::resp::Pair;
 
+/// A second connection to each server in the group's protocol: a client
+/// that blocks or subscribes while the group's own connections write.
+fn second(d: &mut Diff) -> (Conn, Conn) {
+    let mut r = Conn::open(d.redis.addr());
+    let mut p = Conn::open(d.podium.addr());
+    if d.proto == 3 {
+        r.call(&cmd("HELLO 3"));
+        p.call(&cmd("HELLO 3"));
+    }
+    (r, p)
+}
+
 /// Runs `group` in RESP2 and then RESP3 on one pair of servers and fails
 /// with every mismatch of both runs.
 fn run_group(name: &str, group: fn(&mut Diff)) {

@@ -44,17 +44,6 @@ fn frames(d: &mut Diff, line: &str, n: usize) {
     }
 }
 
-/// A connection to each server in the group's protocol.
-fn second(d: &mut Diff) -> (Conn, Conn) {
-    let mut r = Conn::open(d.redis.addr());
-    let mut p = Conn::open(d.podium.addr());
-    if d.proto == 3 {
-        r.call(&cmd("HELLO 3"));
-        p.call(&cmd("HELLO 3"));
-    }
-    (r, p)
-}
-
 /// `line` on a second pair, answered with `n` frames, compared.
 fn on(d: &mut Diff, pair: &mut (Conn, Conn), line: &str, n: usize) {
     let (r, p) = frames_on(&mut pair.0, &mut pair.1, line, n);
