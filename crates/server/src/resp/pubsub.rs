@@ -10,7 +10,7 @@
 //! make the server hold more.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
@@ -72,6 +72,9 @@ struct Queue {
 pub struct Outbox {
     pub id: u64,
     queue: Mutex<Queue>,
+    /// Messages queued, read without the lock: every command of every
+    /// connection drains its queue, which is empty but on subscribers.
+    queued: AtomicUsize,
     ready: Notify,
     overflowed: AtomicBool,
 }
@@ -81,6 +84,7 @@ impl Outbox {
         Outbox {
             id,
             queue: Mutex::default(),
+            queued: AtomicUsize::new(0),
             ready: Notify::new(),
             overflowed: AtomicBool::new(false),
         }
@@ -101,6 +105,7 @@ impl Outbox {
             q.bytes += cost;
             q.msgs.push_back(msg);
         }
+        self.queued.store(q.msgs.len(), Ordering::Release);
         drop(q);
         self.ready.notify_one();
     }
@@ -118,9 +123,15 @@ impl Outbox {
 
     /// Encodes every queued message into `out`; the number of messages.
     pub fn drain(&self, proto: u8, out: &mut BytesMut) -> usize {
+        // (A message queued after this look is written at the next drain:
+        // its push also wakes `ready`.)
+        if self.queued.load(Ordering::Acquire) == 0 {
+            return 0;
+        }
         let msgs = {
             let mut q = self.queue.lock();
             q.bytes = 0;
+            self.queued.store(0, Ordering::Release);
             std::mem::take(&mut q.msgs)
         };
         for m in &msgs {
@@ -131,7 +142,7 @@ impl Outbox {
 
     /// Whether messages wait to be written.
     pub fn pending(&self) -> bool {
-        !self.queue.lock().msgs.is_empty()
+        self.queued.load(Ordering::Acquire) > 0
     }
 
     /// Bytes charged for the queued messages.
