@@ -662,16 +662,25 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
     let mut bystander = Conn::open(&s.resp);
     assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
 
-    // Four Redis clients each declaring a 400 MB argument and sending it.
+    // Four Redis clients each declaring a 400 MB argument and sending it,
+    // all four declared before any sends the rest (else, on a loaded
+    // machine, one argument could be read and freed before the next is
+    // declared, and the four never be held at once).
+    let all_declared = std::sync::Arc::new(std::sync::Barrier::new(4));
     let senders: Vec<_> = (0..4)
         .map(|_| {
             let addr = s.resp.clone();
+            let all_declared = all_declared.clone();
             thread::spawn(move || {
                 let mut c = TcpStream::connect(&addr).unwrap();
                 c.write_all(b"*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n$400000000\r\n")
                     .unwrap();
                 let chunk = vec![b'x'; 1 << 20];
-                for _ in 0..400 {
+                let _ = c.write_all(&chunk);
+                all_declared.wait();
+                // (Time for the server to read every declaration.)
+                thread::sleep(Duration::from_millis(500));
+                for _ in 1..400 {
                     if c.write_all(&chunk).is_err() {
                         break;
                     }
