@@ -221,6 +221,7 @@ async fn run_async(
         }),
     ];
     for (key, label, unit, pick) in figures {
+        let median = |v: &[f64]| crate::sort_keys::median(v).unwrap_or(f64::NAN);
         let (a, b2) = (median(pick(&s[0])), median(pick(&s[1])));
         let ratio = b2 / a;
         table.row([
@@ -251,10 +252,4 @@ async fn run_async(
     )?;
     writeln!(out, "{}", table.render())?;
     Ok(records)
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut v = v.to_vec();
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }

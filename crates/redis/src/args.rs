@@ -119,7 +119,7 @@ fn bound(v: Option<f64>, exclusive: bool, unbounded: &str) -> String {
     }
 }
 
-fn has_nan(b: &RangeBounds) -> bool {
+pub(crate) fn has_nan(b: &RangeBounds) -> bool {
     [b.min, b.max]
         .iter()
         .any(|v| v.is_some_and(|v| v.as_f64().is_nan()))

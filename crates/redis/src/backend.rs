@@ -163,7 +163,7 @@ impl Backend for RedisBackend {
         self.registry("SADD", board).await?;
         let fields = config_fields(&config, self.now());
         let mut created = None;
-        for _ in 0..8 {
+        for _ in 0..crate::sorted::STALE_TRIES {
             // Members stored otherwise under the new config (other keys,
             // or keys mapped otherwise) are re-encoded first.
             let old = self.read_config(board).await?;
@@ -171,7 +171,6 @@ impl Backend for RedisBackend {
                 if old.read_only {
                     return Err(podium_engine::Error::ReadOnly(board.to_string()).into());
                 }
-                podium_engine::sort::key_sources(&old.config, &config)?;
                 config.validate()?;
                 created = self.resort(board, &old, &config, fields.clone()).await?;
             } else {
@@ -185,12 +184,7 @@ impl Backend for RedisBackend {
             }
         }
         self.configs.forget(board);
-        let created = created.ok_or_else(|| {
-            ApiError::new(
-                Code::StorageUnavailable,
-                "the board kept changing; try again",
-            )
-        })?;
+        let created = created.ok_or_else(crate::sorted::kept_changing)?;
         let mut out = self.info(board).await?;
         out.created = Some(created);
         Ok(out)

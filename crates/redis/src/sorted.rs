@@ -17,7 +17,7 @@ use podium_engine::{
 };
 use redis::Value;
 
-use crate::args::{entry_words, extra_arg, fmt_score, score_range};
+use crate::args::{entry_words, extra_arg, fmt_score, has_nan, score_range};
 use crate::config::config_of;
 use crate::reply::{
     arr, bytes, int, is_stale, podium_err, protocol, rank_of, ranking_of, score, text,
@@ -322,7 +322,15 @@ impl Configs {
 }
 
 /// Attempts at a call whose board keeps changing under it.
-const STALE_TRIES: usize = 8;
+pub(crate) const STALE_TRIES: usize = 8;
+
+/// The answer when the board changed under every attempt.
+pub(crate) fn kept_changing() -> ApiError {
+    ApiError::new(
+        Code::StorageUnavailable,
+        "the board kept changing; try again",
+    )
+}
 
 impl RedisBackend {
     /// Reads `board`'s config again (`None`: no such board) and remembers
@@ -359,7 +367,7 @@ impl RedisBackend {
         bounds: &RangeBounds,
         extra: &[String],
     ) -> Result<Value, ApiError> {
-        if !score_range_ok(bounds) {
+        if has_nan(bounds) {
             self.exists(board).await?;
             return Err(podium_engine::Error::NanScore.into());
         }
@@ -386,10 +394,7 @@ impl RedisBackend {
                 r => return r,
             }
         }
-        Err(ApiError::new(
-            Code::StorageUnavailable,
-            "the board kept changing; try again",
-        ))
+        Err(kept_changing())
     }
 
     /// `board_put` of a config whose members are stored otherwise than
@@ -710,13 +715,6 @@ fn keyed_fast(
             }))
         })
         .collect()
-}
-
-/// Whether a range's bounds are numbers.
-fn score_range_ok(b: &RangeBounds) -> bool {
-    [b.min, b.max]
-        .iter()
-        .all(|n| !matches!(n, Some(Num::Float(x)) if x.is_nan()))
 }
 
 /// One item of `ksubmit`'s reply.

@@ -78,7 +78,7 @@ impl RedisBackend {
         if known.is_none() && entries.iter().any(|e| e.scores.is_some()) {
             known = self.read_config(board).await?;
         }
-        for _ in 0..8 {
+        for _ in 0..crate::sorted::STALE_TRIES {
             let done = match known.as_deref() {
                 Some(k) if k.layout.is_some() => self.submit_keyed(board, k, entries).await?,
                 _ => match self.submit_plain(board, entries).await {
@@ -91,10 +91,7 @@ impl RedisBackend {
                 None => known = self.read_config(board).await?,
             }
         }
-        Err(ApiError::new(
-            Code::StorageUnavailable,
-            "the board kept changing; try again",
-        ))
+        Err(crate::sorted::kept_changing())
     }
 
     /// [`RedisBackend::submit_results`] for a board without sort keys.
