@@ -199,6 +199,19 @@ pub trait Backend: Send + Sync {
 
     async fn boards(&self, req: &ListBoards) -> Result<BoardsOut, ApiError>;
 
+    /// `subscribe`: the board's live events through `req.filter`, resumed
+    /// after `req.since` when given. An engine without events refuses.
+    async fn subscribe(
+        &self,
+        req: &Subscribe,
+    ) -> Result<crate::events::Subscription, ApiError> {
+        let _ = req;
+        Err(ApiError::new(
+            crate::error::Code::Unsupported,
+            format!("live events are not available on the {} engine", self.kind()),
+        ))
+    }
+
     async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError>;
 
     async fn rank(&self, req: &Rank) -> Result<RankOut, ApiError>;

@@ -41,6 +41,8 @@ pub enum Code {
     TooManyClients,
     /// A request's head or body did not arrive within its time limit.
     RequestTimeout,
+    /// The storage engine does not offer this (yet).
+    Unsupported,
     Internal,
 }
 
@@ -72,6 +74,7 @@ impl Code {
             Code::OutOfMemory => "out_of_memory",
             Code::TooManyClients => "too_many_clients",
             Code::RequestTimeout => "request_timeout",
+            Code::Unsupported => "unsupported",
             Code::Internal => "internal",
         }
     }
@@ -97,12 +100,13 @@ impl Code {
             Code::RateLimited => 429,
             Code::HeadersTooLarge => 431,
             Code::Internal => 500,
+            Code::Unsupported => 501,
             Code::StorageUnavailable | Code::OutOfMemory | Code::TooManyClients => 503,
         }
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 26] = [
+    pub const ALL: [Code; 27] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -128,6 +132,7 @@ impl Code {
         Code::OutOfMemory,
         Code::TooManyClients,
         Code::RequestTimeout,
+        Code::Unsupported,
         Code::Internal,
     ];
 }

@@ -14,6 +14,7 @@ pub mod counters;
 pub mod csv;
 pub mod entry;
 pub mod error;
+pub mod events;
 pub mod json;
 pub mod keystore;
 pub mod member_limits;

@@ -363,6 +363,13 @@ impl Backend for MemberLimited {
         self.inner.boards(req).await
     }
 
+    async fn subscribe(
+        &self,
+        req: &Subscribe,
+    ) -> Result<crate::events::Subscription, ApiError> {
+        self.inner.subscribe(req).await
+    }
+
     async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
         self.inner.entry(req).await
     }

@@ -82,6 +82,8 @@ ops! {
     Count = "count", READ;
     Ranks = "ranks", READ;
     Export = "export", READ;
+    /// Live events of a board (SSE, WebSocket, RPC `subscribe`).
+    Subscribe = "subscribe", READ;
     /// Scores in (Redis ZADD, ZINCRBY).
     Submit = "submit", WRITE;
     /// A member's data (Redis hash writes, and deleting or expiring a key

@@ -22,6 +22,7 @@ use crate::search::index::SearchIndex;
 use crate::sort::{Codec, KeyOp, KeyType, Num, Scores, MAX_SORT_KEYS};
 use crate::tree::{CountedTree, NoTie, TieBreak};
 
+
 /// Entries a walk in rank order reads per window (see
 /// [`Board::walk_positions`]): enough that a window's misses overlap, few
 /// enough that three windows' lines stay cached.
@@ -488,6 +489,9 @@ pub struct Board {
     /// The search index, once a search asked for it
     /// ([`Board::enable_search`]); kept current by every write after.
     pub(crate) search: Option<Box<SearchIndex>>,
+    /// What the live events layer watches of this board's writes; empty
+    /// unless someone subscribed.
+    journal: journal::Slot,
 }
 
 macro_rules! ties {
@@ -530,6 +534,7 @@ impl Board {
             next_seq: 0,
             read_only: false,
             search: None,
+            journal: journal::Slot::default(),
         }
     }
 
@@ -616,6 +621,38 @@ impl Board {
 
     pub fn ranking(&self) -> Ranking {
         self.config.ranking
+    }
+
+    /// Starts recording this board's writes for the live events (see
+    /// [`Journal`]); a no-op when it already is.
+    pub fn watch(&mut self) {
+        if self.journal.0.is_none() {
+            self.journal.0 = Some(Box::default());
+        }
+    }
+
+    /// Stops recording (nobody watches any more).
+    pub fn unwatch(&mut self) {
+        self.journal.0 = None;
+    }
+
+    pub fn is_watched(&self) -> bool {
+        self.journal.0.is_some()
+    }
+
+    /// The steps recorded since the last call, leaving the board watched.
+    pub fn take_journal(&mut self) -> Journal {
+        match self.journal.0.as_deref_mut() {
+            Some(j) => std::mem::take(j),
+            None => Journal::default(),
+        }
+    }
+
+    /// A member's place in this board's order, comparable with the keys
+    /// of its [`Journal`].
+    pub fn order_key(&self, member: &[u8]) -> Option<OrderKey> {
+        let id = self.members.find(member)?;
+        Some(self.order_key_of(self.key_of_id(id), id))
     }
 
     pub fn is_read_only(&self) -> bool {
@@ -776,10 +813,11 @@ impl Board {
 
     fn tree_insert(&mut self, key: u64, id: u32) -> usize {
         let pos = self.tree.insert(key, id, &ties!(self));
+        let mut edge = false;
         if self.tuples.is_some() {
             let tail = self.tail(id);
             if let Some(t) = self.tuples.as_deref_mut() {
-                t.add(key, &tail);
+                edge = t.add(key, &tail);
             }
         }
         if let Some(d) = self.distinct.as_mut() {
@@ -787,10 +825,48 @@ impl Board {
                 Some(n) => *n += 1,
                 None => {
                     d.insert(key, 1, &NoTie);
+                    edge = true;
                 }
             }
         }
+        self.record(key, id, true, edge);
         pos
+    }
+
+    /// Records a member entering or leaving the tree, if the board is
+    /// watched.
+    #[inline]
+    fn record(&mut self, key: u64, id: u32, entered: bool, edge: bool) {
+        if self.journal.recording().is_none() {
+            return;
+        }
+        let touch = journal::Touch {
+            member: self.members.bytes(id).into(),
+            key: self.order_key_of(key, id),
+            entered,
+            edge,
+        };
+        if let Some(j) = self.journal.recording() {
+            j.touches.push(touch);
+        }
+    }
+
+    /// The place of member `id` (tree key `key`) in the board's order.
+    fn order_key_of(&self, key: u64, id: u32) -> OrderKey {
+        let mut codes = Vec::with_capacity(1 + self.members.stride());
+        codes.push(key);
+        codes.extend((0..self.members.stride()).map(|j| self.members.key(id, j)));
+        let m = &self.members;
+        let tie = match tie_mode(&self.config) {
+            TieMode::BytesAsc => journal::Tie::Bytes(m.bytes(id).into()),
+            TieMode::BytesDesc => journal::Tie::BytesRev(std::cmp::Reverse(m.bytes(id).into())),
+            TieMode::SeqAsc => journal::Tie::Seq(m.seq(id)),
+            TieMode::SeqDesc => journal::Tie::SeqRev(std::cmp::Reverse(m.seq(id))),
+        };
+        OrderKey {
+            codes: codes.into(),
+            tie,
+        }
     }
 
     fn tree_remove(&mut self, key: u64, id: u32) -> Option<usize> {
@@ -804,10 +880,11 @@ impl Board {
     /// A member (still in the member table, with its values) has left the
     /// tree: a dense board forgets its values if nobody else holds them.
     fn distinct_remove(&mut self, key: u64, id: u32) {
+        let mut edge = false;
         if self.tuples.is_some() {
             let tail = self.tail(id);
             if let Some(t) = self.tuples.as_deref_mut() {
-                t.remove(key, &tail);
+                edge = t.remove(key, &tail);
             }
         }
         if let Some(d) = self.distinct.as_mut() {
@@ -815,9 +892,11 @@ impl Board {
                 *n -= 1;
                 if *n == 0 {
                     d.remove(key, 0, &NoTie);
+                    edge = true;
                 }
             }
         }
+        self.record(key, id, false, edge);
     }
 
     /// Rank (1-based, per the ranking mode) of member `id`, at `pos` with
@@ -1589,7 +1668,10 @@ impl Board {
 
     /// Empties the board, keeping its config.
     pub fn clear(&mut self) {
+        let journal = std::mem::take(&mut self.journal);
         *self = self.emptied();
+        self.journal = journal;
+        self.journal.mark_all();
     }
 
     /// Moves the content out into a new board (for archives), leaving this
@@ -1597,6 +1679,8 @@ impl Board {
     pub fn take(&mut self) -> Board {
         let mut fresh = self.emptied();
         fresh.read_only = false;
+        fresh.journal = std::mem::take(&mut self.journal);
+        fresh.journal.mark_all();
         std::mem::replace(self, fresh)
     }
 
@@ -1624,6 +1708,7 @@ impl Board {
         config.validate()?;
         // Whose archive a board is was settled by the reset that made it.
         config.archive = self.config.archive.clone();
+        self.journal.mark_all();
         let rebuild = self.config.reranks(&config);
         let searched = self.search.as_ref().map(|ix| ix.max_planes());
         let reindex = config.search_fields != self.config.search_fields;
@@ -1663,8 +1748,9 @@ impl Board {
         // Re-submit every member in its current rank order, so `first`/`last`
         // sequences follow the old order.
         let total = self.len();
-        let old = std::mem::replace(self, Self::empty(config.clone()));
+        let mut old = std::mem::replace(self, Self::empty(config.clone()));
         self.read_only = old.read_only;
+        self.journal = std::mem::take(&mut old.journal);
         for (done, (_, id)) in old.tree.iter().enumerate() {
             if done % Self::RESORT_STEP == 0 && done > 0 {
                 progress(done, total);
@@ -1706,7 +1792,10 @@ impl Board {
     /// enabled: it is rebuilt for the new content at once.
     pub fn replace_content(&mut self, other: Board) {
         let searched = self.search.as_ref().map(|ix| ix.max_planes());
+        let journal = std::mem::take(&mut self.journal);
         *self = other;
+        self.journal = journal;
+        self.journal.mark_all();
         if self.search.is_none() {
             self.reindex_after_config(searched);
         }
@@ -1745,6 +1834,12 @@ impl Board {
     pub fn partition_point(&self, mut pred: impl FnMut(&[u8], f64) -> bool) -> usize {
         self.tree
             .partition_point(|_, id| pred(self.members.bytes(id), self.score_of(id)))
+    }
+
+    /// A member's entry with its rank (no percentile or page).
+    pub fn entry_of(&self, member: &[u8]) -> Option<Entry> {
+        let (pos, key, id) = self.locate(member)?;
+        Some(self.make_entry(id, self.rank_at(pos, key, id)))
     }
 
     /// `entry`.
@@ -2113,7 +2208,9 @@ impl std::fmt::Debug for Board {
 }
 
 pub(crate) mod snapshot;
+mod journal;
 mod tuples;
+pub use journal::{Journal, OrderKey, Tie, Touch};
 pub use snapshot::BoardImage;
 use tuples::Tuples;
 

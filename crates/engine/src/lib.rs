@@ -40,8 +40,8 @@ pub mod tree;
 pub mod used;
 
 pub use board::{
-    Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Page,
-    Presence, RangeValue, Ranks, ScoreRange, Submit, SubmitResult,
+    Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Journal,
+    OrderKey, Page, Presence, RangeValue, Ranks, ScoreRange, Submit, SubmitResult, Tie, Touch,
 };
 pub use config::{ArchiveOf, BoardConfig, Order, Ranking, Reset, SubmitLimit, Tiebreak, UpdateOp};
 pub use error::{Error, Result};

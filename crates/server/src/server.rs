@@ -295,6 +295,8 @@ async fn background(svc: Arc<Service>, mut stop: tokio::sync::watch::Receiver<bo
         if !n.is_multiple_of(10) {
             continue;
         }
+        let s = svc.clone();
+        let _ = tokio::task::spawn_blocking(move || s.sweep_events()).await;
         match svc.run_due_resets().await {
             Ok(made) => {
                 for r in made {

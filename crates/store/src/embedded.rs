@@ -156,6 +156,15 @@ impl Backend for EmbeddedBackend {
         Ok(self.svc.boards())
     }
 
+    async fn subscribe(
+        &self,
+        req: &Subscribe,
+    ) -> Result<podium_core::events::Subscription, ApiError> {
+        // Takes the board's write lock to start watching it: off the
+        // async workers, as a write is.
+        crate::wait::off_workers(|| self.svc.subscribe(req))
+    }
+
     async fn entry(&self, req: &GetEntry) -> Result<EntryInfoOut, ApiError> {
         self.svc.entry(req)
     }

@@ -9,7 +9,8 @@
 //! The files group operations by what they touch: `board` (create,
 //! reconfigure, delete, reset, merge/intersect), `submit` (scores in),
 //! `import`, `remove`, `data`, `reads` (one member or one page), `range`
-//! (ranges by rank or score), `search` and `export`.
+//! (ranges by rank or score), `search`, `export` and `events` (live
+//! subscriptions).
 
 use async_trait::async_trait;
 
@@ -19,6 +20,7 @@ use crate::op::Op;
 
 pub mod board;
 pub mod data;
+pub mod events;
 pub mod export;
 pub mod import;
 pub mod range;
@@ -29,6 +31,7 @@ pub mod submit;
 
 pub use board::{Combine, CreateBoard, DeleteBoard, PutBoard, Reset};
 pub use data::SetData;
+pub use events::Subscribe;
 pub use export::ExportChunk;
 pub use range::{RangeBy, RangeByRank, RangeByScore};
 pub use reads::{

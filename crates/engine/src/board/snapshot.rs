@@ -104,6 +104,7 @@ impl Board {
             next_seq: self.next_seq,
             read_only: self.read_only,
             search: None,
+            journal: Default::default(),
         })
     }
 

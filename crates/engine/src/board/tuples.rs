@@ -61,13 +61,14 @@ impl Tuples {
         }
     }
 
-    /// A member now holds the tuple `first`, `tail`.
-    pub(crate) fn add(&mut self, first: u64, tail: &[u64]) {
+    /// A member now holds the tuple `first`, `tail`; whether it is the
+    /// only one.
+    pub(crate) fn add(&mut self, first: u64, tail: &[u64]) -> bool {
         let tail = &tail[..self.stride];
         let key = codes(first, tail);
         if let Some(&t) = self.ids.get(&key) {
             self.counts[t as usize] += 1;
-            return;
+            return false;
         }
         let t = match self.free.pop() {
             Some(t) => {
@@ -88,19 +89,21 @@ impl Tuples {
             stride: self.stride,
         };
         self.tree.insert(first, t, &tie);
+        true
     }
 
-    /// A member no longer holds the tuple `first`, `tail`.
-    pub(crate) fn remove(&mut self, first: u64, tail: &[u64]) {
+    /// A member no longer holds the tuple `first`, `tail`; whether it was
+    /// the last one.
+    pub(crate) fn remove(&mut self, first: u64, tail: &[u64]) -> bool {
         let key = codes(first, &tail[..self.stride]);
         let Some(&t) = self.ids.get(&key) else {
             debug_assert!(false, "a tuple removed that no member held");
-            return;
+            return false;
         };
         let n = &mut self.counts[t as usize];
         *n -= 1;
         if *n > 0 {
-            return;
+            return false;
         }
         let tie = Tails {
             tails: &self.tails,
@@ -109,6 +112,7 @@ impl Tuples {
         self.tree.remove(first, t, &tie);
         self.ids.remove(&key);
         self.free.push(t);
+        true
     }
 
     /// Distinct tuples strictly better than `first`, `tail`.

@@ -21,6 +21,7 @@
 //! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
 
 mod error;
+mod events;
 mod handlers;
 pub mod openapi;
 mod serve;
@@ -155,6 +156,7 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: Op::Intersect, handler: |f| on(f, h::intersect) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: Op::Export, handler: |f| on(f, stream::export) },
     RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: Op::Import, handler: |f| on(f, stream::import) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/events", op: Op::Subscribe, handler: |f| on(f, events::events) },
 ];
 
 /// `(method, path template)` of every route, e.g. for clients and tests.

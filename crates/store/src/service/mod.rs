@@ -19,6 +19,7 @@
 
 mod admin;
 pub(crate) mod databases;
+mod events;
 mod gate;
 mod keymove;
 mod keys;
@@ -96,6 +97,8 @@ pub struct Service {
     pub(crate) waiters: Arc<Waiters>,
     /// Boards being re-ranked by a `board_update`: members done, of all.
     resorts: Mutex<HashMap<String, (u64, u64)>>,
+    /// Who watches which boards' live events.
+    feeds: events::Feeds,
 }
 
 /// Each entry's result, and the entries as applied.
@@ -137,6 +140,7 @@ impl Service {
             recovery,
             waiters: Arc::default(),
             resorts: Mutex::default(),
+            feeds: events::Feeds::default(),
         }
     }
 
@@ -274,8 +278,18 @@ impl Service {
         }
     }
 
-    /// Appends the record of an operation just applied (0 without storage).
+    /// Appends the record of an operation just applied (0 without
+    /// storage), with no board locked: the live events of an operation on
+    /// boards as a whole are made here.
     pub(crate) fn append(&self, op: &LogOp) -> u64 {
+        let lsn = self.append_record(op);
+        self.structural_events(op, lsn);
+        lsn
+    }
+
+    /// [`Service::append`] without the events (a board write makes its
+    /// own, under the board's lock).
+    fn append_record(&self, op: &LogOp) -> u64 {
         let Some(s) = &self.storage else { return 0 };
         // Inside a transaction the record joins its unit, which is logged
         // with the next LSN when the transaction ends.
@@ -348,9 +362,12 @@ impl Service {
             _ => e,
         })?;
         let lsn = match &rec {
-            Some(rec) => self.append(rec),
+            Some(rec) => self.append_record(rec),
             None => 0,
         };
+        if self.feeds.any() {
+            self.board_events(board, &mut g, rec.as_ref(), lsn);
+        }
         // Every submission of every frontend comes here: the one place
         // clients blocked on the board hear of new members.
         let added = matches!(rec, Some(LogOp::Submit { .. })) && !g.is_empty();

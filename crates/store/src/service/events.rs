@@ -1,0 +1,781 @@
+//! Live events of the embedded store (docs/spec.md §5): who watches what of
+//! each board ([`Feeds`], one [`Feed`] a watched board), and the events a
+//! write makes, computed under the board's write lock (so in the log's
+//! order) and pushed into the rings of the filters they concern.
+//!
+//! Cost: a write pays one atomic load while nobody watches any board, and
+//! a map lookup while somebody watches another. On a watched board the
+//! engine records the places members left and entered (its journal); each
+//! step's span of places is looked up among the watched members, kept in
+//! the board's order, so a write costs O(log n) a step plus the watched
+//! members whose rank it shifts — never a scan of all watched members —
+//! and the top places are read again only when a step falls within them.
+//! Operations that rebuild a board (reset, re-sort, merge into it,
+//! deletion) compare every watched member instead.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+use serde_json::{Map, Value};
+
+use super::Service;
+use crate::storage::record::LogOp;
+use podium_core::api::{entry_out, member_str};
+use podium_core::error::ApiError;
+use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
+use podium_core::ops::Subscribe;
+use podium_engine::{Board, Journal, OrderKey, Ranking};
+
+/// The watched boards.
+#[derive(Default)]
+pub(crate) struct Feeds {
+    /// How many boards are watched: the one load an unwatched write pays.
+    count: AtomicUsize,
+    boards: RwLock<HashMap<String, Arc<Mutex<Feed>>>>,
+}
+
+impl Feeds {
+    #[inline]
+    pub(crate) fn any(&self) -> bool {
+        self.count.load(Ordering::Relaxed) > 0
+    }
+
+    pub(crate) fn get(&self, board: &str) -> Option<Arc<Mutex<Feed>>> {
+        if !self.any() {
+            return None;
+        }
+        self.boards.read().get(board).cloned()
+    }
+
+    fn get_or_create(&self, board: &str, at: EventId) -> Arc<Mutex<Feed>> {
+        if let Some(f) = self.get(board) {
+            return f;
+        }
+        let mut g = self.boards.write();
+        g.entry(board.to_string())
+            .or_insert_with(|| {
+                self.count.fetch_add(1, Ordering::Relaxed);
+                Arc::new(Mutex::new(Feed::new(board, at)))
+            })
+            .clone()
+    }
+
+    /// Every watched board's name.
+    fn names(&self) -> Vec<String> {
+        if !self.any() {
+            return Vec::new();
+        }
+        self.boards.read().keys().cloned().collect()
+    }
+
+    /// Forgets a board's feed once nobody reads any of its filters.
+    fn drop_if_unused(&self, board: &str) -> bool {
+        let mut g = self.boards.write();
+        let unused = g.get(board).is_some_and(|f| f.lock().subs.is_empty());
+        if unused {
+            g.remove(board);
+            self.count.fetch_sub(1, Ordering::Relaxed);
+        }
+        unused
+    }
+}
+
+/// One filter of a board and its ring.
+struct Sub {
+    filter: Filter,
+    ring: Arc<Ring>,
+}
+
+/// A watched member: which filters watch it and what they last heard.
+struct Watched {
+    filters: Vec<String>,
+    /// Its place on the board (`None`: not on it).
+    key: Option<OrderKey>,
+    /// Its entry as last told (`None`: not on the board).
+    entry: Option<Map<String, Value>>,
+}
+
+/// Everything the subscribers of one board watch.
+pub(crate) struct Feed {
+    board: String,
+    /// The newest event id given (or where the feed started).
+    last: EventId,
+    /// By [`Filter::key`].
+    subs: HashMap<String, Sub>,
+    watched: HashMap<Box<[u8]>, Watched>,
+    /// The watched members on the board, by place.
+    by_key: BTreeMap<OrderKey, Box<[u8]>>,
+    /// `top` sizes asked for → the filters asking.
+    tops: BTreeMap<u32, Vec<String>>,
+    /// The best places, as many as the largest `top` asks for.
+    top: Vec<Map<String, Value>>,
+    /// The place of the last of `top` when `top` is full: a step after it
+    /// cannot change the top places.
+    top_bound: Option<OrderKey>,
+}
+
+/// A member's entry as an event carries it (member, score, scores, rank,
+/// name).
+fn entry_json(b: &Board, keys: &[String], member: &[u8]) -> Option<Map<String, Value>> {
+    let e = b.entry_of(member)?;
+    match serde_json::to_value(entry_out(&e, keys, false)) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// Whether two entries differ in what events report: rank or values.
+fn moved(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    ["rank", "score", "scores"].iter().any(|k| a.get(*k) != b.get(*k))
+}
+
+fn field(e: Option<&Map<String, Value>>, k: &str) -> Value {
+    e.and_then(|e| e.get(k)).cloned().unwrap_or(Value::Null)
+}
+
+impl Feed {
+    fn new(board: &str, at: EventId) -> Feed {
+        Feed {
+            board: board.to_string(),
+            last: at,
+            subs: HashMap::new(),
+            watched: HashMap::new(),
+            by_key: BTreeMap::new(),
+            tops: BTreeMap::new(),
+            top: Vec::new(),
+            top_bound: None,
+        }
+    }
+
+    fn next_id(&mut self, lsn: u64) -> EventId {
+        self.last = self.last.next_for(lsn);
+        self.last
+    }
+
+    fn event(&mut self, lsn: u64, kind: Kind, body: Map<String, Value>) -> Arc<Event> {
+        let id = self.next_id(lsn);
+        Event::new(id, kind, &self.board, body)
+    }
+
+    fn max_top(&self) -> usize {
+        self.tops.keys().next_back().map_or(0, |n| *n as usize)
+    }
+
+    fn push_to(&self, key: &str, ev: &Arc<Event>) {
+        if let Some(s) = self.subs.get(key) {
+            s.ring.push(ev.clone());
+        }
+    }
+
+    // ------------------------------------------------------- subscribers
+
+    /// Adds (or joins) `filter`, answering its ring and what it gets first.
+    fn register(
+        &mut self,
+        b: Option<&Board>,
+        filter: &Filter,
+        since: Option<EventId>,
+    ) -> (Arc<Ring>, EventId, Vec<Arc<Event>>) {
+        let key = filter.key();
+        if !self.subs.contains_key(&key) {
+            let ring = Ring::new(&self.board, self.last);
+            let keys = b.map(|b| b.key_names()).unwrap_or_default();
+            for m in &filter.members {
+                let m: Box<[u8]> = m.as_bytes().into();
+                let w = self.watched.entry(m.clone()).or_insert_with(|| {
+                    let key = b.and_then(|b| b.order_key(&m));
+                    let entry = b.and_then(|b| entry_json(b, &keys, &m));
+                    Watched {
+                        filters: Vec::new(),
+                        key,
+                        entry,
+                    }
+                });
+                w.filters.push(key.clone());
+                if let Some(k) = &w.key {
+                    self.by_key.insert(k.clone(), m);
+                }
+            }
+            if let Some(n) = filter.top {
+                let grows = n as usize > self.max_top();
+                self.tops.entry(n).or_default().push(key.clone());
+                if grows {
+                    self.read_top(b);
+                }
+            }
+            self.subs.insert(
+                key.clone(),
+                Sub {
+                    filter: filter.clone(),
+                    ring,
+                },
+            );
+        }
+        let ring = self.subs[&key].ring.clone();
+        let mut first = Vec::new();
+        let cursor = match since {
+            Some(after) if ring.covers(after) && after <= self.last => after,
+            // Nothing at all happened on the board since then.
+            Some(after) if after == self.last => after,
+            Some(after) => {
+                let mut body = Map::new();
+                body.insert("after".into(), after.to_string().into());
+                body.insert(
+                    "reason".into(),
+                    "the events after this id are no longer kept: reload the state".into(),
+                );
+                first.push(Event::new(self.last, Kind::Reload, &self.board, body));
+                if !filter.everything() {
+                    first.push(self.snapshot(b, filter));
+                }
+                self.last
+            }
+            None => {
+                if filter.snapshot {
+                    first.push(self.snapshot(b, filter));
+                }
+                self.last
+            }
+        };
+        (ring, cursor, first)
+    }
+
+    /// The state a filter watches, now.
+    fn snapshot(&self, b: Option<&Board>, filter: &Filter) -> Arc<Event> {
+        let mut body = Map::new();
+        body.insert("exists".into(), b.is_some().into());
+        body.insert("size".into(), b.map_or(0, |b| b.len()).into());
+        if let Some(n) = filter.top {
+            let top: Vec<Value> = self
+                .top
+                .iter()
+                .take(n as usize)
+                .map(|e| Value::Object(e.clone()))
+                .collect();
+            body.insert("top".into(), top.into());
+        }
+        if !filter.members.is_empty() {
+            let members: Vec<Value> = filter
+                .members
+                .iter()
+                .map(|m| {
+                    let w = self.watched.get(m.as_bytes());
+                    match w.and_then(|w| w.entry.clone()) {
+                        Some(e) => Value::Object(e),
+                        None => serde_json::json!({ "member": m, "rank": null, "score": null }),
+                    }
+                })
+                .collect();
+            body.insert("members".into(), members.into());
+        }
+        Event::new(self.last, Kind::Snapshot, &self.board, body)
+    }
+
+    /// Drops filters nobody has read for the retention time; whether any
+    /// is left.
+    fn sweep(&mut self, now: Instant) -> bool {
+        let gone: Vec<String> = self
+            .subs
+            .iter()
+            .filter(|(_, s)| s.ring.expired(now))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            let Some(sub) = self.subs.remove(&key) else {
+                continue;
+            };
+            sub.ring.close();
+            for m in &sub.filter.members {
+                let m = m.as_bytes();
+                let empty = self.watched.get_mut(m).is_some_and(|w| {
+                    w.filters.retain(|k| *k != key);
+                    w.filters.is_empty()
+                });
+                if empty {
+                    if let Some(w) = self.watched.remove(m) {
+                        if let Some(k) = w.key {
+                            self.by_key.remove(&k);
+                        }
+                    }
+                }
+            }
+            if let Some(n) = sub.filter.top {
+                if let Some(v) = self.tops.get_mut(&n) {
+                    v.retain(|k| *k != key);
+                    if v.is_empty() {
+                        self.tops.remove(&n);
+                    }
+                }
+                // Read again at the next step that may change it.
+                self.top.truncate(self.max_top());
+                self.top_bound = None;
+            }
+        }
+        !self.subs.is_empty()
+    }
+
+    // ------------------------------------------------------------ writes
+
+    /// The best places again (their events are the caller's).
+    fn read_top(&mut self, b: Option<&Board>) {
+        let max = self.max_top();
+        self.top_bound = None;
+        self.top = match b {
+            Some(b) if max > 0 => {
+                let keys = b.key_names();
+                let v: Vec<_> = b
+                    .range_by_rank(1, max as u64, false)
+                    .iter()
+                    .filter_map(|e| match serde_json::to_value(entry_out(e, &keys, false)) {
+                        Ok(Value::Object(m)) => Some(m),
+                        _ => None,
+                    })
+                    .collect();
+                if v.len() == max {
+                    if let Some(Value::String(m)) = v.last().and_then(|e| e.get("member")) {
+                        self.top_bound = b.order_key(m.as_bytes());
+                    }
+                }
+                v
+            }
+            _ => Vec::new(),
+        };
+    }
+
+    /// The events of one write (or of a change to the board as a whole:
+    /// `journal.all`), `b` being the board after it (`None`: gone).
+    fn apply(&mut self, b: Option<&Board>, journal: Journal, lsn: u64) {
+        let keys = b.map(|b| b.key_names()).unwrap_or_default();
+        let ranking = b.map_or(Ranking::Unique, |b| b.ranking());
+        let all = journal.all || b.is_none();
+        // Watched members whose rank may have changed, and the members the
+        // write itself touched (for the `everything` filter), in order.
+        let mut maybe: Vec<Box<[u8]>> = Vec::new();
+        let mut touched: Vec<Box<[u8]>> = Vec::new();
+        let mut seen: HashSet<Box<[u8]>> = HashSet::new();
+        let mut top_hit = all;
+        if all {
+            maybe.extend(self.watched.keys().cloned());
+            self.by_key.clear();
+            for (m, w) in self.watched.iter_mut() {
+                w.key = b.and_then(|b| b.order_key(m));
+                if let Some(k) = &w.key {
+                    self.by_key.insert(k.clone(), m.clone());
+                }
+            }
+        } else {
+            let t = &journal.touches;
+            let mut i = 0;
+            while i < t.len() {
+                // An update is its member leaving, then entering.
+                let (old, new) = if !t[i].entered
+                    && t.get(i + 1)
+                        .is_some_and(|n| n.entered && n.member == t[i].member)
+                {
+                    i += 2;
+                    (Some(&t[i - 2]), Some(&t[i - 1]))
+                } else {
+                    i += 1;
+                    let x = &t[i - 1];
+                    if x.entered {
+                        (None, Some(x))
+                    } else {
+                        (Some(x), None)
+                    }
+                };
+                let member = old.or(new).map(|x| x.member.clone()).unwrap_or_default();
+                if !top_hit {
+                    top_hit = [old, new].into_iter().flatten().any(|x| {
+                        self.top_bound.as_ref().is_none_or(|bound| x.key <= *bound)
+                    });
+                }
+                self.shifted(ranking, old, new, &mut maybe);
+                if let Some(w) = self.watched.get_mut(&member) {
+                    if let Some(k) = w.key.take() {
+                        self.by_key.remove(&k);
+                    }
+                    w.key = new.map(|n| n.key.clone());
+                    if let Some(k) = &w.key {
+                        self.by_key.insert(k.clone(), member.clone());
+                    }
+                    maybe.push(member.clone());
+                }
+                if seen.insert(member.clone()) {
+                    touched.push(member);
+                }
+            }
+        }
+        // One member's write that moved others: say whose.
+        let by = (touched.len() == 1).then(|| member_str(&touched[0]));
+
+        // Watched members.
+        let mut told: HashSet<Box<[u8]>> = HashSet::new();
+        for m in maybe {
+            if !told.insert(m.clone()) {
+                continue;
+            }
+            let now = b.and_then(|b| entry_json(b, &keys, &m));
+            let Some(w) = self.watched.get(&m) else {
+                continue;
+            };
+            let same = match (&w.entry, &now) {
+                (Some(a), Some(n)) => !moved(a, n),
+                (None, None) => true,
+                _ => false,
+            };
+            if same {
+                continue;
+            }
+            let mut body = Map::new();
+            body.insert("member".into(), member_str(&m).into());
+            body.insert("rank".into(), field(now.as_ref(), "rank"));
+            body.insert("score".into(), field(now.as_ref(), "score"));
+            if let Some(s) = now.as_ref().and_then(|e| e.get("scores")) {
+                body.insert("scores".into(), s.clone());
+            }
+            if let Some(n) = now.as_ref().and_then(|e| e.get("name")) {
+                body.insert("name".into(), n.clone());
+            }
+            body.insert("previous_rank".into(), field(w.entry.as_ref(), "rank"));
+            body.insert("previous_score".into(), field(w.entry.as_ref(), "score"));
+            if let Some(by) = &by {
+                if by.as_bytes() != &*m {
+                    body.insert("by".into(), by.clone().into());
+                }
+            }
+            let filters = w.filters.clone();
+            let ev = self.event(lsn, Kind::Member, body);
+            for f in &filters {
+                self.push_to(f, &ev);
+            }
+            if let Some(w) = self.watched.get_mut(&m) {
+                w.entry = now;
+            }
+        }
+
+        // Every change.
+        if self.subs.contains_key("") {
+            if all {
+                let mut body = Map::new();
+                body.insert(
+                    "reason".into(),
+                    "the board changed as a whole: reload the state".into(),
+                );
+                let ev = self.event(lsn, Kind::Reload, body);
+                self.push_to("", &ev);
+            } else {
+                for m in &touched {
+                    let body = match b.and_then(|b| entry_json(b, &keys, m)) {
+                        Some(e) => e,
+                        None => {
+                            let mut body = Map::new();
+                            body.insert("member".into(), member_str(m).into());
+                            body.insert("removed".into(), true.into());
+                            body
+                        }
+                    };
+                    let ev = self.event(lsn, Kind::Change, body);
+                    self.push_to("", &ev);
+                }
+            }
+        }
+
+        // The top places.
+        if top_hit && !self.tops.is_empty() {
+            let before = std::mem::take(&mut self.top);
+            self.read_top(b);
+            let sizes: Vec<(u32, Vec<String>)> =
+                self.tops.iter().map(|(n, v)| (*n, v.clone())).collect();
+            for (n, filters) in sizes {
+                let n = n as usize;
+                let old = &before[..before.len().min(n)];
+                let new: Vec<Map<String, Value>> =
+                    self.top[..self.top.len().min(n)].to_vec();
+                for ev in self.top_diff(lsn, old, &new) {
+                    for f in &filters {
+                        self.push_to(f, &ev);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The events that turn the top places `old` into `new`: leaves, then
+    /// entries and moves in rank order.
+    fn top_diff(
+        &mut self,
+        lsn: u64,
+        old: &[Map<String, Value>],
+        new: &[Map<String, Value>],
+    ) -> Vec<Arc<Event>> {
+        let name = |e: &Map<String, Value>| e.get("member").cloned().unwrap_or(Value::Null);
+        let was: HashMap<String, &Map<String, Value>> = old
+            .iter()
+            .map(|e| (name(e).as_str().unwrap_or("").to_string(), e))
+            .collect();
+        let is: HashSet<String> = new
+            .iter()
+            .map(|e| name(e).as_str().unwrap_or("").to_string())
+            .collect();
+        let mut out = Vec::new();
+        for e in old {
+            let m = name(e);
+            if !is.contains(m.as_str().unwrap_or("")) {
+                let mut body = Map::new();
+                body.insert("member".into(), m);
+                body.insert("previous_rank".into(), field(Some(e), "rank"));
+                out.push(self.event(lsn, Kind::Leave, body));
+            }
+        }
+        for e in new {
+            let m = name(e);
+            match was.get(m.as_str().unwrap_or("")) {
+                None => out.push(self.event(lsn, Kind::Enter, e.clone())),
+                Some(prev) if moved(prev, e) => {
+                    let mut body = e.clone();
+                    body.insert("previous_rank".into(), field(Some(prev), "rank"));
+                    body.insert("previous_score".into(), field(Some(prev), "score"));
+                    out.push(self.event(lsn, Kind::Move, body));
+                }
+                Some(_) => {}
+            }
+        }
+        out
+    }
+
+    /// The watched members whose rank one step may shift: a member
+    /// leaving its place `old` and/or entering at `new`.
+    fn shifted(
+        &self,
+        ranking: Ranking,
+        old: Option<&podium_engine::Touch>,
+        new: Option<&podium_engine::Touch>,
+        out: &mut Vec<Box<[u8]>>,
+    ) {
+        use Bound::{Excluded, Included, Unbounded};
+        let after = |k: &OrderKey| (Excluded(k.clone()), Unbounded);
+        let after_values = |c: &[u64]| (Excluded(OrderKey::last_of(c)), Unbounded);
+        let span: Option<(Bound<OrderKey>, Bound<OrderKey>)> = match (ranking, old, new) {
+            (Ranking::Unique, Some(o), Some(n)) => {
+                let (lo, hi) = if o.key <= n.key { (o, n) } else { (n, o) };
+                (lo.key < hi.key).then(|| (Excluded(lo.key.clone()), Excluded(hi.key.clone())))
+            }
+            (Ranking::Unique, Some(x), None) | (Ranking::Unique, None, Some(x)) => {
+                Some(after(&x.key))
+            }
+            (_, Some(o), Some(n)) => {
+                let (lo, hi) = if o.key.codes <= n.key.codes {
+                    (&o.key.codes, &n.key.codes)
+                } else {
+                    (&n.key.codes, &o.key.codes)
+                };
+                let between = (lo < hi).then(|| {
+                    (
+                        Excluded(OrderKey::last_of(lo)),
+                        Included(OrderKey::last_of(hi)),
+                    )
+                });
+                match ranking {
+                    Ranking::Dense => match (o.edge, n.edge) {
+                        (true, true) => between,
+                        (true, false) => Some(after_values(&o.key.codes)),
+                        (false, true) => Some(after_values(&n.key.codes)),
+                        (false, false) => None,
+                    },
+                    _ => between,
+                }
+            }
+            (_, Some(x), None) | (_, None, Some(x)) => {
+                (ranking != Ranking::Dense || x.edge).then(|| after_values(&x.key.codes))
+            }
+            (_, None, None) => None,
+        };
+        if let Some(span) = span {
+            out.extend(self.by_key.range(span).map(|(_, m)| m.clone()));
+        }
+    }
+
+    /// A lifecycle event, to every filter.
+    fn lifecycle(&mut self, lsn: u64, kind: Kind, body: Map<String, Value>) {
+        let ev = self.event(lsn, kind, body);
+        for s in self.subs.values() {
+            s.ring.push(ev.clone());
+        }
+    }
+}
+
+impl Service {
+    /// `subscribe`: registers the filter under the board's lock, so its
+    /// snapshot and its first event follow each other with nothing between.
+    pub fn subscribe(&self, req: &Subscribe) -> Result<Subscription, ApiError> {
+        req.check()?;
+        let _gate = self.shared();
+        let feed = self
+            .feeds
+            .get_or_create(&req.board, EventId::new(self.last_lsn(), 0));
+        let board = self.store.get(&req.board);
+        let mut g = board.as_ref().map(|b| b.write());
+        let mut f = feed.lock();
+        if let Some(b) = g.as_deref_mut() {
+            if !b.is_watched() {
+                // Watched from now on; what changed while it was not (a
+                // board that came back) is compared as a whole.
+                b.watch();
+                if !f.subs.is_empty() {
+                    f.apply(Some(b), whole(), 0);
+                }
+            }
+        }
+        f.sweep(Instant::now());
+        let (ring, cursor, first) = f.register(g.as_deref(), &req.filter, req.since);
+        Ok(ring.subscribe(cursor, first))
+    }
+
+    /// The events of a write to `board` just applied to `b` (still locked)
+    /// and logged as `lsn`; `rec` is its record.
+    pub(crate) fn board_events(&self, board: &str, b: &mut Board, rec: Option<&LogOp>, lsn: u64) {
+        let Some(feed) = self.feeds.get(board) else {
+            return;
+        };
+        let mut f = feed.lock();
+        let mut journal = if b.is_watched() {
+            b.take_journal()
+        } else {
+            b.watch();
+            whole()
+        };
+        if let Some(LogOp::Put { config, .. }) = rec {
+            // A re-sort: the new config, then everything compared.
+            let mut body = Map::new();
+            body.insert("config".into(), config.to_json());
+            f.lifecycle(lsn, Kind::Config, body);
+            journal.all = true;
+        }
+        if !journal.is_empty() {
+            f.apply(Some(b), journal, lsn);
+        }
+    }
+
+    /// The events of a record that changes boards as a whole (creation,
+    /// config, reset, deletion, rename, copy, merge, flush), appended as
+    /// `lsn` with the gate held exclusively and no board locked.
+    pub(crate) fn structural_events(&self, op: &LogOp, lsn: u64) {
+        if !self.feeds.any() {
+            return;
+        }
+        match op {
+            LogOp::Unit(parts) => {
+                for p in parts {
+                    self.structural_events(p, lsn);
+                }
+            }
+            LogOp::Create { board, .. } => self.lifecycle(board, lsn, Some(Kind::Created), Map::new()),
+            LogOp::Put { board, config } => {
+                let mut body = Map::new();
+                body.insert("config".into(), config.to_json());
+                self.lifecycle(board, lsn, Some(Kind::Config), body);
+            }
+            LogOp::Delete { board } => self.lifecycle(board, lsn, Some(Kind::Deleted), Map::new()),
+            LogOp::Archive { board, archive } => {
+                let mut body = Map::new();
+                body.insert("archive".into(), archive.clone().into());
+                self.lifecycle(board, lsn, Some(Kind::Reset), body);
+            }
+            // The content replaced: compared as a whole, no event of its own.
+            LogOp::Combine { dest, .. } => self.lifecycle(dest, lsn, None, Map::new()),
+            LogOp::DelKey { key } => self.key_gone(key, lsn),
+            LogOp::FlushAll => {
+                for board in self.feeds.names() {
+                    self.lifecycle(&board, lsn, Some(Kind::Deleted), Map::new());
+                }
+            }
+            LogOp::RenameKey { from, to, .. } => {
+                self.key_gone(from, lsn);
+                self.key_came(to, lsn);
+            }
+            LogOp::CopyKey { to, .. } => self.key_came(to, lsn),
+            // A string written over a board's name replaces the board.
+            LogOp::SetString { key, .. } => self.key_gone(key, lsn),
+            LogOp::MSet { pairs } => {
+                for (key, _) in pairs {
+                    self.key_gone(key, lsn);
+                }
+            }
+            LogOp::Rename { pairs } => {
+                for (from, _) in pairs {
+                    self.key_gone(from, lsn);
+                }
+                for (_, to) in pairs {
+                    self.key_came(to, lsn);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn key_gone(&self, key: &[u8], lsn: u64) {
+        if let Ok(board) = std::str::from_utf8(key) {
+            if self.feeds.get(board).is_some() && self.store.get(board).is_none() {
+                self.lifecycle(board, lsn, Some(Kind::Deleted), Map::new());
+            }
+        }
+    }
+
+    fn key_came(&self, key: &[u8], lsn: u64) {
+        if let Ok(board) = std::str::from_utf8(key) {
+            if self.feeds.get(board).is_some() && self.store.get(board).is_some() {
+                self.lifecycle(board, lsn, Some(Kind::Created), Map::new());
+            }
+        }
+    }
+
+    /// A lifecycle event of `board` (if any), then every watched member and
+    /// the top places compared with the board as it now is.
+    fn lifecycle(&self, board: &str, lsn: u64, kind: Option<Kind>, body: Map<String, Value>) {
+        let Some(feed) = self.feeds.get(board) else {
+            return;
+        };
+        let b = self.store.get(board);
+        let mut g = b.as_ref().map(|b| b.write());
+        let mut f = feed.lock();
+        if let Some(kind) = kind {
+            f.lifecycle(lsn, kind, body);
+        }
+        if let Some(b) = g.as_deref_mut() {
+            b.watch();
+            let _ = b.take_journal();
+        }
+        f.apply(g.as_deref(), whole(), lsn);
+    }
+
+    /// Once a second: forgets filters nobody read for the retention time,
+    /// and stops watching boards left without any.
+    pub fn sweep_events(&self) {
+        let now = Instant::now();
+        for board in self.feeds.names() {
+            let Some(feed) = self.feeds.get(&board) else {
+                continue;
+            };
+            let b = self.store.get(&board);
+            let mut g = b.as_ref().map(|b| b.write());
+            let left = feed.lock().sweep(now);
+            if !left && self.feeds.drop_if_unused(&board) {
+                if let Some(b) = g.as_deref_mut() {
+                    b.unwatch();
+                }
+            }
+        }
+    }
+}
+
+/// A journal saying "compare everything".
+fn whole() -> Journal {
+    Journal {
+        touches: Vec::new(),
+        all: true,
+    }
+}

@@ -1,0 +1,494 @@
+//! Live events against a naive model: random writes through the store's
+//! HTTP/RPC paths and its Redis paths (submit, increments, batches, ZADD,
+//! removals by id, rank and score, pops, resets, deletions, re-sorting
+//! config changes, caps that evict), subscribers with random filters
+//! (top N, watched members, everything), subscribed with and without a
+//! snapshot, disconnected and resumed from the last id they saw. After
+//! every step each connected subscriber's events, replayed onto what it
+//! knew, must give exactly the state the model gives for its filter; ids
+//! only grow, and a resume within the ring replays without `reload`, so
+//! there is no gap and no duplicate.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use podium_core::api::SubmitIn;
+use podium_core::events::{Event, EventId, Filter, Kind, Subscription};
+use podium_core::ops::{RangeBy, RemoveRange, Subscribe};
+use podium_store::service::Service;
+use proptest::prelude::*;
+use serde_json::Value;
+
+const BOARD: &str = "b";
+const POOL: usize = 10;
+
+fn member(i: usize) -> String {
+    format!("m{i}")
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Set(usize, i8),
+    Incr(usize, i8),
+    Batch(Vec<(usize, i8)>),
+    Zadd(usize, i8),
+    Remove(Vec<usize>),
+    RemoveRanks(u64, u64),
+    RemoveScores(i8, i8),
+    Pop(u64, bool),
+    Reset,
+    Delete,
+    Config { asc: bool, ranking: u8, max: Option<u64> },
+    OtherBoard(usize, i8),
+    Subscribe { top: Option<u32>, members: Vec<usize>, snapshot: bool },
+    Disconnect(usize),
+    Resume(usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let m = 0..POOL;
+    let s = -3i8..4;
+    prop_oneof![
+        6 => (m.clone(), s.clone()).prop_map(|(m, s)| Step::Set(m, s)),
+        3 => (m.clone(), s.clone()).prop_map(|(m, s)| Step::Incr(m, s)),
+        2 => prop::collection::vec((m.clone(), s.clone()), 1..5).prop_map(Step::Batch),
+        2 => (m.clone(), s.clone()).prop_map(|(m, s)| Step::Zadd(m, s)),
+        2 => prop::collection::vec(m.clone(), 1..3).prop_map(Step::Remove),
+        1 => (1u64..5, 0u64..3).prop_map(|(a, n)| Step::RemoveRanks(a, a + n)),
+        1 => (s.clone(), 0i8..2).prop_map(|(a, n)| Step::RemoveScores(a, a + n)),
+        1 => (1u64..3, any::<bool>()).prop_map(|(n, w)| Step::Pop(n, w)),
+        1 => Just(Step::Reset),
+        1 => Just(Step::Delete),
+        1 => (any::<bool>(), 0u8..3, prop::option::of(3u64..7))
+            .prop_map(|(asc, ranking, max)| Step::Config { asc, ranking, max }),
+        1 => (m.clone(), s.clone()).prop_map(|(m, s)| Step::OtherBoard(m, s)),
+        2 => (prop::option::of(1u32..6), prop::collection::vec(m, 0..3), any::<bool>())
+            .prop_map(|(top, members, snapshot)| Step::Subscribe { top, members, snapshot }),
+        1 => (0usize..8).prop_map(Step::Disconnect),
+        1 => (0usize..8).prop_map(Step::Resume),
+    ]
+}
+
+/// The board as a naive model holds it.
+#[derive(Clone)]
+struct Model {
+    exists: bool,
+    asc: bool,
+    /// 0 unique, 1 competition, 2 dense.
+    ranking: u8,
+    max: Option<u64>,
+    scores: BTreeMap<String, f64>,
+}
+
+impl Model {
+    fn new() -> Model {
+        Model {
+            exists: false,
+            asc: false,
+            ranking: 0,
+            max: None,
+            scores: BTreeMap::new(),
+        }
+    }
+
+    /// Members best first: by score in the board's direction, ties by
+    /// member bytes in the same direction.
+    fn ordered(&self) -> Vec<(String, f64)> {
+        let mut v: Vec<(String, f64)> = self.scores.iter().map(|(m, s)| (m.clone(), *s)).collect();
+        v.sort_by(|a, b| {
+            let o = a.1.partial_cmp(&b.1).unwrap().then_with(|| a.0.cmp(&b.0));
+            if self.asc {
+                o
+            } else {
+                o.reverse()
+            }
+        });
+        v
+    }
+
+    fn better(&self, a: f64, b: f64) -> bool {
+        if self.asc {
+            a < b
+        } else {
+            a > b
+        }
+    }
+
+    fn ranks(&self) -> Vec<(String, u64, f64)> {
+        let v = self.ordered();
+        let mut distinct: Vec<f64> = v.iter().map(|e| e.1).collect();
+        distinct.dedup();
+        v.iter()
+            .enumerate()
+            .map(|(i, (m, s))| {
+                let r = match self.ranking {
+                    0 => i as u64 + 1,
+                    1 => v.iter().filter(|o| self.better(o.1, *s)).count() as u64 + 1,
+                    _ => distinct.iter().filter(|d| self.better(**d, *s)).count() as u64 + 1,
+                };
+                (m.clone(), r, *s)
+            })
+            .collect()
+    }
+
+    fn evict(&mut self) {
+        if let Some(max) = self.max {
+            let v = self.ordered();
+            for (m, _) in v.iter().skip(max as usize) {
+                self.scores.remove(m);
+            }
+        }
+    }
+
+    fn top(&self, n: u32) -> HashMap<String, (u64, f64)> {
+        self.ranks()
+            .into_iter()
+            .take(n as usize)
+            .map(|(m, r, s)| (m, (r, s)))
+            .collect()
+    }
+
+    fn member(&self, m: &str) -> Option<(u64, f64)> {
+        self.ranks()
+            .into_iter()
+            .find(|e| e.0 == m)
+            .map(|(_, r, s)| (r, s))
+    }
+}
+
+/// What one subscriber knows, rebuilt from its events only.
+struct Client {
+    filter: Filter,
+    sub: Option<Subscription>,
+    last: Option<EventId>,
+    top: HashMap<String, (u64, f64)>,
+    members: HashMap<String, Option<(u64, f64)>>,
+    all: HashMap<String, f64>,
+    /// Set while disconnected: the resume must not need a reload.
+    resumed: bool,
+}
+
+fn rank_score(v: &Value) -> Option<(u64, f64)> {
+    Some((v["rank"].as_u64()?, v["score"].as_f64()?))
+}
+
+/// The events ready now (writes push theirs before they return).
+fn ready(sub: &mut Subscription) -> Vec<Arc<Event>> {
+    let mut out = Vec::new();
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        let mut f = pin!(sub.next_batch());
+        match f.as_mut().poll(&mut cx) {
+            Poll::Ready(Some(b)) => out.extend(b),
+            Poll::Ready(None) | Poll::Pending => return out,
+        }
+    }
+}
+
+impl Client {
+    fn apply(&mut self, ev: &Event, model: &Model) {
+        let v = ev.value();
+        match ev.kind {
+            Kind::Snapshot => {
+                if let Some(top) = v["top"].as_array() {
+                    self.top = top
+                        .iter()
+                        .map(|e| (e["member"].as_str().unwrap().to_string(), rank_score(e).unwrap()))
+                        .collect();
+                }
+                if let Some(ms) = v["members"].as_array() {
+                    self.members = ms
+                        .iter()
+                        .map(|e| (e["member"].as_str().unwrap().to_string(), rank_score(e)))
+                        .collect();
+                }
+            }
+            Kind::Enter | Kind::Move => {
+                self.top.insert(
+                    v["member"].as_str().unwrap().to_string(),
+                    rank_score(&v).unwrap(),
+                );
+            }
+            Kind::Leave => {
+                self.top.remove(v["member"].as_str().unwrap());
+            }
+            Kind::Member => {
+                self.members
+                    .insert(v["member"].as_str().unwrap().to_string(), rank_score(&v));
+            }
+            Kind::Change => {
+                let m = v["member"].as_str().unwrap().to_string();
+                if v["removed"] == true {
+                    self.all.remove(&m);
+                } else {
+                    self.all.insert(m, v["score"].as_f64().unwrap());
+                }
+            }
+            Kind::Reset | Kind::Deleted | Kind::Created => self.all.clear(),
+            Kind::Reload => {
+                // A reload answering a resume names the id it could not
+                // resume after; one in the stream (the board changed as a
+                // whole) does not.
+                assert!(
+                    !(self.resumed && v.get("after").is_some()),
+                    "a resume within the retained events needed a reload: {v}"
+                );
+                // The client reads the board again.
+                self.all = model.scores.clone().into_iter().collect();
+            }
+            Kind::Config => {}
+            Kind::Lagged => panic!("lagged in a short test: {v}"),
+        }
+    }
+
+    fn drain(&mut self, model: &Model) {
+        let Some(sub) = self.sub.as_mut() else { return };
+        let evs = ready(sub);
+        for ev in evs {
+            // Snapshots and reloads carry the position they were taken at.
+            let fresh = matches!(ev.kind, Kind::Snapshot | Kind::Reload);
+            if let Some(last) = self.last {
+                assert!(
+                    ev.id > last || (fresh && ev.id >= last),
+                    "id {} after {} ({})",
+                    ev.id,
+                    last,
+                    ev.json
+                );
+            }
+            self.last = Some(ev.id);
+            self.apply(&ev, model);
+        }
+        self.resumed = false;
+    }
+
+    fn check(&self, model: &Model) {
+        if self.sub.is_none() {
+            return;
+        }
+        if let Some(n) = self.filter.top {
+            assert_eq!(self.top, model.top(n), "top {n}");
+        }
+        for m in &self.filter.members {
+            assert_eq!(
+                self.members.get(m).copied().flatten(),
+                model.member(m),
+                "member {m}"
+            );
+        }
+        if self.filter.everything() {
+            let want: HashMap<String, f64> = model.scores.clone().into_iter().collect();
+            assert_eq!(self.all, want, "every change");
+        }
+    }
+}
+
+fn submit(svc: &Service, rt: &tokio::runtime::Runtime, board: &str, e: Vec<SubmitIn>) {
+    let _ = rt.block_on(svc.submit(board, &e));
+}
+
+fn run(steps: Vec<Step>) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let svc = Service::in_memory();
+    let mut model = Model::new();
+    let mut clients: Vec<Client> = Vec::new();
+    for st in steps {
+        match st {
+            Step::Set(m, s) => {
+                submit(&svc, &rt, BOARD, vec![SubmitIn::new(member(m), s as f64)]);
+                model.scores.insert(member(m), s as f64);
+                model.exists = true;
+                model.evict();
+            }
+            Step::Incr(m, s) => {
+                let mut e = SubmitIn::new(member(m), s as f64);
+                e.op = Some("incr".into());
+                submit(&svc, &rt, BOARD, vec![e]);
+                *model.scores.entry(member(m)).or_insert(0.0) += s as f64;
+                model.exists = true;
+                model.evict();
+            }
+            Step::Batch(v) => {
+                let e = v
+                    .iter()
+                    .map(|(m, s)| SubmitIn::new(member(*m), *s as f64))
+                    .collect();
+                submit(&svc, &rt, BOARD, e);
+                for (m, s) in v {
+                    model.scores.insert(member(m), s as f64);
+                    model.evict();
+                }
+                model.exists = true;
+            }
+            Step::Zadd(m, s) => {
+                let mut rec = podium_core::entry::SubmitRec::from_ref(&SubmitIn::new(
+                    member(m),
+                    s as f64,
+                ))
+                .unwrap();
+                rec.op = Some(podium_engine::UpdateOp::Set);
+                svc.zadd(BOARD.as_bytes(), vec![rec], Default::default())
+                    .unwrap();
+                model.scores.insert(member(m), s as f64);
+                model.exists = true;
+                model.evict();
+            }
+            Step::Remove(v) => {
+                let names: Vec<String> = v.iter().map(|m| member(*m)).collect();
+                let _ = rt.block_on(svc.remove(BOARD, &names));
+                for n in names {
+                    model.scores.remove(&n);
+                }
+            }
+            Step::RemoveRanks(a, b) => {
+                let req = RemoveRange {
+                    board: BOARD.into(),
+                    by: RangeBy::Rank { start: a, stop: b },
+                };
+                let _ = rt.block_on(svc.remove_range(&req));
+                let gone: Vec<String> = model
+                    .ordered()
+                    .into_iter()
+                    .skip(a as usize - 1)
+                    .take((b - a + 1) as usize)
+                    .map(|e| e.0)
+                    .collect();
+                for g in gone {
+                    model.scores.remove(&g);
+                }
+            }
+            Step::RemoveScores(lo, hi) => {
+                let _ = svc.zrem_score_range(
+                    BOARD.as_bytes(),
+                    podium_engine::ScoreRange::inclusive(lo as f64, hi as f64),
+                );
+                model
+                    .scores
+                    .retain(|_, s| *s < lo as f64 || *s > hi as f64);
+            }
+            Step::Pop(n, worst) => {
+                let _ = svc.zpop(BOARD.as_bytes(), n, worst);
+                let mut v = model.ordered();
+                if worst {
+                    v.reverse();
+                }
+                for (m, _) in v.into_iter().take(n as usize) {
+                    model.scores.remove(&m);
+                }
+            }
+            Step::Reset => {
+                if rt.block_on(svc.reset(BOARD)).is_ok() {
+                    model.scores.clear();
+                }
+            }
+            Step::Delete => {
+                if rt.block_on(svc.board_delete(BOARD)).is_ok() {
+                    model = Model::new();
+                }
+            }
+            Step::Config { asc, ranking, max } => {
+                let rank_mode = ["unique", "competition", "dense"][ranking as usize];
+                let mut cfg = serde_json::json!({
+                    "order": if asc { "asc" } else { "desc" },
+                    "ranking": rank_mode,
+                });
+                if let Some(m) = max {
+                    cfg["max_members"] = m.into();
+                }
+                rt.block_on(svc.board_put(BOARD, &cfg)).unwrap();
+                model.exists = true;
+                model.asc = asc;
+                model.ranking = ranking;
+                model.max = max;
+                model.evict();
+            }
+            Step::OtherBoard(m, s) => {
+                submit(&svc, &rt, "other", vec![SubmitIn::new(member(m), s as f64)]);
+            }
+            Step::Subscribe {
+                top,
+                members,
+                snapshot,
+            } => {
+                let filter =
+                    Filter::new(top, members.into_iter().map(member).collect(), snapshot).unwrap();
+                let sub = svc
+                    .subscribe(&Subscribe {
+                        board: BOARD.into(),
+                        filter: filter.clone(),
+                        since: None,
+                    })
+                    .unwrap();
+                let mut c = Client {
+                    filter: filter.clone(),
+                    sub: Some(sub),
+                    last: None,
+                    top: HashMap::new(),
+                    members: HashMap::new(),
+                    all: model.scores.clone().into_iter().collect(),
+                    resumed: false,
+                };
+                if !snapshot {
+                    // Without a snapshot the client reads the state itself.
+                    if let Some(n) = top {
+                        c.top = model.top(n);
+                    }
+                    for m in &filter.members {
+                        c.members.insert(m.clone(), model.member(m));
+                    }
+                }
+                clients.push(c);
+            }
+            Step::Disconnect(i) => {
+                if let Some(c) = clients.get_mut(i) {
+                    if let Some(sub) = c.sub.take() {
+                        // It saw everything up to the drop.
+                        c.last = Some(sub.cursor());
+                    }
+                }
+            }
+            Step::Resume(i) => {
+                if let Some(c) = clients.get_mut(i) {
+                    if c.sub.is_none() {
+                        let sub = svc
+                            .subscribe(&Subscribe {
+                                board: BOARD.into(),
+                                filter: c.filter.clone(),
+                                since: c.last,
+                            })
+                            .unwrap();
+                        c.sub = Some(sub);
+                        c.resumed = true;
+                    }
+                }
+            }
+        }
+        for c in clients.iter_mut() {
+            c.drain(&model);
+            c.check(&model);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_subscriber_replays_to_the_models_state(
+        steps in prop::collection::vec(step(), 1..60)
+    ) {
+        // Subscribers first in most runs, so the writes are watched.
+        let mut all = vec![
+            Step::Subscribe { top: Some(3), members: vec![0, 1], snapshot: true },
+            Step::Subscribe { top: None, members: vec![], snapshot: false },
+        ];
+        all.extend(steps);
+        run(all);
+    }
+}
