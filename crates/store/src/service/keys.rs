@@ -72,8 +72,13 @@ impl Service {
                 // Not refused while the log cannot write: the key is gone
                 // for readers either way, and its record waits with the
                 // others until the log recovers.
-                self.delete_key_locked(key);
+                let (existed, _) = self.delete_key_locked(key);
                 self.key_counts.add(EXPIRED_KEYS, 1);
+                if existed {
+                    if let Some(sink) = &*self.expiry_sink.read() {
+                        sink.expired(key);
+                    }
+                }
             }
         }
     }
