@@ -157,6 +157,11 @@ impl Service {
     /// DEL / UNLINK.
     pub fn del(&self, keys: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
         self.writable()?;
+        // An expired key is gone before DEL looks (Redis counts it as
+        // missing and publishes `expired`, not `del`).
+        for k in keys {
+            self.purge_if_expired(k);
+        }
         let _gate = self.exclusive();
         let mut n = 0;
         let mut lsn = 0;
