@@ -553,6 +553,81 @@ fn key_misses(d: &mut Diff) {
     run(d, &["CONFIG SET notify-keyspace-events ''"]);
 }
 
+/// Commands at their edges: options that change nothing, errors after a
+/// lookup, expired keys a write meets, and a blocked pop served by
+/// another client's write.
+fn edges(d: &mut Diff) {
+    d.same("CONFIG SET notify-keyspace-events KEAn");
+    let mut sub = subscriber(d, &["PSUBSCRIBE __key*__:*"]);
+    run(
+        d,
+        &[
+            "ZADD z 1 a",
+            "ZADD z NX INCR 5 a",
+            "ZADD z XX INCR 5 nope",
+            "ZADD z LT 2 a",
+            "ZADD z GT CH 2 a",
+            "ZADD z INCR 0 a",
+            "ZINCRBY z 0 a",
+            "ZADD z 1 a 1 b 3 c",
+            "ZREMRANGEBYRANK z 5 9",
+            "ZREMRANGEBYLEX z [x [y",
+            "ZPOPMAX z 0",
+            "ZPOPMAX z 10",
+            "SET s 1.5",
+            "INCR s",
+            "INCRBYFLOAT s x",
+            "INCRBYFLOAT nokey 2",
+            "HSET h f x",
+            "HINCRBY h f 1",
+            "HINCRBYFLOAT h f 1",
+            "HINCRBYFLOAT h g 1e400",
+            "HDEL s f",
+            "ZREM s a",
+            "EXPIRE s 0",
+            "PEXPIREAT nokey 1",
+            "EXPIRE nokey -5",
+            "SET s v KEEPTTL GET",
+            "SET s v2 XX GET",
+            "SET s v3 NX GET",
+            "MSETNX s v m v",
+            "GETEX s PXAT 1",
+            "SET k v",
+            "RENAMENX k h",
+            "RENAME k h",
+            "COPY h h2 REPLACE",
+            "COPY h h2",
+            "SETRANGE sr 0 ''",
+            "SETRANGE sr 3 x",
+            "APPEND sr ''",
+            "APPEND sr2 ''",
+        ],
+    );
+    events(d, &mut sub, "edges of the write commands");
+    // Writes meeting keys that expired meanwhile.
+    run(d, &["SET e1 v PX 20", "ZADD e2 1 a", "PEXPIRE e2 20"]);
+    thread::sleep(Duration::from_millis(40));
+    run(d, &["SET e1 w", "ZADD e2 2 b"]);
+    events(d, &mut sub, "writes to expired keys");
+    run(d, &["HSET e3 f v", "PEXPIRE e3 20"]);
+    thread::sleep(Duration::from_millis(40));
+    run(d, &["DEL e3 e4"]);
+    events(d, &mut sub, "DEL of an expired key");
+    // A blocked pop served by a ZADD: the pop's events follow the ZADD's.
+    let mut blocked = second(d);
+    let pop = cmd("BZPOPMIN bk 0");
+    blocked.0.send(&pop).expect("writing to redis");
+    let _ = blocked.1.send(&pop);
+    thread::sleep(Duration::from_millis(100));
+    run(d, &["ZADD bk 1 m"]);
+    let (r, p) = (read_n(&mut blocked.0, 1), read_n(&mut blocked.1, 1));
+    if r != p || missing(&r) {
+        d.record("a blocked pop's reply", "BZPOPMIN bk 0", &r, &p);
+    }
+    events(d, &mut sub, "a blocked pop served by another client");
+    run(d, &["CONFIG SET notify-keyspace-events ''"]);
+}
+
 #[test]
 fn keyspace_config() {
     run_group("keyspace notification flags", config);
@@ -584,6 +659,11 @@ fn keyspace_transactions_and_scripts() {
         "keyspace events in MULTI and scripts",
         transactions_and_scripts,
     );
+}
+
+#[test]
+fn keyspace_edges() {
+    run_group("keyspace events at the edges of commands", edges);
 }
 
 #[test]
