@@ -9,6 +9,9 @@
 //! against the [`KeyStore`] and returns a [`reply::Reply`], which [`reply`]
 //! encodes per protocol version; [`conn`] drives one connection
 //! (pipelining, one durable commit per batch) and [`serve`] accepts them.
+//! Beside them, [`pubsub`] holds the listener's subscriptions and
+//! [`notify`] its keyspace notifications, which the commands and the
+//! store's expiries publish there.
 
 pub mod clients;
 pub mod codec;
