@@ -111,6 +111,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
                     appendfsync: settings.fsync.as_str(),
                 },
                 script_time_limit: Some(std::time::Duration::from_millis(lim.script_time_limit_ms)),
+                notify_keyspace_events: lim.notify_keyspace_events,
             };
             let stop = stop_rx.clone();
             let limits = conn_limits("resp", idle);

@@ -455,6 +455,10 @@ impl KeyStore for Database {
         self.inner.waiters()
     }
 
+    fn set_expiry_sink(&self, sink: Option<std::sync::Arc<dyn super::ExpirySink>>) {
+        self.inner.set_expiry_sink(sink)
+    }
+
     fn stored_key<'a>(&self, key: &'a [u8]) -> Cow<'a, [u8]> {
         self.enc(key)
     }

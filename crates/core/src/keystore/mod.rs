@@ -127,6 +127,17 @@ impl ExpireCond {
     }
 }
 
+/// Told of every key the store deletes because its expiry passed, lazily
+/// on access or by the background sweep, whichever protocol's request
+/// found it (Redis's `expired` keyspace event). Called with the store's
+/// write exclusion held, so it sees expiries in the order they happen; it
+/// must not call back into the store.
+pub trait ExpirySink: Send + Sync {
+    /// `stored` is the key as stored (a Redis database's namespace
+    /// included, see [`database::decode`]).
+    fn expired(&self, stored: &[u8]);
+}
+
 /// The keys a transaction may change ([`KeyStore::run_atomically`]):
 /// other clients' reads of every other key run beside it instead of
 /// waiting for it.
@@ -485,6 +496,9 @@ pub trait KeyStore: Send + Sync {
     /// The clients blocked on keys (BZPOPMIN…): every write that adds
     /// members to a key signals it here, whichever frontend made it.
     fn waiters(&self) -> &std::sync::Arc<Waiters>;
+
+    /// Where expired keys are reported from now on (`None`: nowhere).
+    fn set_expiry_sink(&self, sink: Option<std::sync::Arc<dyn ExpirySink>>);
 
     /// The name under which `key` is stored, which [`Waiters`] are keyed
     /// by (a store that is a namespace of another encodes it).

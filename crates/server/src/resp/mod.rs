@@ -9,6 +9,9 @@
 //! against the [`KeyStore`] and returns a [`reply::Reply`], which [`reply`]
 //! encodes per protocol version; [`conn`] drives one connection
 //! (pipelining, one durable commit per batch) and [`serve`] accepts them.
+//! Beside them, [`pubsub`] holds the listener's subscriptions and
+//! [`notify`] its keyspace notifications, which the commands and the
+//! store's expiries publish there.
 
 pub mod clients;
 pub mod codec;
@@ -16,6 +19,7 @@ pub mod command;
 pub mod command_strings;
 pub mod conn;
 pub mod exec;
+pub mod notify;
 pub mod num;
 pub mod pubsub;
 pub mod reply;
@@ -52,6 +56,9 @@ pub struct RespConfig {
     /// How long a script runs before other clients are answered `BUSY`
     /// (`None`: the default).
     pub script_time_limit: Option<std::time::Duration>,
+    /// `notify-keyspace-events` at start, as [`notify::parse_flags`]
+    /// reads it (0: none, Redis's default).
+    pub notify_keyspace_events: u32,
 }
 
 /// Accepts connections on `listener` until `stop` turns true, then waits
@@ -71,7 +78,11 @@ pub async fn serve(
     if let Some(limit) = cfg.script_time_limit {
         shared.scripts = Arc::new(script::Scripts::new(limit));
     }
+    shared.notify.set_flags(cfg.notify_keyspace_events);
     let shared = Arc::new(shared);
+    // Keys expire in the store, whichever request finds them: it tells
+    // the notifier, which publishes `expired` when that is on.
+    store.set_expiry_sink(Some(shared.notify.clone()));
     // INFO's instantaneous_ops_per_sec averages samples a tenth of a
     // second apart, as Redis's.
     let sampler = {

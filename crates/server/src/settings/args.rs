@@ -223,6 +223,7 @@ mod tests {
             ("multi_max_bytes", "PODIUM_MULTI_MAX_BYTES"),
             ("exec_time_limit", "PODIUM_EXEC_TIME_LIMIT"),
             ("script_time_limit", "PODIUM_SCRIPT_TIME_LIMIT"),
+            ("notify_keyspace_events", "PODIUM_NOTIFY_KEYSPACE_EVENTS"),
             ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
             ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
@@ -231,7 +232,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            24
+            25
         );
         let keys = cmd
             .get_arguments()

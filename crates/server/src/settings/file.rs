@@ -35,6 +35,7 @@ pub(super) struct FileConfig {
     pub(super) multi_max_bytes: Option<ByteSize>,
     pub(super) exec_time_limit: Option<u64>,
     pub(super) script_time_limit: Option<u64>,
+    pub(super) notify_keyspace_events: Option<String>,
 }
 
 impl FileConfig {

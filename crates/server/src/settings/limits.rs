@@ -63,6 +63,8 @@ pub struct Limits {
     /// Milliseconds a Lua script runs before other Redis clients are
     /// answered BUSY and SCRIPT KILL may stop it.
     pub script_time_limit_ms: u64,
+    /// Redis's `notify-keyspace-events` at start, as its bits (0: none).
+    pub notify_keyspace_events: u32,
 }
 
 impl Default for Limits {
@@ -78,6 +80,7 @@ impl Default for Limits {
             multi_max_bytes: DEFAULT_MULTI_MAX_BYTES,
             exec_time_limit_ms: DEFAULT_EXEC_TIME_LIMIT_MS,
             script_time_limit_ms: DEFAULT_SCRIPT_TIME_LIMIT_MS,
+            notify_keyspace_events: 0,
         }
     }
 }
@@ -139,6 +142,13 @@ pub struct LimitArgs {
     /// stopped [default: 5000]
     #[arg(long, env = "PODIUM_SCRIPT_TIME_LIMIT", value_name = "MS")]
     pub script_time_limit: Option<u64>,
+
+    /// Redis keyspace notifications published on the Redis protocol's
+    /// Pub/Sub: Redis's `notify-keyspace-events` letters (K E g $ l s h z
+    /// x e t m d n A); CONFIG SET changes them while the server runs
+    /// [default: "" (none)]
+    #[arg(long, env = "PODIUM_NOTIFY_KEYSPACE_EVENTS", value_name = "FLAGS")]
+    pub notify_keyspace_events: Option<String>,
 }
 
 impl LimitArgs {
@@ -183,6 +193,19 @@ impl LimitArgs {
                 .script_time_limit
                 .or(file.script_time_limit)
                 .unwrap_or(d.script_time_limit_ms),
+            notify_keyspace_events: match self
+                .notify_keyspace_events
+                .as_ref()
+                .or(file.notify_keyspace_events.as_ref())
+            {
+                None => d.notify_keyspace_events,
+                Some(f) => crate::resp::notify::parse_flags(f.as_bytes()).ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "notify_keyspace_events {f:?}: {}",
+                        crate::resp::notify::BAD_FLAGS
+                    )
+                })?,
+            },
         })
     }
 }
@@ -409,6 +432,8 @@ mod tests {
             "250",
             "--script-time-limit",
             "100",
+            "--notify-keyspace-events",
+            "KEA",
         ]))
         .unwrap();
         assert_eq!(
@@ -424,11 +449,12 @@ mod tests {
                 multi_max_bytes: 1 << 20,
                 exec_time_limit_ms: 250,
                 script_time_limit_ms: 100,
+                notify_keyspace_events: crate::resp::notify::parse_flags(b"KEA").unwrap(),
             }
         );
         let cfg = TempConfig::new(
             "limits",
-            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\n",
+            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\nnotify_keyspace_events = \"Kz\"\n",
         );
         let mut args = parse(&["--maxclients", "8"]);
         args.config = Some(cfg.0.clone());
@@ -438,8 +464,13 @@ mod tests {
         assert_eq!(s.limits.timeout_secs, 9);
         assert_eq!(s.limits.multi_max_bytes, 2 << 20);
         assert_eq!(s.limits.exec_time_limit_ms, 0);
+        assert_eq!(
+            s.limits.notify_keyspace_events,
+            crate::resp::notify::parse_flags(b"Kz").unwrap()
+        );
         for bad in [
             &["--maxclients", "0"][..],
+            &["--notify-keyspace-events", "Kq"],
             &["--maxmemory", "1mb"],
             &["--multi-max-commands", "0"],
         ] {

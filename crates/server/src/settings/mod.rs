@@ -37,6 +37,7 @@
 //! multi_max_bytes = "64MiB"
 //! exec_time_limit = 1000       # milliseconds a MULTI/EXEC may run; 0: no limit
 //! script_time_limit = 5000     # milliseconds a Lua script runs before BUSY
+//! notify_keyspace_events = ""  # Redis keyspace notifications, e.g. "Kz", "KEA"
 //! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
 //! rate_limit_per_address = "100/s,burst=500"
 //!

@@ -7,6 +7,7 @@ Runs the same scenario over RESP2 (protocol=2) and RESP3 (protocol=3):
 sorted sets and hashes through redis-py's own API (zadd with a mapping
 and flags, zrange withscores, zrevrank, zincrby, hset/hgetall,
 expire/ttl, scan iterators), pipelines with transaction=True and False,
+keyspace notifications through redis-py's PubSub,
 and a leaderboard flow as the Redis leaderboard libraries implement it
 (rank_member, score_for, rank_for, leaders pages, around_me via zrevrank +
 zrevrange, member data in a hash).
@@ -420,6 +421,37 @@ def scenario(r, log, redis_72=True):
     if "db0" not in ks or ks["db0"].get("keys", 0) < 1:
         raise Mismatch(f"INFO keyspace: {ks!r}")
     check("select 0", r.select(0), True)
+
+    # --- keyspace notifications through redis-py's PubSub
+    check("config set notify-keyspace-events", r.config_set("notify-keyspace-events", "KEA"), True)
+    check("config get notify-keyspace-events", r.config_get("notify-keyspace-events"),
+          {"notify-keyspace-events": "AKE"})
+    p = r.pubsub()
+    p.psubscribe("__keyspace@0__:ks:*")
+    # The confirmation first: the writes must come after the subscription.
+    check("psubscribe", p.get_message(timeout=5)["type"], "psubscribe")
+    r.zadd("ks:z", {"a": 1})
+    r.zincrby("ks:z", 2, "a")
+    r.zrem("ks:z", "a")
+    r.hset("ks:h", "f", "v")
+    r.set("ks:s", 1, ex=100)
+    r.incr("ks:s")
+    r.delete("ks:h", "ks:s")
+    want = [
+        ("ks:z", "zadd"), ("ks:z", "zincr"), ("ks:z", "zrem"), ("ks:z", "del"),
+        ("ks:h", "hset"), ("ks:s", "set"), ("ks:s", "expire"), ("ks:s", "incrby"),
+        ("ks:h", "del"), ("ks:s", "del"),
+    ]
+    events = []
+    deadline = time.time() + 10
+    while len(events) < len(want) and time.time() < deadline:
+        m = p.get_message(timeout=1)
+        if m and m["type"] == "pmessage":
+            events.append((m["channel"].removeprefix("__keyspace@0__:"), m["data"]))
+    log("keyspace events", events)
+    check("keyspace events", events, want)
+    p.close()
+    check("notifications off", r.config_set("notify-keyspace-events", ""), True)
 
 
 def run(port, protocol, redis_72=True):

@@ -7,7 +7,8 @@
 //! - ZRANK/ZREVRANK WITHSCORE (Redis 7.2, absent from Debian's 7.0)
 //!   against hand-written expected bytes;
 //! - a seeded random command stream, pipelined in random batches;
-//! - Pub/Sub with subscribers on second connections;
+//! - Pub/Sub with subscribers on second connections, and keyspace
+//!   notifications;
 //! - bad input (huge bulk lengths, truncated frames, megabyte inline
 //!   commands, malformed frames) with a second connection kept open
 //!   across the attacks.
@@ -27,6 +28,7 @@ mod databases;
 mod errors;
 mod hashes;
 mod keys;
+mod keyspace;
 mod lex_and_algebra;
 mod pubsub;
 mod random;

@@ -72,8 +72,13 @@ impl Service {
                 // Not refused while the log cannot write: the key is gone
                 // for readers either way, and its record waits with the
                 // others until the log recovers.
-                self.delete_key_locked(key);
+                let (existed, _) = self.delete_key_locked(key);
                 self.key_counts.add(EXPIRED_KEYS, 1);
+                if existed {
+                    if let Some(sink) = &*self.expiry_sink.read() {
+                        sink.expired(key);
+                    }
+                }
             }
         }
     }
@@ -152,6 +157,11 @@ impl Service {
     /// DEL / UNLINK.
     pub fn del(&self, keys: &[&[u8]]) -> Result<(u64, Lsn), ApiError> {
         self.writable()?;
+        // An expired key is gone before DEL looks (Redis counts it as
+        // missing and publishes `expired`, not `del`).
+        for k in keys {
+            self.purge_if_expired(k);
+        }
         let _gate = self.exclusive();
         let mut n = 0;
         let mut lsn = 0;
@@ -722,6 +732,49 @@ mod tests {
         );
         assert!(svc.flushall().unwrap() > 0);
         assert_eq!(svc.dbsize(), 0);
+    }
+
+    /// Every key deleted for its expiry reaches the sink once, as stored,
+    /// whether a read found it or the sweep did; a deletion by a command
+    /// does not.
+    #[test]
+    fn expired_keys_are_reported_to_the_sink() {
+        #[derive(Default)]
+        struct Heard(parking_lot::Mutex<Vec<Vec<u8>>>);
+        impl podium_core::keystore::ExpirySink for Heard {
+            fn expired(&self, stored: &[u8]) {
+                self.0.lock().push(stored.to_vec());
+            }
+        }
+        let clock = Arc::new(ManualClock::new(
+            chrono::Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap(),
+        ));
+        let svc = Service::in_memory().with_clock(clock.clone());
+        use podium_core::keystore::KeyStore as _;
+        let heard = Arc::new(Heard::default());
+        svc.set_expiry_sink(Some(heard.clone()));
+        let now = svc.now_ms();
+        for key in [&b"a"[..], b"b", b"\x01\x03c", b"d"] {
+            svc.hset(key, &[(b"f", b"v")]).unwrap();
+            svc.expire_at_ms(key, now + 1_000, ExpireCond::Always)
+                .unwrap();
+        }
+        svc.del(&[b"d"]).unwrap();
+        clock.advance(chrono::Duration::seconds(2));
+        assert_eq!(svc.key_type(b"a"), None);
+        assert_eq!(heard.0.lock().clone(), vec![b"a".to_vec()]);
+        assert_eq!(svc.sweep_expired(), 2);
+        let mut all = heard.0.lock().clone();
+        all.sort();
+        assert_eq!(
+            all,
+            vec![b"\x01\x03c".to_vec(), b"a".to_vec(), b"b".to_vec()]
+        );
+        // EXPIRE to a time past deletes as the command's own doing.
+        svc.hset(b"e", &[(b"f", b"v")]).unwrap();
+        svc.expire_at_ms(b"e", now, ExpireCond::Always).unwrap();
+        assert_eq!(svc.key_type(b"e"), None);
+        assert_eq!(heard.0.lock().len(), 3);
     }
 
     #[test]

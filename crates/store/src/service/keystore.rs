@@ -285,6 +285,10 @@ impl KeyStore for Service {
         &self.waiters
     }
 
+    fn set_expiry_sink(&self, sink: Option<std::sync::Arc<dyn podium_core::keystore::ExpirySink>>) {
+        *self.expiry_sink.write() = sink;
+    }
+
     fn save(&self) -> Result<bool, ApiError> {
         Service::save(self)
     }

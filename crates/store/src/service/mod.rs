@@ -95,6 +95,9 @@ pub struct Service {
     pub recovery: RecoveryReport,
     /// The Redis clients blocked on keys, woken by writes that add members.
     pub(crate) waiters: Arc<Waiters>,
+    /// Who hears of expired keys (the Redis frontend's keyspace events);
+    /// read only when a key expires.
+    pub(crate) expiry_sink: parking_lot::RwLock<Option<Arc<dyn podium_core::keystore::ExpirySink>>>,
     /// Boards being re-ranked by a `board_update`: members done, of all.
     resorts: Mutex<HashMap<String, (u64, u64)>>,
     /// Who watches which boards' live events.
@@ -139,6 +142,7 @@ impl Service {
             key_counts: Counters::new(3),
             recovery,
             waiters: Arc::default(),
+            expiry_sink: Default::default(),
             resorts: Mutex::default(),
             feeds: events::Feeds::default(),
         }

@@ -11,8 +11,9 @@ use podium_core::error::ApiError;
 use podium_core::keystore::KeyStore;
 
 use super::super::command::Cmd;
+use super::super::notify::Events;
 use super::super::reply::Reply;
-use super::zset::{pop, stored, zmpop_reply};
+use super::zset::{pop, popped, stored, zmpop_reply};
 use super::{done, Run, Session};
 
 /// A blocked command: what to pop once a key has members, and until when
@@ -27,6 +28,7 @@ pub struct Block {
 
 /// Runs a blocking pop (the command in [`Cmd::BZPop`]).
 pub(super) fn run(session: &mut Session, store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+    let ev = session.events();
     let Cmd::BZPop {
         keys,
         max,
@@ -36,7 +38,7 @@ pub(super) fn run(session: &mut Session, store: &dyn KeyStore, cmd: Cmd) -> Resu
     else {
         unreachable!("not a blocking pop")
     };
-    if let Some(run) = pop_first(store, keys.iter().map(|k| &k[..]), max, count)? {
+    if let Some(run) = pop_first(store, keys.iter().map(|k| &k[..]), max, count, &ev)? {
         return Ok(run);
     }
     if session.may_block {
@@ -62,6 +64,7 @@ fn pop_first<'a>(
     keys: impl Iterator<Item = &'a [u8]>,
     max: bool,
     count: Option<u64>,
+    ev: &Events,
 ) -> Result<Option<Run>, ApiError> {
     for key in keys {
         let Some((entries, len, lsn)) = pop(store, key, max, count.unwrap_or(1))? else {
@@ -70,6 +73,7 @@ fn pop_first<'a>(
         if entries.is_empty() {
             continue;
         }
+        popped(store, ev, key, entries.len(), max);
         let reply = match count {
             Some(_) => zmpop_reply(key, entries, len),
             None => {
@@ -109,8 +113,10 @@ impl Session {
     /// Redis leaves it.
     pub fn serve_blocked(&mut self, block: &Block, keys: &[&[u8]]) -> Option<Run> {
         let store = self.store.clone();
+        // Served after the command began: the setting as it is now.
+        let ev = Events::new(&self.shared.notify, self.db.index());
         keys.iter().find_map(|k| {
-            pop_first(&*store, std::iter::once(*k), block.max, block.count)
+            pop_first(&*store, std::iter::once(*k), block.max, block.count, &ev)
                 .ok()
                 .flatten()
         })

@@ -84,6 +84,12 @@ impl Session {
                     )));
                 }
                 let (moved, lsn) = self.db.move_key(&key, to)?;
+                if moved {
+                    let ev = self.events();
+                    ev.emit_in(to, notify::NEW, "new", &key);
+                    ev.emit(notify::GENERIC, "move_from", &key);
+                    ev.emit_in(to, notify::GENERIC, "move_to", &key);
+                }
                 (Reply::Int(i64::from(moved)), lsn)
             }
             Cmd::Copy {
@@ -98,6 +104,11 @@ impl Session {
                     )));
                 }
                 let (copied, lsn) = self.db.copy_to(&src, &dst, to, replace)?;
+                if copied {
+                    let ev = self.events();
+                    ev.emit_in(to, notify::NEW, "new", &dst);
+                    ev.emit_in(to, notify::GENERIC, "copy_to", &dst);
+                }
                 (Reply::Int(i64::from(copied)), lsn)
             }
             other => done(Reply::err(format!("not a database command: {other:?}"))),

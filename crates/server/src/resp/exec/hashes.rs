@@ -4,17 +4,21 @@
 use podium_core::keystore::KeyStore;
 
 use super::super::command::Cmd;
+use super::super::notify::{Events, HASH};
 use super::super::reply::Reply;
 use super::keys::scan_reply;
 use super::{done, refs, Run};
 use podium_core::error::ApiError;
 
 /// Runs a hash command (one of those [`super::Session`] hands here).
-pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::HSet { key, pairs, hmset } => {
             let p: Vec<(&[u8], &[u8])> = pairs.iter().map(|(f, v)| (&f[..], &v[..])).collect();
+            let before = ev.before(store, &key);
             let (n, lsn) = store.hset(&key, &p)?;
+            ev.created(store, &key, before);
+            ev.emit(HASH, "hset", &key);
             (
                 if hmset {
                     Reply::OK
@@ -34,6 +38,10 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         )),
         Cmd::HDel(key, fs) => {
             let (n, lsn) = store.hdel(&key, &refs(&fs))?;
+            if n > 0 {
+                ev.emit(HASH, "hdel", &key);
+                ev.emptied(store, &key);
+            }
             (Reply::Int(n as i64), lsn)
         }
         Cmd::HGetAll(key) => done(Reply::Map(
@@ -52,11 +60,19 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             store.hgetall(&key)?.into_iter().map(|(_, v)| v).collect(),
         )),
         Cmd::HSetNx(key, f, v) => {
+            let before = ev.before(store, &key);
             let (set, lsn) = store.hsetnx(&key, &f, &v)?;
+            if set {
+                ev.created(store, &key, before);
+                ev.emit(HASH, "hset", &key);
+            }
             (Reply::Int(set as i64), lsn)
         }
         Cmd::HIncrBy(key, f, by) => {
+            let before = ev.before(store, &key);
             let (n, lsn) = store.hincrby(&key, &f, by)?;
+            ev.created(store, &key, before);
+            ev.emit(HASH, "hincrby", &key);
             (Reply::Int(n), lsn)
         }
         Cmd::HStrLen(key, f) => done(Reply::Int(

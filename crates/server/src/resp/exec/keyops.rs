@@ -7,6 +7,7 @@ use podium_core::error::ApiError;
 use podium_core::keystore::{KeyInfo, KeyStore, KeyType};
 
 use super::super::command::{Cmd, ObjectSub};
+use super::super::notify::{Events, GENERIC, NEW};
 use super::super::reply::Reply;
 use super::{done, Run};
 
@@ -62,10 +63,17 @@ fn help(lines: &[&'static str]) -> Reply {
 }
 
 /// Runs one of this module's commands.
-pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::Rename { src, dst, nx } => {
             let (moved, lsn) = store.rename(&src, &dst, nx)?;
+            // Redis adds the destination anew (`new` even over a key it
+            // replaced); a key renamed to itself changes nothing.
+            if moved == Some(true) && src != dst {
+                ev.emit(NEW, "new", &dst);
+                ev.emit(GENERIC, "rename_from", &src);
+                ev.emit(GENERIC, "rename_to", &dst);
+            }
             let reply = match (moved, nx) {
                 (None, _) => Reply::err("no such key"),
                 (Some(m), true) => Reply::Int(m as i64),
@@ -77,6 +85,10 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             src, dst, replace, ..
         } => {
             let (copied, lsn) = store.copy(&src, &dst, replace)?;
+            if copied {
+                ev.emit(NEW, "new", &dst);
+                ev.emit(GENERIC, "copy_to", &dst);
+            }
             (Reply::Int(copied as i64), lsn)
         }
         Cmd::Object { sub, key } => {

@@ -4,16 +4,30 @@
 use podium_core::keystore::{ExpireCond, KeyStore, KeyType};
 
 use super::super::command::{Cmd, ExpireFlags};
+use super::super::notify::{Events, GENERIC};
 use super::super::reply::Reply;
 use super::{done, refs, Run};
 use podium_core::error::ApiError;
 
 /// Runs a command on keys (one of those [`super::Session`] hands here).
-pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::DbSize => done(Reply::Int(store.dbsize() as i64)),
         Cmd::Flush => (Reply::OK, store.flushall()?),
         Cmd::Exists(keys) => done(Reply::Int(store.exists(&refs(&keys)) as i64)),
+        Cmd::Del(keys) if ev.wants(GENERIC) => {
+            // One at a time: each deleted key's event follows its deletion.
+            let (mut n, mut lsn) = (0, 0);
+            for k in &keys {
+                let (d, l) = store.del(&[&k[..]])?;
+                lsn = lsn.max(l);
+                if d > 0 {
+                    n += d;
+                    ev.emit(GENERIC, "del", k);
+                }
+            }
+            (Reply::Int(n as i64), lsn)
+        }
         Cmd::Del(keys) => {
             let (n, lsn) = store.del(&refs(&keys))?;
             (Reply::Int(n as i64), lsn)
@@ -49,7 +63,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             ms,
             flags,
             name,
-        } => expire(store, &key, at, relative, ms, flags, name)?,
+        } => expire(store, &key, at, relative, ms, flags, name, ev)?,
         Cmd::Ttl { key, ms, abs } => {
             let t = if abs {
                 store.expire_time_ms(&key)
@@ -65,12 +79,16 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         Cmd::RandomKey => done(store.random_key().map_or(Reply::Null, Reply::Bulk)),
         Cmd::Persist(key) => {
             let (ok, lsn) = store.persist(&key)?;
+            if ok {
+                ev.emit(GENERIC, "persist", &key);
+            }
             (Reply::Int(ok as i64), lsn)
         }
         _ => unreachable!("not a key command"),
     })
 }
 
+#[allow(clippy::too_many_arguments)]
 fn expire(
     store: &dyn KeyStore,
     key: &[u8],
@@ -79,6 +97,7 @@ fn expire(
     ms: bool,
     f: ExpireFlags,
     name: &str,
+    ev: &Events,
 ) -> Result<Run, ApiError> {
     let bad = || {
         done(Reply::err(format!(
@@ -111,6 +130,16 @@ fn expire(
         _ => ExpireCond::Always,
     };
     let (ok, lsn) = store.expire_at_ms(key, when, cond)?;
+    if ok {
+        // A time not in the future deleted the key (Redis's
+        // `checkAlreadyExpired`).
+        let event = if when <= store.now_ms() {
+            "del"
+        } else {
+            "expire"
+        };
+        ev.emit(GENERIC, event, key);
+    }
     Ok((Reply::Int(ok as i64), lsn))
 }
 

@@ -46,6 +46,7 @@ use bytes::Bytes;
 
 use super::clients::{Clients, Registered};
 use super::command::{self, lookup, parse, Cmd, Spec};
+use super::notify::{self, Events};
 use super::reply::Reply;
 use super::stats::Stats;
 use crate::rate::{ClientRate, RateLimits};
@@ -102,10 +103,13 @@ pub struct Shared {
     pub scripts: Arc<crate::resp::script::Scripts>,
     /// Pub/Sub subscriptions.
     pub pubsub: Arc<crate::resp::pubsub::Hub>,
+    /// Keyspace notifications, published on [`Shared::pubsub`].
+    pub notify: Arc<crate::resp::notify::Notifier>,
 }
 
 impl Shared {
     pub fn new(api_keys: Vec<ApiKey>, port: u16) -> Shared {
+        let pubsub: Arc<crate::resp::pubsub::Hub> = Arc::default();
         Shared {
             api_keys,
             multi: MultiLimits::default(),
@@ -118,7 +122,8 @@ impl Shared {
             registry: Arc::default(),
             config: server::Live::default(),
             scripts: Arc::default(),
-            pubsub: Arc::default(),
+            notify: Arc::new(crate::resp::notify::Notifier::new(pubsub.clone())),
+            pubsub,
         }
     }
 
@@ -165,6 +170,8 @@ pub struct Session {
     /// Pub/Sub channels and patterns, and the queue their messages come
     /// through.
     subs: pubsub::Subs,
+    /// `notify-keyspace-events` as the running command found it.
+    notify_flags: u32,
 }
 
 fn api_err(e: ApiError) -> Reply {
@@ -233,6 +240,7 @@ impl Session {
             may_block: false,
             blocked: None,
             subs,
+            notify_flags: 0,
         }
     }
 
@@ -352,16 +360,39 @@ impl Session {
             Ok(cmd) => cmd,
             Err(r) => return done(r),
         };
-        if self.may_touch_boards(spec) {
-            return self.run(cmd);
+        // The one look at the setting a command pays while it is empty.
+        self.notify_flags = self.shared.notify.flags();
+        // With notifications on, a write runs with other writers excluded,
+        // so its events are published in the order of the writes and
+        // what it created or emptied is seen as it left it.
+        let exclusive = self.notify_flags != 0 && spec.writes();
+        if self.may_touch_boards(spec) && !exclusive {
+            return self.run_looked_up(spec, args, cmd);
         }
         let store = self.store.clone();
         store.atomically(spec.writes_of(args), || {
             match self.key_refusal(spec, args) {
                 Some(r) => done(r),
-                None => self.run(cmd),
+                None => self.run_looked_up(spec, args, cmd),
             }
         })
+    }
+
+    /// Runs `cmd`, first publishing `keymiss` for each key it reads that
+    /// is missing, when key-miss events are on (Redis publishes them from
+    /// its read lookups, before the command's own events).
+    fn run_looked_up(&mut self, spec: &'static Spec, args: &[Bytes], cmd: Cmd) -> Run {
+        if self.notify_flags & notify::KEY_MISS != 0 {
+            let ev = self.events();
+            if ev.wants(notify::KEY_MISS) {
+                for key in notify::read_keys(spec, args) {
+                    if self.store.key_type(key).is_none() {
+                        ev.emit(notify::KEY_MISS, "keymiss", key);
+                    }
+                }
+            }
+        }
+        self.run(cmd)
     }
 
     /// Whether the key may run `spec` whatever its keys name.
@@ -480,6 +511,12 @@ impl Session {
         (Reply::Array(replies), lsn)
     }
 
+    /// The keyspace events of the running command, in the selected
+    /// database.
+    fn events(&self) -> Events<'_> {
+        Events::with_flags(&self.shared.notify, self.notify_flags, self.db.index())
+    }
+
     /// Runs a parsed command.
     pub fn run(&mut self, cmd: Cmd) -> Run {
         // Only the command the connection sent may block, never one that a
@@ -560,7 +597,7 @@ impl Session {
             | Cmd::Expire { .. }
             | Cmd::Ttl { .. }
             | Cmd::RandomKey
-            | Cmd::Persist { .. }) => keys::run(store, c)?,
+            | Cmd::Persist { .. }) => keys::run(store, c, &self.events())?,
             Cmd::Multi => done(if self.multi.is_some() {
                 Reply::err("MULTI calls can not be nested")
             } else {
@@ -591,13 +628,13 @@ impl Session {
             | Cmd::ZStore { .. }
             | Cmd::ZScan { .. }
             | Cmd::ZRandMember { .. }
-            | Cmd::ZMPop { .. }) => zset::run(store, c)?,
+            | Cmd::ZMPop { .. }) => zset::run(store, c, &self.events())?,
             c @ (Cmd::ZLexCount { .. }
             | Cmd::ZRemRangeByLex { .. }
             | Cmd::ZAlgebra { .. }
             | Cmd::ZInterCard { .. }
             | Cmd::ZDiffStore { .. }
-            | Cmd::ZRangeStore { .. }) => zsetops::run(store, c)?,
+            | Cmd::ZRangeStore { .. }) => zsetops::run(store, c, &self.events())?,
             c @ (Cmd::HSet { .. }
             | Cmd::HGet { .. }
             | Cmd::HMGet { .. }
@@ -611,7 +648,7 @@ impl Session {
             | Cmd::HIncrBy { .. }
             | Cmd::HStrLen { .. }
             | Cmd::HRandField { .. }
-            | Cmd::HScan { .. }) => hashes::run(store, c)?,
+            | Cmd::HScan { .. }) => hashes::run(store, c, &self.events())?,
             c @ Cmd::BZPop { .. } => blocking::run(self, store, c)?,
             Cmd::ClientUnblock { id, error } => done(self.client_unblock(id, error)),
             c @ (Cmd::Rename { .. }
@@ -619,8 +656,8 @@ impl Session {
             | Cmd::Object { .. }
             | Cmd::ObjectHelp
             | Cmd::MemoryUsage(_)
-            | Cmd::MemoryHelp) => keyops::run(store, c)?,
-            Cmd::Str(c) => strings::run(store, c)?,
+            | Cmd::MemoryHelp) => keyops::run(store, c, &self.events())?,
+            Cmd::Str(c) => strings::run(store, c, &self.events())?,
             c @ (Cmd::Eval { .. }
             | Cmd::ScriptLoad(_)
             | Cmd::ScriptExists(_)

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::super::command::{self, Cmd, Spec};
+use super::super::notify;
 use super::super::reply::Reply;
 use super::{Session, REDIS_VERSION};
 use crate::settings::Scope;
@@ -39,14 +40,13 @@ impl Default for Live {
 
 /// Parameters CONFIG GET knows whose value podium does not change:
 /// Redis's, where podium behaves as that value says.
-const FIXED: [(&str, &str); 21] = [
+const FIXED: [(&str, &str); 20] = [
     ("save", ""),
     ("appendonly", "yes"),
     ("databases", "16"),
     ("maxmemory-policy", "noeviction"),
     ("hz", "10"),
     ("tcp-keepalive", "300"),
-    ("notify-keyspace-events", ""),
     ("proto-max-bulk-len", "536870912"),
     ("client-query-buffer-limit", "1073741824"),
     ("lua-time-limit", "5000"),
@@ -64,8 +64,9 @@ const FIXED: [(&str, &str); 21] = [
 ];
 
 /// Parameters CONFIG SET changes.
-const SETTABLE: [&str; 4] = [
+const SETTABLE: [&str; 5] = [
     "timeout",
+    "notify-keyspace-events",
     "maxmemory",
     "slowlog-log-slower-than",
     "slowlog-max-len",
@@ -142,6 +143,10 @@ impl Session {
                 "slowlog-max-len",
                 stats.slow_max.load(Ordering::Relaxed).to_string(),
             ),
+            (
+                "notify-keyspace-events",
+                notify::format_flags(self.shared.notify.flags()),
+            ),
         ];
         v.extend(FIXED.iter().map(|&(k, val)| (k, val.to_string())));
         v
@@ -169,6 +174,7 @@ impl Session {
             MaxMemory(u64),
             SlowerThan(i64),
             SlowMax(usize),
+            Notify(u32),
         }
         let mut changes = Vec::new();
         for (name, value) in pairs {
@@ -209,6 +215,10 @@ impl Session {
                     }
                     None => return set_failed(name, "argument couldn't be parsed into an integer"),
                 },
+                "notify-keyspace-events" => match notify::parse_flags(value) {
+                    Some(f) => Change::Notify(f),
+                    None => return set_failed(name, notify::BAD_FLAGS),
+                },
                 other if self.config_values().iter().any(|(k, _)| *k == other) => {
                     return set_failed(
                         name,
@@ -230,6 +240,7 @@ impl Session {
                 Change::MaxMemory(n) => podium_core::memory::set_max(n),
                 Change::SlowerThan(n) => self.shared.stats.slower_than.store(n, Ordering::Relaxed),
                 Change::SlowMax(n) => self.shared.stats.slow_max.store(n, Ordering::Relaxed),
+                Change::Notify(f) => self.shared.notify.set_flags(f),
             }
         }
         Reply::OK

@@ -6,6 +6,7 @@ use podium_core::error::{ApiError, Code};
 use podium_core::keystore::{GetExpiry, KeyStore, SetExpiry, SetOpts};
 
 use super::super::command_strings::{ExpireArg, GetexTtl, LcsOpts, SetTtl, StrCmd};
+use super::super::notify::{Events, GENERIC, HASH, STRING};
 use super::super::num::string2ll;
 use super::super::reply::Reply;
 use super::{done, refs, Run};
@@ -88,7 +89,7 @@ fn lcs(
 }
 
 /// Runs a string command.
-pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
         StrCmd::Get(key) => done(bulk_or_null(store.get(&key)?)),
         StrCmd::Set {
@@ -107,7 +108,15 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
                     Err(r) => return Ok(done(r)),
                 },
             };
+            let before = ev.before(store, &key);
             let (d, lsn) = store.set(&key, &value, SetOpts { cond, expiry, get })?;
+            if d.set {
+                ev.created(store, &key, before);
+                ev.emit(STRING, "set", &key);
+                if matches!(expiry, SetExpiry::At(_)) {
+                    ev.emit(GENERIC, "expire", &key);
+                }
+            }
             let reply = if get {
                 bulk_or_null(d.old)
             } else if name == "setnx" {
@@ -124,11 +133,17 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
                 get: true,
                 ..Default::default()
             };
+            let before = ev.before(store, &key);
             let (d, lsn) = store.set(&key, &value, opts)?;
+            ev.created(store, &key, before);
+            ev.emit(STRING, "set", &key);
             (bulk_or_null(d.old), lsn)
         }
         StrCmd::GetDel(key) => {
             let (v, lsn) = store.getdel(&key)?;
+            if v.is_some() {
+                ev.emit(GENERIC, "del", &key);
+            }
             (bulk_or_null(v), lsn)
         }
         StrCmd::GetEx(key, ttl) => {
@@ -147,7 +162,18 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
                     }
                 },
             };
+            // PERSIST notifies only when there was an expiry to remove.
+            let had_expiry =
+                ev.wants(GENERIC) && expiry == GetExpiry::Persist && store.pttl(&key) >= 0;
             let (v, lsn) = store.getex(&key, expiry)?;
+            if v.is_some() {
+                match expiry {
+                    GetExpiry::At(at) if at <= store.now_ms() => ev.emit(GENERIC, "del", &key),
+                    GetExpiry::At(_) => ev.emit(GENERIC, "expire", &key),
+                    GetExpiry::Persist if had_expiry => ev.emit(GENERIC, "persist", &key),
+                    _ => {}
+                }
+            }
             (bulk_or_null(v), lsn)
         }
         StrCmd::MGet(keys) => done(Reply::Array(
@@ -159,7 +185,17 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
         )),
         StrCmd::MSet { pairs, nx } => {
             let p: Vec<(&[u8], &[u8])> = pairs.iter().map(|(k, v)| (&k[..], &v[..])).collect();
+            let before: Vec<Option<bool>> = p.iter().map(|(k, _)| ev.before(store, k)).collect();
             let (set, lsn) = store.mset(&p, nx)?;
+            if set {
+                for (i, (k, _)) in p.iter().enumerate() {
+                    // A key named twice is new the first time only.
+                    if !p[..i].iter().any(|(earlier, _)| earlier == k) {
+                        ev.created(store, k, before[i]);
+                    }
+                    ev.emit(STRING, "set", k);
+                }
+            }
             (
                 if nx {
                     Reply::Int(set as i64)
@@ -170,25 +206,43 @@ pub(super) fn run(store: &dyn KeyStore, cmd: StrCmd) -> Result<Run, ApiError> {
             )
         }
         StrCmd::IncrBy(key, by) => {
+            let before = ev.before(store, &key);
             let (n, lsn) = store.incrby(&key, by)?;
+            ev.created(store, &key, before);
+            ev.emit(STRING, "incrby", &key);
             (Reply::Int(n), lsn)
         }
         StrCmd::IncrByFloat(key, by) => {
+            let before = ev.before(store, &key);
             let (v, lsn) = store.incrbyfloat(&key, &by)?;
+            ev.created(store, &key, before);
+            ev.emit(STRING, "incrbyfloat", &key);
             (Reply::Bulk(v), lsn)
         }
         StrCmd::Append(key, value) => {
+            let before = ev.before(store, &key);
             let (n, lsn) = store.append(&key, &value)?;
+            ev.created(store, &key, before);
+            ev.emit(STRING, "append", &key);
             (Reply::Int(n as i64), lsn)
         }
         StrCmd::StrLen(key) => done(Reply::Int(store.strlen(&key)? as i64)),
         StrCmd::GetRange(key, start, end) => done(Reply::Bulk(store.getrange(&key, start, end)?)),
         StrCmd::SetRange(key, offset, value) => {
+            let before = ev.before(store, &key);
             let (n, lsn) = store.setrange(&key, offset, &value)?;
+            // An empty value changes nothing and creates nothing.
+            if !value.is_empty() {
+                ev.created(store, &key, before);
+                ev.emit(STRING, "setrange", &key);
+            }
             (Reply::Int(n as i64), lsn)
         }
         StrCmd::HIncrByFloat(key, field, by) => {
+            let before = ev.before(store, &key);
             let (v, lsn) = store.hincrbyfloat(&key, &field, by)?;
+            ev.created(store, &key, before);
+            ev.emit(HASH, "hincrbyfloat", &key);
             (Reply::Bulk(v), lsn)
         }
         StrCmd::Lcs { key1, key2, opts } => done(lcs(store, &key1, &key2, opts)?),

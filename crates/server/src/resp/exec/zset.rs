@@ -9,6 +9,7 @@ use podium_engine::{
 };
 
 use super::super::command::{Cmd, RangeBy, ZaddFlags};
+use super::super::notify::{Events, GENERIC, ZSET};
 use super::super::reply::{fmt_d2string, Reply};
 use super::keys::scan_reply;
 use super::{api_err, done, refs, Run};
@@ -32,9 +33,9 @@ pub(super) fn stored(score: f64, len: usize) -> f64 {
 }
 
 /// Runs a sorted-set command (one of those [`super::Session`] hands here).
-pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
-        Cmd::ZAdd { key, flags, pairs } => zadd(store, &key, flags, pairs)?,
+        Cmd::ZAdd { key, flags, pairs } => zadd(store, &key, flags, pairs, ev)?,
         Cmd::ZScore(key, m) => done(
             match store.zread(&key, |b| b.score(&m).map(|x| stored(x, b.len())))? {
                 Some(Some(s)) => Reply::Double(s),
@@ -100,6 +101,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
         }
         Cmd::ZRem(key, ms) => {
             let (n, lsn) = store.zrem(&key, &refs(&ms))?;
+            removed(store, ev, &key, n, "zrem");
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRemRangeByRank(key, start, end) => {
@@ -121,14 +123,19 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                     };
                     store.zrem_positions(&key, lo as u64, hi as u64)
                 })?;
+            removed(store, ev, &key, n, "zremrangebyrank");
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRemRangeByScore(key, range) => {
             let (n, lsn) = store.zrem_score_range(&key, range)?;
+            removed(store, ev, &key, n, "zremrangebyscore");
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZPop { key, max, count } => match pop(store, &key, max, count.unwrap_or(1) as u64)? {
-            Some((entries, len, lsn)) => (entries_reply(entries, true, count.is_some(), len), lsn),
+            Some((entries, len, lsn)) => {
+                popped(store, ev, &key, entries.len(), max);
+                (entries_reply(entries, true, count.is_some(), len), lsn)
+            }
             None => done(Reply::Array(Vec::new())),
         },
         Cmd::ZStore {
@@ -152,7 +159,16 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 .map(|k| &k[..])
                 .zip(opts.weights.iter().copied())
                 .collect();
+            let before = ev.on().then(|| store.key_type(&dest).is_some());
             let (n, lsn) = store.zstore(&dest, &sources, opts.agg, inter)?;
+            stored_into(
+                store,
+                ev,
+                &dest,
+                n,
+                before,
+                if inter { "zinterstore" } else { "zunionstore" },
+            );
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZScan { key, cursor, opts } => {
@@ -195,12 +211,55 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                 let Some((entries, len, lsn)) = pop(store, key, max, count)? else {
                     continue;
                 };
+                popped(store, ev, key, entries.len(), max);
                 return Ok((zmpop_reply(key, entries, len), lsn));
             }
             done(Reply::NullArray)
         }
         _ => unreachable!("not a sorted-set command"),
     })
+}
+
+/// The events of a removal of `n` members from `key` by the command
+/// whose event is `event`: it, then `del` if the set is now empty.
+pub(super) fn removed(store: &dyn KeyStore, ev: &Events, key: &[u8], n: u64, event: &str) {
+    if n > 0 {
+        ev.emit(ZSET, event, key);
+        ev.emptied(store, key);
+    }
+}
+
+/// The events of a pop of `n` members (ZPOPMIN/ZPOPMAX, ZMPOP and the
+/// blocking pops all name theirs by the end popped).
+pub(super) fn popped(store: &dyn KeyStore, ev: &Events, key: &[u8], n: usize, max: bool) {
+    removed(
+        store,
+        ev,
+        key,
+        n as u64,
+        if max { "zpopmax" } else { "zpopmin" },
+    );
+}
+
+/// The events of a STORE form that left `n` members in `dest` (`before`:
+/// whether it existed, when events are on): `new` and the command's
+/// event, or `del` when an empty result deleted what was there.
+pub(super) fn stored_into(
+    store: &dyn KeyStore,
+    ev: &Events,
+    dest: &[u8],
+    n: u64,
+    before: Option<bool>,
+    event: &str,
+) {
+    if n > 0 {
+        if ev.wants(super::super::notify::NEW) {
+            ev.created(store, dest, before);
+        }
+        ev.emit(ZSET, event, dest);
+    } else if before == Some(true) {
+        ev.emit(GENERIC, "del", dest);
+    }
 }
 
 /// ZMPOP's (and BZMPOP's) reply: the key, then the pairs popped from a set
@@ -356,6 +415,7 @@ fn zadd(
     key: &[u8],
     f: ZaddFlags,
     pairs: Vec<(f64, Bytes)>,
+    ev: &Events,
 ) -> Result<Run, ApiError> {
     let nothing = || if f.incr { Reply::Null } else { Reply::Int(0) };
     if f.xx {
@@ -411,6 +471,7 @@ fn zadd(
             data: None,
         })
         .collect();
+    let before = ev.before(store, key);
     let (results, lsn) = store.zadd(key, entries)?;
     let (mut added, mut updated, mut last) = (0i64, 0i64, None);
     for r in results {
@@ -440,6 +501,10 @@ fn zadd(
     } else {
         Reply::Int(if f.ch { added + updated } else { added })
     };
+    if added + updated > 0 {
+        ev.created(store, key, before);
+        ev.emit(ZSET, if f.incr { "zincr" } else { "zadd" }, key);
+    }
     Ok((reply, lsn))
 }
 

@@ -11,8 +11,9 @@ use podium_core::keystore::{KeyStore, KeyType, Lsn, RedisView, SetOp, Writes};
 use podium_engine::Aggregate;
 
 use super::super::command::Cmd;
+use super::super::notify::Events;
 use super::super::reply::Reply;
-use super::zset::{range, stored};
+use super::zset::{range, removed, stored, stored_into};
 use super::{done, Run};
 
 /// Redis checks every source's type before it reads the options.
@@ -27,7 +28,7 @@ fn check_sources(store: &dyn KeyStore, keys: &[Bytes]) -> Result<(), ApiError> {
 
 /// Runs a command of this family (one of those [`super::Session`] hands
 /// here).
-pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
+pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, ApiError> {
     Ok(match cmd {
         Cmd::ZLexCount(key, r) => done(Reply::Int(
             store
@@ -47,6 +48,7 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                         None => Ok((0, 0)),
                     }
                 })?;
+            removed(store, ev, &key, n, "zremrangebylex");
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZAlgebra { keys, op, opts } => {
@@ -84,14 +86,17 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
             }
             let sources: Vec<(&[u8], f64)> = keys.iter().map(|k| (&k[..], 1.0)).collect();
             // The sources read and the destination written at one instant.
-            let (n, lsn) = store.atomically(Writes::key(&dest), || {
+            let (n, lsn, before) = store.atomically(Writes::key(&dest), || {
                 let out = store.zalgebra(&sources, Aggregate::Sum, SetOp::Diff)?;
-                store.zreplace(&dest, out)
+                let before = ev.on().then(|| store.key_type(&dest).is_some());
+                let (n, lsn) = store.zreplace(&dest, out)?;
+                Ok::<_, ApiError>((n, lsn, before))
             })?;
+            stored_into(store, ev, &dest, n, before, "zdiffstore");
             (Reply::Int(n as i64), lsn)
         }
         Cmd::ZRangeStore { dest, src, by, rev } => {
-            let (n, lsn) = store.atomically(Writes::key(&dest), || {
+            let (n, lsn, before) = store.atomically(Writes::key(&dest), || {
                 let entries = store
                     .zread(&src, |b| Ok::<_, ApiError>((range(b, &by, rev)?, b.len())))?
                     .transpose()?;
@@ -102,8 +107,11 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd) -> Result<Run, ApiError> {
                         .map(|e| (e.member, stored(e.score, len)))
                         .collect()
                 });
-                store.zreplace(&dest, scored)
+                let before = ev.on().then(|| store.key_type(&dest).is_some());
+                let (n, lsn) = store.zreplace(&dest, scored)?;
+                Ok::<_, ApiError>((n, lsn, before))
             })?;
+            stored_into(store, ev, &dest, n, before, "zrangestore");
             (Reply::Int(n as i64), lsn)
         }
         _ => unreachable!("not a command of lexicographic ranges or set algebra"),
