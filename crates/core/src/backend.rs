@@ -201,14 +201,14 @@ pub trait Backend: Send + Sync {
 
     /// `subscribe`: the board's live events through `req.filter`, resumed
     /// after `req.since` when given. An engine without events refuses.
-    async fn subscribe(
-        &self,
-        req: &Subscribe,
-    ) -> Result<crate::events::Subscription, ApiError> {
+    async fn subscribe(&self, req: &Subscribe) -> Result<crate::events::Subscription, ApiError> {
         let _ = req;
         Err(ApiError::new(
             crate::error::Code::Unsupported,
-            format!("live events are not available on the {} engine", self.kind()),
+            format!(
+                "live events are not available on the {} engine",
+                self.kind()
+            ),
         ))
     }
 

@@ -363,10 +363,7 @@ impl Backend for MemberLimited {
         self.inner.boards(req).await
     }
 
-    async fn subscribe(
-        &self,
-        req: &Subscribe,
-    ) -> Result<crate::events::Subscription, ApiError> {
+    async fn subscribe(&self, req: &Subscribe) -> Result<crate::events::Subscription, ApiError> {
         self.inner.subscribe(req).await
     }
 

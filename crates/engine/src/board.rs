@@ -22,7 +22,6 @@ use crate::search::index::SearchIndex;
 use crate::sort::{Codec, KeyOp, KeyType, Num, Scores, MAX_SORT_KEYS};
 use crate::tree::{CountedTree, NoTie, TieBreak};
 
-
 /// Entries a walk in rank order reads per window (see
 /// [`Board::walk_positions`]): enough that a window's misses overlap, few
 /// enough that three windows' lines stay cached.
@@ -2207,8 +2206,8 @@ impl std::fmt::Debug for Board {
     }
 }
 
-pub(crate) mod snapshot;
 mod journal;
+pub(crate) mod snapshot;
 mod tuples;
 pub use journal::{Journal, OrderKey, Tie, Touch};
 pub use snapshot::BoardImage;

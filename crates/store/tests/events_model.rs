@@ -41,9 +41,17 @@ enum Step {
     Pop(u64, bool),
     Reset,
     Delete,
-    Config { asc: bool, ranking: u8, max: Option<u64> },
+    Config {
+        asc: bool,
+        ranking: u8,
+        max: Option<u64>,
+    },
     OtherBoard(usize, i8),
-    Subscribe { top: Option<u32>, members: Vec<usize>, snapshot: bool },
+    Subscribe {
+        top: Option<u32>,
+        members: Vec<usize>,
+        snapshot: bool,
+    },
     Disconnect(usize),
     Resume(usize),
 }
@@ -196,7 +204,12 @@ impl Client {
                 if let Some(top) = v["top"].as_array() {
                     self.top = top
                         .iter()
-                        .map(|e| (e["member"].as_str().unwrap().to_string(), rank_score(e).unwrap()))
+                        .map(|e| {
+                            (
+                                e["member"].as_str().unwrap().to_string(),
+                                rank_score(e).unwrap(),
+                            )
+                        })
                         .collect();
                 }
                 if let Some(ms) = v["members"].as_array() {
@@ -327,11 +340,9 @@ fn run(steps: Vec<Step>) {
                 model.exists = true;
             }
             Step::Zadd(m, s) => {
-                let mut rec = podium_core::entry::SubmitRec::from_ref(&SubmitIn::new(
-                    member(m),
-                    s as f64,
-                ))
-                .unwrap();
+                let mut rec =
+                    podium_core::entry::SubmitRec::from_ref(&SubmitIn::new(member(m), s as f64))
+                        .unwrap();
                 rec.op = Some(podium_engine::UpdateOp::Set);
                 svc.zadd(BOARD.as_bytes(), vec![rec], Default::default())
                     .unwrap();
@@ -368,9 +379,7 @@ fn run(steps: Vec<Step>) {
                     BOARD.as_bytes(),
                     podium_engine::ScoreRange::inclusive(lo as f64, hi as f64),
                 );
-                model
-                    .scores
-                    .retain(|_, s| *s < lo as f64 || *s > hi as f64);
+                model.scores.retain(|_, s| *s < lo as f64 || *s > hi as f64);
             }
             Step::Pop(n, worst) => {
                 let _ = svc.zpop(BOARD.as_bytes(), n, worst);

@@ -70,10 +70,7 @@ impl FromStr for EventId {
     fn from_str(s: &str) -> Result<EventId, ApiError> {
         let bad = || ApiError::bad(format!("{s:?} is not an event id (LSN-N, e.g. 1042-0)"));
         let (major, minor) = match s.split_once('-') {
-            Some((a, b)) => (
-                a.parse().map_err(|_| bad())?,
-                b.parse().map_err(|_| bad())?,
-            ),
+            Some((a, b)) => (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?),
             None => (s.parse().map_err(|_| bad())?, u32::MAX),
         };
         Ok(EventId { major, minor })

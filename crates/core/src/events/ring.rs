@@ -99,7 +99,9 @@ impl Ring {
     /// Whether nobody has read this ring for [`RETAIN`] (it can go).
     pub fn expired(&self, now: Instant) -> bool {
         let g = self.inner.lock();
-        g.subscribers == 0 && g.idle_since.is_some_and(|t| now.duration_since(t) >= RETAIN)
+        g.subscribers == 0
+            && g.idle_since
+                .is_some_and(|t| now.duration_since(t) >= RETAIN)
     }
 
     pub fn subscribers(&self) -> usize {

@@ -1,20 +1,24 @@
 //! `GET /v1/boards/{board}/events`: a board's live events as Server-Sent
-//! Events (docs/spec.md §5). Each event is one SSE message: `id:` its
-//! event id, `event:` its type, `data:` its JSON object. A reconnecting
-//! `EventSource` sends `Last-Event-ID` and resumes after it.
+//! Events, or over a WebSocket when the request asks to upgrade (docs/spec.md
+//! §5). Each event is one SSE message (`id:` its event id, `event:` its
+//! type, `data:` its JSON object) or one WebSocket text message (its JSON
+//! object). A reconnecting `EventSource` sends `Last-Event-ID` and resumes
+//! after it; a WebSocket client passes `?since=`.
 
 use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::{RawQuery, State};
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts, RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use axum::http::request::Parts;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use percent_encoding::percent_decode_str;
 
-use super::error::{BoardP, HttpResult};
+use super::error::{BoardP, HttpError, HttpResult};
 use super::St;
 use podium_core::error::ApiError;
 use podium_core::events::{EventId, Filter, Subscription};
@@ -61,11 +65,9 @@ pub(crate) fn subscribe_request(
                 }
             }
             "since" => since = Some(v.parse::<EventId>()?),
-            other => {
-                return Err(ApiError::bad(format!(
-                    "unknown parameter {other:?} (events take top, members, member, snapshot, since)"
-                )))
-            }
+            other => return Err(ApiError::bad(format!(
+                "unknown parameter {other:?} (events take top, members, member, snapshot, since)"
+            ))),
         }
     }
     if let Some(id) = headers.get("last-event-id") {
@@ -97,14 +99,44 @@ fn message(ev: &podium_core::events::Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\n\n");
 }
 
+/// A WebSocket upgrade, when the request asks for one.
+pub(crate) struct MaybeWs(Option<WebSocketUpgrade>);
+
+impl<S: Send + Sync> FromRequestParts<S> for MaybeWs {
+    type Rejection = HttpError;
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, HttpError> {
+        let asks = parts
+            .headers
+            .get("upgrade")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+        if !asks {
+            return Ok(MaybeWs(None));
+        }
+        WebSocketUpgrade::from_request_parts(parts, state)
+            .await
+            .map(|u| MaybeWs(Some(u)))
+            .map_err(|e| HttpError(ApiError::bad(format!("not a WebSocket upgrade: {e}"))))
+    }
+}
+
 pub(crate) async fn events(
     State(st): State<St>,
     BoardP(board): BoardP,
     RawQuery(query): RawQuery,
+    MaybeWs(ws): MaybeWs,
     headers: HeaderMap,
 ) -> HttpResult<Response> {
     let req = subscribe_request(board, query.as_deref(), &headers)?;
+    // Refused (a bad filter, a missing key) before upgrading.
     let sub = req.run(&*st.be).await?;
+    if let Some(ws) = ws {
+        return Ok(ws
+            // Events are small; a client that stops reading is cut off
+            // rather than buffered for.
+            .max_write_buffer_size(1 << 20)
+            .on_upgrade(move |socket| websocket(socket, sub)));
+    }
     let first = Bytes::from(format!("retry: {RETRY_MS}\n\n"));
     let stream = futures_util::stream::unfold(
         (sub, Some(first)),
@@ -136,6 +168,36 @@ pub(crate) async fn events(
         Body::from_stream(stream),
     )
         .into_response())
+}
+
+/// Sends the events as text messages until the client leaves or the
+/// stream ends (then a normal close); pings when idle.
+async fn websocket(mut socket: WebSocket, mut sub: Subscription) {
+    loop {
+        tokio::select! {
+            batch = sub.next_batch() => {
+                let Some(batch) = batch else { break };
+                for ev in batch {
+                    let text = String::from(&*ev.json);
+                    if socket.send(Message::Text(text.into())).await.is_err() {
+                        return;
+                    }
+                }
+            }
+            msg = socket.recv() => match msg {
+                // The client says nothing podium reads; a close or an
+                // error ends the subscription.
+                Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
+                Some(Ok(_)) => {}
+            },
+            _ = tokio::time::sleep(KEEPALIVE) => {
+                if socket.send(Message::Ping(Bytes::new())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    let _ = socket.send(Message::Close(None)).await;
 }
 
 #[cfg(test)]

@@ -204,6 +204,17 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "parameters": [b],
             "responses": { "200": { "description": "NDJSON stream", "content": { "application/x-ndjson": { "schema": r("ExportLine") } } } },
         }),
+        "subscribe" => json!({
+            "summary": "Live events of the board (Server-Sent Events, or a WebSocket)",
+            "description": format!("A text/event-stream of the board's events: each message has `id:` (the event id, LSN-N), `event:` (its type) and `data:` (one JSON object with id, type, board and the type's fields; see docs/spec.md §5). Types: change (no filter), enter/leave/move (top), member (members), reset, config, created, deleted, snapshot, reload, lagged. With `Upgrade: websocket` the same events come as WebSocket text messages. Resume with the Last-Event-ID header or `since`: the events after it follow with no gap while they are kept (a filter's last {} events, {} s after its last subscriber left), else a `reload` event (and a snapshot) says to read the state again.", podium_core::events::ring::RING_EVENTS, podium_core::events::ring::RETAIN.as_secs()),
+            "parameters": [b,
+                query("top", json!({"type": "integer", "minimum": 1, "maximum": podium_core::events::MAX_TOP}), "Members entering, leaving or moving within the best N places"),
+                query("members", json!({"type": "string"}), "Comma-separated members whose every rank or score change is sent"),
+                query("member", json!({"type": "string"}), "One watched member (repeatable; for ids holding commas)"),
+                query("snapshot", json!({"type": "boolean", "default": false}), "Send the current state first"),
+                query("since", json!({"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}), "Resume after this event id (Last-Event-ID wins)")],
+            "responses": { "200": { "description": "An event stream", "content": { "text/event-stream": { "schema": { "type": "string" } } } } },
+        }),
         "import" => json!({
             "summary": "Bulk load from NDJSON or CSV (streamed)",
             "description": format!("The body is read as a stream (not bound by the body size limit; each line at most {} bytes) and submitted in batches of {}, one durable commit each. NDJSON: one SubmitIn per line (export's lines are accepted: their rank is ignored). CSV: member,score[,name] with an optional header line, or a header naming the board's sort keys (member,laps,time_ms[,name]) and one column per key; RFC 4180 quoting. A bad line fails alone.", super::MAX_IMPORT_LINE_BYTES, super::IMPORT_BATCH),

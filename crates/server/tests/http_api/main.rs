@@ -8,6 +8,7 @@ mod support;
 mod access;
 mod boards;
 mod errors;
+mod events;
 mod reads;
 mod sort_keys;
 mod transfer;

@@ -130,7 +130,9 @@ fn entry_json(b: &Board, keys: &[String], member: &[u8]) -> Option<Map<String, V
 
 /// Whether two entries differ in what events report: rank or values.
 fn moved(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
-    ["rank", "score", "scores"].iter().any(|k| a.get(*k) != b.get(*k))
+    ["rank", "score", "scores"]
+        .iter()
+        .any(|k| a.get(*k) != b.get(*k))
 }
 
 fn field(e: Option<&Map<String, Value>>, k: &str) -> Value {
@@ -348,7 +350,10 @@ impl Feed {
 
     /// The events of one write (or of a change to the board as a whole:
     /// `journal.all`), `b` being the board after it (`None`: gone).
-    fn apply(&mut self, b: Option<&Board>, journal: Journal, lsn: u64) {
+    /// `reload`: when the board changed as a whole, tell the `everything`
+    /// filter to read it again (a lifecycle event that leaves it empty or
+    /// gone says enough).
+    fn apply(&mut self, b: Option<&Board>, journal: Journal, lsn: u64, reload: bool) {
         let keys = b.map(|b| b.key_names()).unwrap_or_default();
         let ranking = b.map_or(Ranking::Unique, |b| b.ranking());
         let all = journal.all || b.is_none();
@@ -389,9 +394,10 @@ impl Feed {
                 };
                 let member = old.or(new).map(|x| x.member.clone()).unwrap_or_default();
                 if !top_hit {
-                    top_hit = [old, new].into_iter().flatten().any(|x| {
-                        self.top_bound.as_ref().is_none_or(|bound| x.key <= *bound)
-                    });
+                    top_hit = [old, new]
+                        .into_iter()
+                        .flatten()
+                        .any(|x| self.top_bound.as_ref().is_none_or(|bound| x.key <= *bound));
                 }
                 self.shifted(ranking, old, new, &mut maybe);
                 if let Some(w) = self.watched.get_mut(&member) {
@@ -459,7 +465,7 @@ impl Feed {
 
         // Every change.
         if self.subs.contains_key("") {
-            if all {
+            if all && reload {
                 let mut body = Map::new();
                 body.insert(
                     "reason".into(),
@@ -467,7 +473,7 @@ impl Feed {
                 );
                 let ev = self.event(lsn, Kind::Reload, body);
                 self.push_to("", &ev);
-            } else {
+            } else if !all {
                 for m in &touched {
                     let body = match b.and_then(|b| entry_json(b, &keys, m)) {
                         Some(e) => e,
@@ -493,8 +499,7 @@ impl Feed {
             for (n, filters) in sizes {
                 let n = n as usize;
                 let old = &before[..before.len().min(n)];
-                let new: Vec<Map<String, Value>> =
-                    self.top[..self.top.len().min(n)].to_vec();
+                let new: Vec<Map<String, Value>> = self.top[..self.top.len().min(n)].to_vec();
                 for ev in self.top_diff(lsn, old, &new) {
                     for f in &filters {
                         self.push_to(f, &ev);
@@ -626,7 +631,7 @@ impl Service {
                 // board that came back) is compared as a whole.
                 b.watch();
                 if !f.subs.is_empty() {
-                    f.apply(Some(b), whole(), 0);
+                    f.apply(Some(b), whole(), 0, true);
                 }
             }
         }
@@ -636,27 +641,21 @@ impl Service {
     }
 
     /// The events of a write to `board` just applied to `b` (still locked)
-    /// and logged as `lsn`; `rec` is its record.
-    pub(crate) fn board_events(&self, board: &str, b: &mut Board, rec: Option<&LogOp>, lsn: u64) {
+    /// and logged as `lsn`. A re-sort marked the journal as a whole; its
+    /// `config` event comes with the `Put` the update logs after it.
+    pub(crate) fn board_events(&self, board: &str, b: &mut Board, lsn: u64) {
         let Some(feed) = self.feeds.get(board) else {
             return;
         };
         let mut f = feed.lock();
-        let mut journal = if b.is_watched() {
+        let journal = if b.is_watched() {
             b.take_journal()
         } else {
             b.watch();
             whole()
         };
-        if let Some(LogOp::Put { config, .. }) = rec {
-            // A re-sort: the new config, then everything compared.
-            let mut body = Map::new();
-            body.insert("config".into(), config.to_json());
-            f.lifecycle(lsn, Kind::Config, body);
-            journal.all = true;
-        }
         if !journal.is_empty() {
-            f.apply(Some(b), journal, lsn);
+            f.apply(Some(b), journal, lsn, true);
         }
     }
 
@@ -673,7 +672,9 @@ impl Service {
                     self.structural_events(p, lsn);
                 }
             }
-            LogOp::Create { board, .. } => self.lifecycle(board, lsn, Some(Kind::Created), Map::new()),
+            LogOp::Create { board, .. } => {
+                self.lifecycle(board, lsn, Some(Kind::Created), Map::new())
+            }
             LogOp::Put { board, config } => {
                 let mut body = Map::new();
                 body.insert("config".into(), config.to_json());
@@ -745,11 +746,13 @@ impl Service {
         if let Some(kind) = kind {
             f.lifecycle(lsn, kind, body);
         }
+        let mut changed = false;
         if let Some(b) = g.as_deref_mut() {
             b.watch();
-            let _ = b.take_journal();
+            changed = !b.take_journal().is_empty();
         }
-        f.apply(g.as_deref(), whole(), lsn);
+        let reload = changed && g.as_deref().is_some_and(|b| !b.is_empty());
+        f.apply(g.as_deref(), whole(), lsn, reload);
     }
 
     /// Once a second: forgets filters nobody read for the retention time,

@@ -370,7 +370,7 @@ impl Service {
             None => 0,
         };
         if self.feeds.any() {
-            self.board_events(board, &mut g, rec.as_ref(), lsn);
+            self.board_events(board, &mut g, lsn);
         }
         // Every submission of every frontend comes here: the one place
         // clients blocked on the board hear of new members.

@@ -59,9 +59,17 @@ async fn send(app: &Router, req: Request<Body>) -> Resp {
     let resp = app.clone().oneshot(req).await.unwrap();
     let status = resp.status();
     let headers = resp.headers().clone();
-    let body = axum::body::to_bytes(resp.into_body(), usize::MAX)
-        .await
-        .unwrap();
+    // An event stream does not end: its head is the answer.
+    let streams = headers
+        .get("content-type")
+        .is_some_and(|v| v == "text/event-stream");
+    let body = if streams {
+        Default::default()
+    } else {
+        axum::body::to_bytes(resp.into_body(), usize::MAX)
+            .await
+            .unwrap()
+    };
     Resp {
         status,
         headers,

@@ -1,0 +1,308 @@
+//! Live events over HTTP with real clients: Server-Sent Events read by
+//! reqwest (a `top` and `members` subscription, resumed with
+//! `Last-Event-ID` with no gap and no duplicate, resumed after a kill -9
+//! with an explicit reload), the same events over a WebSocket
+//! (tokio-tungstenite), and podium's refusals of bad subscriptions.
+
+use std::io::{BufRead, BufReader};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::support::http::Server;
+
+/// One SSE message: `id`, `event`, and `data` parsed.
+#[derive(Debug, Clone)]
+struct Msg {
+    id: String,
+    event: String,
+    data: Value,
+}
+
+/// Reads `path`'s event stream on a thread of its own, handing each
+/// message over a channel (so a test fails on a timeout, never hangs).
+fn open(s: &Server, path: &str, last_id: Option<&str>) -> mpsc::Receiver<Msg> {
+    let client = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let mut req = client.get(s.url(path));
+    if let Some(id) = last_id {
+        req = req.header("Last-Event-ID", id);
+    }
+    let resp = req.send().unwrap();
+    assert_eq!(resp.status(), 200, "{path}");
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let mut r = BufReader::new(resp);
+        let (mut id, mut event, mut data) = (String::new(), String::new(), String::new());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let l = line.trim_end_matches('\n');
+            if l.is_empty() {
+                if !data.is_empty() {
+                    let msg = Msg {
+                        id: std::mem::take(&mut id),
+                        event: std::mem::take(&mut event),
+                        data: serde_json::from_str(&std::mem::take(&mut data)).unwrap(),
+                    };
+                    if tx.send(msg).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            if let Some(v) = l.strip_prefix("id: ") {
+                id = v.to_string();
+            } else if let Some(v) = l.strip_prefix("event: ") {
+                event = v.to_string();
+            } else if let Some(v) = l.strip_prefix("data: ") {
+                data = v.to_string();
+            }
+        }
+    });
+    rx
+}
+
+/// An event id's parts, to compare ids in order.
+fn id(s: &str) -> (u64, u32) {
+    let (a, b) = s.split_once('-').unwrap();
+    (a.parse().unwrap(), b.parse().unwrap())
+}
+
+fn next(rx: &mpsc::Receiver<Msg>) -> Msg {
+    rx.recv_timeout(Duration::from_secs(10))
+        .expect("an event within 10 s")
+}
+
+/// The messages until one of type `until` (included).
+fn until(rx: &mpsc::Receiver<Msg>, until: &str) -> Vec<Msg> {
+    let mut out = Vec::new();
+    loop {
+        let m = next(rx);
+        let done = m.event == until;
+        out.push(m);
+        if done {
+            return out;
+        }
+    }
+}
+
+fn submit(s: &Server, m: &str, score: f64) {
+    s.post("/v1/boards/b/scores", &json!({"member": m, "score": score}))
+        .expect(200);
+}
+
+#[test]
+fn sse_top_and_watched_members_resume_without_gap_or_duplicate() {
+    let mut s = Server::start(&[]);
+    for (m, sc) in [("a", 10.0), ("b", 20.0), ("c", 30.0), ("me", 5.0)] {
+        submit(&s, m, sc);
+    }
+    let rx = open(
+        &s,
+        "/v1/boards/b/events?top=2&members=me&snapshot=true",
+        None,
+    );
+    let snap = next(&rx);
+    assert_eq!(snap.event, "snapshot");
+    assert_eq!(snap.data["id"], snap.id);
+    assert_eq!(snap.data["top"][0]["member"], "c");
+    assert_eq!(snap.data["top"][1]["member"], "b");
+    assert_eq!(snap.data["members"][0]["rank"], 4);
+
+    // Someone passes "me": it hears of it, with who did it; the top
+    // places change too.
+    submit(&s, "d", 25.0);
+    let got = until(&rx, "enter");
+    let me = got.iter().find(|m| m.event == "member").unwrap();
+    assert_eq!(me.data["member"], "me");
+    assert_eq!(me.data["rank"], 5);
+    assert_eq!(me.data["previous_rank"], 4);
+    assert_eq!(me.data["by"], "d");
+    let kinds: Vec<(&str, &str)> = got
+        .iter()
+        .filter(|m| m.event != "member")
+        .map(|m| (m.event.as_str(), m.data["member"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("leave", "b"), ("enter", "d")]);
+    let seen = got.last().unwrap().id.clone();
+    // A write below the top places and below "me" sends nothing.
+    submit(&s, "low", 1.0);
+    assert!(rx.recv_timeout(Duration::from_millis(300)).is_err());
+    drop(rx);
+
+    // Disconnected: "me" climbs to first, then a write below everyone.
+    submit(&s, "me", 100.0);
+    submit(&s, "e", 0.5);
+    let rx = open(
+        &s,
+        "/v1/boards/b/events?top=2&members=me&snapshot=true",
+        Some(&seen),
+    );
+    let got = until(&rx, "move");
+    assert!(
+        got.iter()
+            .all(|m| m.event != "reload" && m.event != "snapshot"),
+        "{got:?}"
+    );
+    assert!(got.iter().all(|m| id(&m.id) > id(&seen)), "{got:?}");
+    let me = &got[0];
+    assert_eq!((me.event.as_str(), &me.data["rank"]), ("member", &json!(1)));
+    let ids: Vec<&str> = got.iter().map(|m| m.id.as_str()).collect();
+    let mut sorted = ids.clone();
+    sorted.dedup();
+    assert_eq!(ids, sorted, "no duplicate");
+    let last = got.last().unwrap().id.clone();
+
+    // After a kill -9 the retained events are gone: an explicit reload,
+    // then a fresh snapshot; ids keep growing (they are log positions).
+    drop(rx);
+    s.kill9();
+    s.restart();
+    let rx = open(
+        &s,
+        "/v1/boards/b/events?top=2&members=me&snapshot=true",
+        Some(&last),
+    );
+    let reload = next(&rx);
+    assert_eq!(reload.event, "reload");
+    assert_eq!(reload.data["after"], last.as_str());
+    let snap = next(&rx);
+    assert_eq!(snap.event, "snapshot");
+    assert_eq!(snap.data["top"][0]["member"], "me");
+    assert_eq!(snap.data["members"][0]["rank"], 1);
+    submit(&s, "f", 1000.0);
+    let enter = until(&rx, "enter").pop().unwrap();
+    assert_eq!(enter.data["member"], "f");
+    assert!(id(&enter.id).0 > id(&last).0, "{} after {}", enter.id, last);
+}
+
+#[test]
+fn sse_every_change_and_the_lifecycle() {
+    let s = Server::start(&[]);
+    submit(&s, "a", 1.0);
+    let rx = open(&s, "/v1/boards/b/events", None);
+    submit(&s, "b", 2.0);
+    let m = next(&rx);
+    assert_eq!(m.event, "change");
+    assert_eq!(m.data["member"], "b");
+    assert_eq!(m.data["rank"], 1);
+    s.delete("/v1/boards/b/members/a").expect(200);
+    let m = next(&rx);
+    assert_eq!(
+        (m.event.as_str(), &m.data["removed"]),
+        ("change", &json!(true))
+    );
+    s.put("/v1/boards/b", &json!({"order": "asc"})).expect(200);
+    // Re-sorted: ranks changed as a whole, so a reload, then the config.
+    assert_eq!(next(&rx).event, "reload");
+    assert_eq!(next(&rx).event, "config");
+    let reset = s.post("/v1/boards/b/reset", &json!({})).expect(200);
+    let m = until(&rx, "reset").pop().unwrap();
+    assert_eq!(m.data["archive"], reset["archive"]);
+    s.delete("/v1/boards/b").expect(200);
+    assert_eq!(until(&rx, "deleted").pop().unwrap().data["board"], "b");
+}
+
+#[test]
+fn bad_subscriptions_are_refused_in_podiums_words() {
+    let s = Server::start(&[]);
+    for (q, needle) in [
+        ("top=0", "top must be between 1 and 1000"),
+        ("top=ten", "top must be a whole number"),
+        ("since=yesterday", "is not an event id"),
+        ("snapshot=perhaps", "snapshot must be true or false"),
+        ("color=red", "unknown parameter"),
+    ] {
+        let r = s.get(&format!("/v1/boards/b/events?{q}"));
+        r.expect_error(400, "invalid_argument");
+        assert!(r.text.contains(needle), "{q}: {}", r.text);
+    }
+    let many: Vec<String> = (0..1001).map(|i| format!("m{i}")).collect();
+    let r = s.get(&format!("/v1/boards/b/events?members={}", many.join(",")));
+    r.expect_error(400, "invalid_argument");
+    s.get("/v1/boards/bad%07name/events")
+        .expect_error(400, "invalid_board_name");
+}
+
+#[test]
+fn the_same_events_over_a_websocket() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::Message;
+    let s = Server::start(&[]);
+    submit(&s, "a", 1.0);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let url = format!("ws://{}/v1/boards/b/events?top=2&snapshot=true", s.addr());
+        let (mut ws, resp) = tokio_tungstenite::connect_async(url).await.unwrap();
+        assert_eq!(resp.status(), 101);
+        let snap = recv(&mut ws).await;
+        assert_eq!(snap["type"], "snapshot");
+        assert_eq!(snap["top"][0]["member"], "a");
+        let post = tokio::task::spawn_blocking({
+            let url = s.url("/v1/boards/b/scores");
+            move || {
+                reqwest::blocking::Client::new()
+                    .post(url)
+                    .json(&json!({"member": "z", "score": 9}))
+                    .send()
+                    .unwrap()
+                    .status()
+            }
+        });
+        assert_eq!(post.await.unwrap(), 200);
+        let enter = recv(&mut ws).await;
+        assert_eq!(
+            (enter["type"].as_str(), enter["member"].as_str()),
+            (Some("enter"), Some("z"))
+        );
+        assert_eq!(enter["rank"], 1);
+        let moved = recv(&mut ws).await;
+        assert_eq!(
+            (moved["type"].as_str(), moved["rank"].as_u64()),
+            (Some("move"), Some(2))
+        );
+        ws.close(None).await.unwrap();
+        // Resumed after the last id by `since`.
+        let url = format!(
+            "ws://{}/v1/boards/b/events?top=2&since={}",
+            s.addr(),
+            snap["id"].as_str().unwrap()
+        );
+        let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        let v = recv(&mut ws).await;
+        assert_eq!(v["id"], enter["id"]);
+        let _ = ws.send(Message::Close(None)).await;
+    });
+}
+
+/// The next text message of a WebSocket, as JSON.
+async fn recv<S>(ws: &mut S) -> Value
+where
+    S: futures_util::Stream<
+            Item = Result<
+                tokio_tungstenite::tungstenite::Message,
+                tokio_tungstenite::tungstenite::Error,
+            >,
+        > + Unpin,
+{
+    use futures_util::StreamExt;
+    loop {
+        let m = tokio::time::timeout(Duration::from_secs(10), ws.next())
+            .await
+            .expect("a message within 10 s")
+            .unwrap()
+            .unwrap();
+        if let tokio_tungstenite::tungstenite::Message::Text(t) = m {
+            return serde_json::from_str(&t).unwrap();
+        }
+    }
+}
