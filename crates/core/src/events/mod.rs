@@ -4,8 +4,8 @@
 //! subscriber it reaches) and the ring each filter's events are kept in
 //! ([`ring`]) so a subscriber can resume after a disconnect.
 //!
-//! The events and their fields are specified in docs/spec.md §5 ("Live
-//! events"); an engine computes them (the embedded store under the
+//! The events and their fields are specified in docs/spec.md §4
+//! ("Live events"); an engine computes them (the embedded store under the
 //! board's lock, in its log order) and pushes them into the rings; the
 //! frontends (SSE, WebSocket, MessagePack-RPC, Redis channels, webhooks)
 //! read a [`Subscription`] and write each event's JSON their way.

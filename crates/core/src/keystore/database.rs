@@ -86,6 +86,11 @@ impl Database {
         Database { inner, db }
     }
 
+    /// The store of every database (database 0's names unencoded).
+    pub fn root(&self) -> std::sync::Arc<dyn KeyStore> {
+        self.inner.clone()
+    }
+
     /// Which database this is.
     pub fn index(&self) -> u8 {
         self.db
@@ -457,6 +462,15 @@ impl KeyStore for Database {
 
     fn set_expiry_sink(&self, sink: Option<std::sync::Arc<dyn super::ExpirySink>>) {
         self.inner.set_expiry_sink(sink)
+    }
+
+    /// Board names here are database 0's whatever the database selected:
+    /// Pub/Sub channels belong to no database.
+    fn subscribe_events(
+        &self,
+        req: &crate::ops::Subscribe,
+    ) -> Result<crate::events::Subscription, ApiError> {
+        self.inner.subscribe_events(req)
     }
 
     fn stored_key<'a>(&self, key: &'a [u8]) -> Cow<'a, [u8]> {

@@ -500,6 +500,19 @@ pub trait KeyStore: Send + Sync {
     /// Where expired keys are reported from now on (`None`: nowhere).
     fn set_expiry_sink(&self, sink: Option<std::sync::Arc<dyn ExpirySink>>);
 
+    /// A board's live events (database 0's boards: the names HTTP uses),
+    /// for podium's own Redis channels. A store without events refuses.
+    fn subscribe_events(
+        &self,
+        req: &crate::ops::Subscribe,
+    ) -> Result<crate::events::Subscription, ApiError> {
+        let _ = req;
+        Err(ApiError::new(
+            crate::error::Code::Unsupported,
+            "live events are not available on this store",
+        ))
+    }
+
     /// The name under which `key` is stored, which [`Waiters`] are keyed
     /// by (a store that is a namespace of another encodes it).
     fn stored_key<'a>(&self, key: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {

@@ -1,6 +1,6 @@
 //! `GET /v1/boards/{board}/events`: a board's live events as Server-Sent
 //! Events, or over a WebSocket when the request asks to upgrade (docs/spec.md
-//! §5). Each event is one SSE message (`id:` its event id, `event:` its
+//! §4, "Live events"). Each event is one SSE message (`id:` its event id, `event:` its
 //! type, `data:` its JSON object) or one WebSocket text message (its JSON
 //! object). A reconnecting `EventSource` sends `Last-Event-ID` and resumes
 //! after it; a WebSocket client passes `?since=`.
@@ -16,12 +16,11 @@ use axum::http::request::Parts;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use percent_encoding::percent_decode_str;
 
 use super::error::{BoardP, HttpError, HttpResult};
 use super::St;
 use podium_core::error::ApiError;
-use podium_core::events::{EventId, Filter, Subscription};
+use podium_core::events::Subscription;
 use podium_core::ops::{Operation, Subscribe};
 
 /// A comment line sent when nothing else was for this long, so proxies and
@@ -31,60 +30,20 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 /// What `EventSource` waits before reconnecting (ms), sent first.
 const RETRY_MS: u64 = 1000;
 
-/// The subscription a query asks for: `top=N`, `members=a,b` and/or
-/// `member=a` (repeatable, for ids holding commas), `snapshot=true`,
-/// `since=ID` (the `Last-Event-ID` header wins over it).
+/// The subscription a request asks for: the query, and `Last-Event-ID`.
 pub(crate) fn subscribe_request(
     board: String,
     query: Option<&str>,
     headers: &HeaderMap,
 ) -> Result<Subscribe, ApiError> {
-    let mut top = None;
-    let mut members = Vec::new();
-    let mut snapshot = false;
-    let mut since = None;
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let v = v.replace('+', " ");
-        let v = percent_decode_str(&v)
-            .decode_utf8()
-            .map_err(|_| ApiError::bad(format!("query parameter {k:?} is not UTF-8")))?;
-        match k {
-            "top" => {
-                top = Some(v.parse::<u32>().map_err(|_| {
-                    ApiError::bad(format!("top must be a whole number of places (got {v:?})"))
-                })?)
-            }
-            "members" => members.extend(v.split(',').filter(|m| !m.is_empty()).map(String::from)),
-            "member" => members.push(v.into_owned()),
-            "snapshot" => {
-                snapshot = match &*v {
-                    "true" | "1" | "" => true,
-                    "false" | "0" => false,
-                    _ => return Err(ApiError::bad("snapshot must be true or false")),
-                }
-            }
-            "since" => since = Some(v.parse::<EventId>()?),
-            other => return Err(ApiError::bad(format!(
-                "unknown parameter {other:?} (events take top, members, member, snapshot, since)"
-            ))),
-        }
-    }
-    if let Some(id) = headers.get("last-event-id") {
-        let id = id
-            .to_str()
-            .map_err(|_| ApiError::bad("Last-Event-ID is not an event id"))?;
-        if !id.is_empty() {
-            since = Some(id.parse()?);
-        }
-    }
-    let req = Subscribe {
-        board,
-        filter: Filter::new(top, members, snapshot)?,
-        since,
+    let last = match headers.get("last-event-id") {
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| ApiError::bad("Last-Event-ID is not an event id"))?,
+        ),
+        None => None,
     };
-    req.check()?;
-    Ok(req)
+    Subscribe::from_query(board, query, last)
 }
 
 /// One SSE message.
@@ -198,30 +157,4 @@ async fn websocket(mut socket: WebSocket, mut sub: Subscription) {
         }
     }
     let _ = socket.send(Message::Close(None)).await;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_query_becomes_a_subscription() {
-        let mut h = HeaderMap::new();
-        let r = subscribe_request(
-            "b".into(),
-            Some("top=10&members=a,b&member=c%2Cd&snapshot=true&since=5-1"),
-            &h,
-        )
-        .unwrap();
-        assert_eq!(r.filter.top, Some(10));
-        assert_eq!(r.filter.members, ["a", "b", "c,d"]);
-        assert!(r.filter.snapshot);
-        assert_eq!(r.since, Some(EventId::new(5, 1)));
-        h.insert("last-event-id", "7-0".parse().unwrap());
-        let r = subscribe_request("b".into(), Some("since=5-1"), &h).unwrap();
-        assert_eq!(r.since, Some(EventId::new(7, 0)));
-        for bad in ["top=x", "top=0", "snapshot=maybe", "since=q", "colour=red"] {
-            assert!(subscribe_request("b".into(), Some(bad), &HeaderMap::new()).is_err());
-        }
-    }
 }

@@ -18,6 +18,7 @@ pub mod codec;
 pub mod command;
 pub mod command_strings;
 pub mod conn;
+pub mod events;
 pub mod exec;
 pub mod notify;
 pub mod num;

@@ -1,4 +1,4 @@
-//! Live events of the embedded store (docs/spec.md §5): who watches what of
+//! Live events of the embedded store (docs/spec.md §4, "Live events"): who watches what of
 //! each board ([`Feeds`], one [`Feed`] a watched board), and the events a
 //! write makes, computed under the board's write lock (so in the log's
 //! order) and pushed into the rings of the filters they concern.

@@ -289,6 +289,13 @@ impl KeyStore for Service {
         *self.expiry_sink.write() = sink;
     }
 
+    fn subscribe_events(
+        &self,
+        req: &podium_core::ops::Subscribe,
+    ) -> Result<podium_core::events::Subscription, ApiError> {
+        crate::wait::off_workers(|| self.subscribe(req))
+    }
+
     fn save(&self) -> Result<bool, ApiError> {
         Service::save(self)
     }

@@ -105,6 +105,8 @@ pub struct Shared {
     pub pubsub: Arc<crate::resp::pubsub::Hub>,
     /// Keyspace notifications, published on [`Shared::pubsub`].
     pub notify: Arc<crate::resp::notify::Notifier>,
+    /// podium's board events on `__podium__:` channels.
+    pub events: Arc<crate::resp::events::Forwarders>,
 }
 
 impl Shared {
@@ -123,6 +125,7 @@ impl Shared {
             config: server::Live::default(),
             scripts: Arc::default(),
             notify: Arc::new(crate::resp::notify::Notifier::new(pubsub.clone())),
+            events: Arc::default(),
             pubsub,
         }
     }

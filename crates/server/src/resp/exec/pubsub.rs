@@ -143,6 +143,11 @@ impl Session {
                     .pubsub
                     .subscribe(&name, pattern, &self.subs.outbox);
                 self.subs.list(pattern).push(name.clone());
+                if !pattern {
+                    self.shared
+                        .events
+                        .subscribed(&self.shared.pubsub, &self.db.root(), &name);
+                }
             }
             frames.push(confirm(kind, Some(&name), self.subs.count()));
         }
