@@ -1,5 +1,6 @@
 //! The client commands of the `podium` binary (docs/spec.md §6): `top`,
-//! `submit`, `search`, `import` and `export`, talking to a running server
+//! `submit`, `search`, `import`, `export` and `watch` (a live view, over
+//! the HTTP API's event stream), talking to a running server
 //! over MessagePack-RPC (`--rpc`, default `127.0.0.1:7071`, with
 //! [`podium_client`]) or, with `--http URL`, over its HTTP API
 //! (docs/spec.md §4).
@@ -28,6 +29,7 @@ pub mod search;
 pub mod submit;
 pub mod top;
 pub mod transport;
+pub mod watch;
 
 pub use export::{export, ExportArgs};
 pub use import::{import, ImportArgs};
@@ -35,6 +37,7 @@ pub use search::{search, SearchArgs};
 pub use submit::{submit, SubmitArgs};
 pub use top::{top, TopArgs};
 pub use transport::Conn;
+pub use watch::{watch, WatchArgs};
 
 #[cfg(test)]
 mod tests {

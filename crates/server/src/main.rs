@@ -40,6 +40,8 @@ enum Command {
     Import(client::ImportArgs),
     /// Write every entry of a board as NDJSON, best first.
     Export(client::ExportArgs),
+    /// Watch a board's best places (and chosen members) change, live.
+    Watch(client::WatchArgs),
     /// Run a benchmark scenario (docs/spec.md §7) and print its figures:
     /// runs the podium-bench binary beside podium with these arguments
     /// (`podium bench --help` lists the scenarios).
@@ -83,6 +85,7 @@ fn main() -> ExitCode {
         Command::Search(a) => done(client::search(&a)),
         Command::Import(a) => done(client::import(&a)),
         Command::Export(a) => done(client::export(&a)),
+        Command::Watch(a) => done(client::watch(&a)),
         Command::Bench(args) => bench(&args.args),
         Command::Repair(args) => done(repair(&args)),
     };

@@ -1,5 +1,5 @@
 //! The client commands of docs/spec.md §6 (`podium submit`, `top`, `search`,
-//! `import`, `export`) against the real server, over MessagePack-RPC (the default)
+//! `import`, `export`, `watch`) against the real server, over MessagePack-RPC (the default)
 //! and over HTTP (`--http`): what they print, that they change what the
 //! server holds, and that errors exit non-zero with the server's message.
 //!
@@ -146,6 +146,71 @@ fn submit_top_import_export_round_trip_over_rpc() {
 fn submit_top_import_export_round_trip_over_http() {
     let srv = Podium::start(&[]);
     round_trip(&srv, &["--http", &srv.http]);
+}
+
+#[test]
+fn watch_follows_the_top_places_and_a_member_live() {
+    let srv = Podium::start(&[]);
+    let c = srv.client();
+    let sub = |m: &str, s: f64| {
+        c.submit("b", &Submission::new(m, s)).expect("submit");
+    };
+    sub("a", 10.0);
+    sub("me", 1.0);
+    let child = Command::new(bin())
+        .args([
+            "watch",
+            "--http",
+            &srv.http,
+            "b",
+            "--top",
+            "2",
+            "--members",
+            "me",
+            "--json",
+            "--count",
+            "5",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The snapshot is the first event: wait for the stream to be there.
+    let t = std::time::Instant::now();
+    loop {
+        let (_, out) = run_to_end(&["top", "--http", &srv.http, "b"]);
+        assert!(out.contains('a'), "{out}");
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        if t.elapsed().as_millis() > 600 {
+            break;
+        }
+    }
+    sub("b", 20.0);
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let evs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = evs.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["snapshot", "member", "leave", "enter", "move"],
+        "{text}"
+    );
+    assert_eq!(evs[1]["by"], "b");
+    assert_eq!(evs[1]["rank"], 3);
+    let (st, out) = run_to_end(&["watch", "--http", "http://127.0.0.1:1", "b"]);
+    assert!(!st.success());
+    assert!(out.contains("cannot reach podium"), "{out}");
+    let (st, out) = run_to_end(&["watch", "--http", &srv.http, "b", "--top", "0"]);
+    assert!(!st.success());
+    assert!(out.contains("top must be between 1 and 1000"), "{out}");
 }
 
 #[test]
