@@ -44,6 +44,8 @@ enum Step {
     Config {
         asc: bool,
         ranking: u8,
+        /// 0 member, 1 first, 2 last.
+        tiebreak: u8,
         max: Option<u64>,
     },
     OtherBoard(usize, i8),
@@ -70,8 +72,8 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (1u64..3, any::<bool>()).prop_map(|(n, w)| Step::Pop(n, w)),
         1 => Just(Step::Reset),
         1 => Just(Step::Delete),
-        1 => (any::<bool>(), 0u8..3, prop::option::of(3u64..7))
-            .prop_map(|(asc, ranking, max)| Step::Config { asc, ranking, max }),
+        1 => (any::<bool>(), 0u8..3, 0u8..3, prop::option::of(3u64..7))
+            .prop_map(|(asc, ranking, tiebreak, max)| Step::Config { asc, ranking, tiebreak, max }),
         1 => (m.clone(), s.clone()).prop_map(|(m, s)| Step::OtherBoard(m, s)),
         2 => (prop::option::of(1u32..6), prop::collection::vec(m, 0..3), any::<bool>())
             .prop_map(|(top, members, snapshot)| Step::Subscribe { top, members, snapshot }),
@@ -88,7 +90,13 @@ struct Model {
     /// 0 unique, 1 competition, 2 dense.
     ranking: u8,
     max: Option<u64>,
+    /// 0 member, 1 first, 2 last.
+    tiebreak: u8,
     scores: BTreeMap<String, f64>,
+    /// Each member's arrival sequence: set when it enters or its score
+    /// changes (the `first`/`last` tiebreaks order by it).
+    seqs: HashMap<String, u64>,
+    next_seq: u64,
 }
 
 impl Model {
@@ -98,8 +106,26 @@ impl Model {
             asc: false,
             ranking: 0,
             max: None,
+            tiebreak: 0,
             scores: BTreeMap::new(),
+            seqs: HashMap::new(),
+            next_seq: 0,
         }
+    }
+
+    /// Sets a member's score as the engine does: a new member or a
+    /// changed score takes the next sequence.
+    fn set(&mut self, m: String, s: f64) {
+        if self.scores.get(&m) != Some(&s) {
+            self.next_seq += 1;
+            self.seqs.insert(m.clone(), self.next_seq);
+        }
+        self.scores.insert(m, s);
+    }
+
+    fn remove(&mut self, m: &str) {
+        self.scores.remove(m);
+        self.seqs.remove(m);
     }
 
     /// Members best first: by score in the board's direction, ties by
@@ -107,12 +133,19 @@ impl Model {
     fn ordered(&self) -> Vec<(String, f64)> {
         let mut v: Vec<(String, f64)> = self.scores.iter().map(|(m, s)| (m.clone(), *s)).collect();
         v.sort_by(|a, b| {
-            let o = a.1.partial_cmp(&b.1).unwrap().then_with(|| a.0.cmp(&b.0));
-            if self.asc {
-                o
+            let by_score = a.1.partial_cmp(&b.1).unwrap();
+            let by_score = if self.asc {
+                by_score
             } else {
-                o.reverse()
-            }
+                by_score.reverse()
+            };
+            let tie = match self.tiebreak {
+                0 if self.asc => a.0.cmp(&b.0),
+                0 => b.0.cmp(&a.0),
+                1 => self.seqs[&a.0].cmp(&self.seqs[&b.0]),
+                _ => self.seqs[&b.0].cmp(&self.seqs[&a.0]),
+            };
+            by_score.then(tie)
         });
         v
     }
@@ -146,7 +179,7 @@ impl Model {
         if let Some(max) = self.max {
             let v = self.ordered();
             for (m, _) in v.iter().skip(max as usize) {
-                self.scores.remove(m);
+                self.remove(m);
             }
         }
     }
@@ -303,19 +336,29 @@ fn submit(svc: &Service, rt: &tokio::runtime::Runtime, board: &str, e: Vec<Submi
     let _ = rt.block_on(svc.submit(board, &e));
 }
 
-fn run(steps: Vec<Step>) {
+/// Runs `steps` on a memory-only store, or with `durable` on a store
+/// with a log (event ids are then its sequence numbers).
+fn run(steps: Vec<Step>, durable: bool) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
-    let svc = Service::in_memory();
+    let dir = tempfile::tempdir().unwrap();
+    let svc = if durable {
+        let store = podium_engine::Store::new();
+        let (storage, aux, report) =
+            podium_store::storage::open(dir.path(), podium_store::FsyncPolicy::No, &store).unwrap();
+        Service::new(store, Some(storage), aux, report, u64::MAX)
+    } else {
+        Service::in_memory()
+    };
     let mut model = Model::new();
     let mut clients: Vec<Client> = Vec::new();
     for st in steps {
         match st {
             Step::Set(m, s) => {
                 submit(&svc, &rt, BOARD, vec![SubmitIn::new(member(m), s as f64)]);
-                model.scores.insert(member(m), s as f64);
+                model.set(member(m), s as f64);
                 model.exists = true;
                 model.evict();
             }
@@ -323,7 +366,8 @@ fn run(steps: Vec<Step>) {
                 let mut e = SubmitIn::new(member(m), s as f64);
                 e.op = Some("incr".into());
                 submit(&svc, &rt, BOARD, vec![e]);
-                *model.scores.entry(member(m)).or_insert(0.0) += s as f64;
+                let now = model.scores.get(&member(m)).copied().unwrap_or(0.0);
+                model.set(member(m), now + s as f64);
                 model.exists = true;
                 model.evict();
             }
@@ -334,7 +378,7 @@ fn run(steps: Vec<Step>) {
                     .collect();
                 submit(&svc, &rt, BOARD, e);
                 for (m, s) in v {
-                    model.scores.insert(member(m), s as f64);
+                    model.set(member(m), s as f64);
                     model.evict();
                 }
                 model.exists = true;
@@ -346,7 +390,7 @@ fn run(steps: Vec<Step>) {
                 rec.op = Some(podium_engine::UpdateOp::Set);
                 svc.zadd(BOARD.as_bytes(), vec![rec], Default::default())
                     .unwrap();
-                model.scores.insert(member(m), s as f64);
+                model.set(member(m), s as f64);
                 model.exists = true;
                 model.evict();
             }
@@ -354,7 +398,7 @@ fn run(steps: Vec<Step>) {
                 let names: Vec<String> = v.iter().map(|m| member(*m)).collect();
                 let _ = rt.block_on(svc.remove(BOARD, &names));
                 for n in names {
-                    model.scores.remove(&n);
+                    model.remove(&n);
                 }
             }
             Step::RemoveRanks(a, b) => {
@@ -371,7 +415,7 @@ fn run(steps: Vec<Step>) {
                     .map(|e| e.0)
                     .collect();
                 for g in gone {
-                    model.scores.remove(&g);
+                    model.remove(&g);
                 }
             }
             Step::RemoveScores(lo, hi) => {
@@ -379,7 +423,15 @@ fn run(steps: Vec<Step>) {
                     BOARD.as_bytes(),
                     podium_engine::ScoreRange::inclusive(lo as f64, hi as f64),
                 );
-                model.scores.retain(|_, s| *s < lo as f64 || *s > hi as f64);
+                let gone: Vec<String> = model
+                    .scores
+                    .iter()
+                    .filter(|(_, s)| **s >= lo as f64 && **s <= hi as f64)
+                    .map(|(m, _)| m.clone())
+                    .collect();
+                for g in gone {
+                    model.remove(&g);
+                }
             }
             Step::Pop(n, worst) => {
                 let _ = svc.zpop(BOARD.as_bytes(), n, worst);
@@ -388,12 +440,13 @@ fn run(steps: Vec<Step>) {
                     v.reverse();
                 }
                 for (m, _) in v.into_iter().take(n as usize) {
-                    model.scores.remove(&m);
+                    model.remove(&m);
                 }
             }
             Step::Reset => {
                 if rt.block_on(svc.reset(BOARD)).is_ok() {
                     model.scores.clear();
+                    model.seqs.clear();
                 }
             }
             Step::Delete => {
@@ -401,19 +454,37 @@ fn run(steps: Vec<Step>) {
                     model = Model::new();
                 }
             }
-            Step::Config { asc, ranking, max } => {
+            Step::Config {
+                asc,
+                ranking,
+                tiebreak,
+                max,
+            } => {
                 let rank_mode = ["unique", "competition", "dense"][ranking as usize];
+                let ties = ["member", "first", "last"][tiebreak as usize];
                 let mut cfg = serde_json::json!({
                     "order": if asc { "asc" } else { "desc" },
                     "ranking": rank_mode,
+                    "tiebreak": ties,
                 });
                 if let Some(m) = max {
                     cfg["max_members"] = m.into();
                 }
                 rt.block_on(svc.board_put(BOARD, &cfg)).unwrap();
+                let reranks =
+                    (model.asc, model.ranking, model.tiebreak) != (asc, ranking, tiebreak);
+                if model.exists && reranks {
+                    // Re-sorted: every member submitted again in the old
+                    // order, taking new sequences in it.
+                    for (m, _) in model.ordered() {
+                        model.next_seq += 1;
+                        model.seqs.insert(m, model.next_seq);
+                    }
+                }
                 model.exists = true;
                 model.asc = asc;
                 model.ranking = ranking;
+                model.tiebreak = tiebreak;
                 model.max = max;
                 model.evict();
             }
@@ -486,11 +557,12 @@ fn run(steps: Vec<Step>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
     fn every_subscriber_replays_to_the_models_state(
-        steps in prop::collection::vec(step(), 1..60)
+        steps in prop::collection::vec(step(), 1..60),
+        durable in any::<bool>(),
     ) {
         // Subscribers first in most runs, so the writes are watched.
         let mut all = vec![
@@ -498,6 +570,6 @@ proptest! {
             Step::Subscribe { top: None, members: vec![], snapshot: false },
         ];
         all.extend(steps);
-        run(all);
+        run(all, durable);
     }
 }
