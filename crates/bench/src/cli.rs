@@ -53,6 +53,10 @@ pub enum Scenario {
     /// Concurrent HTTP clients submitting scores for random members:
     /// sustained updates/s and latency; Redis: unpipelined ZADD.
     HttpUpdates(HttpUpdatesArgs),
+    /// Writes to a board while 0, 1,000 and 10,000 live-event subscribers
+    /// (`top=10`, then 100k watched members) listen over SSE: writes/s,
+    /// events/s, memory per subscriber, write → event latency.
+    Events(EventsArgs),
     /// Large MessagePack-RPC responses (export of 1 to 128 MiB): sync,
     /// pipelined, parallel and decoded MB/s beside an in-process copy.
     RpcPayload(RpcPayloadArgs),
@@ -205,6 +209,37 @@ pub struct HttpUpdatesArgs {
 
     /// How long each side runs, in seconds.
     #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct EventsArgs {
+    #[command(flatten)]
+    pub net: NetArgs,
+
+    /// Members of the board (loaded first).
+    #[arg(long, value_parser = parse_count, default_value = "1M")]
+    pub members: u64,
+
+    /// Members watched by the `members` subscribers, all together.
+    #[arg(long, value_parser = parse_count, default_value = "100k")]
+    pub watched: u64,
+
+    /// Subscriber counts, comma-separated (the first is the reference).
+    #[arg(long, value_delimiter = ',', value_parser = parse_count,
+          default_value = "0,1000,10000")]
+    pub subscribers: Vec<u64>,
+
+    /// Writing clients (MessagePack-RPC connections).
+    #[arg(long, default_value_t = 4)]
+    pub writers: usize,
+
+    /// Calls in flight per writer.
+    #[arg(long, default_value_t = 32)]
+    pub depth: usize,
+
+    /// How long each run writes, in seconds.
+    #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
 }
 
@@ -527,6 +562,14 @@ mod tests {
             panic!()
         };
         assert_eq!((h.clients, h.members, h.seconds), (64, 100_000, 10.0));
+
+        let Scenario::Events(e) = scenario(&["events"]) else {
+            panic!()
+        };
+        assert_eq!(
+            (e.members, e.watched, e.subscribers.clone()),
+            (1_000_000, 100_000, vec![0, 1000, 10_000])
+        );
 
         let Scenario::RpcPayload(p) = scenario(&["rpc-payload"]) else {
             panic!()

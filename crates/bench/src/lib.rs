@@ -24,6 +24,7 @@
 pub mod alloc;
 pub mod cli;
 pub mod engine;
+pub mod events;
 pub mod export_encode;
 pub mod http_updates;
 pub mod import;

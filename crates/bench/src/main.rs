@@ -120,6 +120,18 @@ fn run(args: Cli) -> Result<()> {
             };
             podium_bench::http_updates::run(&opts, &mut std::io::stdout().lock())?
         }
+        Scenario::Events(a) => {
+            let opts = podium_bench::events::EventsOptions {
+                net: a.net.options(args.seed, &podium()?)?,
+                members: a.members,
+                watched: a.watched,
+                subscribers: a.subscribers.iter().map(|n| *n as usize).collect(),
+                writers: a.writers,
+                depth: a.depth,
+                duration: seconds(a.seconds, "--seconds")?,
+            };
+            podium_bench::events::run(&opts, &mut std::io::stdout().lock())?
+        }
         Scenario::RpcPayload(a) => {
             let opts = RpcPayloadOptions {
                 net: a.net.options(args.seed, &podium()?)?,

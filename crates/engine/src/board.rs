@@ -852,7 +852,7 @@ impl Board {
 
     /// The place of member `id` (tree key `key`) in the board's order.
     fn order_key_of(&self, key: u64, id: u32) -> OrderKey {
-        let mut codes = Vec::with_capacity(1 + self.members.stride());
+        let mut codes = journal::Codes::new();
         codes.push(key);
         codes.extend((0..self.members.stride()).map(|j| self.members.key(id, j)));
         let m = &self.members;
@@ -862,10 +862,7 @@ impl Board {
             TieMode::SeqAsc => journal::Tie::Seq(m.seq(id)),
             TieMode::SeqDesc => journal::Tie::SeqRev(std::cmp::Reverse(m.seq(id))),
         };
-        OrderKey {
-            codes: codes.into(),
-            tie,
-        }
+        OrderKey { codes, tie }
     }
 
     fn tree_remove(&mut self, key: u64, id: u32) -> Option<usize> {

@@ -12,6 +12,14 @@
 
 use std::cmp::Reverse;
 
+use smallvec::SmallVec;
+
+/// A key's sort values, held inline (a board has at most
+/// [`crate::sort::MAX_SORT_KEYS`]): keys are compared often while the
+/// watched members are searched, and a pointer to follow each time costs
+/// more than the comparison.
+pub type Codes = SmallVec<[u64; crate::sort::MAX_SORT_KEYS]>;
+
 /// How two members with equal sort values are ordered, as a value: the
 /// tiebreak part of an [`OrderKey`]. Every key of one board has the same
 /// variant. `Min` and `Max` are bounds below and above every member, for
@@ -37,7 +45,7 @@ pub enum Tie {
 /// when their `codes` are equal.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct OrderKey {
-    pub codes: Box<[u64]>,
+    pub codes: Codes,
     pub tie: Tie,
 }
 
@@ -45,7 +53,7 @@ impl OrderKey {
     /// The lowest key with these values (below every member holding them).
     pub fn first_of(codes: &[u64]) -> OrderKey {
         OrderKey {
-            codes: codes.into(),
+            codes: Codes::from_slice(codes),
             tie: Tie::Min,
         }
     }
@@ -53,7 +61,7 @@ impl OrderKey {
     /// The highest key with these values (above every member holding them).
     pub fn last_of(codes: &[u64]) -> OrderKey {
         OrderKey {
-            codes: codes.into(),
+            codes: Codes::from_slice(codes),
             tie: Tie::Max,
         }
     }
