@@ -73,14 +73,21 @@ impl Ring {
 
     /// Appends an event (ids only grow) and wakes the subscribers.
     pub fn push(&self, ev: Arc<Event>) {
+        self.extend(std::iter::once(ev));
+    }
+
+    /// Appends events (in id order) and wakes the subscribers once.
+    pub fn extend(&self, evs: impl IntoIterator<Item = Arc<Event>>) {
         {
             let mut g = self.inner.lock();
-            if g.events.len() == g.cap {
-                if let Some(old) = g.events.pop_front() {
-                    g.floor = old.id;
+            for ev in evs {
+                if g.events.len() == g.cap {
+                    if let Some(old) = g.events.pop_front() {
+                        g.floor = old.id;
+                    }
                 }
+                g.events.push_back(ev);
             }
-            g.events.push_back(ev);
         }
         self.notify.notify_waiters();
     }

@@ -113,6 +113,8 @@ pub(crate) struct Feed {
     tops: BTreeMap<u32, Vec<String>>,
     /// The best places, as many as the largest `top` asks for.
     top: Vec<Map<String, Value>>,
+    /// Events made and not yet in their rings.
+    out: Vec<(Arc<Ring>, Arc<Event>)>,
     /// The place of the last of `top` when `top` is full: a step after it
     /// cannot change the top places.
     top_bound: Option<OrderKey>,
@@ -149,6 +151,7 @@ impl Feed {
             by_key: BTreeMap::new(),
             tops: BTreeMap::new(),
             top: Vec::new(),
+            out: Vec::new(),
             top_bound: None,
         }
     }
@@ -167,9 +170,31 @@ impl Feed {
         self.tops.keys().next_back().map_or(0, |n| *n as usize)
     }
 
-    fn push_to(&self, key: &str, ev: &Arc<Event>) {
+    /// Queues `ev` for filter `key`'s ring ([`Feed::flush`] delivers).
+    fn push_to(&mut self, key: &str, ev: &Arc<Event>) {
         if let Some(s) = self.subs.get(key) {
-            s.ring.push(ev.clone());
+            self.out.push((s.ring.clone(), ev.clone()));
+        }
+    }
+
+    /// Hands each ring its queued events at once: its subscribers wake
+    /// once for a write's events, however many it made.
+    fn flush(&mut self) {
+        if self.out.is_empty() {
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        // Stable: each ring's events stay in id order.
+        out.sort_by_key(|(r, _)| Arc::as_ptr(r) as usize);
+        let mut i = 0;
+        while i < out.len() {
+            let ring = out[i].0.clone();
+            let n = out[i..]
+                .iter()
+                .take_while(|(r, _)| Arc::ptr_eq(r, &ring))
+                .count();
+            ring.extend(out[i..i + n].iter().map(|(_, e)| e.clone()));
+            i += n;
         }
     }
 
@@ -507,6 +532,7 @@ impl Feed {
                 }
             }
         }
+        self.flush();
     }
 
     /// The events that turn the top places `old` into `new`: leaves, then
@@ -608,7 +634,7 @@ impl Feed {
     fn lifecycle(&mut self, lsn: u64, kind: Kind, body: Map<String, Value>) {
         let ev = self.event(lsn, kind, body);
         for s in self.subs.values() {
-            s.ring.push(ev.clone());
+            self.out.push((s.ring.clone(), ev.clone()));
         }
     }
 }
