@@ -65,9 +65,11 @@ pub(crate) fn subscribe_request(
                 }
             }
             "since" => since = Some(v.parse::<EventId>()?),
-            other => return Err(ApiError::bad(format!(
+            other => {
+                return Err(ApiError::bad(format!(
                 "unknown parameter {other:?} (events take top, members, member, snapshot, since)"
-            ))),
+            )))
+            }
         }
     }
     if let Some(id) = headers.get("last-event-id") {
