@@ -41,7 +41,8 @@ pub fn notification(id: u64, ev: &Event, out: &mut Vec<u8>) {
     // Writing into a Vec cannot fail.
     let _ = rmp::encode::write_uint(out, id);
     if !super::json_mp::transcode_object(&ev.json, out) {
-        // Not reached for the events podium makes; a map either way.
+        // Not reached: podium writes every event as one JSON object whose
+        // nested objects have sorted keys. Decoded and re-encoded then.
         let _ = rmp_serde::encode::write_named(out, &ev.value());
     }
 }
