@@ -28,8 +28,17 @@
 //! only once the writer has room for the one before it (the one after it
 //! too, while cores are idle), so a slow reader stalls only its own
 //! connection.
+//!
+//! Live event subscriptions (`subscribe`) run as tasks of the connection
+//! that queue notifications to the same writer. They have a byte budget
+//! of their own ([`MAX_QUEUED_NOTIFICATION_BYTES`], all of a connection's
+//! subscriptions together), apart from the requests': a subscription
+//! waits for room before reading more events, and one that falls behind
+//! its filter's ring ends with a `lagged` event, so a client that stops
+//! reading costs that budget at most.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::Poll;
@@ -44,11 +53,14 @@ use tokio::task::{JoinHandle, JoinSet};
 use super::codec::{
     self, Decoder, EnvelopeError, Message, MAX_FRAME_BYTES, UNAUTH_MAX_FRAME_BYTES,
 };
+use super::events::{self, Gate, Subscriptions, MAX_QUEUED_NOTIFICATION_BYTES};
 use super::exec::{self, Chunk, Exec, Session, Shared, Streamed};
 use super::fast;
 use super::method::{self, Method};
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
+use podium_core::events::{Kind, Subscription};
+use podium_core::ops::{self, Operation};
 
 /// Requests read and not yet answered, per connection.
 pub const MAX_IN_FLIGHT: usize = 1024;
@@ -68,9 +80,12 @@ pub const MAX_CHUNK: usize = 10_000;
 /// At shutdown, how long answers still being written may take.
 const STOP_GRACE: Duration = Duration::from_secs(10);
 
-/// What a request holds until its answer is written.
+/// What a request (or a batch of notifications) holds until its answer
+/// is written.
 struct Held {
-    _slot: OwnedSemaphorePermit,
+    /// The request's place among those in flight (notifications take
+    /// none).
+    _slot: Option<OwnedSemaphorePermit>,
     /// The request's bytes, then the response's.
     _bytes: Option<OwnedSemaphorePermit>,
 }
@@ -121,7 +136,7 @@ impl Budget {
             .await
             .expect("budget semaphore closed");
         Held {
-            _slot: slot,
+            _slot: Some(slot),
             _bytes: Some(self.bytes(len).await),
         }
     }
@@ -183,6 +198,8 @@ where
         replier,
         tasks: JoinSet::new(),
         applier: None,
+        subs: Subscriptions::default(),
+        notes: Arc::new(Semaphore::new(MAX_QUEUED_NOTIFICATION_BYTES / UNIT)),
     };
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
@@ -254,14 +271,19 @@ where
         tasks,
         replier,
         applier,
+        subs,
         ..
     } = conn;
     drop(replier);
     // The applier ends once its queue is closed and drained.
     drop(applier);
+    // Subscriptions end with the connection (after answering a
+    // `subscribe` still owed).
+    let subs = subs.close_all();
     let finish = async move {
-        let mut tasks = tasks;
+        let (mut tasks, mut subs) = (tasks, subs);
         while tasks.join_next().await.is_some() {}
+        while subs.join_next().await.is_some() {}
         writer.await
     };
     let done = if stopping {
@@ -285,6 +307,10 @@ struct Conn {
     tasks: JoinSet<()>,
     /// Started at the first bulk write on the embedded engine.
     applier: Option<Applier>,
+    subs: Subscriptions,
+    /// The budget of queued notifications, in [`UNIT`]s (see
+    /// [`MAX_QUEUED_NOTIFICATION_BYTES`]).
+    notes: Arc<Semaphore>,
 }
 
 /// What the reader hands to the applier, in the order read.
@@ -430,18 +456,62 @@ impl Conn {
         if let Err(e) = self.session.check(m) {
             return r.reply(msgid, Err(e), held).await;
         }
-        if msgid.is_none() && !m.is_write() {
+        if msgid.is_none() && !m.runs_as_notification() {
             return;
         }
         let call = match method::parse(m, params) {
             Ok(c) => c,
             Err(e) => return r.reply(msgid, Err(e), held).await,
         };
-        if let method::Call::Auth { key } = &call {
-            let res = self.session.auth(key);
-            return r.reply(msgid, res, held).await;
+        match call {
+            method::Call::Auth { key } => {
+                let res = self.session.auth(&key);
+                r.reply(msgid, res, held).await
+            }
+            method::Call::Subscribe(op) => self.subscribe(msgid, op, held).await,
+            method::Call::Unsubscribe { id } => {
+                // Closed before the answer is queued: no notification of
+                // the subscription comes after it.
+                let was = self.subs.unsubscribe(id);
+                r.reply(msgid, exec::encode(&was), held).await
+            }
+            call => self.run(msgid, call, held).await,
         }
-        self.run(msgid, call, held).await
+    }
+
+    /// `subscribe`: answers the subscription's id, then its events follow
+    /// as notifications, from a task of their own. Its first poll is made
+    /// here, before the next request is read, so the subscription starts
+    /// after the writes sent before it and before those sent after it.
+    async fn subscribe(&mut self, msgid: Option<u32>, op: ops::Subscribe, held: Held) {
+        // Only requests get here (notifications of reads are not run).
+        let Some(msgid) = msgid else { return };
+        let (id, gate) = match self.subs.open() {
+            Ok(x) => x,
+            Err(e) => return self.replier.reply(Some(msgid), Err(e), held).await,
+        };
+        let be = self.be.clone();
+        let mut start = Box::pin(async move { op.run(&*be).await });
+        let first = std::future::poll_fn(|cx| Poll::Ready(start.as_mut().poll(cx))).await;
+        let r = self.replier.clone();
+        let notes = self.notes.clone();
+        self.subs.spawn(async move {
+            let started = match first {
+                Poll::Ready(res) => res,
+                Poll::Pending => start.await,
+            };
+            match started {
+                Ok(sub) => {
+                    // The answer is queued before the first notification.
+                    r.reply(Some(msgid), exec::encode(&id), held).await;
+                    forward(r, id, sub, gate, notes).await
+                }
+                Err(e) => {
+                    gate.close();
+                    r.reply(Some(msgid), Err(e), held).await
+                }
+            }
+        });
     }
 
     /// Runs a parsed call whose scope is checked.
@@ -505,6 +575,62 @@ async fn run_call(
             });
         }
     }
+}
+
+/// Queues subscription `id`'s events as notifications until its gate
+/// closes or its stream ends, one batch of events in one write. A batch
+/// waits for room in the connection's notification budget (`notes`)
+/// without reading further events: a connection that does not keep up
+/// holds at most the budget here, and its subscription falls behind in its
+/// filter's ring until it ends with a `lagged` event.
+async fn forward(
+    r: Replier,
+    id: u64,
+    mut sub: Subscription,
+    gate: Arc<Gate>,
+    notes: Arc<Semaphore>,
+) {
+    loop {
+        let batch = tokio::select! {
+            biased;
+            _ = gate.closed() => return,
+            b = sub.next_batch() => match b {
+                Some(b) => b,
+                None => {
+                    // The ring was closed (the server is stopping).
+                    gate.close();
+                    return;
+                }
+            },
+        };
+        let mut bytes = Vec::with_capacity(batch.len() * 192);
+        for ev in &batch {
+            events::notification(id, ev, &mut bytes);
+        }
+        let last = batch.last().is_some_and(|e| e.kind == Kind::Lagged);
+        let permit = tokio::select! {
+            biased;
+            _ = gate.closed() => return,
+            // The semaphore is never closed.
+            p = notes.clone().acquire_many_owned(notification_units(bytes.len())) => {
+                p.expect("notification budget closed")
+            }
+        };
+        let held = Held {
+            _slot: None,
+            _bytes: Some(permit),
+        };
+        if !gate.pass(last, || r.tx.send(Out::Bytes(bytes, held)).is_ok()) {
+            return;
+        }
+    }
+}
+
+/// A batch's share of the notification budget; one larger than the whole
+/// budget waits until it is the only one queued.
+fn notification_units(len: usize) -> u32 {
+    len.div_ceil(UNIT)
+        .clamp(1, MAX_QUEUED_NOTIFICATION_BYTES / UNIT) as u32
 }
 
 /// Chunk reads of streamed results in flight, over every connection.
@@ -836,6 +962,81 @@ mod tests {
             assert_eq!(e[1], Value::from("unknown method \"nope\""));
             assert_eq!(by_id(&msgs, 3)[2][0], Value::from("member_not_found"));
         }
+    }
+
+    /// `subscribe` is answered with its id before the subscription's first
+    /// event; events are `[2, "event", [id, event]]` notifications between
+    /// the other answers; a `subscribe` notification starts nothing.
+    #[tokio::test]
+    async fn a_subscription_is_answered_then_its_events_follow() {
+        let mut input = enc(&Value::Array(vec![
+            2.into(),
+            "subscribe".into(),
+            Value::Array(vec!["lb".into()]),
+        ]));
+        input.extend(req(
+            1,
+            "subscribe",
+            vec![
+                "lb".into(),
+                map(&[("top", 2.into()), ("snapshot", true.into())]),
+            ],
+        ));
+        input.extend(req(
+            2,
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[("member", "x".into()), ("score", 1.into())]),
+            ],
+        ));
+        input.extend(req(
+            3,
+            "submit",
+            vec![
+                "lb".into(),
+                map(&[("member", "y".into()), ("score", 2.into())]),
+            ],
+        ));
+        input.extend(req(4, "unsubscribe", vec![9.into()]));
+        let (msgs, _) = session(Arc::new(Service::in_memory()), vec![], input, 1 << 16).await;
+        let answer = msgs
+            .iter()
+            .position(|m| m[0] == Value::from(1) && m[1] == Value::from(1))
+            .expect("the answer to subscribe");
+        assert_eq!(msgs[answer][3], Value::from(1), "the first id");
+        let events: Vec<(usize, &Value)> = msgs
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m[0] == Value::from(2))
+            .collect();
+        assert!(events.iter().all(|(i, _)| *i > answer), "{msgs:?}");
+        for (_, m) in &events {
+            assert_eq!(m[1], Value::from("event"));
+            assert_eq!(m[2][0], Value::from(1), "one subscription: {m}");
+        }
+        let kinds: Vec<(&str, Option<&str>)> = events
+            .iter()
+            .map(|(_, m)| {
+                (
+                    m[2][1]["type"].as_str().unwrap(),
+                    m[2][1]["member"].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("snapshot", None),
+                // The first write made the board.
+                ("created", None),
+                ("enter", Some("x")),
+                ("enter", Some("y")),
+                ("move", Some("x"))
+            ]
+        );
+        assert_eq!(by_id(&msgs, 4)[3], Value::Boolean(false));
+        assert_eq!(by_id(&msgs, 2)[2], Value::Nil);
     }
 
     #[tokio::test]

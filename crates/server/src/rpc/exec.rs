@@ -567,7 +567,8 @@ where
     Exec::Later(Box::pin(f))
 }
 
-/// Runs `call` (`Auth` is the session's: see [`Session::auth`]).
+/// Runs `call` (`Auth` is the session's: see [`Session::auth`];
+/// `Subscribe` and `Unsubscribe` the connection's).
 pub fn execute(be: &Arc<dyn Backend>, call: Call) -> Exec {
     match be.in_place() {
         Some(local) => in_place(local, be, call),
@@ -666,12 +667,15 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         Call::BoardInfo(op) => run(be, op),
         Call::ResortStatus(op) => run(be, op),
         Call::Export { board } => Exec::Deferred(Box::pin(export_chunks(be, board))),
-        Call::Auth { .. } => ready_err(),
+        Call::Auth { .. } => ready_err("auth is the session's"),
+        Call::Subscribe(_) | Call::Unsubscribe { .. } => {
+            ready_err("subscriptions are the connection's")
+        }
     }
 }
 
-fn ready_err() -> Exec {
-    Exec::Ready(Err(ApiError::new(Code::Internal, "auth is the session's")))
+fn ready_err(why: &str) -> Exec {
+    Exec::Ready(Err(ApiError::new(Code::Internal, why)))
 }
 
 /// `submit_many` of entries made into records: the results are written

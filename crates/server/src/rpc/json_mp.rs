@@ -43,6 +43,54 @@ pub fn transcode(json: &str, out: &mut Vec<u8>) -> bool {
     ok
 }
 
+/// Appends the JSON object `json` to `out` with its keys in the text's
+/// order, each value as [`transcode`] writes it: a live event's envelope
+/// (`id`, `type`, `board`) comes first in its JSON and stays first in its
+/// MessagePack map. Returns false, with `out` unchanged, when `json` is
+/// not an object, not JSON, or a value holds an object whose keys are not
+/// strictly increasing.
+pub fn transcode_object(json: &str, out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    let mut de = serde_json::Deserializer::from_str(json);
+    let ok = InOrder { out }.deserialize(&mut de).is_ok() && de.end().is_ok();
+    if !ok {
+        out.truncate(start);
+    }
+    ok
+}
+
+/// Writes one JSON object, its keys as they come.
+struct InOrder<'a> {
+    out: &'a mut Vec<u8>,
+}
+
+impl<'de> DeserializeSeed<'de> for InOrder<'_> {
+    type Value = ();
+
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for InOrder<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let at = open_header(self.out);
+        let mut n = 0u32;
+        while map.next_key_seed(Key { out: self.out })?.is_some() {
+            map.next_value_seed(Item { out: self.out })?;
+            n += 1;
+        }
+        close_header(self.out, at, n, true);
+        Ok(())
+    }
+}
+
 /// Writes one JSON value.
 struct Item<'a> {
     out: &'a mut Vec<u8>,
@@ -446,6 +494,34 @@ mod tests {
             let mut fast = Vec::new();
             assert!(Fast::run(&t, &mut fast).is_some(), "{len}");
             assert_eq!(Some(fast), via_value(&t));
+        }
+    }
+
+    #[test]
+    fn an_object_keeps_its_key_order_and_its_integers() {
+        let json = r#"{"id":"4-1","type":"enter","board":"b","rank":3,"score":2.5,"n":-7,"top":[{"member":"a","rank":1}]}"#;
+        let mut out = vec![0xaa];
+        assert!(transcode_object(json, &mut out));
+        assert_eq!(out[0], 0xaa);
+        let v = rmpv::decode::read_value(&mut &out[1..]).unwrap();
+        let keys: Vec<_> = v
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(k, _)| k.as_str().unwrap())
+            .collect();
+        assert_eq!(keys, ["id", "type", "board", "rank", "score", "n", "top"]);
+        assert_eq!(v["rank"], rmpv::Value::from(3));
+        assert!(v["rank"].is_u64());
+        assert_eq!(v["n"], rmpv::Value::from(-7));
+        assert_eq!(v["score"], rmpv::Value::F64(2.5));
+        assert_eq!(v["top"][0]["member"], rmpv::Value::from("a"));
+        // Not an object, not JSON, a nested object out of order: refused,
+        // `out` unchanged.
+        for bad in ["[1]", "3", "{\"a\":", r#"{"a":{"z":1,"y":2}}"#, "{} x"] {
+            let mut out = vec![1, 2];
+            assert!(!transcode_object(bad, &mut out), "{bad}");
+            assert_eq!(out, [1, 2]);
         }
     }
 

@@ -17,6 +17,7 @@ use podium_core::api::{check_entry_score, CombineIn, Num, Score, SetDataIn, Subm
 use podium_core::backend::RangeBounds;
 use podium_core::entry::SubmitRec;
 use podium_core::error::{ApiError, Code};
+use podium_core::events::{EventId, Filter};
 use podium_core::op::Op;
 use podium_core::ops::{self, range};
 
@@ -51,6 +52,8 @@ pub enum Method {
     BoardInfo,
     ResortStatus,
     Export,
+    Subscribe,
+    Unsubscribe,
     Auth,
 }
 
@@ -88,6 +91,9 @@ pub const METHODS: &[(&str, Method, Op)] = &[
     ("board_info", M::BoardInfo, Op::BoardInfo),
     ("resort_status", M::ResortStatus, Op::ResortStatus),
     ("export", M::Export, Op::Export),
+    // Ending a subscription needs what starting one did.
+    ("subscribe", M::Subscribe, Op::Subscribe),
+    ("unsubscribe", M::Unsubscribe, Op::Subscribe),
     ("auth", M::Auth, Op::Auth),
 ];
 
@@ -144,6 +150,14 @@ impl Method {
                 | M::Auth
         )
     }
+
+    /// Whether a notification of the method is run: writes change state,
+    /// and so does `unsubscribe` (its notification form ends the
+    /// subscription unanswered). A notification of `subscribe` is not
+    /// run: its caller could not learn the id its events carry.
+    pub fn runs_as_notification(self) -> bool {
+        self.is_write() || self == M::Unsubscribe
+    }
 }
 
 /// `remove_range`: by 1-based rank or by score.
@@ -198,6 +212,13 @@ pub enum Call {
     ResortStatus(ops::ResortStatus),
     Export {
         board: String,
+    },
+    /// `subscribe`: the connection runs it (its events become
+    /// notifications on it).
+    Subscribe(ops::Subscribe),
+    /// `unsubscribe` of a subscription id of the connection.
+    Unsubscribe {
+        id: u64,
     },
     Auth {
         key: String,
@@ -606,6 +627,61 @@ fn body<T: DeserializeOwned>(
 
 const PAGE: &[&str] = &["page", "page_size", "with_data"];
 
+/// `subscribe`'s options, checked as HTTP checks the event route's query
+/// (`invalid_argument` for a bad value, podium's words from
+/// [`Filter::new`] and the event id parser).
+fn subscribe(board: String, o: &mut Opts) -> Result<ops::Subscribe, ApiError> {
+    let top = match o.take("top") {
+        None => None,
+        Some(v) => Some(
+            v.as_u64()
+                .and_then(|n| u32::try_from(n).ok())
+                .ok_or_else(|| {
+                    let got = match &v {
+                        Value::Integer(i) => i.to_string(),
+                        v => kind(v).to_string(),
+                    };
+                    ApiError::bad(format!(
+                        "top must be between 1 and {} (got {got})",
+                        podium_core::events::MAX_TOP
+                    ))
+                })?,
+        ),
+    };
+    let members = match o.take("members") {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                into_string(v).map_err(|_| {
+                    ApiError::bad(format!(
+                        "subscribe: members item {i} is not a string of valid UTF-8"
+                    ))
+                })
+            })
+            .collect::<Result<_, _>>()?,
+        Some(v) => {
+            return Err(ApiError::bad(format!(
+                "subscribe: members must be an array of strings, got {}",
+                kind(&v)
+            )))
+        }
+    };
+    let snapshot = o.flag("snapshot")?;
+    let since = o
+        .string("since")?
+        .map(|s| s.parse::<EventId>())
+        .transpose()?;
+    let req = ops::Subscribe {
+        board,
+        filter: Filter::new(top, members, snapshot)?,
+        since,
+    };
+    req.check()?;
+    Ok(req)
+}
+
 /// Turns a method's params into a [`Call`].
 pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
     unique_keys(&params)?;
@@ -865,6 +941,15 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
         }
         M::Auth => Call::Auth {
             key: p(1, 0, "key")?.string("key")?,
+        },
+        M::Subscribe => {
+            let mut p = p(1, 1, "board, {top, members, snapshot, since}")?;
+            let board = p.board("board")?;
+            let mut o = p.options(&["top", "members", "snapshot", "since"])?;
+            Call::Subscribe(subscribe(board, &mut o)?)
+        }
+        M::Unsubscribe => Call::Unsubscribe {
+            id: p(1, 0, "subscription id")?.u64("subscription id")?,
         },
         M::Search => {
             let mut p = p(2, 1, "board, query, {limit, offset, with_data}")?;

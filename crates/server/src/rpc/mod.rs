@@ -11,10 +11,13 @@
 //! the general decoding; [`exec`] runs a call against the [`Backend`]
 //! (embedded engine or Redis) and encodes its result;
 //! [`conn`] drives one connection (pipelining, out-of-order answers,
-//! streamed results, per-connection bounds) and [`serve`] accepts them.
+//! streamed results, live event subscriptions, per-connection bounds) and
+//! [`serve`] accepts them; [`events`] holds a connection's subscriptions
+//! and writes events as notifications.
 
 pub mod codec;
 pub mod conn;
+pub mod events;
 pub mod exec;
 pub mod fast;
 pub mod json_mp;

@@ -23,6 +23,8 @@ class Rpc:
         self.unpacker = msgpack.Unpacker(raw=False, max_buffer_size=1 << 30)
         self.next_id = 0
         self.answers = {}
+        # Live event notifications read while waiting for an answer.
+        self.events = []
 
     def send(self, method, params):
         msgid = self.next_id
@@ -44,11 +46,27 @@ class Rpc:
 
     def wait(self, msgid):
         while msgid not in self.answers:
-            kind, got, error, result = self._read_one()
+            msg = self._read_one()
+            if msg[0] == 2:
+                self.events.append(self._event(msg))
+                continue
+            kind, got, error, result = msg
             assert kind == 1, f"not a response: {kind}"
             assert got not in self.answers, f"msgid {got} answered twice"
             self.answers[got] = (error, result)
         return self.answers.pop(msgid)
+
+    @staticmethod
+    def _event(msg):
+        kind, method, params = msg
+        assert (kind, method) == (2, "event"), msg
+        sub, event = params
+        return sub, event
+
+    def next_event(self):
+        if self.events:
+            return self.events.pop(0)
+        return self._event(self._read_one())
 
     def call(self, method, *params):
         error, result = self.wait(self.send(method, list(params)))
@@ -115,6 +133,31 @@ def main():
     imp = rpc.call("import", "copy", export)
     assert imp["imported"] == 302 and imp["failed"] == 0, imp
     assert rpc.call("board_info", "copy")["members"] == 302
+
+    # Live events: subscribe answers an id; the events follow as
+    # notifications [2, "event", [id, event]], between the answers.
+    sid = rpc.call("subscribe", "live", {"top": 2, "members": ["me"], "snapshot": True})
+    assert isinstance(sid, int), sid
+    rpc.call("submit", "live", {"member": "me", "score": 5})
+    rpc.call("submit", "live", {"member": "a", "score": 9})
+    got = []
+    while not (got and got[-1]["type"] == "enter" and got[-1]["member"] == "a"):
+        sub, event = rpc.next_event()
+        assert sub == sid, (sub, sid)
+        got.append(event)
+    snap = got[0]
+    assert list(snap)[:3] == ["id", "type", "board"], snap
+    assert snap["type"] == "snapshot" and snap["exists"] is False, snap
+    assert snap["members"] == [{"member": "me", "rank": None, "score": None}], snap
+    enter = got[-1]
+    assert enter["rank"] == 1 and isinstance(enter["rank"], int), got
+    assert enter["score"] == 9.0, enter
+    passed = [e for e in got if e["type"] == "member" and e["rank"] == 2]
+    assert passed and passed[0]["by"] == "a" and passed[0]["previous_rank"] == 1, got
+    ids = [tuple(map(int, e["id"].split("-"))) for e in got]
+    assert ids[1:] == sorted(set(ids[1:])) and ids[0] < ids[1], ids
+    assert rpc.call("unsubscribe", sid) is True
+    assert rpc.call("unsubscribe", sid) is False
 
     print("msgpack-rpc OK")
 

@@ -2,12 +2,14 @@
 //! over TCP by a small client written here with rmpv (the Python `msgpack`
 //! package drives it in the `rpc_python` tests): every method,
 //! the same results as the HTTP API, errors, auth scopes, notifications,
-//! deep pipelining, hostile frames, a large export read slowly, and the
-//! durability of an acknowledged write across `kill -9`.
+//! deep pipelining, hostile frames, a large export read slowly, live event
+//! subscriptions, and the durability of an acknowledged write across
+//! `kill -9`.
 
 #[path = "../support/mod.rs"]
 mod support;
 
+mod events;
 mod methods;
 mod pipelining;
 

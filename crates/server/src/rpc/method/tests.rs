@@ -499,3 +499,126 @@ fn repeated_map_keys_are_refused() {
     );
     assert!(msg.contains("key \"k7\" is repeated"), "{msg}");
 }
+
+#[test]
+fn subscribe_options_become_a_checked_filter() {
+    let Ok(Call::Subscribe(s)) = call(
+        "subscribe",
+        vec![
+            "lb".into(),
+            map(&[
+                ("top", 10.into()),
+                (
+                    "members",
+                    Value::Array(vec!["b".into(), "a,c".into(), "b".into()]),
+                ),
+                ("snapshot", true.into()),
+                ("since", "5-1".into()),
+            ]),
+        ],
+    ) else {
+        panic!("not a subscription")
+    };
+    assert_eq!(s.board, "lb");
+    assert_eq!(s.filter.top, Some(10));
+    assert_eq!(s.filter.members, ["a,c", "b"]);
+    assert!(s.filter.snapshot);
+    assert_eq!(s.since, Some(podium_core::events::EventId::new(5, 1)));
+    // No options, or nil ones: every change, from now.
+    for params in [
+        vec!["lb".into()],
+        vec!["lb".into(), Value::Nil],
+        vec![
+            "lb".into(),
+            map(&[("top", Value::Nil), ("since", Value::Nil)]),
+        ],
+    ] {
+        let Ok(Call::Subscribe(s)) = call("subscribe", params) else {
+            panic!("not a subscription")
+        };
+        assert!(s.filter.everything() && !s.filter.snapshot && s.since.is_none());
+    }
+    assert_eq!(Method::Subscribe.scope(), Some(Scope::Read));
+    assert_eq!(Method::Unsubscribe.scope(), Some(Scope::Read));
+    assert!(Method::Unsubscribe.runs_as_notification());
+    assert!(!Method::Subscribe.runs_as_notification());
+}
+
+#[test]
+fn bad_subscriptions_are_refused_with_the_event_routes_words() {
+    let sub = |o: Value| err("subscribe", vec!["lb".into(), o]);
+    for (o, text) in [
+        (
+            map(&[("top", 0.into())]),
+            "top must be between 1 and 1000 (got 0)",
+        ),
+        (
+            map(&[("top", 1001.into())]),
+            "top must be between 1 and 1000 (got 1001)",
+        ),
+        (
+            map(&[("top", (-1).into())]),
+            "top must be between 1 and 1000 (got -1)",
+        ),
+        (
+            map(&[("top", (1u64 << 33).into())]),
+            "top must be between 1 and 1000 (got 8589934592)",
+        ),
+        (
+            map(&[("top", 2.5.into())]),
+            "top must be between 1 and 1000 (got a float)",
+        ),
+        (
+            map(&[("since", "yesterday".into())]),
+            "\"yesterday\" is not an event id (LSN-N, e.g. 1042-0)",
+        ),
+        (
+            map(&[("since", 7.into())]),
+            "subscribe: since must be a string",
+        ),
+        (
+            map(&[("snapshot", "yes".into())]),
+            "subscribe: snapshot must be true or false, got a string",
+        ),
+        (
+            map(&[("members", "me".into())]),
+            "subscribe: members must be an array of strings, got a string",
+        ),
+        (
+            map(&[("members", Value::Array(vec![1.into()]))]),
+            "subscribe: members item 0 is not a string of valid UTF-8",
+        ),
+        (
+            map(&[("colour", "red".into())]),
+            "subscribe: unknown option \"colour\"; expected top, members, snapshot, since",
+        ),
+    ] {
+        assert_eq!(
+            sub(o.clone()),
+            (Code::InvalidArgument, text.to_string()),
+            "{o}"
+        );
+    }
+    let many = Value::Array((0..1001).map(|i| Value::from(format!("m{i}"))).collect());
+    let (code, msg) = sub(map(&[("members", many)]));
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(msg.contains("at most 1000 members"), "{msg}");
+    let (code, _) = sub(map(&[("members", Value::Array(vec!["".into()]))]));
+    assert_ne!(code, Code::Internal);
+    let (code, _) = err("subscribe", vec!["bad\x07name".into()]);
+    assert_eq!(code, Code::InvalidBoardName);
+    let (code, _) = err("subscribe", vec![]);
+    assert_eq!(code, Code::MalformedRequest);
+    let (code, _) = sub("top".into());
+    assert_eq!(code, Code::MalformedRequest);
+
+    assert!(matches!(
+        call("unsubscribe", vec![3.into()]),
+        Ok(Call::Unsubscribe { id: 3 })
+    ));
+    let (code, msg) = err("unsubscribe", vec!["x".into()]);
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(msg.contains("must be a non-negative integer"), "{msg}");
+    let (code, _) = err("unsubscribe", vec![]);
+    assert_eq!(code, Code::MalformedRequest);
+}
