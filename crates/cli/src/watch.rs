@@ -49,18 +49,8 @@ impl View {
         let member = ev["member"].as_str().unwrap_or("").to_string();
         match ev["type"].as_str().unwrap_or("") {
             "snapshot" => {
-                self.top = ev["top"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|e| (e["member"].as_str().unwrap_or("").to_string(), e.clone()))
-                    .collect();
-                self.members = ev["members"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|e| (e["member"].as_str().unwrap_or("").to_string(), e.clone()))
-                    .collect();
+                self.top = by_member(&ev["top"]);
+                self.members = by_member(&ev["members"]);
             }
             "enter" | "move" => {
                 self.top.insert(member, ev.clone());
@@ -120,6 +110,15 @@ impl View {
         }
         out
     }
+}
+
+/// A snapshot's list of entries, by member.
+fn by_member(list: &Value) -> HashMap<String, Value> {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| (e["member"].as_str().unwrap_or("").to_string(), e.clone()))
+        .collect()
 }
 
 /// `podium watch BOARD`: until interrupted, or `--count` events.
