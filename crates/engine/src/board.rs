@@ -2364,6 +2364,65 @@ mod sort_tests {
         Some(Num::Int(x))
     }
 
+    /// A watched board's order keys follow its tree exactly, whatever the
+    /// keys, directions, tiebreak and ranking, and two members tie in
+    /// competition and dense ranks exactly when their codes are equal.
+    #[test]
+    fn order_keys_follow_the_tree() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let shapes = [
+            vec![SortKey::new("a", Order::Desc, KeyType::Float, KeyOp::Set)],
+            vec![
+                SortKey::new("a", Order::Desc, KeyType::Int, KeyOp::Set),
+                SortKey::new("b", Order::Asc, KeyType::Float, KeyOp::Set),
+            ],
+            vec![
+                SortKey::new("a", Order::Asc, KeyType::Float, KeyOp::Set),
+                SortKey::new("b", Order::Desc, KeyType::Int, KeyOp::Set),
+                SortKey::new("c", Order::Asc, KeyType::Int, KeyOp::Set),
+            ],
+        ];
+        for keys in shapes {
+            for ranking in [Ranking::Unique, Ranking::Competition, Ranking::Dense] {
+                for tiebreak in [Tiebreak::Member, Tiebreak::First, Tiebreak::Last] {
+                    let mut b = Board::new(BoardConfig {
+                        order: keys[0].order,
+                        ranking,
+                        tiebreak,
+                        sort: keys.clone(),
+                        ..Default::default()
+                    })
+                    .unwrap();
+                    b.watch();
+                    for n in 0..300 {
+                        let vals: Vec<Option<Num>> = keys
+                            .iter()
+                            .map(|k| match k.ty {
+                                KeyType::Int => i(rng.random_range(-2..3)),
+                                KeyType::Float => f(rng.random_range(-2..3) as f64 / 2.0),
+                            })
+                            .collect();
+                        put(&mut b, &format!("m{}", n % 120), &vals).unwrap();
+                    }
+                    let j = b.take_journal();
+                    assert!(!j.all && !j.touches.is_empty());
+                    let order: Vec<(OrderKey, u64)> = b
+                        .range_by_rank(1, b.len() as u64, false)
+                        .iter()
+                        .map(|e| (b.order_key(&e.member).unwrap(), e.rank))
+                        .collect();
+                    for w in order.windows(2) {
+                        assert!(w[0].0 < w[1].0, "{:?} then {:?}", w[0], w[1]);
+                        if ranking != Ranking::Unique {
+                            assert_eq!(w[0].0.codes == w[1].0.codes, w[0].1 == w[1].1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// Search ranks tie members on their whole tuple, as every other read
     /// does: equal first keys with different later keys are not ties, by
     /// every plan.
