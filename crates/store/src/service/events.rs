@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 
 use super::Service;
 use crate::storage::record::LogOp;
-use podium_core::api::{entry_out, member_str};
+use podium_core::api::{entry_out, member_str, Score};
 use podium_core::error::ApiError;
 use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
 use podium_core::ops::Subscribe;
-use podium_engine::{Board, Journal, OrderKey, Ranking};
+use podium_engine::{Board, Journal, OrderKey, Ranking, Scores};
 
 /// The watched boards.
 #[derive(Default)]
@@ -92,11 +92,35 @@ struct Sub {
 
 /// A watched member: which filters watch it and what they last heard.
 struct Watched {
-    filters: Vec<String>,
+    /// Shared with the feed's map: a filter of many members is one string.
+    filters: Vec<Arc<str>>,
     /// Its place on the board (`None`: not on it).
     key: Option<OrderKey>,
-    /// Its entry as last told (`None`: not on the board).
-    entry: Option<Map<String, Value>>,
+    /// Its rank and values as last told (`None`: not on the board).
+    seen: Option<Seen>,
+}
+
+/// What a watched member's subscribers last heard of it: kept small, as a
+/// board may have many watched members (the event itself is written from
+/// the board when it changes).
+#[derive(Clone, Copy, PartialEq)]
+struct Seen {
+    rank: u64,
+    scores: Scores,
+}
+
+impl Seen {
+    fn of(b: &Board, member: &[u8]) -> Option<Seen> {
+        Some(Seen {
+            rank: b.rank(member)?,
+            scores: b.scores(member)?,
+        })
+    }
+
+    /// The first key's value, as entries show `score`.
+    fn score(&self) -> Value {
+        serde_json::to_value(Score(self.scores.first().as_f64())).unwrap_or(Value::Null)
+    }
 }
 
 /// Everything the subscribers of one board watch.
@@ -105,12 +129,12 @@ pub(crate) struct Feed {
     /// The newest event id given (or where the feed started).
     last: EventId,
     /// By [`Filter::key`].
-    subs: HashMap<String, Sub>,
+    subs: HashMap<Arc<str>, Sub>,
     watched: HashMap<Box<[u8]>, Watched>,
     /// The watched members on the board, by place.
     by_key: BTreeMap<OrderKey, Box<[u8]>>,
     /// `top` sizes asked for → the filters asking.
-    tops: BTreeMap<u32, Vec<String>>,
+    tops: BTreeMap<u32, Vec<Arc<str>>>,
     /// The best places, as many as the largest `top` asks for.
     top: Vec<Map<String, Value>>,
     /// Events made and not yet in their rings.
@@ -207,20 +231,15 @@ impl Feed {
         filter: &Filter,
         since: Option<EventId>,
     ) -> (Arc<Ring>, EventId, Vec<Arc<Event>>) {
-        let key = filter.key();
+        let key: Arc<str> = filter.key().into();
         if !self.subs.contains_key(&key) {
             let ring = Ring::new(&self.board, self.last);
-            let keys = b.map(|b| b.key_names()).unwrap_or_default();
             for m in &filter.members {
                 let m: Box<[u8]> = m.as_bytes().into();
-                let w = self.watched.entry(m.clone()).or_insert_with(|| {
-                    let key = b.and_then(|b| b.order_key(&m));
-                    let entry = b.and_then(|b| entry_json(b, &keys, &m));
-                    Watched {
-                        filters: Vec::new(),
-                        key,
-                        entry,
-                    }
+                let w = self.watched.entry(m.clone()).or_insert_with(|| Watched {
+                    filters: Vec::new(),
+                    key: b.and_then(|b| b.order_key(&m)),
+                    seen: b.and_then(|b| Seen::of(b, &m)),
                 });
                 w.filters.push(key.clone());
                 if let Some(k) = &w.key {
@@ -286,16 +305,16 @@ impl Feed {
             body.insert("top".into(), top.into());
         }
         if !filter.members.is_empty() {
+            let keys = b.map(|b| b.key_names()).unwrap_or_default();
             let members: Vec<Value> = filter
                 .members
                 .iter()
-                .map(|m| {
-                    let w = self.watched.get(m.as_bytes());
-                    match w.and_then(|w| w.entry.clone()) {
+                .map(
+                    |m| match b.and_then(|b| entry_json(b, &keys, m.as_bytes())) {
                         Some(e) => Value::Object(e),
                         None => serde_json::json!({ "member": m, "rank": null, "score": null }),
-                    }
-                })
+                    },
+                )
                 .collect();
             body.insert("members".into(), members.into());
         }
@@ -305,7 +324,7 @@ impl Feed {
     /// Drops filters nobody has read for the retention time; whether any
     /// is left.
     fn sweep(&mut self, now: Instant) -> bool {
-        let gone: Vec<String> = self
+        let gone: Vec<Arc<str>> = self
             .subs
             .iter()
             .filter(|(_, s)| s.ring.expired(now))
@@ -449,30 +468,34 @@ impl Feed {
             if !told.insert(m.clone()) {
                 continue;
             }
-            let now = b.and_then(|b| entry_json(b, &keys, &m));
+            let now = b.and_then(|b| Seen::of(b, &m));
             let Some(w) = self.watched.get(&m) else {
                 continue;
             };
-            let same = match (&w.entry, &now) {
-                (Some(a), Some(n)) => !moved(a, n),
-                (None, None) => true,
-                _ => false,
-            };
-            if same {
+            if w.seen == now {
                 continue;
             }
+            let entry = b
+                .filter(|_| now.is_some())
+                .and_then(|b| entry_json(b, &keys, &m));
             let mut body = Map::new();
             body.insert("member".into(), member_str(&m).into());
-            body.insert("rank".into(), field(now.as_ref(), "rank"));
-            body.insert("score".into(), field(now.as_ref(), "score"));
-            if let Some(s) = now.as_ref().and_then(|e| e.get("scores")) {
+            body.insert("rank".into(), field(entry.as_ref(), "rank"));
+            body.insert("score".into(), field(entry.as_ref(), "score"));
+            if let Some(s) = entry.as_ref().and_then(|e| e.get("scores")) {
                 body.insert("scores".into(), s.clone());
             }
-            if let Some(n) = now.as_ref().and_then(|e| e.get("name")) {
+            if let Some(n) = entry.as_ref().and_then(|e| e.get("name")) {
                 body.insert("name".into(), n.clone());
             }
-            body.insert("previous_rank".into(), field(w.entry.as_ref(), "rank"));
-            body.insert("previous_score".into(), field(w.entry.as_ref(), "score"));
+            body.insert(
+                "previous_rank".into(),
+                w.seen.map_or(Value::Null, |p| p.rank.into()),
+            );
+            body.insert(
+                "previous_score".into(),
+                w.seen.map_or(Value::Null, |p| p.score()),
+            );
             if let Some(by) = &by {
                 if by.as_bytes() != &*m {
                     body.insert("by".into(), by.clone().into());
@@ -484,7 +507,7 @@ impl Feed {
                 self.push_to(f, &ev);
             }
             if let Some(w) = self.watched.get_mut(&m) {
-                w.entry = now;
+                w.seen = now;
             }
         }
 
@@ -519,7 +542,7 @@ impl Feed {
         if top_hit && !self.tops.is_empty() {
             let before = std::mem::take(&mut self.top);
             self.read_top(b);
-            let sizes: Vec<(u32, Vec<String>)> =
+            let sizes: Vec<(u32, Vec<Arc<str>>)> =
                 self.tops.iter().map(|(n, v)| (*n, v.clone())).collect();
             for (n, filters) in sizes {
                 let n = n as usize;
