@@ -86,6 +86,14 @@ impl Kind {
             Kind::Members => "members",
         }
     }
+
+    /// Its part of the JSON keys.
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Top => "top10",
+            Kind::Members => "members",
+        }
+    }
 }
 
 /// The server's resident memory (bytes), from /proc.
@@ -302,7 +310,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
                 let rate = done as f64 / secs;
                 let base_rate = *base.get_or_insert(rate);
                 let label = format!("{n} {} subscribers", kind.name());
-                let key = format!("{}_{n}", kind.name().replace("=10", "10"));
+                let key = format!("{}_{n}", kind.key());
                 figures.push(
                     Figure::new(
                         format!("writes_{key}"),

@@ -28,7 +28,7 @@ use podium_core::api::{entry_out, member_str, Score};
 use podium_core::error::ApiError;
 use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
 use podium_core::ops::Subscribe;
-use podium_engine::{Board, Journal, OrderKey, Ranking, Scores};
+use podium_engine::{Board, Entry, Journal, OrderKey, Ranking, Scores};
 
 /// The watched boards.
 #[derive(Default)]
@@ -147,8 +147,12 @@ pub(crate) struct Feed {
 /// A member's entry as an event carries it (member, score, scores, rank,
 /// name).
 fn entry_json(b: &Board, keys: &[String], member: &[u8]) -> Option<Map<String, Value>> {
-    let e = b.entry_of(member)?;
-    match serde_json::to_value(entry_out(&e, keys, false)) {
+    entry_map(&b.entry_of(member)?, keys)
+}
+
+/// An entry as an event carries it.
+fn entry_map(e: &Entry, keys: &[String]) -> Option<Map<String, Value>> {
+    match serde_json::to_value(entry_out(e, keys, false)) {
         Ok(Value::Object(m)) => Some(m),
         _ => None,
     }
@@ -373,20 +377,11 @@ impl Feed {
         self.top = match b {
             Some(b) if max > 0 => {
                 let keys = b.key_names();
-                let v: Vec<_> = b
-                    .range_by_rank(1, max as u64, false)
-                    .iter()
-                    .filter_map(|e| match serde_json::to_value(entry_out(e, &keys, false)) {
-                        Ok(Value::Object(m)) => Some(m),
-                        _ => None,
-                    })
-                    .collect();
-                if v.len() == max {
-                    if let Some(Value::String(m)) = v.last().and_then(|e| e.get("member")) {
-                        self.top_bound = b.order_key(m.as_bytes());
-                    }
+                let entries = b.range_by_rank(1, max as u64, false);
+                if entries.len() == max {
+                    self.top_bound = entries.last().and_then(|e| b.order_key(&e.member));
                 }
-                v
+                entries.iter().filter_map(|e| entry_map(e, &keys)).collect()
             }
             _ => Vec::new(),
         };
@@ -398,7 +393,13 @@ impl Feed {
     /// filter to read it again (a lifecycle event that leaves it empty or
     /// gone says enough).
     fn apply(&mut self, b: Option<&Board>, journal: Journal, lsn: u64, reload: bool) {
-        let keys = b.map(|b| b.key_names()).unwrap_or_default();
+        // Key names label the entries of watched members and of every
+        // change; a feed of top places alone reads them in `read_top`.
+        let entries = !self.watched.is_empty() || self.subs.contains_key("");
+        let keys = b
+            .filter(|_| entries)
+            .map(|b| b.key_names())
+            .unwrap_or_default();
         let ranking = b.map_or(Ranking::Unique, |b| b.ranking());
         let all = journal.all || b.is_none();
         // Watched members whose rank may have changed, and the members the
@@ -715,12 +716,10 @@ impl Service {
         if !self.feeds.any() {
             return;
         }
+        // A transaction's parts come here one by one, as each is appended
+        // ([`Service::append`]); its unit record is written to the log
+        // directly.
         match op {
-            LogOp::Unit(parts) => {
-                for p in parts {
-                    self.structural_events(p, lsn);
-                }
-            }
             LogOp::Create { board, .. } => {
                 self.lifecycle(board, lsn, Some(Kind::Created), Map::new())
             }
