@@ -825,6 +825,9 @@ pub fn config_from_json(v: &serde_json::Value) -> Result<BoardConfig, ApiError> 
     let c = BoardConfig::from_json(v)?;
     crate::schedule::validate(&c.reset)
         .map_err(|m| ApiError::new(crate::error::Code::InvalidConfig, format!("reset: {m}")))?;
+    for h in &c.webhooks {
+        crate::events::hooks::check_url(&h.name, &h.url)?;
+    }
     Ok(c)
 }
 

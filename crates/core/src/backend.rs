@@ -80,6 +80,13 @@ pub trait Backend: Send + Sync {
         None
     }
 
+    /// The webhook deliveries this engine owes, for the server to make.
+    /// `None`: this engine does not deliver webhooks (a config naming one
+    /// is refused).
+    fn outbox(&self) -> Option<Arc<dyn crate::events::hooks::Outbox>> {
+        None
+    }
+
     // ------------------------------------------------------------- writes
 
     /// `submit_many`: entries applied in order, atomically; input errors

@@ -229,6 +229,10 @@ impl Backend for MemberLimited {
         self.inner.key_store()
     }
 
+    fn outbox(&self) -> Option<Arc<dyn crate::events::hooks::Outbox>> {
+        self.inner.outbox()
+    }
+
     async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError> {
         let members = req.entries.iter().map(|e| e.member.as_bytes());
         let Some(verdicts) = self.admit_batch(&req.board, members).await else {

@@ -666,6 +666,8 @@ impl Board {
     /// archive it is.
     pub fn mark_archive(&mut self, of: crate::config::ArchiveOf) {
         self.config.archive = Some(of);
+        // An archive is frozen: nothing happens on it to deliver.
+        self.config.webhooks.clear();
         self.read_only = true;
     }
 
@@ -1704,8 +1706,12 @@ impl Board {
         config.validate()?;
         // Whose archive a board is was settled by the reset that made it.
         config.archive = self.config.archive.clone();
-        self.journal.mark_all();
         let rebuild = self.config.reranks(&config);
+        // Members evicted by a smaller cap are journaled one by one; a
+        // re-ranking is compared as a whole.
+        if rebuild {
+            self.journal.mark_all();
+        }
         let searched = self.search.as_ref().map(|ix| ix.max_planes());
         let reindex = config.search_fields != self.config.search_fields;
         if !rebuild {

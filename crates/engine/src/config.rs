@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Result};
 use crate::sort::{self, SortKey};
+use crate::webhook::{self, Webhook};
 
 /// Which scores are better.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -187,6 +188,8 @@ pub struct BoardConfig {
     /// empty: one float key, the `score`. The first key's direction is
     /// `order`.
     pub sort: Vec<SortKey>,
+    /// Where the board's live events are POSTed (see [`crate::webhook`]).
+    pub webhooks: Vec<Webhook>,
 }
 
 impl Default for BoardConfig {
@@ -206,6 +209,7 @@ impl Default for BoardConfig {
             max_submits_per_member: None,
             archive: None,
             sort: Vec::new(),
+            webhooks: Vec::new(),
         }
     }
 }
@@ -264,6 +268,7 @@ impl BoardConfig {
             return bad("archive_of must name a board");
         }
         sort::validate(&self.sort)?;
+        webhook::validate(&self.webhooks)?;
         if self.sort.first().is_some_and(|k| k.order != self.order) {
             return bad("order must be the first sort key's order");
         }
@@ -450,6 +455,21 @@ impl BoardConfig {
         if let (true, Some(o)) = (self.has_sort(), v.as_object_mut()) {
             o.insert("sort".into(), sort::keys_to_json(&self.sort));
         }
+        if let (false, Some(o)) = (self.webhooks.is_empty(), v.as_object_mut()) {
+            let hooks = self.webhooks.iter().map(Webhook::to_json).collect();
+            o.insert("webhooks".into(), serde_json::Value::Array(hooks));
+        }
+        v
+    }
+
+    /// The config as clients read it: [`BoardConfig::to_json`] without
+    /// the webhooks' secrets.
+    pub fn to_public_json(&self) -> serde_json::Value {
+        let mut v = self.to_json();
+        if let (false, Some(o)) = (self.webhooks.is_empty(), v.as_object_mut()) {
+            let hooks = self.webhooks.iter().map(Webhook::to_public_json).collect();
+            o.insert("webhooks".into(), serde_json::Value::Array(hooks));
+        }
         v
     }
 
@@ -494,6 +514,10 @@ impl BoardConfig {
                 "max_data_bytes" => c.max_data_bytes = int()? as usize,
                 "max_submits_per_member" => {
                     c.max_submits_per_member = Some(SubmitLimit::from_json(v)?)
+                }
+                "webhooks" => {
+                    let arr = v.as_array().ok_or_else(|| bad(k, "an array of webhooks"))?;
+                    c.webhooks = arr.iter().map(Webhook::from_json).collect::<Result<_>>()?;
                 }
                 "archive_of" => archive_of = Some(s()?.to_string()),
                 "archive_seq" => archive_seq = Some(int()?),
@@ -576,8 +600,18 @@ mod json_tests {
                 seq: 7,
             }),
             sort: Vec::new(),
+            webhooks: vec![Webhook {
+                name: "feed".into(),
+                url: "http://127.0.0.1:9/x".into(),
+                secret: "s".repeat(16),
+                top: Some(10),
+                members: vec!["ann".into()],
+            }],
         };
         assert_eq!(BoardConfig::from_json(&c.to_json()).unwrap(), c);
+        let public = c.to_public_json();
+        assert!(public["webhooks"][0].get("secret").is_none());
+        assert_eq!(public["webhooks"][0]["top"], 10);
         let c = BoardConfig {
             sort: vec![
                 SortKey::new("laps", Order::Asc, sort::KeyType::Int, sort::KeyOp::Max),

@@ -38,6 +38,7 @@ pub mod sort;
 pub mod store;
 pub mod tree;
 pub mod used;
+pub mod webhook;
 
 pub use board::{
     Aggregate, Around, Board, BoardImage, BoardInfo, Cond, Entry, EntryInfo, EntryRef, Journal,
@@ -49,3 +50,4 @@ pub use members::{check_member, Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};
 pub use sort::{KeyOp, KeyType, Num, Scores, SortKey, MAX_SORT_KEYS};
 pub use store::Store;
+pub use webhook::Webhook;

@@ -40,6 +40,13 @@ pub(crate) fn supported(c: &BoardConfig) -> Result<(), ApiError> {
             ),
         ));
     }
+    if !c.webhooks.is_empty() {
+        return Err(ApiError::new(
+            Code::Unsupported,
+            "webhooks are not available on the redis backend yet: they need the embedded \
+             store's durable outbox (subscribe to the board's events instead)",
+        ));
+    }
     Ok(())
 }
 

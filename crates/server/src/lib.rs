@@ -7,6 +7,7 @@
 #[cfg(test)]
 #[path = "../../core/tests/fuzz_support/damage.rs"]
 mod fuzz_support;
+pub mod hooks;
 pub mod http;
 pub mod limits;
 mod listen;

@@ -36,6 +36,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // Installed before anything is announced: a SIGTERM that arrives just
     // after the listening line must still shut down gracefully.
     let shutdown = shutdown_signal()?;
+    // Before any config is read or written: webhook URLs are checked
+    // against it.
+    podium_core::events::hooks::Targets::set_current(settings.limits.webhook_targets);
     let engine = Engine::open(&settings, clock).await?;
 
     let metrics = crate::http::install_metrics();
@@ -135,9 +138,14 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
 
     let bg = engine.spawn_background(stop_rx.clone());
     let upkeep = tokio::spawn(crate::limits::memory::upkeep(stop_rx.clone()));
+    let hooks = engine.backend().outbox().map(crate::hooks::spawn);
     shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
+    // Deliveries not acknowledged yet stay due in the outbox.
+    if let Some(h) = hooks {
+        h.abort();
+    }
     while let Some(r) = servers.join_next().await {
         r??;
     }

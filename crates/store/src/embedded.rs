@@ -156,6 +156,10 @@ impl Backend for EmbeddedBackend {
         Ok(self.svc.boards())
     }
 
+    fn outbox(&self) -> Option<Arc<dyn podium_core::events::hooks::Outbox>> {
+        Some(self.svc.clone())
+    }
+
     async fn subscribe(
         &self,
         req: &Subscribe,

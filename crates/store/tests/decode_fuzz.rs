@@ -15,9 +15,11 @@ mod peak;
 
 use std::ops::Bound;
 
+use podium_core::events::{Event, EventId, Kind};
 use podium_engine::{
     Aggregate, Board, BoardConfig, Cond, Num, Presence, ScoreRange, Submit, UpdateOp,
 };
+use podium_store::outbox::{HookBatch, Outboxes};
 use podium_store::storage::record::{LogOp, StrExpiry, SubmitRec};
 use podium_store::storage::snapshot::{self, SnapAux, SnapBoard};
 use proptest::prelude::*;
@@ -164,7 +166,42 @@ fn sample_ops() -> Vec<LogOp> {
         LogOp::MSet {
             pairs: vec![(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), Vec::new())],
         },
+        LogOp::HookEvents {
+            board: "b".into(),
+            hooks: vec![
+                hook_batch(),
+                HookBatch {
+                    events: vec![],
+                    ..hook_batch()
+                },
+            ],
+        },
+        LogOp::HookAck {
+            board: String::new(),
+            hook: "h".into(),
+            upto: EventId::new(u64::MAX, 7),
+        },
     ]
+}
+
+/// The events one write made for a webhook.
+fn hook_batch() -> HookBatch {
+    let mut body = serde_json::Map::new();
+    body.insert("member".into(), "\u{0}é".into());
+    HookBatch {
+        name: "h".into(),
+        url: "http://127.0.0.1:1/x".into(),
+        secret: "s".repeat(16),
+        events: vec![
+            Event::new(EventId::new(3, 0), Kind::Member, "b", body),
+            Event::new(
+                EventId::new(3, 1),
+                Kind::Deleted,
+                "b",
+                serde_json::Map::new(),
+            ),
+        ],
+    }
 }
 
 /// A submit batch of random size and content.
@@ -288,6 +325,11 @@ fn sample_aux() -> SnapAux {
         hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"\x00v".to_vec())])],
         expires: vec![(b"weekly".to_vec(), 1_790_000_000_123)],
         strings: vec![(b"s".to_vec(), b"\x00v".to_vec())],
+        outbox: {
+            let mut o = Outboxes::default();
+            o.add("b", &hook_batch());
+            o
+        },
     }
 }
 

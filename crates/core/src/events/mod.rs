@@ -10,6 +10,7 @@
 //! frontends (SSE, WebSocket, MessagePack-RPC, Redis channels, webhooks)
 //! read a [`Subscription`] and write each event's JSON their way.
 
+pub mod hooks;
 pub mod ring;
 
 use std::fmt;
@@ -199,6 +200,17 @@ impl Kind {
             Kind::Reload => "reload",
             Kind::Lagged => "lagged",
         }
+    }
+
+    /// The kind [`Kind::name`] names.
+    pub fn from_name(s: &str) -> Option<Kind> {
+        use Kind::*;
+        [
+            Change, Enter, Leave, Move, Member, Reset, Config, Created, Deleted, Snapshot, Reload,
+            Lagged,
+        ]
+        .into_iter()
+        .find(|k| k.name() == s)
     }
 }
 

@@ -224,6 +224,7 @@ mod tests {
             ("exec_time_limit", "PODIUM_EXEC_TIME_LIMIT"),
             ("script_time_limit", "PODIUM_SCRIPT_TIME_LIMIT"),
             ("notify_keyspace_events", "PODIUM_NOTIFY_KEYSPACE_EVENTS"),
+            ("webhook_targets", "PODIUM_WEBHOOK_TARGETS"),
             ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
             ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
@@ -232,7 +233,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            25
+            26
         );
         let keys = cmd
             .get_arguments()

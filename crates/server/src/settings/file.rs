@@ -36,6 +36,7 @@ pub(super) struct FileConfig {
     pub(super) exec_time_limit: Option<u64>,
     pub(super) script_time_limit: Option<u64>,
     pub(super) notify_keyspace_events: Option<String>,
+    pub(super) webhook_targets: Option<String>,
 }
 
 impl FileConfig {

@@ -65,6 +65,8 @@ pub struct Limits {
     pub script_time_limit_ms: u64,
     /// Redis's `notify-keyspace-events` at start, as its bits (0: none).
     pub notify_keyspace_events: u32,
+    /// Which addresses webhooks may be delivered to.
+    pub webhook_targets: podium_core::events::hooks::Targets,
 }
 
 impl Default for Limits {
@@ -81,6 +83,7 @@ impl Default for Limits {
             exec_time_limit_ms: DEFAULT_EXEC_TIME_LIMIT_MS,
             script_time_limit_ms: DEFAULT_SCRIPT_TIME_LIMIT_MS,
             notify_keyspace_events: 0,
+            webhook_targets: Default::default(),
         }
     }
 }
@@ -149,6 +152,14 @@ pub struct LimitArgs {
     /// [default: "" (none)]
     #[arg(long, env = "PODIUM_NOTIFY_KEYSPACE_EVENTS", value_name = "FLAGS")]
     pub notify_keyspace_events: Option<String>,
+
+    /// Which addresses boards' webhooks may be delivered to: "loopback"
+    /// (127.0.0.0/8 and ::1 only), "public" (loopback and public
+    /// addresses, never private, link-local or shared ones) or "any". A
+    /// host name's addresses are checked at every delivery
+    /// [default: loopback]
+    #[arg(long, env = "PODIUM_WEBHOOK_TARGETS", value_name = "WHICH")]
+    pub webhook_targets: Option<String>,
 }
 
 impl LimitArgs {
@@ -204,6 +215,16 @@ impl LimitArgs {
                         "notify_keyspace_events {f:?}: {}",
                         crate::resp::notify::BAD_FLAGS
                     )
+                })?,
+            },
+            webhook_targets: match self
+                .webhook_targets
+                .as_ref()
+                .or(file.webhook_targets.as_ref())
+            {
+                None => d.webhook_targets,
+                Some(t) => podium_core::events::hooks::Targets::parse(t).ok_or_else(|| {
+                    anyhow::anyhow!("webhook_targets {t:?}: expected loopback, public or any")
                 })?,
             },
         })
@@ -434,6 +455,8 @@ mod tests {
             "100",
             "--notify-keyspace-events",
             "KEA",
+            "--webhook-targets",
+            "public",
         ]))
         .unwrap();
         assert_eq!(
@@ -450,11 +473,12 @@ mod tests {
                 exec_time_limit_ms: 250,
                 script_time_limit_ms: 100,
                 notify_keyspace_events: crate::resp::notify::parse_flags(b"KEA").unwrap(),
+                webhook_targets: podium_core::events::hooks::Targets::Public,
             }
         );
         let cfg = TempConfig::new(
             "limits",
-            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\nnotify_keyspace_events = \"Kz\"\n",
+            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\nnotify_keyspace_events = \"Kz\"\nwebhook_targets = \"any\"\n",
         );
         let mut args = parse(&["--maxclients", "8"]);
         args.config = Some(cfg.0.clone());
@@ -468,8 +492,13 @@ mod tests {
             s.limits.notify_keyspace_events,
             crate::resp::notify::parse_flags(b"Kz").unwrap()
         );
+        assert_eq!(
+            s.limits.webhook_targets,
+            podium_core::events::hooks::Targets::Any
+        );
         for bad in [
             &["--maxclients", "0"][..],
+            &["--webhook-targets", "everywhere"],
             &["--notify-keyspace-events", "Kq"],
             &["--maxmemory", "1mb"],
             &["--multi-max-commands", "0"],

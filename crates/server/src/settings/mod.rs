@@ -38,6 +38,7 @@
 //! exec_time_limit = 1000       # milliseconds a MULTI/EXEC may run; 0: no limit
 //! script_time_limit = 5000     # milliseconds a Lua script runs before BUSY
 //! notify_keyspace_events = ""  # Redis keyspace notifications, e.g. "Kz", "KEA"
+//! webhook_targets = "loopback" # where webhooks may go: loopback | public | any
 //! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
 //! rate_limit_per_address = "100/s,burst=500"
 //!

@@ -12,6 +12,7 @@ mod events;
 mod reads;
 mod sort_keys;
 mod transfer;
+mod webhooks;
 
 use reqwest::Method;
 use serde_json::{json, Value};

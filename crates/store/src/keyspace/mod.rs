@@ -135,6 +135,7 @@ impl Keyspace {
                 .iter()
                 .map(|e| (e.key().clone(), e.value().clone()))
                 .collect(),
+            outbox: Default::default(),
         }
     }
 

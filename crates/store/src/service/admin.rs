@@ -48,7 +48,8 @@ impl Service {
         board: &str,
         config: &serde_json::Value,
     ) -> Result<BoardOut, ApiError> {
-        let config = config_from_json(config)?;
+        let mut config = config_from_json(config)?;
+        podium_engine::webhook::keep_secrets(&mut config.webhooks, &[])?;
         self.writable()?;
         let lsn = {
             let _gate = self.exclusive();
@@ -72,7 +73,11 @@ impl Service {
         board: &str,
         config: &serde_json::Value,
     ) -> Result<BoardOut, ApiError> {
-        let config = config_from_json(config)?;
+        let mut config = config_from_json(config)?;
+        // Configs are read without their webhooks' secrets: one written
+        // back keeps them.
+        let old = self.store.read(board, |b| b.config().webhooks.clone());
+        podium_engine::webhook::keep_secrets(&mut config.webhooks, &old.unwrap_or_default())?;
         self.writable()?;
         self.resort(board, &config)?;
         let created = {

@@ -23,12 +23,13 @@ use parking_lot::{Mutex, RwLock};
 use serde_json::{Map, Value};
 
 use super::Service;
+use crate::outbox::HookBatch;
 use crate::storage::record::LogOp;
 use podium_core::api::{entry_out, member_str, Score};
 use podium_core::error::ApiError;
 use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
 use podium_core::ops::Subscribe;
-use podium_engine::{Board, Entry, Journal, OrderKey, Ranking, Scores};
+use podium_engine::{Board, Entry, Journal, OrderKey, Ranking, Scores, Webhook};
 
 /// The watched boards.
 #[derive(Default)]
@@ -88,6 +89,9 @@ impl Feeds {
 struct Sub {
     filter: Filter,
     ring: Arc<Ring>,
+    /// The board's webhooks with this filter: they keep it alive without
+    /// subscribers, and its events are logged for them.
+    hooks: Vec<Webhook>,
 }
 
 /// A watched member: which filters watch it and what they last heard.
@@ -139,6 +143,8 @@ pub(crate) struct Feed {
     top: Vec<Map<String, Value>>,
     /// Events made and not yet in their rings.
     out: Vec<(Arc<Ring>, Arc<Event>)>,
+    /// Events made for filters with webhooks, not yet logged.
+    hook_out: Vec<(Arc<str>, Arc<Event>)>,
     /// The place of the last of `top` when `top` is full: a step after it
     /// cannot change the top places.
     top_bound: Option<OrderKey>,
@@ -180,6 +186,7 @@ impl Feed {
             tops: BTreeMap::new(),
             top: Vec::new(),
             out: Vec::new(),
+            hook_out: Vec::new(),
             top_bound: None,
         }
     }
@@ -200,8 +207,52 @@ impl Feed {
 
     /// Queues `ev` for filter `key`'s ring ([`Feed::flush`] delivers).
     fn push_to(&mut self, key: &str, ev: &Arc<Event>) {
-        if let Some(s) = self.subs.get(key) {
+        if let Some((k, s)) = self.subs.get_key_value(key) {
             self.out.push((s.ring.clone(), ev.clone()));
+            if !s.hooks.is_empty() {
+                self.hook_out.push((k.clone(), ev.clone()));
+            }
+        }
+    }
+
+    /// The events made for webhooks since the last call, by hook (each
+    /// hook's in order), with the endpoint each goes to.
+    fn take_hook_batches(&mut self) -> Vec<HookBatch> {
+        let mut batches: Vec<HookBatch> = Vec::new();
+        for (key, ev) in std::mem::take(&mut self.hook_out) {
+            let Some(sub) = self.subs.get(&key) else {
+                continue;
+            };
+            for h in &sub.hooks {
+                match batches.iter_mut().find(|b| b.name == h.name) {
+                    Some(b) => b.events.push(ev.clone()),
+                    None => batches.push(HookBatch {
+                        name: h.name.clone(),
+                        url: h.url.clone(),
+                        secret: h.secret.clone(),
+                        events: vec![ev.clone()],
+                    }),
+                }
+            }
+        }
+        batches
+    }
+
+    /// Makes the board's filters match its webhooks: each hook's filter
+    /// registered (kept without subscribers), hooks no longer configured
+    /// forgotten (their due deliveries stay in the outbox).
+    fn set_hooks(&mut self, b: Option<&Board>, hooks: &[Webhook]) {
+        for s in self.subs.values_mut() {
+            s.hooks.clear();
+        }
+        for h in hooks {
+            let Ok(filter) = Filter::new(h.top, h.members.clone(), false) else {
+                continue;
+            };
+            self.register(b, &filter, None);
+            if let Some(s) = self.subs.get_mut(filter.key().as_str()) {
+                s.hooks.push(h.clone());
+            }
         }
     }
 
@@ -262,6 +313,7 @@ impl Feed {
                 Sub {
                     filter: filter.clone(),
                     ring,
+                    hooks: Vec::new(),
                 },
             );
         }
@@ -331,7 +383,7 @@ impl Feed {
         let gone: Vec<Arc<str>> = self
             .subs
             .iter()
-            .filter(|(_, s)| s.ring.expired(now))
+            .filter(|(_, s)| s.hooks.is_empty() && s.ring.expired(now))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -657,8 +709,11 @@ impl Feed {
     /// A lifecycle event, to every filter.
     fn lifecycle(&mut self, lsn: u64, kind: Kind, body: Map<String, Value>) {
         let ev = self.event(lsn, kind, body);
-        for s in self.subs.values() {
+        for (k, s) in &self.subs {
             self.out.push((s.ring.clone(), ev.clone()));
+            if !s.hooks.is_empty() {
+                self.hook_out.push((k.clone(), ev.clone()));
+            }
         }
     }
 }
@@ -693,10 +748,10 @@ impl Service {
     /// The events of a write to `board` just applied to `b` (still locked)
     /// and logged as `lsn`. A re-sort marked the journal as a whole; its
     /// `config` event comes with the `Put` the update logs after it.
-    pub(crate) fn board_events(&self, board: &str, b: &mut Board, lsn: u64) {
-        let Some(feed) = self.feeds.get(board) else {
-            return;
-        };
+    /// Returns the LSN of the record logging its webhooks' events, if it
+    /// made any: the write is acknowledged once that record is durable.
+    pub(crate) fn board_events(&self, board: &str, b: &mut Board, lsn: u64) -> Option<u64> {
+        let feed = self.feeds.get(board)?;
         let mut f = feed.lock();
         let journal = if b.is_watched() {
             b.take_journal()
@@ -707,87 +762,176 @@ impl Service {
         if !journal.is_empty() {
             f.apply(Some(b), journal, lsn, true);
         }
+        self.log_hook_events(board, &mut f)
+    }
+
+    /// Logs the events `f` made for webhooks and queues them for delivery;
+    /// the record's LSN, if there were any.
+    fn log_hook_events(&self, board: &str, f: &mut Feed) -> Option<u64> {
+        let hooks = f.take_hook_batches();
+        if hooks.is_empty() {
+            return None;
+        }
+        {
+            let mut o = self.outbox.lock();
+            for h in &hooks {
+                o.add(board, h);
+            }
+        }
+        let lsn = self.append_record(&LogOp::HookEvents {
+            board: board.to_string(),
+            hooks,
+        });
+        self.outbox_notify.notify_waiters();
+        Some(lsn)
+    }
+
+    /// Makes `board`'s feed follow the webhooks its config names now (on
+    /// start, and after each record that may have changed them).
+    pub(crate) fn sync_hooks(&self, board: &str) -> Option<u64> {
+        let b = self.store.get(board);
+        let hooks = b
+            .as_ref()
+            .map(|b| b.read().config().webhooks.clone())
+            .unwrap_or_default();
+        if hooks.is_empty() && self.feeds.get(board).is_none() {
+            return None;
+        }
+        let feed = self
+            .feeds
+            .get_or_create(board, EventId::new(self.last_lsn(), 0));
+        let mut g = b.as_ref().map(|b| b.write());
+        let mut f = feed.lock();
+        if let Some(b) = g.as_deref_mut() {
+            if !b.is_watched() {
+                b.watch();
+                if !f.subs.is_empty() {
+                    f.apply(Some(b), whole(), 0, true);
+                }
+            }
+        }
+        f.set_hooks(g.as_deref(), &hooks);
+        f.flush();
+        self.log_hook_events(board, &mut f)
     }
 
     /// The events of a record that changes boards as a whole (creation,
     /// config, reset, deletion, rename, copy, merge, flush), appended as
     /// `lsn` with the gate held exclusively and no board locked.
-    pub(crate) fn structural_events(&self, op: &LogOp, lsn: u64) {
+    ///
+    /// Returns the LSN of the last record logging webhook events, if any.
+    pub(crate) fn structural_events(&self, op: &LogOp, lsn: u64) -> Option<u64> {
+        // Boards whose webhooks a record may have changed.
+        let configured: Vec<&str> = match op {
+            LogOp::Create { board, config, .. } | LogOp::Put { board, config } => {
+                if config.webhooks.is_empty() && self.feeds.get(board).is_none() {
+                    Vec::new()
+                } else {
+                    vec![board.as_str()]
+                }
+            }
+            LogOp::RenameKey { to, .. } | LogOp::CopyKey { to, .. } => {
+                std::str::from_utf8(to).ok().into_iter().collect()
+            }
+            LogOp::Rename { pairs } => pairs
+                .iter()
+                .filter_map(|(_, to)| std::str::from_utf8(to).ok())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut logged = self.structural_feed_events(op, lsn);
+        for board in configured {
+            logged = logged.max(self.sync_hooks(board));
+        }
+        // A board gone takes its hooks with it (after their `deleted`).
+        for board in self.feeds.names() {
+            let hooked = |f: Arc<Mutex<Feed>>| f.lock().subs.values().any(|s| !s.hooks.is_empty());
+            if self.store.get(&board).is_none() && self.feeds.get(&board).is_some_and(hooked) {
+                logged = logged.max(self.sync_hooks(&board));
+            }
+        }
+        logged
+    }
+
+    fn structural_feed_events(&self, op: &LogOp, lsn: u64) -> Option<u64> {
         if !self.feeds.any() {
-            return;
+            return None;
         }
         // A transaction's parts come here one by one, as each is appended
         // ([`Service::append`]); its unit record is written to the log
         // directly.
+        let mut logged = None;
+        let mut life = |board: &str, kind: Option<Kind>, body: Map<String, Value>| {
+            logged = logged.max(self.lifecycle(board, lsn, kind, body));
+        };
         match op {
-            LogOp::Create { board, .. } => {
-                self.lifecycle(board, lsn, Some(Kind::Created), Map::new())
-            }
+            LogOp::Create { board, .. } => life(board, Some(Kind::Created), Map::new()),
             LogOp::Put { board, config } => {
                 let mut body = Map::new();
-                body.insert("config".into(), config.to_json());
-                self.lifecycle(board, lsn, Some(Kind::Config), body);
+                body.insert("config".into(), config.to_public_json());
+                life(board, Some(Kind::Config), body);
             }
-            LogOp::Delete { board } => self.lifecycle(board, lsn, Some(Kind::Deleted), Map::new()),
+            LogOp::Delete { board } => life(board, Some(Kind::Deleted), Map::new()),
             LogOp::Archive { board, archive } => {
                 let mut body = Map::new();
                 body.insert("archive".into(), archive.clone().into());
-                self.lifecycle(board, lsn, Some(Kind::Reset), body);
+                life(board, Some(Kind::Reset), body);
             }
             // The content replaced: compared as a whole, no event of its own.
-            LogOp::Combine { dest, .. } => self.lifecycle(dest, lsn, None, Map::new()),
-            LogOp::DelKey { key } => self.key_gone(key, lsn),
+            LogOp::Combine { dest, .. } => life(dest, None, Map::new()),
             LogOp::FlushAll => {
                 for board in self.feeds.names() {
-                    self.lifecycle(&board, lsn, Some(Kind::Deleted), Map::new());
+                    life(&board, Some(Kind::Deleted), Map::new());
                 }
             }
-            LogOp::RenameKey { from, to, .. } => {
-                self.key_gone(from, lsn);
-                self.key_came(to, lsn);
-            }
-            LogOp::CopyKey { to, .. } => self.key_came(to, lsn),
-            // A string written over a board's name replaces the board.
-            LogOp::SetString { key, .. } => self.key_gone(key, lsn),
-            LogOp::MSet { pairs } => {
-                for (key, _) in pairs {
-                    self.key_gone(key, lsn);
+            _ => {
+                // Keys gone (deleted, renamed away, replaced by a string),
+                // then keys that came (renamed or copied here).
+                let (from, to): (Vec<&[u8]>, Vec<&[u8]>) = match op {
+                    LogOp::DelKey { key } | LogOp::SetString { key, .. } => (vec![key], vec![]),
+                    LogOp::RenameKey { from, to, .. } => (vec![from], vec![to]),
+                    LogOp::CopyKey { to, .. } => (vec![], vec![to]),
+                    LogOp::MSet { pairs } => (pairs.iter().map(|(k, _)| &k[..]).collect(), vec![]),
+                    LogOp::Rename { pairs } => (
+                        pairs.iter().map(|(k, _)| &k[..]).collect(),
+                        pairs.iter().map(|(_, k)| &k[..]).collect(),
+                    ),
+                    _ => (vec![], vec![]),
+                };
+                let watched = |key: &[u8], exists: bool| match std::str::from_utf8(key) {
+                    Ok(b) => self.feeds.get(b).is_some() && self.store.get(b).is_some() == exists,
+                    Err(_) => false,
+                };
+                for key in from.into_iter().filter(|k| watched(k, false)) {
+                    life(
+                        std::str::from_utf8(key).unwrap_or_default(),
+                        Some(Kind::Deleted),
+                        Map::new(),
+                    );
                 }
-            }
-            LogOp::Rename { pairs } => {
-                for (from, _) in pairs {
-                    self.key_gone(from, lsn);
+                for key in to.into_iter().filter(|k| watched(k, true)) {
+                    life(
+                        std::str::from_utf8(key).unwrap_or_default(),
+                        Some(Kind::Created),
+                        Map::new(),
+                    );
                 }
-                for (_, to) in pairs {
-                    self.key_came(to, lsn);
-                }
-            }
-            _ => {}
-        }
-    }
-
-    fn key_gone(&self, key: &[u8], lsn: u64) {
-        if let Ok(board) = std::str::from_utf8(key) {
-            if self.feeds.get(board).is_some() && self.store.get(board).is_none() {
-                self.lifecycle(board, lsn, Some(Kind::Deleted), Map::new());
-            }
-        }
-    }
-
-    fn key_came(&self, key: &[u8], lsn: u64) {
-        if let Ok(board) = std::str::from_utf8(key) {
-            if self.feeds.get(board).is_some() && self.store.get(board).is_some() {
-                self.lifecycle(board, lsn, Some(Kind::Created), Map::new());
             }
         }
+        logged
     }
 
     /// A lifecycle event of `board` (if any), then every watched member and
-    /// the top places compared with the board as it now is.
-    fn lifecycle(&self, board: &str, lsn: u64, kind: Option<Kind>, body: Map<String, Value>) {
-        let Some(feed) = self.feeds.get(board) else {
-            return;
-        };
+    /// the top places compared with the board as it now is. Returns the
+    /// LSN of the record logging its webhooks' events, if any.
+    fn lifecycle(
+        &self,
+        board: &str,
+        lsn: u64,
+        kind: Option<Kind>,
+        body: Map<String, Value>,
+    ) -> Option<u64> {
+        let feed = self.feeds.get(board)?;
         let b = self.store.get(board);
         let mut g = b.as_ref().map(|b| b.write());
         let mut f = feed.lock();
@@ -801,6 +945,7 @@ impl Service {
         }
         let reload = changed && g.as_deref().is_some_and(|b| !b.is_empty());
         f.apply(g.as_deref(), whole(), lsn, reload);
+        self.log_hook_events(board, &mut f)
     }
 
     /// Once a second: forgets filters nobody read for the retention time,
@@ -828,5 +973,40 @@ fn whole() -> Journal {
     Journal {
         touches: Vec::new(),
         all: true,
+    }
+}
+
+/// The deliveries the store owes its boards' webhooks: read by the
+/// server's dispatcher, acknowledged into the log (not waited for: a
+/// delivery acknowledged and then made again after a crash is still
+/// "at least once").
+impl podium_core::events::hooks::Outbox for Service {
+    fn due(&self) -> Vec<(String, String)> {
+        self.outbox.lock().due()
+    }
+
+    fn peek(
+        &self,
+        board: &str,
+        hook: &str,
+        max: usize,
+    ) -> Option<podium_core::events::hooks::Pending> {
+        self.outbox.lock().peek(board, hook, max)
+    }
+
+    fn ack(&self, board: &str, hook: &str, upto: EventId) {
+        // Beside ordinary writes, so a snapshot's copy of the outbox and
+        // its log position agree.
+        let _gate = self.shared();
+        self.outbox.lock().ack(board, hook, upto);
+        self.append_record(&LogOp::HookAck {
+            board: board.to_string(),
+            hook: hook.to_string(),
+            upto,
+        });
+    }
+
+    fn notify(&self) -> &tokio::sync::Notify {
+        &self.outbox_notify
     }
 }

@@ -102,6 +102,9 @@ pub struct Service {
     resorts: Mutex<HashMap<String, (u64, u64)>>,
     /// Who watches which boards' live events.
     feeds: events::Feeds,
+    /// Webhook deliveries due ([`crate::outbox`]), and who waits for them.
+    pub(crate) outbox: Mutex<crate::outbox::Outboxes>,
+    pub(crate) outbox_notify: tokio::sync::Notify,
 }
 
 /// Each entry's result, and the entries as applied.
@@ -128,7 +131,7 @@ impl Service {
                 .read(name, |b| b.config().reset != Reset::Never)
                 .unwrap_or(false)
         });
-        Service {
+        let svc = Service {
             store,
             storage,
             gate: Gate::default(),
@@ -145,7 +148,21 @@ impl Service {
             expiry_sink: Default::default(),
             resorts: Mutex::default(),
             feeds: events::Feeds::default(),
+            outbox: Mutex::new(aux.outbox),
+            outbox_notify: tokio::sync::Notify::new(),
+        };
+        // Boards with webhooks are watched from the start: their events
+        // are made (and logged) whether or not anybody subscribes.
+        for (name, _) in svc.store.list() {
+            if svc
+                .store
+                .read(&name, |b| !b.config().webhooks.is_empty())
+                .unwrap_or(false)
+            {
+                svc.sync_hooks(&name);
+            }
         }
+        svc
     }
 
     /// A memory-only service (tests, benchmarks).
@@ -287,8 +304,8 @@ impl Service {
     /// boards as a whole are made here.
     pub(crate) fn append(&self, op: &LogOp) -> u64 {
         let lsn = self.append_record(op);
-        self.structural_events(op, lsn);
-        lsn
+        // Webhook events it made are logged after it: wait for those too.
+        self.structural_events(op, lsn).unwrap_or(0).max(lsn)
     }
 
     /// [`Service::append`] without the events (a board write makes its
@@ -365,12 +382,13 @@ impl Service {
             ),
             _ => e,
         })?;
-        let lsn = match &rec {
+        let mut lsn = match &rec {
             Some(rec) => self.append_record(rec),
             None => 0,
         };
         if self.feeds.any() {
-            self.board_events(board, &mut g, lsn);
+            // Its webhook events are logged after it: wait for those too.
+            lsn = self.board_events(board, &mut g, lsn).unwrap_or(0).max(lsn);
         }
         // Every submission of every frontend comes here: the one place
         // clients blocked on the board hear of new members.

@@ -19,7 +19,7 @@ impl Service {
             read_only: info.read_only,
             heap_bytes: info.heap_bytes,
             archive_of: info.config.archive.as_ref().map(|a| a.board.clone()),
-            config: info.config.to_json(),
+            config: info.config.to_public_json(),
             period: self.periods.lock().get(board).cloned(),
             created: None,
         })

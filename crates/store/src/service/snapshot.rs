@@ -66,7 +66,8 @@ impl Service {
                 let _gate = self.exclusive();
                 let lsn = storage.log.rotate();
                 let periods = self.periods.lock().clone();
-                let aux = self.keyspace.image();
+                let mut aux = self.keyspace.image();
+                aux.outbox = self.outbox.lock().clone();
                 let boards: Vec<SnapBoard<BoardImage>> = self
                     .store
                     .list()

@@ -90,6 +90,8 @@ pub struct Aux {
     pub expires: HashMap<Vec<u8>, i64>,
     /// Redis strings.
     pub strings: HashMap<Vec<u8>, Vec<u8>>,
+    /// Webhook deliveries due.
+    pub outbox: crate::outbox::Outboxes,
 }
 
 impl Aux {
@@ -213,6 +215,12 @@ impl Aux {
                 }
             }
             LogOp::Rename { pairs } => crate::service::databases::rename_aux(self, pairs),
+            LogOp::HookEvents { board, hooks } => {
+                for h in hooks {
+                    self.outbox.add(board, h);
+                }
+            }
+            LogOp::HookAck { board, hook, upto } => self.outbox.ack(board, hook, *upto),
             _ => {}
         }
     }
@@ -506,6 +514,7 @@ pub fn open(
         }
         aux.expires.extend(snap_aux.expires);
         aux.strings.extend(snap_aux.strings);
+        aux.outbox = snap_aux.outbox;
         for b in boards {
             if let Some(p) = b.period {
                 aux.periods.insert(b.name.clone(), p);

@@ -9,6 +9,7 @@
 //! the record (the archive's name). docs/storage.md has the byte layout.
 
 use std::ops::Bound;
+use std::sync::Arc;
 
 use podium_engine::{
     Aggregate, BoardConfig, Cond, Error, Num, Presence, ScoreRange, Store, Submit, UpdateOp,
@@ -18,7 +19,9 @@ use podium_engine::{
 /// byte.
 const SCORES_FLAG: u8 = 0x80;
 
+pub use crate::outbox::HookBatch;
 pub use podium_core::entry::{MemberBytes, SubmitRec};
+use podium_core::events::{Event, EventId, Kind};
 use podium_core::keystore::KeyType;
 
 /// A logged write.
@@ -152,6 +155,18 @@ pub enum LogOp {
     /// dropped.
     Rename {
         pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    },
+    /// The events one write made for the board's webhooks, logged with it
+    /// so a delivery due is never lost ([`crate::outbox`]).
+    HookEvents {
+        board: String,
+        hooks: Vec<HookBatch>,
+    },
+    /// A hook's receiver acknowledged its events up to `upto`.
+    HookAck {
+        board: String,
+        hook: String,
+        upto: EventId,
     },
 }
 
@@ -290,6 +305,8 @@ impl LogOp {
                 return Replayed::Aux(self);
             }
             LogOp::Period { .. }
+            | LogOp::HookEvents { .. }
+            | LogOp::HookAck { .. }
             | LogOp::HSet { .. }
             | LogOp::HDel { .. }
             | LogOp::Expire { .. }
@@ -534,6 +551,30 @@ impl LogOp {
                     w.bytes(to);
                 }
             }
+            LogOp::HookEvents { board, hooks } => {
+                w.u8(40);
+                w.str(board);
+                w.u32(hooks.len() as u32);
+                for h in hooks {
+                    w.str(&h.name);
+                    w.str(&h.url);
+                    w.str(&h.secret);
+                    w.u32(h.events.len() as u32);
+                    for e in &h.events {
+                        w.u64(e.id.major);
+                        w.u32(e.id.minor);
+                        w.str(e.kind.name());
+                        w.str(&e.json);
+                    }
+                }
+            }
+            LogOp::HookAck { board, hook, upto } => {
+                w.u8(41);
+                w.str(board);
+                w.str(hook);
+                w.u64(upto.major);
+                w.u32(upto.minor);
+            }
         }
     }
 
@@ -714,6 +755,27 @@ impl LogOp {
             })?),
             23 => LogOp::Rename {
                 pairs: r.list(8, |r| Some((r.bytes()?, r.bytes()?)))?,
+            },
+            40 => LogOp::HookEvents {
+                board: r.str()?,
+                hooks: r.list(16, |r| {
+                    Some(HookBatch {
+                        name: r.str()?,
+                        url: r.str()?,
+                        secret: r.str()?,
+                        events: r.list(20, |r| {
+                            let id = EventId::new(r.u64()?, r.u32()?);
+                            let kind = Kind::from_name(&r.str()?)?;
+                            let json = r.str()?.into_boxed_str();
+                            Some(Arc::new(Event { id, kind, json }))
+                        })?,
+                    })
+                })?,
+            },
+            41 => LogOp::HookAck {
+                board: r.str()?,
+                hook: r.str()?,
+                upto: EventId::new(r.u64()?, r.u32()?),
             },
             _ => return None,
         };

@@ -9,8 +9,13 @@ use std::path::{Path, PathBuf};
 use podium_engine::{Board, BoardImage};
 
 use super::log::sync_dir;
+use crate::outbox::{Outboxes, Queue};
+use podium_core::events::{Event, EventId, Kind};
+use std::sync::Arc;
 
-pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x03";
+pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x04";
+/// The version before webhook outboxes: read as a snapshot without any.
+const SNAPSHOT_MAGIC_V3: &[u8; 8] = b"PDMSNAP\x03";
 /// The version before strings: read as a snapshot without any.
 const SNAPSHOT_MAGIC_V2: &[u8; 8] = b"PDMSNAP\x02";
 const END: &[u8; 4] = b"END\n";
@@ -91,6 +96,8 @@ pub struct SnapAux {
     pub hashes: Vec<(Vec<u8>, HashFields)>,
     pub expires: Vec<(Vec<u8>, i64)>,
     pub strings: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Webhook deliveries due (written by the service, not the keyspace).
+    pub outbox: Outboxes,
 }
 
 fn write_bytes<W: Write>(w: &mut W, b: &[u8]) -> io::Result<()> {
@@ -191,6 +198,21 @@ fn write_tmp<B: WriteBoard>(
         write_bytes(&mut w, key)?;
         write_bytes(&mut w, value)?;
     }
+    w.write_all(&(aux.outbox.queues.len() as u32).to_le_bytes())?;
+    for ((board, hook), q) in &aux.outbox.queues {
+        write_str(&mut w, board)?;
+        write_str(&mut w, hook)?;
+        write_str(&mut w, &q.url)?;
+        write_str(&mut w, &q.secret)?;
+        w.write_all(&q.dropped.to_le_bytes())?;
+        write_id(&mut w, q.dropped_upto)?;
+        w.write_all(&(q.events.len() as u32).to_le_bytes())?;
+        for e in &q.events {
+            write_id(&mut w, e.id)?;
+            write_str(&mut w, e.kind.name())?;
+            write_str(&mut w, &e.json)?;
+        }
+    }
     let summed = w.into_inner().map_err(|e| e.into_error())?;
     let (crc, mut file) = (summed.crc, summed.inner);
     file.write_all(&crc.to_le_bytes())?;
@@ -217,9 +239,10 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
     );
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic).map_err(io)?;
-    let with_strings = match &magic {
-        m if m == SNAPSHOT_MAGIC => true,
-        m if m == SNAPSHOT_MAGIC_V2 => false,
+    let (with_strings, with_outbox) = match &magic {
+        m if m == SNAPSHOT_MAGIC => (true, true),
+        m if m == SNAPSHOT_MAGIC_V3 => (true, false),
+        m if m == SNAPSHOT_MAGIC_V2 => (false, false),
         _ => return Err("not a podium snapshot (bad magic)".into()),
     };
     let mut b8 = [0u8; 8];
@@ -260,6 +283,27 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
             aux.strings.push((key, read_bytes(&mut r)?));
         }
     }
+    if with_outbox {
+        for _ in 0..read_u32(&mut r)? {
+            let key = (read_str(&mut r)?, read_str(&mut r)?);
+            let mut q = Queue {
+                url: read_str(&mut r)?,
+                secret: read_str(&mut r)?,
+                ..Queue::default()
+            };
+            r.read_exact(&mut b8).map_err(io)?;
+            q.dropped = u64::from_le_bytes(b8);
+            q.dropped_upto = read_id(&mut r)?;
+            for _ in 0..read_u32(&mut r)? {
+                let id = read_id(&mut r)?;
+                let kind = read_str(&mut r)?;
+                let kind = Kind::from_name(&kind).ok_or(format!("unknown event kind {kind:?}"))?;
+                let json = read_str(&mut r)?.into_boxed_str();
+                q.events.push_back(Arc::new(Event { id, kind, json }));
+            }
+            aux.outbox.queues.insert(key, q);
+        }
+    }
     // Bytes left before the tail are not part of any record.
     if !r.buffer().is_empty() || r.get_ref().inner.limit() != 0 {
         return Err("checksum mismatch".into());
@@ -272,6 +316,17 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
         return Err("checksum mismatch".into());
     }
     Ok((lsn, boards, aux))
+}
+
+fn write_id<W: Write>(w: &mut W, id: EventId) -> io::Result<()> {
+    w.write_all(&id.major.to_le_bytes())?;
+    w.write_all(&id.minor.to_le_bytes())
+}
+
+fn read_id<R: Read>(r: &mut R) -> Result<EventId, String> {
+    let mut b8 = [0u8; 8];
+    r.read_exact(&mut b8).map_err(|e| e.to_string())?;
+    Ok(EventId::new(u64::from_le_bytes(b8), read_u32(r)?))
 }
 
 fn read_str<R: Read>(r: &mut R) -> Result<String, String> {
@@ -316,6 +371,7 @@ mod tests {
                 (b"s".to_vec(), b"\x00\xffv".to_vec()),
                 (Vec::new(), Vec::new()),
             ],
+            outbox: Outboxes::default(),
         };
         let size = write(&dir, 42, &boards, &aux).unwrap();
         let path = dir.join(snapshot_name(42));
@@ -418,7 +474,7 @@ mod tests {
     /// docs/storage.md's example, byte for byte; and the same snapshot as
     /// version 2 wrote it (no strings section) still loads.
     #[test]
-    fn pinned_bytes_and_a_snapshot_from_before_strings() {
+    fn pinned_bytes_and_snapshots_from_before_strings_and_outboxes() {
         let dir = std::env::temp_dir().join(format!("podium-snap-v3-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(&dir).unwrap();
@@ -426,28 +482,65 @@ mod tests {
             hashes: vec![(b"h".to_vec(), vec![(b"f".to_vec(), b"v".to_vec())])],
             expires: vec![(b"h".to_vec(), 1_790_000_000_000)],
             strings: vec![(b"s".to_vec(), b"1".to_vec())],
+            outbox: Outboxes::default(),
         };
         write::<Board>(&dir, 7, &[], &aux).unwrap();
         let path = dir.join(snapshot_name(7));
         let bytes = fs::read(&path).unwrap();
-        assert_eq!(bytes.len(), 82);
-        assert_eq!(&bytes[..8], b"PDMSNAP\x03");
+        assert_eq!(bytes.len(), 86);
+        assert_eq!(&bytes[..8], b"PDMSNAP\x04");
         assert_eq!(
-            &bytes[60..],
-            &[
-                1, 0, 0, 0, 1, 0, 0, 0, b's', 1, 0, 0, 0, b'1', 0x63, 0x10, 0x1d, 0x23, b'E', b'N',
-                b'D', b'\n'
-            ]
+            &bytes[60..78],
+            &[1, 0, 0, 0, 1, 0, 0, 0, b's', 1, 0, 0, 0, b'1', 0, 0, 0, 0]
         );
-        let mut v2 = bytes[..60].to_vec();
-        v2[7] = 2;
-        let crc = crc32c::crc32c(&v2);
-        v2.extend_from_slice(&crc.to_le_bytes());
-        v2.extend_from_slice(b"END\n");
-        fs::write(&path, &v2).unwrap();
-        let (lsn, boards, read_back) = read(&path).unwrap();
+        assert_eq!(&bytes[82..], b"END\n");
+        // The same content as versions 3 (no outboxes) and 2 (no strings).
+        let older = |len: usize, version: u8| {
+            let mut v = bytes[..len].to_vec();
+            v[7] = version;
+            let crc = crc32c::crc32c(&v);
+            v.extend_from_slice(&crc.to_le_bytes());
+            v.extend_from_slice(b"END\n");
+            fs::write(&path, &v).unwrap();
+            read(&path).unwrap()
+        };
+        let (lsn, boards, read_back) = older(74, 3);
+        assert_eq!((lsn, boards.len(), &read_back), (7, 0, &aux));
+        let (lsn, boards, read_back) = older(60, 2);
         aux.strings.clear();
         assert_eq!((lsn, boards.len(), read_back), (7, 0, aux));
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn outboxes_round_trip() {
+        use crate::outbox::HookBatch;
+        use serde_json::Map;
+        let dir = std::env::temp_dir().join(format!("podium-snap-ob-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let mut aux = SnapAux::default();
+        let mut body = Map::new();
+        body.insert("member".into(), "ann".into());
+        aux.outbox.add(
+            "b",
+            &HookBatch {
+                name: "h".into(),
+                url: "http://127.0.0.1:9/x".into(),
+                secret: "s".repeat(16),
+                events: vec![
+                    Event::new(EventId::new(3, 0), Kind::Enter, "b", body.clone()),
+                    Event::new(EventId::new(3, 1), Kind::Reset, "b", body),
+                ],
+            },
+        );
+        aux.outbox.queues.values_mut().for_each(|q| {
+            q.dropped = 2;
+            q.dropped_upto = EventId::new(2, 5);
+        });
+        write::<Board>(&dir, 9, &[], &aux).unwrap();
+        let (_, _, back) = read(&dir.join(snapshot_name(9))).unwrap();
+        assert_eq!(back, aux);
         let _ = fs::remove_dir_all(&dir);
     }
 }
