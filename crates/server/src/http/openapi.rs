@@ -477,8 +477,21 @@ fn schemas() -> Value {
                         "per": {"oneOf": [{"type": "number", "exclusiveMinimum": 0, "description": "seconds"}, {"type": "string", "description": "a duration: 500ms, 30s, 1m, 2h, 1d"}]}
                     }
                 }, {"type": "null"}]},
+                "webhooks": {"type": "array", "maxItems": podium_engine::webhook::MAX_WEBHOOKS, "items": r("Webhook"), "description": "Endpoints the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only"},
                 "archive_of": {"type": "string", "readOnly": true, "description": "On an archive only: the board it archives (set by reset; refused in a request)"},
                 "archive_seq": {"type": "integer", "minimum": 1, "readOnly": true, "description": "On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest"}
+            }
+        }));
+    m.insert("Webhook".into(), json!({
+            "type": "object",
+            "additionalProperties": false,
+            "required": ["name", "url"],
+            "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "Unique on the board"},
+                "url": {"type": "string", "format": "uri", "maxLength": podium_engine::webhook::MAX_URL, "description": "http:// or https://, no credentials; the address must be one --webhook-targets allows (loopback only by default)"},
+                "secret": {"type": "string", "writeOnly": true, "minLength": podium_engine::webhook::SECRET_BYTES.0, "maxLength": podium_engine::webhook::SECRET_BYTES.1, "description": "Signs each delivery (Podium-Signature: sha256=HMAC-SHA256 of the body, hex). Never read back; left out when writing a config back, the hook of that name keeps its secret"},
+                "top": {"type": "integer", "minimum": 1, "maximum": podium_engine::webhook::MAX_TOP, "description": "Members entering, leaving or moving within the best N places"},
+                "members": {"type": "array", "maxItems": podium_engine::webhook::MAX_MEMBERS, "items": {"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES}, "description": "Every change of these members' rank or score; with neither top nor members, every change"}
             }
         }));
     m.insert(

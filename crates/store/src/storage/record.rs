@@ -1214,4 +1214,47 @@ mod tests {
         let want = [23u8, 1, 0, 0, 0, 1, 0, 0, 0, b'k', 3, 0, 0, 0, 1, 15, b'k'];
         assert_eq!(buf, want);
     }
+
+    #[test]
+    fn pinned_bytes_of_hook_records() {
+        // docs/storage.md's examples of tags 40 and 41.
+        let op = LogOp::HookEvents {
+            board: "b".into(),
+            hooks: vec![HookBatch {
+                name: "h".into(),
+                url: "u".into(),
+                secret: "s".into(),
+                events: vec![Arc::new(Event {
+                    id: EventId::new(5, 1),
+                    kind: Kind::Deleted,
+                    json: "{}".into(),
+                })],
+            }],
+        };
+        let mut buf = Vec::new();
+        op.encode(&mut buf);
+        #[rustfmt::skip]
+        let want = [
+            40u8, 1, 0, 0, 0, b'b', 1, 0, 0, 0,
+            1, 0, 0, 0, b'h', 1, 0, 0, 0, b'u', 1, 0, 0, 0, b's', 1, 0, 0, 0,
+            5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+            7, 0, 0, 0, b'd', b'e', b'l', b'e', b't', b'e', b'd', 2, 0, 0, 0, b'{', b'}',
+        ];
+        assert_eq!(buf, want);
+        assert_eq!(LogOp::decode(&buf), Some(op));
+        let ack = LogOp::HookAck {
+            board: "b".into(),
+            hook: "h".into(),
+            upto: EventId::new(5, 1),
+        };
+        buf.clear();
+        ack.encode(&mut buf);
+        #[rustfmt::skip]
+        let want = [
+            41u8, 1, 0, 0, 0, b'b', 1, 0, 0, 0, b'h',
+            5, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+        ];
+        assert_eq!(buf, want);
+        assert_eq!(LogOp::decode(&buf), Some(ack));
+    }
 }

@@ -200,17 +200,17 @@ fn write_tmp<B: WriteBoard>(
     }
     w.write_all(&(aux.outbox.queues.len() as u32).to_le_bytes())?;
     for ((board, hook), q) in &aux.outbox.queues {
-        write_str(&mut w, board)?;
-        write_str(&mut w, hook)?;
-        write_str(&mut w, &q.url)?;
-        write_str(&mut w, &q.secret)?;
+        write_bytes(&mut w, board.as_bytes())?;
+        write_bytes(&mut w, hook.as_bytes())?;
+        write_bytes(&mut w, q.url.as_bytes())?;
+        write_bytes(&mut w, q.secret.as_bytes())?;
         w.write_all(&q.dropped.to_le_bytes())?;
         write_id(&mut w, q.dropped_upto)?;
         w.write_all(&(q.events.len() as u32).to_le_bytes())?;
         for e in &q.events {
             write_id(&mut w, e.id)?;
-            write_str(&mut w, e.kind.name())?;
-            write_str(&mut w, &e.json)?;
+            write_bytes(&mut w, e.kind.name().as_bytes())?;
+            write_bytes(&mut w, e.json.as_bytes())?;
         }
     }
     let summed = w.into_inner().map_err(|e| e.into_error())?;
@@ -285,10 +285,10 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
     }
     if with_outbox {
         for _ in 0..read_u32(&mut r)? {
-            let key = (read_str(&mut r)?, read_str(&mut r)?);
+            let key = (read_text(&mut r)?, read_text(&mut r)?);
             let mut q = Queue {
-                url: read_str(&mut r)?,
-                secret: read_str(&mut r)?,
+                url: read_text(&mut r)?,
+                secret: read_text(&mut r)?,
                 ..Queue::default()
             };
             r.read_exact(&mut b8).map_err(io)?;
@@ -296,9 +296,9 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
             q.dropped_upto = read_id(&mut r)?;
             for _ in 0..read_u32(&mut r)? {
                 let id = read_id(&mut r)?;
-                let kind = read_str(&mut r)?;
+                let kind = read_text(&mut r)?;
                 let kind = Kind::from_name(&kind).ok_or(format!("unknown event kind {kind:?}"))?;
-                let json = read_str(&mut r)?.into_boxed_str();
+                let json = read_text(&mut r)?.into_boxed_str();
                 q.events.push_back(Arc::new(Event { id, kind, json }));
             }
             aux.outbox.queues.insert(key, q);
@@ -316,6 +316,11 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
         return Err("checksum mismatch".into());
     }
     Ok((lsn, boards, aux))
+}
+
+/// A `u32`-length UTF-8 string (event JSON can pass a name's 64 KiB).
+fn read_text<R: Read>(r: &mut R) -> Result<String, String> {
+    String::from_utf8(read_bytes(r)?).map_err(|_| "text is not UTF-8".to_string())
 }
 
 fn write_id<W: Write>(w: &mut W, id: EventId) -> io::Result<()> {
@@ -493,7 +498,10 @@ mod tests {
             &bytes[60..78],
             &[1, 0, 0, 0, 1, 0, 0, 0, b's', 1, 0, 0, 0, b'1', 0, 0, 0, 0]
         );
-        assert_eq!(&bytes[82..], b"END\n");
+        assert_eq!(
+            &bytes[78..],
+            &[0x5f, 0xf1, 0x3e, 0xad, b'E', b'N', b'D', b'\n']
+        );
         // The same content as versions 3 (no outboxes) and 2 (no strings).
         let older = |len: usize, version: u8| {
             let mut v = bytes[..len].to_vec();
