@@ -15,7 +15,9 @@ pub mod ring;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
 
 use serde_json::{Map, Value};
 
@@ -216,11 +218,20 @@ impl Kind {
 
 /// One event: its id, kind and the JSON object a frontend sends
 /// (`{"id": "LSN-N", "type": …, "board": …, …}`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Event {
     pub id: EventId,
     pub kind: Kind,
     pub json: Box<str>,
+    /// Its Server-Sent-Events message, made by the first SSE subscriber
+    /// that sends it and shared by the rest ([`Event::sse`]).
+    sse: OnceLock<Bytes>,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Event) -> bool {
+        (self.id, self.kind, &self.json) == (o.id, o.kind, &o.json)
+    }
 }
 
 impl Event {
@@ -239,11 +250,38 @@ impl Event {
         } else {
             json.push('}');
         }
+        Event::from_parts(id, kind, json.into_boxed_str())
+    }
+
+    /// An event as it was made (read back from a log or a snapshot).
+    pub fn from_parts(id: EventId, kind: Kind, json: Box<str>) -> Arc<Event> {
         Arc::new(Event {
             id,
             kind,
-            json: json.into_boxed_str(),
+            json,
+            sse: OnceLock::new(),
         })
+    }
+
+    /// The event as one Server-Sent-Events message (`id:`, `event:`,
+    /// `data:`; compact JSON holds no line break), encoded once however
+    /// many subscribers it goes to.
+    pub fn sse(&self) -> Bytes {
+        self.sse
+            .get_or_init(|| {
+                let id = self.id.to_string();
+                let kind = self.kind.name();
+                let mut out = Vec::with_capacity(26 + id.len() + kind.len() + self.json.len());
+                out.extend_from_slice(b"id: ");
+                out.extend_from_slice(id.as_bytes());
+                out.extend_from_slice(b"\nevent: ");
+                out.extend_from_slice(kind.as_bytes());
+                out.extend_from_slice(b"\ndata: ");
+                out.extend_from_slice(self.json.as_bytes());
+                out.extend_from_slice(b"\n\n");
+                Bytes::from(out)
+            })
+            .clone()
     }
 
     /// The event as a JSON value (for protocols that re-encode it).
@@ -294,5 +332,9 @@ mod tests {
             r#"{"id":"4-1","type":"enter","board":"b","member":"alice"}"#
         );
         assert_eq!(e.value()["member"], "alice");
+        assert_eq!(
+            &e.sse()[..],
+            &b"id: 4-1\nevent: enter\ndata: {\"id\":\"4-1\",\"type\":\"enter\",\"board\":\"b\",\"member\":\"alice\"}\n\n"[..]
+        );
     }
 }

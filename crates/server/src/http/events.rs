@@ -46,18 +46,6 @@ pub(crate) fn subscribe_request(
     Subscribe::from_query(board, query, last)
 }
 
-/// One SSE message.
-fn message(ev: &podium_core::events::Event, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"id: ");
-    out.extend_from_slice(ev.id.to_string().as_bytes());
-    out.extend_from_slice(b"\nevent: ");
-    out.extend_from_slice(ev.kind.name().as_bytes());
-    out.extend_from_slice(b"\ndata: ");
-    // Compact JSON holds no line breaks.
-    out.extend_from_slice(ev.json.as_bytes());
-    out.extend_from_slice(b"\n\n");
-}
-
 /// A WebSocket upgrade, when the request asks for one.
 pub(crate) struct MaybeWs(Option<WebSocketUpgrade>);
 
@@ -97,27 +85,48 @@ pub(crate) async fn events(
             .on_upgrade(move |socket| websocket(socket, sub)));
     }
     let first = Bytes::from(format!("retry: {RETRY_MS}\n\n"));
-    let stream = futures_util::stream::unfold(
-        (sub, Some(first)),
-        |(mut sub, first): (Subscription, Option<Bytes>)| async move {
+    // One timer for the stream's life, re-armed only when it fires: a
+    // timer made per batch would cost every subscriber a timer-wheel
+    // entry per event.
+    let idle = Box::pin(tokio::time::sleep(KEEPALIVE));
+    let state = (sub, Some(first), idle, tokio::time::Instant::now());
+    let stream =
+        futures_util::stream::unfold(state, |(mut sub, first, mut idle, mut sent)| async move {
             if let Some(b) = first {
-                return Some((Ok::<_, Infallible>(b), (sub, None)));
+                return Some((Ok::<_, Infallible>(b), (sub, None, idle, sent)));
             }
-            tokio::select! {
-                batch = sub.next_batch() => {
-                    let batch = batch?;
-                    let mut out = Vec::with_capacity(batch.len() * 160);
-                    for ev in &batch {
-                        message(ev, &mut out);
+            loop {
+                tokio::select! {
+                    batch = sub.next_batch() => {
+                        let batch = batch?;
+                        sent = tokio::time::Instant::now();
+                        // Each event's message is encoded once for all its
+                        // subscribers: one event is sent as that shared buffer.
+                        let out = match &batch[..] {
+                            [one] => one.sse(),
+                            many => {
+                                let mut out = Vec::with_capacity(many.len() * 160);
+                                for ev in many {
+                                    out.extend_from_slice(&ev.sse());
+                                }
+                                Bytes::from(out)
+                            }
+                        };
+                        return Some((Ok(out), (sub, None, idle, sent)));
                     }
-                    Some((Ok(Bytes::from(out)), (sub, None)))
-                }
-                _ = tokio::time::sleep(KEEPALIVE) => {
-                    Some((Ok(Bytes::from_static(b": keep-alive\n\n")), (sub, None)))
+                    _ = &mut idle => {
+                        let due = sent + KEEPALIVE;
+                        if tokio::time::Instant::now() >= due {
+                            sent = tokio::time::Instant::now();
+                            idle.as_mut().reset(sent + KEEPALIVE);
+                            let ping = Bytes::from_static(b": keep-alive\n\n");
+                            return Some((Ok(ping), (sub, None, idle, sent)));
+                        }
+                        idle.as_mut().reset(due);
+                    }
                 }
             }
-        },
-    );
+        });
     Ok((
         [
             (CONTENT_TYPE, "text/event-stream"),

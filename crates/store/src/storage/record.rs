@@ -9,7 +9,6 @@
 //! the record (the archive's name). docs/storage.md has the byte layout.
 
 use std::ops::Bound;
-use std::sync::Arc;
 
 use podium_engine::{
     Aggregate, BoardConfig, Cond, Error, Num, Presence, ScoreRange, Store, Submit, UpdateOp,
@@ -767,7 +766,7 @@ impl LogOp {
                             let id = EventId::new(r.u64()?, r.u32()?);
                             let kind = Kind::from_name(&r.str()?)?;
                             let json = r.str()?.into_boxed_str();
-                            Some(Arc::new(Event { id, kind, json }))
+                            Some(Event::from_parts(id, kind, json))
                         })?,
                     })
                 })?,
@@ -1224,11 +1223,11 @@ mod tests {
                 name: "h".into(),
                 url: "u".into(),
                 secret: "s".into(),
-                events: vec![Arc::new(Event {
-                    id: EventId::new(5, 1),
-                    kind: Kind::Deleted,
-                    json: "{}".into(),
-                })],
+                events: vec![Event::from_parts(
+                    EventId::new(5, 1),
+                    Kind::Deleted,
+                    "{}".into(),
+                )],
             }],
         };
         let mut buf = Vec::new();

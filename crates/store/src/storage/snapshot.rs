@@ -11,7 +11,6 @@ use podium_engine::{Board, BoardImage};
 use super::log::sync_dir;
 use crate::outbox::{Outboxes, Queue};
 use podium_core::events::{Event, EventId, Kind};
-use std::sync::Arc;
 
 pub const SNAPSHOT_MAGIC: &[u8; 8] = b"PDMSNAP\x04";
 /// The version before webhook outboxes: read as a snapshot without any.
@@ -299,7 +298,7 @@ pub fn read(path: &Path) -> Result<(u64, Vec<SnapBoard>, SnapAux), String> {
                 let kind = read_text(&mut r)?;
                 let kind = Kind::from_name(&kind).ok_or(format!("unknown event kind {kind:?}"))?;
                 let json = read_text(&mut r)?.into_boxed_str();
-                q.events.push_back(Arc::new(Event { id, kind, json }));
+                q.events.push_back(Event::from_parts(id, kind, json));
             }
             aux.outbox.queues.insert(key, q);
         }
