@@ -871,3 +871,183 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn entry(m: &str, rank: u64, score: f64) -> Entry {
+        match json!({"member": m, "rank": rank, "score": score}) {
+            Json::Object(o) => o,
+            _ => unreachable!(),
+        }
+    }
+
+    fn write(id: &str, members: &[&str]) -> StreamEntry {
+        StreamEntry {
+            id: StreamId::parse(id).unwrap(),
+            kind: "w".into(),
+            fields: members
+                .iter()
+                .map(|m| ("m".into(), m.to_string()))
+                .collect(),
+        }
+    }
+
+    /// A read of `entries` leaving the board with `top` (best first) and
+    /// `members`' entries.
+    fn read(last: &str, entries: Vec<StreamEntry>, top: &[(&str, f64)], members: &[&str]) -> Read {
+        let top: Vec<Entry> = top
+            .iter()
+            .enumerate()
+            .map(|(i, (m, s))| entry(m, i as u64 + 1, *s))
+            .collect();
+        let members = members
+            .iter()
+            .filter_map(|m| {
+                top.iter()
+                    .find(|e| e["member"] == *m)
+                    .map(|e| (m.to_string(), e.clone()))
+            })
+            .collect();
+        Read {
+            last: last.into(),
+            lost: false,
+            now: 1,
+            entries,
+            board: Some(BoardNow {
+                size: top.len() as u64,
+                top,
+                members,
+            }),
+        }
+    }
+
+    fn subscribe(st: &mut State, query: &str, r: Read) -> Subscription {
+        let req = Subscribe::from_query("b".into(), Some(query), None).unwrap();
+        let now = st.apply("b", r);
+        st.register("b", &req.filter, None, &now)
+    }
+
+    async fn got(s: &mut Subscription) -> Vec<(String, String, String)> {
+        let batch = tokio::time::timeout(Duration::from_secs(1), s.next_batch())
+            .await
+            .unwrap()
+            .unwrap();
+        batch
+            .iter()
+            .map(|e| {
+                let v = e.value();
+                (
+                    e.id.to_string(),
+                    v["type"].as_str().unwrap().to_string(),
+                    v["member"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn stream_ids_number_their_events() {
+        let id = StreamId::parse("1700-2").unwrap();
+        assert_eq!(id.first(), EventId::new(1700, 2 << 16));
+        assert_eq!(id.end(), EventId::new(1700, (2 << 16) | 0xFFFF));
+        assert!(
+            StreamId::parse("1700-0").unwrap().end() < StreamId::parse("1700-1").unwrap().first()
+        );
+        assert!(StreamId::parse("x-1").is_none());
+    }
+
+    #[tokio::test]
+    async fn a_batch_is_told_as_the_embedded_store_tells_a_write() {
+        let mut st = State::default();
+        let board = [("a", 30.0), ("b", 20.0)];
+        let mut all = subscribe(&mut st, "", read("0-0", vec![], &board, &[]));
+        let mut top = subscribe(&mut st, "top=2", read("0-0", vec![], &board, &[]));
+        let mut me = subscribe(
+            &mut st,
+            "members=c&snapshot=true",
+            read("0-0", vec![], &board, &["c"]),
+        );
+        let snap = me.next_batch().await.unwrap();
+        assert_eq!(snap[0].kind, Kind::Snapshot);
+        assert_eq!(snap[0].value()["members"][0]["rank"], Json::Null);
+
+        let after = [("c", 40.0), ("a", 30.0), ("b", 20.0)];
+        st.apply(
+            "b",
+            read("1800-0", vec![write("1800-0", &["c"])], &after, &["c"]),
+        );
+        assert_eq!(
+            got(&mut all).await,
+            [("1800-0".into(), "change".into(), "c".into())]
+        );
+        assert_eq!(
+            got(&mut top).await,
+            [
+                ("1800-2".into(), "leave".into(), "b".into()),
+                ("1800-3".into(), "enter".into(), "c".into()),
+                ("1800-4".into(), "move".into(), "a".into()),
+            ]
+        );
+        let ev = me.next_batch().await.unwrap();
+        let v = ev[0].value();
+        assert_eq!(
+            (v["type"].clone(), v["rank"].clone()),
+            (json!("member"), json!(1))
+        );
+        assert_eq!(v["previous_rank"], Json::Null);
+        assert!(v.get("by").is_none(), "its own write: {v}");
+
+        // Two writes of c and one of a in one batch: one change each, at
+        // their last write, in that order.
+        let after = [("a", 50.0), ("c", 45.0), ("b", 20.0)];
+        let entries = vec![
+            write("1900-0", &["c"]),
+            write("1900-1", &["a"]),
+            write("1901-0", &["c"]),
+        ];
+        st.apply("b", read("1901-0", entries, &after, &["a", "c"]));
+        let ev = got(&mut all).await;
+        assert_eq!(
+            ev,
+            [
+                ("1900-65536".into(), "change".into(), "a".into()),
+                ("1901-0".into(), "change".into(), "c".into()),
+            ]
+        );
+        let ev = got(&mut top).await;
+        assert_eq!((ev[0].1.as_str(), ev[0].2.as_str()), ("move", "a"));
+        assert!(
+            ev[0].0.starts_with("1901-"),
+            "at the batch's last entry: {ev:?}"
+        );
+
+        // Entries lost: every change reloads; a top filter is compared.
+        let mut r = read("2500-0", vec![], &[("z", 99.0), ("a", 50.0)], &["c"]);
+        r.lost = true;
+        st.apply("b", r);
+        assert_eq!(got(&mut all).await[0].1, "reload");
+        let ev = got(&mut top).await;
+        assert_eq!((ev[0].1.as_str(), ev[0].2.as_str()), ("leave", "c"));
+        let ev = got(&mut me).await;
+        assert_eq!(ev[0].1, "member", "c is gone");
+
+        // A lifecycle entry reaches every filter.
+        let deleted = StreamEntry {
+            id: StreamId::parse("2600-0").unwrap(),
+            kind: "deleted".into(),
+            fields: vec![],
+        };
+        let mut r = read("2600-0", vec![deleted], &[], &[]);
+        r.board = None;
+        st.apply("b", r);
+        for s in [&mut all, &mut me] {
+            assert_eq!(got(s).await[0].1, "deleted");
+        }
+        let ev = got(&mut top).await;
+        assert_eq!(ev[0].1, "deleted");
+        assert_eq!(ev.len(), 3, "then z and a leave: {ev:?}");
+    }
+}
