@@ -41,6 +41,10 @@ use crate::RedisBackend;
 /// nothing within a minute.
 const LISTENED_SECS: u64 = 60;
 const REFRESH: Duration = Duration::from_secs(20);
+/// How long a board's stream outlives the last refresh of its marker:
+/// a board nobody watches any more does not keep its last entries for
+/// good, and a watched one whose writes paused keeps its stream.
+const STREAM_SECS: u64 = 600;
 /// How long one `XREAD` waits: below the connection's response timeout,
 /// and the pace at which an idle reader looks at its subscribers.
 const BLOCK_MS: u64 = 2000;
@@ -258,9 +262,9 @@ fn parse_entries(v: Value) -> Result<Vec<StreamEntry>, ApiError> {
 }
 
 impl RedisBackend {
-    /// Keeps the board's listened marker alive for [`LISTENED_SECS`];
-    /// whether it was alive (`false`: writes in between were not
-    /// appended).
+    /// Keeps the board's listened marker alive for [`LISTENED_SECS`]
+    /// (and its stream for [`STREAM_SECS`]); whether it was alive
+    /// (`false`: writes in between were not appended).
     async fn listen(&self, board: &str) -> Result<bool, ApiError> {
         let mut c = redis::cmd("SET");
         c.arg(board_key(board, "el"))
@@ -269,6 +273,9 @@ impl RedisBackend {
             .arg(LISTENED_SECS)
             .arg("GET");
         let was: Option<String> = self.command(board, &c).await?;
+        let mut c = redis::cmd("EXPIRE");
+        c.arg(board_key(board, "ev")).arg(STREAM_SECS);
+        self.command::<Value>(board, &c).await?;
         Ok(was.is_some())
     }
 
