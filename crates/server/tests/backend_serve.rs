@@ -876,7 +876,23 @@ fn live_events_on_redis_over_sse() {
     for (m, sc) in [("a", 10.0), ("b", 20.0), ("c", 30.0), ("me", 5.0)] {
         post(m, sc);
     }
+    // Nobody listens yet: the writes appended nothing.
+    let port = redis.nodes[0].port;
+    let exists = |key: &str| {
+        support::redis::cli(port, &["EXISTS", key])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        (exists("{b}:ev"), exists("{b}:el")),
+        ("0".into(), "0".into())
+    );
     let all = sse(&node, "/v1/boards/b/events", None);
+    assert_eq!(
+        exists("{b}:el"),
+        "1",
+        "the subscriber's node marks the board listened"
+    );
     let top = sse(&node, "/v1/boards/b/events?top=3&snapshot=true", None);
     let mem = sse(
         &node,
