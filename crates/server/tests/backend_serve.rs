@@ -14,8 +14,9 @@
 //! - Live events on Redis, read as Server-Sent Events: every change, the
 //!   top places and watched members with their snapshots, lifecycle
 //!   events, a resume with `Last-Event-ID` with no gap and no duplicate;
-//!   and on a cluster, the writes through one node reach a subscriber of
-//!   another, in order.
+//!   on a cluster, the writes through one node reach a subscriber of
+//!   another, in order; writes that went unrecorded (the listened marker
+//!   gone) make the subscribers reload.
 
 mod support;
 
@@ -1104,4 +1105,33 @@ fn live_events_cross_nodes_on_a_cluster() {
     assert_eq!(ev[0].data["rank"], 1);
     assert_eq!(ev[0].data["previous_rank"], 8);
     assert_eq!(take(&weekly, 1)[0].what(), w("change", "m0"));
+}
+
+/// Writes made while the listened marker was gone are not in the stream:
+/// the node that finds it gone at its next refresh (every 20 s) tells
+/// every change to reload and compares the top places with the board.
+#[test]
+fn live_events_on_redis_reload_after_unrecorded_writes() {
+    let redis = Redis::single(false);
+    let node = Node::on(&redis.url());
+    let post = |m: &str, sc: f64| {
+        let body = json!({"member": m, "score": sc}).to_string();
+        let (st, v) = node.http("POST", "/v1/boards/g/scores", Some(&body));
+        assert_eq!(st, 200, "{v}");
+    };
+    post("a", 1.0);
+    let all = sse(&node, "/v1/boards/g/events", None);
+    let top = sse(&node, "/v1/boards/g/events?top=1", None);
+    let port = redis.nodes[0].port;
+    support::redis::cli(port, &["DEL", "{g}:el"]);
+    post("b", 2.0);
+    let ev = all
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a reload within the marker's refresh");
+    assert_eq!(ev.event, "reload", "{ev:?}");
+    let ev = take(&top, 2);
+    assert_eq!(whats(&ev), [w("leave", "a"), w("enter", "b")]);
+    // Appended again from then on.
+    post("c", 3.0);
+    assert_eq!(whats(&take(&all, 1)), [w("change", "c")]);
 }
