@@ -176,7 +176,7 @@ pub struct RedisBackend {
     /// Where and how to connect again: a reader of live events blocks on
     /// a connection of its own.
     url: Arc<str>,
-    opts: RedisOptions,
+    pub(crate) opts: RedisOptions,
     /// The boards this node's subscribers watch.
     pub(crate) feeds: Arc<crate::events::Feeds>,
 }

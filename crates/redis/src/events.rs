@@ -415,6 +415,11 @@ async fn reader(b: RedisBackend, feed: Arc<Feed>) {
     let stream = board_key(&board, "ev");
     let mut conn = None;
     let mut refreshed = Instant::now();
+    // Well within the response timeout, or a quiet board would read as a
+    // lost connection.
+    let block = BLOCK_MS
+        .min(b.opts.response_timeout.as_millis() as u64 / 2)
+        .max(1);
     loop {
         let (after, mut gap) = {
             let mut st = feed.state.lock().await;
@@ -457,7 +462,7 @@ async fn reader(b: RedisBackend, feed: Arc<Feed>) {
             }
             let mut cmd = redis::cmd("XREAD");
             cmd.arg("BLOCK")
-                .arg(BLOCK_MS)
+                .arg(block)
                 .arg("COUNT")
                 .arg(1)
                 .arg("STREAMS")
