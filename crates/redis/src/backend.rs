@@ -204,6 +204,13 @@ impl Backend for RedisBackend {
         self.combine_into(req).await
     }
 
+    async fn subscribe(
+        &self,
+        req: &Subscribe,
+    ) -> Result<podium_core::events::Subscription, ApiError> {
+        self.subscribe_events(req).await
+    }
+
     async fn board_info(&self, req: &BoardInfo) -> Result<BoardOut, ApiError> {
         self.info(&req.board).await
     }

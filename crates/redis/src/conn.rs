@@ -72,6 +72,7 @@ fn reads_only(op: &str) -> bool {
             | "count"
             | "staged"
             | "resort_info"
+            | "events"
     )
 }
 
@@ -123,7 +124,7 @@ impl Default for RedisOptions {
 /// One Redis, or a cluster. Both are cheap handles to shared multiplexed
 /// connections, cloned per call.
 #[derive(Clone)]
-enum Conn {
+pub(crate) enum Conn {
     Single(ConnectionManager),
     Cluster(ClusterConnection),
 }
@@ -160,7 +161,10 @@ impl ConnectionLike for Conn {
 /// answered `storage_unavailable` (a re-sort of millions takes seconds).
 const RESORT_WAIT: Duration = Duration::from_secs(120);
 
-/// Redis holding the boards; podium nodes on top of it keep no state.
+/// Redis holding the boards; podium nodes on top of it keep no state but
+/// their live events' rings. Cloned (cheaply) by the tasks that read a
+/// board's events.
+#[derive(Clone)]
 pub struct RedisBackend {
     conn: Conn,
     lib: Arc<Library>,
@@ -169,6 +173,12 @@ pub struct RedisBackend {
     clock: Arc<dyn Clock>,
     /// Boards' configs as last read, for boards with sort keys.
     pub(crate) configs: Arc<crate::sorted::Configs>,
+    /// Where and how to connect again: a reader of live events blocks on
+    /// a connection of its own.
+    url: Arc<str>,
+    pub(crate) opts: RedisOptions,
+    /// The boards this node's subscribers watch.
+    pub(crate) feeds: Arc<crate::events::Feeds>,
 }
 
 impl RedisBackend {
@@ -179,60 +189,16 @@ impl RedisBackend {
     }
 
     pub async fn connect_with(url: &str, opts: RedisOptions) -> Result<RedisBackend, ApiError> {
-        let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
-            let nodes: Vec<String> = rest
-                .split(',')
-                .map(|h| h.trim().trim_end_matches('/'))
-                .filter(|h| !h.is_empty())
-                .map(|h| format!("redis://{h}"))
-                .collect();
-            if nodes.is_empty() {
-                return Err(ApiError::bad(
-                    "redis+cluster:// needs at least one host:port",
-                ));
-            }
-            let client = ClusterClientBuilder::new(nodes)
-                .connection_timeout(opts.connect_timeout)
-                .response_timeout(opts.response_timeout)
-                .build()
-                .map_err(|e| ApiError::bad(format!("bad redis cluster address: {e}")))?;
-            Conn::Cluster(
-                client
-                    .get_async_connection()
-                    .await
-                    .map_err(|e| unavailable(&e))?,
-            )
-        } else if url.starts_with("redis://") {
-            let client = redis::Client::open(url)
-                .map_err(|e| ApiError::bad(format!("bad redis address: {e}")))?;
-            // The crate's default backoff (factor 100 on a 1 s minimum)
-            // sleeps a minute or more between reconnection attempts, and
-            // every request waits for the attempt in progress: retry fast
-            // and give up soon, so a down Redis is a prompt 503 and a
-            // restarted one is used within a second.
-            let config = ConnectionManagerConfig::new()
-                .set_connection_timeout(opts.connect_timeout)
-                .set_response_timeout(opts.response_timeout)
-                .set_number_of_retries(2)
-                .set_factor(2)
-                .set_max_delay(500);
-            Conn::Single(
-                client
-                    .get_connection_manager_with_config(config)
-                    .await
-                    .map_err(|e| unavailable(&e))?,
-            )
-        } else {
-            return Err(ApiError::bad(
-                "a redis backend is redis://host:port or redis+cluster://host:port,host:port,...",
-            ));
-        };
+        let conn = open(url, opts).await?;
         let backend = RedisBackend {
             conn,
             lib: Arc::new(Library::new()),
             call_timeout: opts.call_timeout,
             clock: Arc::new(SystemClock),
             configs: Default::default(),
+            url: url.into(),
+            opts,
+            feeds: Default::default(),
         };
         // Loaded up front (on every primary of a cluster), so requests go
         // straight to FCALL; a call that finds it missing loads it again.
@@ -242,6 +208,69 @@ impl RedisBackend {
         Ok(backend)
     }
 
+    /// A connection of its own, for a command that blocks (`XREAD
+    /// BLOCK`): on the shared multiplexed one it would hold up every
+    /// reply queued behind it.
+    pub(crate) async fn dedicated(&self) -> Result<Conn, ApiError> {
+        open(&self.url, self.opts).await
+    }
+}
+
+/// A connection to `redis://host:port[/db]` or
+/// `redis+cluster://h1:p1,h2:p2,...`.
+async fn open(url: &str, opts: RedisOptions) -> Result<Conn, ApiError> {
+    let conn = if let Some(rest) = url.strip_prefix("redis+cluster://") {
+        let nodes: Vec<String> = rest
+            .split(',')
+            .map(|h| h.trim().trim_end_matches('/'))
+            .filter(|h| !h.is_empty())
+            .map(|h| format!("redis://{h}"))
+            .collect();
+        if nodes.is_empty() {
+            return Err(ApiError::bad(
+                "redis+cluster:// needs at least one host:port",
+            ));
+        }
+        let client = ClusterClientBuilder::new(nodes)
+            .connection_timeout(opts.connect_timeout)
+            .response_timeout(opts.response_timeout)
+            .build()
+            .map_err(|e| ApiError::bad(format!("bad redis cluster address: {e}")))?;
+        Conn::Cluster(
+            client
+                .get_async_connection()
+                .await
+                .map_err(|e| unavailable(&e))?,
+        )
+    } else if url.starts_with("redis://") {
+        let client = redis::Client::open(url)
+            .map_err(|e| ApiError::bad(format!("bad redis address: {e}")))?;
+        // The crate's default backoff (factor 100 on a 1 s minimum)
+        // sleeps a minute or more between reconnection attempts, and
+        // every request waits for the attempt in progress: retry fast
+        // and give up soon, so a down Redis is a prompt 503 and a
+        // restarted one is used within a second.
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(opts.connect_timeout)
+            .set_response_timeout(opts.response_timeout)
+            .set_number_of_retries(2)
+            .set_factor(2)
+            .set_max_delay(500);
+        Conn::Single(
+            client
+                .get_connection_manager_with_config(config)
+                .await
+                .map_err(|e| unavailable(&e))?,
+        )
+    } else {
+        return Err(ApiError::bad(
+            "a redis backend is redis://host:port or redis+cluster://host:port,host:port,...",
+        ));
+    };
+    Ok(conn)
+}
+
+impl RedisBackend {
     pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> RedisBackend {
         self.clock = clock;
         self

@@ -14,7 +14,8 @@
 //! comes back, and Redis errors as the API's), `config` (board configs and
 //! what Redis refuses), `submit` (writes and bulk loads), `combine`,
 //! `search`, `sorted` (boards with sort keys: their bytes in Redis, re-sorts),
-//! `reset` (resets and their scheduler), and `backend` (the
+//! `reset` (resets and their scheduler), `events` (live events: a reader
+//! of each watched board's stream, feeding the filters' rings), and `backend` (the
 //! [`podium_core::backend::Backend`] implementation over them).
 
 mod args;
@@ -22,6 +23,7 @@ mod backend;
 mod combine;
 mod config;
 mod conn;
+mod events;
 mod keys;
 mod reply;
 mod reset;

@@ -17,8 +17,9 @@
 -- archives the board, 10 the members' searchable words and 11 its staging
 -- copy, 12 what a reset in progress needs to finish (its label, the
 -- archive's config and name), 13 a board with sort keys' codes by member
--- and 14 its staging copy. ARGV[1] names the operation; the rest are its
--- arguments.
+-- and 14 its staging copy, 15 the board's live events stream `{tag}:ev`
+-- and 16 its listened marker `{tag}:el` (see "live events" below).
+-- ARGV[1] names the operation; the rest are its arguments.
 --
 -- Scores cross the boundary only as strings: Lua would print a number with
 -- 14 digits, so a computed score is never written back from Lua; ZADD gets
@@ -51,6 +52,57 @@ local MAX_WORDS, MAX_PREFIX = 1024, 64
 local MAX_MEMBER, MAX_NAME = 512, 512
 -- The board's config, read by the operation that needs it (load_cfg).
 local cfg
+
+-- ---------------------------------------------------------- live events
+-- A board's live events (docs/redis-backend.md, "Live events") go
+-- through its stream E: every write that changes the board appends one
+-- entry (`k` its kind, then what it names), trimmed to about 4,096
+-- entries. Podium nodes with subscribers on the board keep the marker L
+-- alive (SET EX); while it is absent nothing is appended, so a board
+-- nobody watches pays one EXISTS a write. A call collects what it changed
+-- (touch, whole, lifecycle) and `run` appends it once the operation is
+-- done: lifecycle entries first, then one entry of the members written.
+local E, L
+local LISTENED, TOUCHED, WHOLE, LIFE
+-- More members than this in one write are told as `whole` (re-read the
+-- board) rather than listed: an import of a million would otherwise make
+-- an entry of a million fields.
+local MAX_TOUCHED = 1000
+local STREAM_LEN = 4096
+
+local function touch(m)
+  if LISTENED then TOUCHED[#TOUCHED + 1] = m end
+end
+
+local function whole()
+  if LISTENED then WHOLE = true end
+end
+
+-- `kind`, and one field `f` with value `v` (or none).
+local function lifecycle(kind, f, v)
+  if LISTENED then LIFE[#LIFE + 1] = {kind, f, v} end
+end
+
+local function emit()
+  for _, l in ipairs(LIFE) do
+    local args = {'XADD', E, 'MAXLEN', '~', STREAM_LEN, '*', 'k', l[1]}
+    if l[2] then
+      args[#args + 1] = l[2]
+      args[#args + 1] = l[3]
+    end
+    redis.call(unpack(args))
+  end
+  if WHOLE or #TOUCHED > MAX_TOUCHED then
+    redis.call('XADD', E, 'MAXLEN', '~', STREAM_LEN, '*', 'k', 'whole')
+  elseif #TOUCHED > 0 then
+    local args = {'XADD', E, 'MAXLEN', '~', STREAM_LEN, '*', 'k', 'w'}
+    for _, m in ipairs(TOUCHED) do
+      args[#args + 1] = 'm'
+      args[#args + 1] = m
+    end
+    redis.call(unpack(args))
+  end
+end
 
 local function fail(...)
   return redis.error_reply('PODIUM ' .. table.concat({...}, ' '))
@@ -640,13 +692,22 @@ local function zrem(mems)
           redis.call('ZREM', Z, m)
         end
         dist_del(sc)
+        touch(m)
         n = n + 1
       end
     end
     forget(mems)
     return n
   end
-  chunks(mems, function(part) n = n + redis.call('ZREM', Z, unpack(part)) end)
+  chunks(mems, function(part)
+    if LISTENED then
+      local v = redis.call('ZMSCORE', Z, unpack(part))
+      for k = 1, #v do
+        if v[k] then touch(part[k]) end
+      end
+    end
+    n = n + redis.call('ZREM', Z, unpack(part))
+  end)
   forget(mems)
   return n
 end
@@ -747,6 +808,7 @@ local function evict()
       mems[#mems + 1] = popped[i]
       dist_del(popped[i + 1])
     end
+    touch(mems[#mems])
   end
   forget(mems)
   return over
@@ -874,6 +936,11 @@ local function submit_fast(n)
     redis.call(unpack(args))
   end
   index_fresh(mems, olds, function(k) return ARGV[3 + (k - 1) * 8 + 7] end)
+  if LISTENED then
+    for k = 1, n do
+      if not olds[k] or tonumber(olds[k]) ~= tonumber(ARGV[3 + (k - 1) * 8 + 1]) then touch(mems[k]) end
+    end
+  end
   local at = {}
   for k = 1, n do
     if cfg.ranking == 'unique' then
@@ -930,6 +997,7 @@ function ops.submit()
       else
         redis.call('ZADD', Z, s, m)
         dist_add(redis.call('ZSCORE', Z, m))
+        touch(m)
         set_extra(N, m, name)
         set_extra(D, m, data)
         reindex(m, sources(m, name, data, ARGV[b + 7]), true)
@@ -978,7 +1046,10 @@ function ops.submit()
             sc = s
           end
           local cur = redis.call('ZSCORE', Z, m)
-          if changed then dist_add(cur) end
+          if changed then
+            dist_add(cur)
+            touch(m)
+          end
           out[#out + 1] = {'upd', sc, pos_of(m), rank_better(cur), olds, blocked and 0 or 1, changed and 1 or 0}
         end
       end
@@ -1020,6 +1091,11 @@ local function ksubmit_fast(n)
     redis.call('HSET', T, unpack(hset))
   end
   index_fresh(mems, olds, function(k) return ARGV[4 + (k - 1) * 10 + 8] end)
+  if LISTENED then
+    for k = 1, n do
+      if olds[k] ~= ARGV[4 + (k - 1) * 10 + 1] then touch(mems[k]) end
+    end
+  end
   local at = {}
   for k = 1, n do
     if cfg.ranking == 'unique' then
@@ -1077,6 +1153,7 @@ function ops.ksubmit()
         redis.call('ZADD', Z, ARGV[b + 9], g .. m)
         redis.call('HSET', T, m, g)
         dist_add(g)
+        touch(m)
         set_extra(N, m, name)
         set_extra(D, m, data)
         reindex(m, sources(m, name, data, words, true), true)
@@ -1115,6 +1192,7 @@ function ops.ksubmit()
             redis.call('HSET', T, m, new)
             dist_del(old)
             dist_add(new)
+            touch(m)
           end
           local now = old
           if not blocked then now = new end
@@ -1180,6 +1258,7 @@ function ops.zadd_close()
     redis.call('DEL', ZW)
   elseif redis.call('EXISTS', ZW) == 1 then
     redis.call('RENAME', ZW, Z)
+    whole()
   end
   return 1
 end
@@ -1212,6 +1291,7 @@ function ops.import()
   for a = 2, #ARGV, 2000 do
     redis.call('ZADD', Z, unpack(ARGV, a, math.min(a + 1999, #ARGV)))
   end
+  whole()
   if fresh then
     for _, m in ipairs(fresh) do reindex(m, plain_src(m), true) end
   end
@@ -1281,6 +1361,7 @@ function ops.create()
   redis.call('HSET', C, unpack(ARGV, 2))
   -- Indexed on its first search (ops.index), as the engine does.
   redis.call('HSET', C, 'ix', '0')
+  lifecycle('created')
   return 1
 end
 
@@ -1320,6 +1401,14 @@ local function put_fields(first)
     -- progress for the old ones is told to restart).
     drop_index(old.sf, old.ix)
     unindexed()
+  end
+  if not existed then lifecycle('created') end
+  lifecycle('config', 'c', redis.call('HGET', C, 'json'))
+  -- Another order, ranking or layout moves members with no write of
+  -- theirs.
+  if old and (old.asc ~= cfg.asc or old.ranking ~= cfg.ranking or old.sk ~= cfg.sk)
+    and redis.call('ZCARD', Z) > 0 then
+    whole()
   end
   evict()
   if existed then return 0 end
@@ -1407,6 +1496,7 @@ function ops.resort_finish()
       redis.call('DEL', p[2])
     end
   end
+  whole()
   return put_fields(3)
 end
 
@@ -1436,6 +1526,7 @@ function ops.delete()
   -- UNLINK: a board of millions is freed by Redis's background thread,
   -- not inside this script, which would stall every client meanwhile.
   redis.call('UNLINK', C, Z, N, D, U, K, SZ, SN, SD, I, SI, SC, ZW, T, ST, RZ, RT)
+  lifecycle('deleted')
   return 1
 end
 
@@ -1532,14 +1623,12 @@ function ops.entry()
           redis.call('HGET', N, m), redis.call('HGET', D, m), cfg.rk, rank_better(sc)}
 end
 
--- ARGV: with_data, members... Reply: {ranking, {member[, position, score,
--- better, name, data]}...}
-function ops.ranks()
-  local e = viewable(); if e then return e end
-  local wd = ARGV[2] == '1'
+-- {ranking, {member[, position, score, better, name, data]}...} of
+-- `mems` (from index `from` on).
+local function ranks_of(mems, from, wd)
   local out = {cfg.rk}
-  for i = 3, #ARGV do
-    local m = ARGV[i]
+  for i = from, #mems do
+    local m = mems[i]
     local sc = mscore(m)
     if sc then
       local data = false
@@ -1549,6 +1638,72 @@ function ops.ranks()
       out[#out + 1] = {m}
     end
   end
+  return out
+end
+
+-- ARGV: with_data, members... Reply: ranks_of's.
+function ops.ranks()
+  local e = viewable(); if e then return e end
+  return ranks_of(ARGV, 3, ARGV[2] == '1')
+end
+
+-- A podium node's read of the board's live events and of the state they
+-- are told from, in one run so the state is the board's right after the
+-- last entry read. ARGV: the stream id read up to ('$': none yet, start
+-- from now), the most entries to read, the top places to read, whether to
+-- read the members the entries name ('1'), then the watched members.
+-- Reply: {the stream id now read up to ('0-0': no stream), lost (1:
+-- entries after the id given were trimmed, the stream was recreated, or
+-- more than the most were waiting: none are returned), Redis's time in
+-- ms (below every entry still to come, for a board without a stream),
+-- the entries, then when the board exists the top places (window's) and
+-- ranks_of the watched and named members}. An entry is read inclusively from the id given, so that the
+-- entry being there proves nothing after it was trimmed.
+function ops.events()
+  local after, most, top = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+  local last, lost, entries = '0-0', 0, {}
+  if redis.call('EXISTS', E) == 1 then
+    local x = redis.call('XINFO', 'STREAM', E)
+    for i = 1, #x, 2 do
+      if x[i] == 'last-generated-id' then last = x[i + 1] end
+    end
+    if after ~= '$' and after ~= last then
+      entries = redis.call('XRANGE', E, after, '+', 'COUNT', most + 1)
+      if entries[1] and entries[1][1] == after then
+        table.remove(entries, 1)
+      elseif after ~= '0-0' then
+        lost = 1
+      end
+      if #entries > most then lost = 1 end
+    end
+  elseif after ~= '$' and after ~= '0-0' then
+    lost = 1
+  end
+  if lost == 1 then entries = {} end
+  local out = {last, lost, now_ms(), entries}
+  if viewable() then return out end
+  local a, b = 0, top - 1
+  if top == 0 then a, b = 1, 0 end
+  out[5] = window(a, b, false)
+  local ms, seen = {}, {}
+  for i = 6, #ARGV do
+    if not seen[ARGV[i]] then
+      seen[ARGV[i]] = true
+      ms[#ms + 1] = ARGV[i]
+    end
+  end
+  if ARGV[5] == '1' then
+    for _, en in ipairs(entries) do
+      local f = en[2]
+      for j = 1, #f - 1, 2 do
+        if f[j] == 'm' and not seen[f[j + 1]] then
+          seen[f[j + 1]] = true
+          ms[#ms + 1] = f[j + 1]
+        end
+      end
+    end
+  end
+  out[6] = ranks_of(ms, 1, false)
   return out
 end
 
@@ -1591,6 +1746,7 @@ function ops.replace()
   end
   for j = 2, #ARGV, 3 do reindex(ARGV[j], ARGV[j + 2] .. '\n-', true) end
   rebuild_distinct()
+  whole()
   return evict()
 end
 
@@ -1669,6 +1825,9 @@ function ops.name()
   if redis.call('EXISTS', SC) == 0 then return false end
   local set = redis.call('HSETNX', SC, 'archive', ARGV[2])
   redis.call('HSETNX', SC, 'seq', ARGV[3])
+  -- The board was emptied by `take`; its reset is told once, by the call
+  -- that names the archive, so the event carries the name.
+  if set == 1 then lifecycle('reset', 'a', ARGV[2]) end
   return {redis.call('HGET', SC, 'archive'), set, tonumber(redis.call('HGET', SC, 'seq'))}
 end
 
@@ -1734,6 +1893,7 @@ function ops.load()
     if src == '' then src = plain_src(m) end
     reindex(m, src, not before)
   end
+  whole()
   return 1
 end
 
@@ -1968,7 +2128,7 @@ end
 local READS = {
   info = true, window = true, rank_range = true, score_range = true, around = true,
   entry = true, ranks = true, score_at = true, count = true, staged = true,
-  resort_info = true,
+  resort_info = true, events = true,
 }
 
 local function run(keys, args)
@@ -1981,9 +2141,15 @@ local function run(keys, args)
   I, SI, SC = base .. 'i', base .. 'si', base .. 'sc'
   ZW = base .. 'zw'
   WBASE, XBASE = base .. 'w:', base .. 'x:'
+  E, L = base .. 'ev', base .. 'el'
   local f = ops[args[1]]
   if not f then return fail('op', args[1]) end
-  return f()
+  LISTENED = not READS[args[1]] and redis.call('EXISTS', L) == 1
+  if not LISTENED then return f() end
+  TOUCHED, WHOLE, LIFE = {}, false, {}
+  local r = f()
+  emit()
+  return r
 end
 
 redis.register_function(FN_RW, run)

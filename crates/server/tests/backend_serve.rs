@@ -11,6 +11,12 @@
 //!   without a restart, with the data Redis kept (AOF, fsync always).
 //! - The Redis protocol is off with a Redis backend, an explicit `--resp`
 //!   is refused, and no data directory is created.
+//! - Live events on Redis, read as Server-Sent Events: every change, the
+//!   top places and watched members with their snapshots, lifecycle
+//!   events, a resume with `Last-Event-ID` with no gap and no duplicate;
+//!   on a cluster, the writes through one node reach a subscriber of
+//!   another, in order; writes that went unrecorded (the listened marker
+//!   gone) make the subscribers reload.
 
 mod support;
 
@@ -738,4 +744,394 @@ fn resp_is_refused_with_a_redis_backend() {
     ]);
     assert!(!status.success());
     assert!(out.contains("serves only the embedded engine"), "{out}");
+}
+
+/// One Server-Sent Event: `id`, `event`, and `data` parsed.
+#[derive(Debug, Clone)]
+struct Msg {
+    id: String,
+    event: String,
+    data: Value,
+}
+
+impl Msg {
+    /// `(type, member)`, to compare a run of events at a glance.
+    fn what(&self) -> (String, String) {
+        (
+            self.event.clone(),
+            self.data["member"].as_str().unwrap_or("").to_string(),
+        )
+    }
+}
+
+/// Reads `node`'s event stream at `path` on a thread of its own, handing
+/// each message over a channel (a test fails on a timeout, never hangs).
+/// Returns once podium has answered, so the subscription is registered.
+fn sse(node: &Node, path: &str, last_id: Option<&str>) -> std::sync::mpsc::Receiver<Msg> {
+    use std::io::{BufRead, BufReader};
+    let client = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let mut req = client.get(format!("http://{}{}", node.http, path));
+    if let Some(id) = last_id {
+        req = req.header("Last-Event-ID", id);
+    }
+    let resp = req.send().unwrap();
+    assert_eq!(resp.status(), 200, "{path}");
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(resp);
+        let (mut id, mut event, mut data) = (String::new(), String::new(), String::new());
+        let mut line = String::new();
+        loop {
+            line.clear();
+            if r.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            let l = line.trim_end_matches('\n');
+            if l.is_empty() {
+                if !data.is_empty() {
+                    let msg = Msg {
+                        id: std::mem::take(&mut id),
+                        event: std::mem::take(&mut event),
+                        data: serde_json::from_str(&std::mem::take(&mut data)).unwrap(),
+                    };
+                    if tx.send(msg).is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            if let Some(v) = l.strip_prefix("id: ") {
+                id = v.to_string();
+            } else if let Some(v) = l.strip_prefix("event: ") {
+                event = v.to_string();
+            } else if let Some(v) = l.strip_prefix("data: ") {
+                data = v.to_string();
+            }
+        }
+    });
+    rx
+}
+
+/// The next `n` events (each within 10 s).
+fn take(rx: &std::sync::mpsc::Receiver<Msg>, n: usize) -> Vec<Msg> {
+    (0..n)
+        .map(|i| {
+            rx.recv_timeout(Duration::from_secs(10))
+                .unwrap_or_else(|_| panic!("event {} of {n} within 10 s", i + 1))
+        })
+        .collect()
+}
+
+/// No event within `wait`.
+fn quiet(rx: &std::sync::mpsc::Receiver<Msg>, wait: Duration) {
+    if let Ok(m) = rx.recv_timeout(wait) {
+        panic!("no event expected, got {m:?}");
+    }
+}
+
+/// An event id's parts, to compare ids in order.
+fn event_id(s: &str) -> (u64, u32) {
+    let (a, b) = s.split_once('-').unwrap();
+    (a.parse().unwrap(), b.parse().unwrap())
+}
+
+fn ids_grow(evs: &[Msg]) {
+    for w in evs.windows(2) {
+        assert!(
+            event_id(&w[0].id) < event_id(&w[1].id),
+            "ids grow: {} then {}",
+            w[0].id,
+            w[1].id
+        );
+    }
+    for e in evs {
+        assert_eq!(
+            e.data["id"],
+            e.id.as_str(),
+            "the id in the data is the SSE id"
+        );
+    }
+}
+
+fn whats(evs: &[Msg]) -> Vec<(String, String)> {
+    evs.iter().map(Msg::what).collect()
+}
+
+fn w(kind: &str, member: &str) -> (String, String) {
+    (kind.to_string(), member.to_string())
+}
+
+#[test]
+fn live_events_on_redis_over_sse() {
+    let redis = Redis::single(false);
+    let node = Node::on(&redis.url());
+    let post = |m: &str, sc: f64| {
+        let body = json!({"member": m, "score": sc}).to_string();
+        let (st, v) = node.http("POST", "/v1/boards/b/scores", Some(&body));
+        assert_eq!(st, 200, "{v}");
+    };
+    for (m, sc) in [("a", 10.0), ("b", 20.0), ("c", 30.0), ("me", 5.0)] {
+        post(m, sc);
+    }
+    // Nobody listens yet: the writes appended nothing.
+    let port = redis.nodes[0].port;
+    let exists = |key: &str| {
+        support::redis::cli(port, &["EXISTS", key])
+            .trim()
+            .to_string()
+    };
+    assert_eq!(
+        (exists("{b}:ev"), exists("{b}:el")),
+        ("0".into(), "0".into())
+    );
+    let all = sse(&node, "/v1/boards/b/events", None);
+    assert_eq!(
+        exists("{b}:el"),
+        "1",
+        "the subscriber's node marks the board listened"
+    );
+    let top = sse(&node, "/v1/boards/b/events?top=3&snapshot=true", None);
+    let mem = sse(
+        &node,
+        "/v1/boards/b/events?members=me,ghost&snapshot=true",
+        None,
+    );
+
+    let snap = &take(&top, 1)[0];
+    assert_eq!(snap.event, "snapshot");
+    assert_eq!(snap.data["exists"], true);
+    assert_eq!(snap.data["size"], 4);
+    let names: Vec<&str> = snap.data["top"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["member"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["c", "b", "a"]);
+    let snap = &take(&mem, 1)[0];
+    assert_eq!(snap.event, "snapshot");
+    assert_eq!(snap.data["members"][0]["member"], "ghost");
+    assert_eq!(snap.data["members"][0]["rank"], Value::Null);
+    assert_eq!(snap.data["members"][1]["member"], "me");
+    assert_eq!(snap.data["members"][1]["rank"], 4);
+
+    // d enters second: a leaves the top 3, b moves down, me is overtaken.
+    post("d", 25.0);
+    let ev = take(&all, 1);
+    assert_eq!(whats(&ev), [w("change", "d")]);
+    assert_eq!(ev[0].data["rank"], 2);
+    assert_eq!(ev[0].data["score"], 25.0);
+    let first_change = ev[0].id.clone();
+    let ev = take(&top, 3);
+    assert_eq!(
+        whats(&ev),
+        [w("leave", "a"), w("enter", "d"), w("move", "b")]
+    );
+    assert_eq!(ev[0].data["previous_rank"], 3);
+    assert_eq!(
+        (ev[1].data["rank"].clone(), ev[2].data["rank"].clone()),
+        (json!(2), json!(3))
+    );
+    assert_eq!(ev[2].data["previous_rank"], 2);
+    ids_grow(&ev);
+    let top_after_first = ev[2].id.clone();
+    let ev = take(&mem, 1);
+    assert_eq!(whats(&ev), [w("member", "me")]);
+    assert_eq!(ev[0].data["rank"], 5);
+    assert_eq!(ev[0].data["previous_rank"], 4);
+    assert_eq!(ev[0].data["by"], "d");
+
+    // me jumps to first.
+    post("me", 100.0);
+    assert_eq!(whats(&take(&all, 1)), [w("change", "me")]);
+    let ev = take(&top, 4);
+    assert_eq!(
+        whats(&ev),
+        [
+            w("leave", "b"),
+            w("enter", "me"),
+            w("move", "c"),
+            w("move", "d")
+        ]
+    );
+    ids_grow(&ev);
+    let ev = take(&mem, 1);
+    assert_eq!(ev[0].data["rank"], 1);
+    assert_eq!(ev[0].data["score"], 100.0);
+    assert_eq!(ev[0].data["previous_score"], 5.0);
+    assert!(ev[0].data.get("by").is_none(), "{:?}", ev[0].data);
+
+    // c removed: b comes back into the top places; me keeps its rank.
+    let (st, _) = node.http("DELETE", "/v1/boards/b/members/c", None);
+    assert_eq!(st, 200);
+    let ev = take(&all, 1);
+    assert_eq!(whats(&ev), [w("change", "c")]);
+    assert_eq!(ev[0].data["removed"], true);
+    let ev = take(&top, 3);
+    assert_eq!(
+        whats(&ev),
+        [w("leave", "c"), w("move", "d"), w("enter", "b")]
+    );
+    quiet(&mem, Duration::from_millis(300));
+
+    // A resume after the first change: the two after it, then new ones,
+    // each once.
+    let again = sse(&node, "/v1/boards/b/events", Some(&first_change));
+    let ev = take(&again, 2);
+    assert_eq!(whats(&ev), [w("change", "me"), w("change", "c")]);
+    assert!(event_id(&ev[0].id) > event_id(&first_change));
+    post("e", 1.0);
+    let ev2 = take(&again, 1);
+    assert_eq!(whats(&ev2), [w("change", "e")]);
+    assert_eq!(whats(&take(&all, 1)), [w("change", "e")]);
+    ids_grow(&[ev, ev2].concat());
+    quiet(&again, Duration::from_millis(300));
+    // The top places' resume: the second and third writes' events.
+    let top2 = sse(&node, "/v1/boards/b/events?top=3", Some(&top_after_first));
+    assert_eq!(
+        whats(&take(&top2, 7)),
+        [
+            w("leave", "b"),
+            w("enter", "me"),
+            w("move", "c"),
+            w("move", "d"),
+            w("leave", "c"),
+            w("move", "d"),
+            w("enter", "b"),
+        ]
+    );
+    // An id the node never gave: reload, then the snapshot.
+    let old = sse(&node, "/v1/boards/b/events?top=3", Some("5-0"));
+    let ev = take(&old, 2);
+    assert_eq!(
+        (ev[0].event.as_str(), ev[1].event.as_str()),
+        ("reload", "snapshot")
+    );
+    assert_eq!(ev[0].data["after"], "5-0");
+
+    // Lifecycle: a reset reaches every filter, with the archive's name,
+    // then the top places and watched members are told they are gone.
+    let (st, v) = node.http("POST", "/v1/boards/b/reset", None);
+    assert_eq!(st, 200, "{v}");
+    let archive = v["archive"].as_str().unwrap().to_string();
+    let ev = take(&all, 1);
+    assert_eq!(ev[0].event, "reset");
+    assert_eq!(ev[0].data["archive"], archive.as_str());
+    let ev = take(&top, 4);
+    assert_eq!(ev[0].event, "reset");
+    assert_eq!(
+        whats(&ev[1..]),
+        [w("leave", "me"), w("leave", "d"), w("leave", "b")]
+    );
+    let ev = take(&mem, 2);
+    assert_eq!(ev[0].event, "reset");
+    assert_eq!(whats(&ev[1..]), [w("member", "me")]);
+    assert_eq!(ev[1].data["rank"], Value::Null);
+    assert_eq!(ev[1].data["previous_rank"], 1);
+    // A config change and a deletion.
+    let (st, _) = node.http("PUT", "/v1/boards/b", Some(r#"{"order":"asc"}"#));
+    assert_eq!(st, 200);
+    let ev = take(&all, 1);
+    assert_eq!(ev[0].event, "config");
+    assert_eq!(ev[0].data["config"]["order"], "asc");
+    let (st, _) = node.http("DELETE", "/v1/boards/b", None);
+    assert!(st == 200 || st == 204, "{st}");
+    assert_eq!(take(&all, 1)[0].event, "deleted");
+    assert_eq!(take(&mem, 2)[1].event, "deleted");
+}
+
+#[test]
+fn live_events_cross_nodes_on_a_cluster() {
+    let cluster = Redis::cluster(false);
+    let a = Node::on(&cluster.url());
+    let b = Node::on(&cluster.url());
+    // Boards whose tags hash to different masters.
+    let weekly = sse(&b, "/v1/boards/weekly/events", None);
+    let daily = sse(&b, "/v1/boards/daily/events?top=2", None);
+    for i in 0..8 {
+        let body = json!({"member": format!("m{i}"), "score": i}).to_string();
+        let (st, v) = a.http("POST", "/v1/boards/weekly/scores", Some(&body));
+        assert_eq!(st, 200, "{v}");
+    }
+    for (m, sc) in [("x", 1), ("y", 2), ("z", 3)] {
+        let body = json!({"member": m, "score": sc}).to_string();
+        let (st, v) = a.http("POST", "/v1/boards/daily/scores", Some(&body));
+        assert_eq!(st, 200, "{v}");
+    }
+    // Every write through A, in A's order, on B (the first created the
+    // board).
+    assert_eq!(take(&weekly, 1)[0].event, "created");
+    let ev = take(&weekly, 8);
+    ids_grow(&ev);
+    for (i, e) in ev.iter().enumerate() {
+        assert_eq!(e.what(), w("change", &format!("m{i}")), "{e:?}");
+        assert_eq!(e.data["score"], i as f64);
+    }
+    // The top two as told by B's events: z then y, whatever the writes
+    // B read together.
+    let mut places: std::collections::BTreeMap<String, u64> = Default::default();
+    let mut seen = Vec::new();
+    while places.len() != 2 || places.get("z") != Some(&1) || places.get("y") != Some(&2) {
+        let e = take(&daily, 1).remove(0);
+        let m = e.data["member"].as_str().unwrap_or("").to_string();
+        match e.event.as_str() {
+            "enter" | "move" => {
+                places.insert(m, e.data["rank"].as_u64().unwrap());
+            }
+            "leave" => {
+                places.remove(&m);
+            }
+            "created" => {}
+            other => panic!("unexpected {other}"),
+        }
+        seen.push(e);
+    }
+    ids_grow(&seen);
+    quiet(&daily, Duration::from_millis(300));
+    // And back: B's write reaches a subscriber of A.
+    let on_a = sse(&a, "/v1/boards/weekly/events?members=m0", None);
+    let (st, _) = b.http(
+        "POST",
+        "/v1/boards/weekly/scores",
+        Some(r#"{"member":"m0","score":100}"#),
+    );
+    assert_eq!(st, 200);
+    let ev = take(&on_a, 1);
+    assert_eq!(ev[0].what(), w("member", "m0"));
+    assert_eq!(ev[0].data["rank"], 1);
+    assert_eq!(ev[0].data["previous_rank"], 8);
+    assert_eq!(take(&weekly, 1)[0].what(), w("change", "m0"));
+}
+
+/// Writes made while the listened marker was gone are not in the stream:
+/// the node that finds it gone at its next refresh (every 20 s) tells
+/// every change to reload and compares the top places with the board.
+#[test]
+fn live_events_on_redis_reload_after_unrecorded_writes() {
+    let redis = Redis::single(false);
+    let node = Node::on(&redis.url());
+    let post = |m: &str, sc: f64| {
+        let body = json!({"member": m, "score": sc}).to_string();
+        let (st, v) = node.http("POST", "/v1/boards/g/scores", Some(&body));
+        assert_eq!(st, 200, "{v}");
+    };
+    post("a", 1.0);
+    let all = sse(&node, "/v1/boards/g/events", None);
+    let top = sse(&node, "/v1/boards/g/events?top=1", None);
+    let port = redis.nodes[0].port;
+    support::redis::cli(port, &["DEL", "{g}:el"]);
+    post("b", 2.0);
+    let ev = all
+        .recv_timeout(Duration::from_secs(30))
+        .expect("a reload within the marker's refresh");
+    assert_eq!(ev.event, "reload", "{ev:?}");
+    let ev = take(&top, 2);
+    assert_eq!(whats(&ev), [w("leave", "a"), w("enter", "b")]);
+    // Appended again from then on.
+    post("c", 3.0);
+    assert_eq!(whats(&take(&all, 1)), [w("change", "c")]);
 }
