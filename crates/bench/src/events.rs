@@ -1,6 +1,7 @@
 //! The `events` scenario (docs/spec.md §7): what live-event subscribers
 //! cost the writes of a board. A board of M members (default 1M, scores
-//! spread `SPACING` apart) takes increments of 1 to 100 from W writers
+//! spread `SPACING` apart; one board for the `top=10` runs, another for
+//! the `members` runs, each run after any snapshot is written) takes increments of 1 to 100 from W writers
 //! (MessagePack-RPC `submit` with `op: incr`, a window of calls in flight
 //! each) for D seconds, with 0, 1,000 and 10,000 Server-Sent-Events
 //! subscribers connected: all with `top=10`, or each watching its share of
@@ -36,7 +37,6 @@ use crate::net::{self, bar, member_id, Figure, Latencies, NetOptions, PodiumServ
 use crate::report::{Better, Record};
 
 pub const SCENARIO: &str = "events";
-const BOARD: &str = "live";
 /// Distance between neighbouring scores: an increment of 1 to 100 passes
 /// about one member in ten.
 const SPACING: f64 = 1000.0;
@@ -92,6 +92,16 @@ impl Kind {
         match self {
             Kind::Top => "top10",
             Kind::Members => "members",
+        }
+    }
+
+    /// Its board: each kind has its own, so the filters one kind's runs
+    /// leave (kept 5 minutes after their subscribers) do not weigh on the
+    /// other's writes, nor on the latency probes of the top places.
+    fn board(self) -> &'static str {
+        match self {
+            Kind::Top => "live-top",
+            Kind::Members => "live-members",
         }
     }
 }
@@ -195,12 +205,16 @@ async fn open(
     let mut tasks = Vec::with_capacity(n);
     for k in 0..n {
         let path = match kind {
-            Kind::Top => format!("/v1/boards/{BOARD}/events?top=10"),
+            Kind::Top => format!("/v1/boards/{}/events?top=10", kind.board()),
             Kind::Members => {
                 let ms: Vec<String> = (0..per)
                     .map(|j| name(((k * per + j) as u64 * stride) % opts.members))
                     .collect();
-                format!("/v1/boards/{BOARD}/events?members={}", ms.join(","))
+                format!(
+                    "/v1/boards/{}/events?members={}",
+                    kind.board(),
+                    ms.join(",")
+                )
             }
         };
         tasks.push(tokio::spawn(subscriber(
@@ -237,6 +251,7 @@ async fn open(
 /// the writes acknowledged and the seconds taken.
 async fn writes(
     addr: SocketAddr,
+    board: &'static str,
     opts: &EventsOptions,
     writers: usize,
     seed: u64,
@@ -257,7 +272,7 @@ async fn writes(
                     rng.random_range(1..=100) as f64,
                 );
                 s.op = Some("incr".into());
-                if let Some(r) = win.push(c.submit(BOARD, &s)).await {
+                if let Some(r) = win.push(c.submit(board, &s)).await {
                     r.context("submit")?;
                     ok += 1;
                 }
@@ -285,26 +300,33 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         let c = Client::connect(server.rpc).await?;
         let mut scores: Vec<f64> = (0..opts.members).map(|i| i as f64 * SPACING).collect();
         scores.shuffle(&mut SmallRng::seed_from_u64(opts.net.seed));
-        let pb = bar(opts.net.progress, opts.members, "podium preload");
-        let load = Load {
-            board: BOARD,
-            n: opts.members,
-            batch: 10_000,
-            depth: 4,
-            scores: Scores::Given(&scores),
-        };
-        load::podium(&c, Method::Import, &load, &pb).await?;
-        pb.finish_and_clear();
-        let mut base = None;
         for kind in [Kind::Top, Kind::Members] {
+            let pb = bar(opts.net.progress, opts.members, "podium preload");
+            let load = Load {
+                board: kind.board(),
+                n: opts.members,
+                batch: 10_000,
+                depth: 4,
+                scores: Scores::Given(&scores),
+            };
+            load::podium(&c, Method::Import, &load, &pb).await?;
+            pb.finish_and_clear();
+        }
+        for kind in [Kind::Top, Kind::Members] {
+            // Each kind against its own board's rate without subscribers.
+            let mut base = None;
             for &n in &opts.subscribers {
                 let events = Arc::new(AtomicU64::new(0));
                 let before = rss(server.pid());
                 let subs = open(&server, opts, kind, n, &events, None).await?;
                 let after = rss(server.pid());
+                // Not while a snapshot (the preload's, or one the last
+                // run's writes made due) is being written.
+                server.settle()?;
                 events.store(0, Ordering::Relaxed);
+                let seed = opts.net.seed + n as u64;
                 let (done, secs) =
-                    writes(server.rpc, opts, opts.writers, opts.net.seed + n as u64).await?;
+                    writes(server.rpc, kind.board(), opts, opts.writers, seed).await?;
                 // Let the last events arrive.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let rate = done as f64 / secs;
@@ -366,6 +388,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         }
 
         // Latency at 1,000 subscribers of the top places, under load.
+        server.settle()?;
         let probes = Arc::new(Probes::default());
         let events = Arc::new(AtomicU64::new(0));
         let subs = open(
@@ -379,7 +402,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         .await?;
         let load = tokio::spawn({
             let (addr, opts) = (server.rpc, opts.clone());
-            async move { writes(addr, &opts, opts.writers, opts.net.seed).await }
+            async move { writes(addr, Kind::Top.board(), &opts, opts.writers, opts.net.seed).await }
         });
         let top = (opts.members as f64 + 1.0) * SPACING * 10.0;
         let end = Instant::now() + opts.duration;
@@ -389,7 +412,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             let s = Submission::new(format!("probe{k}"), top + k as f64);
             let t = Instant::now();
             probes.sent.lock()[k] = Some(t);
-            c.submit(BOARD, &s).await.context("probe")?;
+            c.submit(Kind::Top.board(), &s).await.context("probe")?;
             k += 1;
             tokio::time::sleep(PROBE_EVERY).await;
         }

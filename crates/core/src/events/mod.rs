@@ -60,8 +60,13 @@ impl EventId {
 }
 
 impl fmt::Display for EventId {
+    /// `LSN-N`; `LSN` alone for the position after all of a write's
+    /// events (`N` = `u32::MAX`), as it is read back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}-{}", self.major, self.minor)
+        match self.minor {
+            u32::MAX => write!(f, "{}", self.major),
+            n => write!(f, "{}-{n}", self.major),
+        }
     }
 }
 
@@ -300,6 +305,8 @@ mod tests {
         assert_eq!(a, EventId::new(12, 3));
         assert_eq!(a.to_string(), "12-3");
         assert_eq!("12".parse::<EventId>().unwrap(), EventId::new(12, u32::MAX));
+        assert_eq!(EventId::new(12, u32::MAX).to_string(), "12");
+        assert!(EventId::new(12, 7) < "12".parse().unwrap());
         assert!("x-1".parse::<EventId>().is_err());
         assert!("1-".parse::<EventId>().is_err());
         assert!(EventId::new(12, 9) < EventId::new(13, 0));

@@ -719,14 +719,24 @@ impl Feed {
 }
 
 impl Service {
+    /// Where a new feed starts: after every event of every write logged so
+    /// far (`LSN` alone, i.e. `LSN-max`), so an id a subscriber kept from
+    /// an earlier feed of the board (before a restart, or before the feed
+    /// was dropped) is never above the new feed's ids. A store without a
+    /// log numbers its events from 0.
+    fn feed_start(&self) -> EventId {
+        match self.last_lsn() {
+            0 => EventId::ZERO,
+            lsn => EventId::new(lsn, u32::MAX),
+        }
+    }
+
     /// `subscribe`: registers the filter under the board's lock, so its
     /// snapshot and its first event follow each other with nothing between.
     pub fn subscribe(&self, req: &Subscribe) -> Result<Subscription, ApiError> {
         req.check()?;
         let _gate = self.shared();
-        let feed = self
-            .feeds
-            .get_or_create(&req.board, EventId::new(self.last_lsn(), 0));
+        let feed = self.feeds.get_or_create(&req.board, self.feed_start());
         let board = self.store.get(&req.board);
         let mut g = board.as_ref().map(|b| b.write());
         let mut f = feed.lock();
@@ -797,9 +807,7 @@ impl Service {
         if hooks.is_empty() && self.feeds.get(board).is_none() {
             return None;
         }
-        let feed = self
-            .feeds
-            .get_or_create(board, EventId::new(self.last_lsn(), 0));
+        let feed = self.feeds.get_or_create(board, self.feed_start());
         let mut g = b.as_ref().map(|b| b.write());
         let mut f = feed.lock();
         if let Some(b) = g.as_deref_mut() {
