@@ -192,14 +192,14 @@ class AsyncClient:
         """Remove the entries scored between min and max (None: no bound)."""
         return await self._run(ops.remove_range_by_score(board, min, max))
 
-    async def set_data(self, board: str, member: str, data: Optional[Mapping[str, Any]] = ops.UNSET, *,
+    async def set_data(self, board: str, member: str, data: Optional[Mapping[str, Any]] = None, *,
                  name: Optional[str] = None) -> bool:
-        """Set a member's data (None clears it) and/or display name ("" clears it)."""
+        """Set a member's data (replacing it; ``{}`` empties it) and/or display name ("" clears it); None leaves a field as it is."""
         return await self._run(ops.set_data(board, member, data, name))
 
     async def set_name(self, board: str, member: str, name: str) -> bool:
         """Set a member's display name ("" clears it)."""
-        return await self._run(ops.set_data(board, member, ops.UNSET, name))
+        return await self._run(ops.set_data(board, member, None, name))
 
     # --- reads ----------------------------------------------------------------------
 

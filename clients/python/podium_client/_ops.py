@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
 from urllib.parse import quote
 
-from ._errors import error_from_body
+from ._errors import error_from
 from ._models import (
     Around, BoardInfo, BoardSummary, Entry, EntryInfo, ImportResult, Page, Range, Rank, Ranks,
     ResetResult, ResortStatus, ScoreValue, SearchResult, SubmitFailure, SubmitResult, Submission,
@@ -18,15 +18,6 @@ T = TypeVar("T")
 Params = Dict[str, Union[str, int, float, List[str]]]
 SubmissionLike = Union[Submission, Mapping[str, Any]]
 Config = Mapping[str, Any]
-
-
-class _Unset:
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-#: Leaves a field of ``set_data`` as it is.
-UNSET: Any = _Unset()
 
 
 @dataclass
@@ -133,7 +124,8 @@ def _batch_results(d: Any) -> List[Union[SubmitResult, SubmitFailure]]:
     out: List[Union[SubmitResult, SubmitFailure]] = []
     for r in d["results"]:
         if "error" in r:
-            out.append(SubmitFailure(r["member"], error_from_body(400, {"error": r["error"]})))
+            err = r["error"]
+            out.append(SubmitFailure(r["member"], error_from(str(err.get("code")), str(err.get("message", "")), None)))
         else:
             out.append(SubmitResult.from_json(r))
     return out
@@ -165,10 +157,10 @@ def remove_range_by_score(board: str, min: Optional[ScoreValue], max: Optional[S
                 params={"by": "score", "min": encode_bound(min, "-inf"), "max": encode_bound(max, "+inf")})
 
 
-def set_data(board: str, member: str, data: Any, name: Optional[str]) -> Call[bool]:
+def set_data(board: str, member: str, data: Optional[Mapping[str, Any]], name: Optional[str]) -> Call[bool]:
     body: Dict[str, Any] = {}
-    if data is not UNSET:
-        body["data"] = None if data is None else dict(data)
+    if data is not None:
+        body["data"] = dict(data)
     if name is not None:
         body["name"] = name
     return Call("PATCH", board_path(board, "members", seg(member)), lambda d: bool(d["found"]),

@@ -192,14 +192,14 @@ class Client:
         """Remove the entries scored between min and max (None: no bound)."""
         return self._run(ops.remove_range_by_score(board, min, max))
 
-    def set_data(self, board: str, member: str, data: Optional[Mapping[str, Any]] = ops.UNSET, *,
+    def set_data(self, board: str, member: str, data: Optional[Mapping[str, Any]] = None, *,
                  name: Optional[str] = None) -> bool:
-        """Set a member's data (None clears it) and/or display name ("" clears it)."""
+        """Set a member's data (replacing it; ``{}`` empties it) and/or display name ("" clears it); None leaves a field as it is."""
         return self._run(ops.set_data(board, member, data, name))
 
     def set_name(self, board: str, member: str, name: str) -> bool:
         """Set a member's display name ("" clears it)."""
-        return self._run(ops.set_data(board, member, ops.UNSET, name))
+        return self._run(ops.set_data(board, member, None, name))
 
     # --- reads ----------------------------------------------------------------------
 
