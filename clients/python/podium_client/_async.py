@@ -15,7 +15,7 @@ import httpx
 from . import _ops as ops
 from ._common import (
     DEFAULT_TIMEOUT, EVENTS_READ_TIMEOUT, backoff, default_api_key, default_base_url, error_from_response,
-    is_retryable_status, transport_error, user_agent,
+    is_retryable_status, shutdown_stream, transport_error, user_agent,
 )
 from ._errors import PodiumError
 from ._models import (
@@ -369,6 +369,8 @@ class AsyncEventStream(AsyncIterator[Event]):
         self._reconnect = reconnect
         self._max_delay = max_delay
         self._max_attempts = max_attempts
+        self._closed = False
+        self._resp: Optional[httpx.Response] = None
         self._gen: AsyncGenerator[Event, None] = self._run()
 
     def __aiter__(self) -> "AsyncEventStream":
@@ -378,8 +380,19 @@ class AsyncEventStream(AsyncIterator[Event]):
         return await self._gen.__anext__()
 
     async def close(self) -> None:
-        """End the subscription and its connection."""
-        await self._gen.aclose()
+        """End the subscription and its connection (from any task)."""
+        self._closed = True
+        resp = self._resp
+        if resp is not None:
+            shutdown_stream(resp)  # wakes a reader blocked on another thread or task
+            try:
+                await resp.aclose()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+        try:
+            await self._gen.aclose()
+        except RuntimeError:
+            pass  # iterated by another task: it ends at its next step
 
     async def __aenter__(self) -> "AsyncEventStream":
         return self
@@ -392,7 +405,7 @@ class AsyncEventStream(AsyncIterator[Event]):
         c = self._client
         failures = 0
         first = True
-        while True:
+        while not self._closed:
             headers: Dict[str, str] = {"Accept": "text/event-stream"}
             if self.last_event_id is not None:
                 headers["Last-Event-ID"] = self.last_event_id
@@ -403,6 +416,7 @@ class AsyncEventStream(AsyncIterator[Event]):
             try:
                 async with c._http.stream("GET", ops.board_path(self.board, "events"), params=params,
                                     headers=headers, timeout=timeout) as resp:
+                    self._resp = resp
                     if resp.status_code >= 400:
                         await resp.aread()
                         err = error_from_response(resp)
@@ -424,8 +438,16 @@ class AsyncEventStream(AsyncIterator[Event]):
                                 if msg.id:
                                     self.last_event_id = msg.id
                                 yield Event.from_json(json.loads(msg.data))
-            except httpx.TransportError as e:
+            except Exception as e:
+                if self._closed:
+                    return
+                if not isinstance(e, httpx.TransportError):
+                    raise
                 error = e
+            finally:
+                self._resp = None
+            if self._closed:
+                return
             if not self._reconnect:
                 if error is not None and not isinstance(error, PodiumError):
                     raise transport_error(error)

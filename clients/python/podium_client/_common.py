@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import socket
 from typing import Optional
 
 import httpx
@@ -56,3 +57,17 @@ def error_from_response(resp: httpx.Response) -> PodiumError:
 
 def transport_error(e: BaseException) -> TransportError:
     return TransportError(f"{type(e).__name__}: {e}" if str(e) else type(e).__name__)
+
+
+def shutdown_stream(resp: httpx.Response) -> None:
+    """Shut the socket under a streamed response down, so a read blocked on it returns."""
+    stream = resp.extensions.get("network_stream")
+    get = getattr(stream, "get_extra_info", None)
+    if get is None:
+        return
+    try:
+        sock = get("socket")
+        if isinstance(sock, socket.socket):
+            sock.shutdown(socket.SHUT_RDWR)
+    except Exception:  # noqa: BLE001 - best effort: already closed
+        pass

@@ -1,0 +1,154 @@
+"""Live events: typed events, resume after an id, and a subscription that survives a server restart."""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from conftest import Server, free_port
+
+from podium_client import Client, Event, EventStream, Submission
+
+
+class Collector:
+    """Reads an event stream on a thread so a test can wait for events with a timeout."""
+
+    def __init__(self, stream: EventStream) -> None:
+        self.stream = stream
+        self.events: "queue.Queue[Event]" = queue.Queue()
+        self.error: Optional[BaseException] = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for e in self.stream:
+                self.events.put(e)
+        except BaseException as err:  # noqa: BLE001 - reported by next()
+            self.error = err
+
+    def next(self, timeout: float = 10.0) -> Event:
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no event within {timeout} s (stream error: {self.error!r})") from None
+
+    def until(self, type_: str, timeout: float = 15.0) -> List[Event]:
+        """Events up to and including the first of that type."""
+        got = []
+        deadline = time.monotonic() + timeout
+        while True:
+            e = self.next(max(0.1, deadline - time.monotonic()))
+            got.append(e)
+            if e.type == type_:
+                return got
+
+
+    def until_all(self, wanted: "set[tuple[str, str]]", timeout: float = 15.0) -> List[Event]:
+        """Events until every (type, member) wanted has come."""
+        got = []
+        deadline = time.monotonic() + timeout
+        left = set(wanted)
+        while left:
+            e = self.next(max(0.1, deadline - time.monotonic()))
+            got.append(e)
+            left.discard((e.type, e.member or ""))
+        return got
+
+
+def test_events_every_change_and_resume(client: Client, board: str) -> None:
+    client.put_board(board)
+    col = Collector(client.events(board, snapshot=True))
+    first = col.next()
+    assert first.type in ("snapshot", "reload") or first.type
+    client.submit(board, "a", 1, name="Ann")
+    e = col.until("change")[-1]
+    assert (e.type, e.board, e.member, e.rank, e.score, e.name) == ("change", board, "a", 1, 1.0, "Ann")
+    last = e.id
+    assert col.stream.last_event_id == last
+    col.stream.close()
+
+    # writes made while nobody listens on this filter... but it is kept: resume gives them with no gap
+    client.submit(board, "b", 2)
+    client.remove_member(board, "a")
+    with client.events(board, since=last) as resumed:
+        got = [next(resumed), next(resumed)]
+    assert [(g.type, g.member) for g in got] == [("change", "b"), ("change", "a")]
+    assert got[1].removed is True
+    assert [g.id for g in got] == sorted([g.id for g in got], key=lambda i: tuple(map(int, i.split("-"))))
+
+
+def test_events_top_and_members(client: Client, board: str) -> None:
+    client.submit_many(board, [Submission("a", 3), Submission("b", 2)])
+    col = Collector(client.events(board, top=2, snapshot=True))
+    snap = col.next()
+    assert snap.type == "snapshot" and snap.exists is True and snap.size == 2
+    assert snap.top is not None and [x.member for x in snap.top] == ["a", "b"]
+    mcol = Collector(client.events(board, members=["b"], snapshot=True))
+    assert mcol.next().type == "snapshot"
+    client.submit(board, "c", 5)
+    evs = col.until_all({("enter", "c"), ("leave", "b"), ("move", "a")})
+    assert evs[0].type == "leave"  # each write's leaves come first
+    m = mcol.until("member")[-1]
+    assert (m.member, m.rank, m.previous_rank, m.by) == ("b", 3, 2, "c")
+    col.stream.close()
+    mcol.stream.close()
+
+
+def apply(state: Dict[str, int], e: Event) -> None:
+    """Keeps a top-N view from a top filter's events."""
+    if e.type == "snapshot":
+        state.clear()
+        for x in e.top or []:
+            state[x.member] = x.rank
+    elif e.type in ("enter", "move"):
+        assert e.member is not None and e.rank is not None
+        state[e.member] = e.rank
+    elif e.type == "leave":
+        assert e.member is not None
+        state.pop(e.member, None)
+
+
+def test_events_survive_a_server_restart(tmp_path: Path) -> None:
+    srv = Server(tmp_path / "data", port=free_port()).start()
+    board = "restart"
+    try:
+        c = Client(srv.url, retries=5)
+        c.submit(board, "a", 1)
+        stream = c.events(board, top=10, snapshot=True, max_reconnect_delay=0.2)
+        col = Collector(stream)
+        state: Dict[str, int] = {}
+        apply(state, col.next())
+        assert state == {"a": 1}
+        c.submit(board, "b", 2)
+        for e in col.until("move"):
+            apply(state, e)
+        assert state == {"b": 1, "a": 2}
+        before = stream.last_event_id
+        assert before is not None
+
+        srv.kill()  # kill -9: no goodbye to the subscriber
+        srv.start()  # the same data dir and port
+        assert stream.last_event_id == before
+
+        # The server keeps no events across a restart: the resume says reload, then a snapshot.
+        evs = col.until("snapshot", timeout=20)
+        assert evs[0].type == "reload" and evs[0].after == before
+        for e in evs:
+            apply(state, e)
+        assert stream.reconnects >= 1
+        assert state == {"b": 1, "a": 2}
+
+        c.submit(board, "c", 3)
+        for e in col.until_all({("enter", "c"), ("move", "b"), ("move", "a")}):
+            apply(state, e)
+        assert state == {m.member: m.rank for m in c.top(board).entries} == {"c": 1, "b": 2, "a": 3}
+        ids = [tuple(map(int, i.split("-"))) for i in (before, stream.last_event_id or "")]
+        assert ids[1] > ids[0]  # ids keep growing across the restart
+        stream.close()
+        c.close()
+    finally:
+        srv.stop()
