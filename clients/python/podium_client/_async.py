@@ -425,7 +425,6 @@ class AsyncEventStream(AsyncIterator[Event]):
                         error = err
                     else:
                         first = False
-                        failures = 0
                         parser = SseParser()
                         buf = ""
                         async for text in resp.aiter_text():
@@ -437,6 +436,7 @@ class AsyncEventStream(AsyncIterator[Event]):
                                     continue
                                 if msg.id:
                                     self.last_event_id = msg.id
+                                failures = 0  # backoff starts over once a stream delivers
                                 yield Event.from_json(json.loads(msg.data))
             except Exception as e:
                 if self._closed:

@@ -412,7 +412,6 @@ class EventStream(Iterator[Event]):
                         error = err
                     else:
                         first = False
-                        failures = 0
                         parser = SseParser()
                         buf = ""
                         for text in resp.iter_text():
@@ -424,6 +423,7 @@ class EventStream(Iterator[Event]):
                                     continue
                                 if msg.id:
                                     self.last_event_id = msg.id
+                                failures = 0  # backoff starts over once a stream delivers
                                 yield Event.from_json(json.loads(msg.data))
             except Exception as e:
                 if self._closed:
