@@ -13,7 +13,7 @@ from ._errors import (
 )
 from ._models import (
     Around, BoardInfo, BoardSummary, Entry, EntryInfo, Event, ImportError_ as ImportLineError,
-    ImportResult, KeyValue, Page, Range, Rank, Ranks, ResetResult, ResortStatus, ScoreValue,
+    ImportResult, KeyValue, MemberState, Page, Range, Rank, Ranks, ResetResult, ResortStatus, ScoreValue,
     SearchResult, SubmitFailure, SubmitResult, Submission, exclusive,
 )
 from ._sync import Client, EventStream
@@ -25,6 +25,6 @@ __all__ = [
     "PodiumError", "InvalidRequest", "Unauthorized", "Forbidden", "NotFound", "BoardNotFound",
     "MemberNotFound", "Conflict", "RateLimited", "Unavailable", "TransportError",
     "Around", "BoardInfo", "BoardSummary", "Entry", "EntryInfo", "Event", "ImportLineError",
-    "ImportResult", "KeyValue", "Page", "Range", "Rank", "Ranks", "ResetResult", "ResortStatus",
+    "ImportResult", "KeyValue", "MemberState", "Page", "Range", "Rank", "Ranks", "ResetResult", "ResortStatus",
     "ScoreValue", "SearchResult", "SubmitFailure", "SubmitResult", "Submission", "exclusive",
 ]

@@ -397,6 +397,22 @@ class ImportResult:
 
 
 @dataclass(frozen=True)
+class MemberState:
+    """A watched member in a snapshot: rank and score are None when it is not on the board."""
+
+    member: str
+    rank: Optional[int] = None
+    score: Optional[float] = None
+    scores: Optional[Dict[str, KeyValue]] = None
+    name: Optional[str] = None
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "MemberState":
+        return cls(d["member"], _opt_int(d.get("rank")), decode_opt_score(d.get("score")),
+                   decode_scores(d.get("scores")), d.get("name"))
+
+
+@dataclass(frozen=True)
 class Event:
     """A live event of a board (docs/spec.md, Live events).
 
@@ -415,6 +431,7 @@ class Event:
     name: Optional[str] = None
     previous_rank: Optional[int] = None
     previous_score: Optional[float] = None
+    previous_scores: Optional[Dict[str, KeyValue]] = None
     by: Optional[str] = None
     removed: bool = False
     archive: Optional[str] = None
@@ -422,7 +439,7 @@ class Event:
     exists: Optional[bool] = None
     size: Optional[int] = None
     top: Optional[List[Entry]] = None
-    members: Optional[List[Entry]] = None
+    members: Optional[List[MemberState]] = None
     after: Optional[str] = None
     resume: Optional[str] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
@@ -442,6 +459,7 @@ class Event:
             name=d.get("name"),
             previous_rank=_opt_int(d.get("previous_rank")),
             previous_score=decode_opt_score(d.get("previous_score")),
+            previous_scores=decode_scores(d.get("previous_scores")),
             by=d.get("by"),
             removed=bool(d.get("removed", False)),
             archive=d.get("archive"),
@@ -449,7 +467,7 @@ class Event:
             exists=d.get("exists"),
             size=_opt_int(d.get("size")),
             top=_entries(top) if isinstance(top, list) else None,
-            members=_entries(members) if isinstance(members, list) else None,
+            members=[MemberState.from_json(m) for m in members] if isinstance(members, list) else None,
             after=d.get("after"),
             resume=d.get("resume"),
             raw=dict(d),

@@ -87,8 +87,10 @@ def test_events_top_and_members(client: Client, board: str) -> None:
     snap = col.next()
     assert snap.type == "snapshot" and snap.exists is True and snap.size == 2
     assert snap.top is not None and [x.member for x in snap.top] == ["a", "b"]
-    mcol = Collector(client.events(board, members=["b"], snapshot=True))
-    assert mcol.next().type == "snapshot"
+    mcol = Collector(client.events(board, members=["b", "ghost,with,commas"], snapshot=True))
+    msnap = mcol.next()
+    assert msnap.type == "snapshot" and msnap.members is not None
+    assert [(m.member, m.rank, m.score) for m in msnap.members] == [("b", 2, 2.0), ("ghost,with,commas", None, None)]
     client.submit(board, "c", 5)
     evs = col.until_all({("enter", "c"), ("leave", "b"), ("move", "a")})
     assert evs[0].type == "leave"  # each write's leaves come first
@@ -182,13 +184,13 @@ async def test_async_events_survive_a_server_restart(tmp_path: Path) -> None:
             srv.kill()
             srv.start()
             await c.submit("b", "a", 3)  # maybe before the stream is back: no gap either way
-            score = 2.0
+            score: float = 2.0
             while score != 3.0:
                 e = await asyncio.wait_for(stream.__anext__(), 20)
                 if e.type == "reload":
                     assert e.after == before
                 elif e.type == "snapshot":
-                    assert e.members is not None
+                    assert e.members is not None and e.members[0].score is not None
                     score = e.members[0].score
                 elif e.type == "member":
                     assert e.previous_score == score
