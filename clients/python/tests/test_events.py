@@ -203,3 +203,21 @@ async def test_async_events_survive_a_server_restart(tmp_path: Path) -> None:
             await stream.close()
     finally:
         srv.stop()
+
+
+def test_events_errors(client: Client, board: str) -> None:
+    import pytest
+
+    from podium_client import InvalidRequest, TransportError
+
+    client.submit(board, "a", 1)
+    with pytest.raises(InvalidRequest) as e:
+        next(client.events(board, top=0))  # refused before the stream starts: not retried
+    assert e.value.status == 400
+    with Client(f"http://127.0.0.1:{free_port()}") as nowhere:
+        t = time.monotonic()
+        with pytest.raises(TransportError):
+            next(nowhere.events(board, max_attempts=2, max_reconnect_delay=0.05))
+        assert time.monotonic() - t < 5
+        with pytest.raises(TransportError):
+            next(nowhere.events(board, reconnect=False))
