@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from types import TracebackType
 from typing import (
@@ -357,6 +358,7 @@ class EventStream(Iterator[Event]):
         self._max_delay = max_delay
         self._max_attempts = max_attempts
         self._closed = False
+        self._wake = threading.Event()
         self._resp: Optional[httpx.Response] = None
         self._gen: Generator[Event, None, None] = self._run()
 
@@ -369,6 +371,7 @@ class EventStream(Iterator[Event]):
     def close(self) -> None:
         """End the subscription and its connection (from any thread)."""
         self._closed = True
+        self._wake.set()
         resp = self._resp
         if resp is not None:
             shutdown_stream(resp)  # wakes a reader blocked on another thread or task
@@ -448,4 +451,4 @@ class EventStream(Iterator[Event]):
                 raise transport_error(error) if error is not None else PodiumError(
                     "transport", "the event stream ended")
             self.reconnects += 1
-            time.sleep(min(self._max_delay, backoff(0.05, failures - 1)))
+            self._wake.wait(min(self._max_delay, backoff(0.05, failures - 1)))
