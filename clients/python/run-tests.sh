@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The Python client's checks: mypy --strict, then its tests against a real
+# `podium serve` ($PODIUM_BIN, default target/release/podium).
+# Needs python3 with the venv module (Debian: apt-get install python3-venv);
+# the virtualenv lives in target/py-client. Arguments go to pytest.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="$root/target/py-client"
+export PODIUM_BIN="${PODIUM_BIN:-$root/target/release/podium}"
+
+if [ ! -x "$PODIUM_BIN" ]; then
+    echo "run-tests.sh: no podium binary at $PODIUM_BIN (cargo build --release, or set PODIUM_BIN)" >&2
+    exit 1
+fi
+if [ ! -x "$venv/bin/python" ]; then
+    mkdir -p "$(dirname "$venv")"
+    if ! python3 -m venv "$venv"; then
+        rm -rf "$venv"
+        echo "run-tests.sh: python3 -m venv failed; on Debian/Ubuntu: apt-get install python3-venv" >&2
+        exit 1
+    fi
+fi
+py="$venv/bin/python"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+"$py" -m pip install --quiet -e "$here[test]" 'mypy>=1.5'
+
+cd "$here"
+echo "== mypy --strict (podium_client, examples, tests)"
+"$py" -m mypy --strict --cache-dir "$venv/mypy-cache" podium_client examples tests
+echo "== pytest (PODIUM_BIN=$PODIUM_BIN)"
+exec "$py" -m pytest -q -p no:cacheprovider "$@"
