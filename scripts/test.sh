@@ -96,3 +96,8 @@ echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
 cargo test --workspace --release --features podium-server/external
+
+echo "== Python client (clients/python: mypy --strict, pytest)"
+# A virtualenv of its own under target/ (never committed); the tests start
+# the release `podium` the cargo tests above built.
+clients/python/run-tests.sh
