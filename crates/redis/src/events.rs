@@ -798,13 +798,7 @@ impl State {
         let cursor = match since {
             Some(after) if ring.covers(after) && after <= self.last => after,
             Some(after) => {
-                let mut body = Map::new();
-                body.insert("after".into(), after.to_string().into());
-                body.insert(
-                    "reason".into(),
-                    "the events after this id are no longer kept: reload the state".into(),
-                );
-                first.push(Event::new(self.last, Kind::Reload, board, body));
+                first.push(Event::reload_after(self.last, board, after));
                 if !filter.everything() {
                     first.push(self.snapshot(board, filter));
                 }

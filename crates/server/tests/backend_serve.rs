@@ -30,6 +30,7 @@ use serde_json::{json, Value};
 use support::launch::launch;
 use support::redis::{answers_ping, wait_until, Redis};
 use support::run_to_end;
+use support::sse::Msg;
 
 const RPC_LISTENING: &str = "podium: rpc listening on ";
 const HTTP_LISTENING: &str = "podium: http listening on ";
@@ -746,74 +747,9 @@ fn resp_is_refused_with_a_redis_backend() {
     assert!(out.contains("serves only the embedded engine"), "{out}");
 }
 
-/// One Server-Sent Event: `id`, `event`, and `data` parsed.
-#[derive(Debug, Clone)]
-struct Msg {
-    id: String,
-    event: String,
-    data: Value,
-}
-
-impl Msg {
-    /// `(type, member)`, to compare a run of events at a glance.
-    fn what(&self) -> (String, String) {
-        (
-            self.event.clone(),
-            self.data["member"].as_str().unwrap_or("").to_string(),
-        )
-    }
-}
-
-/// Reads `node`'s event stream at `path` on a thread of its own, handing
-/// each message over a channel (a test fails on a timeout, never hangs).
-/// Returns once podium has answered, so the subscription is registered.
+/// `node`'s event stream at `path` (see [`support::sse::open`]).
 fn sse(node: &Node, path: &str, last_id: Option<&str>) -> std::sync::mpsc::Receiver<Msg> {
-    use std::io::{BufRead, BufReader};
-    let client = reqwest::blocking::Client::builder()
-        .timeout(None)
-        .build()
-        .unwrap();
-    let mut req = client.get(format!("http://{}{}", node.http, path));
-    if let Some(id) = last_id {
-        req = req.header("Last-Event-ID", id);
-    }
-    let resp = req.send().unwrap();
-    assert_eq!(resp.status(), 200, "{path}");
-    assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut r = BufReader::new(resp);
-        let (mut id, mut event, mut data) = (String::new(), String::new(), String::new());
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if r.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let l = line.trim_end_matches('\n');
-            if l.is_empty() {
-                if !data.is_empty() {
-                    let msg = Msg {
-                        id: std::mem::take(&mut id),
-                        event: std::mem::take(&mut event),
-                        data: serde_json::from_str(&std::mem::take(&mut data)).unwrap(),
-                    };
-                    if tx.send(msg).is_err() {
-                        return;
-                    }
-                }
-                continue;
-            }
-            if let Some(v) = l.strip_prefix("id: ") {
-                id = v.to_string();
-            } else if let Some(v) = l.strip_prefix("event: ") {
-                event = v.to_string();
-            } else if let Some(v) = l.strip_prefix("data: ") {
-                data = v.to_string();
-            }
-        }
-    });
-    rx
+    support::sse::open(&format!("http://{}{}", node.http, path), last_id)
 }
 
 /// The next `n` events (each within 10 s).

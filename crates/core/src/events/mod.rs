@@ -258,6 +258,18 @@ impl Event {
         Event::from_parts(id, kind, json.into_boxed_str())
     }
 
+    /// The `reload` a subscriber resuming `after` an id no longer kept
+    /// gets, with the id `at` (the feed's newest).
+    pub fn reload_after(at: EventId, board: &str, after: EventId) -> Arc<Event> {
+        let mut body = Map::new();
+        body.insert("after".into(), after.to_string().into());
+        body.insert(
+            "reason".into(),
+            "the events after this id are no longer kept: reload the state".into(),
+        );
+        Event::new(at, Kind::Reload, board, body)
+    }
+
     /// An event as it was made (read back from a log or a snapshot).
     pub fn from_parts(id: EventId, kind: Kind, json: Box<str>) -> Arc<Event> {
         Arc::new(Event {

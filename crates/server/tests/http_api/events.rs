@@ -4,71 +4,17 @@
 //! with an explicit reload), the same events over a WebSocket
 //! (tokio-tungstenite), and podium's refusals of bad subscriptions.
 
-use std::io::{BufRead, BufReader};
 use std::sync::mpsc;
-use std::thread;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use super::support::http::Server;
+use super::support::sse::Msg;
 
-/// One SSE message: `id`, `event`, and `data` parsed.
-#[derive(Debug, Clone)]
-struct Msg {
-    id: String,
-    event: String,
-    data: Value,
-}
-
-/// Reads `path`'s event stream on a thread of its own, handing each
-/// message over a channel (so a test fails on a timeout, never hangs).
+/// `path`'s event stream (see [`support::sse::open`]).
 fn open(s: &Server, path: &str, last_id: Option<&str>) -> mpsc::Receiver<Msg> {
-    let client = reqwest::blocking::Client::builder()
-        .timeout(None)
-        .build()
-        .unwrap();
-    let mut req = client.get(s.url(path));
-    if let Some(id) = last_id {
-        req = req.header("Last-Event-ID", id);
-    }
-    let resp = req.send().unwrap();
-    assert_eq!(resp.status(), 200, "{path}");
-    assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut r = BufReader::new(resp);
-        let (mut id, mut event, mut data) = (String::new(), String::new(), String::new());
-        let mut line = String::new();
-        loop {
-            line.clear();
-            if r.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let l = line.trim_end_matches('\n');
-            if l.is_empty() {
-                if !data.is_empty() {
-                    let msg = Msg {
-                        id: std::mem::take(&mut id),
-                        event: std::mem::take(&mut event),
-                        data: serde_json::from_str(&std::mem::take(&mut data)).unwrap(),
-                    };
-                    if tx.send(msg).is_err() {
-                        return;
-                    }
-                }
-                continue;
-            }
-            if let Some(v) = l.strip_prefix("id: ") {
-                id = v.to_string();
-            } else if let Some(v) = l.strip_prefix("event: ") {
-                event = v.to_string();
-            } else if let Some(v) = l.strip_prefix("data: ") {
-                data = v.to_string();
-            }
-        }
-    });
-    rx
+    super::support::sse::open(&s.url(path), last_id)
 }
 
 /// An event id's parts, to compare ids in order.

@@ -18,6 +18,7 @@ pub mod launch;
 pub mod redis;
 pub mod resp;
 pub mod rpc;
+pub mod sse;
 
 use std::fs::File;
 use std::path::Path;

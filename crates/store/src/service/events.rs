@@ -205,6 +205,17 @@ impl Feed {
         self.tops.keys().next_back().map_or(0, |n| *n as usize)
     }
 
+    /// Makes sure `b` records its changes for this feed: a board not
+    /// watched until now (a board that came back) is compared as a whole.
+    fn watch(&mut self, b: &mut Board) {
+        if !b.is_watched() {
+            b.watch();
+            if !self.subs.is_empty() {
+                self.apply(Some(b), whole(), 0, true);
+            }
+        }
+    }
+
     /// Queues `ev` for filter `key`'s ring ([`Feed::flush`] delivers).
     fn push_to(&mut self, key: &str, ev: &Arc<Event>) {
         if let Some((k, s)) = self.subs.get_key_value(key) {
@@ -324,13 +335,7 @@ impl Feed {
             // Nothing at all happened on the board since then.
             Some(after) if after == self.last => after,
             Some(after) => {
-                let mut body = Map::new();
-                body.insert("after".into(), after.to_string().into());
-                body.insert(
-                    "reason".into(),
-                    "the events after this id are no longer kept: reload the state".into(),
-                );
-                first.push(Event::new(self.last, Kind::Reload, &self.board, body));
+                first.push(Event::reload_after(self.last, &self.board, after));
                 if !filter.everything() {
                     first.push(self.snapshot(b, filter));
                 }
@@ -741,14 +746,7 @@ impl Service {
         let mut g = board.as_ref().map(|b| b.write());
         let mut f = feed.lock();
         if let Some(b) = g.as_deref_mut() {
-            if !b.is_watched() {
-                // Watched from now on; what changed while it was not (a
-                // board that came back) is compared as a whole.
-                b.watch();
-                if !f.subs.is_empty() {
-                    f.apply(Some(b), whole(), 0, true);
-                }
-            }
+            f.watch(b);
         }
         f.sweep(Instant::now());
         let (ring, cursor, first) = f.register(g.as_deref(), &req.filter, req.since);
@@ -811,12 +809,7 @@ impl Service {
         let mut g = b.as_ref().map(|b| b.write());
         let mut f = feed.lock();
         if let Some(b) = g.as_deref_mut() {
-            if !b.is_watched() {
-                b.watch();
-                if !f.subs.is_empty() {
-                    f.apply(Some(b), whole(), 0, true);
-                }
-            }
+            f.watch(b);
         }
         f.set_hooks(g.as_deref(), &hooks);
         f.flush();
