@@ -22,7 +22,7 @@ export async function generate(url) {
     const res = await fetch(url + "/openapi.json");
     if (!res.ok) throw new Error(`GET /openapi.json: ${res.status}`);
     const spec = await res.json();
-    const ast = await openapiTS(spec);
+    const ast = await openapiTS(spec, { defaultNonNullable: false });
     return HEADER + astToString(ast);
   } finally {
     if (server) await server.stop();

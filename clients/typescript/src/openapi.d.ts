@@ -682,18 +682,18 @@ export interface components {
              * @default incr
              * @enum {string}
              */
-            op: "incr" | "set" | "max" | "min";
+            op?: "incr" | "set" | "max" | "min";
             /**
              * @default desc
              * @enum {string}
              */
-            order: "desc" | "asc";
+            order?: "desc" | "asc";
             /**
              * @description int: exact signed 64-bit integers
              * @default float
              * @enum {string}
              */
-            type: "float" | "int";
+            type?: "float" | "int";
         };
         SubmitBatchOut: {
             board: string;
