@@ -164,6 +164,15 @@ export interface Submission extends SubmitOptions {
   score?: ScoreInput;
 }
 
+/** A watched member's state in a snapshot: `rank` and `score` null when it is not on the board. */
+export interface MemberState {
+  member: string;
+  rank?: number | null;
+  score?: number | null;
+  scores?: Scores;
+  name?: string;
+}
+
 /** A live event (docs/spec.md, Live events); the fields of other types are absent. */
 export interface PodiumEvent {
   id: string;
@@ -185,7 +194,7 @@ export interface PodiumEvent {
   exists?: boolean;
   size?: number;
   top?: Entry[];
-  members?: Entry[];
+  members?: MemberState[];
   after?: string;
   resume?: string;
 }
@@ -870,3 +879,5 @@ export class EventStream implements AsyncIterable<PodiumEvent> {
     }
   }
 }
+
+export { SIGNATURE_HEADER, parseDelivery, sign, verifySignature, type WebhookDelivery } from "./webhooks.js";
