@@ -264,3 +264,27 @@ test("a server that is not there: transport error after the retries", async () =
   assert.equal(err.code, "transport");
   assert.equal(err.status, undefined);
 });
+
+test("import from a Node file stream, export to a file", async () => {
+  const { createReadStream, createWriteStream, mkdtempSync, readFileSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { pipeline } = await import("node:stream/promises");
+  const { Readable } = await import("node:stream");
+  const dir = mkdtempSync(join(tmpdir(), "podium-ts-io-"));
+  const board = newBoard();
+  const csv = join(dir, "in.csv");
+  writeFileSync(csv, "member,score\n" + Array.from({ length: 5000 }, (_, i) => `m${i},${i}`).join("\n") + "\n");
+  const res = await c.importData(board, createReadStream(csv, { highWaterMark: 1024 }), { format: "csv" });
+  assert.deepEqual([res.imported, res.failed], [5000, 0]);
+  const out = join(dir, "out.ndjson");
+  await pipeline(Readable.from((async function* () {
+    for await (const e of c.export(board)) yield JSON.stringify({ member: e.member, score: e.score }) + "\n";
+  })()), createWriteStream(out));
+  const lines = readFileSync(out, "utf8").trim().split("\n");
+  assert.equal(lines.length, 5000);
+  assert.equal(JSON.parse(lines[0]).member, "m4999");
+  const copy = board + "-copy";
+  assert.equal((await c.importData(copy, createReadStream(out))).imported, 5000);
+  assert.equal(await c.count(copy), 5000);
+});
