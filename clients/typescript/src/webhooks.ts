@@ -30,7 +30,7 @@ const bytes = (b: Bytes): Uint8Array => (typeof b === "string" ? enc.encode(b) :
 
 function subtleOf(options: CryptoOptions): SubtleCrypto {
   const s = options.subtle ?? globalThis.crypto?.subtle;
-  if (!s) throw new TypeError("no Web Crypto here: pass { subtle } (Node 18: require('node:crypto').webcrypto.subtle)");
+  if (!s) throw new TypeError("no Web Crypto here: pass { subtle } (Node 18: webcrypto.subtle of node:crypto)");
   return s;
 }
 

@@ -86,3 +86,14 @@ test("examples/quickstart.ts compiles (strict) and runs", async () => {
   assert.match(stdout, /event: snapshot bea,ann,cy/);
   assert.match(stdout, /exported 3/);
 });
+
+test("the library uses no Node-only module (it runs in browsers)", async () => {
+  const { readdirSync } = await import("node:fs");
+  for (const f of readdirSync(join(ROOT, "src"))) {
+    const text = readFileSync(join(ROOT, "src", f), "utf8");
+    assert.doesNotMatch(text, /from\s+["'](node:|fs|path|http|https|stream|buffer|crypto|os|child_process)["'/]/, f);
+    assert.doesNotMatch(text, /\b(require\(|process\.|Buffer\.)/, f);
+  }
+  // and it compiles with no Node types at all ("types": [] in tsconfig.json)
+  assert.deepEqual(JSON.parse(readFileSync(join(ROOT, "tsconfig.json"), "utf8")).compilerOptions.types, []);
+});
