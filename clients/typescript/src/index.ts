@@ -147,6 +147,11 @@ export interface SubmitFailure {
   error: PodiumError;
 }
 
+/** Whether a `submitMany` result is a refusal. */
+export function isSubmitFailure(r: SubmitResult | SubmitFailure): r is SubmitFailure {
+  return (r as SubmitFailure).error instanceof PodiumError;
+}
+
 /** What a submission may say besides its member and score. */
 export interface SubmitOptions {
   /** On a board with sort keys: each key's value (`bigint` for exact int64). */

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { PodiumClient, PodiumError, exclusive } from "../dist/index.js";
+import { PodiumClient, PodiumError, exclusive, isSubmitFailure } from "../dist/index.js";
 import { Server } from "../scripts/server.mjs";
 
 let server;
@@ -121,6 +121,7 @@ test("submitMany, with per-entry failures and shared options", async () => {
     { member: "d", score: -Infinity },
   ]);
   assert.equal(results[0].created, true);
+  assert.deepEqual(results.map(isSubmitFailure), [false, false, true, false]);
   assert.ok(results[2].error instanceof PodiumError);
   assert.equal(results[2].member, "a");
   assert.equal(results[2].error.code, "rate_limited");
