@@ -1,7 +1,7 @@
 // Starts a real `podium serve` (Node only; used by the tests and the type generator).
 // The binary is $PODIUM_BIN, else target/release/podium under the repository root.
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, openSync, closeSync } from "node:fs";
+import { closeSync, existsSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -19,7 +19,9 @@ export function podiumBin() {
 /** One `podium serve` on a data dir; start() again after kill() restarts it on the same port. */
 export class Server {
   constructor({ dataDir, port = 0, apiKeys = [] } = {}) {
-    this.dataDir = dataDir ?? join(mkdtempSync(join(tmpdir(), "podium-ts-")), "data");
+    // A temporary data dir of its own is removed by stop().
+    this.ownDir = dataDir ? null : mkdtempSync(join(tmpdir(), "podium-ts-"));
+    this.dataDir = dataDir ?? join(this.ownDir, "data");
     this.port = port;
     this.apiKeys = apiKeys;
     this.proc = null;
@@ -78,5 +80,6 @@ export class Server {
       await this.exited;
       clearTimeout(t);
     }
+    if (this.ownDir) rmSync(this.ownDir, { recursive: true, force: true });
   }
 }
