@@ -267,7 +267,7 @@ test("a server that is not there: transport error after the retries", async () =
 });
 
 test("import from a Node file stream, export to a file", async () => {
-  const { createReadStream, createWriteStream, mkdtempSync, readFileSync, writeFileSync } = await import("node:fs");
+  const { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } = await import("node:fs");
   const { tmpdir } = await import("node:os");
   const { join } = await import("node:path");
   const { pipeline } = await import("node:stream/promises");
@@ -288,4 +288,5 @@ test("import from a Node file stream, export to a file", async () => {
   const copy = board + "-copy";
   assert.equal((await c.importData(copy, createReadStream(out))).imported, 5000);
   assert.equal(await c.count(copy), 5000);
+  rmSync(dir, { recursive: true, force: true });
 });
