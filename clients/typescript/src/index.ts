@@ -1,0 +1,888 @@
+/**
+ * Client for the podium leaderboard server's HTTP/JSON API.
+ *
+ * Uses only the global `fetch`, `ReadableStream`, `TextEncoder`/`TextDecoder`
+ * and `AbortController`: it runs unchanged in Node >= 18 and browsers.
+ */
+import type { components, paths } from "./openapi.js";
+
+export type { components, paths } from "./openapi.js";
+
+type Schemas = components["schemas"];
+
+// --- scores ---------------------------------------------------------------------
+
+/** A sort key's value as read back: a `bigint` when JSON carried it as a string (beyond 2^53). */
+export type KeyValue = number | bigint;
+/** Sort key values by key name. */
+export type Scores = Record<string, KeyValue>;
+/** A score or key value on input: a number (`Infinity` allowed), a `bigint` (sent exactly), or the server's string syntax. */
+export type ScoreInput = number | bigint | string;
+/** A `min`/`max` bound: as a score, or the server's syntax (`"(10"` exclusive, `"-inf"`, `"+inf"`); see `exclusive()`. */
+export type Bound = ScoreInput;
+
+const SCORE_KEYS = new Set(["score", "previous", "previous_score"]);
+const SCORES_KEYS = new Set(["scores", "previous_scores"]);
+const OPAQUE_KEYS = new Set(["data", "config"]);
+const INT_RE = /^[+-]?\d+$/;
+
+/** A response with its scores decoded: `"inf"` as `Infinity`, key values beyond 2^53 as `bigint`. */
+export type Decoded<T> = T extends readonly (infer U)[]
+  ? Decoded<U>[]
+  : T extends object
+    ? {
+        [K in keyof T]: K extends "scores" | "previous_scores"
+          ? Scores
+          : K extends "score" | "previous" | "previous_score"
+            ? null extends T[K] ? number | null : number
+            : K extends "data"
+              ? Record<string, unknown>
+              : K extends "config"
+                ? T[K]
+                : Decoded<T[K]>;
+      }
+    : T;
+
+function decodeScore(v: unknown): unknown {
+  if (v === "inf" || v === "+inf") return Infinity;
+  if (v === "-inf") return -Infinity;
+  if (typeof v === "string") return Number(v);
+  return v;
+}
+
+function decodeKeyValue(v: unknown): KeyValue {
+  if (typeof v === "string") {
+    if (INT_RE.test(v)) {
+      const b = BigInt(v);
+      return b >= BigInt(Number.MIN_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
+    }
+    return decodeScore(v) as number;
+  }
+  return v as number;
+}
+
+/** Decodes a parsed JSON answer in place of its scores (member `data` and board `config` are left as sent). */
+export function decode<T>(value: T): Decoded<T> {
+  return walk(value) as Decoded<T>;
+}
+
+function walk(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(walk);
+  if (value === null || typeof value !== "object") return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (OPAQUE_KEYS.has(k)) out[k] = v;
+    else if (SCORE_KEYS.has(k)) out[k] = decodeScore(v);
+    else if (SCORES_KEYS.has(k) && v !== null && typeof v === "object") {
+      const s: Scores = {};
+      for (const [kk, vv] of Object.entries(v as Record<string, unknown>)) s[kk] = decodeKeyValue(vv);
+      out[k] = s;
+    } else out[k] = walk(v);
+  }
+  return out;
+}
+
+/** A score or key value as JSON: `bigint` as a string (exact), infinities as `"inf"`/`"-inf"`. */
+export function encodeScore(v: ScoreInput): number | string {
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "number") {
+    if (Number.isNaN(v)) throw new TypeError("a score cannot be NaN");
+    if (v === Infinity) return "inf";
+    if (v === -Infinity) return "-inf";
+    return v;
+  }
+  if (typeof v === "string") return v;
+  throw new TypeError(`a score is a number or a bigint, not ${typeof v}`);
+}
+
+export function encodeScores(scores: Record<string, ScoreInput>): Record<string, number | string> {
+  const out: Record<string, number | string> = {};
+  for (const [k, v] of Object.entries(scores)) out[k] = encodeScore(v);
+  return out;
+}
+
+function encodeBound(v: Bound | undefined | null, dflt: string): string {
+  if (v === undefined || v === null) return dflt;
+  if (typeof v === "bigint") return v.toString();
+  if (typeof v === "number") {
+    if (Number.isNaN(v)) throw new TypeError("a bound cannot be NaN");
+    if (v === Infinity) return "+inf";
+    if (v === -Infinity) return "-inf";
+    return String(v);
+  }
+  return v;
+}
+
+/** An exclusive score bound, e.g. `rangeByScore(b, { min: exclusive(10) })`. */
+export function exclusive(v: ScoreInput): string {
+  return "(" + encodeBound(v, "");
+}
+
+// --- types ----------------------------------------------------------------------
+
+export type ErrorCode = Schemas["ErrorBody"]["code"] | "transport" | "timeout";
+export type BoardConfig = Omit<Schemas["BoardConfig"], "archive_of" | "archive_seq" | "min_score" | "max_score"> & {
+  min_score?: ScoreInput | null;
+  max_score?: ScoreInput | null;
+};
+export type BoardInfo = Decoded<Schemas["BoardOut"]>;
+export type BoardSummary = Schemas["BoardsOut"]["boards"][number];
+export type Entry = Decoded<Schemas["EntryOut"]>;
+export type EntryInfo = Decoded<Schemas["EntryInfoOut"]>;
+export type Page = Decoded<Schemas["TopOut"]>;
+export type Around = Decoded<Schemas["AroundOut"]>;
+export type Range = Decoded<Schemas["RangeOut"]>;
+export type Rank = Decoded<Schemas["RankOut"]>;
+export type Ranks = Decoded<Schemas["RanksOut"]>;
+export type SearchResult = Decoded<Schemas["SearchOut"]>;
+export type SubmitResult = Decoded<Schemas["SubmitOut"]>;
+export type ResetResult = Schemas["ResetOut"];
+export type ResortStatus = Schemas["ResortOut"];
+export type ImportResult = Schemas["ImportOut"];
+export type Health = paths["/healthz"]["get"]["responses"][200]["content"]["application/json"];
+
+/** One entry of a `submitMany` that the server refused; the others still apply. */
+export interface SubmitFailure {
+  member: string;
+  error: PodiumError;
+}
+
+/** Whether a `submitMany` result is a refusal. */
+export function isSubmitFailure(r: SubmitResult | SubmitFailure): r is SubmitFailure {
+  return (r as SubmitFailure).error instanceof PodiumError;
+}
+
+/** What a submission may say besides its member and score. */
+export interface SubmitOptions {
+  /** On a board with sort keys: each key's value (`bigint` for exact int64). */
+  scores?: Record<string, ScoreInput>;
+  name?: string;
+  data?: Record<string, unknown> | null;
+  op?: "set" | "best" | "incr";
+  only?: "new" | "existing";
+  cond?: "gt" | "lt";
+}
+
+/** One record of `submitMany` / `importRecords`. */
+export interface Submission extends SubmitOptions {
+  member: string;
+  score?: ScoreInput;
+}
+
+/** A watched member's state in a snapshot: `rank` and `score` null when it is not on the board. */
+export interface MemberState {
+  member: string;
+  rank?: number | null;
+  score?: number | null;
+  scores?: Scores;
+  name?: string;
+}
+
+/** A live event (docs/spec.md, Live events); the fields of other types are absent. */
+export interface PodiumEvent {
+  id: string;
+  type: "change" | "enter" | "leave" | "move" | "member" | "reset" | "config" | "created" | "deleted"
+    | "snapshot" | "reload" | "lagged" | (string & {});
+  board: string;
+  member?: string;
+  rank?: number | null;
+  score?: number | null;
+  scores?: Scores;
+  name?: string;
+  previous_rank?: number | null;
+  previous_score?: number | null;
+  previous_scores?: Scores;
+  by?: string;
+  removed?: boolean;
+  archive?: string;
+  config?: Record<string, unknown>;
+  exists?: boolean;
+  size?: number;
+  top?: Entry[];
+  members?: MemberState[];
+  after?: string;
+  resume?: string;
+}
+
+// --- errors ---------------------------------------------------------------------
+
+/** Every error of the server (`code`, `message`, `status`), a connection failure (`transport`) or a timeout. */
+export class PodiumError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number | undefined;
+  /** On `rate_limited`: the seconds the server asked to wait. */
+  readonly retryAfter: number | undefined;
+
+  constructor(code: ErrorCode, message: string, status?: number, retryAfter?: number, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "PodiumError";
+    this.code = code;
+    this.status = status;
+    this.retryAfter = retryAfter;
+  }
+}
+
+async function errorFromResponse(res: Response): Promise<PodiumError> {
+  const text = await res.text().catch(() => "");
+  let code: ErrorCode = "internal";
+  let message = text || res.statusText;
+  try {
+    const body = JSON.parse(text) as { error?: { code?: string; message?: string } };
+    if (body.error?.code) {
+      code = body.error.code as ErrorCode;
+      message = body.error.message ?? "";
+    }
+  } catch {
+    // not JSON: a proxy's page
+  }
+  const ra = res.headers.get("retry-after");
+  return new PodiumError(code, message, res.status, ra !== null && ra !== "" ? Number(ra) : undefined);
+}
+
+// --- the client -----------------------------------------------------------------
+
+export interface ClientOptions {
+  /** Default `http://127.0.0.1:7070`. */
+  baseUrl?: string;
+  /** Sent as `Authorization: Bearer KEY`. */
+  apiKey?: string;
+  /** Per request, until the answer's headers (and body, except for streams). Default 10,000. */
+  timeoutMs?: number;
+  /** Retries of a read (GET) on a connection error or 502/503/504. Writes are never retried. Default 2. */
+  retries?: number;
+  /** First backoff between retries; doubles each time, with jitter. Default 100. */
+  backoffMs?: number;
+  /** Another `fetch` (tests, instrumentation). */
+  fetch?: typeof fetch;
+}
+
+type Query = Record<string, string | number | boolean | string[] | undefined>;
+
+interface RequestInit2 {
+  query?: Query;
+  json?: unknown;
+  body?: BodyInit | ReadableStream<Uint8Array>;
+  contentType?: string;
+  headers?: Record<string, string>;
+  /** The body is read by the caller: the timeout stops at the headers. */
+  stream?: boolean;
+  signal?: AbortSignal;
+}
+
+const RETRY_STATUS = new Set([502, 503, 504]);
+
+function seg(s: string): string {
+  return encodeURIComponent(s);
+}
+
+function boardPath(board: string, ...rest: string[]): string {
+  return "/v1/boards/" + seg(board) + rest.map((r) => "/" + r).join("");
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+function backoff(base: number, attempt: number, max = 5000): number {
+  const d = Math.min(max, base * 2 ** attempt);
+  return d / 2 + Math.random() * (d / 2);
+}
+
+function isAbort(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { name?: string }).name === "AbortError";
+}
+
+function submissionJson(s: Submission): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...s };
+  if (s.score !== undefined && s.score !== null) out.score = encodeScore(s.score);
+  if (s.scores) out.scores = encodeScores(s.scores);
+  return out;
+}
+
+/** Lines of a byte stream (without their line endings). */
+async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
+  const reader = body.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        yield line.endsWith("\r") ? line.slice(0, -1) : line;
+      }
+    }
+    buf += dec.decode();
+    if (buf) yield buf;
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+}
+
+export class PodiumClient {
+  readonly baseUrl: string;
+  readonly apiKey: string | undefined;
+  readonly timeoutMs: number;
+  readonly retries: number;
+  readonly backoffMs: number;
+  private readonly fetchFn: typeof fetch;
+
+  constructor(options: ClientOptions = {}) {
+    this.baseUrl = (options.baseUrl ?? "http://127.0.0.1:7070").replace(/\/+$/, "");
+    this.apiKey = options.apiKey;
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.retries = options.retries ?? 2;
+    this.backoffMs = options.backoffMs ?? 100;
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+  }
+
+  private url(path: string, query?: Query): string {
+    let u = this.baseUrl + path;
+    if (query) {
+      const q = new URLSearchParams();
+      for (const [k, v] of Object.entries(query)) {
+        if (v === undefined) continue;
+        if (Array.isArray(v)) for (const x of v) q.append(k, x);
+        else q.append(k, String(v));
+      }
+      const s = q.toString();
+      if (s) u += "?" + s;
+    }
+    return u;
+  }
+
+  /** One request; its answer when its status is a success, else a `PodiumError`. */
+  private async send(method: string, path: string, init: RequestInit2 = {}): Promise<Response> {
+    const headers: Record<string, string> = { ...init.headers };
+    if (this.apiKey) headers["Authorization"] = `Bearer ${this.apiKey}`;
+    let body: unknown = init.body;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      headers["Content-Type"] = "application/json";
+    } else if (init.contentType) headers["Content-Type"] = init.contentType;
+    const retryable = method === "GET" && !(body instanceof ReadableStream);
+    for (let attempt = 0; ; attempt++) {
+      const ctl = new AbortController();
+      const onAbort = () => ctl.abort();
+      init.signal?.addEventListener("abort", onAbort, { once: true });
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ctl.abort();
+      }, this.timeoutMs);
+      let res: Response;
+      try {
+        const req: RequestInit & { duplex?: string } = { method, headers, signal: ctl.signal, body: body as BodyInit };
+        if (body instanceof ReadableStream) req.duplex = "half";
+        res = await this.fetchFn(this.url(path, init.query), req);
+      } catch (e) {
+        clearTimeout(timer);
+        init.signal?.removeEventListener("abort", onAbort);
+        if (init.signal?.aborted) throw e;
+        const err = timedOut
+          ? new PodiumError("timeout", `${method} ${path}: no answer in ${this.timeoutMs} ms`, undefined, undefined, { cause: e })
+          : new PodiumError("transport", `${method} ${path}: ${(e as Error).message}`, undefined, undefined, { cause: e });
+        if (retryable && attempt < this.retries) {
+          await sleep(backoff(this.backoffMs, attempt), init.signal);
+          continue;
+        }
+        throw err;
+      }
+      if (!res.ok) {
+        const err = await errorFromResponse(res);
+        clearTimeout(timer);
+        init.signal?.removeEventListener("abort", onAbort);
+        if (retryable && RETRY_STATUS.has(res.status) && attempt < this.retries) {
+          await sleep(backoff(this.backoffMs, attempt), init.signal);
+          continue;
+        }
+        throw err;
+      }
+      if (init.stream) {
+        clearTimeout(timer);
+        return res;
+      }
+      // Read the body under the same timer, then hand it back whole.
+      try {
+        const text = await res.text();
+        return new Response(text, { status: res.status, headers: res.headers });
+      } catch (e) {
+        throw new PodiumError(timedOut ? "timeout" : "transport", `${method} ${path}: ${(e as Error).message}`,
+          undefined, undefined, { cause: e });
+      } finally {
+        clearTimeout(timer);
+        init.signal?.removeEventListener("abort", onAbort);
+      }
+    }
+  }
+
+  private async json<T>(method: string, path: string, init: RequestInit2 = {}): Promise<T> {
+    const res = await this.send(method, path, init);
+    return (await res.json()) as T;
+  }
+
+  // --- server -------------------------------------------------------------------
+
+  /** `GET /healthz`. */
+  healthz(): Promise<Health> {
+    return this.json("GET", "/healthz");
+  }
+
+  /** The server's OpenAPI document. */
+  openapi(): Promise<Record<string, unknown>> {
+    return this.json("GET", "/openapi.json");
+  }
+
+  /** The Prometheus metrics text. */
+  async metrics(): Promise<string> {
+    return (await this.send("GET", "/metrics")).text();
+  }
+
+  // --- boards -------------------------------------------------------------------
+
+  async boards(): Promise<BoardSummary[]> {
+    return (await this.json<Schemas["BoardsOut"]>("GET", "/v1/boards")).boards;
+  }
+
+  /** The archives of a board (made by `reset` or its schedule), oldest first as listed. */
+  async archives(board: string): Promise<BoardSummary[]> {
+    return (await this.boards()).filter((b) => b.archive_of === board);
+  }
+
+  async boardInfo(board: string): Promise<BoardInfo> {
+    return decode(await this.json<Schemas["BoardOut"]>("GET", boardPath(board)));
+  }
+
+  /** Creates or reconfigures a board (`created` says which). */
+  async putBoard(board: string, config: BoardConfig = {}): Promise<BoardInfo> {
+    const body: Record<string, unknown> = { ...config };
+    for (const k of ["min_score", "max_score"] as const) {
+      const v = config[k];
+      if (v !== undefined && v !== null) body[k] = encodeScore(v);
+    }
+    return decode(await this.json<Schemas["BoardOut"]>("PUT", boardPath(board), { json: body }));
+  }
+
+  async deleteBoard(board: string): Promise<boolean> {
+    return (await this.json<Schemas["DeletedOut"]>("DELETE", boardPath(board))).deleted;
+  }
+
+  /** Archives the board now and empties it. */
+  reset(board: string): Promise<ResetResult> {
+    return this.json("POST", boardPath(board, "reset"));
+  }
+
+  /** Replaces `board` with the union of `sources`; answers its member count. */
+  merge(board: string, sources: string[], options: { weights?: number[]; aggregate?: "sum" | "min" | "max" } = {}): Promise<number> {
+    return this.combine("merge", board, sources, options);
+  }
+
+  /** Replaces `board` with the intersection of `sources`; answers its member count. */
+  intersect(board: string, sources: string[], options: { weights?: number[]; aggregate?: "sum" | "min" | "max" } = {}): Promise<number> {
+    return this.combine("intersect", board, sources, options);
+  }
+
+  private async combine(kind: string, board: string, sources: string[],
+    options: { weights?: number[]; aggregate?: "sum" | "min" | "max" }): Promise<number> {
+    const body: Schemas["CombineIn"] = { sources: [...sources] };
+    if (options.weights) body.weights = [...options.weights];
+    if (options.aggregate) body.aggregate = options.aggregate;
+    return (await this.json<Schemas["CombineOut"]>("POST", boardPath(board, kind), { json: body })).members;
+  }
+
+  resortStatus(board: string): Promise<ResortStatus> {
+    return this.json("GET", boardPath(board, "resort"));
+  }
+
+  // --- writes -------------------------------------------------------------------
+
+  /** Submits one member's score (or, with `options.scores`, its sort keys' values). */
+  async submit(board: string, member: string, score?: ScoreInput | null, options: SubmitOptions = {}): Promise<SubmitResult> {
+    const s: Submission = { member, ...options };
+    if (score !== undefined && score !== null) s.score = score;
+    if (s.score === undefined && s.scores === undefined) throw new TypeError("submit needs a score or scores");
+    return decode(await this.json<Schemas["SubmitOut"]>("POST", boardPath(board, "scores"), { json: submissionJson(s) }));
+  }
+
+  /**
+   * Submits many entries in one request. `options` (op, only, cond) apply to
+   * every entry that does not say its own. Each result is a `SubmitResult`
+   * or, for an entry the server refused, a `SubmitFailure`.
+   */
+  async submitMany(board: string, entries: Iterable<Submission>,
+    options: Pick<SubmitOptions, "op" | "only" | "cond"> = {}): Promise<(SubmitResult | SubmitFailure)[]> {
+    const body = Array.from(entries, (e) => submissionJson({ ...options, ...e }));
+    const out = await this.json<Schemas["SubmitBatchOut"]>("POST", boardPath(board, "scores"), { json: body });
+    return out.results.map((r) => {
+      if ("error" in r && r.error) {
+        return { member: r.member, error: new PodiumError(r.error.code, r.error.message) } as SubmitFailure;
+      }
+      return decode(r as Schemas["SubmitOut"]);
+    });
+  }
+
+  /** Removes members; answers how many were there. */
+  async remove(board: string, members: string[]): Promise<number> {
+    if (typeof members === "string") throw new TypeError("remove takes an array of members; use removeMember for one");
+    return (await this.json<Schemas["RemovedOut"]>("POST", boardPath(board, "remove"), { json: { members: [...members] } })).removed;
+  }
+
+  async removeMember(board: string, member: string): Promise<number> {
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "members", seg(member)))).removed;
+  }
+
+  /** Removes the places `start`..`stop` (1-based, inclusive). */
+  async removeRangeByRank(board: string, start: number, stop: number): Promise<number> {
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range"),
+      { query: { by: "rank", start, stop } })).removed;
+  }
+
+  async removeRangeByScore(board: string, min?: Bound | null, max?: Bound | null): Promise<number> {
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range"),
+      { query: { by: "score", min: encodeBound(min, "-inf"), max: encodeBound(max, "+inf") } })).removed;
+  }
+
+  /** Sets a member's data (null clears it) and, optionally, its name; answers whether it was found. */
+  async setData(board: string, member: string, data: Record<string, unknown> | null | undefined,
+    options: { name?: string } = {}): Promise<boolean> {
+    const body: Schemas["SetDataIn"] = {};
+    if (data !== undefined) body.data = data as Schemas["SetDataIn"]["data"];
+    if (options.name !== undefined) body.name = options.name;
+    return (await this.json<Schemas["SetDataOut"]>("PATCH", boardPath(board, "members", seg(member)), { json: body })).found;
+  }
+
+  /** Sets a member's display name ("" clears it); answers whether it was found. */
+  setName(board: string, member: string, name: string): Promise<boolean> {
+    return this.setData(board, member, undefined, { name });
+  }
+
+  // --- reads --------------------------------------------------------------------
+
+  async top(board: string, options: { page?: number; pageSize?: number; withData?: boolean } = {}): Promise<Page> {
+    return decode(await this.json<Schemas["TopOut"]>("GET", boardPath(board, "top"), {
+      query: { page: options.page ?? 1, page_size: options.pageSize, with_data: options.withData ? "true" : undefined },
+    }));
+  }
+
+  async rank(board: string, member: string): Promise<Rank> {
+    return decode(await this.json<Schemas["RankOut"]>("GET", boardPath(board, "rank", seg(member))));
+  }
+
+  /** A member's score. */
+  async score(board: string, member: string): Promise<number> {
+    return (await this.rank(board, member)).score;
+  }
+
+  /** A member's rank, score, name, data, percentile and page. */
+  async entry(board: string, member: string, options: { pageSize?: number } = {}): Promise<EntryInfo> {
+    return decode(await this.json<Schemas["EntryInfoOut"]>("GET", boardPath(board, "members", seg(member)),
+      { query: { page_size: options.pageSize } }));
+  }
+
+  async around(board: string, member: string, options: { pageSize?: number; withData?: boolean } = {}): Promise<Around> {
+    return decode(await this.json<Schemas["AroundOut"]>("GET", boardPath(board, "around", seg(member)), {
+      query: { page_size: options.pageSize, with_data: options.withData ? "true" : undefined },
+    }));
+  }
+
+  async ranks(board: string, members: string[], options: { withData?: boolean } = {}): Promise<Ranks> {
+    if (typeof members === "string") throw new TypeError("ranks takes an array of members");
+    const body: Schemas["RanksIn"] = { members: [...members] };
+    if (options.withData) body.with_data = true;
+    return decode(await this.json<Schemas["RanksOut"]>("POST", boardPath(board, "ranks"), { json: body }));
+  }
+
+  /** Members with a score in [min, max] (all of them by default). */
+  async count(board: string, options: { min?: Bound; max?: Bound } = {}): Promise<number> {
+    return (await this.json<Schemas["CountOut"]>("GET", boardPath(board, "count"), {
+      query: {
+        min: options.min === undefined ? undefined : encodeBound(options.min, "-inf"),
+        max: options.max === undefined ? undefined : encodeBound(options.max, "+inf"),
+      },
+    })).count;
+  }
+
+  /** The places `start`..`stop` (1-based, inclusive). */
+  async rangeByRank(board: string, start: number, stop: number,
+    options: { fromWorst?: boolean; withData?: boolean } = {}): Promise<Range> {
+    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range"), {
+      query: {
+        by: "rank", start, stop, from: options.fromWorst ? "worst" : undefined,
+        with_data: options.withData ? "true" : undefined,
+      },
+    }));
+  }
+
+  async rangeByScore(board: string, options: {
+    min?: Bound; max?: Bound; offset?: number; limit?: number; fromWorst?: boolean; withData?: boolean;
+  } = {}): Promise<Range> {
+    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range"), {
+      query: {
+        by: "score",
+        min: options.min === undefined ? undefined : encodeBound(options.min, "-inf"),
+        max: options.max === undefined ? undefined : encodeBound(options.max, "+inf"),
+        offset: options.offset, limit: options.limit,
+        from: options.fromWorst ? "worst" : undefined,
+        with_data: options.withData ? "true" : undefined,
+      },
+    }));
+  }
+
+  async percentile(board: string, member: string): Promise<number> {
+    return (await this.json<Schemas["PercentileOut"]>("GET", boardPath(board, "percentile", seg(member)))).percentile;
+  }
+
+  /** The entry at percentile `p` (0–100), or null on an empty board. */
+  async scoreAtPercentile(board: string, p: number): Promise<Entry | null> {
+    const out = await this.json<Schemas["ScoreAtOut"]>("GET", boardPath(board, "score_at_percentile"), { query: { p } });
+    return out.entry ? decode(out.entry) : null;
+  }
+
+  /** Members whose id or name matches `q`. */
+  async search(board: string, q: string, options: { limit?: number; offset?: number; withData?: boolean } = {}): Promise<SearchResult> {
+    return decode(await this.json<Schemas["SearchOut"]>("GET", boardPath(board, "search"), {
+      query: { q, limit: options.limit, offset: options.offset, with_data: options.withData ? "true" : undefined },
+    }));
+  }
+
+  // --- import, export -------------------------------------------------------------
+
+  /**
+   * Imports records (`Submission`s) from an array, an iterable or an async
+   * iterable, streamed to the server as NDJSON.
+   */
+  importRecords(board: string, records: Iterable<Submission> | AsyncIterable<Submission>): Promise<ImportResult> {
+    const enc = new TextEncoder();
+    async function* ndjson(): AsyncGenerator<Uint8Array> {
+      for await (const r of records as AsyncIterable<Submission>) {
+        yield enc.encode(JSON.stringify(submissionJson(r)) + "\n");
+      }
+    }
+    return this.importData(board, ndjson(), { format: "ndjson" });
+  }
+
+  /**
+   * Imports a file's content (`format`: ndjson, the default, or csv): a
+   * string, bytes, a `Blob`, a `ReadableStream` or an (async) iterable of
+   * chunks. Streams and iterables are sent as a streamed request body
+   * (Node, and browsers with request streaming).
+   */
+  async importData(board: string,
+    data: string | Uint8Array | Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array | string> | Iterable<Uint8Array | string>,
+    options: { format?: "ndjson" | "csv" } = {}): Promise<ImportResult> {
+    const format = options.format ?? "ndjson";
+    let body: BodyInit | ReadableStream<Uint8Array>;
+    if (typeof data === "string" || data instanceof Uint8Array || (typeof Blob !== "undefined" && data instanceof Blob)
+      || data instanceof ReadableStream) {
+      body = data as BodyInit;
+    } else {
+      const it = (Symbol.asyncIterator in data
+        ? (data as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]()
+        : (data as Iterable<Uint8Array | string>)[Symbol.iterator]()) as AsyncIterator<Uint8Array | string> | Iterator<Uint8Array | string>;
+      const enc = new TextEncoder();
+      body = new ReadableStream<Uint8Array>({
+        async pull(ctl) {
+          try {
+            const { done, value } = await it.next();
+            if (done) ctl.close();
+            else ctl.enqueue(typeof value === "string" ? enc.encode(value) : value);
+          } catch (e) {
+            ctl.error(e);
+          }
+        },
+        async cancel() {
+          await it.return?.();
+        },
+      });
+    }
+    return this.json("POST", boardPath(board, "import"), {
+      query: { format }, body, contentType: format === "csv" ? "text/csv" : "application/x-ndjson",
+    });
+  }
+
+  /** Every entry of a board, best first, streamed (NDJSON). */
+  async *export(board: string, options: { signal?: AbortSignal } = {}): AsyncGenerator<Entry> {
+    const res = await this.send("GET", boardPath(board, "export"), { stream: true, signal: options.signal });
+    if (!res.body) return;
+    for await (const line of lines(res.body)) {
+      if (!line.trim()) continue;
+      yield decode(JSON.parse(line) as Schemas["ExportLine"]);
+    }
+  }
+
+  // --- live events ----------------------------------------------------------------
+
+  /**
+   * Subscribes to a board's live events (Server-Sent Events), as an async
+   * iterator. It reconnects by itself when the connection drops or the
+   * server restarts and resumes after the last event received
+   * (`Last-Event-ID`): the events in between follow with no gap while the
+   * server keeps them, else a `reload` event says to read the state again.
+   */
+  events(board: string, options: EventsOptions = {}): EventStream {
+    return new EventStream(this, board, options);
+  }
+
+  /** @internal used by EventStream */
+  _open(board: string, query: Query, lastEventId: string | undefined, signal: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = { Accept: "text/event-stream" };
+    if (lastEventId !== undefined) headers["Last-Event-ID"] = lastEventId;
+    return this.send("GET", boardPath(board, "events"), { query, headers, stream: true, signal });
+  }
+}
+
+export interface EventsOptions {
+  /** Events of the best N places. */
+  top?: number;
+  /** Events of these members (each sent as its own `member=`). */
+  members?: string[];
+  /** Send the current state first (once: a resume that cannot continue sends its own). */
+  snapshot?: boolean;
+  /** Resume after this event id. */
+  since?: string;
+  /** Reconnect when the stream ends or fails (default true). */
+  reconnect?: boolean;
+  /** Longest wait between reconnections (default 5,000 ms). */
+  maxReconnectDelayMs?: number;
+  /** Consecutive failed reconnections before giving up (default: no bound). */
+  maxAttempts?: number;
+  /** No byte (events or the 15 s keep-alive) for this long: reconnect. Default 45,000 ms. */
+  idleTimeoutMs?: number;
+  /** Ends the stream. */
+  signal?: AbortSignal;
+}
+
+/** An async iterator of a board's live events; `lastEventId` is the id to resume after. */
+export class EventStream implements AsyncIterable<PodiumEvent> {
+  lastEventId: string | undefined;
+  /** How many times it reconnected. */
+  reconnects = 0;
+  private closed = false;
+  private readonly ctl = new AbortController();
+  private conn: AbortController | null = null;
+  private readonly gen: AsyncGenerator<PodiumEvent>;
+
+  constructor(private readonly client: PodiumClient, readonly board: string, private readonly options: EventsOptions) {
+    this.lastEventId = options.since;
+    if (options.members !== undefined && typeof options.members === "string") {
+      throw new TypeError("members is an array of member ids");
+    }
+    options.signal?.addEventListener("abort", () => this.close(), { once: true });
+    this.gen = this.run();
+  }
+
+  [Symbol.asyncIterator](): AsyncGenerator<PodiumEvent> {
+    return this.gen;
+  }
+
+  next(): Promise<IteratorResult<PodiumEvent>> {
+    return this.gen.next();
+  }
+
+  /** Ends the subscription and its connection. */
+  close(): void {
+    this.closed = true;
+    this.ctl.abort();
+    this.conn?.abort();
+  }
+
+  private async *run(): AsyncGenerator<PodiumEvent> {
+    const o = this.options;
+    const reconnect = o.reconnect ?? true;
+    const maxDelay = o.maxReconnectDelayMs ?? 5000;
+    const idleMs = o.idleTimeoutMs ?? 45_000;
+    let failures = 0;
+    let first = true;
+    try {
+      while (!this.closed) {
+        const query: Query = {
+          top: o.top,
+          member: o.members ? [...o.members] : undefined,
+          snapshot: o.snapshot && first ? "true" : undefined,
+        };
+        let error: unknown = undefined;
+        const conn = new AbortController();
+        this.conn = conn;
+        let idle: ReturnType<typeof setTimeout> | undefined;
+        const arm = () => {
+          clearTimeout(idle);
+          idle = setTimeout(() => conn.abort(), idleMs);
+        };
+        try {
+          const res = await this.client._open(this.board, query, this.lastEventId, conn.signal);
+          first = false;
+          arm();
+          let data: string[] = [];
+          let event = "";
+          let id: string | undefined;
+          for await (const line of lines(res.body!)) {
+            arm();
+            if (line === "") {
+              if (data.length) {
+                if (id) this.lastEventId = id;
+                failures = 0; // backoff starts over once a stream delivers
+                const ev = decode(JSON.parse(data.join("\n"))) as PodiumEvent;
+                if (!ev.type && event) ev.type = event;
+                clearTimeout(idle);
+                yield ev;
+                arm();
+              }
+              data = [];
+              event = "";
+              id = undefined;
+              continue;
+            }
+            if (line.startsWith(":")) continue; // the keep-alive
+            const c = line.indexOf(":");
+            const name = c < 0 ? line : line.slice(0, c);
+            let value = c < 0 ? "" : line.slice(c + 1);
+            if (value.startsWith(" ")) value = value.slice(1);
+            if (name === "data") data.push(value);
+            else if (name === "event") event = value;
+            else if (name === "id" && !value.includes("\0")) id = value;
+          }
+        } catch (e) {
+          if (this.closed) return;
+          if (e instanceof PodiumError && e.status !== undefined && !RETRY_STATUS.has(e.status)) throw e;
+          if (!(e instanceof PodiumError) && !isAbort(e) && !(e instanceof TypeError)) throw e;
+          error = e;
+        } finally {
+          clearTimeout(idle);
+          this.conn = null;
+        }
+        if (this.closed) return;
+        if (!reconnect) {
+          if (error instanceof PodiumError) throw error;
+          if (error !== undefined) throw new PodiumError("transport", String((error as Error).message ?? error), undefined, undefined, { cause: error });
+          return;
+        }
+        failures++;
+        if (o.maxAttempts !== undefined && failures > o.maxAttempts) {
+          if (error instanceof PodiumError) throw error;
+          throw new PodiumError("transport", error ? String((error as Error).message) : "the event stream ended",
+            undefined, undefined, { cause: error });
+        }
+        this.reconnects++;
+        await sleep(Math.min(maxDelay, backoff(50, failures - 1, maxDelay)), this.ctl.signal);
+      }
+    } finally {
+      this.closed = true;
+      this.conn?.abort();
+    }
+  }
+}
+
+export { SIGNATURE_HEADER, parseDelivery, sign, verifySignature, type WebhookDelivery } from "./webhooks.js";
