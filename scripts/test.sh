@@ -101,3 +101,8 @@ echo "== Python client (clients/python: mypy --strict, pytest)"
 # A virtualenv of its own under target/ (never committed); the tests start
 # the release `podium` the cargo tests above built.
 clients/python/run-tests.sh
+
+echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
+# Its dev dependencies from its lock file, under clients/typescript/node_modules
+# (never committed); the tests start the release `podium`.
+clients/typescript/run-tests.sh
