@@ -346,11 +346,20 @@ async def _record_lines(
     records: Union[Iterable[ops.SubmissionLike], AsyncIterable[ops.SubmissionLike]]
 ) -> AsyncIterator[bytes]:
     if isinstance(records, AsyncIterable):
+        buf: List[bytes] = []
+        size = 0
         async for r in records:
-            yield ops.record_line(r)
+            line = ops.record_line(r)
+            buf.append(line)
+            size += len(line)
+            if size >= ops.IMPORT_CHUNK:
+                yield b"".join(buf)
+                buf, size = [], 0
+        if buf:
+            yield b"".join(buf)
     else:
-        for r in records:
-            yield ops.record_line(r)
+        for chunk in ops.record_chunks(records):
+            yield chunk
 
 
 class AsyncEventStream(AsyncIterator[Event]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, Iterable, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
 from urllib.parse import quote
 
 from ._errors import error_from
@@ -279,6 +279,26 @@ def guess_format(path: str) -> str:
 
 def record_line(record: SubmissionLike) -> bytes:
     return (json.dumps(submission_json(record), separators=(",", ":")) + "\n").encode()
+
+
+#: Bytes of NDJSON gathered before a chunk of an import's body is sent: one
+#: chunk a record would cost a write (and a chunk header) per line.
+IMPORT_CHUNK = 64 * 1024
+
+
+def record_chunks(records: Iterable[SubmissionLike]) -> Iterator[bytes]:
+    """Records as NDJSON, in chunks of about ``IMPORT_CHUNK`` bytes."""
+    buf: List[bytes] = []
+    size = 0
+    for r in records:
+        line = record_line(r)
+        buf.append(line)
+        size += len(line)
+        if size >= IMPORT_CHUNK:
+            yield b"".join(buf)
+            buf, size = [], 0
+    if buf:
+        yield b"".join(buf)
 
 
 def parse_import(d: Any) -> ImportResult:

@@ -274,7 +274,7 @@ class Client:
 
     def import_records(self, board: str, records: Iterable[ops.SubmissionLike]) -> ImportResult:
         """Bulk load from submissions (``Submission`` or dicts), streamed as NDJSON."""
-        return self._import(board, (ops.record_line(r) for r in records), "ndjson")
+        return self._import(board, ops.record_chunks(records), "ndjson")
 
     def _import(self, board: str, chunks: Iterator[bytes], fmt: str) -> ImportResult:
         resp = self._request("POST", ops.board_path(board, "import"), params=ops.import_params(fmt),

@@ -312,21 +312,25 @@ function submissionJson(s: Submission): Record<string, unknown> {
 async function* lines(body: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   const reader = body.getReader();
   const dec = new TextDecoder();
-  let buf = "";
+  // The unfinished last line of what has arrived: each chunk is scanned
+  // once, never re-sliced line by line.
+  let rest = "";
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
-      buf += dec.decode(value, { stream: true });
+      const text = rest + dec.decode(value, { stream: true });
+      let start = 0;
       let i: number;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
+      while ((i = text.indexOf("\n", start)) >= 0) {
+        const line = text.slice(start, i);
+        start = i + 1;
         yield line.endsWith("\r") ? line.slice(0, -1) : line;
       }
+      rest = text.slice(start);
     }
-    buf += dec.decode();
-    if (buf) yield buf;
+    rest += dec.decode();
+    if (rest) yield rest;
   } finally {
     reader.cancel().catch(() => {});
   }
@@ -666,10 +670,18 @@ export class PodiumClient {
    */
   importRecords(board: string, records: Iterable<Submission> | AsyncIterable<Submission>): Promise<ImportResult> {
     const enc = new TextEncoder();
+    // Lines gathered into chunks of about 64 KiB: a chunk a record would
+    // cost a write (and a chunk header) per line.
     async function* ndjson(): AsyncGenerator<Uint8Array> {
+      let buf = "";
       for await (const r of records as AsyncIterable<Submission>) {
-        yield enc.encode(JSON.stringify(submissionJson(r)) + "\n");
+        buf += JSON.stringify(submissionJson(r)) + "\n";
+        if (buf.length >= 65536) {
+          yield enc.encode(buf);
+          buf = "";
+        }
       }
+      if (buf) yield enc.encode(buf);
     }
     return this.importData(board, ndjson(), { format: "ndjson" });
   }
