@@ -725,15 +725,13 @@ impl Feed {
 
 impl Service {
     /// Where a new feed starts: after every event of every write logged so
-    /// far (`LSN` alone, i.e. `LSN-max`), so an id a subscriber kept from
-    /// an earlier feed of the board (before a restart, or before the feed
-    /// was dropped) is never above the new feed's ids. A store without a
-    /// log numbers its events from 0.
+    /// far, as `LSN+1-0` (the next write's events then count on from
+    /// there: `LSN+1-1`, …), so an id a subscriber kept from an earlier
+    /// feed of the board (before a restart, or before the feed was
+    /// dropped) is never above the new feed's ids, and every id keeps the
+    /// `LSN-N` form.
     fn feed_start(&self) -> EventId {
-        match self.last_lsn() {
-            0 => EventId::ZERO,
-            lsn => EventId::new(lsn, u32::MAX),
-        }
+        EventId::new(self.last_lsn() + 1, 0)
     }
 
     /// `subscribe`: registers the filter under the board's lock, so its
