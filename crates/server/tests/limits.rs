@@ -662,30 +662,51 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
     let mut bystander = Conn::open(&s.resp);
     assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
 
-    // Four Redis clients each declaring a 400 MB argument and sending it,
-    // all four declared before any sends the rest (else, on a loaded
+    // Four Redis clients each declaring a 400 MB argument and sending it.
+    // None sends the rest of its argument before the server has refused
+    // one of them: a declared argument's buffer is taken when its
+    // declaration is read, and is held until the argument's last byte, so
+    // the held ones pile up until one does not fit (else, on a loaded
     // machine, one argument could be read and freed before the next is
-    // declared, and the four never be held at once).
-    let all_declared = std::sync::Arc::new(std::sync::Barrier::new(4));
+    // declared, and the four never be held at once). If none is refused
+    // within a minute, they send anyway, and the test fails below.
+    let refused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let senders: Vec<_> = (0..4)
         .map(|_| {
             let addr = s.resp.clone();
-            let all_declared = all_declared.clone();
+            let refused = refused.clone();
             thread::spawn(move || {
+                use std::sync::atomic::Ordering::SeqCst;
                 let mut c = TcpStream::connect(&addr).unwrap();
                 c.write_all(b"*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n$400000000\r\n")
                     .unwrap();
                 let chunk = vec![b'x'; 1 << 20];
                 let _ = c.write_all(&chunk);
-                all_declared.wait();
-                // (Time for the server to read every declaration.)
-                thread::sleep(Duration::from_millis(500));
+                let mut answer = Vec::new();
+                c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+                let deadline = Instant::now() + Duration::from_secs(60);
+                while !refused.load(SeqCst) && Instant::now() < deadline {
+                    let mut buf = [0u8; 256];
+                    match c.read(&mut buf) {
+                        Ok(n) => {
+                            answer.extend_from_slice(&buf[..n]);
+                            refused.store(true, SeqCst);
+                        }
+                        Err(e)
+                            if matches!(
+                                e.kind(),
+                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                            ) => {}
+                        Err(_) => refused.store(true, SeqCst),
+                    }
+                }
                 for _ in 1..400 {
                     if c.write_all(&chunk).is_err() {
                         break;
                     }
                 }
-                read_to_close(&mut c, Duration::from_secs(20))
+                answer.extend(read_to_close(&mut c, Duration::from_secs(20)));
+                answer
             })
         })
         .collect();
