@@ -1,6 +1,6 @@
 """The Python client's rates against a running podium (clients/bench/run.sh):
 submit one at a time (sync), 64 in flight (async), submit_many batches of
-1,000, and a bulk import of N entries. Prints one JSON object."""
+1,000, and a bulk import of N entries (over HTTP, then over MessagePack-RPC). Prints one JSON object."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import json
 import sys
 import time
-from typing import Dict, Iterator
+from typing import Dict, Iterator, Optional
 
 from podium_client import AsyncClient, Client
 
@@ -63,21 +63,22 @@ def rows(n: int) -> Iterator[Dict[str, object]]:
         yield {"member": name(i), "score": (i * 7919) % 1_000_003}
 
 
-def bulk_import(url: str, n: int) -> float:
-    with Client(url, timeout=600) as c:
+def bulk_import(url: str, n: int, rpc: Optional[str] = None) -> float:
+    with Client(url, timeout=600, rpc=rpc) as c:
         t = time.monotonic()
-        res = c.import_records("py-import", rows(n))
+        res = c.import_records("py-import-rpc" if rpc else "py-import", rows(n))
         assert res.imported == n, res
         return n / (time.monotonic() - t)
 
 
 def main() -> None:
-    url, n = sys.argv[1], int(sys.argv[2])
+    url, n, rpc = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     print(json.dumps({
         "submit_sync": sync_submits(url),
         "submit_async_64": asyncio.run(async_submits(url)),
         "submit_many_1000": batches(url),
         "import": bulk_import(url, n),
+        "import_rpc": bulk_import(url, n, rpc),
     }))
 
 

@@ -19,7 +19,7 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && 
 url="http://127.0.0.1:$port"
 
 echo "== python"
-"$root/target/py-client/bin/python" "$root/clients/bench/bench_python.py" "$url" "$n"
+"$root/target/py-client/bin/python" "$root/clients/bench/bench_python.py" "$url" "$n" "127.0.0.1:$rport"
 echo "== typescript"
 node "$root/clients/bench/bench_typescript.mjs" "$url" "$n"
 echo "== podium import (MessagePack-RPC) and podium import --http of the same $n entries"

@@ -26,6 +26,10 @@ def default_api_key() -> Optional[str]:
     return os.environ.get("PODIUM_API_KEY") or None
 
 
+def default_rpc() -> Optional[str]:
+    return os.environ.get("PODIUM_RPC") or None
+
+
 def user_agent() -> str:
     return f"podium-client-python/{VERSION}"
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import socket
 import threading
 import time
 from types import TracebackType
@@ -14,11 +16,13 @@ from typing import (
 import httpx
 
 from . import _ops as ops
+from . import _rpc
 from ._common import (
-    DEFAULT_TIMEOUT, EVENTS_READ_TIMEOUT, backoff, default_api_key, default_base_url, error_from_response,
+    DEFAULT_TIMEOUT, EVENTS_READ_TIMEOUT, backoff, default_api_key, default_base_url, default_rpc,
+    error_from_response,
     is_retryable_status, shutdown_stream, transport_error, user_agent,
 )
-from ._errors import PodiumError
+from ._errors import PodiumError, TransportError
 from ._models import (
     Around, BoardInfo, BoardSummary, Entry, EntryInfo, Event, ImportResult, Page, Range, Rank, Ranks,
     ResetResult, ResortStatus, ScoreValue, SearchResult, SubmitFailure, SubmitResult, Submission,
@@ -35,6 +39,9 @@ class Client:
     ``base_url`` defaults to ``$PODIUM_URL`` (else ``http://127.0.0.1:7070``),
     ``api_key`` to ``$PODIUM_API_KEY``. Reads (GET) are retried ``retries``
     times with exponential backoff on connection errors and 503 answers.
+    ``rpc`` (default ``$PODIUM_RPC``), the ``host:port`` of the server's
+    MessagePack-RPC listener, sends ``import_records`` over it: several times
+    faster from Python (needs ``pip install 'podium-client[rpc]'``).
     """
 
     def __init__(
@@ -46,8 +53,13 @@ class Client:
         retries: int = 2,
         backoff_base: float = 0.1,
         transport: Optional[httpx.BaseTransport] = None,
+        rpc: Optional[str] = None,
     ) -> None:
         self.base_url = (base_url or default_base_url()).rstrip("/")
+        self.rpc = rpc if rpc is not None else default_rpc()
+        if self.rpc:
+            _rpc.require_msgpack()
+            _rpc.parse_address(self.rpc)
         self.api_key = api_key if api_key is not None else default_api_key()
         self.timeout = timeout
         self.retries = retries
@@ -273,8 +285,33 @@ class Client:
         return self._import(board, _file_chunks(source), format or "ndjson")
 
     def import_records(self, board: str, records: Iterable[ops.SubmissionLike]) -> ImportResult:
-        """Bulk load from submissions (``Submission`` or dicts), streamed as NDJSON."""
+        """Bulk load from submissions (``Submission`` or dicts), streamed as NDJSON
+        (as MessagePack-RPC ``import`` calls when the client has an ``rpc`` address)."""
+        if self.rpc:
+            return self._import_rpc(board, records)
         return self._import(board, ops.record_chunks(records), "ndjson")
+
+    def _import_rpc(self, board: str, records: Iterable[ops.SubmissionLike]) -> ImportResult:
+        batches = _rpc.Batches(board, self.api_key)
+        it = iter(records)
+        try:
+            with socket.create_connection(_rpc.parse_address(self.rpc or ""), timeout=self.timeout) as s:
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                auth = batches.auth_frame()
+                if auth is not None:
+                    s.sendall(auth)
+                while True:
+                    chunk = list(itertools.islice(it, _rpc.BATCH))
+                    if not chunk:
+                        break
+                    s.sendall(batches.frame(chunk))
+                    while batches.pending >= _rpc.IN_FLIGHT:
+                        batches.feed(s.recv(1 << 16))
+                while batches.pending:
+                    batches.feed(s.recv(1 << 16))
+        except OSError as e:
+            raise TransportError(f"MessagePack-RPC {self.rpc}: {e}") from e
+        return batches.result()
 
     def _import(self, board: str, chunks: Iterator[bytes], fmt: str) -> ImportResult:
         resp = self._request("POST", ops.board_path(board, "import"), params=ops.import_params(fmt),

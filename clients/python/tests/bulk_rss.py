@@ -1,6 +1,6 @@
 """A bulk import and export through the client in a process of its own,
-for test_bulk.py: imports N generated entries (streamed as NDJSON, never
-held), exports the board back entry by entry, and prints one JSON line
+for test_bulk.py: imports N generated entries (streamed as NDJSON, or as
+MessagePack-RPC batches when an RPC address is given; never held), exports the board back entry by entry, and prints one JSON line
 with the counts, the seconds each took and the process's peak RSS."""
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def rows(n: int) -> Iterator[Dict[str, object]]:
 
 def main() -> None:
     url, board, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    with Client(url, timeout=600) as c:
+    rpc = sys.argv[4] if len(sys.argv) > 4 else None
+    with Client(url, timeout=600, rpc=rpc) as c:
         t = time.monotonic()
         res = c.import_records(board, rows(n))
         imported_s = time.monotonic() - t

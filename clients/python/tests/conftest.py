@@ -21,7 +21,7 @@ import pytest
 from podium_client import AsyncClient, Client
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-LISTEN = re.compile(r"^podium: http listening on (\S+):(\d+)\s*$")
+LISTEN = re.compile(r"^podium: (http|rpc) listening on (\S+):(\d+)\s*$")
 
 
 def podium_bin() -> str:
@@ -46,8 +46,11 @@ class Server:
         self.api_keys = list(api_keys)
         self.proc: Optional[subprocess.Popen[str]] = None
         self.url = ""
+        #: host:port of the MessagePack-RPC listener.
+        self.rpc = ""
 
     def start(self, timeout: float = 20.0) -> "Server":
+        self.url = self.rpc = ""
         args: List[str] = [
             podium_bin(), "serve", "--data-dir", str(self.data_dir),
             "--http", f"127.0.0.1:{self.port}", "--rpc", "127.0.0.1:0", "--resp", "off",
@@ -80,9 +83,12 @@ class Server:
             if line is None:
                 raise RuntimeError(f"podium serve exited with {proc.wait()}")
             m = LISTEN.match(line)
-            if m:
-                self.port = int(m.group(2))
-                self.url = f"http://{m.group(1)}:{self.port}"
+            if m and m.group(1) == "http":
+                self.port = int(m.group(3))
+                self.url = f"http://{m.group(2)}:{self.port}"
+            elif m:
+                self.rpc = f"{m.group(2)}:{m.group(3)}"
+            if self.url and self.rpc:
                 return self
 
     def kill(self) -> None:

@@ -138,6 +138,15 @@ def test_api_keys(tmp_path: Path) -> None:
                 w.reset("b")
             with pytest.raises(Forbidden):
                 r.import_records("b", [{"member": "x", "score": 1}])
+            # The same keys over MessagePack-RPC.
+            with Client(srv.url, read, rpc=srv.rpc) as rr, Client(srv.url, write, rpc=srv.rpc) as wr, \
+                    Client(srv.url, api_key="", rpc=srv.rpc) as anon_rpc:
+                with pytest.raises(Forbidden):
+                    rr.import_records("b", [{"member": "x", "score": 1}])
+                with pytest.raises(Unauthorized):
+                    anon_rpc.import_records("b", [{"member": "x", "score": 1}])
+                assert wr.import_records("b", [{"member": "y", "score": 1}]).imported == 1
+                w.remove("b", ["y"])
             with r.events("b", snapshot=True) as s:
                 assert next(s).type == "snapshot"
             with pytest.raises(Unauthorized):

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import AsyncIterator
 
+import httpx
 import pytest
 
 from podium_client import (
@@ -138,3 +139,24 @@ async def test_async_events(aclient: AsyncClient, board: str) -> None:
         await aclient.submit(board, "a", 5)
         e = await asyncio.wait_for(task, 10)
         assert (e.type, e.member, e.rank, e.previous_rank) == ("member", "a", 1, 2)
+
+
+async def test_requests_beyond_max_in_flight_wait_in_the_client() -> None:
+    now, most = 0, 0
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        nonlocal now, most
+        now += 1
+        most = max(most, now)
+        await asyncio.sleep(0.01)
+        now -= 1
+        return httpx.Response(200, json={"status": "ok"})
+
+    for limit in (1, 3):
+        most = 0
+        async with AsyncClient("http://podium.test", transport=httpx.MockTransport(handler),
+                               max_in_flight=limit) as c:
+            await asyncio.gather(*(c.healthz() for _ in range(20)))
+        assert most == limit
+    with pytest.raises(ValueError):
+        AsyncClient("http://podium.test", max_in_flight=0)
