@@ -99,8 +99,9 @@ cargo test --workspace --release --features podium-server/external
 
 echo "== Python client (clients/python: mypy --strict, pytest)"
 # A virtualenv of its own under target/ (never committed); the tests start
-# the release `podium` the cargo tests above built.
-clients/python/run-tests.sh
+# the release `podium` the cargo tests above built, and a redis-server for
+# the subset run on the Redis backend (required here: installed above).
+PODIUM_TEST_REDIS=require clients/python/run-tests.sh
 
 echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
 # Its dev dependencies from its lock file, under clients/typescript/node_modules

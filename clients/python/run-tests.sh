@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The Python client's checks: mypy --strict, then its tests against a real
-# `podium serve` ($PODIUM_BIN, default target/release/podium).
+# `podium serve` ($PODIUM_BIN, default target/release/podium), some of them
+# also on the Redis backend (a redis-server they start; skipped without one
+# unless PODIUM_TEST_REDIS=require).
 # Needs python3 with the venv module (Debian: apt-get install python3-venv);
 # the virtualenv lives in target/py-client. Arguments go to pytest.
 set -euo pipefail

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import queue
 import re
+import shutil
 import socket
 import subprocess
 import threading
@@ -40,8 +41,10 @@ def free_port() -> int:
 class Server:
     """One `podium serve` on a data dir; start() again after kill() to restart it."""
 
-    def __init__(self, data_dir: Path, *, port: int = 0, api_keys: Sequence[str] = ()) -> None:
+    def __init__(self, data_dir: Path, *, port: int = 0, api_keys: Sequence[str] = (),
+                 backend: Optional[str] = None) -> None:
         self.data_dir = data_dir
+        self.backend = backend
         self.port = port
         self.api_keys = list(api_keys)
         self.proc: Optional[subprocess.Popen[str]] = None
@@ -56,6 +59,8 @@ class Server:
             "--http", f"127.0.0.1:{self.port}", "--rpc", "127.0.0.1:0", "--resp", "off",
             "--log-level", "warn",
         ]
+        if self.backend:
+            args += ["--backend", self.backend]
         env = dict(os.environ)
         env.pop("PODIUM_API_KEYS", None)
         if self.api_keys:
@@ -111,6 +116,45 @@ class Server:
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     s = Server(tmp_path_factory.mktemp("podium") / "data").start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A redis-server of the tests' own (skipped without one, unless $PODIUM_TEST_REDIS=require)."""
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("PODIUM_TEST_REDIS") == "require":
+            pytest.fail("redis-server not found (apt-get install redis-server)", pytrace=False)
+        pytest.skip("redis-server not found: the Redis-backend tests need it")
+    port = free_port()
+    work = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+                             "--dir", str(work)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory, redis_url: str) -> Iterator[Server]:
+    """podium serve on the Redis backend."""
+    s = Server(tmp_path_factory.mktemp("podium-redis") / "data", backend=redis_url).start()
     yield s
     s.stop()
 
