@@ -13,7 +13,8 @@
 //! client holds nothing but its cursor.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -36,6 +37,18 @@ pub struct Ring {
     board: String,
     inner: Mutex<Inner>,
     notify: Notify,
+    /// When the last subscriber left, as [`since_epoch`] (0 while there are
+    /// some). Outside the lock: the periodic sweep asks every ring of a
+    /// board whether it expired, and taking 10,000 locks that subscribers
+    /// also take, while the board's writers wait, was a measured cost.
+    idle_since: AtomicU64,
+}
+
+/// Milliseconds from the first use to `t`, plus one (so 0 stays "busy").
+fn since_epoch(t: Instant) -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let epoch = *EPOCH.get_or_init(Instant::now);
+    t.saturating_duration_since(epoch).as_millis() as u64 + 1
 }
 
 struct Inner {
@@ -44,8 +57,6 @@ struct Inner {
     /// Every event of this filter with an id above `floor` is in `events`.
     floor: EventId,
     subscribers: usize,
-    /// When the last subscriber left (`None` while there are some).
-    idle_since: Option<Instant>,
     closed: bool,
 }
 
@@ -64,10 +75,10 @@ impl Ring {
                 cap: cap.max(1),
                 floor,
                 subscribers: 0,
-                idle_since: Some(Instant::now()),
                 closed: false,
             }),
             notify: Notify::new(),
+            idle_since: AtomicU64::new(since_epoch(Instant::now())),
         })
     }
 
@@ -105,10 +116,8 @@ impl Ring {
 
     /// Whether nobody has read this ring for [`RETAIN`] (it can go).
     pub fn expired(&self, now: Instant) -> bool {
-        let g = self.inner.lock();
-        g.subscribers == 0
-            && g.idle_since
-                .is_some_and(|t| now.duration_since(t) >= RETAIN)
+        let idle = self.idle_since.load(Ordering::Acquire);
+        idle != 0 && since_epoch(now).saturating_sub(idle) >= RETAIN.as_millis() as u64
     }
 
     pub fn subscribers(&self) -> usize {
@@ -128,7 +137,7 @@ impl Ring {
         {
             let mut g = self.inner.lock();
             g.subscribers += 1;
-            g.idle_since = None;
+            self.idle_since.store(0, Ordering::Release);
         }
         Subscription {
             ring: self.clone(),
@@ -219,7 +228,9 @@ impl Drop for Subscription {
         let mut g = self.ring.inner.lock();
         g.subscribers -= 1;
         if g.subscribers == 0 {
-            g.idle_since = Some(Instant::now());
+            self.ring
+                .idle_since
+                .store(since_epoch(Instant::now()), Ordering::Release);
         }
     }
 }

@@ -22,6 +22,10 @@ use std::time::Instant;
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Map, Value};
 
+mod places;
+
+use places::Places;
+
 use super::Service;
 use crate::outbox::HookBatch;
 use crate::storage::record::LogOp;
@@ -94,6 +98,13 @@ struct Sub {
     hooks: Vec<Webhook>,
 }
 
+impl Sub {
+    /// Nobody has read it for the retention time, and no webhook keeps it.
+    fn expired(&self, now: Instant) -> bool {
+        self.hooks.is_empty() && self.ring.expired(now)
+    }
+}
+
 /// A watched member: which filters watch it and what they last heard.
 struct Watched {
     /// Shared with the feed's map: a filter of many members is one string.
@@ -136,7 +147,7 @@ pub(crate) struct Feed {
     subs: HashMap<Arc<str>, Sub>,
     watched: HashMap<Box<[u8]>, Watched>,
     /// The watched members on the board, by place.
-    by_key: BTreeMap<OrderKey, Box<[u8]>>,
+    by_key: Places,
     /// `top` sizes asked for → the filters asking.
     tops: BTreeMap<u32, Vec<Arc<str>>>,
     /// The best places, as many as the largest `top` asks for.
@@ -182,7 +193,7 @@ impl Feed {
             last: at,
             subs: HashMap::new(),
             watched: HashMap::new(),
-            by_key: BTreeMap::new(),
+            by_key: Places::default(),
             tops: BTreeMap::new(),
             top: Vec::new(),
             out: Vec::new(),
@@ -382,13 +393,18 @@ impl Feed {
         Event::new(self.last, Kind::Snapshot, &self.board, body)
     }
 
+    /// Whether [`Feed::sweep`] has something to drop (or the feed is empty).
+    fn any_expired(&self, now: Instant) -> bool {
+        self.subs.is_empty() || self.subs.values().any(|s| s.expired(now))
+    }
+
     /// Drops filters nobody has read for the retention time; whether any
     /// is left.
     fn sweep(&mut self, now: Instant) -> bool {
         let gone: Vec<Arc<str>> = self
             .subs
             .iter()
-            .filter(|(_, s)| s.hooks.is_empty() && s.ring.expired(now))
+            .filter(|(_, s)| s.expired(now))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -707,7 +723,7 @@ impl Feed {
             (_, None, None) => None,
         };
         if let Some(span) = span {
-            out.extend(self.by_key.range(span).map(|(_, m)| m.clone()));
+            out.extend(self.by_key.range(&span).map(Box::from));
         }
     }
 
@@ -955,6 +971,11 @@ impl Service {
             let Some(feed) = self.feeds.get(&board) else {
                 continue;
             };
+            // Most seconds nothing expired: found out without the board's
+            // lock, which its writers wait for.
+            if !feed.lock().any_expired(now) {
+                continue;
+            }
             let b = self.store.get(&board);
             let mut g = b.as_ref().map(|b| b.write());
             let left = feed.lock().sweep(now);
