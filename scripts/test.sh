@@ -106,4 +106,4 @@ PODIUM_TEST_REDIS=require clients/python/run-tests.sh
 echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
 # Its dev dependencies from its lock file, under clients/typescript/node_modules
 # (never committed); the tests start the release `podium`.
-clients/typescript/run-tests.sh
+PODIUM_TEST_REDIS=require clients/typescript/run-tests.sh

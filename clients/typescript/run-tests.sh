@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The TypeScript client's checks: install the dev dependencies (npm ci, from
 # package-lock.json), build (tsc --strict), then its tests against a real
-# `podium serve` ($PODIUM_BIN, default target/release/podium).
+# `podium serve` ($PODIUM_BIN, default target/release/podium); the API and
+# event suites also on the Redis backend.
 # Needs Node >= 18 with npm and access to the npm registry. Arguments go to node --test.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -24,4 +25,27 @@ if [ "$#" -gt 0 ]; then
     npm run build
     exec node --test --test-concurrency=1 "$@"
 fi
-exec npm test
+npm test
+
+# The API and event suites again on the Redis backend, against a
+# redis-server of their own (skipped without one, unless
+# PODIUM_TEST_REDIS=require).
+if ! command -v redis-server >/dev/null 2>&1; then
+    if [ "${PODIUM_TEST_REDIS:-}" = require ]; then
+        echo "run-tests.sh: redis-server not found (apt-get install redis-server)" >&2
+        exit 1
+    fi
+    echo "== Redis backend: skipped (no redis-server)"
+    exit 0
+fi
+rdir="$(mktemp -d)"
+rport=$(node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+redis-server --port "$rport" --bind 127.0.0.1 --save "" --appendonly no --dir "$rdir" > "$rdir/redis.log" 2>&1 &
+rpid=$!
+trap 'kill "$rpid" 2>/dev/null || true; rm -rf "$rdir"' EXIT
+for _ in $(seq 100); do
+    redis-cli -p "$rport" ping >/dev/null 2>&1 && break
+    sleep 0.1
+done
+echo "== node --test on the Redis backend (redis://127.0.0.1:$rport)"
+PODIUM_TEST_BACKEND="redis://127.0.0.1:$rport" node --test --test-concurrency=1 test/api.test.mjs test/events.test.mjs

@@ -16,9 +16,13 @@ export function podiumBin() {
   return p;
 }
 
-/** One `podium serve` on a data dir; start() again after kill() restarts it on the same port. */
+/**
+ * One `podium serve` on a data dir; start() again after kill() restarts it on the same port.
+ * `backend` (default $PODIUM_TEST_BACKEND, else the embedded store) is its --backend.
+ */
 export class Server {
-  constructor({ dataDir, port = 0, apiKeys = [] } = {}) {
+  constructor({ dataDir, port = 0, apiKeys = [], backend = process.env.PODIUM_TEST_BACKEND } = {}) {
+    this.backend = backend;
     // A temporary data dir of its own is removed by stop().
     this.ownDir = dataDir ? null : mkdtempSync(join(tmpdir(), "podium-ts-"));
     this.dataDir = dataDir ?? join(this.ownDir, "data");
@@ -31,6 +35,7 @@ export class Server {
   async start(timeoutMs = 20000) {
     const args = ["serve", "--data-dir", this.dataDir, "--http", `127.0.0.1:${this.port}`,
       "--rpc", "off", "--resp", "off", "--log-level", "warn"];
+    if (this.backend) args.push("--backend", this.backend);
     const env = { ...process.env };
     delete env.PODIUM_API_KEYS;
     if (this.apiKeys.length) env.PODIUM_API_KEYS = this.apiKeys.join(","); // kept out of `ps`
