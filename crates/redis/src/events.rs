@@ -794,24 +794,7 @@ impl State {
             );
         }
         let ring = self.subs[&key].ring.clone();
-        let mut first = Vec::new();
-        let cursor = match since {
-            Some(after) if ring.covers(after) && after <= self.last => after,
-            Some(after) => {
-                first.push(Event::reload_after(self.last, board, after));
-                if !filter.everything() {
-                    first.push(self.snapshot(board, filter));
-                }
-                self.last
-            }
-            None => {
-                if filter.snapshot {
-                    first.push(self.snapshot(board, filter));
-                }
-                self.last
-            }
-        };
-        ring.subscribe(cursor, first)
+        ring.join(self.last, since, filter, || self.snapshot(board, filter))
     }
 
     /// The state a filter watches, now.

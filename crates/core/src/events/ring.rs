@@ -21,7 +21,7 @@ use parking_lot::Mutex;
 use serde_json::Map;
 use tokio::sync::Notify;
 
-use super::{Event, EventId, Kind};
+use super::{Event, EventId, Filter, Kind};
 
 /// Events a filter keeps for resuming subscribers.
 pub const RING_EVENTS: usize = 4096;
@@ -129,6 +129,39 @@ impl Ring {
     pub fn close(&self) {
         self.inner.lock().closed = true;
         self.notify.notify_waiters();
+    }
+
+    /// A subscriber of this ring's filter, new or resuming after `since`,
+    /// on a feed whose newest event is `last`. A resuming one reads on from
+    /// `since` while the ring still holds every event after it; otherwise
+    /// it gets a `reload` (and, unless it takes every change, `snapshot()`:
+    /// its filter's state now) and reads on from `last`. A new one gets
+    /// `snapshot()` first when its filter asks for it.
+    pub fn join(
+        self: &Arc<Ring>,
+        last: EventId,
+        since: Option<EventId>,
+        filter: &Filter,
+        snapshot: impl FnOnce() -> Arc<Event>,
+    ) -> Subscription {
+        let mut first = Vec::new();
+        let cursor = match since {
+            Some(after) if self.covers(after) && after <= last => after,
+            Some(after) => {
+                first.push(Event::reload_after(last, &self.board, after));
+                if !filter.everything() {
+                    first.push(snapshot());
+                }
+                last
+            }
+            None => {
+                if filter.snapshot {
+                    first.push(snapshot());
+                }
+                last
+            }
+        };
+        self.subscribe(cursor, first)
     }
 
     /// A subscriber reading the events after `cursor`, given `first`

@@ -271,7 +271,7 @@ impl Feed {
             let Ok(filter) = Filter::new(h.top, h.members.clone(), false) else {
                 continue;
             };
-            self.register(b, &filter, None);
+            self.register(b, &filter);
             if let Some(s) = self.subs.get_mut(filter.key().as_str()) {
                 s.hooks.push(h.clone());
             }
@@ -301,13 +301,8 @@ impl Feed {
 
     // ------------------------------------------------------- subscribers
 
-    /// Adds (or joins) `filter`, answering its ring and what it gets first.
-    fn register(
-        &mut self,
-        b: Option<&Board>,
-        filter: &Filter,
-        since: Option<EventId>,
-    ) -> (Arc<Ring>, EventId, Vec<Arc<Event>>) {
+    /// Adds `filter` unless it is there, answering its ring.
+    fn register(&mut self, b: Option<&Board>, filter: &Filter) -> Arc<Ring> {
         let key: Arc<str> = filter.key().into();
         if !self.subs.contains_key(&key) {
             let ring = Ring::new(&self.board, self.last);
@@ -339,27 +334,7 @@ impl Feed {
                 },
             );
         }
-        let ring = self.subs[&key].ring.clone();
-        let mut first = Vec::new();
-        let cursor = match since {
-            Some(after) if ring.covers(after) && after <= self.last => after,
-            // Nothing at all happened on the board since then.
-            Some(after) if after == self.last => after,
-            Some(after) => {
-                first.push(Event::reload_after(self.last, &self.board, after));
-                if !filter.everything() {
-                    first.push(self.snapshot(b, filter));
-                }
-                self.last
-            }
-            None => {
-                if filter.snapshot {
-                    first.push(self.snapshot(b, filter));
-                }
-                self.last
-            }
-        };
-        (ring, cursor, first)
+        self.subs[&key].ring.clone()
     }
 
     /// The state a filter watches, now.
@@ -763,8 +738,10 @@ impl Service {
             f.watch(b);
         }
         f.sweep(Instant::now());
-        let (ring, cursor, first) = f.register(g.as_deref(), &req.filter, req.since);
-        Ok(ring.subscribe(cursor, first))
+        let ring = f.register(g.as_deref(), &req.filter);
+        Ok(ring.join(f.last, req.since, &req.filter, || {
+            f.snapshot(g.as_deref(), &req.filter)
+        }))
     }
 
     /// The events of a write to `board` just applied to `b` (still locked)
