@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every check CI runs, in the order a failure is cheapest to report.
 # Installs what the tests need beyond the Rust toolchain: redis-server,
-# redis-tools and redis-py for the Redis-protocol tests, and the Python and
-# Node.js leaderboard libraries they run unchanged.
+# redis-tools and redis-py for the Redis-protocol tests, the Python and
+# Node.js leaderboard libraries they run unchanged, and Chromium for the
+# TypeScript client's browser test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -92,6 +93,19 @@ install_node_redis_rank() {
 }
 install_node_redis_rank
 
+# Debian's Chromium, for the TypeScript client's test in a real browser
+# (clients/typescript/test/browser.test.mjs, headless).
+install_chromium() {
+    if command -v chromium >/dev/null 2>&1; then return; fi
+    local sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null 2>&1; then
+        $sudo apt-get update -qq >/dev/null
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+    fi
+}
+install_chromium
+
 echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
@@ -106,4 +120,4 @@ PODIUM_TEST_REDIS=require clients/python/run-tests.sh
 echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
 # Its dev dependencies from its lock file, under clients/typescript/node_modules
 # (never committed); the tests start the release `podium`.
-PODIUM_TEST_REDIS=require clients/typescript/run-tests.sh
+PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh

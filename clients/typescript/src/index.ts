@@ -254,6 +254,19 @@ export interface ClientOptions {
   backoffMs?: number;
   /** Another `fetch` (tests, instrumentation). */
   fetch?: typeof fetch;
+  /**
+   * Send streamed imports as a streamed request body. Default: yes, except
+   * in a browser, where the body is gathered first (in memory): browsers
+   * stream a request body only over HTTP/2 and refuse it on HTTP/1.1
+   * ("Failed to fetch"). Set it in a browser talking HTTP/2 to podium.
+   */
+  streamUploads?: boolean;
+}
+
+/** A page or a worker of a browser (where `window` or `importScripts` exists). */
+function inBrowser(): boolean {
+  const g = globalThis as { window?: unknown; importScripts?: unknown };
+  return typeof g.window !== "undefined" || typeof g.importScripts === "function";
 }
 
 type Query = Record<string, string | number | boolean | string[] | undefined>;
@@ -429,6 +442,7 @@ export class PodiumClient {
   readonly timeoutMs: number;
   readonly retries: number;
   readonly backoffMs: number;
+  readonly streamUploads: boolean;
   private readonly fetchFn: typeof fetch;
 
   constructor(options: ClientOptions = {}) {
@@ -437,6 +451,7 @@ export class PodiumClient {
     this.timeoutMs = options.timeoutMs ?? 10_000;
     this.retries = options.retries ?? 2;
     this.backoffMs = options.backoffMs ?? 100;
+    this.streamUploads = options.streamUploads ?? !inBrowser();
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
   }
 
@@ -460,6 +475,7 @@ export class PodiumClient {
     const headers: Record<string, string> = { ...init.headers };
     if (this.apiKey) headers["Authorization"] = `Bearer ${this.apiKey}`;
     let body: unknown = init.body;
+    if (body instanceof ReadableStream && !this.streamUploads) body = await new Response(body).blob();
     if (init.json !== undefined) {
       body = JSON.stringify(init.json);
       headers["Content-Type"] = "application/json";

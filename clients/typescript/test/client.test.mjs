@@ -63,3 +63,20 @@ test("score encoding and decoding", () => {
   const d = decode({ score: "-inf", scores: { a: "9007199254740993", b: 3, c: "inf", d: "12" }, data: { score: "inf" } });
   assert.deepEqual(d, { score: -Infinity, scores: { a: 9007199254740993n, b: 3, c: Infinity, d: 12 }, data: { score: "inf" } });
 });
+
+test("imports stream their body, or gather it first where uploads cannot stream (browsers)", async () => {
+  const bodies = [];
+  const fetch = async (url, init) => {
+    bodies.push(init.body);
+    const text = await new Response(init.body).text();
+    return json(200, { board: "b", imported: text.split("\n").filter(Boolean).length, failed: 0, errors: [] });
+  };
+  const records = [{ member: "a", score: 1 }, { member: "b", score: 2 }];
+  const streaming = new PodiumClient({ baseUrl: "http://podium.test", fetch });
+  assert.equal(streaming.streamUploads, true); // Node
+  assert.equal((await streaming.importRecords("b", records)).imported, 2);
+  assert.ok(bodies[0] instanceof ReadableStream);
+  const gathering = new PodiumClient({ baseUrl: "http://podium.test", fetch, streamUploads: false });
+  assert.equal((await gathering.importRecords("b", records)).imported, 2);
+  assert.ok(bodies[1] instanceof Blob);
+});
