@@ -2,7 +2,7 @@
 // the committed types are current, and the typed example compiles and runs.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -96,4 +96,30 @@ test("the library uses no Node-only module (it runs in browsers)", async () => {
   }
   // and it compiles with no Node types at all ("types": [] in tsconfig.json)
   assert.deepEqual(JSON.parse(readFileSync(join(ROOT, "tsconfig.json"), "utf8")).compilerOptions.types, []);
+});
+
+test("npm pack makes a tarball that installs and imports, with its types", async () => {
+  const { mkdtempSync, rmSync, writeFileSync } = await import("node:fs");
+  const { tmpdir } = await import("node:os");
+  const dir = mkdtempSync(join(tmpdir(), "podium-pack-"));
+  try {
+    const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+    const { stdout } = await run(npm, ["pack", "--silent", "--pack-destination", dir], { cwd: ROOT });
+    const tarball = join(dir, stdout.trim().split("\n").pop());
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "app", version: "1.0.0", type: "module" }));
+    // No runtime dependencies: installing the tarball needs no registry.
+    await run(npm, ["install", "--offline", "--no-audit", "--no-fund", "--silent", tarball], { cwd: dir });
+    writeFileSync(join(dir, "main.mjs"),
+      `import { PodiumClient } from "podium-client";\nimport { verifySignature } from "podium-client/webhooks";\n` +
+      `const c = new PodiumClient({ baseUrl: process.argv[2] });\n` +
+      `console.log(typeof verifySignature, (await c.healthz()).status);\n`);
+    const out = await run(process.execPath, [join(dir, "main.mjs"), server.url], { cwd: dir });
+    assert.equal(out.stdout.trim(), "function ok");
+    const installed = join(dir, "node_modules", "podium-client", "dist");
+    for (const f of ["index.js", "index.d.ts", "openapi.d.ts", "webhooks.js", "webhooks.d.ts"]) {
+      assert.ok(existsSync(join(installed, f)), f);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
