@@ -705,11 +705,9 @@ impl Feed {
     /// A lifecycle event, to every filter.
     fn lifecycle(&mut self, lsn: u64, kind: Kind, body: Map<String, Value>) {
         let ev = self.event(lsn, kind, body);
-        for (k, s) in &self.subs {
-            self.out.push((s.ring.clone(), ev.clone()));
-            if !s.hooks.is_empty() {
-                self.hook_out.push((k.clone(), ev.clone()));
-            }
+        let keys: Vec<Arc<str>> = self.subs.keys().cloned().collect();
+        for k in &keys {
+            self.push_to(k, &ev);
         }
     }
 }
