@@ -317,6 +317,8 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             let mut base = None;
             for &n in &opts.subscribers {
                 let events = Arc::new(AtomicU64::new(0));
+                // The last run's subscribers gone (and their memory).
+                server.quiet()?;
                 let before = rss(server.pid());
                 let subs = open(&server, opts, kind, n, &events, None).await?;
                 let after = rss(server.pid());
@@ -389,6 +391,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
 
         // Latency at 1,000 subscribers of the top places, under load.
         server.settle()?;
+        server.quiet()?;
         let probes = Arc::new(Probes::default());
         let events = Arc::new(AtomicU64::new(0));
         let subs = open(

@@ -27,11 +27,11 @@ const SETTLE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Polls `settled` until it holds (a server's snapshot or AOF rewrite that
 /// a load set off is over), so the reads measured next do not measure it
 /// too. Both servers are treated alike.
-fn wait_settled(what: &str, mut settled: impl FnMut() -> Result<bool>) -> Result<()> {
+fn wait_settled(what: &str, doing: &str, mut settled: impl FnMut() -> Result<bool>) -> Result<()> {
     let deadline = Instant::now() + SETTLE_TIMEOUT;
     while !settled()? {
         if Instant::now() > deadline {
-            bail!("{what} still snapshotting after {SETTLE_TIMEOUT:?}");
+            bail!("{what} still {doing} after {SETTLE_TIMEOUT:?}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -238,9 +238,25 @@ impl PodiumServer {
     /// Waits until no snapshot is due or being written
     /// (`podium_snapshot_pending 0` in `/metrics`).
     pub fn settle(&self) -> Result<()> {
-        wait_settled("podium", || {
+        wait_settled("podium", "snapshotting", || {
             let text = http_get(self.http, "/metrics")?;
             Ok(text.lines().any(|l| l == "podium_snapshot_pending 0"))
+        })
+    }
+
+    /// Waits until no HTTP connection is open but the one asking:
+    /// thousands of an earlier run's subscribers, closing, would still
+    /// hold their descriptors when the next run connects its own, past the
+    /// server's open-file limit.
+    pub fn quiet(&self) -> Result<()> {
+        wait_settled("podium", "closing HTTP connections", || {
+            let text = http_get(self.http, "/metrics")?;
+            let open = text
+                .lines()
+                .find_map(|l| l.strip_prefix("podium_connections{protocol=\"http\"} "))
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .unwrap_or(0.0);
+            Ok(open <= 1.0)
         })
     }
 }
@@ -356,7 +372,7 @@ impl RedisServer {
 
     /// Waits until no AOF rewrite runs or is scheduled (`INFO persistence`).
     pub fn settle(&self) -> Result<()> {
-        wait_settled("redis-server", || {
+        wait_settled("redis-server", "rewriting its log", || {
             let info = redis_info(self.addr, "persistence")?;
             let zero = |k: &str| info.lines().any(|l| l.trim() == format!("{k}:0"));
             Ok(zero("aof_rewrite_in_progress") && zero("aof_rewrite_scheduled"))

@@ -280,6 +280,41 @@ fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
     }
 }
 
+/// `podium_connections{protocol}` from `/metrics` (one HTTP connection,
+/// the scrape's own, is open while it is read).
+fn connections(s: &Three, protocol: &str) -> Option<u64> {
+    let mut c = TcpStream::connect(&s.http).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let text = String::from_utf8_lossy(&read_to_close(&mut c, Duration::from_secs(10))).to_string();
+    let series = format!("podium_connections{{protocol=\"{protocol}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(series.as_str()))
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .map(|v| v as u64)
+}
+
+#[test]
+fn open_connections_are_counted_per_protocol() {
+    let s = Three::start(&[]);
+    assert_eq!(connections(&s, "resp"), Some(0));
+    assert_eq!(connections(&s, "rpc"), Some(0));
+    assert_eq!(connections(&s, "http"), Some(1));
+    let mut resp: Vec<Conn> = (0..3).map(|_| Conn::open(&s.resp)).collect();
+    for c in &mut resp {
+        assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
+    }
+    let rpc: Vec<TcpStream> = (0..2).map(|_| rpc_open(&s.rpc)).collect();
+    eventually("the open connections counted", || {
+        (connections(&s, "resp") == Some(3) && connections(&s, "rpc") == Some(2)).then_some(())
+    });
+    drop(resp);
+    drop(rpc);
+    eventually("the closed connections uncounted", || {
+        (connections(&s, "resp") == Some(0) && connections(&s, "rpc") == Some(0)).then_some(())
+    });
+}
+
 #[test]
 fn maxclients_refuses_each_protocol_clearly_and_bystanders_keep_working() {
     let s = Three::start(&["--maxclients", "2"]);

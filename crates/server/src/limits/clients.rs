@@ -60,13 +60,25 @@ impl Descriptors {
 }
 
 /// The open connections of one protocol.
-#[derive(Debug)]
 pub struct ClientGate {
     /// The protocol, for metrics and logs.
     pub what: &'static str,
     max: usize,
     open: AtomicUsize,
     fds: Arc<Descriptors>,
+    /// `podium_connections{protocol}`: the open connections.
+    gauge: metrics::Gauge,
+}
+
+impl std::fmt::Debug for ClientGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientGate")
+            .field("what", &self.what)
+            .field("max", &self.max)
+            .field("open", &self.open)
+            .field("fds", &self.fds)
+            .finish()
+    }
 }
 
 /// A connection's place; frees it when dropped.
@@ -77,6 +89,7 @@ impl Drop for Place {
     fn drop(&mut self) {
         self.0.open.fetch_sub(1, Relaxed);
         self.0.fds.open.fetch_sub(1, Relaxed);
+        self.0.gauge.decrement(1.0);
     }
 }
 
@@ -88,11 +101,15 @@ impl ClientGate {
 
     /// A protocol of `max` connections that draws on the shared `fds`.
     pub fn sharing(what: &'static str, max: usize, fds: Arc<Descriptors>) -> Arc<ClientGate> {
+        let gauge = metrics::gauge!("podium_connections", "protocol" => what);
+        // There from the start, so a scrape always shows the same series.
+        gauge.set(0.0);
         Arc::new(ClientGate {
             what,
             max,
             open: AtomicUsize::new(0),
             fds,
+            gauge,
         })
     }
 
@@ -104,6 +121,7 @@ impl ClientGate {
         let spare = if local { LOOPBACK_SPARE } else { 0 };
         let before = self.open.fetch_add(1, Relaxed);
         if before < self.max + spare && self.fds.take(local) {
+            self.gauge.increment(1.0);
             return Some(Place(self.clone()));
         }
         self.open.fetch_sub(1, Relaxed);
