@@ -697,55 +697,76 @@ fn large_requests(s: &mut Three, rss_cap: u64) {
     let mut bystander = Conn::open(&s.resp);
     assert_eq!(bystander.call(&cmd("ZADD lb 1 a")), b":1\r\n");
 
-    // Four Redis clients each declaring a 400 MB argument and sending it.
-    // None sends the rest of its argument before the server has refused
-    // one of them: a declared argument's buffer is taken when its
-    // declaration is read, and is held until the argument's last byte, so
-    // the held ones pile up until one does not fit (else, on a loaded
-    // machine, one argument could be read and freed before the next is
-    // declared, and the four never be held at once). If none is refused
-    // within a minute, they send anyway, and the test fails below.
-    let refused = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let senders: Vec<_> = (0..4)
-        .map(|_| {
-            let addr = s.resp.clone();
-            let refused = refused.clone();
-            thread::spawn(move || {
-                use std::sync::atomic::Ordering::SeqCst;
-                let mut c = TcpStream::connect(&addr).unwrap();
-                c.write_all(b"*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n$400000000\r\n")
-                    .unwrap();
-                let chunk = vec![b'x'; 1 << 20];
-                let _ = c.write_all(&chunk);
-                let mut answer = Vec::new();
-                c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
-                let deadline = Instant::now() + Duration::from_secs(60);
-                while !refused.load(SeqCst) && Instant::now() < deadline {
-                    let mut buf = [0u8; 256];
-                    match c.read(&mut buf) {
-                        Ok(n) => {
-                            answer.extend_from_slice(&buf[..n]);
-                            refused.store(true, SeqCst);
-                        }
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                            ) => {}
-                        Err(_) => refused.store(true, SeqCst),
-                    }
+    // Four Redis clients each declaring a 400 MB argument, one after the
+    // other: a declared argument's buffer is taken when its declaration is
+    // read and held until its last byte, so each is seen held (the
+    // server's used memory grown by it) or refused before the next is
+    // declared, whatever the scheduling on a loaded machine. Past the
+    // budget one is refused; then the held ones send the rest.
+    const ARG: u64 = 400_000_000;
+    let used = |c: &mut Conn| -> u64 {
+        let info = String::from_utf8_lossy(&c.call(&cmd("INFO memory"))).to_string();
+        info.lines()
+            .find_map(|l| l.strip_prefix("used_memory:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    let base = used(&mut bystander);
+    let mut held: Vec<TcpStream> = Vec::new();
+    let mut answers: Vec<Vec<u8>> = Vec::new();
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let mut c = TcpStream::connect(&s.resp).unwrap();
+        c.write_all(b"*4\r\n$4\r\nZADD\r\n$1\r\nk\r\n$1\r\n1\r\n$400000000\r\n")
+            .unwrap();
+        let _ = c.write_all(&[b'x'; 1 << 20]);
+        c.set_read_timeout(Some(Duration::from_millis(50))).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let mut buf = [0u8; 256];
+            match c.read(&mut buf) {
+                Ok(n) => {
+                    // Refused: the answer, then the close.
+                    let mut answer = buf[..n].to_vec();
+                    answer.extend(read_to_close(&mut c, Duration::from_secs(20)));
+                    answers.push(answer);
+                    break;
                 }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("a declaring client failed: {e}"),
+            }
+            let now = used(&mut bystander);
+            if now >= base + (held.len() as u64 + 1) * ARG {
+                seen.push(now);
+                held.push(c);
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "neither held nor refused within 60 s (used memory {now}, {} held: {seen:?})",
+                held.len()
+            );
+        }
+    }
+    let senders: Vec<_> = held
+        .into_iter()
+        .map(|mut c| {
+            thread::spawn(move || {
+                let chunk = vec![b'x'; 1 << 20];
                 for _ in 1..400 {
                     if c.write_all(&chunk).is_err() {
                         break;
                     }
                 }
-                answer.extend(read_to_close(&mut c, Duration::from_secs(20)));
-                answer
+                read_to_close(&mut c, Duration::from_secs(20))
             })
         })
         .collect();
-    let answers: Vec<Vec<u8>> = senders.into_iter().map(|t| t.join().unwrap()).collect();
+    answers.extend(senders.into_iter().map(|t| t.join().unwrap()));
     assert!(s.alive(), "the server survived");
     assert!(
         answers.iter().any(|a| a == OOM),
