@@ -107,11 +107,13 @@ class Batches:
         self.imported += int(result["imported"])
         self.failed += int(result["failed"])
         for e in result.get("errors", []):
-            if len(self.errors) >= MAX_ERRORS:
-                break
             err = e["error"]
             self.errors.append(ImportError_(first + int(e["line"]) - 1, e.get("member"), err["code"],
                                             err["message"]))
+        # Pipelined calls may be answered out of order (the Redis backend
+        # runs them side by side): the first MAX_ERRORS by position are kept.
+        self.errors.sort(key=lambda x: x.line)
+        del self.errors[MAX_ERRORS:]
 
     def result(self) -> ImportResult:
         return ImportResult(self.board, self.imported, self.failed, self.errors)

@@ -75,3 +75,22 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def test_answers_out_of_order_keep_failures_in_stream_order() -> None:
+    import msgpack  # type: ignore[import-untyped]
+
+    b = _rpc.Batches("b", None)
+    b.frame([{"member": "a", "score": 1}] * 3)
+    b.frame([{"member": "a", "score": 1}] * 3)
+
+    def answer(msgid: int, line: int) -> bytes:
+        err = {"line": line, "member": "a", "error": {"code": "invalid_score", "message": "m"}}
+        out: bytes = msgpack.packb([1, msgid, None, {"board": "b", "imported": 2, "failed": 1, "errors": [err]}])
+        return out
+
+    # The second call answered first (the Redis backend runs pipelined calls side by side).
+    b.feed(answer(2, 1) + answer(1, 3))
+    r = b.result()
+    assert (r.imported, r.failed, b.pending) == (4, 2, 0)
+    assert [e.line for e in r.errors] == [3, 4]
