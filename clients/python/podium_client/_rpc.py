@@ -59,17 +59,20 @@ class Batches:
         # msgid -> 1-based position of the call's first record.
         self._first_line: Dict[int, int] = {}
         self._sent = 0
-        self.pending = 0
         self.imported = 0
         self.failed = 0
         self.errors: List[ImportError_] = []
+
+    @property
+    def pending(self) -> int:
+        """Calls sent and not yet answered."""
+        return len(self._first_line)
 
     def auth_frame(self) -> Optional[bytes]:
         """The ``auth`` call to send first, when the client has an API key."""
         if not self._api_key:
             return None
         self._next_id += 1
-        self.pending += 1
         self._first_line[self._next_id] = -1
         frame: bytes = self._packer.pack([0, self._next_id, "auth", [self._api_key]])
         return frame
@@ -80,7 +83,6 @@ class Batches:
         self._next_id += 1
         self._first_line[self._next_id] = self._sent + 1
         self._sent += len(records)
-        self.pending += 1
         frame: bytes = self._packer.pack([0, self._next_id, "import", [self.board, records, {}]])
         return frame
 
@@ -96,7 +98,6 @@ class Batches:
             first = self._first_line.pop(msgid, None)
             if first is None:
                 raise TransportError(f"answer to an unknown call {msgid}")
-            self.pending -= 1
             if err is not None:
                 code, message = (list(err) + ["", ""])[:2] if isinstance(err, list) else ("rpc_error", err)
                 raise error_from(str(code), str(message), None)

@@ -321,6 +321,13 @@ function submissionJson(s: Submission): Record<string, unknown> {
   return out;
 }
 
+/** The iterator of a sync or async iterable. */
+function iterate<T>(xs: Iterable<T> | AsyncIterable<T>): AsyncIterator<T> | Iterator<T> {
+  return Symbol.asyncIterator in xs
+    ? (xs as AsyncIterable<T>)[Symbol.asyncIterator]()
+    : (xs as Iterable<T>)[Symbol.iterator]();
+}
+
 /** Bytes of NDJSON a streamed import sends at a time (about). */
 const CHUNK = 16384;
 
@@ -346,9 +353,7 @@ const CHUNK = 16384;
  */
 function ndjsonBody(records: Iterable<Submission> | AsyncIterable<Submission>): ReadableStream<Uint8Array> {
   const isAsync = Symbol.asyncIterator in records;
-  const it = (isAsync
-    ? (records as AsyncIterable<Submission>)[Symbol.asyncIterator]()
-    : (records as Iterable<Submission>)[Symbol.iterator]()) as AsyncIterator<Submission> | Iterator<Submission>;
+  const it = iterate(records);
   const enc = new TextEncoder();
   let scratch = new Uint8Array(CHUNK);
   let len = 0;
@@ -800,9 +805,7 @@ export class PodiumClient {
       || data instanceof ReadableStream) {
       body = data as BodyInit;
     } else {
-      const it = (Symbol.asyncIterator in data
-        ? (data as AsyncIterable<Uint8Array | string>)[Symbol.asyncIterator]()
-        : (data as Iterable<Uint8Array | string>)[Symbol.iterator]()) as AsyncIterator<Uint8Array | string> | Iterator<Uint8Array | string>;
+      const it = iterate(data as Iterable<Uint8Array | string> | AsyncIterable<Uint8Array | string>);
       const enc = new TextEncoder();
       body = new ReadableStream<Uint8Array>({
         async pull(ctl) {
