@@ -178,7 +178,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
     const { addr } = await startPodium(BIN, { dataDir: mkTmp(), keys: KEYS, backend });
     const c = api(addr, ADMIN);
     await seed(c);
-    return { origin: CONSOLE_DIR ? await startDevServer(CONSOLE_DIR, addr, KEYS) : addr, call: c };
+    return { origin: CONSOLE_DIR ? await startDevServer(CONSOLE_DIR, addr) : addr, call: c };
   }
 
   before(async () => {
@@ -334,5 +334,35 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await readFlow(page, r.origin, r.call, "redis");
     await page.context().close();
     assert.deepEqual(pageErrors, []);
+  });
+});
+
+// The chart's arithmetic, without a browser: the module imports nothing that needs one until it draws.
+describe("metrics arithmetic", () => {
+  it("parses Prometheus text, sums the write operations and interpolates p99", async () => {
+    const { parsePrometheus, writeTotals, quantile } = await import("../../crates/server/console/metrics.js");
+    const text = [
+      "# HELP podium_operations_total Operations",
+      "# TYPE podium_operations_total counter",
+      'podium_operations_total{op="submit",protocol="http",status="ok"} 90',
+      'podium_operations_total{op="submit",protocol="resp",status="error"} 10',
+      'podium_operations_total{op="top",protocol="http",status="ok"} 500',
+      'podium_operation_seconds_bucket{op="submit",protocol="http",le="0.001"} 50',
+      'podium_operation_seconds_bucket{op="submit",protocol="http",le="0.01"} 90',
+      'podium_operation_seconds_bucket{op="submit",protocol="http",le="+Inf"} 100',
+      'podium_operation_seconds_bucket{op="top",protocol="http",le="+Inf"} 500',
+      'podium_board_members{board="a \\"quoted\\" name"} 3',
+    ].join("\n");
+    const samples = parsePrometheus(text);
+    assert.equal(samples.length, 8, "comments skipped");
+    assert.equal(samples[7].labels.board, 'a "quoted" name');
+    const t = writeTotals(samples);
+    assert.equal(t.ops, 100, "reads are not writes; errors are");
+    assert.deepEqual([...t.buckets.entries()], [[0.001, 50], [0.01, 90], [Infinity, 100]]);
+    assert.equal(quantile(0.5, t.buckets), 0.001);
+    assert.ok(Math.abs(quantile(0.7, t.buckets) - 0.0055) < 1e-12, "linear inside the bucket");
+    assert.equal(quantile(0.99, t.buckets), 0.01, "the open bucket answers its lower bound");
+    assert.equal(quantile(0.99, new Map([[0.1, 0], [Infinity, 0]])), null, "no writes, no latency");
+    assert.equal(writeTotals(parsePrometheus("podium_connections 1\n")), null);
   });
 });

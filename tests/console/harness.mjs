@@ -90,11 +90,10 @@ const TYPES = { ".html": "text/html; charset=utf-8", ".css": "text/css; charset=
 
 /**
  * The development server: the console directory at /console/ with the CSP
- * header, everything else proxied to podium (streams included). While the
- * binary under it has no /v1/key yet, it answers that route itself from the
- * keys it was given, so the console's code is the final one.
+ * header, everything else proxied to podium (streams included), so the
+ * console's files can change without a new binary.
  */
-export async function startDevServer(dir, upstream, keys) {
+export async function startDevServer(dir, upstream) {
   const [uhost, uport] = upstream.split(":");
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, "http://x");
@@ -114,10 +113,6 @@ export async function startDevServer(dir, upstream, keys) {
       return res.end(fs.readFileSync(file));
     }
     const up = http.request({ host: uhost, port: +uport, method: req.method, path: req.url, headers: req.headers }, (ur) => {
-      if (url.pathname === "/v1/key" && ur.statusCode === 404) {
-        ur.resume();
-        return emulateKey(req, res, keys);
-      }
       res.writeHead(ur.statusCode, ur.headers);
       ur.pipe(res);
     });
@@ -131,17 +126,6 @@ export async function startDevServer(dir, upstream, keys) {
   servers.add(server);
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
   return `127.0.0.1:${server.address().port}`;
-}
-
-function emulateKey(req, res, keys) {
-  const given = (req.headers.authorization || "").replace(/^Bearer /, "");
-  const found = keys.map((k) => k.split(":")).find(([key]) => key === given);
-  if (keys.length && !found) {
-    res.writeHead(401, { "Content-Type": "application/json" });
-    return res.end(JSON.stringify({ error: { code: "unauthorized", message: "a valid API key is required" } }));
-  }
-  res.writeHead(200, { "Content-Type": "application/json" });
-  res.end(JSON.stringify({ keys: keys.length > 0, scope: found ? found[1] : "admin" }));
 }
 
 /** A JSON client for seeding and checking, with one key. */
