@@ -114,7 +114,9 @@ export function metricsPanel(signal) {
           if (points.length > KEEP_POINTS) points.shift();
           rateEl.textContent = rate.toFixed(1);
           p99El.textContent = p99 === null ? "–" : fmtSeconds(p99);
-          noteEl.textContent = `Last ${Math.round((points.length * POLL_MS) / 1000)} s, every 2 s.`;
+          const peakRate = Math.max(...points.map((p) => p.rate));
+          const peakP99 = Math.max(0, ...points.map((p) => p.p99 || 0));
+          noteEl.textContent = `Last ${Math.round((points.length * POLL_MS) / 1000)} s · peaks ${peakRate.toFixed(1)}/s, ${fmtSeconds(peakP99)}`;
           draw(svg, points);
         }
         prev = { t, ops: totals.ops, buckets: totals.buckets };
@@ -140,7 +142,8 @@ function fmtSeconds(s) {
 function draw(svg, points) {
   const W = 300;
   const H = 120;
-  const n = KEEP_POINTS;
+  // The time axis spans at least a minute and grows to five as samples come.
+  const n = Math.min(KEEP_POINTS, Math.max(30, points.length));
   const x = (i) => W - ((points.length - 1 - i) * W) / (n - 1);
   const line = (vals, cls) => {
     const max = Math.max(1e-9, ...vals.filter((v) => v !== null));
