@@ -40,8 +40,8 @@ function track(child, name) {
 }
 
 /** Starts podium; resolves with its HTTP address once it says it listens. */
-export async function startPodium(bin, { dataDir, keys, backend }) {
-  const port = await freePort();
+export async function startPodium(bin, { dataDir, keys, backend, port }) {
+  port = port || (await freePort());
   const args = ["serve", "--data-dir", dataDir, "--http", `127.0.0.1:${port}`, "--rpc", "off", "--resp", "off",
     "--log-level", "warn"];
   for (const k of keys) args.push("--api-key", k);
@@ -63,7 +63,19 @@ export async function startPodium(bin, { dataDir, keys, backend }) {
       reject(new Error(`podium exited with ${code} before listening\n` + child.lastStderr()));
     });
   });
-  return { addr, child };
+  return { addr, child, stop: (signal) => stop(child, signal) };
+}
+
+function stop(c, signal = "SIGTERM") {
+  return new Promise((resolve) => {
+    if (c.exitCode !== null || c.signalCode !== null) return resolve();
+    const hard = setTimeout(() => c.kill("SIGKILL"), 5000);
+    c.once("exit", () => {
+      clearTimeout(hard);
+      resolve();
+    });
+    c.kill(signal);
+  });
 }
 
 export async function startRedis() {
@@ -115,6 +127,9 @@ export async function startDevServer(dir, upstream) {
     const up = http.request({ host: uhost, port: +uport, method: req.method, path: req.url, headers: req.headers }, (ur) => {
       res.writeHead(ur.statusCode, ur.headers);
       ur.pipe(res);
+      // An upstream that dies mid-stream must drop the browser's stream too, as podium's own would.
+      ur.on("aborted", () => res.destroy());
+      ur.on("error", () => res.destroy());
     });
     up.on("error", (e) => {
       res.writeHead(502);
@@ -154,15 +169,7 @@ export async function stopAll() {
     s.close();
   }
   servers.clear();
-  await Promise.all([...children].map((c) => new Promise((resolve) => {
-    if (c.exitCode !== null || c.signalCode !== null) return resolve();
-    const hard = setTimeout(() => c.kill("SIGKILL"), 5000);
-    c.once("exit", () => {
-      clearTimeout(hard);
-      resolve();
-    });
-    c.kill("SIGTERM");
-  })));
+  await Promise.all([...children].map((c) => stop(c)));
 }
 
 // A test runner that dies before its after() hook must not leave servers behind.
