@@ -213,6 +213,11 @@ describe("web console", { skip, timeout: 300000 }, () => {
       await server.stop("SIGKILL");
       server = await startPodium(BIN, { dataDir, keys: KEYS, backend, port: Number(addr.split(":")[1]) });
     };
+    if (!CONSOLE_DIR) {
+      const res = await fetch(`http://${addr}/console/app.js`);
+      assert.equal(res.status, 200, `${BIN} serves no console app.js: rebuild it with crates/server/console, or set PODIUM_CONSOLE_DIR`);
+      assert.match(res.headers.get("content-security-policy") || "", /script-src 'self'/, "the console is served with its CSP");
+    }
     return { origin: CONSOLE_DIR ? await startDevServer(CONSOLE_DIR, addr) : addr, call: c, restart };
   }
 

@@ -100,6 +100,11 @@ document.getElementById("forget-key").addEventListener("click", () => {
   checkKey();
 });
 window.addEventListener("hashchange", route);
+// The address's hash is the router's, so the skip link moves focus instead of following its href.
+document.querySelector(".skip").addEventListener("click", (e) => {
+  e.preventDefault();
+  view.focus();
+});
 
 keyInput.value = getKey();
 checkKey();
