@@ -63,6 +63,12 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(SHOTS, name + ".png") });
 }
 
+/** No value printed as JavaScript's placeholders for a missing one. */
+async function assertClean(page, where) {
+  const text = await page.innerText("main");
+  assert.doesNotMatch(text, /\b(null|undefined|NaN|\[object Object\])\b/, `${where} shows a missing value`);
+}
+
 async function useKey(page, key, scopeText) {
   await page.fill("#key", key);
   await page.click("#key-form button[type=submit]");
@@ -88,6 +94,7 @@ async function readFlow(page, { origin, call, restart }, label) {
   assert.equal(await firstRank(page), "1");
   assert.equal(await page.locator("table.entries tbody tr[data-member]").count(), 25);
   assert.equal(await page.locator("table.entries tbody tr").first().getAttribute("data-member"), "p250");
+  await assertClean(page, "board");
 
   await page.click(".pager a[rel=next]");
   await page.waitForFunction(() => location.hash.includes("page=2"));
@@ -104,6 +111,7 @@ async function readFlow(page, { origin, call, restart }, label) {
   assert.deepEqual(found, [...found].sort((a, b) => a - b), "search results in rank order");
   const expected = await call("GET", "/v1/boards/arena/search?q=mira&limit=100");
   assert.deepEqual(found, expected.entries.map((e) => e.rank));
+  await assertClean(page, "search");
   if (label === "embedded") await shot(page, "search");
 
   const member = await page.locator("table.entries tbody tr[data-member]").nth(2).getAttribute("data-member");
@@ -114,10 +122,12 @@ async function readFlow(page, { origin, call, restart }, label) {
   assert.deepEqual(data, truth.data, "member data shown");
   const pct = await call("GET", `/v1/boards/arena/percentile/${member}`);
   assert.ok((await page.textContent(".facts")).includes(`${pct.percentile.toFixed(2)} %`), "percentile shown");
+  await assertClean(page, "member");
   if (label === "embedded") await shot(page, "member");
 
   await page.click("a >> text=Show on its page");
   await page.waitForSelector("tr.hit");
+  await assertClean(page, "around");
   assert.equal(await page.locator("tr.hit").getAttribute("data-member"), member, "the member's row is marked");
   assert.ok((await ranks(page)).includes(truth.rank));
 
@@ -164,6 +174,7 @@ async function liveFlow(page, { origin, call, restart }, label) {
   }
   await page.waitForTimeout(300);
   assert.deepEqual(await box(), before, "live updates moved nothing");
+  await assertClean(page, "live view");
   if (label === "embedded") await shot(page, "live");
 
   // A dropped stream comes back by itself: the server restarts and a write made after it arrives.
@@ -242,6 +253,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
     assert.ok(await page.isVisible(".message.error"), "the server's 401 message is shown");
     await useKey(page, ADMIN, "scope: admin");
     await page.waitForSelector(".board-card");
+    await assertClean(page, "boards");
     await shot(page, "boards");
     await page.context().close();
   });
@@ -283,6 +295,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await page.waitForSelector(".archives-table a");
     const archive = await page.textContent(".archives-table a");
     assert.match(archive, /^weekly@/);
+    await assertClean(page, "archives");
     await shot(page, "archives");
     await page.click(".archives-table a");
     await page.waitForSelector(".badge >> text=read-only archive");

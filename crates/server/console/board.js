@@ -76,7 +76,7 @@ export async function boardPage(view, { board, params, navigate, refresh }) {
   const forms = h("div", { class: "tools" },
     formOf("search", "Search names", "q", q, "Search", (v) => navigate(v ? boardHref(board, "", "q=" + encodeURIComponent(v)) : boardHref(board))),
     formOf("find", "Find a member (id)", "member", around, "Show page", (v) => v && navigate(boardHref(board, "", "around=" + encodeURIComponent(v)))));
-  view.replaceChildren(boardHeader(info, navigate, refresh), forms, pager, ...body);
+  view.replaceChildren(...[boardHeader(info, navigate, refresh), forms, pager, ...body].filter(Boolean));
 }
 
 function formOf(id, label, name, value, button, submit) {
