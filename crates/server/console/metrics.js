@@ -142,8 +142,8 @@ function fmtSeconds(s) {
 function draw(svg, points) {
   const W = 300;
   const H = 120;
-  // The time axis spans at least a minute and grows to five as samples come.
-  const n = Math.min(KEEP_POINTS, Math.max(30, points.length));
+  // The time axis spans at least 40 s and grows to five minutes as samples come.
+  const n = Math.min(KEEP_POINTS, Math.max(20, points.length));
   const x = (i) => W - ((points.length - 1 - i) * W) / (n - 1);
   const line = (vals, cls) => {
     const max = Math.max(1e-9, ...vals.filter((v) => v !== null));
