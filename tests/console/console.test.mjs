@@ -308,7 +308,8 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await page.click("button[data-action=create-board]");
     await page.fill("#dlg-board", "sprint");
     await page.fill("#dlg-config", JSON.stringify({ order: "asc", ranking: "competition" }));
-    await page.click("dialog button.primary");
+    await page.focus("#dlg-board");
+    await page.keyboard.press("Enter");
     await page.waitForFunction(() => location.hash === "#/board/sprint");
     await page.waitForSelector(".facts >> text=asc, competition");
     await page.context().close();

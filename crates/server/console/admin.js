@@ -34,7 +34,8 @@ export function confirmDialog({ title, text, confirmLabel, danger, typeToConfirm
   }
   const form = h("form", { method: "dialog" }, body,
     h("div", { class: "dialog-actions" },
-      h("button", { type: "submit", value: "cancel", formnovalidate: true }, "Cancel"), confirmBtn));
+      // Not a submit button: Enter in a field submits with the first one, which must be the confirmation.
+      h("button", { type: "button", onclick: () => dialog.close("cancel") }, "Cancel"), confirmBtn));
   dialog.replaceChildren(form);
   dialog.setAttribute("aria-labelledby", "confirm-title");
   dialog.returnValue = "";
