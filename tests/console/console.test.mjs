@@ -382,7 +382,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
   });
 
   it("shows the same pages on the Redis backend", { skip: !onPath("redis-server") && "redis-server is not on PATH" }, async () => {
-    const redis = await startRedis();
+    const redis = await startRedis(mkTmp());
     const r = await serve(redis.url);
     await r.call("DELETE", "/v1/boards/weekly");
     const page = await newPage();

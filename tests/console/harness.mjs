@@ -78,9 +78,9 @@ function stop(c, signal = "SIGTERM") {
   });
 }
 
-export async function startRedis() {
+export async function startRedis(dir) {
   const port = await freePort();
-  const child = track(spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+  const child = track(spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir],
     { stdio: ["ignore", "pipe", "pipe"] }), "redis-server");
   await new Promise((resolve, reject) => {
     let out = "";

@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
-# Runs the web console's browser test: installs its one npm package from the
-# lock file, then drives the console in Chromium against the podium binary
-# (PODIUM_BIN, default target/release/podium).
+# The web console's test: installs playwright-core from package-lock.json
+# (no browser is downloaded: it drives Debian's /usr/bin/chromium), then runs
+# console.test.mjs against the podium binary ($PODIUM_BIN, default
+# target/release/podium). PODIUM_CONSOLE_DIR serves the console's files from
+# a directory instead of the binary's; PODIUM_TEST_BROWSER=require fails
+# rather than skips without Chromium. Exits with the test's status.
 set -euo pipefail
-cd "$(dirname "$0")"
-npm ci --no-audit --no-fund
-cd ../..
-set +e
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+export PODIUM_BIN="${PODIUM_BIN:-$root/target/release/podium}"
+
+if [ ! -x "$PODIUM_BIN" ]; then
+    echo "run-tests.sh: no podium binary at $PODIUM_BIN (cargo build --release, or set PODIUM_BIN)" >&2
+    exit 1
+fi
+cd "$here"
+npm ci --no-audit --no-fund --no-progress
+cd "$root"
 node --test --test-concurrency=1 tests/console/console.test.mjs
-exit $?
