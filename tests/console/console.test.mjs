@@ -273,8 +273,13 @@ describe("web console", { skip, timeout: 300000 }, () => {
 
   it("resets a board through the confirmation dialog and lists its archive", async () => {
     const page = await newPage();
-    await page.goto(`http://${origin}/console/#/board/weekly`);
+    await page.goto(`http://${origin}/console/#/board/weekly/member/w19`);
     await useKey(page, ADMIN, "scope: admin");
+    await page.click("button[data-action=remove-member]");
+    await page.click("dialog button.danger");
+    await page.waitForFunction(() => location.hash === "#/board/weekly");
+    await page.waitForSelector(".message.note >> text=removed");
+    assert.equal((await call("GET", "/v1/boards/weekly")).members, 19, "the member was removed");
     await page.waitForSelector("table.entries tbody tr[data-member]");
     const reset = page.locator("button[data-action=reset]");
     await reset.click();
@@ -282,7 +287,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await page.keyboard.press("Escape");
     await page.waitForFunction(() => !document.querySelector("dialog").open);
     assert.equal(await page.evaluate(() => document.activeElement.dataset.action), "reset", "focus returns to the button");
-    assert.equal((await call("GET", "/v1/boards/weekly")).members, 20, "Escape changed nothing");
+    assert.equal((await call("GET", "/v1/boards/weekly")).members, 19, "Escape changed nothing");
 
     await reset.click();
     const confirm = page.locator("dialog button.danger");
@@ -301,7 +306,7 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await shot(page, "archives");
     await page.click(".archives-table a");
     await page.waitForSelector(".badge >> text=read-only archive");
-    assert.equal(await page.locator("table.entries tbody tr[data-member]").count(), 20);
+    assert.equal(await page.locator("table.entries tbody tr[data-member]").count(), 19);
     assert.equal(await page.locator("button[data-action=reset]").count(), 0, "an archive cannot be reset");
 
     await page.goto(`http://${origin}/console/#/boards`);
@@ -312,6 +317,23 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await page.keyboard.press("Enter");
     await page.waitForFunction(() => location.hash === "#/board/sprint");
     await page.waitForSelector(".facts >> text=asc, competition");
+
+    await page.click("button[data-action=reconfigure]");
+    assert.equal(JSON.parse(await page.inputValue("#dlg-config")).order, "asc", "the current config to edit");
+    await page.fill("#dlg-config", JSON.stringify({ order: "desc", ranking: "dense" }));
+    await page.click("dialog button.primary");
+    await page.waitForSelector(".facts >> text=desc, dense");
+    await page.click("button[data-action=reconfigure]");
+    await page.fill("#dlg-config", "{ not json");
+    await page.click("dialog button.primary");
+    await page.waitForSelector(".message.error");
+
+    await page.click("button[data-action=delete]");
+    await page.fill("#dlg-confirm-name", "sprint");
+    await page.click("dialog button.danger");
+    await page.waitForFunction(() => location.hash === "#/boards");
+    await page.waitForSelector(".board-card");
+    assert.ok(!(await page.$$eval(".board-card h3", (hs) => hs.map((x) => x.textContent))).includes("sprint"), "deleted");
     await page.context().close();
   });
 
@@ -370,6 +392,8 @@ describe("web console", { skip, timeout: 300000 }, () => {
       }));
     }
     for (const want of ["key", "create-board", "arena"]) assert.ok(reached.includes(want), `Tab reaches ${want}: ${reached.join(", ")}`);
+    const outline = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+    assert.notEqual(outline, "none", "the focused element shows it");
     // Enter on a focused board link opens it.
     while (await page.evaluate(() => document.activeElement.textContent.trim()) !== "arena") await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
