@@ -401,6 +401,17 @@ describe("web console", { skip, timeout: 300000 }, () => {
     await page.context().close();
   });
 
+  it("needs no key on a server without keys", async () => {
+    const { addr } = await startPodium(BIN, { dataDir: mkTmp(), keys: [] });
+    const open = CONSOLE_DIR ? await startDevServer(CONSOLE_DIR, addr) : addr;
+    const page = await newPage();
+    await page.goto(`http://${open}/console/`);
+    await page.waitForFunction(() => document.getElementById("scope").textContent === "no keys on this server");
+    await page.waitForSelector("text=No boards yet");
+    assert.ok(await page.locator("button[data-action=create-board]").isEnabled(), "everything is allowed");
+    await page.context().close();
+  });
+
   it("shows no script or content-security-policy errors", () => {
     assert.deepEqual(pageErrors, []);
   });
