@@ -37,6 +37,11 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet msgpack 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages msgpack
     fi
+    # /metrics read by Prometheus's own parser (crates/server/tests/metrics_python.rs).
+    if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
+        PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'prometheus_client>=0.20' 2>/dev/null ||
+            PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'prometheus_client>=0.20'
+    fi
     # redis-py's own test suite (tests/ of its source distribution, which
     # PyPI's wheel leaves out), run against podium and redis-server by
     # crates/server/tests/resp_clients.rs; it imports the `redis` package
@@ -121,3 +126,10 @@ echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
 # Its dev dependencies from its lock file, under clients/typescript/node_modules
 # (never committed); the tests start the release `podium`.
 PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh
+
+echo "== Web console (tests/console: headless Chromium against podium serve)"
+# playwright-core from its lock file under tests/console/node_modules (never
+# committed), driving Debian's chromium installed above; the test starts the
+# release `podium` (with the console compiled in) and, when redis-server is
+# there, runs its read pages again on the Redis backend.
+PODIUM_TEST_BROWSER=require tests/console/run-tests.sh

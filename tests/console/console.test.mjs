@@ -294,7 +294,8 @@ describe("web console", { skip, timeout: 300000 }, () => {
     assert.ok(await confirm.isDisabled(), "confirm waits for the board's name");
     await page.fill("#dlg-confirm-name", "weekly");
     await confirm.click();
-    await page.waitForSelector(".message.note");
+    // The note of the removal above may still be up: wait for the reset's.
+    await page.waitForSelector(".message.note >> text=archive");
     assert.match(await page.textContent(".message"), /archive “weekly@/);
     assert.equal((await call("GET", "/v1/boards/weekly")).members, 0);
 

@@ -133,8 +133,13 @@ class AsyncClient:
     # --- server -----------------------------------------------------------------
 
     async def healthz(self) -> Dict[str, Any]:
-        """``{"status": "ok", "backend": ...}`` while the server and its storage are up."""
+        """``{"status": "ok", "backend": ..., "version": ..., "commit": ...}`` while the server and its storage are up."""
         return await self._run(ops.healthz())
+
+    async def key_info(self) -> Dict[str, Any]:
+        """``{"keys": bool, "scope": "read"|"write"|"admin"}``: the scope of this client's key
+        (``admin`` on a server without keys)."""
+        return await self._run(ops.key_info())
 
     async def openapi(self) -> Dict[str, Any]:
         """The server's OpenAPI document."""

@@ -325,26 +325,29 @@ class BoardInfo:
     archive_of: Optional[str] = None
     period: Optional[str] = None
     created: Optional[bool] = None
+    #: When the board's schedule resets it next (RFC 3339, UTC), on a board with one.
+    next_reset: Optional[str] = None
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "BoardInfo":
         return cls(
             d["board"], d["members"], d["read_only"], d["heap_bytes"], dict(d["config"]),
-            d.get("archive_of"), d.get("period"), d.get("created"),
+            d.get("archive_of"), d.get("period"), d.get("created"), d.get("next_reset"),
         )
 
 
 @dataclass(frozen=True)
 class BoardSummary:
-    """A board of the list: its name and size, and for an archive the board it archives."""
+    """A board of the list: its name, size and memory, and for an archive the board it archives."""
 
     board: str
     members: int
     archive_of: Optional[str] = None
+    heap_bytes: int = 0
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "BoardSummary":
-        return cls(d["board"], d["members"], d.get("archive_of"))
+        return cls(d["board"], d["members"], d.get("archive_of"), d.get("heap_bytes", 0))
 
 
 @dataclass(frozen=True)

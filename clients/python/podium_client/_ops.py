@@ -61,6 +61,10 @@ def healthz() -> Call[Dict[str, Any]]:
     return Call("GET", "/healthz", dict)
 
 
+def key_info() -> Call[Dict[str, Any]]:
+    return Call("GET", "/v1/key", dict)
+
+
 def openapi() -> Call[Dict[str, Any]]:
     return Call("GET", "/openapi.json", dict)
 

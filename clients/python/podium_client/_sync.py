@@ -115,8 +115,13 @@ class Client:
     # --- server -----------------------------------------------------------------
 
     def healthz(self) -> Dict[str, Any]:
-        """``{"status": "ok", "backend": ...}`` while the server and its storage are up."""
+        """``{"status": "ok", "backend": ..., "version": ..., "commit": ...}`` while the server and its storage are up."""
         return self._run(ops.healthz())
+
+    def key_info(self) -> Dict[str, Any]:
+        """``{"keys": bool, "scope": "read"|"write"|"admin"}``: the scope of this client's key
+        (``admin`` on a server without keys)."""
+        return self._run(ops.key_info())
 
     def openapi(self) -> Dict[str, Any]:
         """The server's OpenAPI document."""

@@ -17,6 +17,7 @@ from podium_client import AsyncClient, Client, Forbidden, PodiumError, Transport
 # Each operation of /openapi.json, by operationId, and the client methods that perform it.
 OPERATIONS: Dict[str, List[str]] = {
     "healthz": ["healthz"],
+    "key_info": ["key_info"],
     "metrics": ["metrics"],
     "openapi": ["openapi"],
     "boards": ["boards", "archives"],
@@ -128,6 +129,9 @@ def test_api_keys(tmp_path: Path) -> None:
             assert (e.value.code, e.value.status) == ("unauthorized", 401)
             with pytest.raises(Unauthorized):
                 Client(srv.url, "x" * 20).boards()
+            assert [c.key_info()["scope"] for c in (r, w, a)] == ["read", "write", "admin"]
+            with pytest.raises(Unauthorized):
+                anon.key_info()
             a.put_board("b")
             w.submit("b", "ann", 1)
             assert r.top("b").entries[0].member == "ann"

@@ -140,6 +140,7 @@ export type ResetResult = Schemas["ResetOut"];
 export type ResortStatus = Schemas["ResortOut"];
 export type ImportResult = Schemas["ImportOut"];
 export type Health = paths["/healthz"]["get"]["responses"][200]["content"]["application/json"];
+export type KeyInfo = paths["/v1/key"]["get"]["responses"][200]["content"]["application/json"];
 
 /** One entry of a `submitMany` that the server refused; the others still apply. */
 export interface SubmitFailure {
@@ -561,6 +562,12 @@ export class PodiumClient {
   /** `GET /healthz`. */
   healthz(): Promise<Health> {
     return this.json("GET", "/healthz");
+  }
+
+  /** `GET /v1/key`: whether keys are configured and this client's key's scope
+   * (`admin` on a server without keys). */
+  keyInfo(): Promise<KeyInfo> {
+    return this.json("GET", "/v1/key");
   }
 
   /** The server's OpenAPI document. */

@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Text exposition format: podium_http_requests_total{route,method,status}, podium_http_request_seconds{route,method}, podium_board_members{board}, podium_search_index_bytes{board}, podium_archives{board}, podium_archive_members{board}, podium_archive_search_index_bytes{board} (series of existing boards only; archives summed per board they archive), podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): [5e-5, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0].
+         * @description Text exposition format: podium_http_requests_total{route,method,status}, podium_http_request_seconds{route,method}, podium_operations_total{op,protocol,status}, podium_operation_seconds{op,protocol}, podium_rpc_requests_total{method,status}, podium_rpc_request_seconds{method}, podium_resp_commands_total{command,status}, podium_resp_command_seconds{command}, podium_board_members{board}, podium_board_heap_bytes{board}, podium_search_index_bytes{board}, podium_archives{board}, podium_archive_members{board}, podium_archive_heap_bytes{board}, podium_archive_search_index_bytes{board} (series of existing boards only; archives summed per board they archive), podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): [5e-5, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0].
          */
         get: operations["metrics"];
         put?: never;
@@ -447,6 +447,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The presented key's scope
+         * @description Whether API keys are configured, and the scope of the key this request presents (with no keys configured, every request may do everything: scope admin). The web console asks it to show what the key may do.
+         */
+        get: operations["key_info"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -502,6 +522,11 @@ export interface components {
             created?: boolean;
             heap_bytes: number;
             members: number;
+            /**
+             * Format: date-time
+             * @description When the board's schedule resets it next (UTC), on a board with one
+             */
+            next_reset?: string;
             /** @description The reset period the board is in */
             period?: string;
             read_only: boolean;
@@ -511,6 +536,8 @@ export interface components {
                 /** @description On an archive only: the board it archives */
                 archive_of?: string;
                 board: string;
+                /** @description Heap bytes of the board's structures, its search index included */
+                heap_bytes: number;
                 members: number;
             }[];
         };
@@ -823,8 +850,11 @@ export interface operations {
                     "application/json": {
                         /** @enum {string} */
                         backend: "embedded" | "redis";
+                        /** @description git's short hash of the source, or unknown */
+                        commit: string;
                         /** @constant */
                         status: "ok";
+                        version: string;
                     };
                 };
             };
@@ -1677,6 +1707,33 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TopOut"];
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    key_info: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key's scope */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        keys: boolean;
+                        /** @enum {string} */
+                        scope: "read" | "write" | "admin";
+                    };
                 };
             };
             401: components["responses"]["Error"];

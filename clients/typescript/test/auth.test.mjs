@@ -17,6 +17,11 @@ test("api keys: read, write and admin scopes", async () => {
     assert.equal((await anon.healthz()).status, "ok"); // open
     await assert.rejects(anon.boards(), is("unauthorized", 401));
     await assert.rejects(new PodiumClient({ baseUrl: srv.url, apiKey: "x".repeat(20) }).boards(), is("unauthorized", 401));
+    assert.deepEqual(
+      await Promise.all([r, w, a].map(async (c) => (await c.keyInfo()).scope)),
+      ["read", "write", "admin"],
+    );
+    await assert.rejects(anon.keyInfo(), is("unauthorized", 401));
     await a.putBoard("b");
     await w.submit("b", "ann", 1);
     assert.equal((await r.top("b")).entries[0].member, "ann");

@@ -17,6 +17,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // Each operation of /openapi.json and the methods that call it.
 const OPERATIONS = {
   healthz: ["healthz"],
+  key_info: ["keyInfo"],
   metrics: ["metrics"],
   openapi: ["openapi"],
   boards: ["boards", "archives"],

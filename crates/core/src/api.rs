@@ -731,6 +731,9 @@ pub struct BoardOut {
     /// The reset period the board is in, when it has a reset schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<String>,
+    /// When its schedule resets it next (RFC 3339, UTC), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_reset: Option<String>,
     /// `board_update` (PUT): whether it created the board.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created: Option<bool>,
@@ -760,6 +763,10 @@ pub struct BoardSize {
     /// The board this one is an archive of, when it is an archive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive_of: Option<String>,
+    /// Heap bytes of the board's structures (its search index included),
+    /// as `board_info` gives them.
+    #[serde(default)]
+    pub heap_bytes: u64,
 }
 
 /// `reset`.

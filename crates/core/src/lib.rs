@@ -5,8 +5,8 @@
 //! every engine implements (`backend`) and the Redis data model an engine
 //! may serve in process (`keystore`), the token buckets of the rate
 //! limits (`rate`), the per-thread counters of hot paths (`counters`)
-//! and the per-member submission limit every engine is held to
-//! (`member_limits`).
+//! and the write policy every engine is held to: the per-member
+//! submission limit and whether writes create boards (`write_policy`).
 
 pub mod api;
 pub mod backend;
@@ -17,10 +17,10 @@ pub mod error;
 pub mod events;
 pub mod json;
 pub mod keystore;
-pub mod member_limits;
 pub mod memory;
 pub mod op;
 pub mod ops;
 pub mod rate;
 pub mod schedule;
 pub mod score;
+pub mod write_policy;

@@ -58,6 +58,9 @@ ops! {
     /// A Redis connection's own state, touching no data (PING, SELECT,
     /// CLIENT, COMMAND, CONFIG GET, MULTI/EXEC/DISCARD): any key.
     Connection = "connection", READ;
+    /// The scope of the key a request presents (the web console asks, to
+    /// show what the key may do).
+    KeyInfo = "key_info", READ;
     /// Server statistics (`/metrics`, Redis INFO).
     Metrics = "metrics", READ;
     /// Listing boards (Redis KEYS, SCAN, DBSIZE).

@@ -125,6 +125,11 @@ pub fn period_label(reset: &Reset, t: DateTime<Utc>) -> Option<String> {
     }
 }
 
+/// [`next_reset`] as board info gives it: RFC 3339 in UTC, to the second.
+pub fn next_reset_text(reset: &Reset, t: DateTime<Utc>) -> Option<String> {
+    next_reset(reset, t).map(|n| n.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+}
+
 /// When the period containing `t` ends (the next reset instant strictly after
 /// `t`), or None for Reset::Never, for an invalid cron expression, and for an
 /// instant past the last one the calendar arithmetic can represent.

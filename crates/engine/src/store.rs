@@ -318,18 +318,18 @@ impl Store {
 
     /// Every board with its size and, for an archive, the board it is an
     /// archive of; by name.
-    pub fn list_with_archives(&self) -> Vec<(String, u64, Option<String>)> {
+    pub fn list_with_archives(&self) -> Vec<(String, u64, Option<String>, u64)> {
         let refs: Vec<(Arc<str>, BoardRef)> = self
             .boards
             .iter()
             .map(|e| (e.key().clone(), e.value().clone()))
             .collect();
-        let mut out: Vec<(String, u64, Option<String>)> = refs
+        let mut out: Vec<(String, u64, Option<String>, u64)> = refs
             .into_iter()
             .map(|(n, b)| {
                 let g = b.read();
                 let of = g.archive_of().map(|a| a.board.clone());
-                (n.to_string(), g.len() as u64, of)
+                (n.to_string(), g.len() as u64, of, g.heap_bytes() as u64)
             })
             .collect();
         out.sort();

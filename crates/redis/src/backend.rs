@@ -197,7 +197,9 @@ impl Backend for RedisBackend {
     }
 
     async fn reset(&self, req: &Reset) -> Result<ResetOut, ApiError> {
-        self.reset_board(&req.board).await
+        let out = self.reset_board(&req.board).await?;
+        tracing::info!(board = %out.board, archive = %out.archive, members = out.archived, "board reset");
+        Ok(out)
     }
 
     async fn combine(&self, req: &Combine) -> Result<CombineOut, ApiError> {
@@ -227,6 +229,7 @@ impl Backend for RedisBackend {
                     board,
                     members: out.members,
                     archive_of: out.archive_of,
+                    heap_bytes: out.heap_bytes,
                 }),
                 // Listed but not (or no longer) created: see `keys::REGISTRY`.
                 Err(e) if e.code == Code::BoardNotFound => {}

@@ -195,6 +195,9 @@ impl RedisBackend {
         let config: serde_json::Value =
             serde_json::from_str(&json).map_err(|_| protocol("config"))?;
         let read_only = int(&a[1])? == 1;
+        let next_reset = BoardConfig::from_json(&config)
+            .ok()
+            .and_then(|c| podium_core::schedule::next_reset_text(&c.reset, self.now()));
         Ok((
             BoardOut {
                 board: board.to_string(),
@@ -204,6 +207,7 @@ impl RedisBackend {
                 archive_of: archive_of(board, &json, read_only),
                 config,
                 period: a.get(4).and_then(text),
+                next_reset,
                 created: None,
             },
             json,

@@ -39,7 +39,7 @@ function boardHeader(info, navigate, refresh) {
       !archive && ["Reset", cfg.reset && cfg.reset !== "never" ? `${cfg.reset}${info.period ? " · period " + info.period : ""}` : "never"],
       !archive && info.next_reset && ["Next reset", String(info.next_reset)],
       cfg.sort && ["Sort keys", cfg.sort.map((k) => `${k.key} ${k.order || "desc"}`).join(", ")],
-      info.memory_bytes !== undefined && ["Memory", fmtBytes(info.memory_bytes)],
+      info.heap_bytes !== undefined && ["Memory", fmtBytes(info.heap_bytes)],
     ]),
     h("div", { class: "actions" }, links, admin));
 }

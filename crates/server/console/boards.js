@@ -40,7 +40,7 @@ function boardCard(b, info, archives, gone) {
     info && ["Order", `${cfg.order || "desc"}, ${cfg.ranking || "unique"} ranks`],
     info && ["Reset", cfg.reset && cfg.reset !== "never" ? `${cfg.reset}${info.period ? " (period " + info.period + ")" : ""}` : "never"],
     info && info.next_reset && ["Next reset", String(info.next_reset)],
-    info && info.memory_bytes !== undefined && ["Memory", fmtBytes(info.memory_bytes)],
+    info && info.heap_bytes !== undefined && ["Memory", fmtBytes(info.heap_bytes)],
     ["Archives", fmtInt(archives.length)],
   ]);
   return h("li", { class: "board-card" },

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use podium_cli as client;
 use podium_engine::hugepages::HugePages;
 use podium_engine::used::Used;
-use podium_server::settings::{ServeArgs, Settings};
+use podium_server::settings::{LogFormat, ServeArgs, Settings};
 use std::alloc::System;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ use std::process::ExitCode;
 static GLOBAL: Used<HugePages<System>> = Used::new(HugePages::new(System));
 
 #[derive(Parser, Debug)]
-#[command(name = "podium", version, about = "podium: a leaderboard server")]
+#[command(name = "podium", version = podium_server::VERSION, about = "podium: a leaderboard server")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,6 +47,18 @@ enum Command {
     /// (`podium bench --help` lists the scenarios).
     #[command(disable_help_flag = true)]
     Bench(BenchArgs),
+    /// Print a completion script for SHELL (bash, zsh, fish, elvish,
+    /// powershell), e.g. `podium completions bash > /etc/bash_completion.d/podium`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) of podium and its commands, e.g.
+    /// `podium man | man -l -`; with --dir, write one page a command there.
+    Man {
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
     /// Make a data directory the server refuses to start on usable again:
     /// say what a repair keeps and loses (a dry run), or do it (--apply).
     Repair(RepairArgs),
@@ -88,6 +100,12 @@ fn main() -> ExitCode {
         Command::Watch(a) => done(client::watch(&a)),
         Command::Bench(args) => bench(&args.args),
         Command::Repair(args) => done(repair(&args)),
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "podium", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir } => done(man(dir.as_deref())),
     };
     match result {
         Ok(code) => code,
@@ -105,12 +123,39 @@ fn serve(args: ServeArgs) -> Result<()> {
     let settings = Settings::resolve(&args)?;
     let filter = tracing_subscriber::EnvFilter::try_new(&settings.log_level)
         .with_context(|| format!("--log-level {:?}", settings.log_level))?;
-    tracing_subscriber::fmt()
+    let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_writer(std::io::stderr);
+    match settings.log_format {
+        LogFormat::Text => fmt
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .init(),
+        // One object a line, no colour codes, the span context left out
+        // (podium logs events, not spans).
+        LogFormat::Json => fmt
+            .json()
+            .with_current_span(false)
+            .with_span_list(false)
+            .init(),
+    }
     podium_server::server::run(settings)
+}
+
+/// `podium man`: podium(1) on stdout, or a page a command in `dir`
+/// (podium.1, podium-serve.1, …).
+fn man(dir: Option<&std::path::Path>) -> Result<()> {
+    let cmd = <Cli as clap::CommandFactory>::command();
+    match dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, dir)
+                .with_context(|| format!("cannot write the pages into {}", dir.display()))
+        }
+        None => clap_mangen::Man::new(cmd)
+            .render(&mut std::io::stdout())
+            .context("cannot write the page"),
+    }
 }
 
 fn repair(args: &RepairArgs) -> Result<()> {

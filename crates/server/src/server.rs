@@ -16,8 +16,8 @@ use tokio::net::TcpListener;
 use crate::limits::{ClientGate, ConnLimits, Timeouts};
 use crate::settings::{Settings, DEFAULT_BACKEND};
 use podium_core::backend::Backend;
-use podium_core::member_limits::MemberLimited;
 use podium_core::schedule::{Clock, SystemClock};
+use podium_core::write_policy::{AutoCreate, WritePolicy};
 use podium_redis::RedisBackend;
 use podium_store::service::Service;
 use podium_store::EmbeddedBackend;
@@ -33,6 +33,7 @@ pub fn run(settings: Settings) -> Result<()> {
 }
 
 pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
+    crate::process::started();
     // Installed before anything is announced: a SIGTERM that arrives just
     // after the listening line must still shut down gracefully.
     let shutdown = shutdown_signal()?;
@@ -54,20 +55,25 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // budget is the same whichever protocol it spends it on.
     let rate = Arc::new(crate::rate::RateLimits::from_settings(&settings));
     // Boards' max_submits_per_member, the same on either engine.
-    let limited: Arc<dyn Backend> = Arc::new(MemberLimited::new(engine.backend()));
+    let auto_create = match settings.auto_create {
+        true => AutoCreate::On,
+        false => AutoCreate::Off,
+    };
+    let limited: Arc<dyn Backend> = Arc::new(WritePolicy::new(engine.backend(), auto_create));
     let mut servers = tokio::task::JoinSet::new();
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     if let Some(addr) = settings.http {
         let (listener, local) = bind(addr, "HTTP").await?;
         let app = crate::http::router(
             limited.clone(),
-            crate::http::HttpConfig::new(&settings, rate.clone()),
+            crate::http::HttpConfig::new(&settings, rate.clone(), stop_rx.clone()),
             Some(metrics),
         );
         let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
         let limits = conn_limits("http", timeouts);
         let stop = stop_rx.clone();
-        let by_address = rate.by_address();
+        // The access log names the client too.
+        let by_address = rate.by_address() || settings.access_log;
         servers.spawn(async move {
             crate::http::serve(listener, app, limits, by_address, stop)
                 .await

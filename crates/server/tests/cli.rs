@@ -700,3 +700,186 @@ fn api_keys_from_a_file_stay_out_of_the_command_line() {
     assert!(err.contains("line 1"), "{err}");
     assert!(!err.contains("writer-key"), "the key is shown: {err}");
 }
+
+#[test]
+fn version_names_the_version_and_the_commit() {
+    let (st, out) = run_to_end(&["--version"]);
+    assert!(st.success(), "{out}");
+    let line = out.trim();
+    let rest = line
+        .strip_prefix(&format!("podium {} (", env!("CARGO_PKG_VERSION")))
+        .and_then(|r| r.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        rest == "unknown" || (rest.len() == 12 && rest.bytes().all(|b| b.is_ascii_hexdigit())),
+        "{rest}"
+    );
+}
+
+#[test]
+fn completions_and_manual_pages_cover_every_command() {
+    for (shell, marker) in [
+        ("bash", "_podium()"),
+        ("zsh", "#compdef podium"),
+        ("fish", "complete -c podium"),
+        ("elvish", "edit:completion:arg-completer[podium]"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let (st, out) = run_to_end(&["completions", shell]);
+        assert!(st.success(), "{shell}: {out}");
+        assert!(out.contains(marker), "{shell}: no {marker:?}");
+        for cmd in ["serve", "submit", "top", "import", "watch", "completions"] {
+            assert!(out.contains(cmd), "{shell}: no {cmd}");
+        }
+    }
+    let (st, out) = run_to_end(&["completions", "tcsh"]);
+    assert!(!st.success() && out.contains("invalid value"), "{out}");
+
+    let (st, out) = run_to_end(&["man"]);
+    assert!(st.success(), "{out}");
+    assert!(
+        out.starts_with(".ie") || out.contains(".TH podium 1"),
+        "{out}"
+    );
+    assert!(
+        out.contains("podium\\-serve") || out.contains("podium-serve"),
+        "{out}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let pages = dir.path().join("man1");
+    let (st, out) = run_to_end(&["man", "--dir", pages.to_str().unwrap()]);
+    assert!(st.success(), "{out}");
+    for page in [
+        "podium.1",
+        "podium-serve.1",
+        "podium-submit.1",
+        "podium-man.1",
+    ] {
+        let text =
+            std::fs::read_to_string(pages.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+        assert!(text.contains(".TH"), "{page}");
+    }
+    // The serve page documents the settings.
+    let serve = std::fs::read_to_string(pages.join("podium-serve.1")).unwrap();
+    assert!(
+        serve.contains("data\\-dir") && serve.contains("log\\-format"),
+        "{serve}"
+    );
+}
+
+/// `--log-format json`: every line the server writes to stderr is a JSON
+/// object; `--access-log on` adds one a request, naming it.
+#[test]
+fn json_log_lines_and_the_access_log() {
+    use support::http::Server;
+    let srv = Server::start(&["--log-format", "json", "--access-log", "on"]);
+    let r = srv
+        .http
+        .get(srv.url("/v1/boards/nothing/top"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 404);
+    let r = srv
+        .http
+        .post(srv.url("/v1/boards/weekly/scores"))
+        .body(r#"{"member":"a","score":1}"#)
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = srv
+        .http
+        .post(srv.url("/v1/boards/weekly/reset"))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let mut seen = None;
+    for _ in 0..100 {
+        let log = srv.stderr();
+        if log.contains("/v1/boards/nothing/top") && log.contains("board reset") {
+            seen = Some(log);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let log = seen.unwrap_or_else(|| panic!("no access line in {}", srv.stderr()));
+    let lines: Vec<serde_json::Value> = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(lines.len() >= 2, "{log}");
+    for l in &lines {
+        assert!(l["timestamp"].is_string() && l["level"].is_string(), "{l}");
+        assert!(l["target"].is_string() && l["fields"].is_object(), "{l}");
+    }
+    let access = lines
+        .iter()
+        .find(|l| l["target"] == "podium::access")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(access["level"], "INFO");
+    let f = &access["fields"];
+    assert_eq!(f["method"], "GET");
+    assert_eq!(f["path"], "/v1/boards/nothing/top");
+    assert_eq!(f["status"], 404);
+    assert!(f["ms"].as_f64().is_some_and(|ms| ms >= 0.0), "{f}");
+    assert!(
+        f["peer"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("127.0.0.1:")),
+        "{f}"
+    );
+    // Recovery and resets are logged at info.
+    assert!(
+        lines.iter().any(|l| l["fields"]["message"] == "recovered"),
+        "{log}"
+    );
+    let reset = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "board reset")
+        .unwrap_or_else(|| panic!("{log}"));
+    assert_eq!(reset["level"], "INFO");
+    assert_eq!(reset["fields"]["board"], "weekly");
+    assert_eq!(reset["fields"]["members"], 1);
+}
+
+/// `--auto-create off`: a write to a missing board (HTTP, and the CLI's
+/// `submit` over RPC) answers board_not_found and creates nothing; once
+/// the board is created the same write goes through.
+#[test]
+fn auto_create_off_refuses_writes_to_missing_boards() {
+    let srv = Podium::start(&["--auto-create", "off"]);
+    let body = r#"{"member":"a","score":1}"#;
+    let post = || {
+        reqwest::blocking::Client::new()
+            .post(format!("{}/v1/boards/weekyl/scores", srv.http))
+            .body(body)
+            .send()
+            .unwrap()
+    };
+    let r = post();
+    assert_eq!(r.status(), 404);
+    let e: serde_json::Value = r.json().unwrap();
+    assert_eq!(e["error"]["code"], "board_not_found");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("auto-create is off"),
+        "{e}"
+    );
+    let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "weekyl", "a", "1"]);
+    assert!(!st.success() && out.contains("does not exist"), "{out}");
+    let boards: serde_json::Value = reqwest::blocking::get(format!("{}/v1/boards", srv.http))
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(boards["boards"], serde_json::json!([]));
+    let r = reqwest::blocking::Client::new()
+        .put(format!("{}/v1/boards/weekyl", srv.http))
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    assert_eq!(post().status(), 200);
+    let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "weekyl", "b", "2"]);
+    assert!(st.success(), "{out}");
+}

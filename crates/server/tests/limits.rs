@@ -315,6 +315,84 @@ fn open_connections_are_counted_per_protocol() {
     });
 }
 
+/// `/metrics` as text.
+fn metrics_text(s: &Three) -> String {
+    let mut c = TcpStream::connect(&s.http).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    String::from_utf8_lossy(&read_to_close(&mut c, Duration::from_secs(10))).to_string()
+}
+
+/// A series' value in `text` (`None`: absent).
+fn series(text: &str, name_and_labels: &str) -> Option<f64> {
+    let prefix = format!("{name_and_labels} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+#[test]
+fn operations_are_counted_by_protocol_and_by_command_with_their_latency() {
+    let s = Three::start(&[]);
+    let mut resp = Conn::open(&s.resp);
+    assert_eq!(resp.call(&cmd("ZADD lb 1 a")), b":1\r\n");
+    assert_eq!(resp.call(&cmd("ZADD lb 1 b")), b":1\r\n");
+    assert!(resp.call(&cmd("ZADD lb x c")).starts_with(b"-"));
+    let mut rpc = rpc_open(&s.rpc);
+    rpc_call(&mut rpc, 1, "submit", vec!["lb".into(), entry("c", 3.0)]).unwrap();
+    rpc_call(&mut rpc, 2, "rank", vec!["lb".into(), "nobody".into()]).unwrap_err();
+    let mut web = Http::open(&s.http);
+    let body = r#"{"member":"d","score":4}"#;
+    assert_eq!(
+        web.request("POST", "/v1/boards/lb/scores", body).unwrap().0,
+        200
+    );
+    let bad = r#"{"member":"d","score":"x"}"#;
+    assert_eq!(
+        web.request("POST", "/v1/boards/lb/scores", bad).unwrap().0,
+        400
+    );
+
+    let text = metrics_text(&s);
+    let ops = |protocol: &str, status: &str| {
+        series(
+            &text,
+            &format!("podium_operations_total{{op=\"submit\",protocol=\"{protocol}\",status=\"{status}\"}}"),
+        )
+    };
+    assert_eq!(ops("resp", "ok"), Some(2.0), "{text}");
+    assert_eq!(ops("resp", "error"), Some(1.0));
+    assert_eq!(ops("rpc", "ok"), Some(1.0));
+    assert_eq!(ops("http", "ok"), Some(1.0));
+    assert_eq!(ops("http", "error"), Some(1.0));
+    let rank = r#"podium_operations_total{op="rank",protocol="rpc",status="error"}"#;
+    assert_eq!(series(&text, rank), Some(1.0));
+    let zadd = r#"podium_resp_commands_total{command="zadd",status="ok"}"#;
+    assert_eq!(series(&text, zadd), Some(2.0));
+    let submit = r#"podium_rpc_requests_total{method="submit",status="ok"}"#;
+    assert_eq!(series(&text, submit), Some(1.0));
+    // Histograms: every request in `+Inf`, the count equal to it.
+    for (family, labels, n) in [
+        (
+            "podium_operation_seconds",
+            r#"op="submit",protocol="resp""#,
+            3.0,
+        ),
+        ("podium_rpc_request_seconds", r#"method="submit""#, 1.0),
+        ("podium_resp_command_seconds", r#"command="zadd""#, 3.0),
+    ] {
+        let inf = format!("{family}_bucket{{{labels},le=\"+Inf\"}}");
+        assert_eq!(series(&text, &inf), Some(n), "{inf}");
+        let count = format!("{family}_count{{{labels}}}");
+        assert_eq!(series(&text, &count), Some(n), "{count}");
+        assert!(text.contains(&format!("# HELP {family} ")), "{family}");
+        assert!(
+            text.contains(&format!("# TYPE {family} histogram")),
+            "{family}"
+        );
+    }
+}
+
 #[test]
 fn maxclients_refuses_each_protocol_clearly_and_bystanders_keep_working() {
     let s = Three::start(&["--maxclients", "2"]);

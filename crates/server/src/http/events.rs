@@ -77,26 +77,37 @@ pub(crate) async fn events(
     let req = subscribe_request(board, query.as_deref(), &headers)?;
     // Refused (a bad filter, a missing key) before upgrading.
     let sub = req.run(&*st.be).await?;
+    // Never true without a signal: a router built without one (tests)
+    // keeps its streams until the client leaves.
+    let stop = st
+        .cfg
+        .stop
+        .clone()
+        .unwrap_or_else(|| tokio::sync::watch::channel(false).1);
     if let Some(ws) = ws {
         return Ok(ws
             // Events are small; a client that stops reading is cut off
             // rather than buffered for.
             .max_write_buffer_size(1 << 20)
-            .on_upgrade(move |socket| websocket(socket, sub)));
+            .on_upgrade(move |socket| websocket(socket, sub, stop)));
     }
     let first = Bytes::from(format!("retry: {RETRY_MS}\n\n"));
     // One timer for the stream's life, re-armed only when it fires: a
     // timer made per batch would cost every subscriber a timer-wheel
     // entry per event.
     let idle = Box::pin(tokio::time::sleep(KEEPALIVE));
-    let state = (sub, Some(first), idle, tokio::time::Instant::now());
-    let stream =
-        futures_util::stream::unfold(state, |(mut sub, first, mut idle, mut sent)| async move {
+    let state = (sub, Some(first), idle, tokio::time::Instant::now(), stop);
+    let stream = futures_util::stream::unfold(
+        state,
+        |(mut sub, first, mut idle, mut sent, mut stop)| async move {
             if let Some(b) = first {
-                return Some((Ok::<_, Infallible>(b), (sub, None, idle, sent)));
+                return Some((Ok::<_, Infallible>(b), (sub, None, idle, sent, stop)));
             }
             loop {
                 tokio::select! {
+                    // The server stops: the stream ends, and the client
+                    // resumes from its last id where it reconnects.
+                    _ = stopped(&mut stop) => return None,
                     batch = sub.next_batch() => {
                         let batch = batch?;
                         sent = tokio::time::Instant::now();
@@ -112,7 +123,7 @@ pub(crate) async fn events(
                                 Bytes::from(out)
                             }
                         };
-                        return Some((Ok(out), (sub, None, idle, sent)));
+                        return Some((Ok(out), (sub, None, idle, sent, stop)));
                     }
                     _ = &mut idle => {
                         let due = sent + KEEPALIVE;
@@ -120,13 +131,14 @@ pub(crate) async fn events(
                             sent = tokio::time::Instant::now();
                             idle.as_mut().reset(sent + KEEPALIVE);
                             let ping = Bytes::from_static(b": keep-alive\n\n");
-                            return Some((Ok(ping), (sub, None, idle, sent)));
+                            return Some((Ok(ping), (sub, None, idle, sent, stop)));
                         }
                         idle.as_mut().reset(due);
                     }
                 }
             }
-        });
+        },
+    );
     Ok((
         [
             (CONTENT_TYPE, "text/event-stream"),
@@ -138,11 +150,26 @@ pub(crate) async fn events(
         .into_response())
 }
 
-/// Sends the events as text messages until the client leaves or the
-/// stream ends (then a normal close); pings when idle.
-async fn websocket(mut socket: WebSocket, mut sub: Subscription) {
+/// Resolves once `stop` is true; never when its sender is gone without
+/// (a router built without a stop signal). The value's guard, which may
+/// not be held across an await of a task that moves between threads, is
+/// dropped here.
+async fn stopped(stop: &mut tokio::sync::watch::Receiver<bool>) {
+    if stop.wait_for(|s| *s).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Sends the events as text messages until the client leaves, the stream
+/// ends or the server stops (then a normal close); pings when idle.
+async fn websocket(
+    mut socket: WebSocket,
+    mut sub: Subscription,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
         tokio::select! {
+            _ = stopped(&mut stop) => break,
             batch = sub.next_batch() => {
                 let Some(batch) = batch else { break };
                 for ev in batch {

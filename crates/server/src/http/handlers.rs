@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderValue, Method, StatusCode, Uri};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use bytes::Bytes;
@@ -86,7 +86,12 @@ pub(crate) async fn not_found(method: Method, uri: Uri) -> HttpError {
 /// balancer can take the node out.
 pub(crate) async fn healthz(State(st): State<St>) -> HttpResult<Json<Value>> {
     st.be.ping().await?;
-    Ok(Json(json!({"status": "ok", "backend": st.be.kind()})))
+    Ok(Json(json!({
+        "status": "ok",
+        "backend": st.be.kind(),
+        "version": env!("CARGO_PKG_VERSION"),
+        "commit": crate::COMMIT,
+    })))
 }
 
 pub(crate) async fn metrics(State(st): State<St>) -> Response {
@@ -102,6 +107,8 @@ pub(crate) async fn metrics(State(st): State<St>) -> Response {
         text.push('\n');
     }
     text.push_str(&boards);
+    crate::callstats::render(&mut text);
+    crate::process::render(&mut text);
     (
         [(CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         text,
@@ -113,6 +120,19 @@ pub(crate) async fn openapi() -> Response {
     static DOC: OnceLock<String> = OnceLock::new();
     let doc = DOC.get_or_init(|| super::openapi::document().to_string());
     ([(CONTENT_TYPE, "application/json")], doc.as_str()).into_response()
+}
+
+/// `GET /v1/key`: whether keys are configured and the scope of the one
+/// presented (the auth layer let the request through, so it is valid);
+/// with no keys configured every request may do everything.
+pub(crate) async fn key_info(State(st): State<St>, headers: HeaderMap) -> Json<Value> {
+    if st.cfg.api_keys.is_empty() {
+        return Json(json!({"keys": false, "scope": "admin"}));
+    }
+    let scope = super::bearer(&headers)
+        .and_then(|k| st.cfg.position_of(k))
+        .map(|p| st.cfg.api_keys[p].scope.as_str());
+    Json(json!({"keys": true, "scope": scope}))
 }
 
 // -------------------------------------------------------------- boards

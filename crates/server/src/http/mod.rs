@@ -20,6 +20,7 @@
 //! the requests hyper refuses before routing ([`wire`]) — are answered as
 //! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
 
+mod console;
 mod error;
 mod events;
 mod handlers;
@@ -69,6 +70,12 @@ pub struct HttpConfig {
     /// client address is its `ConnectInfo<Peer>`, which [`serve`] gives
     /// every request.
     pub rate: Arc<RateLimits>,
+    /// Log every request at info (`podium::access`).
+    pub access_log: bool,
+    /// Turns true when the server stops: event streams end then (a
+    /// stream never finishes by itself, and the server waits for open
+    /// requests before it exits).
+    pub stop: Option<tokio::sync::watch::Receiver<bool>>,
 }
 
 impl Default for HttpConfig {
@@ -78,19 +85,28 @@ impl Default for HttpConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             body_timeout: None,
             rate: Arc::default(),
+            access_log: false,
+            stop: None,
         }
     }
 }
 
 impl HttpConfig {
-    /// From the settings, with the rate limits every frontend shares.
-    pub fn new(s: &Settings, rate: Arc<RateLimits>) -> Self {
+    /// From the settings, with the rate limits every frontend shares and
+    /// the server's stop signal.
+    pub fn new(
+        s: &Settings,
+        rate: Arc<RateLimits>,
+        stop: tokio::sync::watch::Receiver<bool>,
+    ) -> Self {
         HttpConfig {
             api_keys: s.api_keys.clone(),
             max_body_bytes: s.max_body_bytes,
             body_timeout: (s.limits.http_body_secs > 0)
                 .then(|| Duration::from_secs(s.limits.http_body_secs)),
             rate,
+            access_log: s.access_log,
+            stop: Some(stop),
         }
     }
 
@@ -130,6 +146,7 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/healthz", op: Op::Healthz, handler: |f| on(f, h::healthz) },
     RouteDef { method: "GET", path: "/metrics", op: Op::Metrics, handler: |f| on(f, h::metrics) },
     RouteDef { method: "GET", path: "/openapi.json", op: Op::Openapi, handler: |f| on(f, h::openapi) },
+    RouteDef { method: "GET", path: "/v1/key", op: Op::KeyInfo, handler: |f| on(f, h::key_info) },
     RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, handler: |f| on(f, h::boards) },
     RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, handler: |f| on(f, h::board_put) },
     RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, handler: |f| on(f, h::board_info) },
@@ -158,6 +175,10 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: Op::Import, handler: |f| on(f, stream::import) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/events", op: Op::Subscribe, handler: |f| on(f, events::events) },
 ];
+
+/// The web console's paths (GET only), labelled by these templates in the
+/// request metrics.
+const CONSOLE_PATHS: [&str; 4] = ["/", "/console", "/console/", "/console/{file}"];
 
 /// `(method, path template)` of every route, e.g. for clients and tests.
 pub fn route_list() -> Vec<(&'static str, &'static str)> {
@@ -188,6 +209,13 @@ pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusH
     for def in ROUTES {
         r = r.route(def.path, (def.handler)(method_filter(def.method)));
     }
+    // The console is pages, not API: outside ROUTES and the OpenAPI
+    // document, open like `/healthz`.
+    r = r
+        .route(CONSOLE_PATHS[0], axum::routing::get(console::to_console))
+        .route(CONSOLE_PATHS[1], axum::routing::get(console::to_console))
+        .route(CONSOLE_PATHS[2], axum::routing::get(console::index))
+        .route(CONSOLE_PATHS[3], axum::routing::get(console::file));
     r.fallback(h::not_found)
         .layer(CatchPanicLayer::custom(error::panic_response))
         .layer(middleware::from_fn_with_state(st.clone(), front))
@@ -200,6 +228,98 @@ pub const SECONDS_BUCKETS: &[f64] = &[
     0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
     1.0, 2.5, 5.0, 10.0,
 ];
+
+/// The `# HELP` text of every series registered in the recorder (the
+/// series rendered at scrape time write their own).
+fn describe_metrics() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_counter!(
+        "podium_http_requests_total",
+        "HTTP requests answered, by route template, method and status."
+    );
+    describe_histogram!(
+        "podium_http_request_seconds",
+        Unit::Seconds,
+        "Time from an HTTP request's arrival to its answer, by route template and method."
+    );
+    describe_counter!(
+        "podium_rpc_errors_total",
+        "MessagePack-RPC calls answered with an error, by error code."
+    );
+    describe_counter!(
+        "podium_rate_limited_total",
+        "Requests refused by a rate limit: per key, per client address, or a board's per-member limit."
+    );
+    describe_counter!(
+        "podium_rejected_connections_total",
+        "Connections refused because maxclients were open, by protocol."
+    );
+    describe_gauge!(
+        "podium_connections",
+        "Client connections open now, by protocol."
+    );
+    describe_gauge!("podium_boards", "Boards that exist, archives included.");
+    describe_gauge!(
+        "podium_resident_memory_bytes",
+        Unit::Bytes,
+        "Resident memory of the process, as the memory budget sees it."
+    );
+    describe_gauge!(
+        "podium_used_memory_bytes",
+        Unit::Bytes,
+        "Memory the process's allocations hold (Redis's used_memory)."
+    );
+    describe_gauge!(
+        "podium_maxmemory_bytes",
+        Unit::Bytes,
+        "The memory budget (0: none); writes are refused past it."
+    );
+    describe_gauge!(
+        "podium_log_bytes",
+        Unit::Bytes,
+        "Bytes of log written since the last snapshot (the embedded store)."
+    );
+    describe_gauge!(
+        "podium_log_failed",
+        "1 while the log cannot be written (writes refused, /healthz 503), else 0."
+    );
+    describe_gauge!(
+        "podium_snapshot_pending",
+        "1 while a snapshot is due or being written, else 0."
+    );
+    describe_gauge!(
+        "podium_snapshot_bytes",
+        Unit::Bytes,
+        "Size of the last snapshot written."
+    );
+    describe_histogram!(
+        "podium_snapshot_seconds",
+        Unit::Seconds,
+        "Time to write a snapshot."
+    );
+    describe_histogram!(
+        "podium_fsync_seconds",
+        Unit::Seconds,
+        "Time of each fsync of the log."
+    );
+    describe_counter!(
+        "podium_webhook_deliveries_total",
+        "Webhook deliveries attempted, by result (ok, failed)."
+    );
+    describe_counter!(
+        "podium_webhook_events_total",
+        "Events delivered to webhooks."
+    );
+    // Counters that may stay at zero for a long time exist from the start,
+    // so a dashboard's rate() has a series to read.
+    for protocol in ["http", "rpc", "resp"] {
+        metrics::counter!("podium_rejected_connections_total", "protocol" => protocol).increment(0);
+    }
+    for result in ["ok", "failed"] {
+        metrics::counter!("podium_webhook_deliveries_total", "result" => result).increment(0);
+    }
+    metrics::counter!("podium_webhook_events_total").increment(0);
+}
 
 /// Installs the process-wide Prometheus recorder (once; later calls return
 /// the same handle) and starts a thread that runs its upkeep every 5 s.
@@ -216,6 +336,7 @@ pub fn install_metrics() -> PrometheusHandle {
             };
             match builder.install_recorder() {
                 Ok(handle) => {
+                    describe_metrics();
                     let h = handle.clone();
                     let _ = std::thread::Builder::new()
                         .name("metrics-upkeep".into())
@@ -281,6 +402,7 @@ fn board_series(
         count: u64,
         members: u64,
         index_bytes: u64,
+        heap_bytes: u64,
     }
     let mut archived: BTreeMap<&str, Archived> = BTreeMap::new();
     let mut live = Vec::with_capacity(boards.len());
@@ -292,8 +414,9 @@ fn board_series(
                 a.count += 1;
                 a.members += b.members;
                 a.index_bytes += bytes;
+                a.heap_bytes += b.heap_bytes;
             }
-            None => live.push((b.board.as_str(), b.members, bytes)),
+            None => live.push((b.board.as_str(), b.members, bytes, b.heap_bytes)),
         }
     }
     let mut out = String::new();
@@ -315,6 +438,11 @@ fn board_series(
         &mut live.iter().map(|l| (l.0, l.2)),
     );
     family(
+        "podium_board_heap_bytes",
+        "Heap bytes of each board's structures, its search index included (archives are in podium_archive_heap_bytes).",
+        &mut live.iter().map(|l| (l.0, l.3)),
+    );
+    family(
         "podium_archives",
         "Archives that resets of the board made and that still exist.",
         &mut archived.iter().map(|(b, a)| (*b, a.count)),
@@ -323,6 +451,11 @@ fn board_series(
         "podium_archive_members",
         "Members of the board's archives, summed.",
         &mut archived.iter().map(|(b, a)| (*b, a.members)),
+    );
+    family(
+        "podium_archive_heap_bytes",
+        "Heap bytes of the board's archives, summed.",
+        &mut archived.iter().map(|(b, a)| (*b, a.heap_bytes)),
     );
     family(
         "podium_archive_search_index_bytes",
@@ -414,15 +547,7 @@ fn refusal(st: &AppState, route: Option<&Matched>, req: &Request) -> Option<Resp
         return None;
     }
     let needed = needed?;
-    let key = req
-        .headers()
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| {
-            let (scheme, key) = v.trim().split_once(' ')?;
-            scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
-        });
-    let Some(key) = key else {
+    let Some(key) = bearer(req.headers()) else {
         return Some(unauthorized(
             "this request needs an API key: Authorization: Bearer KEY",
         ));
@@ -446,6 +571,13 @@ fn refusal(st: &AppState, route: Option<&Matched>, req: &Request) -> Option<Resp
             .err()
             .map(|r| error::error_response(&r.to_error())),
     }
+}
+
+/// The key of an `Authorization: Bearer KEY` header.
+pub(crate) fn bearer(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let v = headers.get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = v.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
 }
 
 /// The client address of an HTTP connection, for the rate limits: put
@@ -479,10 +611,18 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         Method::OPTIONS => "OPTIONS",
         _ => "other",
     };
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .and_then(|p| matched(p.as_str(), req.method()));
+    // The access log's line, taken before the request moves on.
+    let access = st.cfg.access_log.then(|| {
+        let peer = req
+            .extensions()
+            .get::<ConnectInfo<Peer>>()
+            .map(|c| c.0 .0.to_string())
+            .unwrap_or_default();
+        (peer, req.uri().path().to_string())
+    });
+    let template = req.extensions().get::<MatchedPath>().map(|p| p.as_str());
+    let console = template.and_then(|t| CONSOLE_PATHS.into_iter().find(|c| *c == t));
+    let route = template.and_then(|p| matched(p, req.method()));
     let refused = refusal(&st, route.as_ref(), &req)
         .or_else(|| memory_refusal(route.as_ref()))
         .or_else(|| error::encoding_refusal(&req));
@@ -490,13 +630,28 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
         None => error::json_errors(next.run(req).await).await,
         Some(refused) => refused,
     };
+    let took = start.elapsed();
+    let status = resp.status().as_u16();
+    if let Some(op) = route.as_ref().and_then(|m| m.op) {
+        crate::callstats::operation(op, crate::callstats::Protocol::Http, status < 400, took);
+    }
     let (requests, seconds) = st.request_metrics.handles(
-        route.map_or("unmatched", |m| m.path),
+        route.map_or(console.unwrap_or("unmatched"), |m| m.path),
         method,
-        resp.status().as_u16(),
+        status,
     );
     requests.increment(1);
-    seconds.record(start.elapsed().as_secs_f64());
+    seconds.record(took.as_secs_f64());
+    if let Some((peer, path)) = access {
+        tracing::info!(
+            target: "podium::access",
+            peer,
+            method,
+            path,
+            status,
+            ms = took.as_secs_f64() * 1e3,
+        );
+    }
     resp
 }
 

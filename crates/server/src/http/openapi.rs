@@ -47,11 +47,11 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "summary": "Health check",
             "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself).",
             "parameters": [],
-            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}, "backend": {"type": "string", "enum": ["embedded", "redis"]}}, "required": ["status", "backend"]}), "The server and its storage are up"),
+            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}, "backend": {"type": "string", "enum": ["embedded", "redis"]}, "version": {"type": "string"}, "commit": {"type": "string", "description": "git's short hash of the source, or unknown"}}, "required": ["status", "backend", "version", "commit"]}), "The server and its storage are up"),
         }),
         "metrics" => json!({
             "summary": "Prometheus metrics",
-            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_board_members{{board}}, podium_search_index_bytes{{board}}, podium_archives{{board}}, podium_archive_members{{board}}, podium_archive_search_index_bytes{{board}} (series of existing boards only; archives summed per board they archive), podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
+            "description": format!("Text exposition format: podium_http_requests_total{{route,method,status}}, podium_http_request_seconds{{route,method}}, podium_operations_total{{op,protocol,status}}, podium_operation_seconds{{op,protocol}}, podium_rpc_requests_total{{method,status}}, podium_rpc_request_seconds{{method}}, podium_resp_commands_total{{command,status}}, podium_resp_command_seconds{{command}}, podium_board_members{{board}}, podium_board_heap_bytes{{board}}, podium_search_index_bytes{{board}}, podium_archives{{board}}, podium_archive_members{{board}}, podium_archive_heap_bytes{{board}}, podium_archive_search_index_bytes{{board}} (series of existing boards only; archives summed per board they archive), podium_boards, podium_log_bytes, podium_log_failed, podium_fsync_seconds, podium_snapshot_bytes, podium_snapshot_seconds, podium_snapshot_pending. Histogram buckets (seconds): {SECONDS_BUCKETS:?}."),
             "parameters": [],
             "responses": { "200": { "description": "Metrics", "content": { "text/plain": { "schema": { "type": "string" } } } } },
         }),
@@ -59,6 +59,12 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "summary": "This document",
             "parameters": [],
             "responses": ok(json!({"type": "object"}), "OpenAPI 3.1 document"),
+        }),
+        "key_info" => json!({
+            "summary": "The presented key's scope",
+            "description": "Whether API keys are configured, and the scope of the key this request presents (with no keys configured, every request may do everything: scope admin). The web console asks it to show what the key may do.",
+            "parameters": [],
+            "responses": ok(json!({"type": "object", "properties": {"keys": {"type": "boolean"}, "scope": {"type": "string", "enum": ["read", "write", "admin"]}}, "required": ["keys", "scope"], "additionalProperties": false}), "The key's scope"),
         }),
         "boards" => json!({
             "summary": "List boards with their sizes",
@@ -507,6 +513,7 @@ fn schemas() -> Value {
                 "archive_of": {"type": "string", "description": "On an archive only: the board it archives"},
                 "config": r("BoardConfig"),
                 "period": {"type": "string", "description": "The reset period the board is in"},
+                "next_reset": {"type": "string", "format": "date-time", "description": "When the board's schedule resets it next (UTC), on a board with one"},
                 "created": {"type": "boolean", "description": "PUT: whether it created the board"}
             }
         }),
@@ -518,11 +525,12 @@ fn schemas() -> Value {
             "required": ["boards"],
             "properties": {"boards": {"type": "array", "items": {
                 "type": "object",
-                "required": ["board", "members"],
+                "required": ["board", "members", "heap_bytes"],
                 "properties": {
                     "board": {"type": "string"},
                     "members": {"type": "integer"},
-                    "archive_of": {"type": "string", "description": "On an archive only: the board it archives"}
+                    "archive_of": {"type": "string", "description": "On an archive only: the board it archives"},
+                    "heap_bytes": {"type": "integer", "description": "Heap bytes of the board's structures, its search index included"}
                 }
             }}}
         }),

@@ -24,7 +24,7 @@ use podium_core::error::{ApiError, Code};
 /// Serves `app` on `listener` until `stop` turns true; then open
 /// connections finish their requests (idle ones close at once).
 /// `by_address`: requests carry their client address (`ConnectInfo`) for
-/// the per-address rate limit.
+/// the per-address rate limit and the access log.
 pub async fn serve(
     listener: TcpListener,
     app: Router,
@@ -35,8 +35,8 @@ pub async fn serve(
     let serve_conn = move |io: Conn, busy: Busy, mut stop: watch::Receiver<bool>| {
         let app = app.clone();
         async move {
-            // (Only the per-address rate limit reads it: without one, no
-            // request pays for the extension.)
+            // (Only the per-address rate limit and the access log read it:
+            // without them, no request pays for the extension.)
             let peer = match by_address {
                 true => Some(io.get_ref().peer_addr()?),
                 false => None,

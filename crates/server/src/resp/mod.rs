@@ -41,6 +41,40 @@ use crate::rate::RateLimits;
 use crate::settings::ApiKey;
 use podium_core::keystore::KeyStore;
 
+/// Commands run, by [`command::COMMANDS`] row, for `/metrics`.
+static COMMAND_STATS: std::sync::LazyLock<crate::callstats::CallStats> =
+    std::sync::LazyLock::new(|| crate::callstats::CallStats::new(command::COMMANDS.len()));
+
+/// Command `spec` (row `index`) ran for `took`: counted by command and by
+/// its operation (a command whose operation depends on its keys — DEL and
+/// the EXPIRE family — under the one on keys that name no board).
+fn record(index: usize, spec: &command::Spec, ok: bool, took: std::time::Duration) {
+    COMMAND_STATS.record(index, ok, took);
+    let op = match spec.access {
+        command::Access::Op(op) => op,
+        command::Access::ByKey { other, .. } => other,
+    };
+    crate::callstats::operation(op, crate::callstats::Protocol::Resp, ok, took);
+}
+
+/// The per-command families of `/metrics`.
+pub(crate) fn render_stats(out: &mut String) {
+    crate::callstats::render_commands(
+        &COMMAND_STATS,
+        out,
+        (
+            "podium_resp_commands_total",
+            "Redis-protocol commands run, by command (lower case); status error: answered with an error reply.",
+        ),
+        (
+            "podium_resp_command_seconds",
+            "Time a Redis-protocol command ran, by command.",
+        ),
+        "command",
+        &|row| command::COMMANDS[row].name,
+    );
+}
+
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]
 pub struct RespConfig {

@@ -36,6 +36,42 @@ use crate::settings::ApiKey;
 use podium_core::backend::Backend;
 use podium_core::error::{ApiError, Code};
 
+/// Calls of each method ([`method::METHODS`] rows), for `/metrics`.
+static METHOD_STATS: std::sync::LazyLock<crate::callstats::CallStats> =
+    std::sync::LazyLock::new(|| crate::callstats::CallStats::new(method::METHODS.len()));
+
+/// A call of `m` answered after `took`: counted by method and by its
+/// operation.
+fn record(m: method::Method, ok: bool, took: Duration) {
+    if let Some(row) = method::METHODS.iter().position(|r| r.1 == m) {
+        METHOD_STATS.record(row, ok, took);
+        crate::callstats::operation(
+            method::METHODS[row].2,
+            crate::callstats::Protocol::Rpc,
+            ok,
+            took,
+        );
+    }
+}
+
+/// The per-method families of `/metrics`.
+pub(crate) fn render_stats(out: &mut String) {
+    crate::callstats::render_commands(
+        &METHOD_STATS,
+        out,
+        (
+            "podium_rpc_requests_total",
+            "MessagePack-RPC calls answered, by method; status error: answered with an error.",
+        ),
+        (
+            "podium_rpc_request_seconds",
+            "Time from a MessagePack-RPC call's arrival to its answer, by method (a streamed result: to its first part).",
+        ),
+        "method",
+        &|row| method::METHODS[row].0,
+    );
+}
+
 /// What the listener needs from the settings.
 #[derive(Clone, Default)]
 pub struct RpcConfig {

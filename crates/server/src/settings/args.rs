@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, LimitArgs, ListenAddr, RateLimit};
+use super::{ApiKey, ByteSize, FsyncPolicy, LimitArgs, ListenAddr, LogFormat, RateLimit};
 
 // Every field is an `Option` so that "not given" can be told apart from
 // "given the default"; clap fills a field from its `PODIUM_*` variable when
@@ -49,6 +49,24 @@ pub struct ServeArgs {
     /// (e.g. "info" or "warn,podium_server=debug") [default: info]
     #[arg(long, env = "PODIUM_LOG_LEVEL", value_name = "FILTER")]
     pub log_level: Option<String>,
+
+    /// Whether a write (submit, import) to a board that does not exist
+    /// creates it, as Redis does ("on"), or is refused with
+    /// board_not_found ("off": a typo in a board's name then fails); the
+    /// Redis protocol keeps Redis's rules either way [default: on]
+    #[arg(long, env = "PODIUM_AUTO_CREATE", value_name = "on|off",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub auto_create: Option<bool>,
+
+    /// Log lines as "text" or "json" (one object a line) [default: text]
+    #[arg(long, env = "PODIUM_LOG_FORMAT", value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+
+    /// Log every HTTP request at info (target `podium::access`: client
+    /// address, method, path, status, time): on or off [default: off]
+    #[arg(long, env = "PODIUM_ACCESS_LOG", value_name = "on|off",
+          value_parser = clap::builder::BoolishValueParser::new())]
+    pub access_log: Option<bool>,
 
     /// An API key and what it may do, as KEY:SCOPE with SCOPE read, write or
     /// admin; KEY has at least 16 characters. Repeatable; PODIUM_API_KEYS
@@ -209,6 +227,9 @@ mod tests {
             ("fsync", "PODIUM_FSYNC"),
             ("backend", "PODIUM_BACKEND"),
             ("log_level", "PODIUM_LOG_LEVEL"),
+            ("log_format", "PODIUM_LOG_FORMAT"),
+            ("auto_create", "PODIUM_AUTO_CREATE"),
+            ("access_log", "PODIUM_ACCESS_LOG"),
             ("api_keys", "PODIUM_API_KEYS"),
             ("api_key_file", "PODIUM_API_KEY_FILE"),
             ("max_body", "PODIUM_MAX_BODY"),
@@ -233,7 +254,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            26
+            29
         );
         let keys = cmd
             .get_arguments()

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use serde::Deserialize;
 
-use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr, MaxMemory, RateLimit};
+use super::{ApiKey, ByteSize, FsyncPolicy, ListenAddr, LogFormat, MaxMemory, RateLimit};
 
 /// The TOML config file: the long flags in snake_case, all optional.
 #[derive(Deserialize, Default, Debug)]
@@ -19,6 +19,9 @@ pub(super) struct FileConfig {
     pub(super) fsync: Option<FsyncPolicy>,
     pub(super) backend: Option<String>,
     pub(super) log_level: Option<String>,
+    pub(super) log_format: Option<LogFormat>,
+    pub(super) access_log: Option<bool>,
+    pub(super) auto_create: Option<bool>,
     pub(super) max_body: Option<ByteSize>,
     pub(super) snapshot_every: Option<ByteSize>,
     pub(super) rate_limit_per_key: Option<RateLimit>,
@@ -56,6 +59,97 @@ mod tests {
     use super::*;
     use crate::settings::test_util::*;
     use crate::settings::*;
+
+    /// docs/podium.example.toml sets every key of the file (a key added to
+    /// [`FileConfig`] fails to compile here until it is listed, and this
+    /// test until the example has it), and resolves into settings.
+    #[test]
+    fn the_example_config_sets_every_key_and_loads() {
+        let text = include_str!("../../../../docs/podium.example.toml");
+        let FileConfig {
+            data_dir,
+            http,
+            rpc,
+            resp,
+            fsync,
+            backend,
+            log_level,
+            log_format,
+            access_log,
+            auto_create,
+            max_body,
+            snapshot_every,
+            rate_limit_per_key,
+            rate_limit_per_address,
+            api_keys,
+            api_key_file,
+            maxclients,
+            maxmemory,
+            timeout,
+            http_idle_timeout,
+            http_header_timeout,
+            http_body_timeout,
+            multi_max_commands,
+            multi_max_bytes,
+            exec_time_limit,
+            script_time_limit,
+            notify_keyspace_events,
+            webhook_targets,
+        } = FileConfig::parse(text).unwrap();
+        let set = [
+            data_dir.is_some(),
+            http.is_some(),
+            rpc.is_some(),
+            resp.is_some(),
+            fsync.is_some(),
+            backend.is_some(),
+            log_level.is_some(),
+            log_format.is_some(),
+            access_log.is_some(),
+            auto_create.is_some(),
+            max_body.is_some(),
+            snapshot_every.is_some(),
+            rate_limit_per_key.is_some(),
+            rate_limit_per_address.is_some(),
+            api_keys.is_some(),
+            api_key_file.is_some(),
+            maxclients.is_some(),
+            maxmemory.is_some(),
+            timeout.is_some(),
+            http_idle_timeout.is_some(),
+            http_header_timeout.is_some(),
+            http_body_timeout.is_some(),
+            multi_max_commands.is_some(),
+            multi_max_bytes.is_some(),
+            exec_time_limit.is_some(),
+            script_time_limit.is_some(),
+            notify_keyspace_events.is_some(),
+            webhook_targets.is_some(),
+        ];
+        assert!(set.iter().all(|s| *s), "{set:?}");
+
+        // Resolved, with the key file it names put somewhere real.
+        let keys = TempConfig::new("example-keys", "replace-me-write-key-0123456789:write\n");
+        let text = text.replace("/etc/podium/keys", &keys.0.display().to_string());
+        let cfg = TempConfig::new("example", &text);
+        let args = ServeArgs {
+            config: Some(cfg.0.clone()),
+            ..Default::default()
+        };
+        let s = Settings::resolve(&args).unwrap();
+        assert_eq!(s.data_dir, std::path::Path::new("/var/lib/podium"));
+        assert_eq!(s.http, Some(addr("127.0.0.1:7070")));
+        assert_eq!(s.api_keys.len(), 3);
+        assert_eq!(
+            s.scope_of("replace-me-read-key-0123456789"),
+            Some(Scope::Read)
+        );
+        assert_eq!(
+            s.scope_of("replace-me-write-key-0123456789"),
+            Some(Scope::Write)
+        );
+        assert_eq!(s.max_body_bytes, 16 << 20);
+    }
 
     #[test]
     fn unknown_key_in_file_is_named() {

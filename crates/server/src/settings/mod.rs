@@ -78,7 +78,7 @@ pub use limits::{DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MULTI_MAX_BYTES, DEFAULT_MU
 pub use podium_core::op::Scope;
 pub use podium_core::rate::Rate;
 pub use podium_store::FsyncPolicy;
-pub use values::{ByteSize, ListenAddr, RateLimit};
+pub use values::{ByteSize, ListenAddr, LogFormat, RateLimit};
 
 /// Default `--data-dir`.
 pub const DEFAULT_DATA_DIR: &str = "./podium-data";
@@ -120,6 +120,12 @@ pub struct Settings {
     pub backend: String,
     /// A tracing `EnvFilter` directive string.
     pub log_level: String,
+    /// Text or JSON log lines.
+    pub log_format: LogFormat,
+    /// Whether every HTTP request is logged.
+    pub access_log: bool,
+    /// Whether writes to a missing board create it.
+    pub auto_create: bool,
     /// The API keys; empty means no authentication.
     pub api_keys: Vec<ApiKey>,
     /// Largest request body accepted, in bytes.
@@ -144,6 +150,9 @@ impl Default for Settings {
             fsync: FsyncPolicy::default(),
             backend: DEFAULT_BACKEND.to_owned(),
             log_level: DEFAULT_LOG_LEVEL.to_owned(),
+            log_format: LogFormat::default(),
+            access_log: false,
+            auto_create: true,
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             snapshot_every_bytes: DEFAULT_SNAPSHOT_EVERY_BYTES,

@@ -52,6 +52,12 @@ impl Settings {
                 .clone()
                 .or(file.log_level)
                 .unwrap_or(d.log_level),
+            log_format: args.log_format.or(file.log_format).unwrap_or(d.log_format),
+            access_log: args.access_log.or(file.access_log).unwrap_or(d.access_log),
+            auto_create: args
+                .auto_create
+                .or(file.auto_create)
+                .unwrap_or(d.auto_create),
             api_keys: {
                 let mut keys = args
                     .api_keys

@@ -263,3 +263,15 @@ mod tests {
         assert!(e.contains("COUNT/PERIOD"), "{e}");
     }
 }
+
+/// How the server writes its log lines (`--log-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// One human-readable line an event.
+    #[default]
+    Text,
+    /// One JSON object a line (`timestamp`, `level`, `target`, `fields`),
+    /// for a log collector.
+    Json,
+}

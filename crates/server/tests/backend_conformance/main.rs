@@ -67,10 +67,19 @@ impl Log {
         let line = match r {
             Ok(v) => {
                 let mut v = serde_json::to_value(&v).unwrap();
-                // Memory use is each engine's own measure.
-                if let Some(o) = v.as_object_mut() {
-                    o.remove("heap_bytes");
+                // Memory use is each engine's own measure (of a board, and
+                // of each board of a list).
+                fn unmeasured(v: &mut serde_json::Value) {
+                    match v {
+                        serde_json::Value::Object(o) => {
+                            o.remove("heap_bytes");
+                            o.values_mut().for_each(unmeasured);
+                        }
+                        serde_json::Value::Array(a) => a.iter_mut().for_each(unmeasured),
+                        _ => {}
+                    }
                 }
+                unmeasured(&mut v);
                 format!("{what} => {v}")
             }
             Err(e) => format!("{what} => ERR {} {}", e.code.as_str(), e.message),

@@ -257,3 +257,47 @@ where
         }
     }
 }
+
+/// SIGTERM with event streams open (Server-Sent Events and a WebSocket):
+/// the streams end and the server exits at once, instead of waiting for
+/// subscribers that may never leave.
+#[test]
+fn the_server_stops_with_event_streams_open() {
+    let mut s = Server::start(&[]);
+    submit(&s, "a", 1.0);
+    let sse = open(&s, "/v1/boards/b/events?top=1&snapshot=true", None);
+    assert_eq!(next(&sse).event, "snapshot");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let url = format!("ws://{}/v1/boards/b/events?top=1&snapshot=true", s.addr());
+    let mut ws = rt.block_on(async {
+        let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        assert_eq!(recv(&mut ws).await["type"], "snapshot");
+        ws
+    });
+    let t = std::time::Instant::now();
+    let status = s.terminate();
+    assert!(status.success(), "{status:?}");
+    // Well before the streams' 15 s keep-alive, let alone a client leaving.
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // Each client sees its stream end.
+    assert!(
+        matches!(
+            sse.recv_timeout(Duration::from_secs(10)),
+            Err(mpsc::RecvTimeoutError::Disconnected)
+        ),
+        "the SSE stream did not end"
+    );
+    rt.block_on(async {
+        use futures_util::StreamExt;
+        let end = tokio::time::timeout(Duration::from_secs(10), ws.next()).await;
+        assert!(
+            matches!(
+                end,
+                Ok(None
+                    | Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_)))
+                    | Some(Err(_)))
+            ),
+            "{end:?}"
+        );
+    });
+}

@@ -51,6 +51,8 @@ pub fn serve_command(data_dir: &Path, listeners: &[&str], extra: &[String]) -> C
         .env_remove("PODIUM_API_KEYS")
         .env_remove("PODIUM_API_KEY_FILE")
         .env_remove("PODIUM_LOG_LEVEL")
+        .env_remove("PODIUM_LOG_FORMAT")
+        .env_remove("PODIUM_ACCESS_LOG")
         .env("NO_COLOR", "1");
     c
 }

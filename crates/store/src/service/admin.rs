@@ -198,6 +198,7 @@ impl Service {
             out
         };
         self.durable(self.last_lsn()).await?;
+        tracing::info!(board, archive = %out.archive, members = out.archived, "board reset");
         Ok(out)
     }
 

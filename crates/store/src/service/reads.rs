@@ -21,6 +21,10 @@ impl Service {
             archive_of: info.config.archive.as_ref().map(|a| a.board.clone()),
             config: info.config.to_public_json(),
             period: self.periods.lock().get(board).cloned(),
+            next_reset: podium_core::schedule::next_reset_text(
+                &info.config.reset,
+                self.clock.now(),
+            ),
             created: None,
         })
     }
@@ -31,11 +35,12 @@ impl Service {
                 .store
                 .list_with_archives()
                 .into_iter()
-                .filter(|(board, _, _)| !Store::is_redis_only(board))
-                .map(|(board, members, archive_of)| BoardSize {
+                .filter(|(board, ..)| !Store::is_redis_only(board))
+                .map(|(board, members, archive_of, heap_bytes)| BoardSize {
                     board,
                     members,
                     archive_of,
+                    heap_bytes,
                 })
                 .collect(),
         }

@@ -244,3 +244,91 @@ async fn auth_scopes() {
         200
     );
 }
+
+/// `GET /v1/key`: every key tells its own scope; with no keys configured
+/// every request may do everything.
+#[tokio::test]
+async fn a_key_tells_its_scope() {
+    let open = send(&app(), authed("GET", "/v1/key", None, None)).await;
+    assert_eq!(open.json(), json!({"keys": false, "scope": "admin"}));
+    let app = app_with(HttpConfig {
+        api_keys: vec![
+            ApiKey::new(READ_KEY, Scope::Read).unwrap(),
+            ApiKey::new(WRITE_KEY, Scope::Write).unwrap(),
+            ApiKey::new(ADMIN_KEY, Scope::Admin).unwrap(),
+        ],
+        ..Default::default()
+    });
+    for (key, scope) in [
+        (READ_KEY, "read"),
+        (WRITE_KEY, "write"),
+        (ADMIN_KEY, "admin"),
+    ] {
+        let r = send(&app, authed("GET", "/v1/key", Some(key), None)).await;
+        assert_eq!(r.json(), json!({"keys": true, "scope": scope}));
+    }
+    let none = send(&app, authed("GET", "/v1/key", None, None)).await;
+    assert_eq!(
+        (none.status.as_u16(), none.code()),
+        (401, "unauthorized".into())
+    );
+}
+
+/// The console's files are open with keys configured (the page asks for a
+/// key), each with its type, the content security policy and an ETag a
+/// browser revalidates with; `/` and `/console` lead to the page.
+#[tokio::test]
+async fn the_console_is_served_open_with_its_policy_and_etags() {
+    let app = app_with(HttpConfig {
+        api_keys: vec![ApiKey::new(READ_KEY, Scope::Read).unwrap()],
+        ..Default::default()
+    });
+    for from in ["/", "/console"] {
+        let r = send(&app, authed("GET", from, None, None)).await;
+        assert_eq!(r.status, 302, "{from}");
+        assert_eq!(r.headers["location"], "/console/");
+    }
+    let page = send(&app, authed("GET", "/console/", None, None)).await;
+    assert_eq!(page.status, 200);
+    assert!(page.headers["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert!(
+        String::from_utf8_lossy(&page.body).contains("<html")
+            || page.body.starts_with(b"<!doctype")
+    );
+    let names = super::super::console::names();
+    assert!(names.iter().any(|n| n == "index.html"), "{names:?}");
+    for name in &names {
+        let r = send(&app, authed("GET", &format!("/console/{name}"), None, None)).await;
+        assert_eq!(r.status, 200, "{name}");
+        let csp = r.headers["content-security-policy"].to_str().unwrap();
+        assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"));
+        assert_eq!(r.headers["x-content-type-options"], "nosniff");
+        let ty = r.headers["content-type"].to_str().unwrap().to_string();
+        let want = match name.rsplit('.').next() {
+            Some("html") => "text/html",
+            Some("css") => "text/css",
+            Some("js" | "mjs") => "text/javascript",
+            Some("svg") => "image/svg+xml",
+            Some("png") => "image/png",
+            _ => "",
+        };
+        assert!(ty.starts_with(want), "{name}: {ty}");
+        let etag = r.headers["etag"].to_str().unwrap().to_string();
+        let again = Request::builder()
+            .uri(format!("/console/{name}"))
+            .header("if-none-match", &etag)
+            .body(Body::empty())
+            .unwrap();
+        let r = send(&app, again).await;
+        assert_eq!(r.status, 304, "{name}");
+        assert!(r.body.is_empty());
+    }
+    let missing = send(&app, authed("GET", "/console/nothing.js", None, None)).await;
+    assert_eq!(
+        (missing.status.as_u16(), missing.code()),
+        (404, "not_found".into())
+    );
+}

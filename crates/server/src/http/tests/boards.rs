@@ -8,7 +8,10 @@ async fn health_and_openapi() {
     let app = app();
     let r = call(&app, "GET", "/healthz", None).await;
     assert_eq!(r.status, 200);
-    assert_eq!(r.json(), json!({"status": "ok", "backend": "embedded"}));
+    assert_eq!(
+        r.json(),
+        json!({"status": "ok", "backend": "embedded", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT})
+    );
     let r = call(&app, "GET", "/openapi.json", None).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["openapi"], "3.1.0");
@@ -48,7 +51,10 @@ async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
     loop {
         let r = call(&app, "GET", "/healthz", None).await;
         if r.status == 200 {
-            assert_eq!(r.json(), json!({"status": "ok", "backend": "embedded"}));
+            assert_eq!(
+                r.json(),
+                json!({"status": "ok", "backend": "embedded", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT})
+            );
             break;
         }
         assert!(

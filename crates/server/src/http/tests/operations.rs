@@ -61,6 +61,7 @@ fn per_board_series_sum_archives_and_escape_names() {
         board: board.into(),
         members,
         archive_of: of.map(Into::into),
+        heap_bytes: 100 * members,
     };
     let boards = [
         size("s", 1, None),
@@ -80,6 +81,8 @@ fn per_board_series_sum_archives_and_escape_names() {
         r#"podium_archives{board="gone"} 1"#,
         r#"podium_archive_members{board="s"} 30"#,
         r#"podium_archive_search_index_bytes{board="s"} 100"#,
+        r#"podium_board_heap_bytes{board="s"} 100"#,
+        r#"podium_archive_heap_bytes{board="s"} 3000"#,
         "# TYPE podium_archives gauge",
     ] {
         assert!(lines.contains(&want), "no {want} in\n{text}");
@@ -95,6 +98,8 @@ fn per_board_series_sum_archives_and_escape_names() {
         "podium_archives",
         "podium_archive_members",
         "podium_archive_search_index_bytes",
+        "podium_board_heap_bytes",
+        "podium_archive_heap_bytes",
     ] {
         let ty = format!("# TYPE {family} gauge");
         assert_eq!(lines.iter().filter(|l| **l == ty).count(), 1, "{text}");

@@ -1,9 +1,16 @@
-//! A board's `max_submits_per_member`, enforced for every storage engine
-//! in one place: [`MemberLimited`] wraps any [`Backend`] and refuses, with
-//! `rate_limited`, the submissions (`submit`, and each entry of
-//! `submit_many`) of a member past its board's limit before the engine
-//! sees them. `import` is a bulk load and is not limited, nor is the Redis
-//! protocol, which writes through the engine's own data model.
+//! What a write may do beyond the engine's own rules, for every storage
+//! engine in one place: [`WritePolicy`] wraps any [`Backend`] and
+//! - with `--auto-create off`, refuses with `board_not_found` the writes
+//!   (`submit`, `submit_many`, `import`) to a board that does not exist,
+//!   which would otherwise create it — a typo in a board's name then
+//!   fails instead of making a new board;
+//! - refuses, with `rate_limited`, the submissions (`submit`, and each
+//!   entry of `submit_many`) of a member past its board's
+//!   `max_submits_per_member` before the engine sees them (`import` is a
+//!   bulk load and is not limited).
+//!
+//! The Redis protocol writes through the engine's own data model and keeps
+//! Redis's rules: ZADD creates its key, whatever `--auto-create` says.
 //!
 //! Each member has a token bucket ([`crate::rate`]) of `count` tokens,
 //! refilled over `per`, kept in this process: with several nodes on one
@@ -42,10 +49,18 @@ struct Known {
     read_at: u64,
 }
 
-/// A [`Backend`] whose submissions are held to their board's
-/// `max_submits_per_member`; every other call goes straight through.
-pub struct MemberLimited {
+/// Whether writes to a missing board create it (`--auto-create`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutoCreate {
+    On,
+    Off,
+}
+
+/// A [`Backend`] whose writes are held to the policy of the module doc;
+/// every other call goes straight through.
+pub struct WritePolicy {
     inner: Arc<dyn Backend>,
+    auto_create: AutoCreate,
     /// (Looked up on every submission: foldhash, seeded per process, and
     /// at most [`MAX_BOARDS`] entries.)
     boards: RwLock<HashMap<String, Known, foldhash::fast::RandomState>>,
@@ -54,19 +69,21 @@ pub struct MemberLimited {
     refused: metrics::Counter,
 }
 
-impl MemberLimited {
-    pub fn new(inner: Arc<dyn Backend>) -> MemberLimited {
+impl WritePolicy {
+    pub fn new(inner: Arc<dyn Backend>, auto_create: AutoCreate) -> WritePolicy {
         let clock = MonoClock::new();
-        Self::with_clock(inner, Box::new(move || clock.now()))
+        Self::with_clock(inner, auto_create, Box::new(move || clock.now()))
     }
 
     /// With a clock in nanoseconds from any origin (tests drive it).
     pub fn with_clock(
         inner: Arc<dyn Backend>,
+        auto_create: AutoCreate,
         clock: Box<dyn Fn() -> u64 + Send + Sync>,
-    ) -> MemberLimited {
-        MemberLimited {
+    ) -> WritePolicy {
+        WritePolicy {
             inner,
+            auto_create,
             boards: RwLock::new(HashMap::default()),
             members: Buckets::new(MAX_MEMBER_BUCKETS),
             clock,
@@ -74,13 +91,15 @@ impl MemberLimited {
         }
     }
 
-    /// `board`'s limit: remembered, or read from its config. A board that
-    /// does not exist (yet) has none.
-    async fn limit_of(&self, board: &str, now: u64) -> Option<SubmitLimit> {
+    /// `board`'s limit (`Ok(None)`: none), remembered or read from its
+    /// config; `Err(board_not_found)` when the board does not exist and
+    /// writes may not create it. A missing board is not remembered: one
+    /// created through another node is seen at once.
+    async fn limit_of(&self, board: &str, now: u64) -> Result<Option<SubmitLimit>, ApiError> {
         let ttl = CONFIG_TTL.as_nanos() as u64;
         if let Some(k) = self.boards.read().get(board) {
             if now.saturating_sub(k.read_at) < ttl {
-                return k.limit;
+                return Ok(k.limit);
             }
         }
         let limit = match self
@@ -93,6 +112,12 @@ impl MemberLimited {
             Ok(info) => BoardConfig::from_json(&info.config)
                 .ok()
                 .and_then(|c| c.max_submits_per_member),
+            Err(e) if e.code == Code::BoardNotFound => {
+                return match self.auto_create {
+                    AutoCreate::On => Ok(None),
+                    AutoCreate::Off => Err(not_created(board)),
+                };
+            }
             Err(_) => None,
         };
         let mut boards = self.boards.write();
@@ -106,7 +131,16 @@ impl MemberLimited {
                 read_at: now,
             },
         );
-        limit
+        Ok(limit)
+    }
+
+    /// Refuses a bulk write to a missing board when writes may not create
+    /// boards (`import` is not rate limited, so only existence counts).
+    async fn may_write(&self, board: &str) -> Result<(), ApiError> {
+        match self.auto_create {
+            AutoCreate::On => Ok(()),
+            AutoCreate::Off => self.limit_of(board, (self.clock)()).await.map(drop),
+        }
     }
 
     fn forget(&self, board: &str) {
@@ -155,14 +189,28 @@ impl MemberLimited {
         &self,
         board: &str,
         members: impl Iterator<Item = &'a [u8]>,
-    ) -> Option<Vec<Option<ApiError>>> {
+    ) -> Result<Option<Vec<Option<ApiError>>>, ApiError> {
         let now = (self.clock)();
-        let limit = self.limit_of(board, now).await?;
+        let Some(limit) = self.limit_of(board, now).await? else {
+            return Ok(None);
+        };
         let verdicts: Vec<Option<ApiError>> = members
             .map(|m| self.admit(limit, board, m, now).err())
             .collect();
-        verdicts.iter().any(Option::is_some).then_some(verdicts)
+        Ok(verdicts.iter().any(Option::is_some).then_some(verdicts))
     }
+}
+
+/// The refusal of a write to a missing board, saying how to make it.
+fn not_created(board: &str) -> ApiError {
+    ApiError::new(
+        Code::BoardNotFound,
+        format!(
+            "board {board:?} does not exist, and this server creates boards only when asked \
+             (auto-create is off): create it first (PUT /v1/boards/{{board}}, RPC \
+             board_create, podium board create)"
+        ),
+    )
 }
 
 fn per_text(d: Duration) -> String {
@@ -200,7 +248,7 @@ fn merge<T>(
 }
 
 #[async_trait]
-impl Backend for MemberLimited {
+impl Backend for WritePolicy {
     fn kind(&self) -> &'static str {
         self.inner.kind()
     }
@@ -235,7 +283,7 @@ impl Backend for MemberLimited {
 
     async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError> {
         let members = req.entries.iter().map(|e| e.member.as_bytes());
-        let Some(verdicts) = self.admit_batch(&req.board, members).await else {
+        let Some(verdicts) = self.admit_batch(&req.board, members).await? else {
             return self.inner.submit(req).await;
         };
         let kept = SubmitMany {
@@ -261,13 +309,14 @@ impl Backend for MemberLimited {
 
     async fn submit_one(&self, req: &Submit) -> Result<SubmitOut, ApiError> {
         let now = (self.clock)();
-        if let Some(limit) = self.limit_of(&req.board, now).await {
+        if let Some(limit) = self.limit_of(&req.board, now).await? {
             self.admit(limit, &req.board, req.entry.member.as_bytes(), now)?;
         }
         self.inner.submit_one(req).await
     }
 
     async fn import(&self, req: &SubmitMany) -> Result<Vec<Imported>, ApiError> {
+        self.may_write(&req.board).await?;
         self.inner.import(req).await
     }
 
@@ -277,7 +326,7 @@ impl Backend for MemberLimited {
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Result<SubmitResult, ApiError>>, Vec<SubmitRec>), ApiError> {
         let members = recs.iter().map(|r| &r.member[..]);
-        let Some(verdicts) = self.admit_batch(board, members).await else {
+        let Some(verdicts) = self.admit_batch(board, members).await? else {
             return self.inner.submit_records(board, recs).await;
         };
         let (mut kept, mut held) = (Vec::new(), Vec::new());
@@ -312,6 +361,9 @@ impl Backend for MemberLimited {
         board: &str,
         recs: Vec<SubmitRec>,
     ) -> Result<(Vec<Imported>, Vec<SubmitRec>), (ApiError, Vec<SubmitRec>)> {
+        if let Err(e) = self.may_write(board).await {
+            return Err((e, recs));
+        }
         self.inner.import_records(board, recs).await
     }
 

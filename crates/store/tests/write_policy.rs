@@ -1,7 +1,8 @@
-//! A board's `max_submits_per_member` as the operations layer enforces it
-//! ([`MemberLimited`]) over the embedded engine, with a clock driven by
-//! the test: `submit`, each entry of `submit_many` (both forms), refill,
-//! bystanders, `import` not limited, and a board's limit changing.
+//! The write policy of the operations layer ([`WritePolicy`]) over the
+//! embedded engine, with a clock driven by the test: a board's
+//! `max_submits_per_member` (`submit`, each entry of `submit_many` in both
+//! forms, refill, bystanders, `import` not limited, a board's limit
+//! changing), and writes to missing boards with auto-create off.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -10,8 +11,8 @@ use podium_core::api::{Score, SubmitIn, SubmitItem};
 use podium_core::backend::Backend;
 use podium_core::entry::SubmitRec;
 use podium_core::error::Code;
-use podium_core::member_limits::MemberLimited;
 use podium_core::ops::{BoardInfo, CreateBoard, PutBoard, Submit, SubmitMany};
+use podium_core::write_policy::{AutoCreate, WritePolicy};
 use podium_store::service::Service;
 use podium_store::EmbeddedBackend;
 use serde_json::json;
@@ -19,16 +20,24 @@ use serde_json::json;
 const S: u64 = 1_000_000_000;
 
 struct Fixture {
-    be: MemberLimited,
+    be: WritePolicy,
     now: Arc<AtomicU64>,
 }
 
 fn fixture() -> Fixture {
+    fixture_with(AutoCreate::On)
+}
+
+fn fixture_with(auto_create: AutoCreate) -> Fixture {
     let now = Arc::new(AtomicU64::new(10 * S));
     let clock = now.clone();
     let inner: Arc<dyn Backend> = Arc::new(EmbeddedBackend::new(Arc::new(Service::in_memory())));
     Fixture {
-        be: MemberLimited::with_clock(inner, Box::new(move || clock.load(Ordering::Relaxed))),
+        be: WritePolicy::with_clock(
+            inner,
+            auto_create,
+            Box::new(move || clock.load(Ordering::Relaxed)),
+        ),
         now,
     }
 }
@@ -224,4 +233,66 @@ async fn a_new_limit_applies_at_once() {
     .await
     .unwrap();
     f.submit("b", "alice").await.unwrap();
+}
+
+/// Auto-create off: every kind of write to a missing board is refused with
+/// `board_not_found` and a message saying how to create it, and creates
+/// nothing; once the board exists the same writes go through. On (the
+/// default), the first write creates it.
+#[tokio::test]
+async fn with_auto_create_off_writes_to_missing_boards_are_refused() {
+    let f = fixture_with(AutoCreate::Off);
+    let entry = |m: &str| SubmitIn::new(m, 1.0);
+    let one = Submit {
+        board: "weekyl".into(),
+        entry: entry("a"),
+    };
+    let many = SubmitMany {
+        board: "weekyl".into(),
+        entries: vec![entry("a"), entry("b")],
+    };
+    let recs = || vec![SubmitRec::from_ref(&entry("c")).unwrap()];
+    let e = f.be.submit_one(&one).await.unwrap_err();
+    assert_eq!(e.code, Code::BoardNotFound);
+    assert!(
+        e.message.contains("\"weekyl\" does not exist") && e.message.contains("create it first"),
+        "{}",
+        e.message
+    );
+    assert_eq!(
+        f.be.submit(&many).await.unwrap_err().code,
+        Code::BoardNotFound
+    );
+    assert_eq!(
+        f.be.import(&many).await.unwrap_err().code,
+        Code::BoardNotFound
+    );
+    let e = f.be.submit_records("weekyl", recs()).await.unwrap_err();
+    assert_eq!(e.code, Code::BoardNotFound);
+    let (e, back) = f.be.import_records("weekyl", recs()).await.unwrap_err();
+    assert_eq!((e.code, back.len()), (Code::BoardNotFound, 1));
+    let info = BoardInfo {
+        board: "weekyl".into(),
+    };
+    assert_eq!(
+        f.be.board_info(&info).await.unwrap_err().code,
+        Code::BoardNotFound
+    );
+
+    f.be.board_create(&CreateBoard {
+        board: "weekyl".into(),
+        config: json!({}),
+    })
+    .await
+    .unwrap();
+    f.be.submit_one(&one).await.unwrap();
+    f.be.submit(&many).await.unwrap();
+    f.be.import(&many).await.unwrap();
+    f.be.submit_records("weekyl", recs()).await.unwrap();
+    f.be.import_records("weekyl", recs()).await.unwrap();
+    assert_eq!(f.be.board_info(&info).await.unwrap().members, 3);
+
+    let on = fixture();
+    on.be.submit_one(&one).await.unwrap();
+    assert_eq!(on.be.board_info(&info).await.unwrap().members, 1);
 }

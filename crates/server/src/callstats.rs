@@ -1,0 +1,218 @@
+//! Request counts, errors and latency histograms of the operations and of
+//! each protocol's own commands, for `/metrics`: the
+//! `podium_operations_total` / `podium_operation_seconds` families (every
+//! protocol, by [`Op`]), `podium_rpc_requests_total` /
+//! `podium_rpc_request_seconds` (by MessagePack-RPC method) and
+//! `podium_resp_commands_total` / `podium_resp_command_seconds` (by Redis
+//! command). HTTP's per-route families are the HTTP frontend's own.
+//!
+//! A request bumps three counters of its thread ([`Counters`]: no lock,
+//! no shared cache line) — calls or errors, its time, one bucket — so the
+//! figures cost the Redis protocol's hundreds of thousands of commands a
+//! second nothing measurable; a scrape sums the threads and writes the
+//! text. They are never reset (Redis's CONFIG RESETSTAT resets INFO's
+//! figures, not these), as Prometheus counters must only grow.
+
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use podium_core::counters::Counters;
+use podium_core::op::Op;
+
+use crate::http::SECONDS_BUCKETS;
+
+/// The protocols, in the order of their rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Http,
+    Rpc,
+    Resp,
+}
+
+impl Protocol {
+    const ALL: [Protocol; 3] = [Protocol::Http, Protocol::Rpc, Protocol::Resp];
+
+    fn name(self) -> &'static str {
+        match self {
+            Protocol::Http => "http",
+            Protocol::Rpc => "rpc",
+            Protocol::Resp => "resp",
+        }
+    }
+}
+
+/// Per row: calls that succeeded, calls answered with an error, the sum of
+/// their times in nanoseconds, then one count per bucket (the last one
+/// past every bound: `+Inf`).
+const OK: usize = 0;
+const ERRORS: usize = 1;
+const NANOS: usize = 2;
+const FIRST_BUCKET: usize = 3;
+const SLOTS: usize = FIRST_BUCKET + SECONDS_BUCKETS.len() + 1;
+
+/// [`SECONDS_BUCKETS`] in nanoseconds, for a comparison of integers.
+static BOUNDS_NANOS: LazyLock<Vec<u64>> =
+    LazyLock::new(|| SECONDS_BUCKETS.iter().map(|s| (s * 1e9) as u64).collect());
+
+/// One histogram and two counters per row, rows numbered from 0.
+pub struct CallStats {
+    rows: usize,
+    counts: Counters,
+}
+
+impl CallStats {
+    pub fn new(rows: usize) -> CallStats {
+        CallStats {
+            rows,
+            counts: Counters::new(rows * SLOTS),
+        }
+    }
+
+    /// Row `row` answered (`ok`: without an error) after `took`.
+    #[inline]
+    pub fn record(&self, row: usize, ok: bool, took: Duration) {
+        if row >= self.rows {
+            return;
+        }
+        let nanos = took.as_nanos().min(u64::MAX as u128) as u64;
+        let bucket = BOUNDS_NANOS.partition_point(|&b| b < nanos);
+        let at = row * SLOTS;
+        let mine = self.counts.mine();
+        mine.add(at + if ok { OK } else { ERRORS }, 1);
+        mine.add(at + NANOS, nanos);
+        mine.add(at + FIRST_BUCKET + bucket, 1);
+    }
+
+    /// Appends the two families: `{total}` with `labels(row)` and
+    /// `status="ok"|"error"`, `{seconds}` as a histogram with
+    /// `labels(row)`. Rows never called are left out.
+    fn render(
+        &self,
+        out: &mut String,
+        (total, total_help): (&str, &str),
+        (seconds, seconds_help): (&str, &str),
+        labels: impl Fn(usize) -> String,
+    ) {
+        let all = self.counts.all();
+        let rows: Vec<(usize, &[u64])> = (0..self.rows)
+            .map(|r| (r, &all[r * SLOTS..(r + 1) * SLOTS]))
+            .filter(|(_, s)| s[OK] + s[ERRORS] > 0)
+            .collect();
+        let _ = writeln!(out, "# HELP {total} {total_help}\n# TYPE {total} counter");
+        for (r, s) in &rows {
+            let l = labels(*r);
+            let _ = writeln!(out, "{total}{{{l},status=\"ok\"}} {}", s[OK]);
+            let _ = writeln!(out, "{total}{{{l},status=\"error\"}} {}", s[ERRORS]);
+        }
+        out.push('\n');
+        let _ = writeln!(
+            out,
+            "# HELP {seconds} {seconds_help}\n# TYPE {seconds} histogram"
+        );
+        for (r, s) in &rows {
+            let l = labels(*r);
+            let mut cumulative = 0;
+            for (i, bound) in SECONDS_BUCKETS.iter().enumerate() {
+                cumulative += s[FIRST_BUCKET + i];
+                let _ = writeln!(out, "{seconds}_bucket{{{l},le=\"{bound}\"}} {cumulative}");
+            }
+            let count = s[OK] + s[ERRORS];
+            let _ = writeln!(out, "{seconds}_bucket{{{l},le=\"+Inf\"}} {count}");
+            let _ = writeln!(out, "{seconds}_sum{{{l}}} {}", s[NANOS] as f64 / 1e9);
+            let _ = writeln!(out, "{seconds}_count{{{l}}} {count}");
+        }
+        out.push('\n');
+    }
+}
+
+/// Every operation over every protocol: row `op × 3 + protocol`.
+pub static OPERATIONS: LazyLock<CallStats> =
+    LazyLock::new(|| CallStats::new(Op::ALL.len() * Protocol::ALL.len()));
+
+fn op_index(op: Op) -> usize {
+    Op::ALL.iter().position(|o| *o == op).unwrap_or(usize::MAX)
+}
+
+/// One operation answered over `protocol`.
+#[inline]
+pub fn operation(op: Op, protocol: Protocol, ok: bool, took: Duration) {
+    let p = Protocol::ALL
+        .iter()
+        .position(|x| *x == protocol)
+        .unwrap_or(0);
+    OPERATIONS.record(op_index(op) * Protocol::ALL.len() + p, ok, took);
+}
+
+/// Every family of this module, for `/metrics`.
+pub fn render(out: &mut String) {
+    let per = Protocol::ALL.len();
+    OPERATIONS.render(
+        out,
+        (
+            "podium_operations_total",
+            "Requests answered, by operation (the OpenAPI operationId) and protocol; status error: answered with an error (refusals included).",
+        ),
+        (
+            "podium_operation_seconds",
+            "Time from a request's arrival to its answer, by operation and protocol.",
+        ),
+        |row| {
+            format!(
+                "op=\"{}\",protocol=\"{}\"",
+                Op::ALL[row / per].name(),
+                Protocol::ALL[row % per].name()
+            )
+        },
+    );
+    crate::rpc::render_stats(out);
+    crate::resp::render_stats(out);
+}
+
+/// The families of one protocol's commands (`names[row]` labels row
+/// `row` as `label`).
+pub fn render_commands(
+    stats: &CallStats,
+    out: &mut String,
+    total: (&str, &str),
+    seconds: (&str, &str),
+    label: &str,
+    names: &dyn Fn(usize) -> &'static str,
+) {
+    stats.render(out, total, seconds, |row| {
+        format!("{label}=\"{}\"", names(row))
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_render_as_counters_and_cumulative_histograms() {
+        let s = CallStats::new(3);
+        s.record(1, true, Duration::from_micros(30));
+        s.record(1, true, Duration::from_millis(3));
+        s.record(1, false, Duration::from_secs(20));
+        s.record(7, true, Duration::ZERO);
+        let mut out = String::new();
+        s.render(&mut out, ("t_total", "T."), ("t_seconds", "S."), |r| {
+            format!("row=\"{r}\"")
+        });
+        assert!(
+            out.contains("t_total{row=\"1\",status=\"ok\"} 2\n"),
+            "{out}"
+        );
+        assert!(out.contains("t_total{row=\"1\",status=\"error\"} 1\n"));
+        assert!(!out.contains("row=\"0\""), "rows never called are left out");
+        assert!(out.contains("t_seconds_bucket{row=\"1\",le=\"0.00005\"} 1\n"));
+        assert!(out.contains("t_seconds_bucket{row=\"1\",le=\"0.0025\"} 1\n"));
+        assert!(out.contains("t_seconds_bucket{row=\"1\",le=\"0.005\"} 2\n"));
+        assert!(out.contains("t_seconds_bucket{row=\"1\",le=\"10\"} 2\n"));
+        assert!(out.contains("t_seconds_bucket{row=\"1\",le=\"+Inf\"} 3\n"));
+        assert!(out.contains("t_seconds_count{row=\"1\"} 3\n"));
+        assert!(out.contains("t_seconds_sum{row=\"1\"} 20.00303\n"), "{out}");
+        assert!(out.contains("# HELP t_total T.\n# TYPE t_total counter\n"));
+        assert!(out.contains("# TYPE t_seconds histogram\n"));
+    }
+}
