@@ -34,20 +34,52 @@ impl Format {
         }
     }
 
-    /// `--format` if given, else from the file's extension.
+    /// `--format` if given, else from the file's extension (`.csv`;
+    /// `.ndjson`, `.jsonl`, `.json`); a file named otherwise is NDJSON
+    /// when its first line is a JSON object, and refused with the flag to
+    /// give when it is not (a CSV file named `.txt` would otherwise fail
+    /// line by line as malformed JSON).
     pub fn choose(flag: Option<&str>, file: &Path) -> Result<Format> {
         match flag.map(|f| f.trim().to_ascii_lowercase()) {
             Some(f) if f == "ndjson" || f == "jsonl" => Ok(Format::Ndjson),
             Some(f) if f == "csv" => Ok(Format::Csv),
             Some(f) => bail!("--format {f:?}: expected ndjson or csv"),
             None => {
-                let csv = file
+                let ext = file
                     .extension()
-                    .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
-                Ok(if csv { Format::Csv } else { Format::Ndjson })
+                    .and_then(|e| e.to_str())
+                    .map(str::to_ascii_lowercase);
+                match ext.as_deref() {
+                    Some("csv") => Ok(Format::Csv),
+                    Some("ndjson" | "jsonl" | "json") => Ok(Format::Ndjson),
+                    _ if file != Path::new("-") && !starts_with_json(file) => bail!(
+                        "{}: its name does not say its format (.csv or .ndjson) and its first \
+                         line is not a JSON object: give --format csv for CSV \
+                         (member,score[,name]) or --format ndjson",
+                        file.display()
+                    ),
+                    _ => Ok(Format::Ndjson),
+                }
             }
         }
     }
+}
+
+/// Whether the file's first non-blank line starts a JSON object (also when
+/// it cannot be read or is empty: opening it later says what is wrong).
+fn starts_with_json(file: &Path) -> bool {
+    let Ok(f) = std::fs::File::open(file) else {
+        return true;
+    };
+    let mut head = Vec::new();
+    if io::Read::read_to_end(&mut io::Read::take(f, 64 * 1024), &mut head).is_err() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&head);
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .is_none_or(|l| l.starts_with('{'))
 }
 
 /// Reads `rd` up to and including the next `\n` into `buf`; a line longer
@@ -319,5 +351,18 @@ mod tests {
             Format::Ndjson
         );
         assert!(Format::choose(Some("xml"), p("a")).is_err());
+        // Named neither way: read from its first line.
+        let dir = std::env::temp_dir().join(format!("podium-formats-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv = dir.join("players.txt");
+        std::fs::write(&csv, "alice,10\nbob,5\n").unwrap();
+        let e = Format::choose(None, &csv).unwrap_err().to_string();
+        assert!(e.contains("--format csv"), "{e}");
+        assert_eq!(Format::choose(Some("csv"), &csv).unwrap(), Format::Csv);
+        let json = dir.join("players.txt.1");
+        std::fs::write(&json, "\n{\"member\":\"a\",\"score\":1}\n").unwrap();
+        assert_eq!(Format::choose(None, &json).unwrap(), Format::Ndjson);
+        assert_eq!(Format::choose(None, p("a.json")).unwrap(), Format::Ndjson);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

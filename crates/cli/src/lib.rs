@@ -1,6 +1,8 @@
 //! The client commands of the `podium` binary (docs/spec.md §6): `top`,
-//! `submit`, `search`, `import`, `export` and `watch` (a live view, over
-//! the HTTP API's event stream), talking to a running server
+//! `submit`, `search`, `import`, `export`, `watch` (a live view, over
+//! the HTTP API's event stream), the member commands (`rank`, `around`,
+//! `entry`, `remove`) and the board commands (`boards`, `board
+//! create|update|info|delete`, `reset`, `merge`), talking to a running server
 //! over MessagePack-RPC (`--rpc`, default `127.0.0.1:7071`, with
 //! [`podium_client`]) or, with `--http URL`, over its HTTP API
 //! (docs/spec.md §4).
@@ -17,13 +19,16 @@
 //! `--quiet`).
 //!
 //! One module per command (`top`, `submit`, `search`, `import`, `export`:
-//! its clap arguments and its one implementation), written against
+//! its clap arguments and its one implementation; `member` and `board`
+//! for the smaller commands), written against
 //! [`transport::Transport`], which carries it over RPC or HTTP; [`input`]
 //! reads import files, [`render`] shows results.
 
+pub mod board;
 pub mod export;
 pub mod import;
 pub mod input;
+pub mod member;
 pub mod render;
 pub mod search;
 pub mod submit;
@@ -31,8 +36,10 @@ pub mod top;
 pub mod transport;
 pub mod watch;
 
+pub use board::{board, boards, merge, reset, BoardArgs, BoardsArgs, MergeArgs, ResetArgs};
 pub use export::{export, ExportArgs};
 pub use import::{import, ImportArgs};
+pub use member::{around, entry, rank, remove, AroundArgs, EntryArgs, RankArgs, RemoveArgs};
 pub use search::{search, SearchArgs};
 pub use submit::{submit, SubmitArgs};
 pub use top::{top, TopArgs};

@@ -6,7 +6,9 @@ use std::io::{self, Read, Write};
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use podium_core::api::{EntryOut, Score, SearchOut, SubmitOut, TopOut};
+use podium_core::api::{
+    AroundOut, BoardOut, BoardsOut, EntryInfoOut, EntryOut, Score, SearchOut, SubmitOut, TopOut,
+};
 
 /// A score for people: `inf`, `-inf`, plain decimals, or exponent form for
 /// the very large and very small.
@@ -113,6 +115,118 @@ pub fn render_top(t: &TopOut) -> String {
         t.page, t.total_pages, t.total, t.ranking
     ));
     out
+}
+
+/// The `around` table, with where the member stands.
+pub fn render_around(a: &AroundOut) -> String {
+    let mut out = render_entries(&a.entries, false, "(no entries)");
+    out.push_str(&format!(
+        "{} is rank {} of {} (ranking {})\n",
+        printable(&a.member),
+        a.rank,
+        a.total,
+        a.ranking
+    ));
+    out
+}
+
+/// A member's entry, a field a line.
+pub fn render_entry(e: &EntryInfoOut) -> String {
+    let x = &e.entry;
+    let mut out = format!("member      {}\n", printable(&x.member));
+    out.push_str(&format!("rank        {} of {}\n", x.rank, e.total));
+    match &x.scores {
+        Some(s) => {
+            for (k, v) in &s.0 {
+                out.push_str(&format!("{:<12}{}\n", printable(k), fmt_num(*v)));
+            }
+        }
+        None => out.push_str(&format!("score       {}\n", fmt_score(x.score.0))),
+    }
+    if let Some(n) = &x.name {
+        out.push_str(&format!("name        {}\n", printable(n)));
+    }
+    out.push_str(&format!("percentile  {}\n", e.percentile));
+    out.push_str(&format!("page        {}\n", e.page));
+    if let Some(d) = &x.data {
+        out.push_str(&format!("data        {d}\n"));
+    }
+    out
+}
+
+/// The board list: BOARD, MEMBERS, MEMORY, and the board an archive
+/// archives.
+pub fn render_boards(b: &BoardsOut) -> String {
+    if b.boards.is_empty() {
+        return "(no boards)\n".into();
+    }
+    let mut rows = vec![vec![
+        "BOARD".to_string(),
+        "MEMBERS".into(),
+        "MEMORY".into(),
+        "ARCHIVE OF".into(),
+    ]];
+    for x in &b.boards {
+        rows.push(vec![
+            printable(&x.board),
+            x.members.to_string(),
+            fmt_bytes(x.heap_bytes),
+            x.archive_of.as_deref().map(printable).unwrap_or_default(),
+        ]);
+    }
+    let widths: Vec<usize> = (0..4)
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line = format!(
+            "{:<w0$}  {:>w1$}  {:>w2$}  {}",
+            r[0],
+            r[1],
+            r[2],
+            r[3],
+            w0 = widths[0],
+            w1 = widths[1],
+            w2 = widths[2]
+        );
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// A board's description, a field a line.
+pub fn render_board(b: &BoardOut) -> String {
+    let mut out = format!("board       {}\n", printable(&b.board));
+    out.push_str(&format!("members     {}\n", b.members));
+    out.push_str(&format!("memory      {}\n", fmt_bytes(b.heap_bytes)));
+    if let Some(of) = &b.archive_of {
+        out.push_str(&format!("archive of  {} (read-only)\n", printable(of)));
+    }
+    if let Some(p) = &b.period {
+        out.push_str(&format!("period      {p}\n"));
+    }
+    if let Some(n) = &b.next_reset {
+        out.push_str(&format!("next reset  {n}\n"));
+    }
+    out.push_str(&format!("config      {}\n", b.config));
+    out
+}
+
+/// Bytes for people: B, KiB, MiB, GiB.
+fn fmt_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
 }
 
 /// The `search` table, with how many members match in all and which of

@@ -351,8 +351,15 @@ fn protocol(what: impl std::fmt::Display) -> ClientError {
 /// here; the result stays bytes until the caller asks for it.
 pub fn parse_incoming(frame: Bytes) -> Result<Incoming, ClientError> {
     let mut rd: &[u8] = &frame;
-    let len = rmp::decode::read_array_len(&mut rd)
-        .map_err(|e| protocol(format!("a message that is not an array ({e:?})")))?;
+    let len = rmp::decode::read_array_len(&mut rd).map_err(|e| {
+        // An HTTP server answering the request as bad HTTP: its
+        // "HTTP/1.1 400" reads as the lone MessagePack integer 72 ('H').
+        if frame.first() == Some(&b'H') {
+            protocol("an answer that starts like HTTP, not MessagePack-RPC (is this an HTTP port?)")
+        } else {
+            protocol(format!("a message that is not an array ({e:?})"))
+        }
+    })?;
     let kind: u8 = rmp::decode::read_int(&mut rd)
         .map_err(|e| protocol(format!("a message without a valid type ({e:?})")))?;
     match (kind, len) {
@@ -647,6 +654,9 @@ mod tests {
             parse_incoming(Bytes::from(note)).unwrap(),
             Incoming::Notification
         ));
+        // An HTTP server's answer ("HTTP/1.1 400 …") is named as such.
+        let http = parse_incoming(Bytes::from_static(b"H")).err().unwrap();
+        assert!(http.to_string().contains("starts like HTTP"), "{http}");
         for bad in [
             Value::from(1),
             Value::Array(vec![0.into(), 1.into(), "m".into(), Value::Array(vec![])]),

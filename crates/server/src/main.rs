@@ -42,6 +42,22 @@ enum Command {
     Export(client::ExportArgs),
     /// Watch a board's best places (and chosen members) change, live.
     Watch(client::WatchArgs),
+    /// A member's rank and score.
+    Rank(client::RankArgs),
+    /// The entries around a member, the member in the middle.
+    Around(client::AroundArgs),
+    /// A member's entry: rank, score, name, data, percentile and page.
+    Entry(client::EntryArgs),
+    /// Take members off a board.
+    Remove(client::RemoveArgs),
+    /// List the boards with their sizes (archives under their board).
+    Boards(client::BoardsArgs),
+    /// Create, reconfigure, describe or delete a board.
+    Board(client::BoardArgs),
+    /// Archive a board now and empty it.
+    Reset(client::ResetArgs),
+    /// Overwrite a board with the union of others.
+    Merge(client::MergeArgs),
     /// Run a benchmark scenario (docs/spec.md §7) and print its figures:
     /// runs the podium-bench binary beside podium with these arguments
     /// (`podium bench --help` lists the scenarios).
@@ -98,6 +114,14 @@ fn main() -> ExitCode {
         Command::Import(a) => done(client::import(&a)),
         Command::Export(a) => done(client::export(&a)),
         Command::Watch(a) => done(client::watch(&a)),
+        Command::Rank(a) => done(client::rank(&a)),
+        Command::Around(a) => done(client::around(&a)),
+        Command::Entry(a) => done(client::entry(&a)),
+        Command::Remove(a) => done(client::remove(&a)),
+        Command::Boards(a) => done(client::boards(&a)),
+        Command::Board(a) => done(client::board(&a)),
+        Command::Reset(a) => done(client::reset(&a)),
+        Command::Merge(a) => done(client::merge(&a)),
         Command::Bench(args) => bench(&args.args),
         Command::Repair(args) => done(repair(&args)),
         Command::Completions { shell } => {

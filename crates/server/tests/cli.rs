@@ -883,3 +883,153 @@ fn auto_create_off_refuses_writes_to_missing_boards() {
     let (st, out) = run_to_end(&["submit", "--rpc", &srv.rpc, "weekyl", "b", "2"]);
     assert!(st.success(), "{out}");
 }
+
+/// The commands of the other operations, over RPC and over HTTP: boards,
+/// board create/update/info/delete, rank, around, entry, remove, reset and
+/// merge — what they print, and what the server holds after them.
+#[test]
+fn every_operation_has_a_command_over_rpc_and_http() {
+    let srv = Podium::start(&[]);
+    for conn in [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]] {
+        let b = format!("ops-{}", &conn[0][2..]);
+        let run = |args: &[&str]| {
+            let mut v: Vec<&str> = vec![args[0]];
+            let mut rest = args[1..].to_vec();
+            // `board ACTION`: the connection after the action.
+            if args[0] == "board" {
+                v.push(args[1]);
+                rest.remove(0);
+            }
+            v.extend_from_slice(&conn);
+            v.extend_from_slice(&rest);
+            let (st, out) = run_to_end(&v);
+            assert!(st.success(), "{v:?}: {out}");
+            out
+        };
+        let out = run(&[
+            "board",
+            "create",
+            &b,
+            "--config",
+            r#"{"order":"desc","reset":"weekly"}"#,
+        ]);
+        assert!(
+            out.contains(&format!("created board {b}")) && out.contains("next reset"),
+            "{out}"
+        );
+        let (st, out) = run_to_end(&["board", "create", conn[0], conn[1], &b]);
+        assert!(!st.success() && out.contains("exists"), "{out}");
+        for (m, s) in [
+            ("a", "10"),
+            ("b", "20"),
+            ("c", "30"),
+            ("d", "40"),
+            ("e", "50"),
+        ] {
+            run(&["submit", &b, m, s]);
+        }
+        let out = run(&["rank", &b, "c"]);
+        assert_eq!(out.trim(), "c: rank 3, score 30");
+        let j: serde_json::Value =
+            serde_json::from_str(run(&["rank", &b, "c", "--json"]).trim()).unwrap();
+        assert_eq!(
+            (j["rank"].as_u64(), j["score"].as_f64()),
+            (Some(3), Some(30.0))
+        );
+        let out = run(&["around", &b, "c", "--page-size", "3"]);
+        let members: Vec<&str> = out
+            .lines()
+            .skip(1)
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .collect();
+        assert_eq!(members[..3], ["d", "c", "b"], "{out}");
+        assert!(out.contains("c is rank 3 of 5"), "{out}");
+        let out = run(&["entry", &b, "c"]);
+        assert!(
+            out.contains("rank        3 of 5") && out.contains("percentile  60"),
+            "{out}"
+        );
+        let out = run(&["boards"]);
+        assert!(
+            out.lines().any(|l| l.starts_with(&b) && l.contains(" 5 ")),
+            "{out}"
+        );
+        let out = run(&["board", "update", &b, "--config", r#"{"order":"asc"}"#]);
+        assert!(
+            out.contains("updated board") && out.contains(r#""order":"asc""#),
+            "{out}"
+        );
+        assert_eq!(run(&["rank", &b, "a"]).trim(), "a: rank 1, score 10");
+        let out = run(&["remove", &b, "a", "nobody"]);
+        assert_eq!(out.trim(), format!("removed 1 of 2 from {b}"));
+        let out = run(&["reset", &b]);
+        assert!(
+            out.contains(&format!("reset {b}: 4 members archived as {b}@")),
+            "{out}"
+        );
+        let archive = out.trim().rsplit(' ').next().unwrap().to_string();
+        let dest = format!("{b}-all");
+        let out = run(&["merge", &dest, &b, &archive, "--aggregate", "max"]);
+        assert_eq!(
+            out.trim(),
+            format!("merged 2 boards into {dest}: 4 members")
+        );
+        let out = run(&["board", "info", &dest]);
+        assert!(out.contains("members     4"), "{out}");
+        run(&["board", "delete", &dest]);
+        let (st, out) = run_to_end(&["board", "info", conn[0], conn[1], &dest]);
+        assert!(!st.success() && out.contains("board_not_found"), "{out}");
+    }
+}
+
+/// A wrong port, a missing key and a CSV file named otherwise: each error
+/// says what to do.
+#[test]
+fn errors_say_what_to_do() {
+    let srv = Podium::start(&["--api-key", "adminkey-0123456789:admin"]);
+    let http_addr = srv.http.trim_start_matches("http://").to_string();
+    let (st, out) = run_to_end(&["top", "--rpc", &http_addr, "b"]);
+    assert!(
+        !st.success() && out.contains("is that podium's HTTP port?"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("--http http://{http_addr}")), "{out}");
+    let (st, out) = run_to_end(&["top", "--http", &srv.rpc, "b"]);
+    assert!(
+        !st.success() && out.contains("is that podium's MessagePack-RPC port?"),
+        "{out}"
+    );
+    for conn in [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]] {
+        let (st, out) = run_to_end(&["top", conn[0], conn[1], "b"]);
+        assert!(
+            !st.success() && out.contains("--api-key KEY or PODIUM_API_KEY"),
+            "{out}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let txt = dir.path().join("players.txt");
+    std::fs::write(&txt, "alice,10\nbob,5\n").unwrap();
+    let key = ["--api-key", "adminkey-0123456789"];
+    let (st, out) = run_to_end(&[
+        "import",
+        "--rpc",
+        &srv.rpc,
+        key[0],
+        key[1],
+        "b",
+        txt.to_str().unwrap(),
+    ]);
+    assert!(!st.success() && out.contains("--format csv"), "{out}");
+    let (st, out) = run_to_end(&[
+        "import",
+        "--rpc",
+        &srv.rpc,
+        key[0],
+        key[1],
+        "b",
+        txt.to_str().unwrap(),
+        "--format",
+        "csv",
+    ]);
+    assert!(st.success(), "{out}");
+}

@@ -41,7 +41,11 @@ impl fmt::Display for ServerError {
         if self.code.is_empty() {
             write!(f, "{} (HTTP {})", self.message, self.status)
         } else {
-            write!(f, "{} ({})", self.message, self.code)
+            write!(f, "{} ({})", self.message, self.code)?;
+            if self.code == "unauthorized" {
+                write!(f, ": give the key with --api-key KEY or PODIUM_API_KEY")?;
+            }
+            Ok(())
         }
     }
 }
@@ -205,6 +209,21 @@ impl Http {
         Ok(body.to_vec())
     }
 
+    /// Any operation, its body kept as sent.
+    pub fn request<T>(&self, r: super::HttpReq<'_>) -> Result<Answer<T>> {
+        let url = match r.board {
+            Some(b) => board_url(&self.base, b, &r.path)?,
+            None => format!("{}/v1{}", self.base, r.path),
+        };
+        let method = reqwest::Method::from_bytes(r.method.as_bytes())
+            .map_err(|_| anyhow!("no HTTP method {:?}", r.method))?;
+        let mut rb = self.http.request(method, url);
+        if let Some(body) = &r.body {
+            rb = rb.json(body);
+        }
+        Ok(Answer::Body(self.call(rb)?))
+    }
+
     pub fn board_info(&self, board: &str) -> Result<BoardOut> {
         let url = board_url(&self.base, board, "")?;
         let body = self.call(self.http.get(url))?;
@@ -298,6 +317,13 @@ fn transport_error(base: &str, e: reqwest::Error) -> anyhow::Error {
         anyhow!("podium at {base} did not answer in time ({cause})")
     } else if e.is_builder() {
         anyhow!("bad server URL {base}: {cause}")
+    } else if format!("{e:?}").contains("IncompleteMessage") {
+        // The RPC port closes a connection whose bytes are not MessagePack.
+        anyhow!(
+            "{base} closed the connection without an HTTP answer: is that podium's \
+             MessagePack-RPC port? Give --http the HTTP port (default 127.0.0.1:7070), or use \
+             --rpc ADDR for MessagePack-RPC ({cause})"
+        )
     } else {
         anyhow!("talking to podium at {base} failed: {e} ({cause})")
     }
@@ -435,7 +461,10 @@ mod tests {
             br#"{"error":{"code":"unauthorized","message":"missing API key"}}"#,
         )
         .into();
-        assert_eq!(format!("{a:#}"), "missing API key (unauthorized)");
+        assert_eq!(
+            format!("{a:#}"),
+            "missing API key (unauthorized): give the key with --api-key KEY or PODIUM_API_KEY"
+        );
         assert_eq!(a.downcast_ref::<ServerError>().unwrap().status, 401);
     }
 }

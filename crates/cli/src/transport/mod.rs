@@ -58,6 +58,22 @@ pub enum Transport {
     Rpc(rpc::Rpc),
 }
 
+/// An operation as the HTTP API takes it: the method, the path (under
+/// `/v1/boards/{board}` when `board` is given, else under `/v1`), the body.
+pub struct HttpReq<'a> {
+    pub method: &'static str,
+    pub board: Option<&'a str>,
+    pub path: String,
+    pub body: Option<serde_json::Value>,
+}
+
+/// The same operation as a MessagePack-RPC call: the method and its
+/// positional params.
+pub struct RpcReq<'a> {
+    pub method: &'a str,
+    pub params: Vec<serde_json::Value>,
+}
+
 /// A `search` query and the page of matches wanted.
 #[derive(Debug, Clone, Copy)]
 pub struct SearchQuery<'a> {
@@ -147,6 +163,19 @@ impl Transport {
         match self {
             Transport::Http(h) => h.board_info(board),
             Transport::Rpc(r) => r.board_info(board),
+        }
+    }
+
+    /// An operation with no method of its own here: over RPC `rpc`, over
+    /// HTTP `http` (the two name the same operation).
+    pub fn call<T: Serialize + DeserializeOwned>(
+        &self,
+        rpc: RpcReq<'_>,
+        http: HttpReq<'_>,
+    ) -> Result<Answer<T>> {
+        match self {
+            Transport::Http(h) => h.request(http),
+            Transport::Rpc(r) => r.request(rpc),
         }
     }
 

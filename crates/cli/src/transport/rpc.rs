@@ -89,7 +89,16 @@ impl Rpc {
     /// (code)`, as over HTTP.
     fn error(&self, e: ClientError) -> anyhow::Error {
         match e {
+            ClientError::Server { ref code, .. } if code == "unauthorized" => {
+                anyhow!("{e}: give the key with --api-key KEY or PODIUM_API_KEY")
+            }
             ClientError::Server { .. } => anyhow!("{e}"),
+            ClientError::Protocol(m) if m.contains("starts like HTTP") => anyhow!(
+                "{} answers HTTP, not MessagePack-RPC: is that podium's HTTP port? Give it as \
+                 --http http://{} (the HTTP API), or give --rpc the RPC port (default 127.0.0.1:7071)",
+                self.addr,
+                self.addr
+            ),
             ClientError::Io(io) => anyhow!("talking to podium at {} failed: {io}", self.addr),
             ClientError::Protocol(m) => {
                 anyhow!("unexpected answer from podium at {}: {m}", self.addr)
@@ -119,6 +128,14 @@ impl Rpc {
 
     pub fn board_info(&self, board: &str) -> Result<BoardOut> {
         self.call("board_info", &Ser((board,)))
+    }
+
+    /// Any operation, decoded.
+    pub fn request<T: serde::de::DeserializeOwned>(
+        &self,
+        r: super::RpcReq<'_>,
+    ) -> Result<Answer<T>> {
+        Ok(Answer::Value(self.call(r.method, &Ser(&r.params))?))
     }
 
     /// Starts an export; its one response is awaited by [`RpcExport::write`].

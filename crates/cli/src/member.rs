@@ -1,0 +1,174 @@
+//! The commands about members of a board: `podium rank`, `around`,
+//! `entry` (a member's rank, score, percentile, page and data) and
+//! `remove` (members out).
+
+use anyhow::Result;
+use podium_core::api::{AroundOut, EntryInfoOut, RankOut, RemovedOut};
+use serde_json::json;
+
+use crate::render::{fmt_score, print_text, render_around, render_entry};
+use crate::transport::{segment, Conn, HttpReq, RpcReq, Transport};
+
+/// `podium rank BOARD MEMBER`.
+#[derive(clap::Args, Debug)]
+pub struct RankArgs {
+    #[command(flatten)]
+    pub conn: Conn,
+    pub board: String,
+    pub member: String,
+    /// Print the server's JSON instead of a line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A member's rank and score.
+pub fn rank(a: &RankArgs) -> Result<()> {
+    let t = Transport::connect(&a.conn)?;
+    let answer = t.call::<RankOut>(
+        RpcReq {
+            method: "rank",
+            params: vec![json!(a.board), json!(a.member)],
+        },
+        HttpReq {
+            method: "GET",
+            board: Some(&a.board),
+            path: format!("/rank/{}", segment(&a.member)),
+            body: None,
+        },
+    )?;
+    if a.json {
+        return answer.print_json();
+    }
+    let r = answer.value()?;
+    print_text(&format!(
+        "{}: rank {}, score {}\n",
+        r.member,
+        r.rank,
+        fmt_score(r.score.0)
+    ))
+}
+
+/// `podium around BOARD MEMBER`.
+#[derive(clap::Args, Debug)]
+pub struct AroundArgs {
+    #[command(flatten)]
+    pub conn: Conn,
+    pub board: String,
+    pub member: String,
+    /// Entries shown, the member in the middle.
+    #[arg(long, default_value_t = 11)]
+    pub page_size: u64,
+    /// Print the server's JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The entries around a member.
+pub fn around(a: &AroundArgs) -> Result<()> {
+    let t = Transport::connect(&a.conn)?;
+    let answer = t.call::<AroundOut>(
+        RpcReq {
+            method: "around",
+            params: vec![
+                json!(a.board),
+                json!(a.member),
+                json!({"page_size": a.page_size}),
+            ],
+        },
+        HttpReq {
+            method: "GET",
+            board: Some(&a.board),
+            path: format!("/around/{}?page_size={}", segment(&a.member), a.page_size),
+            body: None,
+        },
+    )?;
+    if a.json {
+        return answer.print_json();
+    }
+    print_text(&render_around(&answer.value()?))
+}
+
+/// `podium entry BOARD MEMBER`.
+#[derive(clap::Args, Debug)]
+pub struct EntryArgs {
+    #[command(flatten)]
+    pub conn: Conn,
+    pub board: String,
+    pub member: String,
+    /// The page size the member's page number is counted in.
+    #[arg(long, default_value_t = 25)]
+    pub page_size: u64,
+    /// Print the server's JSON instead of lines.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A member's entry: rank, score, name, data, percentile and page.
+pub fn entry(a: &EntryArgs) -> Result<()> {
+    let t = Transport::connect(&a.conn)?;
+    let answer = t.call::<EntryInfoOut>(
+        RpcReq {
+            method: "entry",
+            params: vec![
+                json!(a.board),
+                json!(a.member),
+                json!({"page_size": a.page_size, "with_data": true}),
+            ],
+        },
+        HttpReq {
+            method: "GET",
+            board: Some(&a.board),
+            path: format!(
+                "/members/{}?page_size={}&with_data=true",
+                segment(&a.member),
+                a.page_size
+            ),
+            body: None,
+        },
+    )?;
+    if a.json {
+        return answer.print_json();
+    }
+    print_text(&render_entry(&answer.value()?))
+}
+
+/// `podium remove BOARD MEMBER...`.
+#[derive(clap::Args, Debug)]
+pub struct RemoveArgs {
+    #[command(flatten)]
+    pub conn: Conn,
+    pub board: String,
+    /// The members to take off the board.
+    #[arg(required = true)]
+    pub members: Vec<String>,
+    /// Print the server's JSON instead of a line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Takes members off a board.
+pub fn remove(a: &RemoveArgs) -> Result<()> {
+    let t = Transport::connect(&a.conn)?;
+    let answer = t.call::<RemovedOut>(
+        RpcReq {
+            method: "remove",
+            params: vec![json!(a.board), json!(a.members)],
+        },
+        HttpReq {
+            method: "POST",
+            board: Some(&a.board),
+            path: "/remove".into(),
+            body: Some(json!({"members": a.members})),
+        },
+    )?;
+    if a.json {
+        return answer.print_json();
+    }
+    let r = answer.value()?;
+    print_text(&format!(
+        "removed {} of {} from {}\n",
+        r.removed,
+        a.members.len(),
+        r.board
+    ))
+}
