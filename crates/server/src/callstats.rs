@@ -7,11 +7,13 @@
 //! command). HTTP's per-route families are the HTTP frontend's own.
 //!
 //! A request bumps three counters of its thread ([`Counters`]: no lock,
-//! no shared cache line) — calls or errors, its time, one bucket — so the
-//! figures cost the Redis protocol's hundreds of thousands of commands a
-//! second nothing measurable; a scrape sums the threads and writes the
-//! text. They are never reset (Redis's CONFIG RESETSTAT resets INFO's
-//! figures, not these), as Prometheus counters must only grow.
+//! no shared cache line) — calls or errors, its time, one bucket — once:
+//! an RPC call or a Redis command in its method's or command's row (each
+//! stands for one operation, so a scrape sums them into the operation
+//! rows), an HTTP request in its operation's row. A scrape sums the
+//! threads and writes the text. They are never reset (Redis's CONFIG
+//! RESETSTAT resets INFO's figures, not these), as Prometheus counters
+//! must only grow.
 
 use std::fmt::Write as _;
 use std::sync::LazyLock;
@@ -84,19 +86,40 @@ impl CallStats {
         mine.add(at + FIRST_BUCKET + bucket, 1);
     }
 
-    /// Appends the two families: `{total}` with `labels(row)` and
-    /// `status="ok"|"error"`, `{seconds}` as a histogram with
-    /// `labels(row)`. Rows never called are left out.
+    /// Each row's sums over the threads, by row number.
+    pub fn each_row(&self, f: &mut dyn FnMut(usize, &[u64])) {
+        let all = self.counts.all();
+        for (r, row) in all.chunks_exact(SLOTS).enumerate() {
+            f(r, row);
+        }
+    }
+
+    /// Appends the two families of these rows; see [`render_rows`].
     fn render(
         &self,
         out: &mut String,
-        (total, total_help): (&str, &str),
-        (seconds, seconds_help): (&str, &str),
+        total: (&str, &str),
+        seconds: (&str, &str),
         labels: impl Fn(usize) -> String,
     ) {
-        let all = self.counts.all();
-        let rows: Vec<(usize, &[u64])> = (0..self.rows)
-            .map(|r| (r, &all[r * SLOTS..(r + 1) * SLOTS]))
+        render_rows(&self.counts.all(), out, total, seconds, labels);
+    }
+}
+
+/// Appends the two families of `sums` (rows of [`SLOTS`] counters):
+/// `{total}` with `labels(row)` and `status="ok"|"error"`, `{seconds}` as
+/// a histogram with `labels(row)`. Rows never called are left out.
+fn render_rows(
+    sums: &[u64],
+    out: &mut String,
+    (total, total_help): (&str, &str),
+    (seconds, seconds_help): (&str, &str),
+    labels: impl Fn(usize) -> String,
+) {
+    {
+        let rows: Vec<(usize, &[u64])> = sums
+            .chunks_exact(SLOTS)
+            .enumerate()
             .filter(|(_, s)| s[OK] + s[ERRORS] > 0)
             .collect();
         let _ = writeln!(out, "# HELP {total} {total_help}\n# TYPE {total} counter");
@@ -130,24 +153,27 @@ impl CallStats {
 pub static OPERATIONS: LazyLock<CallStats> =
     LazyLock::new(|| CallStats::new(Op::ALL.len() * Protocol::ALL.len()));
 
-fn op_index(op: Op) -> usize {
-    Op::ALL.iter().position(|o| *o == op).unwrap_or(usize::MAX)
+/// The row of `op` over `protocol` (an operation's discriminant is its
+/// place in [`Op::ALL`]: a test checks).
+fn op_row(op: Op, protocol: Protocol) -> usize {
+    op as usize * Protocol::ALL.len() + protocol as usize
 }
 
-/// One operation answered over `protocol`.
+/// An HTTP request of operation `op` answered (the other protocols count
+/// their own rows, summed at scrape time).
 #[inline]
-pub fn operation(op: Op, protocol: Protocol, ok: bool, took: Duration) {
-    let p = Protocol::ALL
-        .iter()
-        .position(|x| *x == protocol)
-        .unwrap_or(0);
-    OPERATIONS.record(op_index(op) * Protocol::ALL.len() + p, ok, took);
+pub fn http_operation(op: Op, ok: bool, took: Duration) {
+    OPERATIONS.record(op_row(op, Protocol::Http), ok, took);
 }
 
 /// Every family of this module, for `/metrics`.
 pub fn render(out: &mut String) {
     let per = Protocol::ALL.len();
-    OPERATIONS.render(
+    let mut ops = OPERATIONS.counts.all();
+    crate::rpc::add_operations(&mut |op, row| add_row(&mut ops, op_row(op, Protocol::Rpc), row));
+    crate::resp::add_operations(&mut |op, row| add_row(&mut ops, op_row(op, Protocol::Resp), row));
+    render_rows(
+        &ops,
         out,
         (
             "podium_operations_total",
@@ -169,6 +195,15 @@ pub fn render(out: &mut String) {
     crate::resp::render_stats(out);
 }
 
+/// Adds one row's sums into row `to` of `rows`.
+fn add_row(rows: &mut [u64], to: usize, row: &[u64]) {
+    if let Some(dst) = rows.get_mut(to * SLOTS..(to + 1) * SLOTS) {
+        for (d, s) in dst.iter_mut().zip(row) {
+            *d = d.wrapping_add(*s);
+        }
+    }
+}
+
 /// The families of one protocol's commands (`names[row]` labels row
 /// `row` as `label`).
 pub fn render_commands(
@@ -187,6 +222,16 @@ pub fn render_commands(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_operations_discriminant_is_its_place_in_the_table() {
+        for (i, op) in Op::ALL.iter().enumerate() {
+            assert_eq!(*op as usize, i, "{op:?}");
+        }
+        for (i, p) in Protocol::ALL.iter().enumerate() {
+            assert_eq!(*p as usize, i, "{p:?}");
+        }
+    }
 
     #[test]
     fn rows_render_as_counters_and_cumulative_histograms() {

@@ -633,7 +633,7 @@ async fn front(State(st): State<St>, req: Request, next: Next) -> Response {
     let took = start.elapsed();
     let status = resp.status().as_u16();
     if let Some(op) = route.as_ref().and_then(|m| m.op) {
-        crate::callstats::operation(op, crate::callstats::Protocol::Http, status < 400, took);
+        crate::callstats::http_operation(op, status < 400, took);
     }
     let (requests, seconds) = st.request_metrics.handles(
         route.map_or(console.unwrap_or("unmatched"), |m| m.path),

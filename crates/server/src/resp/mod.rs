@@ -45,16 +45,23 @@ use podium_core::keystore::KeyStore;
 static COMMAND_STATS: std::sync::LazyLock<crate::callstats::CallStats> =
     std::sync::LazyLock::new(|| crate::callstats::CallStats::new(command::COMMANDS.len()));
 
-/// Command `spec` (row `index`) ran for `took`: counted by command and by
-/// its operation (a command whose operation depends on its keys — DEL and
-/// the EXPIRE family — under the one on keys that name no board).
-fn record(index: usize, spec: &command::Spec, ok: bool, took: std::time::Duration) {
+/// The command at row `index` ran for `took`, counted by command (and so
+/// by its operation: [`add_operations`]).
+fn record(index: usize, ok: bool, took: std::time::Duration) {
     COMMAND_STATS.record(index, ok, took);
-    let op = match spec.access {
-        command::Access::Op(op) => op,
-        command::Access::ByKey { other, .. } => other,
-    };
-    crate::callstats::operation(op, crate::callstats::Protocol::Resp, ok, took);
+}
+
+/// Each command's sums, handed over as its operation's (a command whose
+/// operation depends on its keys — DEL and the EXPIRE family — as the one
+/// on keys that name no board).
+pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
+    COMMAND_STATS.each_row(&mut |row, sums| {
+        let op = match command::COMMANDS[row].access {
+            command::Access::Op(op) => op,
+            command::Access::ByKey { other, .. } => other,
+        };
+        add(op, sums);
+    });
 }
 
 /// The per-command families of `/metrics`.

@@ -40,18 +40,17 @@ use podium_core::error::{ApiError, Code};
 static METHOD_STATS: std::sync::LazyLock<crate::callstats::CallStats> =
     std::sync::LazyLock::new(|| crate::callstats::CallStats::new(method::METHODS.len()));
 
-/// A call of `m` answered after `took`: counted by method and by its
-/// operation.
+/// A call of `m` answered after `took`, counted by method (and so by its
+/// operation: [`add_operations`]).
 fn record(m: method::Method, ok: bool, took: Duration) {
     if let Some(row) = method::METHODS.iter().position(|r| r.1 == m) {
         METHOD_STATS.record(row, ok, took);
-        crate::callstats::operation(
-            method::METHODS[row].2,
-            crate::callstats::Protocol::Rpc,
-            ok,
-            took,
-        );
     }
+}
+
+/// Each method's sums, handed over as its operation's.
+pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
+    METHOD_STATS.each_row(&mut |row, sums| add(method::METHODS[row].2, sums));
 }
 
 /// The per-method families of `/metrics`.

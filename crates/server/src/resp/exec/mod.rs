@@ -348,12 +348,7 @@ impl Session {
             Ordering::Relaxed,
         );
         self.shared.stats.ran(index, usec, reply);
-        super::record(
-            index,
-            spec,
-            !matches!(reply, Reply::Error(_)),
-            ended - started,
-        );
+        super::record(index, !matches!(reply, Reply::Error(_)), ended - started);
         // The name is copied only for a command the slow log keeps.
         self.shared.stats.maybe_slow(usec, args, &c.addr, || {
             c.name.lock().clone().unwrap_or_default()
