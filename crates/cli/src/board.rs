@@ -7,7 +7,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use podium_core::api::{BoardOut, BoardsOut, CombineOut, ResetOut};
 use serde_json::{json, Value};
 
-use crate::render::{print_text, render_board, render_boards};
+use crate::render::{render_board, render_boards};
 use crate::transport::{Conn, HttpReq, RpcReq, Transport};
 
 /// `podium boards`.
@@ -35,10 +35,7 @@ pub fn boards(a: &BoardsArgs) -> Result<()> {
             body: None,
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    print_text(&render_boards(&answer.value()?))
+    answer.show(a.json, |v| render_boards(&v))
 }
 
 /// `podium board ACTION`.
@@ -148,24 +145,19 @@ pub fn board(a: &BoardArgs) -> Result<()> {
                     body: Some(config),
                 },
             )?;
-            if c.json {
-                return answer.print_json();
-            }
-            let b = answer.value()?;
-            let verb = match (create, b.created) {
-                (true, _) | (false, Some(true)) => "created",
-                _ => "updated",
-            };
-            print_text(&format!("{verb} board {}\n{}", b.board, render_board(&b)))
+            answer.show(c.json, |b| {
+                let verb = match (create, b.created) {
+                    (true, _) | (false, Some(true)) => "created",
+                    _ => "updated",
+                };
+                format!("{verb} board {}\n{}", b.board, render_board(&b))
+            })
         }
         BoardAction::Info(n) => {
             let t = Transport::connect(&n.conn)?;
             let (rpc, http) = info_req(&n.board);
             let answer = t.call::<BoardOut>(rpc, http)?;
-            if n.json {
-                return answer.print_json();
-            }
-            print_text(&render_board(&answer.value()?))
+            answer.show(n.json, |v| render_board(&v))
         }
         BoardAction::Delete(n) => {
             let t = Transport::connect(&n.conn)?;
@@ -181,10 +173,7 @@ pub fn board(a: &BoardArgs) -> Result<()> {
                     body: None,
                 },
             )?;
-            if n.json {
-                return answer.print_json();
-            }
-            print_text(&format!("deleted board {}\n", n.board))
+            answer.show(n.json, |_| format!("deleted board {}\n", n.board))
         }
     }
 }
@@ -215,14 +204,12 @@ pub fn reset(a: &ResetArgs) -> Result<()> {
             body: None,
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    let r = answer.value()?;
-    print_text(&format!(
-        "reset {}: {} members archived as {}\n",
-        r.board, r.archived, r.archive
-    ))
+    answer.show(a.json, |r| {
+        format!(
+            "reset {}: {} members archived as {}\n",
+            r.board, r.archived, r.archive
+        )
+    })
 }
 
 /// `podium merge DEST SOURCE...`.
@@ -270,14 +257,12 @@ pub fn merge(a: &MergeArgs) -> Result<()> {
             body: Some(Value::Object(body)),
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    let r = answer.value()?;
-    print_text(&format!(
-        "merged {} boards into {}: {} members\n",
-        a.sources.len(),
-        r.board,
-        r.members
-    ))
+    answer.show(a.json, |r| {
+        format!(
+            "merged {} boards into {}: {} members\n",
+            a.sources.len(),
+            r.board,
+            r.members
+        )
+    })
 }

@@ -6,7 +6,7 @@ use anyhow::Result;
 use podium_core::api::{AroundOut, EntryInfoOut, RankOut, RemovedOut};
 use serde_json::json;
 
-use crate::render::{fmt_score, print_text, render_around, render_entry};
+use crate::render::{fmt_score, render_around, render_entry};
 use crate::transport::{segment, Conn, HttpReq, RpcReq, Transport};
 
 /// `podium rank BOARD MEMBER`.
@@ -36,16 +36,14 @@ pub fn rank(a: &RankArgs) -> Result<()> {
             body: None,
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    let r = answer.value()?;
-    print_text(&format!(
-        "{}: rank {}, score {}\n",
-        r.member,
-        r.rank,
-        fmt_score(r.score.0)
-    ))
+    answer.show(a.json, |r| {
+        format!(
+            "{}: rank {}, score {}\n",
+            r.member,
+            r.rank,
+            fmt_score(r.score.0)
+        )
+    })
 }
 
 /// `podium around BOARD MEMBER`.
@@ -82,10 +80,7 @@ pub fn around(a: &AroundArgs) -> Result<()> {
             body: None,
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    print_text(&render_around(&answer.value()?))
+    answer.show(a.json, |v| render_around(&v))
 }
 
 /// `podium entry BOARD MEMBER`.
@@ -126,10 +121,7 @@ pub fn entry(a: &EntryArgs) -> Result<()> {
             body: None,
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    print_text(&render_entry(&answer.value()?))
+    answer.show(a.json, |v| render_entry(&v))
 }
 
 /// `podium remove BOARD MEMBER...`.
@@ -161,14 +153,12 @@ pub fn remove(a: &RemoveArgs) -> Result<()> {
             body: Some(json!({"members": a.members})),
         },
     )?;
-    if a.json {
-        return answer.print_json();
-    }
-    let r = answer.value()?;
-    print_text(&format!(
-        "removed {} of {} from {}\n",
-        r.removed,
-        a.members.len(),
-        r.board
-    ))
+    answer.show(a.json, |r| {
+        format!(
+            "removed {} of {} from {}\n",
+            r.removed,
+            a.members.len(),
+            r.board
+        )
+    })
 }

@@ -95,7 +95,7 @@ impl CallStats {
     }
 
     /// Appends the two families of these rows; see [`render_rows`].
-    fn render(
+    pub fn render(
         &self,
         out: &mut String,
         total: (&str, &str),
@@ -202,21 +202,6 @@ fn add_row(rows: &mut [u64], to: usize, row: &[u64]) {
             *d = d.wrapping_add(*s);
         }
     }
-}
-
-/// The families of one protocol's commands (`names[row]` labels row
-/// `row` as `label`).
-pub fn render_commands(
-    stats: &CallStats,
-    out: &mut String,
-    total: (&str, &str),
-    seconds: (&str, &str),
-    label: &str,
-    names: &dyn Fn(usize) -> &'static str,
-) {
-    stats.render(out, total, seconds, |row| {
-        format!("{label}=\"{}\"", names(row))
-    });
 }
 
 #[cfg(test)]

@@ -104,18 +104,13 @@ struct Figures {
 
 #[cfg(target_os = "linux")]
 fn linux() -> Figures {
-    // SAFETY: sysconf reads system constants.
-    let (ticks, page) = unsafe {
-        (
-            libc::sysconf(libc::_SC_CLK_TCK),
-            libc::sysconf(libc::_SC_PAGESIZE),
-        )
-    };
+    // SAFETY: sysconf reads a system constant.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     let mut f = Figures::default();
     if let Ok(stat) = std::fs::read_to_string("/proc/self/stat") {
         // Fields after the command name (which may hold spaces and
         // parentheses): utime and stime are the 12th and 13th of them,
-        // vsize the 21st, rss (pages) the 22nd.
+        // vsize the 21st.
         if let Some((_, rest)) = stat.rsplit_once(')') {
             let v: Vec<&str> = rest.split_whitespace().collect();
             let num = |i: usize| v.get(i).and_then(|s| s.parse::<f64>().ok());
@@ -125,9 +120,10 @@ fn linux() -> Figures {
                 }
             }
             f.virtual_bytes = num(20);
-            f.resident_bytes = num(21).map(|p| p * page.max(0) as f64);
         }
     }
+    // The resident size as the memory budget reads it.
+    f.resident_bytes = Some(crate::limits::memory::resident() as f64).filter(|r| *r > 0.0);
     f.open_fds = std::fs::read_dir("/proc/self/fd")
         .ok()
         .map(|d| d.count() as f64);
@@ -154,6 +150,13 @@ mod tests {
     #[test]
     fn the_figures_of_this_process_are_read() {
         started();
+        // At least a few clock ticks of CPU, so the CPU time read is above
+        // zero however little else this test process has run.
+        let t = std::time::Instant::now();
+        let mut x = 0u64;
+        while t.elapsed() < std::time::Duration::from_millis(50) {
+            x = std::hint::black_box(x.wrapping_add(1));
+        }
         let mut out = String::new();
         render(&mut out);
         let value = |name: &str| {

@@ -103,6 +103,14 @@ impl<T: Serialize + DeserializeOwned> Answer<T> {
         }
     }
 
+    /// The answer as the server's JSON (`json`), else as `text` makes it.
+    pub fn show(self, json: bool, text: impl FnOnce(T) -> String) -> Result<()> {
+        if json {
+            return self.print_json();
+        }
+        crate::render::print_text(&text(self.value()?))
+    }
+
     pub fn value(self) -> Result<T> {
         match self {
             Answer::Body(b) => http::parse(&b),

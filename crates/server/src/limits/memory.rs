@@ -65,7 +65,7 @@ pub async fn upkeep(mut stop: tokio::sync::watch::Receiver<bool>) {
 }
 
 /// The process's resident size in bytes (0 where it cannot be read).
-fn resident() -> u64 {
+pub(crate) fn resident() -> u64 {
     #[cfg(target_os = "linux")]
     {
         // `statm`: sizes in pages; the second is the resident set.

@@ -66,8 +66,7 @@ pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
 
 /// The per-command families of `/metrics`.
 pub(crate) fn render_stats(out: &mut String) {
-    crate::callstats::render_commands(
-        &COMMAND_STATS,
+    COMMAND_STATS.render(
         out,
         (
             "podium_resp_commands_total",
@@ -77,8 +76,7 @@ pub(crate) fn render_stats(out: &mut String) {
             "podium_resp_command_seconds",
             "Time a Redis-protocol command ran, by command.",
         ),
-        "command",
-        &|row| command::COMMANDS[row].name,
+        |row| format!("command=\"{}\"", command::COMMANDS[row].name),
     );
 }
 

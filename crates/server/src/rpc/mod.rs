@@ -55,8 +55,7 @@ pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
 
 /// The per-method families of `/metrics`.
 pub(crate) fn render_stats(out: &mut String) {
-    crate::callstats::render_commands(
-        &METHOD_STATS,
+    METHOD_STATS.render(
         out,
         (
             "podium_rpc_requests_total",
@@ -66,8 +65,7 @@ pub(crate) fn render_stats(out: &mut String) {
             "podium_rpc_request_seconds",
             "Time from a MessagePack-RPC call's arrival to its answer, by method (a streamed result: to its first part).",
         ),
-        "method",
-        &|row| method::METHODS[row].0,
+        |row| format!("method=\"{}\"", method::METHODS[row].0),
     );
 }
 
