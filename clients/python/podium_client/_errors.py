@@ -61,7 +61,7 @@ class RateLimited(PodiumError):
 
 
 class Unavailable(PodiumError):
-    """503: ``storage_unavailable``, ``out_of_memory`` or ``too_many_clients``."""
+    """503: ``storage_unavailable``, ``out_of_memory``, ``too_many_clients`` or ``not_ready``."""
 
 
 class TransportError(PodiumError):
@@ -90,6 +90,7 @@ _BY_CODE: Dict[str, Type[PodiumError]] = {
     "storage_unavailable": Unavailable,
     "out_of_memory": Unavailable,
     "too_many_clients": Unavailable,
+    "not_ready": Unavailable,
 }
 
 _BY_STATUS: Dict[int, Type[PodiumError]] = {

@@ -9,8 +9,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Health check
-         * @description 200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself).
+         * Liveness check
+         * @description 200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself). While the server starts (recovering its data directory, or connecting to Redis) it answers 200 with status starting: the process is alive; /readyz says when it serves.
          */
         get: operations["healthz"];
         put?: never;
@@ -50,6 +50,46 @@ export interface paths {
         };
         /** This document */
         get: operations["openapi"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness check
+         * @description 200 once the server serves: its storage is open (the data directory recovered, or Redis connected) and answers, and it is not shutting down. 503 not_ready while it starts (every other request but /healthz gets the same answer then) or shuts down; 503 storage_unavailable while the storage does not answer. A load balancer sends traffic only to a ready node.
+         */
+        get: operations["readyz"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/backup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A consistent copy of the data directory
+         * @description A tar archive: the newest snapshot and the log segments after it up to a cut made with writers paused for an instant (writes go on meanwhile), then MANIFEST.json with each file's size and SHA-256. `podium backup DIR` unpacks and checks it; `podium restore DIR --data-dir NEW` makes a data directory of it. A stream that ends without its manifest is incomplete. 501 unsupported with the Redis backend (back up Redis itself) or a memory-only server.
+         */
+        get: operations["backup"];
         put?: never;
         post?: never;
         delete?: never;
@@ -590,7 +630,7 @@ export interface components {
         };
         ErrorBody: {
             /** @enum {string} */
-            code: "invalid_argument" | "invalid_score" | "invalid_member" | "invalid_board_name" | "invalid_data" | "invalid_config" | "malformed_request" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "board_not_found" | "member_not_found" | "not_found" | "method_not_allowed" | "board_exists" | "read_only" | "wrong_type" | "unauthorized" | "forbidden" | "rate_limited" | "storage_unavailable" | "out_of_memory" | "too_many_clients" | "request_timeout" | "unsupported" | "internal";
+            code: "invalid_argument" | "invalid_score" | "invalid_member" | "invalid_board_name" | "invalid_data" | "invalid_config" | "malformed_request" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "board_not_found" | "member_not_found" | "not_found" | "method_not_allowed" | "board_exists" | "read_only" | "wrong_type" | "unauthorized" | "forbidden" | "rate_limited" | "storage_unavailable" | "out_of_memory" | "too_many_clients" | "request_timeout" | "not_ready" | "unsupported" | "internal";
             message: string;
         };
         ExportLine: {
@@ -841,7 +881,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The server and its storage are up */
+            /** @description The server is alive (and its storage up, once started) */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -852,8 +892,8 @@ export interface operations {
                         backend: "embedded" | "redis";
                         /** @description git's short hash of the source, or unknown */
                         commit: string;
-                        /** @constant */
-                        status: "ok";
+                        /** @enum {string} */
+                        status: "ok" | "starting";
                         version: string;
                     };
                 };
@@ -902,6 +942,53 @@ export interface operations {
                     "application/json": Record<string, never>;
                 };
             };
+            default: components["responses"]["Error"];
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The server serves */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status: "ready";
+                    };
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    backup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The backup as a tar stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };

@@ -1,8 +1,9 @@
 //! The client commands of the `podium` binary (docs/spec.md §6): `top`,
 //! `submit`, `search`, `import`, `export`, `watch` (a live view, over
 //! the HTTP API's event stream), the member commands (`rank`, `around`,
-//! `entry`, `remove`) and the board commands (`boards`, `board
-//! create|update|info|delete`, `reset`, `merge`), talking to a running server
+//! `entry`, `remove`), the board commands (`boards`, `board
+//! create|update|info|delete`, `reset`, `merge`) and `backup` /
+//! `restore` ([`backup`]), talking to a running server
 //! over MessagePack-RPC (`--rpc`, default `127.0.0.1:7071`, with
 //! [`podium_client`]) or, with `--http URL`, over its HTTP API
 //! (docs/spec.md §4).
@@ -24,6 +25,7 @@
 //! [`transport::Transport`], which carries it over RPC or HTTP; [`input`]
 //! reads import files, [`render`] shows results.
 
+pub mod backup;
 pub mod board;
 pub mod export;
 pub mod import;
@@ -36,6 +38,7 @@ pub mod top;
 pub mod transport;
 pub mod watch;
 
+pub use backup::{backup, restore, BackupArgs, RestoreArgs};
 pub use board::{board, boards, merge, reset, BoardArgs, BoardsArgs, MergeArgs, ResetArgs};
 pub use export::{export, ExportArgs};
 pub use import::{import, ImportArgs};

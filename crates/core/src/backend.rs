@@ -52,6 +52,17 @@ pub trait Backend: Send + Sync {
         false
     }
 
+    /// The files of a consistent online copy of the storage, open, for
+    /// `podium backup` ([`crate::backup`]). Blocking work is the engine's
+    /// to move off the async workers. An engine that keeps no files of its
+    /// own (memory only, or Redis holding the data) says so.
+    async fn backup(&self) -> Result<crate::backup::BackupSet, ApiError> {
+        Err(ApiError::new(
+            crate::error::Code::Unsupported,
+            "this storage keeps no files of its own to back up",
+        ))
+    }
+
     /// The in-process search indexes' sizes by board, for the metrics; a
     /// remote engine's index is its own (none here).
     fn search_index_bytes(&self) -> Vec<(String, u64)> {

@@ -41,6 +41,9 @@ pub enum Code {
     TooManyClients,
     /// A request's head or body did not arrive within its time limit.
     RequestTimeout,
+    /// The server is not serving yet (it is recovering its data or
+    /// connecting to Redis) or any more (it is shutting down).
+    NotReady,
     /// The storage engine does not offer this (yet).
     Unsupported,
     Internal,
@@ -74,6 +77,7 @@ impl Code {
             Code::OutOfMemory => "out_of_memory",
             Code::TooManyClients => "too_many_clients",
             Code::RequestTimeout => "request_timeout",
+            Code::NotReady => "not_ready",
             Code::Unsupported => "unsupported",
             Code::Internal => "internal",
         }
@@ -101,12 +105,15 @@ impl Code {
             Code::HeadersTooLarge => 431,
             Code::Internal => 500,
             Code::Unsupported => 501,
-            Code::StorageUnavailable | Code::OutOfMemory | Code::TooManyClients => 503,
+            Code::StorageUnavailable
+            | Code::OutOfMemory
+            | Code::TooManyClients
+            | Code::NotReady => 503,
         }
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 28] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -132,6 +139,7 @@ impl Code {
         Code::OutOfMemory,
         Code::TooManyClients,
         Code::RequestTimeout,
+        Code::NotReady,
         Code::Unsupported,
         Code::Internal,
     ];

@@ -6,10 +6,12 @@
 //! may serve in process (`keystore`), the token buckets of the rate
 //! limits (`rate`), the per-thread counters of hot paths (`counters`)
 //! and the write policy every engine is held to: the per-member
-//! submission limit and whether writes create boards (`write_policy`).
+//! submission limit and whether writes create boards (`write_policy`),
+//! and the backup format (`backup`).
 
 pub mod api;
 pub mod backend;
+pub mod backup;
 pub mod counters;
 pub mod csv;
 pub mod entry;

@@ -50,6 +50,9 @@ macro_rules! ops {
 ops! {
     /// Liveness probe.
     Healthz = "healthz", OPEN;
+    /// Readiness probe: serving (recovered, storage answering, not
+    /// shutting down).
+    Readyz = "readyz", OPEN;
     /// The OpenAPI document.
     Openapi = "openapi", OPEN;
     /// Presenting a key (RPC `auth`; Redis AUTH, HELLO, QUIT): what a
@@ -115,6 +118,9 @@ ops! {
     /// (Redis CONFIG SET/RESETSTAT, CLIENT LIST/KILL, SLOWLOG, SAVE,
     /// BGSAVE).
     ServerAdmin = "server_admin", ADMIN;
+    /// A consistent copy of the data directory (`podium backup`): every
+    /// board and key, so admin's.
+    Backup = "backup", ADMIN;
 }
 
 impl Op {

@@ -265,6 +265,10 @@ impl Backend for WritePolicy {
         self.inner.search_index_bytes()
     }
 
+    async fn backup(&self) -> Result<crate::backup::BackupSet, ApiError> {
+        self.inner.backup().await
+    }
+
     fn storage_gauges(&self) -> Vec<(&'static str, f64)> {
         self.inner.storage_gauges()
     }

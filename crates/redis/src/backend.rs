@@ -88,6 +88,14 @@ impl Backend for RedisBackend {
         self.command("", &redis::cmd("PING")).await
     }
 
+    async fn backup(&self) -> Result<podium_core::backup::BackupSet, ApiError> {
+        Err(ApiError::new(
+            podium_core::error::Code::Unsupported,
+            "with the Redis backend every board is in Redis and this node keeps no data: \
+             back up Redis itself (its RDB snapshots or AOF, BGSAVE, or a replica)",
+        ))
+    }
+
     async fn submit(&self, req: &SubmitMany) -> Result<Vec<SubmitItem>, ApiError> {
         let results = self.submit_results(&req.board, &req.entries).await?;
         Ok(SubmitItem::from_results(results, &req.entries))

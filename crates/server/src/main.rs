@@ -58,6 +58,11 @@ enum Command {
     Reset(client::ResetArgs),
     /// Overwrite a board with the union of others.
     Merge(client::MergeArgs),
+    /// Copy a running server's data (a consistent online backup, checked
+    /// against its manifest) into a new directory.
+    Backup(client::BackupArgs),
+    /// Make a new data directory from a backup (checked first).
+    Restore(client::RestoreArgs),
     /// Run a benchmark scenario (docs/spec.md §7) and print its figures:
     /// runs the podium-bench binary beside podium with these arguments
     /// (`podium bench --help` lists the scenarios).
@@ -122,6 +127,8 @@ fn main() -> ExitCode {
         Command::Board(a) => done(client::board(&a)),
         Command::Reset(a) => done(client::reset(&a)),
         Command::Merge(a) => done(client::merge(&a)),
+        Command::Backup(a) => done(client::backup(&a)),
+        Command::Restore(a) => done(client::restore(&a)),
         Command::Bench(args) => bench(&args.args),
         Command::Repair(args) => done(repair(&args)),
         Command::Completions { shell } => {

@@ -40,7 +40,6 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // Before any config is read or written: webhook URLs are checked
     // against it.
     podium_core::events::hooks::Targets::set_current(settings.limits.webhook_targets);
-    let engine = Engine::open(&settings, clock).await?;
 
     let metrics = crate::http::install_metrics();
     let lim = &settings.limits;
@@ -54,31 +53,49 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // One set of buckets for every protocol: a key's or an address's
     // budget is the same whichever protocol it spends it on.
     let rate = Arc::new(crate::rate::RateLimits::from_settings(&settings));
+    let mut servers = tokio::task::JoinSet::new();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // HTTP opens before the storage, so that probes are answered while a
+    // large data directory recovers (`/readyz` 503 until it has); the
+    // listening line comes once it serves.
+    let http = match settings.http {
+        Some(addr) => {
+            let (listener, local) = bind(addr, "HTTP").await?;
+            let kind = match settings.backend == DEFAULT_BACKEND {
+                true => "embedded",
+                false => "redis",
+            };
+            let routing = crate::http::Routing::starting(kind);
+            let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
+            let limits = conn_limits("http", timeouts);
+            let stop = stop_rx.clone();
+            // The access log names the client too.
+            let by_address = rate.by_address() || settings.access_log;
+            let served = routing.clone();
+            servers.spawn(async move {
+                crate::http::serve(listener, served, limits, by_address, stop)
+                    .await
+                    .context("HTTP server failed")
+            });
+            tracing::info!(%local, "HTTP open while the storage opens: /healthz and /readyz answer");
+            Some((routing, local))
+        }
+        None => None,
+    };
+    let engine = Engine::open(&settings, clock).await?;
+
     // Boards' max_submits_per_member, the same on either engine.
     let auto_create = match settings.auto_create {
         true => AutoCreate::On,
         false => AutoCreate::Off,
     };
     let limited: Arc<dyn Backend> = Arc::new(WritePolicy::new(engine.backend(), auto_create));
-    let mut servers = tokio::task::JoinSet::new();
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    if let Some(addr) = settings.http {
-        let (listener, local) = bind(addr, "HTTP").await?;
-        let app = crate::http::router(
+    if let Some((routing, local)) = http {
+        routing.open(crate::http::router(
             limited.clone(),
             crate::http::HttpConfig::new(&settings, rate.clone(), stop_rx.clone()),
             Some(metrics),
-        );
-        let timeouts = Timeouts::from_secs(lim.http_idle_secs, lim.http_header_secs);
-        let limits = conn_limits("http", timeouts);
-        let stop = stop_rx.clone();
-        // The access log names the client too.
-        let by_address = rate.by_address() || settings.access_log;
-        servers.spawn(async move {
-            crate::http::serve(listener, app, limits, by_address, stop)
-                .await
-                .context("HTTP server failed")
-        });
+        ));
         announce("http", local, "HTTP/JSON");
     }
     // Redis's `timeout`, which CONFIG SET changes for open connections too.

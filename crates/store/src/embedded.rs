@@ -52,6 +52,13 @@ impl Backend for EmbeddedBackend {
         true
     }
 
+    async fn backup(&self) -> Result<podium_core::backup::BackupSet, ApiError> {
+        let svc = self.svc.clone();
+        tokio::task::spawn_blocking(move || svc.backup_files())
+            .await
+            .map_err(|e| ApiError::new(podium_core::error::Code::Internal, e.to_string()))?
+    }
+
     fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
         Some(&self.local)
     }

@@ -270,6 +270,12 @@ impl Http {
         })
     }
 
+    /// Starts a backup: the response's headers are in, its tar body (the
+    /// files, then their manifest) is still to be read.
+    pub fn backup(&self) -> Result<Response> {
+        self.send(self.http.get(format!("{}/v1/backup", self.base)))
+    }
+
     /// Starts an export: the response's headers are in, its NDJSON body
     /// is still to be read.
     pub fn export(&self, board: &str) -> Result<HttpExport> {

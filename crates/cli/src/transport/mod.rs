@@ -2,7 +2,7 @@
 //! default) or the HTTP API (`--http URL`), chosen once per command from
 //! its [`Conn`]. Each command is written once against [`Transport`].
 
-mod http;
+pub(crate) mod http;
 mod rpc;
 
 use std::io::Write;

@@ -94,6 +94,22 @@ pub(crate) async fn healthz(State(st): State<St>) -> HttpResult<Json<Value>> {
     })))
 }
 
+/// 200 once the server serves: its storage is open (recovered, or
+/// connected to Redis) and answers, and it is not shutting down; 503
+/// `not_ready` or `storage_unavailable` otherwise (while the storage
+/// opens, the listener's starting answers give it: [`super::Routing`]).
+pub(crate) async fn readyz(State(st): State<St>) -> HttpResult<Json<Value>> {
+    if st.cfg.stop.as_ref().is_some_and(|s| *s.borrow()) {
+        return Err(ApiError::new(
+            Code::NotReady,
+            "podium is shutting down: it finishes the requests in flight",
+        )
+        .into());
+    }
+    st.be.ping().await?;
+    Ok(Json(json!({"status": "ready"})))
+}
+
 pub(crate) async fn metrics(State(st): State<St>) -> Response {
     let boards = st.update_gauges().await;
     let mut text = match &st.metrics {

@@ -10,7 +10,7 @@
 //! apart (a test checks the router answers every row, and that the
 //! document lists exactly the rows).
 //!
-//! Every request but `/healthz` and `/openapi.json` (the probes) takes a
+//! Every request but `/healthz`, `/readyz` and `/openapi.json` (the probes) takes a
 //! token of its client address's rate limit before anything else, and one
 //! of its API key's once the key is known ([`crate::rate`]); a refusal is
 //! `429 rate_limited` with `Retry-After`.
@@ -20,12 +20,14 @@
 //! the requests hyper refuses before routing ([`wire`]) — are answered as
 //! `{"error": {"code": "...", "message": "..."}}` with [`Code::status`].
 
+mod backup;
 mod console;
 mod error;
 mod events;
 mod handlers;
 pub mod openapi;
 mod serve;
+mod starting;
 pub(crate) mod stream;
 pub(crate) mod wire;
 
@@ -55,6 +57,7 @@ use podium_core::error::{ApiError, Code};
 use podium_core::op::Op;
 
 pub use serve::serve;
+pub use starting::Routing;
 pub use stream::{EXPORT_CHUNK, IMPORT_BATCH, MAX_IMPORT_LINE_BYTES};
 
 /// What the HTTP frontend needs from the settings.
@@ -144,9 +147,11 @@ use handlers as h;
 #[rustfmt::skip]
 pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/healthz", op: Op::Healthz, handler: |f| on(f, h::healthz) },
+    RouteDef { method: "GET", path: "/readyz", op: Op::Readyz, handler: |f| on(f, h::readyz) },
     RouteDef { method: "GET", path: "/metrics", op: Op::Metrics, handler: |f| on(f, h::metrics) },
     RouteDef { method: "GET", path: "/openapi.json", op: Op::Openapi, handler: |f| on(f, h::openapi) },
     RouteDef { method: "GET", path: "/v1/key", op: Op::KeyInfo, handler: |f| on(f, h::key_info) },
+    RouteDef { method: "GET", path: "/v1/backup", op: Op::Backup, handler: |f| on(f, backup::backup) },
     RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, handler: |f| on(f, h::boards) },
     RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, handler: |f| on(f, h::board_put) },
     RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, handler: |f| on(f, h::board_info) },

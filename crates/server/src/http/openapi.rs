@@ -44,10 +44,16 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
     let m = p("member");
     let v = match op {
         "healthz" => json!({
-            "summary": "Health check",
-            "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself).",
+            "summary": "Liveness check",
+            "description": "200 while the storage answers; 503 storage_unavailable while it does not (a Redis backend that cannot be reached, or an embedded log that cannot write: full disk, lost permissions, no file descriptors left; the message says which, and the answer is 200 again once the log has recovered by itself). While the server starts (recovering its data directory, or connecting to Redis) it answers 200 with status starting: the process is alive; /readyz says when it serves.",
             "parameters": [],
-            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ok"}, "backend": {"type": "string", "enum": ["embedded", "redis"]}, "version": {"type": "string"}, "commit": {"type": "string", "description": "git's short hash of the source, or unknown"}}, "required": ["status", "backend", "version", "commit"]}), "The server and its storage are up"),
+            "responses": ok(json!({"type": "object", "properties": {"status": {"type": "string", "enum": ["ok", "starting"]}, "backend": {"type": "string", "enum": ["embedded", "redis"]}, "version": {"type": "string"}, "commit": {"type": "string", "description": "git's short hash of the source, or unknown"}}, "required": ["status", "backend", "version", "commit"]}), "The server is alive (and its storage up, once started)"),
+        }),
+        "readyz" => json!({
+            "summary": "Readiness check",
+            "description": "200 once the server serves: its storage is open (the data directory recovered, or Redis connected) and answers, and it is not shutting down. 503 not_ready while it starts (every other request but /healthz gets the same answer then) or shuts down; 503 storage_unavailable while the storage does not answer. A load balancer sends traffic only to a ready node.",
+            "parameters": [],
+            "responses": ok(json!({"type": "object", "properties": {"status": {"const": "ready"}}, "required": ["status"], "additionalProperties": false}), "The server serves"),
         }),
         "metrics" => json!({
             "summary": "Prometheus metrics",
@@ -65,6 +71,12 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "description": "Whether API keys are configured, and the scope of the key this request presents (with no keys configured, every request may do everything: scope admin). The web console asks it to show what the key may do.",
             "parameters": [],
             "responses": ok(json!({"type": "object", "properties": {"keys": {"type": "boolean"}, "scope": {"type": "string", "enum": ["read", "write", "admin"]}}, "required": ["keys", "scope"], "additionalProperties": false}), "The key's scope"),
+        }),
+        "backup" => json!({
+            "summary": "A consistent copy of the data directory",
+            "description": "A tar archive: the newest snapshot and the log segments after it up to a cut made with writers paused for an instant (writes go on meanwhile), then MANIFEST.json with each file's size and SHA-256. `podium backup DIR` unpacks and checks it; `podium restore DIR --data-dir NEW` makes a data directory of it. A stream that ends without its manifest is incomplete. 501 unsupported with the Redis backend (back up Redis itself) or a memory-only server.",
+            "parameters": [],
+            "responses": { "200": { "description": "The backup as a tar stream", "content": { "application/x-tar": { "schema": { "type": "string", "format": "binary" } } } } },
         }),
         "boards" => json!({
             "summary": "List boards with their sizes",

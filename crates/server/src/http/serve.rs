@@ -7,7 +7,6 @@
 
 use anyhow::Result;
 use axum::extract::ConnectInfo;
-use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
@@ -16,18 +15,20 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tower::ServiceExt;
 
+use super::starting::Routing;
 use super::wire::Wire;
 use crate::limits::{Busy, ConnLimits, TOO_MANY_CLIENTS};
 use crate::listen::{accept_until_stopped, Conn, Drain, REFUSAL_TIME};
 use podium_core::error::{ApiError, Code};
 
-/// Serves `app` on `listener` until `stop` turns true; then open
+/// Serves `app` on `listener` (the starting answers until it opens) until
+/// `stop` turns true; then open
 /// connections finish their requests (idle ones close at once).
 /// `by_address`: requests carry their client address (`ConnectInfo`) for
 /// the per-address rate limit and the access log.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
+    app: Routing,
     limits: ConnLimits,
     by_address: bool,
     stop: watch::Receiver<bool>,
@@ -47,9 +48,15 @@ pub async fn serve(
                 if let Some(peer) = peer {
                     req.extensions_mut().insert(ConnectInfo(super::Peer(peer)));
                 }
-                let answer = app.clone().oneshot(req);
+                let answer = match app.current() {
+                    Some(router) => Ok(router.oneshot(req)),
+                    None => Err(app.starting_answer(&req)),
+                };
                 async move {
-                    let r = answer.await;
+                    let r = match answer {
+                        Ok(routed) => routed.await,
+                        Err(starting) => Ok(starting),
+                    };
                     drop(in_flight);
                     r
                 }

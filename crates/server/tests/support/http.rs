@@ -140,6 +140,20 @@ impl Server {
             .tempdir()
             .expect("creating a temp dir");
         let data_dir = tmp.path().join("data");
+        Server::spawned(tmp, data_dir, extra)
+    }
+
+    /// Starts `podium serve` on the existing data directory `data_dir`
+    /// (kept when the server is dropped) with the base flags plus `extra`.
+    pub fn start_on(data_dir: &Path, extra: &[&str]) -> Server {
+        let tmp = tempfile::Builder::new()
+            .prefix("podium-it-")
+            .tempdir()
+            .expect("creating a temp dir");
+        Server::spawned(tmp, data_dir.to_path_buf(), extra)
+    }
+
+    fn spawned(tmp: tempfile::TempDir, data_dir: PathBuf, extra: &[&str]) -> Server {
         let mut s = Server {
             child: None,
             tmp,

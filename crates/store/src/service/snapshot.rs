@@ -111,6 +111,85 @@ impl Service {
 }
 
 impl Service {
+    /// The files of a consistent copy of the data directory, open
+    /// (`podium backup`): the log is cut with writers paused — as for a
+    /// snapshot, but nothing is copied in memory — and once the closed
+    /// segments are written, the newest snapshot and every segment up to
+    /// the cut are opened. No snapshot runs meanwhile (it could delete
+    /// them before they are open); once they are, a later one may, and the
+    /// open files still read. Blocking: run it off the async workers.
+    pub fn backup_files(&self) -> Result<podium_core::backup::BackupSet, ApiError> {
+        use crate::storage::{log, snapshot};
+        let Some(storage) = &self.storage else {
+            return Err(ApiError::new(
+                Code::Unsupported,
+                "this server keeps its boards in memory only (no data directory): there is nothing to back up",
+            ));
+        };
+        storage
+            .log
+            .writable()
+            .map_err(|e| ApiError::new(Code::StorageUnavailable, e.to_string()))?;
+        // A snapshot being written finishes first (it is bounded by the
+        // boards' size); then none starts until the files are open.
+        while self.snapshotting.swap(true, Ordering::AcqRel) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let result = (|| {
+            let last = {
+                let _gate = self.exclusive();
+                storage.log.cut()
+            };
+            storage
+                .log
+                .written_blocking(last)
+                .map_err(|e| ApiError::new(Code::StorageUnavailable, e.to_string()))?;
+            let failed = |e: std::io::Error| {
+                ApiError::new(
+                    Code::StorageUnavailable,
+                    format!("backup of {}: {e}", storage.dir.display()),
+                )
+            };
+            let dir = &storage.dir;
+            let mut files = Vec::new();
+            let mut snapshot_lsn = 0;
+            if let Some((lsn, path)) = snapshot::list_snapshots(dir).map_err(failed)?.pop() {
+                snapshot_lsn = lsn;
+                files.push(path);
+            }
+            for (start, path) in log::list_segments(dir).map_err(failed)? {
+                if start <= last {
+                    files.push(path);
+                }
+            }
+            let files = files
+                .into_iter()
+                .map(|path| {
+                    let file = std::fs::File::open(&path).map_err(failed)?;
+                    let len = file.metadata().map_err(failed)?.len();
+                    let name = path
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    Ok(podium_core::backup::BackupFile { name, file, len })
+                })
+                .collect::<Result<Vec<_>, ApiError>>()?;
+            tracing::info!(
+                snapshot_lsn,
+                last_lsn = last,
+                files = files.len(),
+                "backup cut"
+            );
+            Ok(podium_core::backup::BackupSet {
+                snapshot_lsn,
+                last_lsn: last,
+                files,
+            })
+        })();
+        self.snapshotting.store(false, Ordering::Release);
+        result
+    }
+
     /// SAVE: a snapshot now, whatever the log's growth (a memory-only
     /// service has nothing to write and counts as saved). `false`: one was
     /// already being written.

@@ -18,6 +18,29 @@ async fn health_and_openapi() {
 }
 
 #[tokio::test]
+async fn readyz_is_200_while_serving_and_503_once_the_server_stops() {
+    let (stop, stop_rx) = tokio::sync::watch::channel(false);
+    let cfg = HttpConfig {
+        stop: Some(stop_rx),
+        ..HttpConfig::default()
+    };
+    let app = app_with(cfg);
+    let r = call(&app, "GET", "/readyz", None).await;
+    assert_eq!(
+        (r.status, r.json()),
+        (StatusCode::OK, json!({"status": "ready"}))
+    );
+    stop.send(true).unwrap();
+    let r = call(&app, "GET", "/readyz", None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::SERVICE_UNAVAILABLE, "not_ready".into())
+    );
+    // Liveness is not readiness: the process still answers.
+    assert_eq!(call(&app, "GET", "/healthz", None).await.status, 200);
+}
+
+#[tokio::test]
 async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
     let dir = tempfile::tempdir().unwrap();
     let store = podium_engine::Store::new();
@@ -41,9 +64,12 @@ async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
             "storage_unavailable".into()
         )
     );
+    for probe in ["/healthz", "/readyz"] {
+        let r = call(&app, "GET", probe, None).await;
+        assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{probe}");
+        assert_eq!(r.code(), "storage_unavailable", "{probe}");
+    }
     let r = call(&app, "GET", "/healthz", None).await;
-    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(r.code(), "storage_unavailable");
     let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(msg.contains("No space left"), "{msg}");
     svc.storage().unwrap().log.faults().write = false;
@@ -54,6 +80,11 @@ async fn healthz_is_503_while_the_log_cannot_write_and_200_after() {
             assert_eq!(
                 r.json(),
                 json!({"status": "ok", "backend": "embedded", "version": env!("CARGO_PKG_VERSION"), "commit": crate::COMMIT})
+            );
+            let r = call(&app, "GET", "/readyz", None).await;
+            assert_eq!(
+                (r.status, r.json()),
+                (StatusCode::OK, json!({"status": "ready"}))
             );
             break;
         }
@@ -741,4 +772,15 @@ async fn boards_of_redis_databases_other_than_0_are_not_served() {
     }
     let r = call(&app, "PUT", "/v1/boards/%01%0Fnew", Some(json!({}))).await;
     assert_eq!(r.status, 400);
+}
+
+#[tokio::test]
+async fn a_memory_only_server_has_nothing_to_back_up() {
+    let r = call(&app(), "GET", "/v1/backup", None).await;
+    assert_eq!(
+        (r.status, r.code()),
+        (StatusCode::NOT_IMPLEMENTED, "unsupported".into())
+    );
+    let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(msg.contains("memory only"), "{msg}");
 }

@@ -659,6 +659,60 @@ async fn content_encoding_is_refused_unless_identity() {
     assert_eq!(r.status, 200, "no body, nothing to decode");
 }
 
+#[tokio::test]
+async fn while_the_storage_opens_only_healthz_answers_200_and_the_api_takes_over_once_set() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let limits = crate::limits::ConnLimits {
+        gate: crate::limits::ClientGate::new("http", 100),
+        timeouts: crate::limits::Timeouts::default(),
+    };
+    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
+    let routing = crate::http::Routing::starting("embedded");
+    let served = routing.clone();
+    let server = tokio::spawn(crate::http::serve(listener, served, limits, false, stop_rx));
+    let get = |path: &str| format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+
+    let (line, _, body) = raw_exchange(addr, get("/healthz").as_bytes()).await;
+    assert!(line.contains(" 200 "), "{line}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(
+        (v["status"].as_str(), v["backend"].as_str()),
+        (Some("starting"), Some("embedded"))
+    );
+    for path in ["/readyz", "/v1/boards", "/v1/boards/b/top", "/nowhere"] {
+        let (line, head, body) = raw_exchange(addr, get(path).as_bytes()).await;
+        assert!(line.contains(" 503 "), "{path}: {line}");
+        assert!(
+            head.to_ascii_lowercase().contains("retry-after: 1"),
+            "{path}: {head}"
+        );
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["error"]["code"], "not_ready", "{path}: {body}");
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("recovering its data directory"),
+            "{body}"
+        );
+    }
+
+    routing.open(app());
+    let (line, _, body) = raw_exchange(addr, get("/readyz").as_bytes()).await;
+    assert!(line.contains(" 200 "), "{line}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap(),
+        json!({"status": "ready"})
+    );
+    let (line, _, body) = raw_exchange(addr, get("/healthz").as_bytes()).await;
+    assert!(
+        line.contains(" 200 ") && body.contains("\"ok\""),
+        "{line} {body}"
+    );
+    server.abort();
+}
+
 /// The server as `podium serve` runs it, on a real socket: what hyper
 /// answers itself for a request it cannot parse.
 async fn serve_on_socket() -> std::net::SocketAddr {
@@ -672,9 +726,15 @@ async fn serve_on_socket() -> std::net::SocketAddr {
     tokio::spawn(async move {
         // Kept alive for the server's life.
         let _stop = _stop;
-        crate::http::serve(listener, app(), limits, false, stop_rx)
-            .await
-            .unwrap();
+        crate::http::serve(
+            listener,
+            crate::http::Routing::ready(app()),
+            limits,
+            false,
+            stop_rx,
+        )
+        .await
+        .unwrap();
     });
     addr
 }

@@ -188,6 +188,13 @@ impl Log {
         if self.policy != FsyncPolicy::Always {
             return self.writable();
         }
+        self.written_blocking(lsn)
+    }
+
+    /// Waits until every record up to `lsn` is written to its segment
+    /// (and synced, under `always`), whatever the fsync policy: what a
+    /// copy of the files needs. Fails while the log cannot write.
+    pub fn written_blocking(&self, lsn: u64) -> Result<(), StorageError> {
         let mut rx = self.shared.durable.subscribe();
         self.wake_for(&rx, lsn);
         loop {
@@ -240,6 +247,17 @@ impl Log {
     /// segment. Returns the last LSN of the closed part (the snapshot cut).
     /// Call it with writers stopped.
     pub fn rotate(&self) -> u64 {
+        self.close_segment(true)
+    }
+
+    /// [`Log::rotate`] for a copy of the files (a backup): the closed
+    /// segments stop growing, but the log's growth towards the next
+    /// snapshot still counts from the last snapshot.
+    pub fn cut(&self) -> u64 {
+        self.close_segment(false)
+    }
+
+    fn close_segment(&self, for_snapshot: bool) -> u64 {
         let mut st = self.shared.state.lock();
         let buf = std::mem::take(&mut st.buf);
         if !buf.is_empty() {
@@ -247,7 +265,9 @@ impl Log {
         }
         let next = st.next_lsn;
         st.queue.push_back(Work::Rotate(next));
-        st.rotated_at = st.appended;
+        if for_snapshot {
+            st.rotated_at = st.appended;
+        }
         drop(st);
         self.shared.wake.notify_one();
         next - 1
