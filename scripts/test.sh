@@ -133,3 +133,9 @@ echo "== Web console (tests/console: headless Chromium against podium serve)"
 # release `podium` (with the console compiled in) and, when redis-server is
 # there, runs its read pages again on the Redis backend.
 PODIUM_TEST_BROWSER=require tests/console/run-tests.sh
+
+echo "== OpenAPI document (tests/openapi: schemathesis --checks all)"
+# schemathesis (pinned in tests/openapi/requirements.txt) in a virtualenv
+# under target/ (never committed), against the release `podium` on a fresh
+# data directory, without API keys and with them; any failure fails here.
+tests/openapi/run-tests.sh

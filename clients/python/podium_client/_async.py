@@ -136,6 +136,11 @@ class AsyncClient:
         """``{"status": "ok", "backend": ..., "version": ..., "commit": ...}`` while the server and its storage are up."""
         return await self._run(ops.healthz())
 
+    async def readyz(self) -> Dict[str, Any]:
+        """``{"status": "ready"}`` while the server serves; :class:`Unavailable` (``not_ready``) while it
+        recovers its data or shuts down."""
+        return await self._run(ops.readyz())
+
     async def key_info(self) -> Dict[str, Any]:
         """``{"keys": bool, "scope": "read"|"write"|"admin"}``: the scope of this client's key
         (``admin`` on a server without keys)."""
@@ -364,6 +369,28 @@ class AsyncClient:
                         yield e
             except httpx.TransportError as err:
                 raise transport_error(err) from err
+
+    async def backup_to_file(self, dest: PathOrFile) -> int:
+        """Write a consistent copy of the server's data directory (an admin key) to a path or a binary
+        file, as the tar stream ``GET /v1/backup`` sends; how many bytes (see ``Client.backup_to_file``)."""
+        if isinstance(dest, (str, os.PathLike)):
+            with open(os.fspath(dest), "wb") as f:
+                return await self._backup_raw(f)
+        return await self._backup_raw(dest)
+
+    async def _backup_raw(self, out: IO[bytes]) -> int:
+        written = 0
+        async with self._http.stream("GET", "/v1/backup") as resp:
+            if resp.status_code >= 400:
+                await resp.aread()
+                raise error_from_response(resp)
+            try:
+                async for chunk in resp.aiter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+            except httpx.TransportError as err:
+                raise transport_error(err) from err
+        return written
 
     async def export_to_file(self, board: str, dest: PathOrFile) -> int:
         """Write the board's NDJSON export to a path or a binary file; how many entries."""

@@ -53,7 +53,8 @@ class MemberNotFound(NotFound):
 
 
 class Conflict(PodiumError):
-    """409: ``board_exists`` or ``read_only`` (an archive)."""
+    """409: ``board_exists``, ``read_only`` (an archive) or ``wrong_type`` (a request of the other
+    kind than the board takes: ``scores`` to a plain board, a sort key or search field it lacks)."""
 
 
 class RateLimited(PodiumError):
@@ -86,6 +87,7 @@ _BY_CODE: Dict[str, Type[PodiumError]] = {
     "not_found": NotFound,
     "board_exists": Conflict,
     "read_only": Conflict,
+    "wrong_type": Conflict,
     "rate_limited": RateLimited,
     "storage_unavailable": Unavailable,
     "out_of_memory": Unavailable,

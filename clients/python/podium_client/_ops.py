@@ -61,6 +61,10 @@ def healthz() -> Call[Dict[str, Any]]:
     return Call("GET", "/healthz", dict)
 
 
+def readyz() -> Call[Dict[str, Any]]:
+    return Call("GET", "/readyz", dict)
+
+
 def key_info() -> Call[Dict[str, Any]]:
     return Call("GET", "/v1/key", dict)
 
@@ -151,14 +155,20 @@ def remove_member(board: str, member: str) -> Call[int]:
     return Call("DELETE", board_path(board, "members", seg(member)), lambda d: int(d["removed"]))
 
 
+def _count(start: int, stop: int) -> int:
+    """The places `start`..`stop` (inclusive) as the HTTP API counts them; a stop before the start
+    is 0 places, which the server refuses as it refuses such a range."""
+    return max(stop - start + 1, 0)
+
+
 def remove_range_by_rank(board: str, start: int, stop: int) -> Call[int]:
-    return Call("DELETE", board_path(board, "range"), lambda d: int(d["removed"]),
-                params={"by": "rank", "start": start, "stop": stop})
+    return Call("DELETE", board_path(board, "range", "rank"), lambda d: int(d["removed"]),
+                params={"start": start, "count": _count(start, stop)})
 
 
 def remove_range_by_score(board: str, min: Optional[ScoreValue], max: Optional[ScoreValue]) -> Call[int]:
-    return Call("DELETE", board_path(board, "range"), lambda d: int(d["removed"]),
-                params={"by": "score", "min": encode_bound(min, "-inf"), "max": encode_bound(max, "+inf")})
+    return Call("DELETE", board_path(board, "range", "score"), lambda d: int(d["removed"]),
+                params={"min": encode_bound(min, "-inf"), "max": encode_bound(max, "+inf")})
 
 
 def set_data(board: str, member: str, data: Optional[Mapping[str, Any]], name: Optional[str]) -> Call[bool]:
@@ -220,17 +230,17 @@ def count(board: str, min: Optional[ScoreValue], max: Optional[ScoreValue]) -> C
 
 
 def range_by_rank(board: str, start: int, stop: int, from_worst: bool, with_data: bool) -> Call[Range]:
-    params: Params = {"by": "rank", "start": start, "stop": stop}
+    params: Params = {"start": start, "count": _count(start, stop)}
     if from_worst:
         params["from"] = "worst"
     if with_data:
         params["with_data"] = "true"
-    return Call("GET", board_path(board, "range"), Range.from_json, params=params)
+    return Call("GET", board_path(board, "range", "rank"), Range.from_json, params=params)
 
 
 def range_by_score(board: str, min: Optional[ScoreValue], max: Optional[ScoreValue], offset: Optional[int],
                    limit: Optional[int], from_worst: bool, with_data: bool) -> Call[Range]:
-    params: Params = {"by": "score"}
+    params: Params = {}
     if min is not None:
         params["min"] = encode_bound(min, "-inf")
     if max is not None:
@@ -243,7 +253,7 @@ def range_by_score(board: str, min: Optional[ScoreValue], max: Optional[ScoreVal
         params["from"] = "worst"
     if with_data:
         params["with_data"] = "true"
-    return Call("GET", board_path(board, "range"), Range.from_json, params=params)
+    return Call("GET", board_path(board, "range", "score"), Range.from_json, params=params)
 
 
 def percentile(board: str, member: str) -> Call[float]:

@@ -118,6 +118,11 @@ class Client:
         """``{"status": "ok", "backend": ..., "version": ..., "commit": ...}`` while the server and its storage are up."""
         return self._run(ops.healthz())
 
+    def readyz(self) -> Dict[str, Any]:
+        """``{"status": "ready"}`` while the server serves; :class:`Unavailable` (``not_ready``) while it
+        recovers its data or shuts down."""
+        return self._run(ops.readyz())
+
     def key_info(self) -> Dict[str, Any]:
         """``{"keys": bool, "scope": "read"|"write"|"admin"}``: the scope of this client's key
         (``admin`` on a server without keys)."""
@@ -336,6 +341,29 @@ class Client:
                         yield e
             except httpx.TransportError as err:
                 raise transport_error(err) from err
+
+    def backup_to_file(self, dest: PathOrFile) -> int:
+        """Write a consistent copy of the server's data directory (an admin key) to a path or a binary
+        file, as the tar stream ``GET /v1/backup`` sends (the files, then ``MANIFEST.json`` with their
+        sizes and SHA-256; ``podium restore`` checks and restores it once unpacked); how many bytes."""
+        if isinstance(dest, (str, os.PathLike)):
+            with open(os.fspath(dest), "wb") as f:
+                return self._backup_raw(f)
+        return self._backup_raw(dest)
+
+    def _backup_raw(self, out: IO[bytes]) -> int:
+        written = 0
+        with self._http.stream("GET", "/v1/backup") as resp:
+            if resp.status_code >= 400:
+                resp.read()
+                raise error_from_response(resp)
+            try:
+                for chunk in resp.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+            except httpx.TransportError as err:
+                raise transport_error(err) from err
+        return written
 
     def export_to_file(self, board: str, dest: PathOrFile) -> int:
         """Write the board's NDJSON export to a path or a binary file; how many entries."""

@@ -17,6 +17,8 @@ from podium_client import AsyncClient, Client, Forbidden, PodiumError, Transport
 # Each operation of /openapi.json, by operationId, and the client methods that perform it.
 OPERATIONS: Dict[str, List[str]] = {
     "healthz": ["healthz"],
+    "readyz": ["readyz"],
+    "backup": ["backup_to_file"],
     "key_info": ["key_info"],
     "metrics": ["metrics"],
     "openapi": ["openapi"],
@@ -35,8 +37,10 @@ OPERATIONS: Dict[str, List[str]] = {
     "set_data": ["set_data", "set_name"],
     "merge": ["merge"],
     "percentile": ["percentile"],
-    "remove_range": ["remove_range_by_rank", "remove_range_by_score"],
-    "range": ["range_by_rank", "range_by_score"],
+    "remove_range_by_rank": ["remove_range_by_rank"],
+    "remove_range_by_score": ["remove_range_by_score"],
+    "range_by_rank": ["range_by_rank"],
+    "range_by_score": ["range_by_score"],
     "rank": ["rank", "score"],
     "ranks": ["ranks"],
     "remove": ["remove"],

@@ -213,3 +213,22 @@ def test_errors(client: Client, board: str) -> None:
     with pytest.raises(InvalidRequest) as e4:
         client.put_board(board, {"order": "sideways"})
     assert e4.value.status == 400
+
+
+def test_readyz_and_a_backup_that_matches_its_manifest(client: Client, tmp_path: Path) -> None:
+    import hashlib
+    import tarfile
+
+    assert client.readyz() == {"status": "ready"}
+    client.submit("backup-board", "ann", 5)
+    dest = tmp_path / "backup.tar"
+    written = client.backup_to_file(dest)
+    assert written == dest.stat().st_size > 0
+    with tarfile.open(dest) as tar:
+        names = tar.getnames()
+        assert names[-1] == "MANIFEST.json", names
+        manifest = json.load(tar.extractfile("MANIFEST.json"))  # type: ignore[arg-type]
+        assert manifest["format"] == "podium-backup"
+        for f in manifest["files"]:
+            data = tar.extractfile(f["name"]).read()  # type: ignore[union-attr]
+            assert (len(data), hashlib.sha256(data).hexdigest()) == (f["bytes"], f["sha256"])

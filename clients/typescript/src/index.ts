@@ -113,6 +113,14 @@ function encodeBound(v: Bound | undefined | null, dflt: string): string {
   return v;
 }
 
+/**
+ * The places `start`..`stop` (inclusive) as the HTTP API counts them; a stop before the start is 0
+ * places, which the server refuses as it refuses such a range.
+ */
+function places(start: number, stop: number): number {
+  return Math.max(stop - start + 1, 0);
+}
+
 /** An exclusive score bound, e.g. `rangeByScore(b, { min: exclusive(10) })`. */
 export function exclusive(v: ScoreInput): string {
   return "(" + encodeBound(v, "");
@@ -564,6 +572,31 @@ export class PodiumClient {
     return this.json("GET", "/healthz");
   }
 
+  /** `GET /readyz`: `{status: "ready"}` while the server serves; a 503 `not_ready` while it recovers or stops. */
+  readyz(): Promise<{ status: "ready" }> {
+    return this.json("GET", "/readyz");
+  }
+
+  /**
+   * `GET /v1/backup` (an admin key): a consistent copy of the server's data directory as a tar
+   * stream — the files, then `MANIFEST.json` with their sizes and SHA-256 — in chunks, for a file
+   * or an upload. `podium restore` checks and restores it (unpacked into a directory).
+   */
+  async *backup(options: { signal?: AbortSignal } = {}): AsyncGenerator<Uint8Array> {
+    const res = await this.send("GET", "/v1/backup", { stream: true, signal: options.signal });
+    if (!res.body) return;
+    const reader = res.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield value;
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+
   /** `GET /v1/key`: whether keys are configured and this client's key's scope
    * (`admin` on a server without keys). */
   keyInfo(): Promise<KeyInfo> {
@@ -675,13 +708,13 @@ export class PodiumClient {
 
   /** Removes the places `start`..`stop` (1-based, inclusive). */
   async removeRangeByRank(board: string, start: number, stop: number): Promise<number> {
-    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range"),
-      { query: { by: "rank", start, stop } })).removed;
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range", "rank"),
+      { query: { start, count: places(start, stop) } })).removed;
   }
 
   async removeRangeByScore(board: string, min?: Bound | null, max?: Bound | null): Promise<number> {
-    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range"),
-      { query: { by: "score", min: encodeBound(min, "-inf"), max: encodeBound(max, "+inf") } })).removed;
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "range", "score"),
+      { query: { min: encodeBound(min, "-inf"), max: encodeBound(max, "+inf") } })).removed;
   }
 
   /** Sets a member's data (null clears it) and, optionally, its name; answers whether it was found. */
@@ -747,9 +780,9 @@ export class PodiumClient {
   /** The places `start`..`stop` (1-based, inclusive). */
   async rangeByRank(board: string, start: number, stop: number,
     options: { fromWorst?: boolean; withData?: boolean } = {}): Promise<Range> {
-    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range"), {
+    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range", "rank"), {
       query: {
-        by: "rank", start, stop, from: options.fromWorst ? "worst" : undefined,
+        start, count: places(start, stop), from: options.fromWorst ? "worst" : undefined,
         with_data: options.withData ? "true" : undefined,
       },
     }));
@@ -758,9 +791,8 @@ export class PodiumClient {
   async rangeByScore(board: string, options: {
     min?: Bound; max?: Bound; offset?: number; limit?: number; fromWorst?: boolean; withData?: boolean;
   } = {}): Promise<Range> {
-    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range"), {
+    return decode(await this.json<Schemas["RangeOut"]>("GET", boardPath(board, "range", "score"), {
       query: {
-        by: "score",
         min: options.min === undefined ? undefined : encodeBound(options.min, "-inf"),
         max: options.max === undefined ? undefined : encodeBound(options.max, "+inf"),
         offset: options.offset, limit: options.limit,

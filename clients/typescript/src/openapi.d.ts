@@ -301,7 +301,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v1/boards/{board}/range": {
+    "/v1/boards/{board}/range/rank": {
         parameters: {
             query?: never;
             header?: never;
@@ -309,17 +309,41 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Entries by rank or by score
-         * @description by=rank: positions start..=stop (1-based), at most 1000000 per call. by=score: scores between min and max (Redis syntax), skipping offset and returning at most limit (default 25). from=worst counts from the worst end.
+         * Entries by rank
+         * @description count places from rank start (1-based; default 25, at most 1000000 per call: export reads a whole board). from=worst counts from the worst end.
          */
-        get: operations["range"];
+        get: operations["range_by_rank"];
         put?: never;
         post?: never;
         /**
-         * Remove entries by rank or by score
-         * @description by=rank needs start and stop; by=score needs both min and max (-inf / +inf for no bound).
+         * Remove entries by rank
+         * @description count places from rank start (1-based), counted from the best.
          */
-        delete: operations["remove_range"];
+        delete: operations["remove_range_by_rank"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{board}/range/score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Entries by score
+         * @description Scores between min and max (Redis syntax; absent: no bound), skipping offset and returning at most limit (default 25). from=worst counts from the worst end.
+         */
+        get: operations["range_by_score"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove entries by score
+         * @description Both bounds are required (-inf / +inf for no bound): a removal says what it removes.
+         */
+        delete: operations["remove_range_by_score"];
         options?: never;
         head?: never;
         patch?: never;
@@ -523,13 +547,14 @@ export interface components {
             ranking: "unique" | "dense" | "competition";
             total: number;
         };
+        /** @description Settings left out or null keep their defaults (on create) or current values (on update). */
         BoardConfig: {
             /** @description On an archive only: the board it archives (set by reset; refused in a request) */
             readonly archive_of?: string;
             /** @description On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest */
             readonly archive_seq?: number;
             keep_archives?: number | null;
-            max_data_bytes?: number;
+            max_data_bytes?: number | null;
             max_members?: number | null;
             max_score?: components["schemas"]["Score"] | null;
             max_submits_per_member?: {
@@ -537,27 +562,61 @@ export interface components {
                 per: number | string;
             } | null;
             min_score?: components["schemas"]["Score"] | null;
-            /** @enum {string} */
-            order?: "desc" | "asc";
-            /** @enum {string} */
-            ranking?: "unique" | "dense" | "competition";
+            /** @enum {string|null} */
+            order?: "desc" | "asc" | null;
+            /** @enum {string|null} */
+            ranking?: "unique" | "dense" | "competition" | null;
+            /** @description never, daily, weekly, monthly or a cron expression (UTC) that fires: minute hour day-of-month month day-of-week, optionally seconds first (the pattern shows a simple subset) */
+            reset?: string | null;
+            search_fields?: string[] | null;
+            /** @description Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order */
+            sort?: components["schemas"]["SortKey"][] | null;
+            /** @enum {string|null} */
+            tiebreak?: "member" | "first" | "last" | null;
+            /** @enum {string|null} */
+            update?: "set" | "best" | "incr" | null;
+            /** @description Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only */
+            webhooks?: components["schemas"]["Webhook"][] | null;
+        };
+        /** @description Settings left out or null keep their defaults (on create) or current values (on update). */
+        BoardConfigOut: {
+            /** @description On an archive only: the board it archives (set by reset; refused in a request) */
+            readonly archive_of?: string;
+            /** @description On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest */
+            readonly archive_seq?: number;
+            keep_archives?: number | null;
+            max_data_bytes?: number | null;
+            max_members?: number | null;
+            max_score?: components["schemas"]["Score"] | null;
+            max_submits_per_member?: {
+                count: number;
+                /** @description The period, e.g. 500ms, 30s, 1m, 2h, 1d, 90.5s */
+                per: string;
+            } | null;
+            min_score?: components["schemas"]["Score"] | null;
+            /** @enum {string|null} */
+            order?: "desc" | "asc" | null;
+            /** @enum {string|null} */
+            ranking?: "unique" | "dense" | "competition" | null;
             /** @description never, daily, weekly, monthly or a cron expression (UTC) */
             reset?: string;
-            search_fields?: string[];
+            search_fields?: string[] | null;
             /** @description Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order */
-            sort?: components["schemas"]["SortKey"][];
-            /** @enum {string} */
-            tiebreak?: "member" | "first" | "last";
-            /** @enum {string} */
-            update?: "set" | "best" | "incr";
-            /** @description Endpoints the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only */
-            webhooks?: components["schemas"]["Webhook"][];
+            sort?: components["schemas"]["SortKey"][] | null;
+            /** @enum {string|null} */
+            tiebreak?: "member" | "first" | "last" | null;
+            /** @enum {string|null} */
+            update?: "set" | "best" | "incr" | null;
+            /** @description Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only */
+            webhooks?: components["schemas"]["Webhook"][] | null;
         };
+        /** @description 1–200 bytes of UTF-8 without control characters */
+        BoardName: string;
         BoardOut: {
             /** @description On an archive only: the board it archives */
             archive_of?: string;
             board: string;
-            config: components["schemas"]["BoardConfig"];
+            config: components["schemas"]["BoardConfigOut"];
             /** @description PUT: whether it created the board */
             created?: boolean;
             heap_bytes: number;
@@ -582,10 +641,11 @@ export interface components {
             }[];
         };
         CombineIn: {
-            /** @enum {string} */
-            aggregate?: "sum" | "min" | "max";
-            sources: string[];
-            weights?: number[];
+            /** @enum {string|null} */
+            aggregate?: "sum" | "min" | "max" | null;
+            sources: components["schemas"]["BoardName"][];
+            /** @description One per source, in order (Redis's WEIGHTS); absent: all 1. The schema spells out up to 16 sources; the server takes any number. */
+            weights?: number[] | null;
         };
         CombineOut: {
             board: string;
@@ -733,9 +793,11 @@ export interface components {
             ranking: "unique" | "dense" | "competition";
             total: number;
         };
+        /** @description A field left out or null stays as it is. */
         SetDataIn: {
             data?: Record<string, never> | null;
-            name?: string;
+            /** @description "" clears it */
+            name?: string | null;
         };
         SetDataOut: {
             board: string;
@@ -743,48 +805,49 @@ export interface components {
             member: string;
         };
         SortKey: {
+            /** @description No commas or control characters */
             key: string;
             /**
              * @description What an incr submission does to this key
              * @default incr
-             * @enum {string}
+             * @enum {string|null}
              */
-            op?: "incr" | "set" | "max" | "min";
+            op?: "incr" | "set" | "max" | "min" | null;
             /**
              * @default desc
-             * @enum {string}
+             * @enum {string|null}
              */
-            order?: "desc" | "asc";
+            order?: "desc" | "asc" | null;
             /**
              * @description int: exact signed 64-bit integers
              * @default float
-             * @enum {string}
+             * @enum {string|null}
              */
-            type?: "float" | "int";
+            type?: "float" | "int" | null;
         };
         SubmitBatchOut: {
             board: string;
             results: components["schemas"]["SubmitItem"][];
         };
-        /** @description Gives score, or (a board with sort keys) scores. */
+        /** @description Gives score, or (a board with sort keys) scores: the other one is 409 wrong_kind. */
         SubmitIn: {
-            /** @enum {string} */
-            cond?: "gt" | "lt";
+            /** @enum {string|null} */
+            cond?: "gt" | "lt" | null;
             /** @description A JSON object stored with the member */
             data?: Record<string, never> | null;
             /** @description 1–512 bytes */
             member: string;
-            /** @description Display name; "" clears it */
-            name?: string;
-            /** @enum {string} */
-            only?: "new" | "existing";
+            /** @description Display name; "" clears it, null leaves it */
+            name?: string | null;
+            /** @enum {string|null} */
+            only?: "new" | "existing" | null;
             /**
-             * @description Default: the board's update
-             * @enum {string}
+             * @description Default (or null): the board's update
+             * @enum {string|null}
              */
-            op?: "set" | "best" | "incr";
+            op?: "set" | "best" | "incr" | null;
             score?: components["schemas"]["Score"];
-            scores?: components["schemas"]["Scores"];
+            scores?: components["schemas"]["Scores"] | null;
         };
         SubmitItem: components["schemas"]["SubmitOut"] | {
             error: components["schemas"]["ErrorBody"];
@@ -818,7 +881,7 @@ export interface components {
         Webhook: {
             /** @description Every change of these members' rank or score; with neither top nor members, every change */
             members?: string[];
-            /** @description Unique on the board */
+            /** @description The hook's identity on the board: a later hook of the same name replaces an earlier one */
             name: string;
             /** @description Signs each delivery (Podium-Signature: sha256=HMAC-SHA256 of the body, hex). Never read back; left out when writing a config back, the hook of that name keeps its secret */
             secret?: string;
@@ -843,26 +906,26 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
-        board: string;
-        /** @description Select by rank positions or by score */
-        by: "rank" | "score";
+        /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+        board: components["schemas"]["BoardName"];
         /** @description Count from the best or the worst end */
         from: "best" | "worst";
         /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no upper bound. */
         max: string;
+        /** @description Upper score bound in Redis syntax: a number, +inf (or inf), or (number for an exclusive bound */
+        max_required: string;
         /** @description Member id (percent-encoded; '/' as %2F) */
         member: string;
         /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no lower bound. */
         min: string;
+        /** @description Lower score bound in Redis syntax: a number, -inf, or (number for an exclusive bound */
+        min_required: string;
         /** @description 1-based page number */
         page: number;
         /** @description Entries per page */
         page_size: number;
-        /** @description by=rank: first rank (required) */
+        /** @description First rank (1-based) */
         start: number;
-        /** @description by=rank: last rank, inclusive (required) */
-        stop: number;
         /** @description Include each entry's data */
         with_data: boolean;
     };
@@ -919,8 +982,6 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -987,8 +1048,6 @@ export interface operations {
                     "application/x-tar": string;
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1010,8 +1069,6 @@ export interface operations {
                     "application/json": components["schemas"]["BoardsOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1020,7 +1077,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1036,8 +1093,6 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1046,7 +1101,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1075,8 +1130,6 @@ export interface operations {
                     "application/json": components["schemas"]["BoardOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1085,7 +1138,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1101,8 +1154,6 @@ export interface operations {
                     "application/json": components["schemas"]["DeletedOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1116,7 +1167,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1134,8 +1185,6 @@ export interface operations {
                     "application/json": components["schemas"]["AroundOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1149,7 +1198,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1165,8 +1214,6 @@ export interface operations {
                     "application/json": components["schemas"]["CountOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1175,7 +1222,7 @@ export interface operations {
             query?: {
                 /** @description Members entering, leaving or moving within the best N places */
                 top?: number;
-                /** @description Comma-separated members whose every rank or score change is sent */
+                /** @description Comma-separated members whose every rank or score change is sent (empty parts are skipped) */
                 members?: string;
                 /** @description One watched member (repeatable; for ids holding commas) */
                 member?: string;
@@ -1186,7 +1233,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1199,11 +1246,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/event-stream": string;
+                    "text/event-stream": {
+                        data: string;
+                        /** @enum {string} */
+                        event?: "change" | "enter" | "leave" | "move" | "member" | "reset" | "config" | "created" | "deleted" | "snapshot" | "reload" | "lagged";
+                        id?: string;
+                        retry?: number;
+                    };
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1212,7 +1263,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1228,8 +1279,6 @@ export interface operations {
                     "application/x-ndjson": components["schemas"]["ExportLine"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1241,15 +1290,16 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
         };
-        requestBody: {
+        /** @description Text: a line that is not a valid record fails alone (and is reported); an empty body imports nothing. */
+        requestBody?: {
             content: {
-                "application/x-ndjson": string;
-                "text/csv": string;
+                "application/x-ndjson": unknown;
+                "text/csv": unknown;
             };
         };
         responses: {
@@ -1262,8 +1312,6 @@ export interface operations {
                     "application/json": components["schemas"]["ImportOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1272,7 +1320,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1293,8 +1341,6 @@ export interface operations {
                     "application/json": components["schemas"]["CombineOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1306,7 +1352,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1324,8 +1370,6 @@ export interface operations {
                     "application/json": components["schemas"]["EntryInfoOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1334,7 +1378,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1352,8 +1396,6 @@ export interface operations {
                     "application/json": components["schemas"]["RemovedOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1362,7 +1404,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1385,8 +1427,6 @@ export interface operations {
                     "application/json": components["schemas"]["SetDataOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1395,7 +1435,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1416,8 +1456,6 @@ export interface operations {
                     "application/json": components["schemas"]["CombineOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1426,7 +1464,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1444,36 +1482,24 @@ export interface operations {
                     "application/json": components["schemas"]["PercentileOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
-    range: {
+    range_by_rank: {
         parameters: {
-            query?: {
-                /** @description Select by rank positions or by score */
-                by?: components["parameters"]["by"];
-                /** @description by=rank: first rank (required) */
-                start?: components["parameters"]["start"];
-                /** @description by=rank: last rank, inclusive (required) */
-                stop?: components["parameters"]["stop"];
-                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no lower bound. */
-                min?: components["parameters"]["min"];
-                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no upper bound. */
-                max?: components["parameters"]["max"];
+            query: {
+                /** @description First rank (1-based) */
+                start: components["parameters"]["start"];
+                /** @description Places to read */
+                count?: number;
                 /** @description Count from the best or the worst end */
                 from?: components["parameters"]["from"];
-                /** @description by=score: entries to skip */
-                offset?: number;
-                /** @description by=score: most entries to return */
-                limit?: number;
                 /** @description Include each entry's data */
                 with_data?: components["parameters"]["with_data"];
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1489,28 +1515,20 @@ export interface operations {
                     "application/json": components["schemas"]["RangeOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
-    remove_range: {
+    remove_range_by_rank: {
         parameters: {
-            query?: {
-                /** @description Select by rank positions or by score */
-                by?: components["parameters"]["by"];
-                /** @description by=rank: first rank (required) */
-                start?: components["parameters"]["start"];
-                /** @description by=rank: last rank, inclusive (required) */
-                stop?: components["parameters"]["stop"];
-                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no lower bound. */
-                min?: components["parameters"]["min"];
-                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no upper bound. */
-                max?: components["parameters"]["max"];
+            query: {
+                /** @description First rank (1-based) */
+                start: components["parameters"]["start"];
+                /** @description Places to remove */
+                count: number;
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1526,8 +1544,72 @@ export interface operations {
                     "application/json": components["schemas"]["RemovedOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
+            default: components["responses"]["Error"];
+        };
+    };
+    range_by_score: {
+        parameters: {
+            query?: {
+                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no lower bound. */
+                min?: components["parameters"]["min"];
+                /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no upper bound. */
+                max?: components["parameters"]["max"];
+                /** @description Count from the best or the worst end */
+                from?: components["parameters"]["from"];
+                /** @description Entries to skip */
+                offset?: number;
+                /** @description Most entries to return (more than 1000000 reads 1000000) */
+                limit?: number;
+                /** @description Include each entry's data */
+                with_data?: components["parameters"]["with_data"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RangeOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    remove_range_by_score: {
+        parameters: {
+            query: {
+                /** @description Lower score bound in Redis syntax: a number, -inf, or (number for an exclusive bound */
+                min: components["parameters"]["min_required"];
+                /** @description Upper score bound in Redis syntax: a number, +inf (or inf), or (number for an exclusive bound */
+                max: components["parameters"]["max_required"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many were removed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemovedOut"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -1536,7 +1618,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
                 /** @description Member id (percent-encoded; '/' as %2F) */
                 member: components["parameters"]["member"];
@@ -1554,8 +1636,6 @@ export interface operations {
                     "application/json": components["schemas"]["RankOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1564,7 +1644,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1585,8 +1665,6 @@ export interface operations {
                     "application/json": components["schemas"]["RanksOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1595,7 +1673,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1616,8 +1694,6 @@ export interface operations {
                     "application/json": components["schemas"]["RemovedOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1626,7 +1702,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1642,8 +1718,6 @@ export interface operations {
                     "application/json": components["schemas"]["ResetOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1652,7 +1726,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1668,8 +1742,6 @@ export interface operations {
                     "application/json": components["schemas"]["ResortOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1681,7 +1753,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1697,8 +1769,6 @@ export interface operations {
                     "application/json": components["schemas"]["ScoreAtOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1707,7 +1777,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1728,15 +1798,13 @@ export interface operations {
                     "application/json": components["schemas"]["SubmitOut"] | components["schemas"]["SubmitBatchOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
     search: {
         parameters: {
             query: {
-                /** @description The query */
+                /** @description The query (one with no word matches nothing) */
                 q: string;
                 /** @description Most entries to return */
                 limit?: number;
@@ -1747,7 +1815,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1763,8 +1831,6 @@ export interface operations {
                     "application/json": components["schemas"]["SearchOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1780,7 +1846,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Board name (1–200 bytes of UTF-8, percent-encoded) */
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
             };
             cookie?: never;
@@ -1796,8 +1862,6 @@ export interface operations {
                     "application/json": components["schemas"]["TopOut"];
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };
@@ -1823,8 +1887,6 @@ export interface operations {
                     };
                 };
             };
-            401: components["responses"]["Error"];
-            403: components["responses"]["Error"];
             default: components["responses"]["Error"];
         };
     };

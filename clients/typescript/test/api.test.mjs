@@ -30,6 +30,26 @@ test("server routes", async () => {
   assert.match(await c.metrics(), /podium_boards/);
 });
 
+test("readiness and a backup stream that ends in its manifest", async () => {
+  assert.deepEqual(await c.readyz(), { status: "ready" });
+  await c.submit("backup-board", "ann", 5);
+  if ((await c.healthz()).backend === "redis") {
+    // The data is Redis's: the node has nothing to copy, and says so.
+    await assert.rejects(c.backup().next(), (e) => e.code === "unsupported" && e.status === 501);
+    return;
+  }
+  const chunks = [];
+  for await (const chunk of c.backup()) chunks.push(Buffer.from(chunk));
+  const tar = Buffer.concat(chunks);
+  // ustar: 512-byte headers, the name first; the manifest is the last entry.
+  const text = tar.toString("latin1");
+  const at = text.lastIndexOf("MANIFEST.json");
+  assert.ok(at > 0 && at % 512 === 0, "the manifest's header starts a block");
+  const manifest = JSON.parse(text.slice(at + 512, text.indexOf("\n}\n", at) + 2));
+  assert.equal(manifest.format, "podium-backup");
+  assert.ok(manifest.files.length >= 1);
+});
+
 test("boards", async () => {
   const board = newBoard();
   const info = await c.putBoard(board, { order: "asc", ranking: "dense", search_fields: ["name"] });

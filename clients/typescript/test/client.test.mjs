@@ -51,7 +51,7 @@ test("rate_limited carries Retry-After; the key goes as a bearer token; URLs are
   const err = await c.rangeByScore("a b/c", { min: exclusive(1), max: Infinity }).then(() => null, (e) => e);
   assert.deepEqual([err.code, err.status, err.retryAfter], ["rate_limited", 429, 3]);
   assert.equal(seen.auth, "Bearer " + "k".repeat(20));
-  assert.equal(seen.url, "http://podium.test/v1/boards/a%20b%2Fc/range?by=score&min=%281&max=%2Binf");
+  assert.equal(seen.url, "http://podium.test/v1/boards/a%20b%2Fc/range/score?min=%281&max=%2Binf");
 });
 
 test("score encoding and decoding", () => {

@@ -17,6 +17,8 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 // Each operation of /openapi.json and the methods that call it.
 const OPERATIONS = {
   healthz: ["healthz"],
+  readyz: ["readyz"],
+  backup: ["backup"],
   key_info: ["keyInfo"],
   metrics: ["metrics"],
   openapi: ["openapi"],
@@ -35,8 +37,10 @@ const OPERATIONS = {
   entry: ["entry"],
   set_data: ["setData", "setName"],
   percentile: ["percentile"],
-  remove_range: ["removeRangeByRank", "removeRangeByScore"],
-  range: ["rangeByRank", "rangeByScore"],
+  remove_range_by_rank: ["removeRangeByRank"],
+  remove_range_by_score: ["removeRangeByScore"],
+  range_by_rank: ["rangeByRank"],
+  range_by_score: ["rangeByScore"],
   rank: ["rank", "score"],
   ranks: ["ranks"],
   remove: ["remove"],

@@ -194,13 +194,22 @@ impl From<EngineError> for ApiError {
             EngineError::BadData { .. } | EngineError::BadName { .. } => Code::InvalidData,
             EngineError::BadConfig(_) => Code::InvalidConfig,
             EngineError::BadArgument(_) => Code::InvalidArgument,
+            EngineError::WrongKind(_) => Code::WrongType,
             EngineError::NoSuchBoard(_) => Code::BoardNotFound,
             EngineError::BoardExists(_) => Code::BoardExists,
             EngineError::ReadOnly(_) => Code::ReadOnly,
-            EngineError::BoardFull { .. } => Code::PayloadTooLarge,
+            EngineError::BoardFull { .. } | EngineError::DataTooLarge { .. } => {
+                Code::PayloadTooLarge
+            }
             // NotIndexed is handled by the service (it builds the index);
             // every other refusal is about the query or the board's config.
             EngineError::Search(podium_engine::search::SearchError::NotIndexed) => Code::Internal,
+            // Search disabled on the board, or a field it does not search:
+            // right for another board, a conflict with this one's config.
+            EngineError::Search(
+                podium_engine::search::SearchError::Disabled
+                | podium_engine::search::SearchError::UnknownField { .. },
+            ) => Code::WrongType,
             EngineError::Search(_) => Code::InvalidArgument,
             _ => Code::Internal,
         };

@@ -381,10 +381,11 @@ impl BoardConfig {
         }
         if let Some(d) = data.filter(|d| !d.is_empty()) {
             let max = self.max_data_bytes;
-            let ok = d.len() <= max
-                && serde_json::from_str::<serde_json::Value>(d).is_ok_and(|v| v.is_object());
-            if !ok {
+            if !serde_json::from_str::<serde_json::Value>(d).is_ok_and(|v| v.is_object()) {
                 return Err(Error::BadData { max });
+            }
+            if d.len() > max {
+                return Err(Error::DataTooLarge { len: d.len(), max });
             }
         }
         Ok(())
@@ -402,7 +403,7 @@ impl BoardConfig {
             Some(vals) => {
                 for (name, v) in vals {
                     let j = self.key_index(name).ok_or_else(|| {
-                        Error::BadArgument(format!(
+                        Error::WrongKind(format!(
                             "this board has no sort key {name:?}; its keys are {}",
                             key_names(keys)
                         ))
@@ -416,7 +417,7 @@ impl BoardConfig {
                 }
                 if op != UpdateOp::Incr {
                     if let Some(k) = keys.iter().zip(&g).find(|(_, v)| v.is_none()) {
-                        return Err(Error::BadArgument(format!(
+                        return Err(Error::WrongKind(format!(
                             "submission lacks sort key {:?} (only an incr may leave keys out)",
                             k.0.key
                         )));
@@ -446,7 +447,7 @@ impl BoardConfig {
 /// Refuses `scores` on a plain board.
 fn no_scores(s: &Submit) -> Result<()> {
     if s.scores.is_some() {
-        return Err(Error::BadArgument(
+        return Err(Error::WrongKind(
             "this board has no sort keys: submit a score, not scores".into(),
         ));
     }
@@ -1729,8 +1730,9 @@ impl Board {
             let mut v = [Num::Float(0.0); MAX_SORT_KEYS];
             for (j, src) in sources.iter().enumerate() {
                 v[j] = match src {
+                    // The stored values, not the config, refuse it.
                     Some(i) => new_keys[j].coerce(old[*i]).map_err(|_| {
-                        Error::BadConfig(format!(
+                        Error::WrongKind(format!(
                             "member {:?} holds {} in a key that would be an integer key",
                             String::from_utf8_lossy(b.members.bytes(id)),
                             old[*i]
@@ -2054,7 +2056,7 @@ impl Board {
     ) -> Result<Board> {
         config.validate()?;
         if config.has_sort() || sources.iter().any(|s| s.0.config.has_sort()) {
-            return Err(Error::BadArgument(
+            return Err(Error::WrongKind(
                 "merge and intersect combine single scores; boards with sort keys cannot be combined"
                     .into(),
             ));

@@ -101,7 +101,7 @@ impl SubmitLimit {
         }
         let count = obj
             .get("count")
-            .and_then(serde_json::Value::as_u64)
+            .and_then(whole)
             .filter(|&n| n >= 1)
             .ok_or_else(|| bad("count must be an integer of at least 1"))?;
         let per = match obj.get("per") {
@@ -122,6 +122,17 @@ impl SubmitLimit {
     fn to_json(self) -> serde_json::Value {
         serde_json::json!({"count": self.count, "per": format_duration(self.per)})
     }
+}
+
+/// A non-negative whole number, written `2` or `2.0` (JSON does not tell
+/// integers from other numbers, and some encoders write every number with
+/// a fraction).
+pub fn whole(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        v.as_f64()
+            .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < 18_446_744_073_709_551_616.0)
+            .map(|f| f as u64)
+    })
 }
 
 /// `500ms`, `30s`, `5m`, `2h`, `1d`, or a plain number of seconds.
@@ -489,7 +500,7 @@ impl BoardConfig {
             }
             let s = || v.as_str().ok_or_else(|| bad(k, "a string"));
             let num = || v.as_f64().ok_or_else(|| bad(k, "a number"));
-            let int = || v.as_u64().ok_or_else(|| bad(k, "a non-negative integer"));
+            let int = || whole(v).ok_or_else(|| bad(k, "a non-negative integer"));
             let bound = || match v.as_str() {
                 Some(s) => bound_from_str(s).ok_or_else(|| bad(k, r#"a number, "inf" or "-inf""#)),
                 None => num(),
@@ -517,7 +528,7 @@ impl BoardConfig {
                 }
                 "webhooks" => {
                     let arr = v.as_array().ok_or_else(|| bad(k, "an array of webhooks"))?;
-                    c.webhooks = arr.iter().map(Webhook::from_json).collect::<Result<_>>()?;
+                    c.webhooks = webhook::list_from_json(arr)?;
                 }
                 "archive_of" => archive_of = Some(s()?.to_string()),
                 "archive_seq" => archive_seq = Some(int()?),

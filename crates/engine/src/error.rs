@@ -18,6 +18,9 @@ pub enum Error {
     BadBoardName,
     #[error("member data must be a JSON object of at most {max} bytes")]
     BadData { max: usize },
+    /// Data over the board's `max_data_bytes`.
+    #[error("member data is {len} bytes; this board keeps at most {max} (its max_data_bytes)")]
+    DataTooLarge { len: usize, max: usize },
     #[error("member name must be at most {max} bytes")]
     BadName { max: usize },
     #[error("board is full: its member ids would take more than {max} bytes")]
@@ -26,6 +29,12 @@ pub enum Error {
     BadConfig(String),
     #[error("invalid argument: {0}")]
     BadArgument(String),
+    /// A submission of the other kind than the board's config takes
+    /// (`scores` to a plain board, a sort key it does not have, keys left
+    /// out of a `set`): right for another board, so a conflict with this
+    /// one's state rather than a malformed request.
+    #[error("{0}")]
+    WrongKind(String),
     #[error("board {0:?} not found")]
     NoSuchBoard(String),
     #[error("board {0:?} already exists")]

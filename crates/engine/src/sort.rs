@@ -407,8 +407,9 @@ pub fn key_sources(
     let by_name = |k: &SortKey| old_keys.iter().position(|o| o.key == k.key);
     let mut src: Vec<Option<usize>> = new_keys.iter().map(by_name).collect();
     if src.iter().all(Option::is_none) {
+        // Right for another board: a conflict with this one's keys.
         if old.has_sort() && new.has_sort() {
-            return Err(Error::BadConfig(
+            return Err(Error::WrongKind(
                 "the new sort shares no key name with the old one: every value would be lost (keep at least one key's name)".into(),
             ));
         }

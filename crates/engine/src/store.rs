@@ -339,7 +339,7 @@ impl Store {
     /// The name for the next archive of `name` labelled `label` (see
     /// [`next_archive_name`]).
     pub fn next_archive_name(&self, name: &str, label: &str) -> String {
-        let base = format!("{name}@{label}");
+        let base = archive_base(name, label);
         let taken: Vec<String> = self
             .boards
             .iter()
@@ -417,6 +417,22 @@ impl Board {
     fn empty_default() -> Board {
         Board::new(BoardConfig::default()).expect("default config is valid")
     }
+}
+
+/// Bytes an archive's name keeps free for its repeat number (`.N`).
+const ARCHIVE_REPEAT_BYTES: usize = 8;
+
+/// `NAME@LABEL`, the start of the names of `name`'s archives of period
+/// `label`, with `NAME` cut short (at a character) when the whole would
+/// leave no room for a repeat number within a board name's length: an
+/// archive is a board, read by its name, and its record says whose it is.
+pub fn archive_base(name: &str, label: &str) -> String {
+    let room = MAX_BOARD_NAME.saturating_sub(ARCHIVE_REPEAT_BYTES + 1 + label.len());
+    let mut cut = name.len().min(room);
+    while !name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}@{label}", &name[..cut])
 }
 
 /// The name for a new archive `base` (`NAME@LABEL`) given the board names
@@ -502,6 +518,24 @@ mod tests {
 
     fn names(store: &Store) -> Vec<String> {
         store.list().into_iter().map(|(n, _)| n).collect()
+    }
+
+    #[test]
+    fn the_archives_of_a_board_of_the_longest_name_have_names_that_are_valid() {
+        let long = "é".repeat(MAX_BOARD_NAME / 2);
+        Store::validate_user_name(&long).unwrap();
+        let base = archive_base(&long, "2026-11-28");
+        assert!(
+            base.ends_with("@2026-11-28") && base.starts_with("éé"),
+            "{base}"
+        );
+        let tenth = next_archive_name(
+            &base,
+            [base.as_str(), &format!("{base}.9999998")].into_iter(),
+        );
+        assert_eq!(tenth, format!("{base}.9999999"));
+        Store::validate_user_name(&tenth).unwrap();
+        assert_eq!(archive_base("weekly", "2026-11-28"), "weekly@2026-11-28");
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl Webhook {
                 "url" => h.url = text(k, v)?,
                 "secret" => h.secret = text(k, v)?,
                 "top" => {
-                    let n = v.as_u64().filter(|n| (1..=MAX_TOP as u64).contains(n));
+                    let n = crate::config::whole(v).filter(|n| (1..=MAX_TOP as u64).contains(n));
                     h.top =
                         Some(n.ok_or_else(|| {
                             bad(format!("top must be an integer from 1 to {MAX_TOP}"))
@@ -156,6 +156,26 @@ impl Webhook {
     }
 }
 
+/// A board's list as a config gives it: at most [`MAX_WEBHOOKS`] entries,
+/// and a later hook of a name given before replaces the earlier one (a
+/// name is the hook's identity, as a key is an object's).
+pub fn list_from_json(arr: &[serde_json::Value]) -> Result<Vec<Webhook>> {
+    if arr.len() > MAX_WEBHOOKS {
+        return Err(Error::BadConfig(format!(
+            "webhooks: a board may name at most {MAX_WEBHOOKS}"
+        )));
+    }
+    let mut hooks: Vec<Webhook> = Vec::with_capacity(arr.len());
+    for v in arr {
+        let h = Webhook::from_json(v)?;
+        match hooks.iter_mut().find(|o| o.name == h.name) {
+            Some(earlier) => *earlier = h,
+            None => hooks.push(h),
+        }
+    }
+    Ok(hooks)
+}
+
 /// Checks a board's list as a whole: at most [`MAX_WEBHOOKS`], names
 /// unique.
 pub fn validate(hooks: &[Webhook]) -> Result<()> {
@@ -182,9 +202,12 @@ pub fn keep_secrets(new: &mut [Webhook], old: &[Webhook]) -> Result<()> {
     for h in new.iter_mut().filter(|h| h.secret.is_empty()) {
         match old.iter().find(|o| o.name == h.name) {
             Some(o) => h.secret = o.secret.clone(),
+            // Right for a board that has a hook of that name: a conflict
+            // with this one's state rather than a malformed config.
             None => {
-                return Err(Error::BadConfig(format!(
-                    "webhooks: {:?} needs a secret (its deliveries are signed with it)",
+                return Err(Error::WrongKind(format!(
+                    "webhooks: {:?} needs a secret (its deliveries are signed with it; \
+                     only a hook the board already has keeps its own when none is given)",
                     h.name
                 )))
             }
@@ -236,7 +259,32 @@ mod tests {
         assert_eq!(new[0].secret, "s".repeat(16));
         let mut other = vec![hook(json!({"name": "b", "url": "http://h/"})).unwrap()];
         assert!(keep_secrets(&mut other, &old).is_err());
+        assert!(matches!(
+            keep_secrets(&mut other, &old),
+            Err(Error::WrongKind(_))
+        ));
         let twice = vec![new[0].clone(), new[0].clone()];
         assert!(validate(&twice).is_err());
+    }
+
+    #[test]
+    fn a_later_hook_of_a_name_replaces_the_earlier_one() {
+        let list = [
+            json!({"name": "a", "url": "http://one/"}),
+            json!({"name": "b", "url": "http://two/"}),
+            json!({"name": "a", "url": "http://three/", "top": 5}),
+        ];
+        let hooks = list_from_json(&list).unwrap();
+        let got: Vec<(&str, &str, Option<u32>)> = hooks
+            .iter()
+            .map(|h| (h.name.as_str(), h.url.as_str(), h.top))
+            .collect();
+        assert_eq!(
+            got,
+            [("a", "http://three/", Some(5)), ("b", "http://two/", None)]
+        );
+        // The count is of the entries given.
+        let nine = vec![json!({"name": "a", "url": "http://one/"}); MAX_WEBHOOKS + 1];
+        assert!(list_from_json(&nine).is_err());
     }
 }

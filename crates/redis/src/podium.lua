@@ -825,7 +825,7 @@ end
 local function check_extra(name, data)
   if name ~= '-' and #name - 1 > MAX_NAME then return fail('name', MAX_NAME) end
   if data == '!' then return fail('dataobj') end
-  if data ~= '-' and #data - 1 > cfg.maxdata then return fail('data', cfg.maxdata) end
+  if data ~= '-' and #data - 1 > cfg.maxdata then return fail('data', cfg.maxdata, #data - 1) end
   return nil
 end
 

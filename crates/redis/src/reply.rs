@@ -109,8 +109,9 @@ pub(crate) fn podium_err(board: &str, detail: &str) -> ApiError {
         "name" => E::BadName {
             max: podium_engine::MAX_NAME_BYTES,
         },
-        "data" => E::BadData {
+        "data" => E::DataTooLarge {
             max: arg(0).parse().unwrap_or(0),
+            len: arg(1).parse().unwrap_or(0),
         },
         "dataobj" => {
             return ApiError::new(Code::InvalidData, "data must be a JSON object");
@@ -122,7 +123,7 @@ pub(crate) fn podium_err(board: &str, detail: &str) -> ApiError {
                 format!("board {board:?} is being re-sorted (its sort keys changed); try again"),
             )
         }
-        "combsort" => E::BadArgument(
+        "combsort" => E::WrongKind(
             "merge and intersect combine single scores; boards with sort keys cannot be combined"
                 .into(),
         ),

@@ -385,7 +385,7 @@ impl RedisBackend {
     /// The name of a new archive of `board` for period `label`, as the
     /// embedded engine names it: one past the highest taken for the label.
     async fn next_archive_name(&self, board: &str, label: &str) -> Result<String, ApiError> {
-        let base = format!("{board}@{label}");
+        let base = podium_engine::store::archive_base(board, label);
         let taken = self.boards_starting_with(&base).await?;
         Ok(podium_engine::store::next_archive_name(
             &base,

@@ -80,7 +80,21 @@ impl RedisBackend {
             if fields.is_empty() {
                 return Err(engine_err(SearchError::Disabled));
             }
-            let toks = parse(query, &fields).map_err(engine_err)?;
+            let toks = match parse(query, &fields) {
+                // A query with no word is well formed and matches nothing.
+                Err(SearchError::EmptyQuery) => {
+                    return Ok(SearchOut {
+                        board: board.to_string(),
+                        ranking: config_of(&info)?.ranking.as_str().to_string(),
+                        query: query.to_string(),
+                        total: 0,
+                        offset,
+                        limit,
+                        entries: Vec::new(),
+                    })
+                }
+                parsed => parsed.map_err(engine_err)?,
+            };
             let mut args = vec![
                 fields.join(" "),
                 offset.to_string(),

@@ -475,7 +475,7 @@ impl RedisBackend {
                             Ok(n) => n,
                             Err(_) => {
                                 return abort(
-                                    podium_engine::Error::BadConfig(format!(
+                                    podium_engine::Error::WrongKind(format!(
                                     "member {:?} holds {} in a key that would be an integer key",
                                     String::from_utf8_lossy(id),
                                     old_vals[*i]

@@ -110,7 +110,7 @@ impl RedisBackend {
             // the engine refuses the batch once the board exists.
             if e.scores.is_some() {
                 self.create(board, &BoardConfig::default(), true).await?;
-                return Err(podium_engine::Error::BadArgument(
+                return Err(podium_engine::Error::WrongKind(
                     "this board has no sort keys: submit a score, not scores".into(),
                 )
                 .into());

@@ -312,12 +312,12 @@ fn http_and_rpc_on_redis_answer_as_embedded() {
             ("GET", "/v1/boards/lb/around/p050?page_size=5", None),
             (
                 "GET",
-                "/v1/boards/lb/range?by=rank&start=5&stop=20&from=worst",
+                "/v1/boards/lb/range/rank?start=5&count=16&from=worst",
                 None,
             ),
             (
                 "GET",
-                "/v1/boards/lb/range?by=score&min=(10&max=30&limit=50",
+                "/v1/boards/lb/range/score?min=(10&max=30&limit=50",
                 None,
             ),
             // `+` in a query string is a space: +inf is sent encoded.
@@ -344,7 +344,7 @@ fn http_and_rpc_on_redis_answer_as_embedded() {
                 Some(r#"{"members":["p003","p004","ghost"]}"#),
             ),
             ("DELETE", "/v1/boards/lb/members/p005", None),
-            ("DELETE", "/v1/boards/lb/range?by=rank&start=1&stop=3", None),
+            ("DELETE", "/v1/boards/lb/range/rank?start=1&count=3", None),
             ("GET", "/v1/boards/lb/top?page_size=20", None),
             ("GET", "/v1/boards", None),
             ("GET", "/v1/boards/nope/top", None),
@@ -489,7 +489,7 @@ fn sorted_boards_over_http_and_rpc_on_redis_answer_as_embedded() {
             ("GET", "/v1/boards/race/around/car050?page_size=5", None),
             (
                 "GET",
-                "/v1/boards/race/range?by=score&min=4&max=(7&limit=20",
+                "/v1/boards/race/range/score?min=4&max=(7&limit=20",
                 None,
             ),
             ("GET", "/v1/boards/race/count?min=10", None),

@@ -145,11 +145,16 @@ pub fn check_url(hook: &str, raw: &str) -> Result<(), ApiError> {
     if allowed {
         Ok(())
     } else {
-        Err(refuse(format!(
-            "{raw:?} is not an address this server delivers to (webhook targets: {}; \
-             the operator can widen this with --webhook-targets public|any)",
-            targets.as_str()
-        )))
+        // A well-formed URL the operator's policy does not allow: the
+        // request is refused as not permitted, not as malformed.
+        Err(ApiError::new(
+            Code::Forbidden,
+            format!(
+                "webhooks: {hook:?}: {raw:?} is not an address this server delivers to (webhook targets: {}; \
+                 the operator can widen this with --webhook-targets public|any)",
+                targets.as_str()
+            ),
+        ))
     }
 }
 

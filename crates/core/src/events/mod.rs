@@ -192,6 +192,12 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind's name, in declaration order.
+    pub const NAMES: [&'static str; 12] = [
+        "change", "enter", "leave", "move", "member", "reset", "config", "created", "deleted",
+        "snapshot", "reload", "lagged",
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Change => "change",

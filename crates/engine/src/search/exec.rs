@@ -772,7 +772,24 @@ impl Board {
         if fields.is_empty() {
             return Err(SearchError::Disabled);
         }
-        let tokens = query::parse(query, fields)?;
+        let tokens = match query::parse(query, fields) {
+            // A query with no word is well formed and matches nothing.
+            Err(SearchError::EmptyQuery) => {
+                let head = SearchHead {
+                    total: 0,
+                    offset: opts.offset,
+                    limit: opts.limit,
+                    ranking: self.config.ranking,
+                    // Nothing ran: the plan asked for, as if it had.
+                    plan: match opts.plan {
+                        Plan::Auto => Plan::Intersect,
+                        p => p,
+                    },
+                };
+                return Ok((head, Vec::new()));
+            }
+            parsed => parsed?,
+        };
         let ix = self.search.as_deref().ok_or(SearchError::NotIndexed)?;
         let q = Prepared::new(ix, tokens);
         let mut m = Matcher::new();

@@ -161,19 +161,29 @@ pub(crate) fn the_model_itself_follows_the_sort_key_semantics() {
         .submit(&keyed("ann", &[("laps", I(10)), ("time", F(63.0))], None))
         .unwrap();
     assert!(!r.applied && !r.changed);
-    // `set` and `best` need every key; no key unknown or given twice; an
-    // int key refuses a fraction.
-    for bad in [
-        keyed("ann", &[("laps", I(11))], None),
-        keyed(
-            "ann",
-            &[("laps", I(11)), ("time", F(1.0)), ("x", I(1))],
-            None,
+    // `set` and `best` need every key and no key the board lacks (a
+    // submission of another board's kind); no key given twice; an int key
+    // refuses a fraction.
+    for (bad, why) in [
+        (keyed("ann", &[("laps", I(11))], None), MErr::WrongKind),
+        (
+            keyed(
+                "ann",
+                &[("laps", I(11)), ("time", F(1.0)), ("x", I(1))],
+                None,
+            ),
+            MErr::WrongKind,
         ),
-        keyed("ann", &[("laps", I(11)), ("laps", I(11))], None),
-        keyed("ann", &[("laps", F(10.5)), ("time", F(1.0))], None),
+        (
+            keyed("ann", &[("laps", I(11)), ("laps", I(11))], None),
+            MErr::BadArgument,
+        ),
+        (
+            keyed("ann", &[("laps", F(10.5)), ("time", F(1.0))], None),
+            MErr::BadArgument,
+        ),
     ] {
-        assert_eq!(m.submit(&bad), Err(MErr::BadArgument), "{bad:?}");
+        assert_eq!(m.submit(&bad), Err(why), "{bad:?}");
     }
     // A bare score sets the first key and keeps the others.
     let bare = Sub {
@@ -220,7 +230,7 @@ pub(crate) fn the_model_itself_follows_the_sort_key_semantics() {
     };
     assert_eq!(
         k.submit(&lower),
-        Err(MErr::BadArgument),
+        Err(MErr::WrongKind),
         "set needs every key"
     );
     let lower = Sub {
@@ -273,7 +283,7 @@ pub(crate) fn the_model_itself_follows_the_sort_key_semantics() {
         )],
         ..p.cfg.clone()
     };
-    assert_eq!(p.set_config(to_int), Err(MErr::BadConfig));
+    assert_eq!(p.set_config(to_int), Err(MErr::WrongKind));
     assert_eq!(p.entries[1].vals, Vals::new(&[F(1.5)]));
     let two = BoardConfig {
         sort: vec![
@@ -291,5 +301,5 @@ pub(crate) fn the_model_itself_follows_the_sort_key_semantics() {
         sort: vec![SortKey::new("u", Order::Asc, KeyType::Int, KeyOp::Incr)],
         ..p.cfg.clone()
     };
-    assert_eq!(p.set_config(other), Err(MErr::BadConfig));
+    assert_eq!(p.set_config(other), Err(MErr::WrongKind));
 }

@@ -27,6 +27,8 @@ pub(crate) enum MErr {
     BadName,
     BadConfig,
     BadArgument,
+    /// A submission or combine of the other kind than the board takes.
+    WrongKind,
     Other,
 }
 
@@ -37,10 +39,11 @@ pub(crate) fn kind(e: Error) -> MErr {
         Error::NanScore => MErr::NanScore,
         Error::NanResult => MErr::NanResult,
         Error::OutOfBounds { .. } => MErr::OutOfBounds,
-        Error::BadData { .. } => MErr::BadData,
+        Error::BadData { .. } | Error::DataTooLarge { .. } => MErr::BadData,
         Error::BadName { .. } => MErr::BadName,
         Error::BadConfig(_) => MErr::BadConfig,
         Error::BadArgument(_) => MErr::BadArgument,
+        Error::WrongKind(_) => MErr::WrongKind,
         _ => MErr::Other,
     }
 }
@@ -598,7 +601,7 @@ impl Model {
                 extra(self)?;
             }
             if s.scores.is_some() {
-                return Err(MErr::BadArgument);
+                return Err(MErr::WrongKind);
             }
             if s.score.is_nan() {
                 return Err(MErr::NanScore);
@@ -616,14 +619,14 @@ impl Model {
                             .keys
                             .iter()
                             .position(|k| &k.key == name)
-                            .ok_or(MErr::BadArgument)?;
+                            .ok_or(MErr::WrongKind)?;
                         if given[j].is_some() {
                             return Err(MErr::BadArgument);
                         }
                         given[j] = Some(coerce(&self.keys[j], *v)?);
                     }
                     if op != UpdateOp::Incr && given.iter().any(Option::is_none) {
-                        return Err(MErr::BadArgument);
+                        return Err(MErr::WrongKind);
                     }
                 }
                 None => given[0] = Some(coerce(&self.keys[0], Num::Float(s.score))?),
@@ -892,7 +895,7 @@ impl Model {
             .collect();
         if src.iter().all(Option::is_none) {
             if self.sorted() && !cfg.sort.is_empty() {
-                return Err(MErr::BadConfig);
+                return Err(MErr::WrongKind);
             }
             src[0] = Some(0);
         }
@@ -902,7 +905,7 @@ impl Model {
             let mut vals = Vec::with_capacity(new_keys.len());
             for (k, from) in new_keys.iter().zip(&src) {
                 vals.push(match from {
-                    Some(i) => coerce(k, e.vals[*i]).map_err(|_| MErr::BadConfig)?,
+                    Some(i) => coerce(k, e.vals[*i]).map_err(|_| MErr::WrongKind)?,
                     None => zero(k),
                 });
             }
@@ -1085,7 +1088,7 @@ impl Model {
         validate_config(&cfg)?;
         // They combine single scores: boards with sort keys are refused.
         if !cfg.sort.is_empty() || sources.iter().any(|s| s.0.sorted()) {
-            return Err(MErr::BadArgument);
+            return Err(MErr::WrongKind);
         }
         if sources.iter().any(|s| s.1.is_nan()) {
             return Err(MErr::BadArgument);

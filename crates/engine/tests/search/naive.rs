@@ -197,7 +197,11 @@ pub(crate) fn error_kind(e: &SearchError) -> &'static str {
 /// The naive answer: the board's whole ranking, filtered.
 pub(crate) fn naive_search(b: &Board, q: &Query) -> Result<(Vec<Entry>, u64), &'static str> {
     let fields = &b.config().search_fields;
-    let words = naive_parse(q, fields)?;
+    let words = match naive_parse(q, fields) {
+        // A query with no word is well formed and matches nothing.
+        Err("EmptyQuery") => return Ok((Vec::new(), 0)),
+        parsed => parsed?,
+    };
     let all = if b.is_empty() {
         Vec::new()
     } else {

@@ -391,11 +391,19 @@ impl FromRequest<super::St> for JsonBody {
     }
 }
 
-/// Parses a JSON body into `T` (strictly: see [`podium_core::json`]); any
-/// decoding error is `malformed_request`, a `score` out of range
-/// `invalid_score`.
+/// Parses a JSON object body into `T` (strictly: see
+/// [`podium_core::json`]); any decoding error is `malformed_request`, a
+/// `score` out of range `invalid_score`. Anything but an object is
+/// refused first: serde would read a struct from an array, by position.
 pub(crate) fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> HttpResult<T> {
     check_not_empty(bytes)?;
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::new(
+            Code::MalformedRequest,
+            "malformed JSON body: expected a JSON object",
+        )
+        .into());
+    }
     podium_core::json::parse(bytes, "malformed JSON body").map_err(HttpError)
 }
 

@@ -132,9 +132,11 @@ pub(crate) async fn metrics(State(st): State<St>) -> Response {
         .into_response()
 }
 
-pub(crate) async fn openapi() -> Response {
-    static DOC: OnceLock<String> = OnceLock::new();
-    let doc = DOC.get_or_init(|| super::openapi::document().to_string());
+/// The OpenAPI document of this server: with or without API keys.
+pub(crate) async fn openapi(State(st): State<St>) -> Response {
+    static DOCS: [OnceLock<String>; 2] = [OnceLock::new(), OnceLock::new()];
+    let keys = !st.cfg.api_keys.is_empty();
+    let doc = DOCS[keys as usize].get_or_init(|| super::openapi::document(keys).to_string());
     ([(CONTENT_TYPE, "application/json")], doc.as_str()).into_response()
 }
 
@@ -483,11 +485,21 @@ pub(crate) async fn score_at_percentile(
     ))
 }
 
+/// `GET …/range/rank`: `count` places from rank `start`.
 #[derive(Deserialize)]
-pub(crate) struct RangeQ {
-    by: Option<String>,
-    start: Option<u64>,
-    stop: Option<u64>,
+#[serde(deny_unknown_fields)]
+pub(crate) struct RankRangeQ {
+    start: u64,
+    count: Option<u64>,
+    from: Option<String>,
+    #[serde(default, deserialize_with = "flag")]
+    with_data: bool,
+}
+
+/// `GET …/range/score`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScoreRangeQ {
     min: Option<String>,
     max: Option<String>,
     from: Option<String>,
@@ -497,93 +509,86 @@ pub(crate) struct RangeQ {
     with_data: bool,
 }
 
-impl RangeQ {
-    /// Checks that only the parameters of the chosen `by` are given.
-    fn by(&self, require_bounds: bool) -> Result<RangeBy, ApiError> {
-        match self.by.as_deref().unwrap_or("rank") {
-            "rank" => {
-                if self.min.is_some()
-                    || self.max.is_some()
-                    || self.offset.is_some()
-                    || self.limit.is_some()
-                {
-                    return Err(ApiError::bad(
-                        "min, max, offset and limit go with by=score; by=rank takes start and stop",
-                    ));
-                }
-                match (self.start, self.stop) {
-                    (Some(start), Some(stop)) => Ok(RangeBy::Rank { start, stop }),
-                    _ => Err(ApiError::bad(
-                        "by=rank needs start and stop (1-based ranks)",
-                    )),
-                }
-            }
-            "score" => {
-                if self.start.is_some() || self.stop.is_some() {
-                    return Err(ApiError::bad(
-                        "start and stop go with by=rank; by=score takes min and max",
-                    ));
-                }
-                if require_bounds && (self.min.is_none() || self.max.is_none()) {
-                    return Err(ApiError::bad(
-                        "removing by=score needs both min and max (use -inf / +inf for no bound)",
-                    ));
-                }
-                Ok(RangeBy::Score(bounds(
-                    self.min.as_deref(),
-                    self.max.as_deref(),
-                )?))
-            }
-            other => Err(ApiError::bad(format!(
-                "by must be rank or score, got {other:?}"
-            ))),
-        }
+/// `DELETE …/range/rank`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RankRemoveQ {
+    start: u64,
+    count: u64,
+}
+
+/// `DELETE …/range/score`: both bounds, so that a removal says what it
+/// removes.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ScoreRemoveQ {
+    min: String,
+    max: String,
+}
+
+/// The last rank of `count` places from `start` (a count of 0 is
+/// refused by the operation's own check as a stop before the start).
+fn stop_of(start: u64, count: u64) -> u64 {
+    match count {
+        0 => start.saturating_sub(1),
+        n => start.saturating_add(n - 1),
     }
 }
 
-pub(crate) async fn range(
+pub(crate) async fn range_by_rank(
     State(st): State<St>,
     BoardP(board): BoardP,
-    Q(q): Q<RangeQ>,
+    Q(q): Q<RankRangeQ>,
 ) -> HttpResult<Json<RangeOut>> {
-    let worst = range::from_worst(q.from.as_deref())?;
-    let out = match q.by(false)? {
-        RangeBy::Rank { start, stop } => {
-            let op = ops::RangeByRank {
-                board,
-                start,
-                stop,
-                from_worst: worst,
-                with_data: q.with_data,
-            };
-            op.run(&*st.be).await?
-        }
-        RangeBy::Score(bounds) => {
-            let op = ops::RangeByScore {
-                board,
-                bounds,
-                from_worst: worst,
-                offset: q.offset,
-                limit: q.limit,
-                with_data: q.with_data,
-            };
-            op.run(&*st.be).await?
-        }
+    let op = ops::RangeByRank {
+        board,
+        start: q.start,
+        stop: stop_of(q.start, q.count.unwrap_or(ops::DEFAULT_PAGE_SIZE)),
+        from_worst: range::from_worst(q.from.as_deref())?,
+        with_data: q.with_data,
     };
-    Ok(Json(out))
+    Ok(Json(op.run(&*st.be).await?))
 }
 
-pub(crate) async fn remove_range(
+pub(crate) async fn range_by_score(
     State(st): State<St>,
     BoardP(board): BoardP,
-    Q(q): Q<RangeQ>,
+    Q(q): Q<ScoreRangeQ>,
+) -> HttpResult<Json<RangeOut>> {
+    let op = ops::RangeByScore {
+        board,
+        bounds: bounds(q.min.as_deref(), q.max.as_deref())?,
+        from_worst: range::from_worst(q.from.as_deref())?,
+        offset: q.offset,
+        limit: q.limit,
+        with_data: q.with_data,
+    };
+    Ok(Json(op.run(&*st.be).await?))
+}
+
+pub(crate) async fn remove_range_by_rank(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<RankRemoveQ>,
 ) -> HttpResult<Json<RemovedOut>> {
-    if q.from.is_some() {
-        return Err(ApiError::bad("from does not apply to removing a range").into());
-    }
     let op = ops::RemoveRange {
         board,
-        by: q.by(true)?,
+        by: RangeBy::Rank {
+            start: q.start,
+            stop: stop_of(q.start, q.count),
+        },
+    };
+    Ok(Json(op.run(&*st.be).await?))
+}
+
+pub(crate) async fn remove_range_by_score(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    Q(q): Q<ScoreRemoveQ>,
+) -> HttpResult<Json<RemovedOut>> {
+    let op = ops::RemoveRange {
+        board,
+        by: RangeBy::Score(bounds(Some(&q.min), Some(&q.max))?),
     };
     Ok(Json(op.run(&*st.be).await?))
 }

@@ -131,12 +131,16 @@ pub(crate) struct AppState {
 pub(crate) type St = Arc<AppState>;
 
 /// One route: method, path template (axum syntax, also the OpenAPI path),
-/// the operation it performs (its name is the operation id, its scope the
-/// one a key needs), and its handler.
+/// the operation it performs (its name is the operation id unless `id`
+/// says otherwise, its scope the one a key needs), and its handler.
 pub(crate) struct RouteDef {
     pub method: &'static str,
     pub path: &'static str,
     pub op: Op,
+    /// Its OpenAPI operation, when not the operation's own name: one
+    /// operation served by routes with other parameters (ranges by rank
+    /// and by score).
+    pub id: Option<&'static str>,
     pub handler: fn(MethodFilter) -> MethodRouter<St>,
 }
 
@@ -146,39 +150,41 @@ use handlers as h;
 /// document all read this one table.
 #[rustfmt::skip]
 pub(crate) const ROUTES: &[RouteDef] = &[
-    RouteDef { method: "GET", path: "/healthz", op: Op::Healthz, handler: |f| on(f, h::healthz) },
-    RouteDef { method: "GET", path: "/readyz", op: Op::Readyz, handler: |f| on(f, h::readyz) },
-    RouteDef { method: "GET", path: "/metrics", op: Op::Metrics, handler: |f| on(f, h::metrics) },
-    RouteDef { method: "GET", path: "/openapi.json", op: Op::Openapi, handler: |f| on(f, h::openapi) },
-    RouteDef { method: "GET", path: "/v1/key", op: Op::KeyInfo, handler: |f| on(f, h::key_info) },
-    RouteDef { method: "GET", path: "/v1/backup", op: Op::Backup, handler: |f| on(f, backup::backup) },
-    RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, handler: |f| on(f, h::boards) },
-    RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, handler: |f| on(f, h::board_put) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, handler: |f| on(f, h::board_info) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/resort", op: Op::ResortStatus, handler: |f| on(f, h::resort_status) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: Op::BoardDelete, handler: |f| on(f, h::board_delete) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: Op::Submit, handler: |f| on(f, h::submit) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: Op::Top, handler: |f| on(f, h::top) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/members/{member}", op: Op::Entry, handler: |f| on(f, h::entry) },
-    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members/{member}", op: Op::SetData, handler: |f| on(f, h::set_data) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members/{member}", op: Op::RemoveMember, handler: |f| on(f, h::remove_member) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/remove", op: Op::Remove, handler: |f| on(f, h::remove) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/rank/{member}", op: Op::Rank, handler: |f| on(f, h::rank) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: Op::Percentile, handler: |f| on(f, h::percentile) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: Op::ScoreAtPercentile, handler: |f| on(f, h::score_at_percentile) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: Op::Around, handler: |f| on(f, h::around) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: Op::Search, handler: |f| on(f, h::search) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/range", op: Op::Range, handler: |f| on(f, h::range) },
-    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range", op: Op::RemoveRange, handler: |f| on(f, h::remove_range) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: Op::Count, handler: |f| on(f, h::count) },
+    RouteDef { method: "GET", path: "/healthz", op: Op::Healthz, id: None, handler: |f| on(f, h::healthz) },
+    RouteDef { method: "GET", path: "/readyz", op: Op::Readyz, id: None, handler: |f| on(f, h::readyz) },
+    RouteDef { method: "GET", path: "/metrics", op: Op::Metrics, id: None, handler: |f| on(f, h::metrics) },
+    RouteDef { method: "GET", path: "/openapi.json", op: Op::Openapi, id: None, handler: |f| on(f, h::openapi) },
+    RouteDef { method: "GET", path: "/v1/key", op: Op::KeyInfo, id: None, handler: |f| on(f, h::key_info) },
+    RouteDef { method: "GET", path: "/v1/backup", op: Op::Backup, id: None, handler: |f| on(f, backup::backup) },
+    RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, id: None, handler: |f| on(f, h::boards) },
+    RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, id: None, handler: |f| on(f, h::board_put) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, id: None, handler: |f| on(f, h::board_info) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/resort", op: Op::ResortStatus, id: None, handler: |f| on(f, h::resort_status) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: Op::BoardDelete, id: None, handler: |f| on(f, h::board_delete) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/scores", op: Op::Submit, id: None, handler: |f| on(f, h::submit) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/top", op: Op::Top, id: None, handler: |f| on(f, h::top) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/members/{member}", op: Op::Entry, id: None, handler: |f| on(f, h::entry) },
+    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members/{member}", op: Op::SetData, id: None, handler: |f| on(f, h::set_data) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members/{member}", op: Op::RemoveMember, id: None, handler: |f| on(f, h::remove_member) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/remove", op: Op::Remove, id: None, handler: |f| on(f, h::remove) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/rank/{member}", op: Op::Rank, id: None, handler: |f| on(f, h::rank) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: Op::Percentile, id: None, handler: |f| on(f, h::percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: Op::ScoreAtPercentile, id: None, handler: |f| on(f, h::score_at_percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: Op::Around, id: None, handler: |f| on(f, h::around) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: Op::Search, id: None, handler: |f| on(f, h::search) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/range/rank", op: Op::Range, id: Some("range_by_rank"), handler: |f| on(f, h::range_by_rank) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/range/score", op: Op::Range, id: Some("range_by_score"), handler: |f| on(f, h::range_by_score) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range/rank", op: Op::RemoveRange, id: Some("remove_range_by_rank"), handler: |f| on(f, h::remove_range_by_rank) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/range/score", op: Op::RemoveRange, id: Some("remove_range_by_score"), handler: |f| on(f, h::remove_range_by_score) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/count", op: Op::Count, id: None, handler: |f| on(f, h::count) },
     // A read sent as POST (the member list may be long): read scope.
-    RouteDef { method: "POST", path: "/v1/boards/{board}/ranks", op: Op::Ranks, handler: |f| on(f, h::ranks) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/reset", op: Op::Reset, handler: |f| on(f, h::reset) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/merge", op: Op::Merge, handler: |f| on(f, h::merge) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: Op::Intersect, handler: |f| on(f, h::intersect) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: Op::Export, handler: |f| on(f, stream::export) },
-    RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: Op::Import, handler: |f| on(f, stream::import) },
-    RouteDef { method: "GET", path: "/v1/boards/{board}/events", op: Op::Subscribe, handler: |f| on(f, events::events) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/ranks", op: Op::Ranks, id: None, handler: |f| on(f, h::ranks) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/reset", op: Op::Reset, id: None, handler: |f| on(f, h::reset) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/merge", op: Op::Merge, id: None, handler: |f| on(f, h::merge) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/intersect", op: Op::Intersect, id: None, handler: |f| on(f, h::intersect) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/export", op: Op::Export, id: None, handler: |f| on(f, stream::export) },
+    RouteDef { method: "POST", path: "/v1/boards/{board}/import", op: Op::Import, id: None, handler: |f| on(f, stream::import) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/events", op: Op::Subscribe, id: None, handler: |f| on(f, events::events) },
 ];
 
 /// The web console's paths (GET only), labelled by these templates in the

@@ -167,25 +167,40 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "summary": "Find members by name (docs/spec.md §3)",
             "description": "Words separated by spaces; the last word and `word*` match by prefix, others exactly; `\"word\"` forces exact; `field:word` restricts a word to one of the board's search_fields. Every word must match a distinct word of the member. Results best first, with `total` for paging. The first search of a board builds its index.",
             "parameters": [b,
-                query_required("q", json!({"type": "string"}), "The query"),
+                query_required("q", json!({"type": "string"}), "The query (one with no word matches nothing)"),
                 query("limit", json!({"type": "integer", "minimum": 0, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}), "Most entries to return"),
-                query("offset", json!({"type": "integer", "minimum": 0, "default": 0}), "Matches to skip"),
+                query("offset", json!({"type": "integer", "minimum": 0, "maximum": u64::MAX, "default": 0}), "Matches to skip"),
                 p("with_data")],
             "responses": ok(r("SearchOut"), "The matching entries"),
         }),
-        "range" => json!({
-            "summary": "Entries by rank or by score",
-            "description": format!("by=rank: positions start..=stop (1-based), at most {MAX_RANGE} per call. by=score: scores between min and max (Redis syntax), skipping offset and returning at most limit (default {DEFAULT_PAGE_SIZE}). from=worst counts from the worst end."),
-            "parameters": [b, p("by"), p("start"), p("stop"), p("min"), p("max"), p("from"),
-                query("offset", json!({"type": "integer", "minimum": 0}), "by=score: entries to skip"),
-                query("limit", json!({"type": "integer", "minimum": 0, "maximum": MAX_RANGE}), "by=score: most entries to return"),
+        "range_by_rank" => json!({
+            "summary": "Entries by rank",
+            "description": format!("count places from rank start (1-based; default {DEFAULT_PAGE_SIZE}, at most {MAX_RANGE} per call: export reads a whole board). from=worst counts from the worst end."),
+            "parameters": [b, p("start"),
+                query("count", json!({"type": "integer", "minimum": 1, "maximum": MAX_RANGE, "default": DEFAULT_PAGE_SIZE}), "Places to read"),
+                p("from"), p("with_data")],
+            "responses": ok(r("RangeOut"), "The entries"),
+        }),
+        "range_by_score" => json!({
+            "summary": "Entries by score",
+            "description": format!("Scores between min and max (Redis syntax; absent: no bound), skipping offset and returning at most limit (default {DEFAULT_PAGE_SIZE}). from=worst counts from the worst end."),
+            "parameters": [b, p("min"), p("max"), p("from"),
+                query("offset", json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}), "Entries to skip"),
+                query("limit", json!({"type": "integer", "minimum": 0, "maximum": u64::MAX}), &format!("Most entries to return (more than {MAX_RANGE} reads {MAX_RANGE})")),
                 p("with_data")],
             "responses": ok(r("RangeOut"), "The entries"),
         }),
-        "remove_range" => json!({
-            "summary": "Remove entries by rank or by score",
-            "description": "by=rank needs start and stop; by=score needs both min and max (-inf / +inf for no bound).",
-            "parameters": [b, p("by"), p("start"), p("stop"), p("min"), p("max")],
+        "remove_range_by_rank" => json!({
+            "summary": "Remove entries by rank",
+            "description": "count places from rank start (1-based), counted from the best.",
+            "parameters": [b, p("start"),
+                query_required("count", json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}), "Places to remove")],
+            "responses": ok(r("RemovedOut"), "How many were removed"),
+        }),
+        "remove_range_by_score" => json!({
+            "summary": "Remove entries by score",
+            "description": "Both bounds are required (-inf / +inf for no bound): a removal says what it removes.",
+            "parameters": [b, p("min_required"), p("max_required")],
             "responses": ok(r("RemovedOut"), "How many were removed"),
         }),
         "count" => json!({
@@ -227,19 +242,29 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "description": format!("A text/event-stream of the board's events: each message has `id:` (the event id, LSN-N), `event:` (its type) and `data:` (one JSON object with id, type, board and the type's fields; see docs/spec.md §5). Types: change (no filter), enter/leave/move (top), member (members), reset, config, created, deleted, snapshot, reload, lagged. With `Upgrade: websocket` the same events come as WebSocket text messages. Resume with the Last-Event-ID header or `since`: the events after it follow with no gap while they are kept (a filter's last {} events, {} s after its last subscriber left), else a `reload` event (and a snapshot) says to read the state again.", podium_core::events::ring::RING_EVENTS, podium_core::events::ring::RETAIN.as_secs()),
             "parameters": [b,
                 query("top", json!({"type": "integer", "minimum": 1, "maximum": podium_core::events::MAX_TOP}), "Members entering, leaving or moving within the best N places"),
-                query("members", json!({"type": "string"}), "Comma-separated members whose every rank or score change is sent"),
-                query("member", json!({"type": "string"}), "One watched member (repeatable; for ids holding commas)"),
+                query("members", json!({"type": "string"}), "Comma-separated members whose every rank or score change is sent (empty parts are skipped)"),
+                query("member", json!({"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES}), "One watched member (repeatable; for ids holding commas)"),
                 query("snapshot", json!({"type": "boolean", "default": false}), "Send the current state first"),
-                query("since", json!({"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"}), "Resume after this event id (Last-Event-ID wins)")],
-            "responses": { "200": { "description": "An event stream", "content": { "text/event-stream": { "schema": { "type": "string" } } } } },
+                query("since", json!({"type": "string", "pattern": "^[0-9]{1,19}(-[0-9]{1,9})?$"}), "Resume after this event id (Last-Event-ID wins)")],
+            "responses": { "200": { "description": "An event stream", "content": { "text/event-stream": { "schema": {
+                "description": "One message of the stream",
+                "type": "object",
+                "required": ["data"],
+                "properties": {
+                    "id": {"type": "string", "pattern": "^[0-9]+(-[0-9]+)?$"},
+                    "event": {"type": "string", "enum": podium_core::events::Kind::NAMES},
+                    "data": {"type": "string", "contentMediaType": "application/json"},
+                    "retry": {"type": "integer"}
+                }
+            } } } } },
         }),
         "import" => json!({
             "summary": "Bulk load from NDJSON or CSV (streamed)",
             "description": format!("The body is read as a stream (not bound by the body size limit; each line at most {} bytes) and submitted in batches of {}, one durable commit each. NDJSON: one SubmitIn per line (export's lines are accepted: their rank is ignored). CSV: member,score[,name] with an optional header line, or a header naming the board's sort keys (member,laps,time_ms[,name]) and one column per key; RFC 4180 quoting. A bad line fails alone.", super::MAX_IMPORT_LINE_BYTES, super::IMPORT_BATCH),
             "parameters": [b, query("format", json!({"type": "string", "enum": ["ndjson", "csv"]}), "Default: csv for Content-Type text/csv, else ndjson")],
-            "requestBody": { "required": true, "content": {
-                "application/x-ndjson": { "schema": { "type": "string" } },
-                "text/csv": { "schema": { "type": "string" } }
+            "requestBody": { "required": false, "description": "Text: a line that is not a valid record fails alone (and is reported); an empty body imports nothing.", "content": {
+                "application/x-ndjson": { "schema": {} },
+                "text/csv": { "schema": {} }
             } },
             "responses": ok(r("ImportOut"), "Counts and the first errors"),
         }),
@@ -287,32 +312,40 @@ fn schemas() -> Value {
             "type": "object",
             "description": "A board with sort keys: each key's value by key name. A number, or a string holding one: JSON carries an int key's value beyond ±2^53 and an infinity as a string. In a submission, keys left out are kept (incr only).",
             "maxProperties": podium_engine::MAX_SORT_KEYS,
-            "additionalProperties": {"oneOf": [{"type": "number"}, {"type": "string"}]}
+            "propertyNames": {"minLength": 1, "maxLength": podium_engine::sort::MAX_KEY_NAME_BYTES},
+            "additionalProperties": {"oneOf": [{"type": "number"}, {"type": "string", "pattern": "^[-+]?(inf|[0-9]{1,15}(\\.[0-9]{1,15})?([eE][-+]?[0-9]{1,2})?)$"}]}
+        }));
+    m.insert("BoardName".into(), json!({
+            "type": "string", "minLength": 1, "maxLength": podium_engine::store::MAX_BOARD_NAME, "pattern": BOARD_NAME,
+            "description": "1–200 bytes of UTF-8 without control characters"
         }));
     m.insert("SortKey".into(), json!({
             "type": "object",
             "additionalProperties": false,
             "required": ["key"],
             "properties": {
-                "key": {"type": "string", "minLength": 1, "maxLength": podium_engine::sort::MAX_KEY_NAME_BYTES},
-                "order": {"type": "string", "enum": ["desc", "asc"], "default": "desc"},
-                "type": {"type": "string", "enum": ["float", "int"], "default": "float", "description": "int: exact signed 64-bit integers"},
-                "op": {"type": "string", "enum": ["incr", "set", "max", "min"], "default": "incr", "description": "What an incr submission does to this key"}
+                "key": {"type": "string", "minLength": 1, "maxLength": podium_engine::sort::MAX_KEY_NAME_BYTES, "pattern": "^[^,\\u0000-\\u001F\\u007F-\\u009F]+$", "description": "No commas or control characters"},
+                "order": {"type": ["string", "null"], "enum": ["desc", "asc", null], "default": "desc"},
+                "type": {"type": ["string", "null"], "enum": ["float", "int", null], "default": "float", "description": "int: exact signed 64-bit integers"},
+                "op": {"type": ["string", "null"], "enum": ["incr", "set", "max", "min", null], "default": "incr", "description": "What an incr submission does to this key"}
             }
         }));
     m.insert("SubmitIn".into(), json!({
             "type": "object",
             "additionalProperties": false,
             "required": ["member"],
-            "description": "Gives score, or (a board with sort keys) scores.",
+            // score, or else scores (as an object).
+            "if": {"not": {"required": ["score"]}},
+            "then": {"required": ["scores"], "properties": {"scores": {"type": "object"}}},
+            "description": "Gives score, or (a board with sort keys) scores: the other one is 409 wrong_kind.",
             "properties": {
-                "member": {"type": "string", "description": "1–512 bytes"},
+                "member": {"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES, "description": "1–512 bytes"},
                 "score": r("Score"),
-                "scores": r("Scores"),
-                "op": {"type": "string", "enum": ["set", "best", "incr"], "description": "Default: the board's update"},
-                "only": {"type": "string", "enum": ["new", "existing"]},
-                "cond": {"type": "string", "enum": ["gt", "lt"]},
-                "name": {"type": "string", "description": "Display name; \"\" clears it"},
+                "scores": {"oneOf": [r("Scores"), {"type": "null"}]},
+                "op": {"type": ["string", "null"], "enum": ["set", "best", "incr", null], "description": "Default (or null): the board's update"},
+                "only": {"type": ["string", "null"], "enum": ["new", "existing", null]},
+                "cond": {"type": ["string", "null"], "enum": ["gt", "lt", null]},
+                "name": {"type": ["string", "null"], "description": "Display name; \"\" clears it, null leaves it"},
                 "data": {"type": ["object", "null"], "description": "A JSON object stored with the member"}
             }
         }));
@@ -472,19 +505,29 @@ fn schemas() -> Value {
     m.insert("BoardConfig".into(), json!({
             "type": "object",
             "additionalProperties": false,
+            "description": "Settings left out or null keep their defaults (on create) or current values (on update).",
+            // With sort keys, the board's order is the first key's (which
+            // is desc unless it says asc): an order given must agree.
+            "dependentSchemas": {"order": {"anyOf": [
+                {"properties": {"order": {"type": "null"}}},
+                {"not": {"required": ["sort"]}},
+                {"properties": {"sort": {"type": "null"}}},
+                {"properties": {"order": {"const": "desc"}, "sort": {"prefixItems": [{"properties": {"order": {"const": "desc"}}}]}}},
+                {"properties": {"order": {"const": "asc"}, "sort": {"prefixItems": [{"required": ["order"], "properties": {"order": {"const": "asc"}}}]}}}
+            ]}},
             "properties": {
-                "order": {"type": "string", "enum": ["desc", "asc"]},
-                "ranking": {"type": "string", "enum": ["unique", "dense", "competition"]},
-                "tiebreak": {"type": "string", "enum": ["member", "first", "last"]},
-                "update": {"type": "string", "enum": ["set", "best", "incr"]},
+                "order": {"type": ["string", "null"], "enum": ["desc", "asc", null]},
+                "ranking": {"type": ["string", "null"], "enum": ["unique", "dense", "competition", null]},
+                "tiebreak": {"type": ["string", "null"], "enum": ["member", "first", "last", null]},
+                "update": {"type": ["string", "null"], "enum": ["set", "best", "incr", null]},
                 "min_score": {"oneOf": [r("Score"), {"type": "null"}]},
                 "max_score": {"oneOf": [r("Score"), {"type": "null"}]},
                 "max_members": {"type": ["integer", "null"], "minimum": 1},
-                "reset": {"type": "string", "description": "never, daily, weekly, monthly or a cron expression (UTC)"},
-                "keep_archives": {"type": ["integer", "null"], "minimum": 0},
-                "search_fields": {"type": "array", "items": {"type": "string"}},
-                "max_data_bytes": {"type": "integer", "minimum": 0},
-                "sort": {"type": "array", "minItems": 1, "maxItems": podium_engine::MAX_SORT_KEYS, "items": r("SortKey"), "description": "Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order"},
+                "reset": {"type": ["string", "null"], "pattern": RESET, "description": "never, daily, weekly, monthly or a cron expression (UTC) that fires: minute hour day-of-month month day-of-week, optionally seconds first (the pattern shows a simple subset)"},
+                "keep_archives": {"type": ["integer", "null"], "minimum": 0, "maximum": u32::MAX},
+                "search_fields": {"type": ["array", "null"], "maxItems": podium_engine::search::MAX_SEARCH_FIELDS, "uniqueItems": true, "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": SEARCH_FIELD, "description": "1–64 bytes without ':', '\"' or white space"}},
+                "max_data_bytes": {"type": ["integer", "null"], "minimum": 0},
+                "sort": {"type": ["array", "null"], "minItems": 1, "uniqueItems": true, "maxItems": podium_engine::MAX_SORT_KEYS, "items": r("SortKey"), "description": "Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order"},
                 "max_submits_per_member": {"oneOf": [{
                     "type": "object",
                     "additionalProperties": false,
@@ -492,20 +535,31 @@ fn schemas() -> Value {
                     "description": "At most count submissions (submit, and each entry of submit_many; not import) of one member per period; more are refused with rate_limited",
                     "properties": {
                         "count": {"type": "integer", "minimum": 1},
-                        "per": {"oneOf": [{"type": "number", "exclusiveMinimum": 0, "description": "seconds"}, {"type": "string", "description": "a duration: 500ms, 30s, 1m, 2h, 1d"}]}
+                        "per": {"oneOf": [{"type": "number", "minimum": 0.001, "exclusiveMaximum": 1e12, "description": "seconds"}, {"type": "string", "pattern": "^[1-9][0-9]{0,8}(ms|s|m|h|d)?$", "description": "a duration: 500ms, 30s, 1m, 2h, 1d"}]}
                     }
                 }, {"type": "null"}]},
-                "webhooks": {"type": "array", "maxItems": podium_engine::webhook::MAX_WEBHOOKS, "items": r("Webhook"), "description": "Endpoints the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only"},
+                "webhooks": {"type": ["array", "null"], "maxItems": podium_engine::webhook::MAX_WEBHOOKS, "items": r("Webhook"), "description": "Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only"},
                 "archive_of": {"type": "string", "readOnly": true, "description": "On an archive only: the board it archives (set by reset; refused in a request)"},
                 "archive_seq": {"type": "integer", "minimum": 1, "readOnly": true, "description": "On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest"}
             }
         }));
+    // What a board's config reads back: as written, but `per` and `reset`
+    // in the server's own spellings (any duration, any cron expression).
+    let mut config_out = m["BoardConfig"].clone();
+    config_out["properties"]["reset"] = json!({"type": "string", "description": "never, daily, weekly, monthly or a cron expression (UTC)"});
+    config_out["properties"]["max_submits_per_member"]["oneOf"][0]["properties"]["per"] =
+        json!({"type": "string", "description": "The period, e.g. 500ms, 30s, 1m, 2h, 1d, 90.5s"});
+    config_out
+        .as_object_mut()
+        .expect("an object")
+        .remove("dependentSchemas");
+    m.insert("BoardConfigOut".into(), config_out);
     m.insert("Webhook".into(), json!({
             "type": "object",
             "additionalProperties": false,
             "required": ["name", "url"],
             "properties": {
-                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "Unique on the board"},
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$", "description": "The hook's identity on the board: a later hook of the same name replaces an earlier one"},
                 "url": {"type": "string", "format": "uri", "maxLength": podium_engine::webhook::MAX_URL, "description": "http:// or https://, no credentials; the address must be one --webhook-targets allows (loopback only by default)"},
                 "secret": {"type": "string", "writeOnly": true, "minLength": podium_engine::webhook::SECRET_BYTES.0, "maxLength": podium_engine::webhook::SECRET_BYTES.1, "description": "Signs each delivery (Podium-Signature: sha256=HMAC-SHA256 of the body, hex). Never read back; left out when writing a config back, the hook of that name keeps its secret"},
                 "top": {"type": "integer", "minimum": 1, "maximum": podium_engine::webhook::MAX_TOP, "description": "Members entering, leaving or moving within the best N places"},
@@ -523,7 +577,7 @@ fn schemas() -> Value {
                 "read_only": {"type": "boolean"},
                 "heap_bytes": {"type": "integer"},
                 "archive_of": {"type": "string", "description": "On an archive only: the board it archives"},
-                "config": r("BoardConfig"),
+                "config": r("BoardConfigOut"),
                 "period": {"type": "string", "description": "The reset period the board is in"},
                 "next_reset": {"type": "string", "format": "date-time", "description": "When the board's schedule resets it next (UTC), on a board with one"},
                 "created": {"type": "boolean", "description": "PUT: whether it created the board"}
@@ -560,16 +614,27 @@ fn schemas() -> Value {
             "required": ["board", "archive", "archived"],
             "properties": {"board": {"type": "string"}, "archive": {"type": "string"}, "archived": {"type": "integer"}}
         }));
+    // One weight per source: JSON Schema cannot tie two lengths together,
+    // so each length up to WEIGHTED_SOURCES is spelled out. (Under
+    // `dependentSchemas`, where the type generators leave it alone.)
+    let mut weighted = vec![json!({"properties": {"weights": {"type": "null"}}})];
+    for k in 1..=WEIGHTED_SOURCES {
+        weighted.push(json!({"properties": {
+            "sources": {"minItems": k, "maxItems": k},
+            "weights": {"type": "array", "minItems": k, "maxItems": k}
+        }}));
+    }
     m.insert(
         "CombineIn".into(),
         json!({
             "type": "object",
             "additionalProperties": false,
             "required": ["sources"],
+            "dependentSchemas": {"weights": {"anyOf": weighted}},
             "properties": {
-                "sources": {"type": "array", "items": {"type": "string"}, "minItems": 1},
-                "weights": {"type": "array", "items": {"type": "number"}},
-                "aggregate": {"type": "string", "enum": ["sum", "min", "max"]}
+                "sources": {"type": "array", "items": r("BoardName"), "minItems": 1},
+                "weights": {"type": ["array", "null"], "items": {"type": "number"}, "description": format!("One per source, in order (Redis's WEIGHTS); absent: all 1. The schema spells out up to {WEIGHTED_SOURCES} sources; the server takes any number.")},
+                "aggregate": {"type": ["string", "null"], "enum": ["sum", "min", "max", null]}
             }
         }),
     );
@@ -586,7 +651,8 @@ fn schemas() -> Value {
         json!({
             "type": "object",
             "additionalProperties": false,
-            "properties": {"name": {"type": "string"}, "data": {"type": ["object", "null"]}}
+            "description": "A field left out or null stays as it is.",
+            "properties": {"name": {"type": ["string", "null"], "description": "\"\" clears it"}, "data": {"type": ["object", "null"]}}
         }),
     );
     m.insert("SetDataOut".into(), json!({
@@ -626,36 +692,59 @@ fn schemas() -> Value {
     Value::Object(m)
 }
 
+/// A score bound's text (Redis syntax), as a pattern: what the server
+/// reads, but for spellings a client has no need of (`Infinity`, `.5`).
+const BOUND: &str = "^\\(?([-+]?inf|[-+]?[0-9]{1,15}(\\.[0-9]{1,15})?([eE][-+]?[0-9]{1,2})?)$";
+
+/// A board name: what `Store::validate_user_name` accepts but for the
+/// length, which the server counts in bytes and JSON Schema in characters.
+const BOARD_NAME: &str = "^[^\\u0000-\\u001F\\u007F-\\u009F]+$";
+
+/// A board's `reset`: the named schedules, or a cron expression of the
+/// simple kind most schedules are (the server takes any that fires).
+const RESET: &str = "^(never|daily|weekly|monthly|([1-5]?[0-9]|\\*) (1?[0-9]|2[0-3]|\\*) ([1-9]|1[0-9]|2[0-8]|\\*) ([1-9]|1[0-2]|\\*) \\*)$";
+
+/// The most sources with weights the schema spells out.
+const WEIGHTED_SOURCES: usize = 16;
+
+/// A search field's name: no colon, quote or white space (Rust's
+/// `char::is_whitespace`, spelled out).
+const SEARCH_FIELD: &str =
+    r#"^[^:"\t\n\u000B\f\r \u0085\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]+$"#;
+
 fn parameters() -> Value {
     let bound = |which: &str| {
         format!("Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no {which} bound.")
     };
     json!({
-        "board": {"name": "board", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 200},
-                  "description": "Board name (1–200 bytes of UTF-8, percent-encoded)"},
-        "member": {"name": "member", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": 512},
+        "board": {"name": "board", "in": "path", "required": true, "schema": r("BoardName"),
+                  "description": "Board name (1–200 bytes of UTF-8 without control characters, percent-encoded)"},
+        "member": {"name": "member", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES},
                    "description": "Member id (percent-encoded; '/' as %2F)"},
-        "page": query("page", json!({"type": "integer", "minimum": 1, "default": 1}), "1-based page number"),
+        "page": query("page", json!({"type": "integer", "minimum": 1, "maximum": u64::MAX, "default": 1}), "1-based page number"),
         "page_size": query("page_size", json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}), "Entries per page"),
         "with_data": query("with_data", json!({"type": "boolean", "default": false}), "Include each entry's data"),
-        "by": query("by", json!({"type": "string", "enum": ["rank", "score"], "default": "rank"}), "Select by rank positions or by score"),
-        "start": query("start", json!({"type": "integer", "minimum": 1}), "by=rank: first rank (required)"),
-        "stop": query("stop", json!({"type": "integer", "minimum": 1}), "by=rank: last rank, inclusive (required)"),
-        "min": query("min", json!({"type": "string", "examples": ["-inf", "10", "(10"]}), &bound("lower")),
-        "max": query("max", json!({"type": "string", "examples": ["+inf", "100", "(100"]}), &bound("upper")),
+        "start": query_required("start", json!({"type": "integer", "minimum": 1, "maximum": u64::MAX}), "First rank (1-based)"),
+        "min": query("min", json!({"type": "string", "pattern": BOUND, "examples": ["-inf", "10", "(10"]}), &bound("lower")),
+        "max": query("max", json!({"type": "string", "pattern": BOUND, "examples": ["+inf", "100", "(100"]}), &bound("upper")),
+        "min_required": query_required("min", json!({"type": "string", "pattern": BOUND, "examples": ["-inf", "10", "(10"]}), "Lower score bound in Redis syntax: a number, -inf, or (number for an exclusive bound"),
+        "max_required": query_required("max", json!({"type": "string", "pattern": BOUND, "examples": ["+inf", "100", "(100"]}), "Upper score bound in Redis syntax: a number, +inf (or inf), or (number for an exclusive bound"),
         "from": query("from", json!({"type": "string", "enum": ["best", "worst"], "default": "best"}), "Count from the best or the worst end"),
     })
 }
 
-/// The whole document.
-pub fn document() -> Value {
+/// The whole document. `keys`: whether the server has API keys
+/// configured; without them no request needs one, and the document says
+/// so (no security requirement, no 401 or 403).
+pub fn document(keys: bool) -> Value {
     let mut paths = Map::new();
     for route in ROUTES {
-        let Some(mut op) = operation(route.op.name()) else {
+        let id = route.id.unwrap_or(route.op.name());
+        let Some(mut op) = operation(id) else {
             continue;
         };
         let o = op.as_object_mut().expect("operations are objects");
-        o.insert("operationId".into(), json!(route.op.name()));
+        o.insert("operationId".into(), json!(id));
         let responses = o
             .entry("responses")
             .or_insert_with(|| json!({}))
@@ -667,8 +756,10 @@ pub fn document() -> Value {
                 o.insert("security".into(), json!([]));
             }
             Some(s) => {
-                responses.insert("401".into(), err.clone());
-                responses.insert("403".into(), err.clone());
+                if keys {
+                    responses.insert("401".into(), err.clone());
+                    responses.insert("403".into(), err.clone());
+                }
                 o.insert("x-podium-scope".into(), json!(s.as_str()));
             }
         }
@@ -681,16 +772,20 @@ pub fn document() -> Value {
             .expect("path items are objects")
             .insert(route.method.to_ascii_lowercase(), op);
     }
+    let security = match keys {
+        true => json!([{"bearer": []}]),
+        false => json!([]),
+    };
     json!({
         "openapi": "3.1.0",
         "info": {
             "title": "podium",
             "version": env!("CARGO_PKG_VERSION"),
-            "description": "podium leaderboard server: HTTP/JSON API. Every error is {\"error\": {\"code\", \"message\"}} with the code's status. When API keys are configured, /v1 routes and /metrics need Authorization: Bearer KEY with the scope in x-podium-scope (read ⊂ write ⊂ admin).",
+            "description": "podium leaderboard server: HTTP/JSON API. Every error is {\"error\": {\"code\", \"message\"}} with the code's status. When API keys are configured, /v1 routes and /metrics need Authorization: Bearer KEY with the scope in x-podium-scope (read ⊂ write ⊂ admin); this document is the running server's: with keys it requires the bearer scheme (and lists 401 and 403), without keys no request needs one.",
             "license": {"name": "MIT OR Apache-2.0", "identifier": "MIT OR Apache-2.0"}
         },
         "servers": [{"url": "http://127.0.0.1:7070"}],
-        "security": [{"bearer": []}],
+        "security": security,
         "paths": paths,
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer", "description": "An API key"}},

@@ -169,7 +169,7 @@ fn reads_top_member_rank_percentile_around_ranks() {
         "/around/a",
         "/score_at_percentile?p=5",
         "/count",
-        "/range?by=rank&start=1&stop=2",
+        "/range/rank?start=1&count=2",
         "/export",
     ] {
         s.get(&board_path("ghost", p))
@@ -200,9 +200,11 @@ fn ranges_counts_and_range_removal() {
     let r = get_q(&s, &board_path("g", "/count"), &[("min", "abc")]);
     assert_eq!(r.status, 400, "{}", r.text);
 
-    let range = |q: &[(&str, &str)]| get_q(&s, &board_path("g", "/range"), q).expect(200);
+    let range = |by: &str, q: &[(&str, &str)]| {
+        get_q(&s, &board_path("g", &format!("/range/{by}")), q).expect(200)
+    };
     // By rank, best first and from the worst end.
-    let v = range(&[("by", "rank"), ("start", "2"), ("stop", "4")]);
+    let v = range("rank", &[("start", "2"), ("count", "3")]);
     assert_eq!(v["total"], 10);
     assert_eq!(
         triples(&v),
@@ -212,12 +214,7 @@ fn ranges_counts_and_range_removal() {
             ("d".into(), 70.0, 4)
         ]
     );
-    let v = range(&[
-        ("by", "rank"),
-        ("start", "1"),
-        ("stop", "3"),
-        ("from", "worst"),
-    ]);
+    let v = range("rank", &[("start", "1"), ("count", "3"), ("from", "worst")]);
     assert_eq!(
         triples(&v),
         vec![
@@ -226,77 +223,87 @@ fn ranges_counts_and_range_removal() {
             ("h".into(), 30.0, 8)
         ]
     );
-    let v = range(&[("by", "rank"), ("start", "9"), ("stop", "50")]);
+    let v = range("rank", &[("start", "9"), ("count", "42")]);
     assert_eq!(members(&v), strs(&["i", "j"]));
-    let v = range(&[("by", "rank"), ("start", "11"), ("stop", "20")]);
+    let v = range("rank", &[("start", "11"), ("count", "10")]);
     assert_eq!(members(&v), Vec::<String>::new());
     get_q(
         &s,
-        &board_path("g", "/range"),
-        &[("by", "rank"), ("start", "0"), ("stop", "3")],
+        &board_path("g", "/range/rank"),
+        &[("start", "0"), ("count", "4")],
     )
     .expect_error(400, "invalid_argument");
     get_q(
         &s,
-        &board_path("g", "/range"),
-        &[("by", "rank"), ("start", "5"), ("stop", "3")],
+        &board_path("g", "/range/rank"),
+        &[("start", "5"), ("count", "0")],
     )
     .expect_error(400, "invalid_argument");
 
     // By score: Redis-style bounds, offset/limit, from the worst end.
-    let v = range(&[("by", "score"), ("min", "30"), ("max", "60")]);
+    let v = range("score", &[("min", "30"), ("max", "60")]);
     assert_eq!(members(&v), strs(&["e", "f", "g", "h"]));
-    let v = range(&[("by", "score"), ("min", "(30"), ("max", "(60")]);
+    let v = range("score", &[("min", "(30"), ("max", "(60")]);
     assert_eq!(
         triples(&v),
         vec![("f".into(), 50.0, 6), ("g".into(), 40.0, 7)]
     );
-    let v = range(&[("by", "score"), ("min", "-inf"), ("max", "+inf")]);
+    let v = range("score", &[("min", "-inf"), ("max", "+inf")]);
     assert_eq!(members(&v).len(), 10);
-    let v = range(&[
-        ("by", "score"),
-        ("min", "-inf"),
-        ("max", "+inf"),
-        ("offset", "1"),
-        ("limit", "2"),
-    ]);
+    let v = range(
+        "score",
+        &[
+            ("min", "-inf"),
+            ("max", "+inf"),
+            ("offset", "1"),
+            ("limit", "2"),
+        ],
+    );
     assert_eq!(members(&v), strs(&["b", "c"]));
-    let v = range(&[
-        ("by", "score"),
-        ("min", "(20"),
-        ("max", "90"),
-        ("offset", "2"),
-        ("limit", "3"),
-    ]);
+    let v = range(
+        "score",
+        &[
+            ("min", "(20"),
+            ("max", "90"),
+            ("offset", "2"),
+            ("limit", "3"),
+        ],
+    );
     assert_eq!(members(&v), strs(&["d", "e", "f"]));
-    let v = range(&[
-        ("by", "score"),
-        ("min", "(20"),
-        ("max", "90"),
-        ("from", "worst"),
-        ("limit", "2"),
-    ]);
+    let v = range(
+        "score",
+        &[
+            ("min", "(20"),
+            ("max", "90"),
+            ("from", "worst"),
+            ("limit", "2"),
+        ],
+    );
     assert_eq!(
         triples(&v),
         vec![("h".into(), 30.0, 8), ("g".into(), 40.0, 7)]
     );
-    let v = range(&[("by", "score"), ("min", "(100"), ("max", "+inf")]);
+    let v = range("score", &[("min", "(100"), ("max", "+inf")]);
     assert_eq!(members(&v), Vec::<String>::new());
-    let r = get_q(&s, &board_path("g", "/range"), &[("by", "sideways")]);
+    let r = get_q(
+        &s,
+        &board_path("g", "/range/rank"),
+        &[("start", "1"), ("stop", "2")],
+    );
     assert_eq!(r.status, 400, "{}", r.text);
 
     // DELETE range by rank, then by score (exclusive max).
     let v = delete_q(
         &s,
-        &board_path("g", "/range"),
-        &[("by", "rank"), ("start", "1"), ("stop", "2")],
+        &board_path("g", "/range/rank"),
+        &[("start", "1"), ("count", "2")],
     )
     .expect(200);
     assert_eq!(v["removed"], 2);
     let v = delete_q(
         &s,
-        &board_path("g", "/range"),
-        &[("by", "score"), ("min", "-inf"), ("max", "(30")],
+        &board_path("g", "/range/score"),
+        &[("min", "-inf"), ("max", "(30")],
     )
     .expect(200);
     assert_eq!(v["removed"], 2);
@@ -305,8 +312,8 @@ fn ranges_counts_and_range_removal() {
     assert_eq!(v["total"], 6);
     let v = delete_q(
         &s,
-        &board_path("g", "/range"),
-        &[("by", "score"), ("min", "(60"), ("max", "+inf")],
+        &board_path("g", "/range/score"),
+        &[("min", "(60"), ("max", "+inf")],
     )
     .expect(200);
     assert_eq!(v["removed"], 2);
@@ -338,8 +345,8 @@ fn ranges_counts_and_range_removal() {
     assert_eq!(v["total"], 2);
     delete_q(
         &s,
-        &board_path("ghost", "/range"),
-        &[("by", "rank"), ("start", "1"), ("stop", "2")],
+        &board_path("ghost", "/range/rank"),
+        &[("start", "1"), ("count", "2")],
     )
     .expect_error(404, "board_not_found");
 }

@@ -92,15 +92,15 @@ fn a_race_ranks_laps_then_time_and_keeps_each_best_run() {
     // Ranges bound the first key.
     let r = get_q(
         &s,
-        &board_path("race", "/range"),
-        &[("by", "score"), ("min", "10"), ("max", "10")],
+        &board_path("race", "/range/score"),
+        &[("min", "10"), ("max", "10")],
     )
     .expect(200);
     assert_eq!(members(&r), strs(&["bob", "ann"]));
-    // Under best every key must be given, each a key of the board.
-    submit(&s, "race", "dan", json!({"laps": 3})).expect_error(400, "invalid_argument");
-    submit(&s, "race", "dan", json!({"lap": 3, "time_ms": 1}))
-        .expect_error(400, "invalid_argument");
+    // Under best every key must be given, each a key of the board: a
+    // submission for another board's keys conflicts with this one's.
+    submit(&s, "race", "dan", json!({"laps": 3})).expect_error(409, "wrong_type");
+    submit(&s, "race", "dan", json!({"lap": 3, "time_ms": 1})).expect_error(409, "wrong_type");
     submit(&s, "race", "dan", json!({"laps": 3.5, "time_ms": 1}))
         .expect_error(400, "invalid_argument");
     s.post(&board_path("race", "/scores"), &json!({"member": "dan"}))
@@ -110,7 +110,7 @@ fn a_race_ranks_laps_then_time_and_keeps_each_best_run() {
         &board_path("race2", "/merge"),
         &json!({"sources": ["race"]}),
     )
-    .expect_error(400, "invalid_argument");
+    .expect_error(409, "wrong_type");
 }
 
 /// Kills desc `incr`, reached_at asc `set`: the one who reached a total
@@ -171,12 +171,8 @@ fn int64_values_beyond_two_to_the_53_rank_exactly() {
     assert_eq!(c["count"], json!(1), "{c}");
     let r = get_q(
         &s,
-        &board_path("xp", "/range"),
-        &[
-            ("by", "score"),
-            ("min", &format!("({}", big - 1)),
-            ("max", "+inf"),
-        ],
+        &board_path("xp", "/range/score"),
+        &[("min", &format!("({}", big - 1)), ("max", "+inf")],
     )
     .expect(200);
     assert_eq!(members(&r), strs(&["c", "a"]));
@@ -191,8 +187,8 @@ fn int64_values_beyond_two_to_the_53_rank_exactly() {
     // An exact removal is logged exactly: the restart removes the same.
     let r = delete_q(
         &s,
-        &board_path("xp", "/range"),
-        &[("by", "score"), ("min", &b), ("max", &b)],
+        &board_path("xp", "/range/score"),
+        &[("min", &b), ("max", &b)],
     )
     .expect(200);
     assert_eq!(r["removed"], json!(1), "{r}");
@@ -249,12 +245,13 @@ fn transfer_resort_and_a_crash_keep_every_key() {
     assert_eq!(v["members"], json!(3), "{v}");
     let top = s.get(&board_path("ladder", "/top")).expect(200);
     assert_eq!(members(&top), strs(&["cat", "ann", "bob"]));
-    // A value an int key cannot hold refuses the change, board unchanged.
+    // A value an int key cannot hold refuses the change, board unchanged:
+    // the stored values conflict with it.
     s.put(
         &board_path("ladder", ""),
         &json!({"sort": [{"key": "wins", "type": "int"}, {"key": "elo", "type": "int"}]}),
     )
-    .expect_error(400, "invalid_config");
+    .expect_error(409, "wrong_type");
     let before = s.get(&board_path("ladder", "/top")).expect(200);
     let st = s.get(&board_path("ladder", "/resort")).expect(200);
     assert_eq!(

@@ -187,12 +187,13 @@ fn deliveries_are_signed_in_order_and_the_secret_stays_hidden() {
         .map(|e| (e["type"].as_str().unwrap(), e["member"].as_str().unwrap()))
         .collect();
     assert_eq!(got, [("leave", "b"), ("enter", "d"), ("move", "c")]);
-    // A hook with no secret of its own and none to keep is refused.
+    // A hook with no secret of its own and none to keep is refused: right
+    // for a board with a hook of that name, not for this one.
     let e = s.put(
         "/v1/boards/c",
         &json!({"webhooks": [{"name": "x", "url": rcv.url}]}),
     );
-    e.expect_error(400, "invalid_config");
+    e.expect_error(409, "wrong_type");
 }
 
 #[test]
@@ -289,7 +290,8 @@ fn hooks_into_the_network_are_refused_unless_the_operator_allows() {
             &json!({"webhooks": [{"name": "h", "url": url, "secret": SECRET}]}),
         );
         assert!(r.body.to_string().contains("--webhook-targets"), "{url}");
-        r.expect_error(400, "invalid_config");
+        // Well formed, but not allowed by the operator's policy.
+        r.expect_error(403, "forbidden");
     }
     let s = Server::start(&["--webhook-targets", "public"]);
     s.put(
@@ -306,6 +308,6 @@ fn hooks_into_the_network_are_refused_unless_the_operator_allows() {
             "/v1/boards/c",
             &json!({"webhooks": [{"name": "h", "url": url, "secret": SECRET}]}),
         )
-        .expect_error(400, "invalid_config");
+        .expect_error(403, "forbidden");
     }
 }

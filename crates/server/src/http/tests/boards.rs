@@ -415,7 +415,7 @@ async fn reads() {
         .collect();
     assert!(ms.contains(&"m15") && ms.len() == 5, "{ms:?}");
 
-    let r = call(&app, "GET", "/v1/boards/r/range?start=2&stop=4", None).await;
+    let r = call(&app, "GET", "/v1/boards/r/range/rank?start=2&count=3", None).await;
     let ms: Vec<String> = r.json()["entries"]
         .as_array()
         .unwrap()
@@ -426,19 +426,13 @@ async fn reads() {
     let r = call(
         &app,
         "GET",
-        "/v1/boards/r/range?by=rank&start=1&stop=2&from=worst",
+        "/v1/boards/r/range/rank?start=1&count=2&from=worst",
         None,
     )
     .await;
     assert_eq!(r.json()["entries"][0]["member"], "m1");
     assert_eq!(r.json()["total"], 30);
-    let r = call(
-        &app,
-        "GET",
-        "/v1/boards/r/range?by=score&min=(5&max=7",
-        None,
-    )
-    .await;
+    let r = call(&app, "GET", "/v1/boards/r/range/score?min=(5&max=7", None).await;
     let ms: Vec<Value> = r.json()["entries"]
         .as_array()
         .unwrap()
@@ -449,7 +443,7 @@ async fn reads() {
     let r = call(
         &app,
         "GET",
-        "/v1/boards/r/range?by=score&min=-inf&max=%2Binf&from=worst&offset=1&limit=2",
+        "/v1/boards/r/range/score?min=-inf&max=%2Binf&from=worst&offset=1&limit=2",
         None,
     )
     .await;
@@ -460,12 +454,12 @@ async fn reads() {
         .map(|e| e["member"].clone())
         .collect();
     assert_eq!(ms, [json!("m2"), json!("m3")]);
-    let r = call(&app, "GET", "/v1/boards/r/range?by=score&max=inf", None).await;
+    let r = call(&app, "GET", "/v1/boards/r/range/score?max=inf", None).await;
     assert_eq!(r.json()["entries"].as_array().unwrap().len(), 25);
     expect_err(
         &app,
         "GET",
-        "/v1/boards/r/range?by=score&min=abc",
+        "/v1/boards/r/range/score?min=abc",
         None,
         400,
         "invalid_argument",
@@ -474,7 +468,7 @@ async fn reads() {
     expect_err(
         &app,
         "GET",
-        "/v1/boards/r/range?by=rank&start=1",
+        "/v1/boards/r/range/rank?count=2",
         None,
         400,
         "invalid_argument",
@@ -483,7 +477,7 @@ async fn reads() {
     expect_err(
         &app,
         "GET",
-        "/v1/boards/r/range?start=1&stop=2&min=3",
+        "/v1/boards/r/range/rank?start=1&count=2&min=3",
         None,
         400,
         "invalid_argument",
@@ -492,7 +486,7 @@ async fn reads() {
     expect_err(
         &app,
         "GET",
-        "/v1/boards/r/range?by=height",
+        "/v1/boards/r/range/rank?start=1&count=0",
         None,
         400,
         "invalid_argument",
@@ -501,7 +495,7 @@ async fn reads() {
     expect_err(
         &app,
         "GET",
-        "/v1/boards/r/range?start=1&stop=2&from=middle",
+        "/v1/boards/r/range/rank?start=1&count=2&from=middle",
         None,
         400,
         "invalid_argument",
@@ -555,7 +549,7 @@ async fn removals() {
     let r = call(
         &app,
         "DELETE",
-        "/v1/boards/d/range?by=rank&start=1&stop=2",
+        "/v1/boards/d/range/rank?start=1&count=2",
         None,
     )
     .await;
@@ -563,7 +557,7 @@ async fn removals() {
     let r = call(
         &app,
         "DELETE",
-        "/v1/boards/d/range?by=score&min=4&max=(6",
+        "/v1/boards/d/range/score?min=4&max=(6",
         None,
     )
     .await;
@@ -573,7 +567,7 @@ async fn removals() {
     expect_err(
         &app,
         "DELETE",
-        "/v1/boards/d/range?by=score&min=4",
+        "/v1/boards/d/range/score?min=4",
         None,
         400,
         "invalid_argument",
@@ -582,7 +576,7 @@ async fn removals() {
     expect_err(
         &app,
         "DELETE",
-        "/v1/boards/d/range?start=0&stop=1",
+        "/v1/boards/d/range/rank?start=0&count=2",
         None,
         400,
         "invalid_argument",
@@ -591,7 +585,7 @@ async fn removals() {
     expect_err(
         &app,
         "DELETE",
-        "/v1/boards/nope/range?start=1&stop=1",
+        "/v1/boards/nope/range/rank?start=1&count=1",
         None,
         404,
         "board_not_found",

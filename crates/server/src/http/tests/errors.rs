@@ -661,16 +661,8 @@ async fn content_encoding_is_refused_unless_identity() {
 
 #[tokio::test]
 async fn while_the_storage_opens_only_healthz_answers_200_and_the_api_takes_over_once_set() {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let limits = crate::limits::ConnLimits {
-        gate: crate::limits::ClientGate::new("http", 100),
-        timeouts: crate::limits::Timeouts::default(),
-    };
-    let (_stop, stop_rx) = tokio::sync::watch::channel(false);
     let routing = crate::http::Routing::starting("embedded");
-    let served = routing.clone();
-    let server = tokio::spawn(crate::http::serve(listener, served, limits, false, stop_rx));
+    let addr = serve_routing_on_socket(routing.clone()).await;
     let get = |path: &str| format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
 
     let (line, _, body) = raw_exchange(addr, get("/healthz").as_bytes()).await;
@@ -710,12 +702,16 @@ async fn while_the_storage_opens_only_healthz_answers_200_and_the_api_takes_over
         line.contains(" 200 ") && body.contains("\"ok\""),
         "{line} {body}"
     );
-    server.abort();
 }
 
 /// The server as `podium serve` runs it, on a real socket: what hyper
 /// answers itself for a request it cannot parse.
 async fn serve_on_socket() -> std::net::SocketAddr {
+    serve_routing_on_socket(crate::http::Routing::ready(app())).await
+}
+
+/// `routing` served on a real socket, for the test's life.
+async fn serve_routing_on_socket(routing: crate::http::Routing) -> std::net::SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let limits = crate::limits::ConnLimits {
@@ -726,15 +722,9 @@ async fn serve_on_socket() -> std::net::SocketAddr {
     tokio::spawn(async move {
         // Kept alive for the server's life.
         let _stop = _stop;
-        crate::http::serve(
-            listener,
-            crate::http::Routing::ready(app()),
-            limits,
-            false,
-            stop_rx,
-        )
-        .await
-        .unwrap();
+        crate::http::serve(listener, routing, limits, false, stop_rx)
+            .await
+            .unwrap();
     });
     addr
 }
