@@ -8,7 +8,7 @@ import json
 import os
 from types import TracebackType
 from typing import (
-    IO, Any, AsyncGenerator, AsyncIterable, AsyncIterator, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union,
+    IO, Any, AsyncGenerator, Awaitable, Callable, AsyncIterable, AsyncIterator, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union,
 )
 
 import httpx
@@ -373,10 +373,7 @@ class AsyncClient:
     async def backup_to_file(self, dest: PathOrFile) -> int:
         """Write a consistent copy of the server's data directory (an admin key) to a path or a binary
         file, as the tar stream ``GET /v1/backup`` sends; how many bytes (see ``Client.backup_to_file``)."""
-        if isinstance(dest, (str, os.PathLike)):
-            with open(os.fspath(dest), "wb") as f:
-                return await self._backup_raw(f)
-        return await self._backup_raw(dest)
+        return await _write_to(dest, self._backup_raw)
 
     async def _backup_raw(self, out: IO[bytes]) -> int:
         written = 0
@@ -394,10 +391,7 @@ class AsyncClient:
 
     async def export_to_file(self, board: str, dest: PathOrFile) -> int:
         """Write the board's NDJSON export to a path or a binary file; how many entries."""
-        if isinstance(dest, (str, os.PathLike)):
-            with open(os.fspath(dest), "wb") as f:
-                return await self._export_raw(board, f)
-        return await self._export_raw(board, dest)
+        return await _write_to(dest, lambda f: self._export_raw(board, f))
 
     async def _export_raw(self, board: str, out: IO[bytes]) -> int:
         lines = 0
@@ -588,3 +582,11 @@ class AsyncEventStream(AsyncIterator[Event]):
                     "transport", "the event stream ended")
             self.reconnects += 1
             await asyncio.sleep(min(self._max_delay, backoff(0.05, failures - 1)))
+
+
+async def _write_to(dest: PathOrFile, write: Callable[[IO[bytes]], Awaitable[int]]) -> int:
+    """Runs `write` on the binary file `dest`, or on the file at the path `dest` (created)."""
+    if isinstance(dest, (str, os.PathLike)):
+        with open(os.fspath(dest), "wb") as f:
+            return await write(f)
+    return await write(dest)

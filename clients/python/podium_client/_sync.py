@@ -10,7 +10,7 @@ import threading
 import time
 from types import TracebackType
 from typing import (
-    IO, Any, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union,
+    IO, Any, Callable, Dict, Generator, Iterable, Iterator, List, Mapping, Optional, Sequence, Type, TypeVar, Union,
 )
 
 import httpx
@@ -346,10 +346,7 @@ class Client:
         """Write a consistent copy of the server's data directory (an admin key) to a path or a binary
         file, as the tar stream ``GET /v1/backup`` sends (the files, then ``MANIFEST.json`` with their
         sizes and SHA-256; ``podium restore`` checks and restores it once unpacked); how many bytes."""
-        if isinstance(dest, (str, os.PathLike)):
-            with open(os.fspath(dest), "wb") as f:
-                return self._backup_raw(f)
-        return self._backup_raw(dest)
+        return _write_to(dest, self._backup_raw)
 
     def _backup_raw(self, out: IO[bytes]) -> int:
         written = 0
@@ -367,10 +364,7 @@ class Client:
 
     def export_to_file(self, board: str, dest: PathOrFile) -> int:
         """Write the board's NDJSON export to a path or a binary file; how many entries."""
-        if isinstance(dest, (str, os.PathLike)):
-            with open(os.fspath(dest), "wb") as f:
-                return self._export_raw(board, f)
-        return self._export_raw(board, dest)
+        return _write_to(dest, lambda f: self._export_raw(board, f))
 
     def _export_raw(self, board: str, out: IO[bytes]) -> int:
         lines = 0
@@ -522,3 +516,11 @@ class EventStream(Iterator[Event]):
                     "transport", "the event stream ended")
             self.reconnects += 1
             self._wake.wait(min(self._max_delay, backoff(0.05, failures - 1)))
+
+
+def _write_to(dest: PathOrFile, write: Callable[[IO[bytes]], int]) -> int:
+    """Runs `write` on the binary file `dest`, or on the file at the path `dest` (created)."""
+    if isinstance(dest, (str, os.PathLike)):
+        with open(os.fspath(dest), "wb") as f:
+            return write(f)
+    return write(dest)
