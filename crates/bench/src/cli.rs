@@ -241,6 +241,16 @@ pub struct EventsArgs {
     /// How long each run writes, in seconds.
     #[arg(long, default_value_t = 5.0)]
     pub seconds: f64,
+
+    /// The subscribers' filters measured, comma-separated: `top` (top=10)
+    /// and/or `members` (the watched members).
+    #[arg(long, value_delimiter = ',', default_value = "top,members",
+          value_parser = clap::builder::PossibleValuesParser::new(["top", "members"]))]
+    pub filters: Vec<String>,
+
+    /// Skip the latency phase.
+    #[arg(long)]
+    pub no_latency: bool,
 }
 
 #[derive(Args, Debug)]

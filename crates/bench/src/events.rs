@@ -56,6 +56,12 @@ pub struct EventsOptions {
     pub writers: usize,
     pub depth: usize,
     pub duration: Duration,
+    /// Measure `top=10` subscribers.
+    pub top: bool,
+    /// Measure subscribers of watched members.
+    pub members_filter: bool,
+    /// Measure the write → event latency.
+    pub latency: bool,
 }
 
 impl Default for EventsOptions {
@@ -68,6 +74,9 @@ impl Default for EventsOptions {
             writers: 4,
             depth: 32,
             duration: Duration::from_secs(5),
+            top: true,
+            members_filter: true,
+            latency: true,
         }
     }
 }
@@ -300,7 +309,12 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
         let c = Client::connect(server.rpc).await?;
         let mut scores: Vec<f64> = (0..opts.members).map(|i| i as f64 * SPACING).collect();
         scores.shuffle(&mut SmallRng::seed_from_u64(opts.net.seed));
-        for kind in [Kind::Top, Kind::Members] {
+        let kinds: Vec<Kind> = [(Kind::Top, opts.top), (Kind::Members, opts.members_filter)]
+            .into_iter()
+            .filter_map(|(k, on)| on.then_some(k))
+            .collect();
+        let latency = opts.latency && opts.top;
+        for &kind in &kinds {
             let pb = bar(opts.net.progress, opts.members, "podium preload");
             let load = Load {
                 board: kind.board(),
@@ -312,7 +326,7 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             load::podium(&c, Method::Import, &load, &pb).await?;
             pb.finish_and_clear();
         }
-        for kind in [Kind::Top, Kind::Members] {
+        for &kind in &kinds {
             // Each kind against its own board's rate without subscribers.
             let mut base = None;
             for &n in &opts.subscribers {
@@ -389,67 +403,69 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
             }
         }
 
-        // Latency at 1,000 subscribers of the top places, under load.
-        server.settle()?;
-        server.quiet()?;
-        let probes = Arc::new(Probes::default());
-        let events = Arc::new(AtomicU64::new(0));
-        let subs = open(
-            &server,
-            opts,
-            Kind::Top,
-            1000,
-            &events,
-            Some(probes.clone()),
-        )
-        .await?;
-        let load = tokio::spawn({
-            let (addr, opts) = (server.rpc, opts.clone());
-            async move { writes(addr, Kind::Top.board(), &opts, opts.writers, opts.net.seed).await }
-        });
-        let top = (opts.members as f64 + 1.0) * SPACING * 10.0;
-        let end = Instant::now() + opts.duration;
-        let mut k = 0usize;
-        while Instant::now() < end {
-            probes.sent.lock().push(None);
-            let s = Submission::new(format!("probe{k}"), top + k as f64);
-            let t = Instant::now();
-            probes.sent.lock()[k] = Some(t);
-            c.submit(Kind::Top.board(), &s).await.context("probe")?;
-            k += 1;
-            tokio::time::sleep(PROBE_EVERY).await;
-        }
-        load.await??;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        for t in subs {
-            t.abort();
-        }
-        let lat = std::mem::take(&mut *probes.lat.lock()).summary();
-        if lat.count == 0 {
-            bail!("no probe event arrived");
-        }
-        figures.push(
-            Figure::new(
-                "latency_p50_1000",
-                "write → event p50, 1000 top=10 subscribers",
-                "ms",
-                lat.p50_ns / 1e6,
-                None,
-                Better::Lower,
+        if latency {
+            // Latency at 1,000 subscribers of the top places, under load.
+            server.settle()?;
+            server.quiet()?;
+            let probes = Arc::new(Probes::default());
+            let events = Arc::new(AtomicU64::new(0));
+            let subs = open(
+                &server,
+                opts,
+                Kind::Top,
+                1000,
+                &events,
+                Some(probes.clone()),
             )
-            .no_ratio(),
-        );
-        figures.push(
-            Figure::new(
-                "latency_p99_1000",
-                "write → event p99, 1000 top=10 subscribers",
-                "ms",
-                lat.p99_ns / 1e6,
-                None,
-                Better::Lower,
-            )
-            .no_ratio(),
-        );
+            .await?;
+            let load = tokio::spawn({
+                let (addr, opts) = (server.rpc, opts.clone());
+                async move { writes(addr, Kind::Top.board(), &opts, opts.writers, opts.net.seed).await }
+            });
+            let top = (opts.members as f64 + 1.0) * SPACING * 10.0;
+            let end = Instant::now() + opts.duration;
+            let mut k = 0usize;
+            while Instant::now() < end {
+                probes.sent.lock().push(None);
+                let s = Submission::new(format!("probe{k}"), top + k as f64);
+                let t = Instant::now();
+                probes.sent.lock()[k] = Some(t);
+                c.submit(Kind::Top.board(), &s).await.context("probe")?;
+                k += 1;
+                tokio::time::sleep(PROBE_EVERY).await;
+            }
+            load.await??;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            for t in subs {
+                t.abort();
+            }
+            let lat = std::mem::take(&mut *probes.lat.lock()).summary();
+            if lat.count == 0 {
+                bail!("no probe event arrived");
+            }
+            figures.push(
+                Figure::new(
+                    "latency_p50_1000",
+                    "write → event p50, 1000 top=10 subscribers",
+                    "ms",
+                    lat.p50_ns / 1e6,
+                    None,
+                    Better::Lower,
+                )
+                .no_ratio(),
+            );
+            figures.push(
+                Figure::new(
+                    "latency_p99_1000",
+                    "write → event p99, 1000 top=10 subscribers",
+                    "ms",
+                    lat.p99_ns / 1e6,
+                    None,
+                    Better::Lower,
+                )
+                .no_ratio(),
+            );
+        }
         anyhow::Ok(())
     })?;
     net::report(SCENARIO, &figures, false, "", out)

@@ -129,6 +129,9 @@ fn run(args: Cli) -> Result<()> {
                 writers: a.writers,
                 depth: a.depth,
                 duration: seconds(a.seconds, "--seconds")?,
+                top: a.filters.iter().any(|f| f == "top"),
+                members_filter: a.filters.iter().any(|f| f == "members"),
+                latency: !a.no_latency,
             };
             podium_bench::events::run(&opts, &mut std::io::stdout().lock())?
         }

@@ -648,6 +648,19 @@ impl Board {
         }
     }
 
+    /// Hands back a journal taken with [`Board::take_journal`] once it
+    /// was read: the next write records into its allocation instead of a
+    /// new one.
+    pub fn recycle_journal(&mut self, mut used: Journal) {
+        if let Some(j) = self.journal.0.as_deref_mut() {
+            if j.is_empty() && j.touches.capacity() == 0 {
+                used.touches.clear();
+                used.all = false;
+                *j = used;
+            }
+        }
+    }
+
     /// A member's place in this board's order, comparable with the keys
     /// of its [`Journal`].
     pub fn order_key(&self, member: &[u8]) -> Option<OrderKey> {

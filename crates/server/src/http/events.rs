@@ -94,8 +94,13 @@ pub(crate) async fn events(
     let first = Bytes::from(format!("retry: {RETRY_MS}\n\n"));
     // One timer for the stream's life, re-armed only when it fires: a
     // timer made per batch would cost every subscriber a timer-wheel
-    // entry per event.
+    // entry per event. Likewise one wait for the stop signal: made anew
+    // per batch, it would join and leave the signal's waiters each time.
     let idle = Box::pin(tokio::time::sleep(KEEPALIVE));
+    let stop: Stop = Box::pin(async move {
+        let mut stop = stop;
+        stopped(&mut stop).await
+    });
     let state = (sub, Some(first), idle, tokio::time::Instant::now(), stop);
     let stream = futures_util::stream::unfold(
         state,
@@ -107,7 +112,7 @@ pub(crate) async fn events(
                 tokio::select! {
                     // The server stops: the stream ends, and the client
                     // resumes from its last id where it reconnects.
-                    _ = stopped(&mut stop) => return None,
+                    _ = &mut stop => return None,
                     batch = sub.next_batch() => {
                         let batch = batch?;
                         sent = tokio::time::Instant::now();
@@ -149,6 +154,9 @@ pub(crate) async fn events(
     )
         .into_response())
 }
+
+/// The wait for the server's stop signal a stream keeps.
+type Stop = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
 
 /// Resolves once `stop` is true; never when its sender is gone without
 /// (a router built without a stop signal). The value's guard, which may

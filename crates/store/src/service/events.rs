@@ -222,7 +222,7 @@ impl Feed {
         if !b.is_watched() {
             b.watch();
             if !self.subs.is_empty() {
-                self.apply(Some(b), whole(), 0, true);
+                self.apply(Some(b), &whole(), 0, true);
             }
         }
     }
@@ -440,21 +440,24 @@ impl Feed {
     /// `reload`: when the board changed as a whole, tell the `everything`
     /// filter to read it again (a lifecycle event that leaves it empty or
     /// gone says enough).
-    fn apply(&mut self, b: Option<&Board>, journal: Journal, lsn: u64, reload: bool) {
+    fn apply(&mut self, b: Option<&Board>, journal: &Journal, lsn: u64, reload: bool) {
+        let everything = self.subs.contains_key("");
+        let watching = !self.watched.is_empty();
         // Key names label the entries of watched members and of every
         // change; a feed of top places alone reads them in `read_top`.
-        let entries = !self.watched.is_empty() || self.subs.contains_key("");
         let keys = b
-            .filter(|_| entries)
+            .filter(|_| watching || everything)
             .map(|b| b.key_names())
             .unwrap_or_default();
         let ranking = b.map_or(Ranking::Unique, |b| b.ranking());
         let all = journal.all || b.is_none();
         // Watched members whose rank may have changed, and the members the
         // write itself touched (for the `everything` filter), in order.
+        // Most writes touch nothing watched: what is only needed for an
+        // event is not built for them.
         let mut maybe: Vec<Box<[u8]>> = Vec::new();
-        let mut touched: Vec<Box<[u8]>> = Vec::new();
-        let mut seen: HashSet<Box<[u8]>> = HashSet::new();
+        let mut touched: Vec<&[u8]> = Vec::new();
+        let mut seen: HashSet<&[u8]> = HashSet::new();
         let mut top_hit = all;
         if all {
             maybe.extend(self.watched.keys().cloned());
@@ -466,6 +469,7 @@ impl Feed {
                 }
             }
         } else {
+            let tops = !self.tops.is_empty();
             let t = &journal.touches;
             let mut i = 0;
             while i < t.len() {
@@ -485,40 +489,50 @@ impl Feed {
                         (Some(x), None)
                     }
                 };
-                let member = old.or(new).map(|x| x.member.clone()).unwrap_or_default();
-                if !top_hit {
+                let member: &[u8] = old.or(new).map_or(&[], |x| &x.member);
+                if tops && !top_hit {
                     top_hit = [old, new]
                         .into_iter()
                         .flatten()
                         .any(|x| self.top_bound.as_ref().is_none_or(|bound| x.key <= *bound));
                 }
-                self.shifted(ranking, old, new, &mut maybe);
-                if let Some(w) = self.watched.get_mut(&member) {
-                    if let Some(k) = w.key.take() {
-                        self.by_key.remove(&k);
+                if watching {
+                    self.shifted(ranking, old, new, &mut maybe);
+                    if let Some(w) = self.watched.get_mut(member) {
+                        if let Some(k) = w.key.take() {
+                            self.by_key.remove(&k);
+                        }
+                        w.key = new.map(|n| n.key.clone());
+                        if let Some(k) = &w.key {
+                            self.by_key.insert(k.clone(), member.into());
+                        }
+                        maybe.push(member.into());
                     }
-                    w.key = new.map(|n| n.key.clone());
-                    if let Some(k) = &w.key {
-                        self.by_key.insert(k.clone(), member.clone());
-                    }
-                    maybe.push(member.clone());
                 }
-                if seen.insert(member.clone()) {
+                if everything && seen.insert(member) {
                     touched.push(member);
                 }
             }
         }
         // One member's write that moved others: say whose.
-        let by = (touched.len() == 1).then(|| member_str(&touched[0]));
+        let by = match journal.touches.split_first() {
+            Some((first, rest))
+                if !all && !maybe.is_empty() && rest.iter().all(|x| x.member == first.member) =>
+            {
+                Some(member_str(&first.member))
+            }
+            _ => None,
+        };
 
         // Watched members.
-        let mut told: HashSet<Box<[u8]>> = HashSet::new();
-        for m in maybe {
-            if !told.insert(m.clone()) {
+        let mut told: HashSet<&[u8]> = HashSet::new();
+        for m in &maybe {
+            let m: &[u8] = m;
+            if !told.insert(m) {
                 continue;
             }
-            let now = b.and_then(|b| Seen::of(b, &m));
-            let Some(w) = self.watched.get(&m) else {
+            let now = b.and_then(|b| Seen::of(b, m));
+            let Some(w) = self.watched.get(m) else {
                 continue;
             };
             if w.seen == now {
@@ -526,9 +540,9 @@ impl Feed {
             }
             let entry = b
                 .filter(|_| now.is_some())
-                .and_then(|b| entry_json(b, &keys, &m));
+                .and_then(|b| entry_json(b, &keys, m));
             let mut body = Map::new();
-            body.insert("member".into(), member_str(&m).into());
+            body.insert("member".into(), member_str(m).into());
             body.insert("rank".into(), field(entry.as_ref(), "rank"));
             body.insert("score".into(), field(entry.as_ref(), "score"));
             if let Some(s) = entry.as_ref().and_then(|e| e.get("scores")) {
@@ -546,7 +560,7 @@ impl Feed {
                 w.seen.map_or(Value::Null, |p| p.score()),
             );
             if let Some(by) = &by {
-                if by.as_bytes() != &*m {
+                if by.as_bytes() != m {
                     body.insert("by".into(), by.clone().into());
                 }
             }
@@ -555,7 +569,7 @@ impl Feed {
             for f in &filters {
                 self.push_to(f, &ev);
             }
-            if let Some(w) = self.watched.get_mut(&m) {
+            if let Some(w) = self.watched.get_mut(m) {
                 w.seen = now;
             }
         }
@@ -660,15 +674,19 @@ impl Feed {
         out: &mut Vec<Box<[u8]>>,
     ) {
         use Bound::{Excluded, Included, Unbounded};
-        let after = |k: &OrderKey| (Excluded(k.clone()), Unbounded);
-        let after_values = |c: &[u64]| (Excluded(OrderKey::last_of(c)), Unbounded);
-        let span: Option<(Bound<OrderKey>, Bound<OrderKey>)> = match (ranking, old, new) {
+        if self.by_key.is_empty() {
+            return;
+        }
+        // Bounds made of values alone ("after every member holding
+        // these") are built here; the others borrow the journal's keys.
+        let (lo_of, hi_of);
+        let span: Option<(Bound<&OrderKey>, Bound<&OrderKey>)> = match (ranking, old, new) {
             (Ranking::Unique, Some(o), Some(n)) => {
                 let (lo, hi) = if o.key <= n.key { (o, n) } else { (n, o) };
-                (lo.key < hi.key).then(|| (Excluded(lo.key.clone()), Excluded(hi.key.clone())))
+                (lo.key < hi.key).then_some((Excluded(&lo.key), Excluded(&hi.key)))
             }
             (Ranking::Unique, Some(x), None) | (Ranking::Unique, None, Some(x)) => {
-                Some(after(&x.key))
+                Some((Excluded(&x.key), Unbounded))
             }
             (_, Some(o), Some(n)) => {
                 let (lo, hi) = if o.key.codes <= n.key.codes {
@@ -676,29 +694,44 @@ impl Feed {
                 } else {
                     (&n.key.codes, &o.key.codes)
                 };
-                let between = (lo < hi).then(|| {
-                    (
-                        Excluded(OrderKey::last_of(lo)),
-                        Included(OrderKey::last_of(hi)),
-                    )
-                });
+                let after = |c: &[u64]| OrderKey::last_of(c);
                 match ranking {
                     Ranking::Dense => match (o.edge, n.edge) {
-                        (true, true) => between,
-                        (true, false) => Some(after_values(&o.key.codes)),
-                        (false, true) => Some(after_values(&n.key.codes)),
-                        (false, false) => None,
+                        (true, true) if lo < hi => {
+                            lo_of = after(lo);
+                            hi_of = after(hi);
+                            Some((Excluded(&lo_of), Included(&hi_of)))
+                        }
+                        (true, false) => {
+                            lo_of = after(&o.key.codes);
+                            Some((Excluded(&lo_of), Unbounded))
+                        }
+                        (false, true) => {
+                            lo_of = after(&n.key.codes);
+                            Some((Excluded(&lo_of), Unbounded))
+                        }
+                        _ => None,
                     },
-                    _ => between,
+                    _ if lo < hi => {
+                        lo_of = after(lo);
+                        hi_of = after(hi);
+                        Some((Excluded(&lo_of), Included(&hi_of)))
+                    }
+                    _ => None,
                 }
             }
             (_, Some(x), None) | (_, None, Some(x)) => {
-                (ranking != Ranking::Dense || x.edge).then(|| after_values(&x.key.codes))
+                if ranking != Ranking::Dense || x.edge {
+                    lo_of = OrderKey::last_of(&x.key.codes);
+                    Some((Excluded(&lo_of), Unbounded))
+                } else {
+                    None
+                }
             }
             (_, None, None) => None,
         };
         if let Some(span) = span {
-            out.extend(self.by_key.range(&span).map(Box::from));
+            out.extend(self.by_key.range(span).map(Box::from));
         }
     }
 
@@ -757,8 +790,9 @@ impl Service {
             whole()
         };
         if !journal.is_empty() {
-            f.apply(Some(b), journal, lsn, true);
+            f.apply(Some(b), &journal, lsn, true);
         }
+        b.recycle_journal(journal);
         self.log_hook_events(board, &mut f)
     }
 
@@ -934,7 +968,7 @@ impl Service {
             changed = !b.take_journal().is_empty();
         }
         let reload = changed && g.as_deref().is_some_and(|b| !b.is_empty());
-        f.apply(g.as_deref(), whole(), lsn, reload);
+        f.apply(g.as_deref(), &whole(), lsn, reload);
         self.log_hook_events(board, &mut f)
     }
 

@@ -27,14 +27,14 @@ fn first(k: &OrderKey) -> u64 {
 }
 
 /// The bucket bound that admits every key `b` may admit.
-fn widen(b: &Bound<OrderKey>) -> Bound<u64> {
+fn widen(b: Bound<&OrderKey>) -> Bound<u64> {
     match b {
         Bound::Included(k) | Bound::Excluded(k) => Bound::Included(first(k)),
         Bound::Unbounded => Bound::Unbounded,
     }
 }
 
-fn above(k: &OrderKey, lo: &Bound<OrderKey>) -> bool {
+fn above(k: &OrderKey, lo: Bound<&OrderKey>) -> bool {
     match lo {
         Bound::Included(b) => k >= b,
         Bound::Excluded(b) => k > b,
@@ -42,7 +42,7 @@ fn above(k: &OrderKey, lo: &Bound<OrderKey>) -> bool {
     }
 }
 
-fn below(k: &OrderKey, hi: &Bound<OrderKey>) -> bool {
+fn below(k: &OrderKey, hi: Bound<&OrderKey>) -> bool {
     match hi {
         Bound::Included(b) => k <= b,
         Bound::Excluded(b) => k < b,
@@ -77,21 +77,24 @@ impl Places {
     }
 
     /// The members placed within `(lo, hi)`, in order.
+    pub(super) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The members placed within `(lo, hi)`, in order. One search, for
+    /// `lo`: the span of a write is narrow, so walking on from there until
+    /// past `hi` reads fewer nodes than searching for `hi` as well.
     pub(super) fn range<'a>(
         &'a self,
-        (lo, hi): &'a (Bound<OrderKey>, Bound<OrderKey>),
+        (lo, hi): (Bound<&'a OrderKey>, Bound<&'a OrderKey>),
     ) -> impl Iterator<Item = &'a [u8]> + 'a {
-        let (wlo, whi) = (widen(lo), widen(hi));
-        // An empty span (`lo` past `hi` once widened) has no members;
-        // BTreeMap::range would panic on it.
-        let empty = match (&wlo, &whi) {
-            (Bound::Included(a), Bound::Included(b)) => a > b,
-            _ => false,
-        };
-        (!empty)
-            .then(|| self.map.range((wlo, whi)))
-            .into_iter()
-            .flatten()
+        let end = widen(hi);
+        self.map
+            .range((widen(lo), Bound::Unbounded))
+            .take_while(move |(f, _)| match end {
+                Bound::Included(e) => **f <= e,
+                _ => true,
+            })
             .flat_map(|(_, bucket)| bucket.iter())
             .filter(move |(k, _)| above(k, lo) && below(k, hi))
             .map(|(_, m)| &**m)
@@ -140,7 +143,7 @@ mod tests {
             }
             for (a1, b1, s1, k1, a2, b2, s2, k2) in queries {
                 let span = (bound(k1, key(&[a1, b1], s1)), bound(k2, key(&[a2, b2], s2)));
-                let got: Vec<&[u8]> = places.range(&span).collect();
+                let got: Vec<&[u8]> = places.range((span.0.as_ref(), span.1.as_ref())).collect();
                 let valid = match (&span.0, &span.1) {
                     (Bound::Included(l) | Bound::Excluded(l), Bound::Included(h) | Bound::Excluded(h)) => {
                         l < h || (l == h && matches!((&span.0, &span.1), (Bound::Included(_), Bound::Included(_))))
@@ -152,7 +155,7 @@ mod tests {
                 } else {
                     model
                         .iter()
-                        .filter(|(k, _)| above(k, &span.0) && below(k, &span.1))
+                        .filter(|(k, _)| above(k, span.0.as_ref()) && below(k, span.1.as_ref()))
                         .map(|(_, m)| &**m)
                         .collect()
                 };
