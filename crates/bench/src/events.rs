@@ -8,7 +8,8 @@
 //! K members (default 100k watched in all: 100 each at 1,000
 //! subscribers, 10 each at 10,000). Figures: writes/s of each run and
 //! its ratio to the run without subscribers, events delivered, the
-//! server's resident memory per subscriber; then the latency from a write
+//! server's CPU time per write (user and system, from /proc, while the
+//! writers run), the server's resident memory per subscriber; then the latency from a write
 //! to its event at 1,000 `top=10` subscribers (a probe member raised to
 //! first place every 500 ms under the same write load, timed from the
 //! call to each subscriber's receipt of its `enter` event).
@@ -113,6 +114,18 @@ impl Kind {
             Kind::Members => "live-members",
         }
     }
+}
+
+/// The CPU time the server has used (user and system, seconds), from
+/// /proc: the fields after the command's closing parenthesis, of which
+/// `utime` and `stime` are the 12th and 13th, in clock ticks (100 a
+/// second on Linux).
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &s[s.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i)?.parse::<f64>().ok();
+    Some((ticks(11)? + ticks(12)?) / 100.0)
 }
 
 /// The server's resident memory (bytes), from /proc.
@@ -341,8 +354,10 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
                 server.settle()?;
                 events.store(0, Ordering::Relaxed);
                 let seed = opts.net.seed + n as u64;
+                let cpu0 = cpu_seconds(server.pid());
                 let (done, secs) =
                     writes(server.rpc, kind.board(), opts, opts.writers, seed).await?;
+                let cpu = cpu_seconds(server.pid()).zip(cpu0).map(|(b, a)| b - a);
                 // Let the last events arrive.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let rate = done as f64 / secs;
@@ -383,6 +398,19 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
                     )
                     .no_ratio(),
                 );
+                if let Some(cpu) = cpu.filter(|_| done > 0) {
+                    figures.push(
+                        Figure::new(
+                            format!("cpu_{key}"),
+                            format!("server CPU per write, {label}"),
+                            "µs",
+                            cpu / done as f64 * 1e6,
+                            None,
+                            Better::Lower,
+                        )
+                        .no_ratio(),
+                    );
+                }
                 if let (true, Some(a), Some(b)) = (n > 0, after, before) {
                     figures.push(
                         Figure::new(
