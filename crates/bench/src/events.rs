@@ -116,18 +116,6 @@ impl Kind {
     }
 }
 
-/// The CPU time the server has used (user and system, seconds), from
-/// /proc: the fields after the command's closing parenthesis, of which
-/// `utime` and `stime` are the 12th and 13th, in clock ticks (100 a
-/// second on Linux).
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &s[s.rfind(')')? + 1..];
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i)?.parse::<f64>().ok();
-    Some((ticks(11)? + ticks(12)?) / 100.0)
-}
-
 /// The server's resident memory (bytes), from /proc.
 fn rss(pid: u32) -> Option<f64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -354,10 +342,10 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
                 server.settle()?;
                 events.store(0, Ordering::Relaxed);
                 let seed = opts.net.seed + n as u64;
-                let cpu0 = cpu_seconds(server.pid());
+                let cpu0 = net::cpu_seconds(Some(server.pid()));
                 let (done, secs) =
                     writes(server.rpc, kind.board(), opts, opts.writers, seed).await?;
-                let cpu = cpu_seconds(server.pid()).zip(cpu0).map(|(b, a)| b - a);
+                let cpu = net::cpu_seconds(Some(server.pid())).zip(cpu0).map(|(b, a)| b - a);
                 // Let the last events arrive.
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 let rate = done as f64 / secs;
