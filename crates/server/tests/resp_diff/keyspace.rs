@@ -604,11 +604,18 @@ fn edges(d: &mut Diff) {
         ],
     );
     events(d, &mut sub, "edges of the write commands");
-    // Writes meeting keys that expired meanwhile.
-    run(d, &["SET e1 v PX 20", "ZADD e2 1 a", "PEXPIRE e2 20"]);
+    // Writes meeting keys that expired meanwhile, one key at a time: the
+    // key's `expired` comes before the write's events whether the active
+    // expiry cycle or the write found it, but with two keys waiting, when
+    // that cycle runs (on either server) decides their interleaving.
+    run(d, &["SET e1 v PX 20"]);
     thread::sleep(Duration::from_millis(40));
-    run(d, &["SET e1 w", "ZADD e2 2 b"]);
-    events(d, &mut sub, "writes to expired keys");
+    run(d, &["SET e1 w"]);
+    events(d, &mut sub, "a string write to an expired key");
+    run(d, &["ZADD e2 1 a", "PEXPIRE e2 20"]);
+    thread::sleep(Duration::from_millis(40));
+    run(d, &["ZADD e2 2 b"]);
+    events(d, &mut sub, "a sorted-set write to an expired key");
     run(d, &["HSET e3 f v", "PEXPIRE e3 20"]);
     thread::sleep(Duration::from_millis(40));
     run(d, &["DEL e3 e4"]);
