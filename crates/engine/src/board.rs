@@ -844,20 +844,21 @@ impl Board {
                 }
             }
         }
-        self.record(key, id, true, edge);
+        self.record(key, id, pos, true, edge);
         pos
     }
 
     /// Records a member entering or leaving the tree, if the board is
     /// watched.
     #[inline]
-    fn record(&mut self, key: u64, id: u32, entered: bool, edge: bool) {
+    fn record(&mut self, key: u64, id: u32, pos: usize, entered: bool, edge: bool) {
         if self.journal.recording().is_none() {
             return;
         }
         let touch = journal::Touch {
             member: self.members.bytes(id).into(),
             key: self.order_key_of(key, id),
+            pos,
             entered,
             edge,
         };
@@ -883,15 +884,16 @@ impl Board {
 
     fn tree_remove(&mut self, key: u64, id: u32) -> Option<usize> {
         let pos = self.tree.remove(key, id, &ties!(self));
-        if pos.is_some() {
-            self.distinct_remove(key, id);
+        if let Some(p) = pos {
+            self.distinct_remove(key, id, p);
         }
         pos
     }
 
     /// A member (still in the member table, with its values) has left the
-    /// tree: a dense board forgets its values if nobody else holds them.
-    fn distinct_remove(&mut self, key: u64, id: u32) {
+    /// tree from position `pos`: a dense board forgets its values if nobody
+    /// else holds them.
+    fn distinct_remove(&mut self, key: u64, id: u32, pos: usize) {
         let mut edge = false;
         if self.tuples.is_some() {
             let tail = self.tail(id);
@@ -908,7 +910,7 @@ impl Board {
                 }
             }
         }
-        self.record(key, id, false, edge);
+        self.record(key, id, pos, false, edge);
     }
 
     /// Rank (1-based, per the ranking mode) of member `id`, at `pos` with
@@ -1225,10 +1227,11 @@ impl Board {
         };
         let mut evicted = 0;
         while self.tree.len() as u64 > max {
-            let Some((key, id)) = self.tree.remove_at(self.tree.len() - 1) else {
+            let last = self.tree.len() - 1;
+            let Some((key, id)) = self.tree.remove_at(last) else {
                 break;
             };
-            self.distinct_remove(key, id);
+            self.distinct_remove(key, id, last);
             self.index_remove(id);
             self.members.remove(id);
             evicted += 1;
@@ -1638,7 +1641,7 @@ impl Board {
             let Some((key, id)) = self.tree.remove_at(lo) else {
                 break;
             };
-            self.distinct_remove(key, id);
+            self.distinct_remove(key, id, lo);
             self.index_remove(id);
             self.members.remove(id);
         }
@@ -2383,6 +2386,46 @@ mod sort_tests {
     }
     fn i(x: i64) -> Option<Num> {
         Some(Num::Int(x))
+    }
+
+    /// Each step of a watched board's journal carries its tree position:
+    /// replayed on a sorted list of keys, a leave is found at its position
+    /// and an enter lands at its own, through updates, removals and
+    /// evictions of the last place.
+    #[test]
+    fn journal_positions_replay_on_a_sorted_list() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+        for ranking in [Ranking::Unique, Ranking::Dense] {
+            let mut b = Board::new(BoardConfig {
+                ranking,
+                max_members: Some(150),
+                ..Default::default()
+            })
+            .unwrap();
+            b.watch();
+            let mut list: Vec<OrderKey> = Vec::new();
+            for n in 0..2000 {
+                let m = format!("m{}", rng.random_range(0..200));
+                if n % 7 == 0 {
+                    b.remove(&[m.as_bytes()]).unwrap();
+                } else {
+                    let score = rng.random_range(0..40) as f64;
+                    b.submit(&Submit::new(m.as_bytes(), score)).unwrap();
+                }
+                for t in b.take_journal().touches {
+                    if t.entered {
+                        let at = list.partition_point(|k| *k < t.key);
+                        assert_eq!(at, t.pos, "enter of {:?}", t.member);
+                        list.insert(at, t.key);
+                    } else {
+                        assert_eq!(list.get(t.pos), Some(&t.key), "leave of {:?}", t.member);
+                        list.remove(t.pos);
+                    }
+                }
+                assert_eq!(list.len(), b.len());
+            }
+        }
     }
 
     /// A watched board's order keys follow its tree exactly, whatever the

@@ -73,6 +73,10 @@ pub struct Touch {
     pub member: Box<[u8]>,
     /// Where it entered or where it left.
     pub key: OrderKey,
+    /// Its position in the tree (0 = best): where it entered, or where it
+    /// was before it left. An update whose two positions are equal passed
+    /// nobody on a board of unique ranks.
+    pub pos: usize,
     /// Entered (`true`) or left.
     pub entered: bool,
     /// On a dense board: it was the first member to hold these values

@@ -681,6 +681,9 @@ impl Feed {
         // these") are built here; the others borrow the journal's keys.
         let (lo_of, hi_of);
         let span: Option<(Bound<&OrderKey>, Bound<&OrderKey>)> = match (ranking, old, new) {
+            // Left and entered at the same position: nobody was passed
+            // (the common small step), so nobody's rank moved — no search.
+            (Ranking::Unique, Some(o), Some(n)) if o.pos == n.pos => None,
             (Ranking::Unique, Some(o), Some(n)) => {
                 let (lo, hi) = if o.key <= n.key { (o, n) } else { (n, o) };
                 (lo.key < hi.key).then_some((Excluded(&lo.key), Excluded(&hi.key)))

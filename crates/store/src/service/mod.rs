@@ -374,7 +374,12 @@ impl Service {
                     .ok_or_else(|| ApiError::no_board(board))?
             }
         };
-        let mut g = b.write();
+        // Writers of one board queue here. The lock is held for
+        // microseconds, and putting a thread to sleep on it and waking it
+        // cost more than that (measured: with 10,000 subscribers watching
+        // members, sleeping and waking was a sixth of the server's CPU), so
+        // a writer spins a while first, then sleeps on the lock.
+        let mut g = crate::wait::spin(|| b.try_write()).unwrap_or_else(|| b.write());
         let (r, rec) = f(&mut g).map_err(|e| match e.code {
             Code::ReadOnly => ApiError::new(
                 Code::ReadOnly,
