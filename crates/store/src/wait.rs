@@ -1,9 +1,10 @@
 //! Waiting on an async runtime's worker for something another thread holds:
-//! a short spin first, since the gate and a running script are mostly held
-//! for microseconds and handing the worker to another thread
-//! ([`tokio::task::block_in_place`]) costs two thread switches; then, for a
-//! longer wait, off the worker, so it does not take a worker from the
-//! requests that could run.
+//! a short spin first, since the gate, a board's lock and a running script
+//! are mostly held for microseconds and handing the worker to another
+//! thread ([`tokio::task::block_in_place`]) costs two thread switches; then,
+//! for a longer wait, off the worker, so it does not take a worker from the
+//! requests that could run (a board's writers, whose waits past the spin
+//! are short, sleep on the lock where they are instead).
 
 use std::time::{Duration, Instant};
 
