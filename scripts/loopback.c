@@ -11,6 +11,13 @@
  *       reads them into one reused buffer, repeated for SECONDS (as
  *       rpc-payload's sync mode): MB/s (10^6 bytes); a buffer size of 0
  *       keeps the kernel's default (autotuning)
+ *   /tmp/loopback fanout SOCKETS BYTES RATE COUNT
+ *       COUNT writes of BYTES, each to one of SOCKETS connections chosen
+ *       at random, RATE a second, while another thread reads them all
+ *       through epoll (as live events to SSE subscribers that each get
+ *       one now and then): the writing thread's CPU time per write, in
+ *       microseconds, which on loopback includes the receiving side's
+ *       kernel work
  *
  * Both sockets have TCP_NODELAY, as podium's and its client's do.
  */
@@ -21,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,6 +118,67 @@ static void *bulk_server(void *arg) {
     return NULL;
 }
 
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void *fanout_reader(void *arg) {
+    int ep = *(int *)arg;
+    struct epoll_event ev[256];
+    char buf[16384];
+    for (;;) {
+        int n = epoll_wait(ep, ev, 256, -1);
+        for (int i = 0; i < n; i++)
+            if (read(ev[i].data.fd, buf, sizeof buf) < 0)
+                die("read");
+    }
+    return NULL;
+}
+
+/* fanout: a1 = sockets, a2 = bytes a write, a3 = writes a second, a4 =
+ * writes. */
+static int fanout(void) {
+    int *out = malloc(sizeof(int) * a1);
+    int ep = epoll_create1(0);
+    for (long i = 0; i < a1; i++) {
+        int c = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in addr;
+        socklen_t len = sizeof addr;
+        getsockname(listener, (struct sockaddr *)&addr, &len);
+        if (connect(c, (struct sockaddr *)&addr, sizeof addr))
+            die("connect");
+        int s = accept(listener, NULL, NULL);
+        if (s < 0)
+            die("accept");
+        setup(c, 0, 0);
+        setup(s, 0, 0);
+        out[i] = s;
+        struct epoll_event e = {.events = EPOLLIN, .data.fd = c};
+        epoll_ctl(ep, EPOLL_CTL_ADD, c, &e);
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, fanout_reader, &ep);
+    char *msg = calloc(1, a2);
+    unsigned r = 1;
+    double cpu = 0, t0 = now();
+    for (long k = 0; k < a4; k++) {
+        double due = t0 + (double)k / a3;
+        while (now() < due) {
+            struct timespec nap = {0, 20000};
+            nanosleep(&nap, NULL);
+        }
+        r = r * 1103515245 + 12345;
+        double c0 = cpu_now();
+        write_full(out[(r >> 8) % a1], msg, a2);
+        cpu += cpu_now() - c0;
+    }
+    printf("fanout %ld B to %ld sockets at %ld/s, %ld writes in %.1f s: %.2f us of CPU a write\n",
+           a2, a1, a3, a4, now() - t0, cpu / a4 * 1e6);
+    return 0;
+}
+
 static int cmp(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -121,22 +190,26 @@ int main(int argc, char **argv) {
         return 2;
     }
     int bulk = strcmp(argv[1], "bulk") == 0;
+    int fan = strcmp(argv[1], "fanout") == 0;
     a1 = atol(argv[2]);
     a2 = atol(argv[3]);
     a3 = atol(argv[4]);
-    if (bulk) {
-        if (argc < 7)
+    if (bulk || fan) {
+        if (argc < (bulk ? 7 : 6))
             return 2;
         a4 = atol(argv[5]);
-        a5 = atol(argv[6]);
+        if (bulk)
+            a5 = atol(argv[6]);
     }
     listener = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = 0};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t len = sizeof addr;
-    if (bind(listener, (struct sockaddr *)&addr, sizeof addr) || listen(listener, 1) ||
+    if (bind(listener, (struct sockaddr *)&addr, sizeof addr) || listen(listener, 128) ||
         getsockname(listener, (struct sockaddr *)&addr, &len))
         die("listen");
+    if (fan)
+        return fanout();
     pthread_t t;
     pthread_create(&t, NULL, bulk ? bulk_server : rtt_server, NULL);
     int fd = socket(AF_INET, SOCK_STREAM, 0);
