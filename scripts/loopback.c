@@ -139,15 +139,12 @@ static void *fanout_reader(void *arg) {
 
 /* fanout: a1 = sockets, a2 = bytes a write, a3 = writes a second, a4 =
  * writes. */
-static int fanout(void) {
+static int fanout(const struct sockaddr_in *addr) {
     int *out = malloc(sizeof(int) * a1);
     int ep = epoll_create1(0);
     for (long i = 0; i < a1; i++) {
         int c = socket(AF_INET, SOCK_STREAM, 0);
-        struct sockaddr_in addr;
-        socklen_t len = sizeof addr;
-        getsockname(listener, (struct sockaddr *)&addr, &len);
-        if (connect(c, (struct sockaddr *)&addr, sizeof addr))
+        if (connect(c, (const struct sockaddr *)addr, sizeof *addr))
             die("connect");
         int s = accept(listener, NULL, NULL);
         if (s < 0)
@@ -209,7 +206,7 @@ int main(int argc, char **argv) {
         getsockname(listener, (struct sockaddr *)&addr, &len))
         die("listen");
     if (fan)
-        return fanout();
+        return fanout(&addr);
     pthread_t t;
     pthread_create(&t, NULL, bulk ? bulk_server : rtt_server, NULL);
     int fd = socket(AF_INET, SOCK_STREAM, 0);

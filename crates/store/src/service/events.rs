@@ -683,11 +683,10 @@ impl Feed {
         let span: Option<(Bound<&OrderKey>, Bound<&OrderKey>)> = match (ranking, old, new) {
             // Left and entered at the same position: nobody was passed
             // (the common small step), so nobody's rank moved — no search.
-            (Ranking::Unique, Some(o), Some(n)) if o.pos == n.pos => None,
-            (Ranking::Unique, Some(o), Some(n)) => {
+            (Ranking::Unique, Some(o), Some(n)) => (o.pos != n.pos).then(|| {
                 let (lo, hi) = if o.key <= n.key { (o, n) } else { (n, o) };
-                (lo.key < hi.key).then_some((Excluded(&lo.key), Excluded(&hi.key)))
-            }
+                (Excluded(&lo.key), Excluded(&hi.key))
+            }),
             (Ranking::Unique, Some(x), None) | (Ranking::Unique, None, Some(x)) => {
                 Some((Excluded(&x.key), Unbounded))
             }
