@@ -101,8 +101,10 @@ impl Spec {
     /// for a write that names none (FLUSHALL).
     pub fn add_writes(&self, args: &[Bytes], w: &mut Writes) {
         // A script may write any key, named or not; MOVE writes its key
-        // in another database too.
-        if matches!(self.name, "eval" | "evalsha" | "move") {
+        // in another database too, and so does COPY with DB.
+        let copy_db =
+            self.name == "copy" && args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"db"));
+        if copy_db || matches!(self.name, "eval" | "evalsha" | "move") {
             *w = Writes::Any;
             return;
         }

@@ -559,3 +559,60 @@ async fn a_script_runs_its_commands_with_the_callers_scope() {
     assert!(run(&mut w, "eval \"return redis.call('del', 'lb')\" 0").is_error());
     assert_eq!(run(&mut w, "zcard lb"), R::Int(3));
 }
+
+/// A command naming another database checks its key there: a write key
+/// cannot overwrite a board of database 0 from another database (COPY …
+/// DB, MOVE onto an empty board), directly, queued or in a script.
+#[tokio::test]
+async fn a_write_key_cannot_overwrite_a_board_of_another_database() {
+    let svc = Arc::new(Service::in_memory());
+    let shared = Arc::new(Shared::new(keys(), 7379));
+    let mut w = session(&svc, &shared, Scope::Write);
+    assert_eq!(run(&mut w, "zadd season1 1 a 2 b"), R::Int(2));
+    svc.board_put("empty", &json!({"order": "asc"}))
+        .await
+        .unwrap();
+    assert_eq!(run(&mut w, "select 1"), R::OK);
+    assert_eq!(run(&mut w, "set x gone"), R::OK);
+    assert_eq!(run(&mut w, "set empty gone"), R::OK);
+    for line in [
+        "copy x season1 db 0 replace",
+        "copy x season1 DB 0 REPLACE",
+        "copy x empty db 0 replace",
+        "move empty 0",
+    ] {
+        assert_eq!(run(&mut w, line), noperm_key(), "{line}");
+    }
+    let R::Error(e) = run(
+        &mut w,
+        "eval \"return redis.call('copy', 'x', 'season1', 'db', '0', 'replace')\" 0",
+    ) else {
+        panic!("a write key's script copied onto a board")
+    };
+    assert!(
+        e.starts_with(b"NOPERM this user has no permissions to access one of the keys"),
+        "{}",
+        String::from_utf8_lossy(&e)
+    );
+    assert_eq!(run(&mut w, "multi"), R::OK);
+    assert_eq!(run(&mut w, "copy x season1 db 0 replace"), noperm_key());
+    assert_eq!(run(&mut w, "discard"), R::OK);
+    // Queued before the board appeared: refused as it runs.
+    assert_eq!(run(&mut w, "multi"), R::OK);
+    assert_eq!(
+        run(&mut w, "copy x later db 0 replace"),
+        R::Status("QUEUED")
+    );
+    svc.board_put("later", &json!({"order": "asc"}))
+        .await
+        .unwrap();
+    assert_eq!(run(&mut w, "exec"), R::Array(vec![noperm_key()]));
+    // Keys that are no boards are the write key's to copy and move.
+    assert_eq!(run(&mut w, "copy x y db 0 replace"), R::Int(1));
+    assert_eq!(run(&mut w, "copy x season1 db 3 replace"), R::Int(1));
+    assert_eq!(run(&mut w, "move x 2"), R::Int(1));
+
+    assert_eq!(svc.board_info("season1").unwrap().members, 2);
+    assert_eq!(svc.board_info("empty").unwrap().config["order"], "asc");
+    assert_eq!(svc.board_info("later").unwrap().config["order"], "asc");
+}

@@ -26,6 +26,30 @@ pub(in crate::resp) fn parse(name: &str, a: &[Bytes]) -> Result<Cmd, Reply> {
     })
 }
 
+/// The key that `spec` with `args` writes in another database, and that
+/// database: MOVE's key, COPY's destination with DB. `None` for any other
+/// command, or an index that does not parse (the command is refused).
+pub(in crate::resp) fn other_database_key<'a>(
+    spec: &Spec,
+    args: &'a [Bytes],
+) -> Option<(u8, &'a [u8])> {
+    match spec.name {
+        "move" => {
+            let db = database::parse_index(args.get(2)?).ok()?;
+            Some((db, args.get(1)?))
+        }
+        "copy" => {
+            let at = args
+                .iter()
+                .skip(3)
+                .position(|a| a.eq_ignore_ascii_case(b"db"))?;
+            let db = database::parse_index(args.get(3 + at + 1)?).ok()?;
+            Some((db, args.get(2)?))
+        }
+        _ => None,
+    }
+}
+
 /// `getIntFromObjectOrReply` (its own message, or `msg` for any value
 /// that is no `int`), then the database range check.
 fn index(arg: &[u8], msg: Option<&str>) -> Result<u8, Reply> {

@@ -412,7 +412,17 @@ impl Session {
     /// `spec`'s keys in `args` names a board and the key may not touch
     /// boards.
     fn key_refusal(&self, spec: &Spec, args: &[Bytes]) -> Option<Reply> {
-        if self.may_touch_boards(spec) || !spec.key_args(args).any(|k| self.store.names_board(k)) {
+        if self.may_touch_boards(spec) {
+            return None;
+        }
+        // A key that lands in another database (COPY … DB, MOVE) is
+        // checked where it lands: a board there is overwritten as surely.
+        let elsewhere = databases::other_database_key(spec, args).is_some_and(|(db, key)| {
+            db != self.db.index()
+                && podium_core::keystore::database::Database::new(self.db.store().clone(), db)
+                    .names_board(key)
+        });
+        if !elsewhere && !spec.key_args(args).any(|k| self.store.names_board(k)) {
             return None;
         }
         Some(Reply::coded(
