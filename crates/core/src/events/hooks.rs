@@ -103,17 +103,29 @@ fn is_public(ip: IpAddr) -> bool {
         }
         IpAddr::V6(a) => {
             let s = a.segments();
-            !(a.is_loopback()
-                || a.is_unspecified()
-                || a.is_multicast()
-                // Unique local fc00::/7, link-local fe80::/10.
-                || (s[0] & 0xfe00) == 0xfc00
-                || (s[0] & 0xffc0) == 0xfe80
-                // Documentation 2001:db8::/32.
-                || (s[0] == 0x2001 && s[1] == 0x0db8)
-                // IPv4-compatible/translated forms are judged as IPv4 by
-                // the caller; the rest of ::/96 is reserved.
-                || s[..6] == [0; 6])
+            let v4 =
+                |hi: u16, lo: u16| std::net::Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+            // An IPv4 address carried in IPv6 reaches that IPv4 host
+            // through a translator or a tunnel: judged as that address.
+            // NAT64's well-known prefix 64:ff9b::/96.
+            if s[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+                return is_public(IpAddr::V4(v4(s[6], s[7])));
+            }
+            // 6to4, 2002::/16: the IPv4 address follows the prefix.
+            if s[0] == 0x2002 {
+                return is_public(IpAddr::V4(v4(s[1], s[2])));
+            }
+            // Only global unicast 2000::/3 is public; that also leaves out
+            // ::/8 (the IPv4-compatible forms), 100::/64 (discard),
+            // 64:ff9b:1::/48 (local NAT64), unique-local, site-local and
+            // link-local, and multicast.
+            (s[0] & 0xe000) == 0x2000
+                // IETF protocol assignments 2001::/23: Teredo 2001::/32,
+                // benchmarking, ORCHID.
+                && !(s[0] == 0x2001 && s[1] < 0x0200)
+                // Documentation 2001:db8::/32 and 3fff::/20.
+                && !(s[0] == 0x2001 && s[1] == 0x0db8)
+                && !(s[0] == 0x3fff && s[1] < 0x1000)
         }
     }
 }
@@ -233,6 +245,44 @@ mod tests {
         }
         assert!(p.allows(ip("::ffff:127.0.0.1")));
         assert!(Targets::Any.allows(ip("10.0.0.1")));
+    }
+
+    /// IPv6 forms that carry an IPv4 address (NAT64, 6to4, Teredo) are
+    /// judged by it, and the reserved IPv6 ranges are refused.
+    #[test]
+    fn public_targets_refuse_embedded_and_reserved_ipv6() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let p = Targets::Public;
+        for refused in [
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::a00:1",
+            "64:ff9b::7f00:1",
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1::5db8:d822",
+            "2002:a9fe:a9fe::1",
+            "2002:a00:1::1",
+            "2001::a9fe:a9fe",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
+            "2001:2::1",
+            "2001:10::1",
+            "fec0::1",
+            "100::1",
+            "3fff::1",
+            "5f00::1",
+            "4000::1",
+            "::a00:1",
+        ] {
+            assert!(!p.allows(ip(refused)), "{refused}");
+        }
+        for allowed in [
+            "64:ff9b::5db8:d822",
+            "2002:5db8:d822::1",
+            "2a00:1450:4001::1",
+        ] {
+            assert!(p.allows(ip(allowed)), "{allowed}");
+        }
+        assert!(!Targets::Loopback.allows(ip("64:ff9b::7f00:1")));
+        assert!(Targets::Any.allows(ip("fec0::1")));
     }
 
     #[test]

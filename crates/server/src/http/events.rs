@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, RawQuery, State};
 use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::request::Parts;
@@ -29,6 +29,49 @@ const KEEPALIVE: Duration = Duration::from_secs(15);
 
 /// What `EventSource` waits before reconnecting (ms), sent first.
 const RETRY_MS: u64 = 1000;
+
+/// The largest frame or message a WebSocket client may send. The stream
+/// reads nothing from its client: pings, pongs and a close fit (a control
+/// frame carries at most 125 bytes), and a data message sent in fragments
+/// is cut off here instead of being gathered without bound.
+const WS_MAX_INCOMING: usize = 1024;
+
+/// The most bytes of several events an SSE stream hands the connection as
+/// one piece. The connection queues a few pieces for a reader that does
+/// not keep up, and a piece of several events is that reader's own copy:
+/// small pieces keep a slow reader's buffer small, as a WebSocket's, which
+/// sends one event at a time. An event's own message is shared by every
+/// subscriber and is handed over as it is, whatever its size.
+pub(crate) const SSE_PIECE: usize = 4096;
+
+/// The pieces an SSE stream writes for `batch`, in order: each event's
+/// shared message, or several small ones copied together up to
+/// [`SSE_PIECE`] bytes.
+pub(crate) fn sse_pieces(batch: &[std::sync::Arc<podium_core::events::Event>]) -> Vec<Bytes> {
+    if let [one] = batch {
+        return vec![one.sse()];
+    }
+    let mut out = Vec::new();
+    let mut piece: Vec<u8> = Vec::new();
+    for ev in batch {
+        let msg = ev.sse();
+        if !piece.is_empty() && piece.len() + msg.len() > SSE_PIECE {
+            out.push(Bytes::from(std::mem::take(&mut piece)));
+        }
+        if msg.len() >= SSE_PIECE {
+            out.push(msg);
+        } else {
+            if piece.is_empty() {
+                piece.reserve(SSE_PIECE);
+            }
+            piece.extend_from_slice(&msg);
+        }
+    }
+    if !piece.is_empty() {
+        out.push(Bytes::from(piece));
+    }
+    out
+}
 
 /// The subscription a request asks for: the query, and `Last-Event-ID`.
 pub(crate) fn subscribe_request(
@@ -89,6 +132,8 @@ pub(crate) async fn events(
             // Events are small; a client that stops reading is cut off
             // rather than buffered for.
             .max_write_buffer_size(1 << 20)
+            .max_frame_size(WS_MAX_INCOMING)
+            .max_message_size(WS_MAX_INCOMING)
             .on_upgrade(move |socket| websocket(socket, sub, stop)));
     }
     let first = Bytes::from(format!("retry: {RETRY_MS}\n\n"));
@@ -101,12 +146,18 @@ pub(crate) async fn events(
         let mut stop = stop;
         stopped(&mut stop).await
     });
-    let state = (sub, Some(first), idle, tokio::time::Instant::now(), stop);
+    let state = (
+        sub,
+        std::collections::VecDeque::from([first]),
+        idle,
+        tokio::time::Instant::now(),
+        stop,
+    );
     let stream = futures_util::stream::unfold(
         state,
-        |(mut sub, first, mut idle, mut sent, mut stop)| async move {
-            if let Some(b) = first {
-                return Some((Ok::<_, Infallible>(b), (sub, None, idle, sent, stop)));
+        |(mut sub, mut queued, mut idle, mut sent, mut stop)| async move {
+            if let Some(b) = queued.pop_front() {
+                return Some((Ok::<_, Infallible>(b), (sub, queued, idle, sent, stop)));
             }
             loop {
                 tokio::select! {
@@ -118,17 +169,9 @@ pub(crate) async fn events(
                         sent = tokio::time::Instant::now();
                         // Each event's message is encoded once for all its
                         // subscribers: one event is sent as that shared buffer.
-                        let out = match &batch[..] {
-                            [one] => one.sse(),
-                            many => {
-                                let mut out = Vec::with_capacity(many.len() * 160);
-                                for ev in many {
-                                    out.extend_from_slice(&ev.sse());
-                                }
-                                Bytes::from(out)
-                            }
-                        };
-                        return Some((Ok(out), (sub, None, idle, sent, stop)));
+                        queued.extend(sse_pieces(&batch));
+                        let out = queued.pop_front().unwrap_or_default();
+                        return Some((Ok(out), (sub, queued, idle, sent, stop)));
                     }
                     _ = &mut idle => {
                         let due = sent + KEEPALIVE;
@@ -136,7 +179,7 @@ pub(crate) async fn events(
                             sent = tokio::time::Instant::now();
                             idle.as_mut().reset(sent + KEEPALIVE);
                             let ping = Bytes::from_static(b": keep-alive\n\n");
-                            return Some((Ok(ping), (sub, None, idle, sent, stop)));
+                            return Some((Ok(ping), (sub, queued, idle, sent, stop)));
                         }
                         idle.as_mut().reset(due);
                     }
@@ -188,10 +231,21 @@ async fn websocket(
                 }
             }
             msg = socket.recv() => match msg {
-                // The client says nothing podium reads; a close or an
-                // error ends the subscription.
+                // A close or an error (a frame past the size limit among
+                // them) ends the subscription.
                 Some(Ok(Message::Close(_))) | None | Some(Err(_)) => return,
-                Some(Ok(_)) => {}
+                // The stream takes no messages: a client that sends data
+                // is told so and closed, rather than read further.
+                Some(Ok(Message::Text(_) | Message::Binary(_))) => {
+                    let _ = socket
+                        .send(Message::Close(Some(CloseFrame {
+                            code: close_code::POLICY,
+                            reason: "the event stream takes no messages".into(),
+                        })))
+                        .await;
+                    return;
+                }
+                Some(Ok(Message::Ping(_) | Message::Pong(_))) => {}
             },
             _ = tokio::time::sleep(KEEPALIVE) => {
                 if socket.send(Message::Ping(Bytes::new())).await.is_err() {

@@ -301,3 +301,78 @@ fn the_server_stops_with_event_streams_open() {
         );
     });
 }
+
+/// The event stream reads nothing from its client: a data message is a
+/// policy violation that closes the WebSocket, and a message sent in
+/// fragments is cut off long before it could grow, so a client cannot
+/// make the server hold what it sends.
+#[test]
+fn a_websocket_client_sending_data_is_closed() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::Message;
+    let s = Server::start(&[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let url = format!("ws://{}/v1/boards/b/events", s.addr());
+    rt.block_on(async {
+        // The close code the server ends with (None: the stream ended
+        // without one).
+        async fn ended<S>(ws: &mut S) -> Option<u16>
+        where
+            S: futures_util::Stream<Item = Result<Message, tokio_tungstenite::tungstenite::Error>>
+                + Unpin,
+        {
+            loop {
+                match tokio::time::timeout(Duration::from_secs(5), ws.next())
+                    .await
+                    .expect("the server closes the WebSocket within 5 s")
+                {
+                    Some(Ok(Message::Close(c))) => return c.map(|c| u16::from(c.code)),
+                    Some(Ok(_)) => continue,
+                    None | Some(Err(_)) => return None,
+                }
+            }
+        }
+        let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        ws.send(Message::Text("hello".into())).await.unwrap();
+        assert_eq!(ended(&mut ws).await, Some(1008));
+
+        let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        let chunk = vec![b'x'; 1024];
+        let first = Frame::message(chunk.clone(), OpCode::Data(Data::Text), false);
+        ws.send(Message::Frame(first)).await.unwrap();
+        for _ in 0..64 {
+            let more = Frame::message(chunk.clone(), OpCode::Data(Data::Continue), false);
+            if ws.send(Message::Frame(more)).await.is_err() {
+                break;
+            }
+        }
+        let code = ended(&mut ws).await;
+        assert!(matches!(code, None | Some(1008 | 1009)), "{code:?}");
+        // Pings and pongs are still answered: the stream stays for a
+        // client that only keeps it alive.
+        let (mut ws, _) = tokio_tungstenite::connect_async(&url).await.unwrap();
+        ws.send(Message::Ping(b"p".to_vec().into())).await.unwrap();
+        let pong = tokio::time::timeout(Duration::from_secs(5), ws.next())
+            .await
+            .unwrap();
+        assert!(matches!(pong, Some(Ok(Message::Pong(_)))), "{pong:?}");
+    });
+}
+
+/// Live-event filters are bounded per member, per board and in all (a
+/// filter costs every write to what it watches), and a filter whose
+/// subscribers left gives way to a new one.
+#[test]
+fn event_filters_are_bounded_and_give_way_when_unread() {
+    let s = Server::start(&[
+        "--events-max-filters-per-member",
+        "3",
+        "--events-max-filters-per-board",
+        "5",
+    ]);
+    s.post("/v1/boards/b/scores", &json!({"member": "hot", "score": 1}))
+        .expect(200);
+    super::support::sse::check_filter_bounds(&s.url(""));
+}

@@ -303,11 +303,53 @@ fn hooks_into_the_network_are_refused_unless_the_operator_allows() {
         "http://10.0.0.1/x",
         "http://192.168.1.1/",
         "http://[::ffff:10.1.1.1]/",
+        // IPv4 in IPv6 (NAT64, 6to4, Teredo) and reserved IPv6 ranges.
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://[64:ff9b:1::a00:1]/",
+        "http://[2002:a9fe:a9fe::1]/",
+        "http://[2001::a9fe:a9fe]/",
+        "http://[fec0::1]/",
+        "http://[100::1]/",
     ] {
         s.put(
             "/v1/boards/c",
             &json!({"webhooks": [{"name": "h", "url": url, "secret": SECRET}]}),
         )
         .expect_error(403, "forbidden");
+    }
+}
+
+/// A delivery connects to the address it checked, never through a proxy
+/// named by the environment (which would reach any address for it).
+#[test]
+fn deliveries_ignore_proxies_from_the_environment() {
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    proxy.set_nonblocking(true).unwrap();
+    let url = format!("http://{}", proxy.local_addr().unwrap());
+    let s = Server::start_with_env(
+        &["--webhook-targets", "public"],
+        &[
+            ("HTTP_PROXY", &url),
+            ("http_proxy", &url),
+            ("ALL_PROXY", &url),
+            ("all_proxy", &url),
+            ("NO_PROXY", ""),
+            ("no_proxy", ""),
+        ],
+    );
+    // A name that resolves nowhere: only a proxy could take the delivery.
+    hooked(
+        &s,
+        "b",
+        json!({"name": "h", "url": "http://hook.invalid/x", "secret": SECRET}),
+    );
+    submit(&s, "b", "m", 1.0);
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        assert!(
+            proxy.accept().is_err(),
+            "a delivery went to the proxy of the environment"
+        );
+        thread::sleep(Duration::from_millis(50));
     }
 }

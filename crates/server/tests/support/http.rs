@@ -122,6 +122,8 @@ pub struct Server {
     tmp: tempfile::TempDir,
     data_dir: PathBuf,
     extra: Vec<String>,
+    /// Environment variables the server is started with.
+    env: Vec<(String, String)>,
     addr: String,
     starts: u32,
     stdout: Arc<Mutex<String>>,
@@ -143,6 +145,32 @@ impl Server {
         Server::spawned(tmp, data_dir, extra)
     }
 
+    /// [`Server::start`] with environment variables `env` set.
+    pub fn start_with_env(extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let tmp = tempfile::Builder::new()
+            .prefix("podium-it-")
+            .tempdir()
+            .expect("creating a temp dir");
+        let data_dir = tmp.path().join("data");
+        let mut s = Server {
+            child: None,
+            tmp,
+            data_dir,
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            addr: String::new(),
+            starts: 0,
+            stdout: Arc::new(Mutex::new(String::new())),
+            http: client(),
+            token: None,
+        };
+        s.spawn();
+        s
+    }
+
     /// Starts `podium serve` on the existing data directory `data_dir`
     /// (kept when the server is dropped) with the base flags plus `extra`.
     pub fn start_on(data_dir: &Path, extra: &[&str]) -> Server {
@@ -159,6 +187,7 @@ impl Server {
             tmp,
             data_dir,
             extra: extra.iter().map(|s| s.to_string()).collect(),
+            env: Vec::new(),
             addr: String::new(),
             starts: 0,
             stdout: Arc::new(Mutex::new(String::new())),
@@ -204,11 +233,13 @@ impl Server {
     }
 
     fn command(&self) -> Command {
-        serve_command(
+        let mut c = serve_command(
             &self.data_dir,
             &["--http", "127.0.0.1:0", "--rpc", "off", "--resp", "off"],
             &self.extra,
-        )
+        );
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        c
     }
 
     fn spawn(&mut self) {

@@ -778,3 +778,39 @@ async fn a_memory_only_server_has_nothing_to_back_up() {
     let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
     assert!(msg.contains("memory only"), "{msg}");
 }
+
+/// An event stream hands the connection small pieces (a slow reader's
+/// buffer is a few of them), not a batch of events copied whole.
+#[tokio::test]
+async fn an_event_stream_hands_over_small_pieces() {
+    use futures_util::StreamExt;
+    let app = app();
+    seed(&app, "b", 1).await;
+    let resp = app
+        .clone()
+        .oneshot(req("GET", "/v1/boards/b/events", None))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body().into_data_stream();
+    let retry = body.next().await.unwrap().unwrap();
+    assert!(retry.starts_with(b"retry:"));
+    // One write of 300 entries (m1 unchanged): 299 events, read in
+    // batches.
+    seed(&app, "b", 300).await;
+    let mut events = 0;
+    while events < 299 {
+        let piece = tokio::time::timeout(std::time::Duration::from_secs(5), body.next())
+            .await
+            .expect("events within 5 s")
+            .unwrap()
+            .unwrap();
+        let n = piece.windows(7).filter(|w| w == b"\nevent:").count();
+        assert!(
+            n == 1 || piece.len() <= crate::http::events::SSE_PIECE,
+            "a piece of {} bytes holds {n} events",
+            piece.len()
+        );
+        events += n;
+    }
+}
