@@ -153,7 +153,7 @@ async fn subscriber(
 ) -> Result<()> {
     let mut s = TcpStream::connect(addr).await?;
     s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: podium\r\nAccept: text/event-stream\r\n\r\n")
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n")
             .as_bytes(),
     )
     .await?;

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use podium_core::api::EntryOut;
 use podium_core::error::ApiError;
+use podium_core::events::limits::{self, Counted};
 use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
 use podium_core::ops::Subscribe;
 use redis::Value;
@@ -109,6 +110,8 @@ struct Feed {
 struct Sub {
     filter: Filter,
     ring: Arc<Ring>,
+    /// Counts it against the process's bound while it lives.
+    _counted: Counted,
 }
 
 /// A watched member: the filters watching it, and its entry as last told
@@ -401,8 +404,16 @@ impl RedisBackend {
             // appended.
             self.listen(&feed.board).await?;
         }
+        // Refused before anything is read for it.
+        let counted = st.admit(&feed.board, &req.filter)?;
         let now = self.catch_up(&feed.board, st, Some(&req.filter)).await?;
-        Ok(Some(st.register(&feed.board, &req.filter, req.since, &now)))
+        Ok(Some(st.register(
+            &feed.board,
+            &req.filter,
+            req.since,
+            &now,
+            counted,
+        )))
     }
 }
 
@@ -761,14 +772,40 @@ impl State {
         out
     }
 
+    /// Whether `filter` may be added, within the bounds on filters
+    /// ([`limits`]): one already there may always be joined; else filters
+    /// nobody reads go first to make room. Answers the filter's count.
+    fn admit(&mut self, board: &str, filter: &Filter) -> Result<Counted, ApiError> {
+        if self.subs.contains_key(filter.key().as_str()) {
+            return Ok(Counted::new());
+        }
+        let busiest = |st: &State| {
+            filter
+                .members
+                .iter()
+                .map(|m| st.watched.get(m).map_or(0, |w| w.filters.len()))
+                .max()
+                .unwrap_or(0)
+        };
+        match limits::admit(board, self.subs.len(), busiest(self)) {
+            Ok(c) => Ok(c),
+            Err(_) => {
+                self.drop_where(|s| s.ring.idle());
+                limits::admit(board, self.subs.len(), busiest(self))
+            }
+        }
+    }
+
     /// Adds (or joins) `filter` just after a read (`now`: the members'
-    /// entries it read), answering the subscription.
+    /// entries it read), answering the subscription; `counted` counts it
+    /// (dropped when the filter is there already).
     fn register(
         &mut self,
         board: &str,
         filter: &Filter,
         since: Option<EventId>,
         now: &HashMap<String, Entry>,
+        counted: Counted,
     ) -> Subscription {
         let key: Arc<str> = filter.key().into();
         if !self.subs.contains_key(&key) {
@@ -790,6 +827,7 @@ impl State {
                 Sub {
                     filter: filter.clone(),
                     ring: Ring::new(board, self.last),
+                    _counted: counted,
                 },
             );
         }
@@ -827,10 +865,15 @@ impl State {
 
     /// Drops the filters nobody has read for the rings' retention time.
     fn sweep(&mut self, now: Instant) {
+        self.drop_where(|s| s.ring.expired(now));
+    }
+
+    /// Drops the filters `gone` says.
+    fn drop_where(&mut self, gone: impl Fn(&Sub) -> bool) {
         let gone: Vec<Arc<str>> = self
             .subs
             .iter()
-            .filter(|(_, s)| s.ring.expired(now))
+            .filter(|(_, s)| gone(s))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -916,7 +959,7 @@ mod tests {
     fn subscribe(st: &mut State, query: &str, r: Read) -> Subscription {
         let req = Subscribe::from_query("b".into(), Some(query), None).unwrap();
         let now = st.apply("b", r);
-        st.register("b", &req.filter, None, &now)
+        st.register("b", &req.filter, None, &now, Counted::new())
     }
 
     async fn got(s: &mut Subscription) -> Vec<(String, String, String)> {

@@ -40,6 +40,12 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     // Before any config is read or written: webhook URLs are checked
     // against it.
     podium_core::events::hooks::Targets::set_current(settings.limits.webhook_targets);
+    podium_core::events::limits::set(podium_core::events::limits::Limits {
+        per_member: settings.limits.events_max_filters_per_member,
+        per_board: settings.limits.events_max_filters_per_board,
+        total: settings.limits.events_max_filters,
+        retain: std::time::Duration::from_secs(settings.limits.events_retain_secs),
+    });
 
     let metrics = crate::http::install_metrics();
     let lim = &settings.limits;

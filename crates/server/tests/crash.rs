@@ -878,7 +878,7 @@ impl KeepAlive {
     fn request(&mut self, method: &str, path: &str, body: &str) -> (u16, Value) {
         use std::io::{BufRead as _, Read as _, Write as _};
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nhost: podium\r\ncontent-type: application/json\r\n\
+            "{method} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n\
              content-length: {}\r\n\r\n{body}",
             body.len()
         );

@@ -161,7 +161,7 @@ impl Http {
     /// Sends a request; returns (status, body) of the answer.
     fn request(&mut self, method: &str, path: &str, body: &str) -> std::io::Result<(u16, String)> {
         let req = format!(
-            "{method} {path} HTTP/1.1\r\nHost: t\r\ncontent-type: application/json\r\n\
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n\
              content-length: {}\r\n\r\n{body}",
             body.len()
         );
@@ -284,7 +284,7 @@ fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
 /// the scrape's own, is open while it is read).
 fn connections(s: &Three, protocol: &str) -> Option<u64> {
     let mut c = TcpStream::connect(&s.http).unwrap();
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     let text = String::from_utf8_lossy(&read_to_close(&mut c, Duration::from_secs(10))).to_string();
     let series = format!("podium_connections{{protocol=\"{protocol}\"}} ");
@@ -323,7 +323,7 @@ fn open_connections_are_counted_per_protocol() {
 /// `/metrics` as text.
 fn metrics_text(s: &Three) -> String {
     let mut c = TcpStream::connect(&s.http).unwrap();
-    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+    c.write_all(b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         .unwrap();
     String::from_utf8_lossy(&read_to_close(&mut c, Duration::from_secs(10))).to_string()
 }
@@ -533,7 +533,7 @@ fn a_trickled_head_or_body_is_cut() {
     // A head one byte every 300 ms: closed once its first byte is 1 s old.
     let mut slow = TcpStream::connect(&s.http).unwrap();
     let head =
-        b"GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+        b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
     let mut cut = false;
     for b in head {
         if slow.write_all(&[*b]).is_err() {
@@ -556,7 +556,7 @@ fn a_trickled_head_or_body_is_cut() {
     // A body that stops halfway: 408 with podium's error.
     let mut body = TcpStream::connect(&s.http).unwrap();
     body.write_all(
-        b"POST /v1/boards/b/scores HTTP/1.1\r\nHost: t\r\ncontent-type: application/json\r\n\
+        b"POST /v1/boards/b/scores HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\n\
           content-length: 100\r\n\r\n{\"member\":",
     )
     .unwrap();
@@ -1204,4 +1204,27 @@ fn a_long_transaction_does_not_stall_readers_of_other_boards() {
         "{}",
         String::from_utf8_lossy(&r[..40])
     );
+}
+
+/// An HTTP request sent to the Redis protocol's port (a web page's, which
+/// a browser sends to any port) is not run: the connection is closed at
+/// its `POST` line, as Redis does, and the commands in its body never run.
+#[test]
+fn an_http_request_to_the_redis_port_is_closed_unrun() {
+    let s = Three::start(&[]);
+    for first in ["POST / HTTP/1.1", "GET / HTTP/1.1\r\nHost: 127.0.0.1"] {
+        let mut c = TcpStream::connect(&s.resp).unwrap();
+        let req = format!(
+            "{first}\r\nContent-Type: text/plain\r\nContent-Length: 17\r\n\r\nZADD xp 5 pwned\r\n"
+        );
+        c.write_all(req.as_bytes()).unwrap();
+        let got = read_to_close(&mut c, Duration::from_secs(5));
+        assert!(
+            !String::from_utf8_lossy(&got).contains(":1\r\n"),
+            "{first}: {}",
+            String::from_utf8_lossy(&got)
+        );
+    }
+    let mut other = Conn::open(&s.resp);
+    assert_eq!(other.call(&cmd("EXISTS xp")), b":0\r\n");
 }

@@ -11,6 +11,7 @@
 //! read a [`Subscription`] and write each event's JSON their way.
 
 pub mod hooks;
+pub mod limits;
 pub mod ring;
 
 use std::fmt;

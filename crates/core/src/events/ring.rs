@@ -5,8 +5,9 @@
 //! Every subscriber of a filter reads the same ring, so a subscriber costs
 //! a cursor, not a copy of the events, and a write's event is made once
 //! whatever the number of subscribers. The ring keeps the filter's last
-//! [`RING_EVENTS`] events and stays [`RETAIN`] after its last subscriber
-//! left, so a subscriber that reconnects with the id of the last event it
+//! [`RING_EVENTS`] events and stays the retention time
+//! ([`super::limits::retain`]) after its last subscriber left, so a
+//! subscriber that reconnects soon with the id of the last event it
 //! saw gets exactly the events after it. A subscriber whose cursor falls
 //! behind the oldest kept event has lost events: it gets one `lagged`
 //! event (with the id to resume from) and its stream ends, so a stuck
@@ -15,7 +16,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use serde_json::Map;
@@ -25,9 +26,6 @@ use super::{Event, EventId, Filter, Kind};
 
 /// Events a filter keeps for resuming subscribers.
 pub const RING_EVENTS: usize = 4096;
-
-/// How long a filter's events are kept after its last subscriber left.
-pub const RETAIN: Duration = Duration::from_secs(300);
 
 /// Most events one [`Subscription::next_batch`] hands out.
 const BATCH: usize = 256;
@@ -114,10 +112,17 @@ impl Ring {
         g.events.back().map_or(g.floor, |e| e.id)
     }
 
-    /// Whether nobody has read this ring for [`RETAIN`] (it can go).
+    /// Whether nobody has read this ring for the retention time
+    /// ([`super::limits::retain`]): it can go.
     pub fn expired(&self, now: Instant) -> bool {
         let idle = self.idle_since.load(Ordering::Acquire);
-        idle != 0 && since_epoch(now).saturating_sub(idle) >= RETAIN.as_millis() as u64
+        idle != 0
+            && since_epoch(now).saturating_sub(idle) >= super::limits::retain().as_millis() as u64
+    }
+
+    /// Whether nobody reads this ring now (it may go to make room).
+    pub fn idle(&self) -> bool {
+        self.idle_since.load(Ordering::Acquire) != 0
     }
 
     pub fn subscribers(&self) -> usize {
@@ -271,6 +276,7 @@ impl Drop for Subscription {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn ev(major: u64, minor: u32) -> Arc<Event> {
         Event::new(EventId::new(major, minor), Kind::Change, "b", Map::new())
@@ -331,12 +337,12 @@ mod tests {
     #[test]
     fn a_ring_expires_only_when_nobody_reads_it() {
         let ring = Ring::new("b", EventId::ZERO);
-        let later = Instant::now() + RETAIN + Duration::from_secs(1);
+        let later = Instant::now() + super::super::limits::retain() + Duration::from_secs(1);
         assert!(ring.expired(later));
         let s = ring.subscribe(EventId::ZERO, vec![]);
         assert!(!ring.expired(later));
         drop(s);
         assert!(!ring.expired(Instant::now()));
-        assert!(ring.expired(Instant::now() + RETAIN + Duration::from_secs(1)));
+        assert!(ring.expired(later));
     }
 }

@@ -282,24 +282,33 @@ pub(crate) fn media_type(headers: &HeaderMap) -> Option<String> {
     Some(v.split(';').next()?.trim().to_ascii_lowercase())
 }
 
-/// JSON bodies are accepted without a Content-Type, as JSON, as text, and
-/// as form-urlencoded (what `curl -d` sends); anything else is refused.
-fn check_json_type(headers: &HeaderMap) -> Result<(), ApiError> {
+/// A JSON body must say so (`application/json`, or a `+json` type): the
+/// types a web page may send to another site without its consent (text,
+/// forms) are refused, so a page cannot make a server without API keys
+/// write. An empty body needs no type.
+fn check_json_type(headers: &HeaderMap, empty: bool) -> Result<(), ApiError> {
     match media_type(headers) {
-        None => Ok(()),
-        Some(m)
-            if m == "application/json"
-                || m.ends_with("+json")
-                || m == "text/plain"
-                || m == "application/x-www-form-urlencoded" =>
-        {
-            Ok(())
-        }
-        Some(m) => Err(ApiError::new(
-            Code::MalformedRequest,
-            format!("expected a JSON body (Content-Type: application/json), got {m}"),
+        None if empty => Ok(()),
+        Some(m) if m == "application/json" || m.ends_with("+json") => Ok(()),
+        m => Err(unsupported_type(
+            m.as_deref(),
+            "a JSON body (Content-Type: application/json)",
         )),
     }
+}
+
+/// The refusal of a body of media type `got` (`None`: none given) where
+/// `expected` is taken.
+pub(crate) fn unsupported_type(got: Option<&str>, expected: &str) -> ApiError {
+    ApiError::new(
+        Code::UnsupportedMediaType,
+        format!(
+            "expected {expected}, got {}",
+            got.map_or("no Content-Type".to_string(), |m| format!(
+                "Content-Type {m}"
+            ))
+        ),
+    )
 }
 
 fn too_large(limit: usize) -> ApiError {
@@ -325,7 +334,9 @@ pub(crate) async fn read_body(
     limit: usize,
     time: Option<std::time::Duration>,
 ) -> HttpResult<(Bytes, Reservation)> {
-    check_json_type(headers)?;
+    if media_type(headers).is_some() {
+        check_json_type(headers, false)?;
+    }
     let declared = headers
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
@@ -361,7 +372,11 @@ pub(crate) async fn read_body(
         (std::task::Poll::Pending, None) => read.await,
     };
     match read {
-        Ok(c) => Ok((c.to_bytes(), reserved)),
+        Ok(c) => {
+            let body = c.to_bytes();
+            check_json_type(headers, body.is_empty())?;
+            Ok((body, reserved))
+        }
         Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => Err(too_large(limit).into()),
         Err(e) => Err(ApiError::new(
             Code::MalformedRequest,

@@ -40,7 +40,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::header::{AUTHORIZATION, HOST, ORIGIN, UPGRADE, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -75,6 +75,9 @@ pub struct HttpConfig {
     pub rate: Arc<RateLimits>,
     /// Log every request at info (`podium::access`).
     pub access_log: bool,
+    /// Without API keys, the host names requests may name besides IP
+    /// addresses and localhost (`*`: any).
+    pub hosts: Vec<String>,
     /// Turns true when the server stops: event streams end then (a
     /// stream never finishes by itself, and the server waits for open
     /// requests before it exits).
@@ -89,6 +92,7 @@ impl Default for HttpConfig {
             body_timeout: None,
             rate: Arc::default(),
             access_log: false,
+            hosts: Vec::new(),
             stop: None,
         }
     }
@@ -109,6 +113,7 @@ impl HttpConfig {
                 .then(|| Duration::from_secs(s.limits.http_body_secs)),
             rate,
             access_log: s.access_log,
+            hosts: s.http_hosts.clone(),
             stop: Some(stop),
         }
     }
@@ -555,7 +560,7 @@ fn refusal(st: &AppState, route: Option<&Matched>, req: &Request) -> Option<Resp
         }
     }
     if st.cfg.api_keys.is_empty() {
-        return None;
+        return keyless_refusal(&st.cfg.hosts, req);
     }
     let needed = needed?;
     let Some(key) = bearer(req.headers()) else {
@@ -582,6 +587,67 @@ fn refusal(st: &AppState, route: Option<&Matched>, req: &Request) -> Option<Resp
             .err()
             .map(|r| error::error_response(&r.to_error())),
     }
+}
+
+/// A server without API keys does what any request asks, so it answers
+/// only requests a web page on another site cannot make: one naming a host
+/// other than an IP address, localhost or a configured name (a page's own
+/// name, pointed at this server: DNS rebinding) is refused, and so is one
+/// that changes data, or opens a WebSocket, from another origin (a page's
+/// cross-site request; request bodies must be JSON too, which a page
+/// cannot send across sites without the server's consent).
+fn keyless_refusal(allowed: &[String], req: &Request) -> Option<Response> {
+    let host = req
+        .uri()
+        .authority()
+        .map(|a| a.as_str())
+        .or_else(|| req.headers().get(HOST)?.to_str().ok());
+    if let Some(host) = host.filter(|h| !host_allowed(allowed, h)) {
+        return Some(error::error_response(&ApiError::new(
+            Code::Forbidden,
+            format!(
+                "host {host:?} is not a name this server answers to without API keys: \
+                 name it with --http-host, or set API keys"
+            ),
+        )));
+    }
+    let changes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if !changes && !req.headers().contains_key(UPGRADE) {
+        return None;
+    }
+    let origin = req.headers().get(ORIGIN)?;
+    let same = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .is_some_and(|(_, o)| host.is_some_and(|h| o.eq_ignore_ascii_case(h)));
+    (!same).then(|| {
+        error::error_response(&ApiError::new(
+            Code::Forbidden,
+            format!(
+                "a request from another origin ({}) is refused by a server without API keys",
+                String::from_utf8_lossy(origin.as_bytes())
+            ),
+        ))
+    })
+}
+
+/// Whether a request may name `host` (`NAME[:PORT]`) of a server without
+/// API keys: an IP address (no name a page could rebind), localhost, or a
+/// name of `allowed`.
+fn host_allowed(allowed: &[String], host: &str) -> bool {
+    if host.starts_with('[') {
+        return true;
+    }
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
+        _ => host,
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    name.parse::<std::net::Ipv4Addr>().is_ok()
+        || name == "localhost"
+        || name.ends_with(".localhost")
+        || allowed.iter().any(|a| a == "*" || *a == name)
 }
 
 /// The key of an `Authorization: Bearer KEY` header.

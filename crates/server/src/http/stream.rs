@@ -378,6 +378,10 @@ fn keyed_row(cols: &[Column], f: Vec<String>) -> Result<SubmitIn, (Option<String
     Ok(e)
 }
 
+/// The media types of an import body.
+const IMPORT_CSV: &str = "text/csv";
+const IMPORT_NDJSON: &str = "application/x-ndjson";
+
 #[derive(Deserialize)]
 pub(crate) struct ImportQ {
     format: Option<String>,
@@ -400,6 +404,19 @@ pub(crate) async fn import(
         }
         None => media_type(&headers).as_deref() == Some("text/csv"),
     };
+    // Lines of CSV or NDJSON, said so: never text or a form, which a web
+    // page may send to another site without its consent.
+    match media_type(&headers).as_deref() {
+        Some(IMPORT_CSV | IMPORT_NDJSON | "application/ndjson" | "application/jsonl")
+        | Some("application/json") => {}
+        other => {
+            return Err(super::error::unsupported_type(
+                other,
+                "an import body of Content-Type text/csv or application/x-ndjson",
+            )
+            .into())
+        }
+    }
     let mut imp = Importer::new(&*st.be, board, IMPORT_BATCH);
     let mut reader = Reader {
         csv,

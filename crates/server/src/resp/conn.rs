@@ -48,6 +48,13 @@ pub const LARGE_QUERY: usize = 1 << 20;
 /// `client-query-buffer-limit`): past it the connection is closed.
 pub const MAX_QUERY_BUFFER: usize = 1 << 30;
 
+/// Whether a request is a line of an HTTP request (`POST …`, `Host: …`),
+/// which Redis answers by closing the connection.
+fn is_http(args: &[bytes::Bytes]) -> bool {
+    args.first()
+        .is_some_and(|a| a.eq_ignore_ascii_case(b"post") || a.eq_ignore_ascii_case(b"host:"))
+}
+
 /// Serves one connection until the client leaves, QUITs, breaks the
 /// protocol, or `stop` turns true (checked between batches).
 pub async fn serve_conn<S>(
@@ -106,6 +113,18 @@ where
             };
             match next {
                 Ok(Some(args)) if args.is_empty() => {}
+                Ok(Some(args)) if is_http(&args) => {
+                    // Redis's `securityWarningCommand`: an HTTP request (a
+                    // web page's, sent by a browser to this port) is
+                    // never run, nor anything after it.
+                    tracing::warn!(
+                        peer = ?peer,
+                        "possible security attack detected: a client sent POST or Host: \
+                         to the Redis protocol port (an HTTP request, e.g. a web page's); \
+                         connection closed"
+                    );
+                    return Ok(());
+                }
                 Ok(Some(args)) if session.paused_until(&args).is_some() => {
                     paused_until = session.paused_until(&args);
                     held = Some(args);

@@ -68,6 +68,19 @@ pub struct ServeArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub access_log: Option<bool>,
 
+    /// Host names the HTTP API answers to when no API key is set, besides
+    /// IP addresses and localhost (e.g. "podium.internal"); a request
+    /// naming another host is refused, so a web page cannot reach the
+    /// server through a name of its own (DNS rebinding). "*": any name.
+    /// Repeatable; PODIUM_HTTP_HOSTS takes a comma-separated list
+    #[arg(
+        long = "http-host",
+        env = "PODIUM_HTTP_HOSTS",
+        value_name = "NAME",
+        value_delimiter = ','
+    )]
+    pub http_hosts: Option<Vec<String>>,
+
     /// An API key and what it may do, as KEY:SCOPE with SCOPE read, write or
     /// admin; KEY has at least 16 characters. Repeatable; PODIUM_API_KEYS
     /// takes a comma-separated list. With any key set, every request needs one.
@@ -246,6 +259,17 @@ mod tests {
             ("script_time_limit", "PODIUM_SCRIPT_TIME_LIMIT"),
             ("notify_keyspace_events", "PODIUM_NOTIFY_KEYSPACE_EVENTS"),
             ("webhook_targets", "PODIUM_WEBHOOK_TARGETS"),
+            (
+                "events_max_filters_per_member",
+                "PODIUM_EVENTS_MAX_FILTERS_PER_MEMBER",
+            ),
+            (
+                "events_max_filters_per_board",
+                "PODIUM_EVENTS_MAX_FILTERS_PER_BOARD",
+            ),
+            ("events_max_filters", "PODIUM_EVENTS_MAX_FILTERS"),
+            ("events_retain", "PODIUM_EVENTS_RETAIN"),
+            ("http_hosts", "PODIUM_HTTP_HOSTS"),
             ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
             ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
@@ -254,7 +278,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            29
+            34
         );
         let keys = cmd
             .get_arguments()

@@ -40,6 +40,11 @@ pub(super) struct FileConfig {
     pub(super) script_time_limit: Option<u64>,
     pub(super) notify_keyspace_events: Option<String>,
     pub(super) webhook_targets: Option<String>,
+    pub(super) events_max_filters_per_member: Option<usize>,
+    pub(super) events_max_filters_per_board: Option<usize>,
+    pub(super) events_max_filters: Option<usize>,
+    pub(super) events_retain: Option<u64>,
+    pub(super) http_hosts: Option<Vec<String>>,
 }
 
 impl FileConfig {
@@ -95,6 +100,11 @@ mod tests {
             script_time_limit,
             notify_keyspace_events,
             webhook_targets,
+            events_max_filters_per_member,
+            events_max_filters_per_board,
+            events_max_filters,
+            events_retain,
+            http_hosts,
         } = FileConfig::parse(text).unwrap();
         let set = [
             data_dir.is_some(),
@@ -125,6 +135,11 @@ mod tests {
             script_time_limit.is_some(),
             notify_keyspace_events.is_some(),
             webhook_targets.is_some(),
+            events_max_filters_per_member.is_some(),
+            events_max_filters_per_board.is_some(),
+            events_max_filters.is_some(),
+            events_retain.is_some(),
+            http_hosts.is_some(),
         ];
         assert!(set.iter().all(|s| *s), "{set:?}");
 

@@ -67,6 +67,15 @@ pub struct Limits {
     pub notify_keyspace_events: u32,
     /// Which addresses webhooks may be delivered to.
     pub webhook_targets: podium_core::events::hooks::Targets,
+    /// Most live-event filters watching one member of a board.
+    pub events_max_filters_per_member: usize,
+    /// Most live-event filters of one board.
+    pub events_max_filters_per_board: usize,
+    /// Most live-event filters of the server.
+    pub events_max_filters: usize,
+    /// Seconds a filter is kept after its last subscriber left, for a
+    /// subscriber that resumes.
+    pub events_retain_secs: u64,
 }
 
 impl Default for Limits {
@@ -84,6 +93,10 @@ impl Default for Limits {
             script_time_limit_ms: DEFAULT_SCRIPT_TIME_LIMIT_MS,
             notify_keyspace_events: 0,
             webhook_targets: Default::default(),
+            events_max_filters_per_member: podium_core::events::limits::DEFAULT_PER_MEMBER,
+            events_max_filters_per_board: podium_core::events::limits::DEFAULT_PER_BOARD,
+            events_max_filters: podium_core::events::limits::DEFAULT_TOTAL,
+            events_retain_secs: podium_core::events::limits::DEFAULT_RETAIN.as_secs(),
         }
     }
 }
@@ -160,6 +173,27 @@ pub struct LimitArgs {
     /// [default: loopback]
     #[arg(long, env = "PODIUM_WEBHOOK_TARGETS", value_name = "WHICH")]
     pub webhook_targets: Option<String>,
+
+    /// Most live-event filters (distinct `top`/`members` choices of a
+    /// board's subscribers and webhooks) that may watch one member: each
+    /// costs every write to that member [default: 1000]
+    #[arg(long, env = "PODIUM_EVENTS_MAX_FILTERS_PER_MEMBER", value_name = "N")]
+    pub events_max_filters_per_member: Option<usize>,
+
+    /// Most live-event filters of one board [default: 10000]
+    #[arg(long, env = "PODIUM_EVENTS_MAX_FILTERS_PER_BOARD", value_name = "N")]
+    pub events_max_filters_per_board: Option<usize>,
+
+    /// Most live-event filters of the server, all boards together
+    /// [default: 100000]
+    #[arg(long, env = "PODIUM_EVENTS_MAX_FILTERS", value_name = "N")]
+    pub events_max_filters: Option<usize>,
+
+    /// Seconds a live-event filter is kept after its last subscriber left,
+    /// so a subscriber that reconnects within it resumes without a gap
+    /// (later it is told to reload); 0: dropped at once [default: 10]
+    #[arg(long, env = "PODIUM_EVENTS_RETAIN", value_name = "SECONDS")]
+    pub events_retain: Option<u64>,
 }
 
 impl LimitArgs {
@@ -227,6 +261,22 @@ impl LimitArgs {
                     anyhow::anyhow!("webhook_targets {t:?}: expected loopback, public or any")
                 })?,
             },
+            events_max_filters_per_member: self
+                .events_max_filters_per_member
+                .or(file.events_max_filters_per_member)
+                .unwrap_or(d.events_max_filters_per_member),
+            events_max_filters_per_board: self
+                .events_max_filters_per_board
+                .or(file.events_max_filters_per_board)
+                .unwrap_or(d.events_max_filters_per_board),
+            events_max_filters: self
+                .events_max_filters
+                .or(file.events_max_filters)
+                .unwrap_or(d.events_max_filters),
+            events_retain_secs: self
+                .events_retain
+                .or(file.events_retain)
+                .unwrap_or(d.events_retain_secs),
         })
     }
 }
@@ -235,6 +285,18 @@ impl Limits {
     pub(super) fn validate(&self) -> anyhow::Result<()> {
         if self.maxclients == 0 {
             anyhow::bail!("--maxclients must be at least 1");
+        }
+        if self.events_max_filters_per_member == 0
+            || self.events_max_filters_per_board == 0
+            || self.events_max_filters == 0
+        {
+            anyhow::bail!(
+                "--events-max-filters-per-member, --events-max-filters-per-board and \
+                 --events-max-filters must be more than 0"
+            );
+        }
+        if self.events_retain_secs > 3600 {
+            anyhow::bail!("--events-retain is at most 3600 seconds");
         }
         if self.multi_max_commands == 0 || self.multi_max_bytes == 0 {
             anyhow::bail!("--multi-max-commands and --multi-max-bytes must be more than 0");
@@ -457,6 +519,14 @@ mod tests {
             "KEA",
             "--webhook-targets",
             "public",
+            "--events-max-filters-per-member",
+            "4",
+            "--events-max-filters-per-board",
+            "40",
+            "--events-max-filters",
+            "400",
+            "--events-retain",
+            "0",
         ]))
         .unwrap();
         assert_eq!(
@@ -474,11 +544,15 @@ mod tests {
                 script_time_limit_ms: 100,
                 notify_keyspace_events: crate::resp::notify::parse_flags(b"KEA").unwrap(),
                 webhook_targets: podium_core::events::hooks::Targets::Public,
+                events_max_filters_per_member: 4,
+                events_max_filters_per_board: 40,
+                events_max_filters: 400,
+                events_retain_secs: 0,
             }
         );
         let cfg = TempConfig::new(
             "limits",
-            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\nnotify_keyspace_events = \"Kz\"\nwebhook_targets = \"any\"\n",
+            "maxclients = 7\nmaxmemory = \"1gb\"\ntimeout = 9\nmulti_max_bytes = \"2MiB\"\nexec_time_limit = 0\nnotify_keyspace_events = \"Kz\"\nwebhook_targets = \"any\"\nevents_max_filters = 9\nevents_retain = 60\n",
         );
         let mut args = parse(&["--maxclients", "8"]);
         args.config = Some(cfg.0.clone());
@@ -496,6 +570,16 @@ mod tests {
             s.limits.webhook_targets,
             podium_core::events::hooks::Targets::Any
         );
+        assert_eq!(
+            (s.limits.events_max_filters, s.limits.events_retain_secs),
+            (9, 60)
+        );
+        let mut args = parse(&["--events-max-filters-per-member", "0"]);
+        args.config = None;
+        assert!(Settings::resolve(&args)
+            .unwrap_err()
+            .to_string()
+            .contains("--events-max-filters-per-member"));
         for bad in [
             &["--maxclients", "0"][..],
             &["--webhook-targets", "everywhere"],

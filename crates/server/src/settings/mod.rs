@@ -39,6 +39,11 @@
 //! script_time_limit = 5000     # milliseconds a Lua script runs before BUSY
 //! notify_keyspace_events = ""  # Redis keyspace notifications, e.g. "Kz", "KEA"
 //! webhook_targets = "loopback" # where webhooks may go: loopback | public | any
+//! events_max_filters_per_member = 1000  # live-event filters watching one member
+//! events_max_filters_per_board = 10000
+//! events_max_filters = 100000
+//! events_retain = 10           # seconds a filter outlives its last subscriber
+//! http_hosts = ["podium.internal"]  # names answered without API keys (DNS rebinding)
 //! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
 //! rate_limit_per_address = "100/s,burst=500"
 //!
@@ -124,6 +129,9 @@ pub struct Settings {
     pub log_format: LogFormat,
     /// Whether every HTTP request is logged.
     pub access_log: bool,
+    /// Host names the HTTP API answers to without API keys, besides IP
+    /// addresses and localhost (`*`: any).
+    pub http_hosts: Vec<String>,
     /// Whether writes to a missing board create it.
     pub auto_create: bool,
     /// The API keys; empty means no authentication.
@@ -152,6 +160,7 @@ impl Default for Settings {
             log_level: DEFAULT_LOG_LEVEL.to_owned(),
             log_format: LogFormat::default(),
             access_log: false,
+            http_hosts: Vec::new(),
             auto_create: true,
             api_keys: Vec::new(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,

@@ -54,6 +54,15 @@ impl Settings {
                 .unwrap_or(d.log_level),
             log_format: args.log_format.or(file.log_format).unwrap_or(d.log_format),
             access_log: args.access_log.or(file.access_log).unwrap_or(d.access_log),
+            http_hosts: args
+                .http_hosts
+                .clone()
+                .or(file.http_hosts)
+                .unwrap_or(d.http_hosts)
+                .into_iter()
+                .map(|h| h.trim().trim_end_matches('.').to_ascii_lowercase())
+                .filter(|h| !h.is_empty())
+                .collect(),
             auto_create: args
                 .auto_create
                 .or(file.auto_create)

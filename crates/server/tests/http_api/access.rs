@@ -241,3 +241,99 @@ fn sigterm_right_after_the_listening_line_is_a_graceful_exit() {
         s.restart();
     }
 }
+
+/// A server without API keys answers what a web page on another site
+/// cannot send: JSON bodies said to be JSON (a page may post text or a
+/// form across sites), its own host names (a page's own name pointed at
+/// the server: DNS rebinding), and writes from its own origin.
+#[test]
+fn a_keyless_server_refuses_what_a_web_page_could_send() {
+    let s = Server::start(&[]);
+    let scores = "/v1/boards/xp/scores";
+    let body = r#"{"member": "pwned", "score": 5}"#;
+    for ct in [
+        "text/plain",
+        "text/plain;charset=UTF-8",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+    ] {
+        s.post_raw(scores, ct, body)
+            .expect_error(415, "unsupported_media_type");
+    }
+    // No type at all (a page's Blob without one).
+    let r = send(s.http.post(s.url(scores)).body(body));
+    r.expect_error(415, "unsupported_media_type");
+    // An import is CSV or NDJSON, said so.
+    s.post_raw(
+        "/v1/boards/xp/import?format=csv",
+        "text/plain",
+        "member,score\nx,1\n",
+    )
+    .expect_error(415, "unsupported_media_type");
+    s.get("/v1/boards/xp").expect_error(404, "board_not_found");
+
+    // Another site's name for this server.
+    let r = send(
+        s.http
+            .get(s.url("/v1/boards"))
+            .header("host", "evil.example:7070"),
+    );
+    r.expect_error(403, "forbidden");
+    assert!(r.body.to_string().contains("--http-host"), "{}", r.body);
+    // A write from another origin, even in JSON.
+    let r = send(
+        s.http
+            .post(s.url("/v1/boards/xp/reset"))
+            .header("origin", "http://evil.example"),
+    );
+    r.expect_error(403, "forbidden");
+    let r = send(
+        s.http
+            .post(s.url(scores))
+            .header("origin", "null")
+            .json(&json!({"member": "pwned", "score": 5})),
+    );
+    r.expect_error(403, "forbidden");
+    s.get("/v1/boards/xp").expect_error(404, "board_not_found");
+
+    // What the server's own pages and clients send is answered.
+    s.post(scores, &json!({"member": "a", "score": 1}))
+        .expect(200);
+    let own = format!("http://{}", s.addr());
+    let r = send(
+        s.http
+            .post(s.url(scores))
+            .header("origin", &own)
+            .json(&json!({"member": "b", "score": 2})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    for host in ["localhost:1", "127.0.0.1", "[::1]:7070", "a.localhost"] {
+        let r = send(s.http.get(s.url("/v1/boards")).header("host", host));
+        assert_eq!(r.status, 200, "{host}: {}", r.body);
+    }
+    s.post_raw(
+        "/v1/boards/xp/import?format=csv",
+        "text/csv",
+        "member,score\nx,1\n",
+    )
+    .expect(200);
+
+    // A configured name is answered; with API keys, the key decides.
+    let named = Server::start(&["--http-host", "podium.internal"]);
+    let r = send(
+        named
+            .http
+            .get(named.url("/v1/boards"))
+            .header("host", "PODIUM.internal:80"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let keyed = Server::start(&["--api-key", "adminkey0000000000:admin"]);
+    let r = send(
+        keyed
+            .http
+            .get(keyed.url("/v1/boards"))
+            .bearer_auth("adminkey0000000000")
+            .header("host", "evil.example"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}

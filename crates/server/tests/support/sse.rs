@@ -76,3 +76,69 @@ pub fn open(url: &str, last_id: Option<&str>) -> mpsc::Receiver<Msg> {
     });
     rx
 }
+
+/// Asks for the event stream at `url` and keeps it open: the status, and
+/// the response holding the stream (dropped: the subscriber leaves).
+pub fn subscribe(url: &str) -> (u16, reqwest::blocking::Response) {
+    let client = reqwest::blocking::Client::builder()
+        .timeout(None)
+        .build()
+        .unwrap();
+    let resp = client.get(url).send().unwrap();
+    (resp.status().as_u16(), resp)
+}
+
+/// The bounds on live-event filters of a server started with
+/// `--events-max-filters-per-member 3 --events-max-filters-per-board 5`,
+/// whose HTTP API is at `base` and whose board `b` holds member `hot`:
+/// past a bound a new filter is refused in podium's words while
+/// subscribers of existing filters still join, and the filters of
+/// subscribers that left make room at once.
+pub fn check_filter_bounds(base: &str) {
+    let url = |q: &str| format!("{base}/v1/boards/b/events?{q}");
+    let mut held = Vec::new();
+    for i in 0..3 {
+        let (status, r) = subscribe(&url(&format!("members=hot,u{i}")));
+        assert_eq!(status, 200, "filter {i}");
+        held.push(r);
+    }
+    let (status, r) = subscribe(&url("members=hot,u9"));
+    assert_eq!(status, 503, "a fourth filter watching hot");
+    let body: Value = r.json().unwrap();
+    assert_eq!(body["error"]["code"], "too_many_clients", "{body}");
+    let msg = body["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("events_max_filters_per_member"), "{msg}");
+    // A subscriber of a filter in use joins it.
+    let (status, again) = subscribe(&url("members=hot,u0"));
+    assert_eq!(status, 200);
+    held.push(again);
+    // Filters of other members, up to the board's bound.
+    for q in ["members=x1", "top=3"] {
+        let (status, r) = subscribe(&url(q));
+        assert_eq!(status, 200, "{q}");
+        held.push(r);
+    }
+    let (status, r) = subscribe(&url("members=x2"));
+    assert_eq!(status, 503, "a sixth filter of the board");
+    let body: Value = r.json().unwrap();
+    let msg = body["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("events_max_filters_per_board"), "{msg}");
+    // Every subscriber leaves: their filters make room for new ones.
+    drop(held);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut kept = Vec::new();
+    for i in 10..13 {
+        loop {
+            let (status, r) = subscribe(&url(&format!("members=hot,u{i}")));
+            if status == 200 {
+                kept.push(r);
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "filters of subscribers that left still hold their place"
+            );
+            thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}

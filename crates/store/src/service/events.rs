@@ -31,6 +31,7 @@ use crate::outbox::HookBatch;
 use crate::storage::record::LogOp;
 use podium_core::api::{entry_out, member_str, Score};
 use podium_core::error::ApiError;
+use podium_core::events::limits::{self, Counted};
 use podium_core::events::{Event, EventId, Filter, Kind, Ring, Subscription};
 use podium_core::ops::Subscribe;
 use podium_engine::{Board, Entry, Journal, OrderKey, Ranking, Scores, Webhook};
@@ -96,12 +97,20 @@ struct Sub {
     /// The board's webhooks with this filter: they keep it alive without
     /// subscribers, and its events are logged for them.
     hooks: Vec<Webhook>,
+    /// Counts it against the process's bound while it lives.
+    _counted: Counted,
 }
 
 impl Sub {
     /// Nobody has read it for the retention time, and no webhook keeps it.
     fn expired(&self, now: Instant) -> bool {
         self.hooks.is_empty() && self.ring.expired(now)
+    }
+
+    /// Nobody reads it now, and no webhook keeps it: it may go to make
+    /// room for a filter somebody reads.
+    fn idle(&self) -> bool {
+        self.hooks.is_empty() && self.ring.idle()
     }
 }
 
@@ -271,7 +280,8 @@ impl Feed {
             let Ok(filter) = Filter::new(h.top, h.members.clone(), false) else {
                 continue;
             };
-            self.register(b, &filter);
+            // The board's config bounds its hooks: never refused here.
+            self.register(b, &filter, Counted::new());
             if let Some(s) = self.subs.get_mut(filter.key().as_str()) {
                 s.hooks.push(h.clone());
             }
@@ -301,8 +311,33 @@ impl Feed {
 
     // ------------------------------------------------------- subscribers
 
-    /// Adds `filter` unless it is there, answering its ring.
-    fn register(&mut self, b: Option<&Board>, filter: &Filter) -> Arc<Ring> {
+    /// Whether `filter` may be added, within the bounds on filters
+    /// ([`limits`]): one already there may always be joined; else filters
+    /// nobody reads go first to make room. Answers the filter's count.
+    fn admit(&mut self, filter: &Filter) -> Result<Counted, ApiError> {
+        if self.subs.contains_key(filter.key().as_str()) {
+            return Ok(Counted::new());
+        }
+        let busiest = |f: &Feed| {
+            filter
+                .members
+                .iter()
+                .map(|m| f.watched.get(m.as_bytes()).map_or(0, |w| w.filters.len()))
+                .max()
+                .unwrap_or(0)
+        };
+        match limits::admit(&self.board, self.subs.len(), busiest(self)) {
+            Ok(c) => Ok(c),
+            Err(_) => {
+                self.drop_where(Sub::idle);
+                limits::admit(&self.board, self.subs.len(), busiest(self))
+            }
+        }
+    }
+
+    /// Adds `filter` unless it is there, answering its ring; `counted`
+    /// counts it (dropped when the filter is there already).
+    fn register(&mut self, b: Option<&Board>, filter: &Filter, counted: Counted) -> Arc<Ring> {
         let key: Arc<str> = filter.key().into();
         if !self.subs.contains_key(&key) {
             let ring = Ring::new(&self.board, self.last);
@@ -331,6 +366,7 @@ impl Feed {
                     filter: filter.clone(),
                     ring,
                     hooks: Vec::new(),
+                    _counted: counted,
                 },
             );
         }
@@ -376,10 +412,15 @@ impl Feed {
     /// Drops filters nobody has read for the retention time; whether any
     /// is left.
     fn sweep(&mut self, now: Instant) -> bool {
+        self.drop_where(|s| s.expired(now))
+    }
+
+    /// Drops the filters `gone` says; whether any is left.
+    fn drop_where(&mut self, gone: impl Fn(&Sub) -> bool) -> bool {
         let gone: Vec<Arc<str>> = self
             .subs
             .iter()
-            .filter(|(_, s)| s.expired(now))
+            .filter(|(_, s)| gone(s))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {
@@ -771,7 +812,8 @@ impl Service {
             f.watch(b);
         }
         f.sweep(Instant::now());
-        let ring = f.register(g.as_deref(), &req.filter);
+        let counted = f.admit(&req.filter)?;
+        let ring = f.register(g.as_deref(), &req.filter, counted);
         Ok(ring.join(f.last, req.since, &req.filter, || {
             f.snapshot(g.as_deref(), &req.filter)
         }))

@@ -11,8 +11,13 @@ fn authed(method: &str, uri: &str, key: Option<&str>, body: Option<&str>) -> Req
     if let Some(k) = key {
         b = b.header("authorization", format!("Bearer {k}"));
     }
-    b.body(body.map_or_else(Body::empty, |s| Body::from(s.to_string())))
-        .unwrap()
+    match body {
+        Some(s) => b
+            .header("content-type", "application/json")
+            .body(Body::from(s.to_string()))
+            .unwrap(),
+        None => b.body(Body::empty()).unwrap(),
+    }
 }
 
 /// Every route of the table, requested with no key and with a key of each

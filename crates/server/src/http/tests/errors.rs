@@ -138,15 +138,34 @@ async fn error_cases() {
             .unwrap(),
     )
     .await;
-    assert_eq!(r.status, 400);
-    assert_eq!(r.code(), "malformed_request");
-    // `curl -d` sends form-urlencoded: accepted as JSON.
+    assert_eq!(r.status, 415);
+    assert_eq!(r.code(), "unsupported_media_type");
+    // What a web page may send to another site without its consent (a
+    // form, text, no type) is refused, JSON or not.
+    for ct in [
+        Some("application/x-www-form-urlencoded"),
+        Some("text/plain"),
+        Some("multipart/form-data; boundary=b"),
+        None,
+    ] {
+        let mut b = Request::builder().method("POST").uri("/v1/boards/e/scores");
+        if let Some(ct) = ct {
+            b = b.header("content-type", ct);
+        }
+        let r = send(
+            &app,
+            b.body(Body::from(r#"{"member":"a","score":1}"#)).unwrap(),
+        )
+        .await;
+        assert_eq!(r.status, 415, "{ct:?}");
+        assert_eq!(r.code(), "unsupported_media_type");
+    }
     let r = send(
         &app,
         Request::builder()
             .method("POST")
             .uri("/v1/boards/e/scores")
-            .header("content-type", "application/x-www-form-urlencoded")
+            .header("content-type", "application/merge-patch+json")
             .body(Body::from(r#"{"member":"a","score":1}"#))
             .unwrap(),
     )
@@ -330,6 +349,7 @@ async fn body_limit() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/l/import")
+            .header("content-type", "application/x-ndjson")
             .body(Body::from(body))
             .unwrap(),
     )
@@ -640,6 +660,7 @@ async fn content_encoding_is_refused_unless_identity() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/enc/scores")
+            .header("content-type", "application/json")
             .header("content-encoding", "identity")
             .body(Body::from(r#"{"member":"a","score":1}"#))
             .unwrap(),
@@ -663,7 +684,8 @@ async fn content_encoding_is_refused_unless_identity() {
 async fn while_the_storage_opens_only_healthz_answers_200_and_the_api_takes_over_once_set() {
     let routing = crate::http::Routing::starting("embedded");
     let addr = serve_routing_on_socket(routing.clone()).await;
-    let get = |path: &str| format!("GET {path} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n");
+    let get =
+        |path: &str| format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n\r\n");
 
     let (line, _, body) = raw_exchange(addr, get("/healthz").as_bytes()).await;
     assert!(line.contains(" 200 "), "{line}");
@@ -771,11 +793,11 @@ async fn raw_exchange(addr: std::net::SocketAddr, request: &[u8]) -> (String, St
 async fn hyper_answers_are_podium_errors() {
     let addr = serve_on_socket().await;
     let long = format!(
-        "GET /v1/boards/b/top?q={} HTTP/1.1\r\nhost: x\r\n\r\n",
+        "GET /v1/boards/b/top?q={} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
         "a".repeat(70_000)
     );
     let big_header = format!(
-        "GET /healthz HTTP/1.1\r\nhost: x\r\nx-big: {}\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: {}\r\n\r\n",
         "a".repeat(600_000)
     );
     for (request, status, code) in [
@@ -807,7 +829,8 @@ async fn hyper_answers_are_podium_errors() {
             .is_some_and(|m| !m.is_empty()));
     }
     // The server goes on answering.
-    let (line, _, body) = raw_exchange(addr, b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n").await;
+    let (line, _, body) =
+        raw_exchange(addr, b"GET /healthz HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").await;
     assert!(line.starts_with("HTTP/1.1 200 "), "{line}");
     assert!(body.contains("\"ok\""), "{body}");
 }

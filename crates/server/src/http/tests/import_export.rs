@@ -25,6 +25,7 @@ async fn export_streams_every_entry_best_first() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/big/import")
+            .header("content-type", "application/x-ndjson")
             .body(Body::from(lines))
             .unwrap(),
     )
@@ -101,6 +102,7 @@ async fn import_ndjson_counts_bad_lines() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/n/import")
+            .header("content-type", "application/x-ndjson")
             .body(Body::from(body))
             .unwrap(),
     )
@@ -163,6 +165,7 @@ async fn import_isolates_entries_the_engine_refuses() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/bd/import")
+            .header("content-type", "application/x-ndjson")
             .body(Body::from(body))
             .unwrap(),
     )
@@ -233,6 +236,7 @@ async fn import_csv() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/c2/import?format=csv")
+            .header("content-type", "text/csv")
             .body(Body::from("x,1\ny,2"))
             .unwrap(),
     )
@@ -271,6 +275,7 @@ async fn import_batches_large_bodies_in_small_chunks() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/p/import?format=csv")
+            .header("content-type", "text/csv")
             .body(Body::from_stream(futures_util::stream::iter(chunks)))
             .unwrap(),
     )
@@ -292,6 +297,7 @@ async fn import_errors_are_capped_and_read_only_boards_refused() {
         Request::builder()
             .method("POST")
             .uri("/v1/boards/q/import")
+            .header("content-type", "application/x-ndjson")
             .body(Body::from(body))
             .unwrap(),
     )

@@ -143,6 +143,14 @@ async fn import_body(app: &Router, board: &str, format: &str, body: &str) -> Val
         Request::builder()
             .method("POST")
             .uri(format!("/v1/boards/{board}/import?format={format}"))
+            .header(
+                "content-type",
+                if format == "csv" {
+                    "text/csv"
+                } else {
+                    "application/x-ndjson"
+                },
+            )
             .body(Body::from(body.to_string()))
             .unwrap(),
     )
