@@ -54,6 +54,7 @@ pub struct RestoreArgs {
 /// `DIR` only once every one matches the manifest, so `DIR` is always a
 /// whole backup.
 pub fn backup(a: &BackupArgs) -> Result<()> {
+    plain_path("the backup directory", &a.dir)?;
     if !is_empty_or_missing(&a.dir)? {
         bail!(
             "{} is not empty: a backup goes into a new or empty directory",
@@ -103,12 +104,27 @@ pub fn backup(a: &BackupArgs) -> Result<()> {
 
 /// `podium restore BACKUP --data-dir DIR`.
 pub fn restore(a: &RestoreArgs) -> Result<()> {
+    plain_path("the backup", &a.backup)?;
+    plain_path("the data directory", &a.data_dir)?;
     let m = backup::restore(&a.backup, &a.data_dir)?;
     eprintln!(
         "{}; start the server with --data-dir {}",
         summary("restored", &m, &a.data_dir),
         a.data_dir.display()
     );
+    Ok(())
+}
+
+/// Refuses a path holding a control character: printed in the summary
+/// and in every message, it would be a terminal escape, and no operator
+/// means one in a directory's name.
+fn plain_path(what: &str, p: &Path) -> Result<()> {
+    if p.to_string_lossy().chars().any(char::is_control) {
+        bail!(
+            "{what} {:?} holds a control character: name it without one",
+            p.display().to_string()
+        );
+    }
     Ok(())
 }
 
@@ -128,5 +144,38 @@ fn is_empty_or_missing(dir: &Path) -> Result<bool> {
         Ok(mut entries) => Ok(entries.next().is_none()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
         Err(e) => Err(e).with_context(|| format!("cannot read {}", dir.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_directory_named_with_a_control_character_is_refused() {
+        let base = std::env::temp_dir().join(format!("podium-cli-backup-{}", std::process::id()));
+        let bad = base.join("bk\u{1b}[31m");
+        let e = backup(&BackupArgs {
+            dir: bad.clone(),
+            http: "http://127.0.0.1:1".into(),
+            api_key: None,
+            quiet: true,
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("control character"), "{e}");
+        for (backup_dir, data_dir) in [
+            (bad.clone(), base.join("data")),
+            (base.join("b"), base.join("data\n")),
+        ] {
+            let e = restore(&RestoreArgs {
+                backup: backup_dir,
+                data_dir,
+            })
+            .unwrap_err()
+            .to_string();
+            assert!(e.contains("control character"), "{e}");
+        }
+        assert!(!bad.exists());
     }
 }

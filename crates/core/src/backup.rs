@@ -10,6 +10,8 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+use crate::private_fs;
 use sha2::{Digest, Sha256};
 
 /// The manifest's file name, in the stream (its last entry) and in a
@@ -147,7 +149,7 @@ fn io_at(path: &Path) -> impl FnOnce(io::Error) -> BackupError + '_ {
 /// are synced before it returns. Refuses a stream that ends early, holds
 /// an entry that is not a plain file name, or whose files do not match.
 pub fn unpack_tar(input: impl Read, dir: &Path) -> Result<Manifest, BackupError> {
-    fs::create_dir_all(dir).map_err(io_at(dir))?;
+    private_fs::create_dir_all(dir).map_err(io_at(dir))?;
     let mut received: Vec<ManifestFile> = Vec::new();
     let mut manifest: Option<Manifest> = None;
     let mut archive = tar::Archive::new(input);
@@ -177,7 +179,7 @@ pub fn unpack_tar(input: impl Read, dir: &Path) -> Result<Manifest, BackupError>
             continue;
         }
         let path = dir.join(&name);
-        let mut out = File::create(&path).map_err(io_at(&path))?;
+        let mut out = private_fs::create(&path).map_err(io_at(&path))?;
         let mut hashing = Hashing::new(&mut entry);
         io::copy(&mut hashing, &mut out).map_err(io_at(&path))?;
         out.sync_all().map_err(io_at(&path))?;
@@ -213,14 +215,16 @@ fn describe(files: &[ManifestFile]) -> String {
     names.join(", ")
 }
 
-/// A name with no directory part, `..` or anything odd.
+/// A name with no directory part, `..`, control character (a terminal
+/// escape, when printed) or anything odd.
 fn plain_name(p: &Path) -> Option<String> {
     let name = p.to_str()?;
     let ok = !name.is_empty()
         && name != "."
         && name != ".."
         && !name.contains('/')
-        && !name.contains('\\');
+        && !name.contains('\\')
+        && !name.chars().any(char::is_control);
     ok.then(|| name.to_string())
 }
 
@@ -295,12 +299,12 @@ pub fn restore(from: &Path, data_dir: &Path) -> Result<Manifest, BackupError> {
             )));
         }
     }
-    fs::create_dir_all(data_dir).map_err(io_at(data_dir))?;
+    private_fs::create_dir_all(data_dir).map_err(io_at(data_dir))?;
     for f in &m.files {
         let src = from.join(&f.name);
         let dst = data_dir.join(&f.name);
         let mut input = File::open(&src).map_err(io_at(&src))?;
-        let mut out = File::create(&dst).map_err(io_at(&dst))?;
+        let mut out = private_fs::create(&dst).map_err(io_at(&dst))?;
         io::copy(&mut input, &mut out).map_err(io_at(&dst))?;
         out.sync_all().map_err(io_at(&dst))?;
     }
@@ -309,7 +313,7 @@ pub fn restore(from: &Path, data_dir: &Path) -> Result<Manifest, BackupError> {
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<(), BackupError> {
-    let mut f = File::create(path).map_err(io_at(path))?;
+    let mut f = private_fs::create(path).map_err(io_at(path))?;
     f.write_all(bytes).map_err(io_at(path))?;
     f.sync_all().map_err(io_at(path))
 }
@@ -460,6 +464,68 @@ mod tests {
             .to_string();
         assert!(e.contains("damaged"), "{e}");
         assert!(!out.path().join("data").exists(), "nothing restored");
+    }
+
+    /// A backup's files hold the boards and the webhooks' secrets: the
+    /// owner's only, in the backup and in the data directory restored.
+    #[cfg(unix)]
+    #[test]
+    fn backups_and_restores_are_the_owners_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let src = tempfile::tempdir().unwrap();
+        let files: [(&str, &[u8]); 2] = [("snapshot-7.pdms", b"s"), ("log-8.pdml", b"l")];
+        let mut stream = Vec::new();
+        write_tar(set(src.path(), &files), "1", "c", &mut stream).unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let backup = out.path().join("new/b");
+        unpack_tar(&stream[..], &backup).unwrap();
+        let data = out.path().join("restored/data");
+        restore(&backup, &data).unwrap();
+        for dir in [&backup, &data] {
+            assert_eq!(mode(dir), 0o700, "{}", dir.display());
+            for e in fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                assert_eq!(mode(&p), 0o600, "{}", p.display());
+            }
+        }
+        assert_eq!(mode(&out.path().join("new")), 0o700);
+    }
+
+    /// A name with a control character (a terminal escape among them) is
+    /// no file of a data directory, in the stream or in the manifest.
+    #[test]
+    fn a_name_with_a_control_character_is_refused() {
+        for name in ["log-1\u{1b}[2J.pdml", "log-1\n.pdml", "log-1\u{7f}.pdml"] {
+            let mut stream = Vec::new();
+            {
+                let mut tar = tar::Builder::new(&mut stream);
+                let mut h = header(1, 0);
+                tar.append_data(&mut h, name, &b"x"[..]).unwrap();
+                tar.finish().unwrap();
+            }
+            let out = tempfile::tempdir().unwrap();
+            let e = unpack_tar(&stream[..], &out.path().join("b"))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("not a plain file name"), "{name:?}: {e}");
+        }
+        let text = manifest_text(&Manifest {
+            format: FORMAT.into(),
+            version: VERSION,
+            podium: "1".into(),
+            commit: "c".into(),
+            created: "now".into(),
+            snapshot_lsn: 0,
+            last_lsn: 1,
+            files: vec![ManifestFile {
+                name: "log-1\u{1b}]0;x\u{7}.pdml".into(),
+                bytes: 1,
+                sha256: "0".repeat(64),
+            }],
+        });
+        let e = parse_manifest(&text).unwrap_err().to_string();
+        assert!(e.contains("not a file of a data directory"), "{e}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod keystore;
 pub mod memory;
 pub mod op;
 pub mod ops;
+pub mod private_fs;
 pub mod rate;
 pub mod schedule;
 pub mod score;

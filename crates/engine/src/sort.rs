@@ -163,8 +163,12 @@ impl SortKey {
 pub(crate) const TWO_63: f64 = (1u64 << 63) as f64;
 
 /// The exact integer a double holds, if it holds one in `i64`'s range.
+/// -2^63 itself is refused, as 2^63 is: a double holds it for every
+/// integer within 1,024 below it too (`-9223372036854775809` reads as
+/// it), so it may stand for a value past the range; the minimum is taken
+/// as an integer.
 fn float_to_int(x: f64) -> Option<i64> {
-    (x.fract() == 0.0 && (-TWO_63..TWO_63).contains(&x)).then_some(x as i64)
+    (x.fract() == 0.0 && x > -TWO_63 && x < TWO_63).then_some(x as i64)
 }
 
 /// One key's value.
@@ -602,6 +606,38 @@ mod tests {
         assert_eq!(Num::from_json(&serde_json::json!(true)), None);
     }
 
+    /// An `int` key holds `i64`: a value past either end is refused, never
+    /// clamped to the end (below the minimum, a double rounds to exactly
+    /// -2^63, which is the minimum itself).
+    #[test]
+    fn an_int_key_refuses_values_past_either_end() {
+        let int = SortKey::new("k", Order::Desc, KeyType::Int, KeyOp::Incr);
+        for text in [
+            "-9223372036854775809",
+            "-9223372036854775810",
+            "-9223372036854775808.0",
+            "9223372036854775808",
+            "-1e19",
+        ] {
+            let n = Num::parse(text).unwrap();
+            assert!(
+                int.coerce(n).is_err(),
+                "{text} was taken as {:?}",
+                int.coerce(n)
+            );
+        }
+        for json in ["-9223372036854775809", "9223372036854775808"] {
+            let n = Num::from_json(&serde_json::from_str(json).unwrap()).unwrap();
+            assert!(int.coerce(n).is_err(), "{json}");
+        }
+        for (text, v) in [
+            ("-9223372036854775808", i64::MIN),
+            ("9223372036854775807", i64::MAX),
+        ] {
+            assert_eq!(int.coerce(Num::parse(text).unwrap()).unwrap(), Num::Int(v));
+        }
+    }
+
     #[test]
     fn coercion_to_a_key_type() {
         let int = SortKey::new("k", Order::Desc, KeyType::Int, KeyOp::Incr);
@@ -609,7 +645,7 @@ mod tests {
         assert_eq!(int.coerce(Num::Float(3.0)).unwrap(), Num::Int(3));
         assert!(int.coerce(Num::Float(3.5)).is_err());
         assert!(int.coerce(Num::Float(9.3e18)).is_err());
-        assert_eq!(int.coerce(Num::Float(-TWO_63)).unwrap(), Num::Int(i64::MIN));
+        assert!(int.coerce(Num::Float(-TWO_63)).is_err());
         assert_eq!(float.coerce(Num::Int(2)).unwrap(), Num::Float(2.0));
         assert_eq!(float.coerce(Num::Float(f64::NAN)), Err(Error::NanScore));
         let mut inc = int.clone();

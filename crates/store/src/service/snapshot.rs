@@ -224,6 +224,30 @@ mod tests {
     use super::*;
     use crate::service::testutil::*;
 
+    /// The data directory holds the boards and the webhooks' secrets:
+    /// its files (log segments, snapshots, the lock) and itself are the
+    /// owner's only, whatever the umask.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_data_directory_is_the_owners_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tmp("modes").join("data");
+        let svc = open(&dir);
+        svc.submit("b", &[e("a", 1.0)]).await.unwrap();
+        assert!(svc.maybe_snapshot(true).unwrap().is_some());
+        svc.submit("b", &[e("b", 2.0)]).await.unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        let mut files = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            assert_eq!(mode(&p), 0o600, "{}", p.display());
+            files += 1;
+        }
+        assert!(files >= 3, "a segment, a snapshot and the lock");
+        svc.close().unwrap();
+    }
+
     #[tokio::test]
     async fn a_snapshot_is_pending_from_its_threshold_until_written() {
         let dir = tmp("pending");

@@ -264,10 +264,9 @@ pub fn lock_dir(dir: &Path) -> Result<DirLock, StorageError> {
     let d = File::open(dir).map_err(io_err(dir))?;
     try_lock(&d, dir, dir)?;
     let lock_path = dir.join("LOCK");
-    let f = fs::OpenOptions::new()
+    let f = podium_core::private_fs::options()
         .create(true)
         .truncate(false)
-        .write(true)
         .open(&lock_path)
         .map_err(io_err(&lock_path))?;
     try_lock(&f, dir, &lock_path)?;
@@ -488,7 +487,7 @@ pub fn open(
     policy: FsyncPolicy,
     store: &Store,
 ) -> Result<(Storage, Aux, RecoveryReport), StorageError> {
-    fs::create_dir_all(dir).map_err(io_err(dir))?;
+    podium_core::private_fs::create_dir_all(dir).map_err(io_err(dir))?;
     let lock = lock_dir(dir)?;
     let mut report = RecoveryReport::default();
     let mut aux = Aux::default();

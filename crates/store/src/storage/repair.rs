@@ -295,7 +295,7 @@ pub fn apply(plan: &Plan) -> Result<Option<PathBuf>, StorageError> {
     }
     let dir = &plan.dir;
     let aside = aside_dir(dir);
-    fs::create_dir(&aside).map_err(io_err(&aside))?;
+    podium_core::private_fs::create_dir_all(&aside).map_err(io_err(&aside))?;
     for a in &plan.actions {
         match a {
             Action::CopyAside(p) => {

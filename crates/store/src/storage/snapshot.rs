@@ -159,7 +159,7 @@ fn write_tmp<B: WriteBoard>(
     boards: &[SnapBoard<B>],
     aux: &SnapAux,
 ) -> io::Result<u64> {
-    let file = File::create(tmp)?;
+    let file = podium_core::private_fs::create(tmp)?;
     // The buffer is outside the checksum: a board writes each entry in a
     // handful of small pieces, and the CRC is summed over the buffer's
     // flushes (1 MiB at a time), not over every piece.

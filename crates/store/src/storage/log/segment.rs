@@ -206,11 +206,7 @@ pub fn frames_beyond(data: &[u8], bad: usize, expected: u64) -> Option<Beyond> {
 /// Creates a segment file holding only the header, durably.
 pub(super) fn create_segment(dir: &Path, start_lsn: u64) -> io::Result<File> {
     let path = dir.join(segment_name(start_lsn));
-    let mut f = OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(true)
-        .open(&path)?;
+    let mut f = podium_core::private_fs::create(&path)?;
     f.write_all(SEGMENT_MAGIC)?;
     f.sync_all()?;
     sync_dir(dir)?;
