@@ -3,7 +3,7 @@
 //! telling a torn final write from damage. The bytes are in
 //! docs/storage.md.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
