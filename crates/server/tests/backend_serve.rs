@@ -804,6 +804,25 @@ fn w(kind: &str, member: &str) -> (String, String) {
     (kind.to_string(), member.to_string())
 }
 
+/// The bounds on live-event filters hold on the Redis backend as on the
+/// embedded store (support::sse::check_filter_bounds).
+#[test]
+fn live_event_filters_are_bounded_on_redis() {
+    let redis = Redis::single(false);
+    let node = Node::start(&[
+        "--backend",
+        &redis.url(),
+        "--events-max-filters-per-member",
+        "3",
+        "--events-max-filters-per-board",
+        "5",
+    ]);
+    let body = json!({"member": "hot", "score": 1}).to_string();
+    let (st, v) = node.http("POST", "/v1/boards/b/scores", Some(&body));
+    assert_eq!(st, 200, "{v}");
+    support::sse::check_filter_bounds(&format!("http://{}", node.http));
+}
+
 #[test]
 fn live_events_on_redis_over_sse() {
     let redis = Redis::single(false);
