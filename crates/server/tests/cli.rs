@@ -783,6 +783,7 @@ fn json_log_lines_and_the_access_log() {
     let r = srv
         .http
         .post(srv.url("/v1/boards/weekly/scores"))
+        .header("content-type", "application/json")
         .body(r#"{"member":"a","score":1}"#)
         .send()
         .unwrap();
@@ -853,6 +854,7 @@ fn auto_create_off_refuses_writes_to_missing_boards() {
     let post = || {
         reqwest::blocking::Client::new()
             .post(format!("{}/v1/boards/weekyl/scores", srv.http))
+            .header("content-type", "application/json")
             .body(body)
             .send()
             .unwrap()
