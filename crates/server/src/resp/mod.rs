@@ -120,6 +120,17 @@ pub async fn serve(
     }
     shared.notify.set_flags(cfg.notify_keyspace_events);
     let shared = Arc::new(shared);
+    // At shutdown a running script is stopped as at the hard limit, so
+    // that the connections drain rather than wait for it.
+    let closer = {
+        let scripts = shared.scripts.clone();
+        let mut stop = stop.clone();
+        tokio::spawn(async move {
+            if stop.wait_for(|s| *s).await.is_ok() {
+                scripts.running.shut_down();
+            }
+        })
+    };
     // Keys expire in the store, whichever request finds them: it tells
     // the notifier, which publishes `expired` when that is on.
     store.set_expiry_sink(Some(shared.notify.clone()));
@@ -154,6 +165,7 @@ pub async fn serve(
     )
     .await;
     sampler.abort();
+    closer.abort();
     Ok(())
 }
 

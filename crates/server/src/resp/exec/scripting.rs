@@ -49,10 +49,26 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "shutdown",
 ];
 
+/// Commands answered while another connection's script runs past the time
+/// limit: those of Redis 7.0's `allow-busy` flag that podium has (none
+/// touches the store). A connection opened meanwhile can authenticate
+/// and send SCRIPT KILL; a pipelined transaction is not half refused.
+const ALLOW_BUSY: &[&str] = &[
+    "auth",
+    "hello",
+    "multi",
+    "discard",
+    "quit",
+    "reset",
+    "script|kill",
+];
+
 impl Session {
     /// While another connection's script runs: waits for it up to the
     /// time limit (as Redis, busy running it, answers no one), then
-    /// answers `BUSY` to all but SCRIPT KILL.
+    /// answers `BUSY` to all but the [`ALLOW_BUSY`] commands. A connection
+    /// not authenticated yet gets what it would get anyway (`NOAUTH`:
+    /// refused before the store is reached).
     pub(super) fn busy_refusal(&self, args: &[Bytes]) -> Option<Reply> {
         let scripts = &self.shared.scripts;
         let running = &scripts.running;
@@ -64,9 +80,9 @@ impl Session {
             }
             let elapsed = running.elapsed();
             if elapsed >= scripts.busy_after {
-                let kill = args[0].eq_ignore_ascii_case(b"script")
-                    && args.get(1).is_some_and(|a| a.eq_ignore_ascii_case(b"kill"));
-                return (!kill).then(|| Reply::coded(BUSY));
+                let allowed = !self.authenticated()
+                    || command::resolve(args).is_ok_and(|spec| ALLOW_BUSY.contains(&spec.name));
+                return (!allowed).then(|| Reply::coded(BUSY));
             }
             off_workers(|| running.wait_end(scripts.busy_after - elapsed));
         }
@@ -196,5 +212,38 @@ impl Session {
             self.shared.scripts.running.mark_written();
         }
         self.run_spec(spec, args)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use super::BUSY;
+    use crate::resp::script::Scripts;
+
+    /// A connection opened while another's script runs past the limit can
+    /// still authenticate, say HELLO, start and drop a transaction, and
+    /// send SCRIPT KILL (Redis's allow-busy commands); the rest is BUSY.
+    #[test]
+    fn allow_busy_commands_are_answered_while_a_script_runs() {
+        let mut shared = Shared::new(Vec::new(), 7379);
+        shared.scripts = Arc::new(Scripts::new(Duration::from_millis(1)));
+        let shared = Arc::new(shared);
+        let mut s = Session::new(Arc::new(Service::in_memory()), shared.clone());
+        shared.scripts.running.begin(s.id + 1000);
+        std::thread::sleep(Duration::from_millis(5));
+        assert_eq!(run(&mut s, "ping"), R::coded(BUSY));
+        assert_eq!(run(&mut s, "zcard z"), R::coded(BUSY));
+        let auth = run(&mut s, "auth somekey");
+        assert!(auth != R::coded(BUSY) && auth.is_error(), "{auth:?}");
+        let hello = run(&mut s, "hello 3");
+        assert!(hello != R::coded(BUSY) && !hello.is_error(), "{hello:?}");
+        assert_eq!(run(&mut s, "multi"), R::OK);
+        assert_eq!(run(&mut s, "zcard z"), R::coded(BUSY));
+        assert_eq!(run(&mut s, "discard"), R::OK);
+        assert_eq!(run(&mut s, "reset"), R::Status("RESET"));
+        assert_eq!(run(&mut s, "script kill"), R::OK);
+        shared.scripts.running.end();
+        assert_eq!(run(&mut s, "ping"), R::Status("PONG"));
     }
 }

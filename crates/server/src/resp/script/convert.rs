@@ -259,89 +259,162 @@ fn int_of(n: f64) -> i64 {
 /// A script's result as the reply to its caller; `resp` is the script's
 /// protocol (it decides what a Lua boolean is).
 pub fn lua_to_reply(v: &Value, resp: u8) -> Reply {
-    to_reply(v, resp, 0)
+    lua_to_reply_within(v, resp, usize::MAX, &mut || true).unwrap_or(Reply::Null)
+}
+
+/// What a reply node costs besides its text, in bytes.
+const NODE_BYTES: usize = 48;
+
+/// [`lua_to_reply`], refused when the reply would take more than `bytes`:
+/// a table that holds the same table many times over (`t = {t, t}`, forty
+/// deep) is small in Lua and immense as a reply. `go_on` is asked before
+/// each value; `None` once it says no (the script is being stopped).
+pub fn lua_to_reply_within(
+    v: &Value,
+    resp: u8,
+    bytes: usize,
+    go_on: &mut dyn FnMut() -> bool,
+) -> Option<Reply> {
+    let mut left = bytes;
+    let mut to = To {
+        left: &mut left,
+        go_on,
+        stopped: false,
+    };
+    let r = to.reply(v, resp, 0);
+    if to.stopped {
+        return None;
+    }
+    if left == 0 {
+        return Some(Reply::err(format!(
+            "the script's reply is larger than a script's memory bound ({bytes} bytes)"
+        )));
+    }
+    Some(r)
+}
+
+/// A conversion under way: the bytes it may still take, whether to go on.
+struct To<'a> {
+    left: &'a mut usize,
+    go_on: &'a mut dyn FnMut() -> bool,
+    stopped: bool,
 }
 
 fn field(t: &Table, name: &str) -> Value {
     t.raw_get::<Value>(name).unwrap_or(Value::Nil)
 }
 
-fn to_reply(v: &Value, resp: u8, depth: usize) -> Reply {
-    if depth > MAX_DEPTH {
-        return Reply::err("reached lua stack limit");
-    }
-    match v {
-        Value::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
-        Value::Boolean(b) => match (resp, b) {
-            (2, true) => Reply::Int(1),
-            (2, false) => Reply::Null,
-            (_, b) => Reply::Bool(*b),
-        },
-        Value::Integer(n) => Reply::Int(*n),
-        Value::Number(n) => Reply::Int(int_of(*n)),
-        Value::Table(t) => {
-            if let Value::String(e) = field(t, "err") {
-                return Reply::Error(e.as_bytes().to_vec());
-            }
-            if let Value::String(s) = field(t, "ok") {
-                return Reply::StatusText(
-                    s.as_bytes()
-                        .iter()
-                        .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
-                        .collect(),
-                );
-            }
-            match field(t, "double") {
-                Value::Number(d) => return Reply::Double(d),
-                Value::Integer(d) => return Reply::Double(d as f64),
-                _ => {}
-            }
-            if let Value::String(s) = field(t, "big_number") {
-                return Reply::BigNumber(
-                    s.as_bytes()
-                        .iter()
-                        .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
-                        .collect(),
-                );
-            }
-            if let Value::Table(vt) = field(t, "verbatim_string") {
-                if let (Value::String(f), Value::String(s)) =
-                    (field(&vt, "format"), field(&vt, "string"))
-                {
-                    let text = String::from_utf8_lossy(&s.as_bytes()).into_owned();
-                    return if &f.as_bytes()[..] == b"txt" {
-                        Reply::Verbatim(text)
-                    } else {
-                        Reply::Bulk(s.as_bytes().to_vec())
-                    };
-                }
-            }
-            if let Value::Table(m) = field(t, "map") {
-                let pairs = m
-                    .pairs::<Value, Value>()
-                    .filter_map(Result::ok)
-                    .map(|(k, v)| (to_reply(&k, resp, depth + 1), to_reply(&v, resp, depth + 1)))
-                    .collect();
-                return Reply::Map(pairs);
-            }
-            if let Value::Table(s) = field(t, "set") {
-                let items = s
-                    .pairs::<Value, Value>()
-                    .filter_map(Result::ok)
-                    .map(|(k, _)| to_reply(&k, resp, depth + 1))
-                    .collect();
-                return Reply::Set(items);
-            }
-            let mut items = Vec::new();
-            for i in 1.. {
-                match t.raw_get::<Value>(i) {
-                    Ok(Value::Nil) | Err(_) => break,
-                    Ok(v) => items.push(to_reply(&v, resp, depth + 1)),
-                }
-            }
-            Reply::Array(items)
+/// Charges `n` bytes to `left`; false once it is spent (then 0).
+fn charge(left: &mut usize, n: usize) -> bool {
+    match left.checked_sub(n) {
+        Some(l) if l > 0 => {
+            *left = l;
+            true
         }
-        _ => Reply::Null,
+        _ => {
+            *left = 0;
+            false
+        }
+    }
+}
+
+impl To<'_> {
+    fn reply(&mut self, v: &Value, resp: u8, depth: usize) -> Reply {
+        if depth > MAX_DEPTH {
+            return Reply::err("reached lua stack limit");
+        }
+        let text = match v {
+            Value::String(s) => s.as_bytes().len(),
+            _ => 0,
+        };
+        if !(self.go_on)() {
+            self.stopped = true;
+            *self.left = 0;
+        }
+        if !charge(self.left, NODE_BYTES + text) {
+            return Reply::Null;
+        }
+        match v {
+            Value::String(s) => Reply::Bulk(s.as_bytes().to_vec()),
+            Value::Boolean(b) => match (resp, b) {
+                (2, true) => Reply::Int(1),
+                (2, false) => Reply::Null,
+                (_, b) => Reply::Bool(*b),
+            },
+            Value::Integer(n) => Reply::Int(*n),
+            Value::Number(n) => Reply::Int(int_of(*n)),
+            Value::Table(t) => {
+                if let Value::String(e) = field(t, "err") {
+                    return Reply::Error(e.as_bytes().to_vec());
+                }
+                if let Value::String(s) = field(t, "ok") {
+                    return Reply::StatusText(
+                        s.as_bytes()
+                            .iter()
+                            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+                            .collect(),
+                    );
+                }
+                match field(t, "double") {
+                    Value::Number(d) => return Reply::Double(d),
+                    Value::Integer(d) => return Reply::Double(d as f64),
+                    _ => {}
+                }
+                if let Value::String(s) = field(t, "big_number") {
+                    return Reply::BigNumber(
+                        s.as_bytes()
+                            .iter()
+                            .map(|&c| if c == b'\r' || c == b'\n' { b' ' } else { c })
+                            .collect(),
+                    );
+                }
+                if let Value::Table(vt) = field(t, "verbatim_string") {
+                    if let (Value::String(f), Value::String(s)) =
+                        (field(&vt, "format"), field(&vt, "string"))
+                    {
+                        let text = String::from_utf8_lossy(&s.as_bytes()).into_owned();
+                        return if &f.as_bytes()[..] == b"txt" {
+                            Reply::Verbatim(text)
+                        } else {
+                            Reply::Bulk(s.as_bytes().to_vec())
+                        };
+                    }
+                }
+                if let Value::Table(m) = field(t, "map") {
+                    let pairs = m
+                        .pairs::<Value, Value>()
+                        .filter_map(Result::ok)
+                        .map(|(k, v)| {
+                            (
+                                self.reply(&k, resp, depth + 1),
+                                self.reply(&v, resp, depth + 1),
+                            )
+                        })
+                        .collect();
+                    return Reply::Map(pairs);
+                }
+                if let Value::Table(s) = field(t, "set") {
+                    let items = s
+                        .pairs::<Value, Value>()
+                        .filter_map(Result::ok)
+                        .map(|(k, _)| self.reply(&k, resp, depth + 1))
+                        .collect();
+                    return Reply::Set(items);
+                }
+                let mut items = Vec::new();
+                for i in 1.. {
+                    if *self.left == 0 {
+                        break;
+                    }
+                    match t.raw_get::<Value>(i) {
+                        Ok(Value::Nil) | Err(_) => break,
+                        Ok(v) => items.push(self.reply(&v, resp, depth + 1)),
+                    }
+                }
+                Reply::Array(items)
+            }
+            _ => Reply::Null,
+        }
     }
 }
 

@@ -2,20 +2,41 @@
 //! behaviour: `cjson` (lua-cjson 2.1's encoding rules on `serde_json`'s
 //! parser), `cmsgpack` (lua-cmsgpack's formats on `rmp`) and `bit`
 //! (LuaBitOp's 32-bit operations); `struct` is in [`super::structlib`].
+//! Encoding counts its steps with the script's [`Watch`] and is bounded
+//! by the Lua heap's size: a table reached many times over (`t = {t, t}`
+//! nested thirty deep) encodes to more than fits in memory, in more time
+//! than a script may run.
+
+use std::sync::Arc;
 
 use mlua::{LightUserData, Lua, MultiValue, Table, Value, Variadic};
+
+use super::Watch;
 
 /// How deep cjson and cmsgpack go into nested tables.
 const CJSON_MAX_DEPTH: usize = 1000;
 const MSGPACK_MAX_NESTING: usize = 16;
+/// How many values cmsgpack.unpack returns at most: each is a slot on a
+/// Lua stack, whose size Lua 5.1 bounds (`LUAI_MAXCSTACK`, 8000).
+const MSGPACK_MAX_RESULTS: usize = 4000;
 
-/// Installs `cjson`, `cmsgpack` and `bit` as globals.
-pub fn install(lua: &Lua) -> mlua::Result<()> {
+/// Installs `cjson`, `cmsgpack`, `bit` and `struct` as globals, and the
+/// bounded string and table functions of [`super::pattern`].
+pub fn install(lua: &Lua, watch: &Arc<Watch>) -> mlua::Result<()> {
     let g = lua.globals();
-    g.raw_set("cjson", cjson(lua)?)?;
-    g.raw_set("cmsgpack", cmsgpack(lua)?)?;
+    g.raw_set("cjson", cjson(lua, watch)?)?;
+    g.raw_set("cmsgpack", cmsgpack(lua, watch)?)?;
     g.raw_set("bit", bit(lua)?)?;
     g.raw_set("struct", super::structlib::table(lua)?)?;
+    super::pattern::install(lua, watch)
+}
+
+/// The output of an encoder, bounded by the Lua heap's size.
+fn grown(watch: &Watch, out: &[u8]) -> mlua::Result<()> {
+    watch.step()?;
+    if out.len() > watch.memory {
+        return Err(mlua::Error::runtime("not enough memory"));
+    }
     Ok(())
 }
 
@@ -33,14 +54,15 @@ fn num_of(v: &Value) -> Option<f64> {
 
 // ------------------------------------------------------------------ cjson
 
-fn cjson(lua: &Lua) -> mlua::Result<Table> {
+fn cjson(lua: &Lua, watch: &Arc<Watch>) -> mlua::Result<Table> {
     let t = lua.create_table()?;
     t.raw_set("null", null())?;
+    let w = watch.clone();
     t.raw_set(
         "encode",
-        lua.create_function(|lua, v: Value| {
+        lua.create_function(move |lua, v: Value| {
             let mut out = Vec::new();
-            json_encode(&v, 0, &mut out).map_err(mlua::Error::runtime)?;
+            json_encode(&w, &v, 0, &mut out)?;
             lua.create_string(&out)
         })?,
     )?;
@@ -93,13 +115,41 @@ fn json_string(s: &[u8], out: &mut Vec<u8>) {
 const STACK_RED_ZONE: usize = 64 * 1024;
 const STACK_GROWTH: usize = 1024 * 1024;
 
-fn json_encode(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
+fn json_encode(w: &Watch, v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
+    grown(w, out)?;
     stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || {
-        json_encode_here(v, depth, out)
+        json_encode_here(w, v, depth, out).map_err(|e| match e {
+            Encode::Lua(e) => e,
+            Encode::Text(m) => mlua::Error::runtime(m),
+        })
     })
 }
 
-fn json_encode_here(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
+/// An encoding failure: cjson's message, or the script being stopped.
+enum Encode {
+    Text(String),
+    Lua(mlua::Error),
+}
+
+impl From<String> for Encode {
+    fn from(m: String) -> Encode {
+        Encode::Text(m)
+    }
+}
+
+impl From<&str> for Encode {
+    fn from(m: &str) -> Encode {
+        Encode::Text(m.into())
+    }
+}
+
+impl From<mlua::Error> for Encode {
+    fn from(e: mlua::Error) -> Encode {
+        Encode::Lua(e)
+    }
+}
+
+fn json_encode_here(w: &Watch, v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), Encode> {
     match v {
         Value::Nil => out.extend_from_slice(b"null"),
         Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
@@ -114,10 +164,7 @@ fn json_encode_here(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), St
         Value::String(s) => json_string(&s.as_bytes(), out),
         Value::Table(t) => {
             if depth + 1 > CJSON_MAX_DEPTH {
-                return Err(format!(
-                    "Cannot serialise, excessive nesting ({})",
-                    depth + 1
-                ));
+                return Err(format!("Cannot serialise, excessive nesting ({})", depth + 1).into());
             }
             // lua-cjson's array test: only positive integer keys, not
             // excessively sparse.
@@ -146,8 +193,8 @@ fn json_encode_here(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), St
                     if i > 1 {
                         out.push(b',');
                     }
-                    let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                    json_encode(&v, depth + 1, out)?;
+                    let v: Value = t.raw_get(i)?;
+                    json_encode(w, &v, depth + 1, out)?;
                 }
                 out.push(b']');
             } else {
@@ -172,16 +219,15 @@ fn json_encode_here(v: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), St
                         }
                     }
                     out.push(b':');
-                    json_encode(&v, depth + 1, out)?;
+                    json_encode(w, &v, depth + 1, out)?;
                 }
                 out.push(b'}');
             }
         }
         other => {
-            return Err(format!(
-                "Cannot serialise {}: type not supported",
-                other.type_name()
-            ))
+            return Err(
+                format!("Cannot serialise {}: type not supported", other.type_name()).into(),
+            )
         }
     }
     Ok(())
@@ -213,17 +259,18 @@ fn json_to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
 
 // --------------------------------------------------------------- cmsgpack
 
-fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
+fn cmsgpack(lua: &Lua, watch: &Arc<Watch>) -> mlua::Result<Table> {
     let t = lua.create_table()?;
+    let w = watch.clone();
     t.raw_set(
         "pack",
-        lua.create_function(|lua, args: MultiValue| {
+        lua.create_function(move |lua, args: MultiValue| {
             if args.is_empty() {
                 return Err(mlua::Error::runtime("MessagePack pack needs input."));
             }
             let mut out = Vec::new();
             for v in args.iter() {
-                pack(v, 0, &mut out);
+                pack(&w, v, 0, &mut out)?;
             }
             lua.create_string(&out)
         })?,
@@ -235,6 +282,12 @@ fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
             let mut rd: &[u8] = &bytes;
             let mut vals = Vec::new();
             while !rd.is_empty() {
+                if vals.len() == MSGPACK_MAX_RESULTS {
+                    return Err(mlua::Error::runtime(
+                        "stack overflow (too many return values at once; use unpack_one or \
+                         unpack_limit instead.)",
+                    ));
+                }
                 let v = rmpv::decode::read_value(&mut rd)
                     .map_err(|_| mlua::Error::runtime("Missing bytes in input."))?;
                 vals.push(unpack(lua, &v)?);
@@ -245,8 +298,9 @@ fn cmsgpack(lua: &Lua) -> mlua::Result<Table> {
     Ok(t)
 }
 
-fn pack(v: &Value, depth: usize, out: &mut Vec<u8>) {
+fn pack(w: &Watch, v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<()> {
     use rmp::encode as e;
+    grown(w, out)?;
     // Writes to a Vec cannot fail.
     match v {
         Value::Boolean(b) => drop(e::write_bool(out, *b)),
@@ -280,18 +334,19 @@ fn pack(v: &Value, depth: usize, out: &mut Vec<u8>) {
                 drop(e::write_array_len(out, count as u32));
                 for i in 1..=count {
                     let v: Value = t.raw_get(i).unwrap_or(Value::Nil);
-                    pack(&v, depth + 1, out);
+                    pack(w, &v, depth + 1, out)?;
                 }
             } else {
                 drop(e::write_map_len(out, count as u32));
                 for (k, v) in t.pairs::<Value, Value>().filter_map(Result::ok) {
-                    pack(&k, depth + 1, out);
-                    pack(&v, depth + 1, out);
+                    pack(w, &k, depth + 1, out)?;
+                    pack(w, &v, depth + 1, out)?;
                 }
             }
         }
         _ => drop(e::write_nil(out)),
     }
+    Ok(())
 }
 
 fn unpack(lua: &Lua, v: &rmpv::Value) -> mlua::Result<Value> {
@@ -397,7 +452,7 @@ mod tests {
 
     fn lua() -> Lua {
         let lua = Lua::new();
-        install(&lua).unwrap();
+        install(&lua, &Arc::new(Watch::idle())).unwrap();
         lua
     }
 

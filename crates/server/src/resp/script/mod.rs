@@ -7,21 +7,31 @@
 //! time, each with every other client excluded from the store (the
 //! connection side, in `exec::scripting`, runs them inside
 //! [`podium_core::keystore::KeyStore::run_atomically`]). The environment is
-//! built by `bootstrap.lua`: read-only globals and libraries, the
-//! `redis` table, Redis's error handler. Conversions are in [`convert`],
-//! the libraries mlua lacks in [`libs`].
+//! built by `bootstrap.lua`: a fresh environment per run over read-only
+//! globals and libraries, the `redis` table, Redis's error handler. No
+//! script can change what a later one sees, whoever runs it.
+//!
+//! A script is stopped (SCRIPT KILL, the hard limit, shutdown) by the
+//! count hook between VM instructions and by [`Watch`] inside the library
+//! functions that can run long without executing any (pattern matching,
+//! string.rep, cjson, cmsgpack…), so no call escapes the time limit.
+//! Conversions are in [`convert`], the libraries mlua lacks or whose C
+//! versions run unbounded in [`libs`] and [`pattern`].
 
 pub mod convert;
 mod libs;
+mod pattern;
 mod structlib;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::SeqCst};
+use std::sync::atomic::{
+    AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
 use parking_lot::{Condvar, MappedMutexGuard, Mutex, MutexGuard};
 
 use super::command::Cmd;
@@ -58,6 +68,7 @@ const KILLED: &[u8] = b"ERR Script killed by user with SCRIPT KILL...";
 const GO_ON: u8 = 0;
 const KILL: u8 = 1;
 const TOO_LONG: u8 = 2;
+const SHUTDOWN: u8 = 3;
 
 /// The script running now, as every connection sees it.
 pub struct Running {
@@ -68,8 +79,11 @@ pub struct Running {
     epoch: Instant,
     /// It ran a write command: SCRIPT KILL refuses it.
     wrote: AtomicBool,
-    /// [`GO_ON`], [`KILL`] or [`TOO_LONG`].
+    /// [`GO_ON`], [`KILL`], [`TOO_LONG`] or [`SHUTDOWN`].
     stop: AtomicU8,
+    /// The server is shutting down: a script running now or later stops
+    /// at its next look at the clock, as at the hard limit.
+    closing: AtomicBool,
     /// The protocol the script reads replies in (`redis.setresp`).
     resp: AtomicU8,
     ended: Mutex<()>,
@@ -84,6 +98,7 @@ impl Running {
             epoch: Instant::now(),
             wrote: AtomicBool::new(false),
             stop: AtomicU8::new(GO_ON),
+            closing: AtomicBool::new(false),
             resp: AtomicU8::new(2),
             ended: Mutex::new(()),
             ended_cv: Condvar::new(),
@@ -135,6 +150,112 @@ impl Running {
         let _ = self.stop.compare_exchange(GO_ON, KILL, SeqCst, SeqCst);
         Reply::OK
     }
+
+    /// The server is shutting down: the running script, and any that
+    /// starts after, is stopped whether it wrote or not (its writes stay,
+    /// as at the hard limit).
+    pub fn shut_down(&self) {
+        self.closing.store(true, SeqCst);
+        let _ = self.stop.compare_exchange(GO_ON, SHUTDOWN, SeqCst, SeqCst);
+    }
+}
+
+/// VM-free work between two looks at the stop flag and the clock by
+/// [`Watch::step`] (a step is a pattern item tried, a value encoded…:
+/// tens of nanoseconds at most).
+const STEPS_EVERY: u32 = 4096;
+
+/// The looks the count hook takes, for Rust code that runs on a script's
+/// behalf without executing VM instructions: whether the script is to
+/// stop (SCRIPT KILL, past the hard limit, shutdown), and the worker's
+/// other duties handed over once the script has run a while. Also the
+/// bound on what such code may build outside the Lua heap.
+pub struct Watch {
+    running: Arc<Running>,
+    hard_limit: Duration,
+    /// The Lua heap's bound, which also bounds what a library builds.
+    pub memory: usize,
+    /// Steps left before the next look (one thread steps at a time: the
+    /// script's).
+    left: AtomicU32,
+}
+
+/// A script is being stopped: the error the hook raises.
+pub fn stopped() -> mlua::Error {
+    mlua::Error::runtime("script stopped")
+}
+
+impl Watch {
+    pub fn new(running: Arc<Running>, hard_limit: Duration, memory: usize) -> Watch {
+        Watch {
+            running,
+            hard_limit,
+            memory,
+            left: AtomicU32::new(STEPS_EVERY),
+        }
+    }
+
+    /// A watch of no running script (the libraries' own tests).
+    #[cfg(test)]
+    pub fn idle() -> Watch {
+        Watch::new(
+            Arc::new(Running::new()),
+            Duration::from_secs(3600),
+            LUA_MEMORY,
+        )
+    }
+
+    /// The count hook's look: an error once the script is to stop.
+    pub fn check(&self) -> mlua::Result<()> {
+        let r = &self.running;
+        if r.runner().is_some() {
+            let elapsed = r.elapsed();
+            if elapsed > self.hard_limit {
+                let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
+            }
+            if r.closing.load(SeqCst) {
+                let _ = r.stop.compare_exchange(GO_ON, SHUTDOWN, SeqCst, SeqCst);
+            }
+            if elapsed >= LEAVE_WORKER_AFTER {
+                podium_store::wait::leave_worker();
+            }
+        }
+        match r.stop.load(SeqCst) {
+            GO_ON => Ok(()),
+            _ => Err(stopped()),
+        }
+    }
+
+    /// One step of work: every [`STEPS_EVERY`], a [`Watch::check`].
+    #[inline]
+    pub fn step(&self) -> mlua::Result<()> {
+        let left = self.left.load(Relaxed);
+        if left > 0 {
+            self.left.store(left - 1, Relaxed);
+            return Ok(());
+        }
+        self.left.store(STEPS_EVERY, Relaxed);
+        self.check()
+    }
+
+    /// `n` steps at once (bytes copied, in [`STEPS_EVERY`]ths of 64 KiB).
+    pub fn steps(&self, n: usize) -> mlua::Result<()> {
+        let n = n.min(u32::MAX as usize) as u32;
+        let left = self.left.load(Relaxed);
+        if left > n {
+            self.left.store(left - n, Relaxed);
+            return Ok(());
+        }
+        self.left.store(STEPS_EVERY, Relaxed);
+        self.check()
+    }
+
+    /// Whether `bytes` more fit in the Lua heap now: what a library
+    /// builds in Rust before handing it to Lua is refused up front rather
+    /// than built and then refused.
+    pub fn fits(&self, lua: &Lua, bytes: usize) -> bool {
+        bytes <= self.memory.saturating_sub(lua.used_memory())
+    }
 }
 
 /// A listener's scripting: the Lua state and its cache, and the running
@@ -160,6 +281,8 @@ impl Default for Scripts {
 /// The Lua state with Redis's environment and the scripts compiled in it.
 pub struct Engine {
     lua: Lua,
+    /// What the count hook and the libraries look at while a script runs.
+    watch: Arc<Watch>,
     /// Runs a script function under Redis's error handler.
     run: Function,
     cache: HashMap<String, Function>,
@@ -273,7 +396,8 @@ impl Engine {
             LUA_MEMORY
         };
         lua.set_memory_limit(limit)?;
-        libs::install(&lua)?;
+        let watch = Arc::new(Watch::new(running.clone(), hard_limit, limit));
+        libs::install(&lua, &watch)?;
         let imp = lua.create_table()?;
         // redis.call / redis.pcall dispatch to the run's own function
         // (set by `run` in [`CALL`]), which answers the reply as a Lua
@@ -434,27 +558,21 @@ impl Engine {
             .load(include_str!("bootstrap.lua"))
             .set_name("=podium")
             .call(imp)?;
-        let r = running;
-        lua.set_hook(
-            HookTriggers::new().every_nth_instruction(HOOK_EVERY),
-            move |_, _| {
-                if r.runner().is_some() {
-                    let elapsed = r.elapsed();
-                    if elapsed > hard_limit {
-                        let _ = r.stop.compare_exchange(GO_ON, TOO_LONG, SeqCst, SeqCst);
-                    }
-                    if elapsed >= LEAVE_WORKER_AFTER {
-                        podium_store::wait::leave_worker();
-                    }
-                }
-                match r.stop.load(SeqCst) {
-                    GO_ON => Ok(VmState::Continue),
-                    _ => Err(mlua::Error::runtime("script stopped")),
-                }
-            },
-        );
+        // SAFETY: sets the hook of the main thread, inside mlua's
+        // protected call; `count_hook` reads the watch `run` sets.
+        unsafe {
+            lua.exec_raw::<()>((), |state| {
+                ffi::lua_sethook(
+                    state,
+                    Some(count_hook),
+                    ffi::LUA_MASKCOUNT,
+                    HOOK_EVERY as std::ffi::c_int,
+                );
+            })?;
+        }
         Ok(Engine {
             lua,
+            watch,
             run,
             cache: HashMap::new(),
             limit,
@@ -508,10 +626,10 @@ impl Engine {
         mut call: impl FnMut(Vec<Bytes>) -> Reply,
     ) -> Reply {
         let (lua, limit) = (&self.lua, self.limit);
+        let _watched = Watched::set(&self.watch);
         // Unbounded but for the script's own code (`bounded` below).
         let _unbounded = MemoryBound::set(lua, 0, limit);
         let out = (|| -> mlua::Result<Reply> {
-            let g = lua.globals();
             let list = |items: &[Bytes]| -> mlua::Result<Table> {
                 let t = lua.create_table_with_capacity(items.len(), 0)?;
                 for (i, a) in items.iter().enumerate() {
@@ -519,8 +637,7 @@ impl Engine {
                 }
                 Ok(t)
             };
-            g.raw_set("KEYS", list(keys)?)?;
-            g.raw_set("ARGV", list(argv)?)?;
+            let (keys, argv) = (list(keys)?, list(argv)?);
             lua.set_named_registry_value(PENDING, Value::Nil)?;
             let mut call = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
                 let mut cmd = Vec::with_capacity(args.len());
@@ -552,14 +669,24 @@ impl Engine {
             let _current = Current::set(&mut call);
             let (ok, v): (bool, Value) = {
                 let _bounded = MemoryBound::set(lua, limit, 0);
-                self.run.call(f)?
+                self.run.call((f, keys, argv))?
             };
-            Ok(if ok {
-                convert::lua_to_reply(&v, running.resp())
+            let done = match ok {
+                true => {
+                    let watch = &self.watch;
+                    convert::lua_to_reply_within(&v, running.resp(), limit, &mut || {
+                        watch.step().is_ok()
+                    })
+                }
+                false => None,
+            };
+            Ok(if let Some(reply) = done {
+                reply
             } else {
                 let mut e = convert::ScriptError::from_value(&v);
                 match running.stop.load(SeqCst) {
                     KILL => e.msg = KILLED.to_vec(),
+                    SHUTDOWN => e.msg = b"ERR Script stopped: the server is shutting down".to_vec(),
                     TOO_LONG => {
                         e.msg = format!(
                             "ERR Script stopped: it ran past {} ms, {HARD_LIMIT_FACTOR} times \
@@ -573,10 +700,6 @@ impl Engine {
                 e.reply(sha)
             })
         })();
-        // Out of the run a script that kept a reference to redis.call gets
-        // Redis's answer outside an invocation (`Current` is unset).
-        let _ = lua.globals().raw_set("KEYS", Value::Nil);
-        let _ = lua.globals().raw_set("ARGV", Value::Nil);
         out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
     }
 }
@@ -586,7 +709,11 @@ impl Running {
     pub fn begin(&self, id: u64) {
         self.started_ms.store(self.now_ms(), SeqCst);
         self.wrote.store(false, SeqCst);
-        self.stop.store(GO_ON, SeqCst);
+        let stop = match self.closing.load(SeqCst) {
+            true => SHUTDOWN,
+            false => GO_ON,
+        };
+        self.stop.store(stop, SeqCst);
         self.resp.store(2, SeqCst);
         self.runner.store(id, SeqCst);
     }
@@ -597,6 +724,48 @@ impl Running {
         self.runner.store(0, SeqCst);
         self.stop.store(GO_ON, SeqCst);
         self.ended_cv.notify_all();
+    }
+}
+
+thread_local! {
+    /// The watch of the script running on this thread (set by
+    /// [`Engine::run`]), which the count hook looks at.
+    static WATCH: std::cell::Cell<*const Watch> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// [`WATCH`] set for as long as this lives.
+struct Watched;
+
+impl Watched {
+    fn set(w: &Arc<Watch>) -> Watched {
+        WATCH.set(Arc::as_ptr(w));
+        Watched
+    }
+}
+
+impl Drop for Watched {
+    fn drop(&mut self) {
+        WATCH.set(std::ptr::null());
+    }
+}
+
+/// The count hook, set on the state's main thread and so inherited by
+/// every coroutine a script creates: mlua's own hook runs on the thread
+/// it was set on only, and a loop inside a coroutine ran unseen by it.
+unsafe extern "C-unwind" fn count_hook(state: *mut ffi::lua_State, _: *mut ffi::lua_Debug) {
+    let w = WATCH.get();
+    if w.is_null() {
+        return;
+    }
+    // SAFETY: `Watched` keeps the engine's watch, which outlives the run,
+    // set on this thread for the length of the run.
+    let stop = unsafe { (*w).check().is_err() };
+    if stop {
+        // Nothing here is left to drop: the error unwinds as Lua's own.
+        unsafe {
+            ffi::lua_pushstring(state, c"script stopped".as_ptr());
+            ffi::lua_error(state);
+        }
     }
 }
 
@@ -772,6 +941,200 @@ mod tests {
         }
     }
 
+    /// Runs `src` on `s`'s engine (one Lua state across calls, as on a
+    /// listener), `ping` answering PONG and `echo` its argument.
+    fn run_on(s: &Scripts, src: &str) -> Reply {
+        let mut e = s.engine().unwrap();
+        let (sha, f) = match e.load(src.as_bytes()) {
+            Ok(x) => x,
+            Err(r) => return r,
+        };
+        s.running.begin(1);
+        let r = e.run(
+            &s.running,
+            &sha,
+            f,
+            &[Bytes::from("k")],
+            &[Bytes::from("a")],
+            |args| match &args[0][..] {
+                b"ping" => Reply::Status("PONG"),
+                b"echo" => Reply::Bulk(args[1].to_vec()),
+                _ => Reply::err("unknown"),
+            },
+        );
+        s.running.end();
+        r
+    }
+
+    fn text(r: &Reply) -> String {
+        match r {
+            Reply::Error(e) | Reply::Bulk(e) | Reply::StatusText(e) => {
+                String::from_utf8_lossy(e).into_owned()
+            }
+            other => format!("{other:?}"),
+        }
+    }
+
+    /// What a hostile script tried on the shared state, and what a later
+    /// script sees: the environment as it was.
+    #[test]
+    fn no_script_changes_what_a_later_script_sees() {
+        let s = Scripts::default();
+        let pristine = |s: &Scripts| {
+            assert_eq!(
+                run_on(s, "return redis.call('ping')"),
+                Reply::StatusText(b"PONG".to_vec())
+            );
+            assert_eq!(
+                run_on(s, "return string.format('%d-%s', 7, 'x')"),
+                Reply::bulk("7-x")
+            );
+            assert_eq!(run_on(s, "return ('ab'):upper()"), Reply::bulk("AB"));
+            assert_eq!(run_on(s, "return tonumber('12') + 1"), Reply::Int(13));
+            assert_eq!(run_on(s, "return KEYS[1] .. ARGV[1]"), Reply::bulk("ka"));
+            assert_eq!(run_on(s, "return type(_G)"), Reply::bulk("table"));
+            assert!(text(&run_on(s, "return evil")).contains("nonexistent global variable 'evil'"));
+            assert_eq!(
+                run_on(s, "return collectgarbage('count') > 0"),
+                Reply::Int(1)
+            );
+        };
+        pristine(&s);
+        let readonly = "Attempt to modify a readonly table";
+        for (attack, refusal) in [
+            (
+                "local r = redis; redis = {call = function() return 'evil' end}",
+                readonly,
+            ),
+            ("_G.redis = {}", readonly),
+            ("_G.tonumber = function() return 7 end", readonly),
+            ("tonumber = function() return 7 end", readonly),
+            (
+                "getmetatable('').__index.format = function() return 'evil' end",
+                readonly,
+            ),
+            (
+                "getmetatable('').__index.upper = function() return 'evil' end",
+                readonly,
+            ),
+            ("getmetatable('').__index = {}", readonly),
+            ("rawset(getmetatable(''), '__index', {})", readonly),
+            ("setmetatable(_G, {})", readonly),
+            ("local g = getmetatable(_G); g.__index = {}", readonly),
+            ("rawset(_G, 'redis', {})", readonly),
+            ("loadstring('redis = nil')()", readonly),
+            ("loadstring('tonumber = nil')()", readonly),
+            (
+                "load(function() return nil end); loadstring('evil = 1')()",
+                readonly,
+            ),
+            ("setfenv(0, {})", "nonexistent global variable 'setfenv'"),
+            (
+                "getfenv(0).redis = nil",
+                "nonexistent global variable 'getfenv'",
+            ),
+            ("newproxy(true)", "nonexistent global variable 'newproxy'"),
+            ("collectgarbage('stop')", "collectgarbage"),
+            ("collectgarbage('setpause', 100000)", "collectgarbage"),
+        ] {
+            let r = run_on(&s, attack);
+            assert!(text(&r).contains(refusal), "{attack}: {r:?}");
+            pristine(&s);
+        }
+        // What a script may change is its own: gone for the next one.
+        assert_eq!(run_on(&s, "KEYS = {'x'}; return KEYS[1]"), Reply::bulk("x"));
+        pristine(&s);
+        // Iterating the globals sees them, and none of the removed ones.
+        let names = run_on(
+            &s,
+            "local t = {} for k in pairs(_G) do t[#t + 1] = k end table.sort(t) return t",
+        );
+        let Reply::Array(names) = names else {
+            panic!("{names:?}")
+        };
+        let names: Vec<String> = names.iter().map(text).collect();
+        for want in [
+            "redis",
+            "KEYS",
+            "ARGV",
+            "_G",
+            "string",
+            "tonumber",
+            "loadstring",
+        ] {
+            assert!(names.contains(&want.to_string()), "{want} in {names:?}");
+        }
+        for gone in [
+            "setfenv", "getfenv", "newproxy", "debug", "print", "os", "io",
+        ] {
+            assert!(!names.contains(&gone.to_string()), "{gone} in {names:?}");
+        }
+    }
+
+    /// A finalizer set by one script must never run in another's: the
+    /// only way to make one (`newproxy`) is gone, and the error values of
+    /// the Rust functions do not let their metatable be changed.
+    #[test]
+    fn no_finalizer_outlives_its_script() {
+        let s = Scripts::default();
+        let r = run_on(
+            &s,
+            "local p = newproxy(true); getmetatable(p).__gc = function() redis.call('echo', 'gc') end",
+        );
+        assert!(
+            text(&r).contains("nonexistent global variable 'newproxy'"),
+            "{r:?}"
+        );
+        let r = run_on(
+            &s,
+            "local ok, e = pcall(cjson.decode, '{'); local m = getmetatable(e); \
+             if type(m) == 'table' then m.__gc = function() redis.call('echo', 'gc') end end \
+             return type(m)",
+        );
+        assert!(matches!(&r, Reply::Bulk(b) if b != b"table"), "{r:?}");
+    }
+
+    #[test]
+    fn bytecode_is_refused() {
+        let s = Scripts::default();
+        assert_eq!(run_on(&s, "return type(string.dump)"), Reply::bulk("nil"));
+        let r = run_on(
+            &s,
+            "local f, e = loadstring('\\27Lua\\81\\0') return {tostring(f), e}",
+        );
+        assert_eq!(
+            r,
+            Reply::Array(vec![
+                Reply::bulk("nil"),
+                Reply::bulk("loadstring refuses a binary chunk: scripts are Lua source")
+            ])
+        );
+        let r = run_on(
+            &s,
+            "local parts = {'\\27Lua', 'rest'} local i = 0 \
+             local f, e = load(function() i = i + 1 return parts[i] end) return {tostring(f), e}",
+        );
+        assert_eq!(
+            r,
+            Reply::Array(vec![
+                Reply::bulk("nil"),
+                Reply::bulk("load refuses a binary chunk: scripts are Lua source")
+            ])
+        );
+        // Source still loads, in the script's own environment.
+        assert_eq!(
+            run_on(
+                &s,
+                "return loadstring('return KEYS[1] .. redis.call(\\'echo\\', \\'e\\')')()"
+            ),
+            Reply::bulk("ke")
+        );
+        assert_eq!(
+            run_on(&s, "local n = 0 return load(function() n = n + 1 if n == 1 then return 'return 5' end end)()"),
+            Reply::Int(5)
+        );
+    }
+
     #[test]
     fn globals_are_protected() {
         let sha = |s: &str| sha1hex(s.as_bytes());
@@ -915,6 +1278,98 @@ mod tests {
         let r = e.run(&s.running, &sha, f, &[], &[], |_| Reply::OK);
         s.running.end();
         assert_eq!(killer.join().unwrap(), Reply::OK);
+        let Reply::Error(m) = r else { panic!("{r:?}") };
+        assert!(m.starts_with(KILLED), "{}", String::from_utf8_lossy(&m));
+    }
+
+    /// Runs `src` on a fresh engine whose hard limit is 1 s, failing the
+    /// test (rather than hanging it) if the script is not over within
+    /// `within`.
+    fn run_bounded(src: &'static str, within: Duration) -> (Reply, Duration) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let s = Scripts::new(Duration::from_millis(50));
+            let started = Instant::now();
+            let r = run_on(&s, src);
+            let _ = tx.send((r, started.elapsed()));
+        });
+        rx.recv_timeout(within)
+            .unwrap_or_else(|_| panic!("still running after {within:?}: {src}"))
+    }
+
+    /// Library calls that ran long in C without the count hook firing:
+    /// each is stopped at the hard limit, fails cleanly, or ends at once.
+    #[test]
+    fn library_calls_stop_at_the_hard_limit() {
+        let stopped = "ERR Script stopped: it ran past";
+        for src in [
+            "return string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b')",
+            "return string.match(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b')",
+            "return string.gsub(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b', 'x')",
+            "for w in string.gmatch(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b') do end",
+            "return string.find(string.rep('a', 5000), string.rep('.-', 30) .. 'b')",
+            "local t = {1} for i = 1, 30 do t = {t, t, t} end return #cjson.encode(t)",
+            "local t = {1} for i = 1, 15 do t = {t, t, t, t, t, t, t, t} end return #cmsgpack.pack(t)",
+            "local t = {1} for i = 1, 40 do t = {t, t} end return t",
+            "local co = coroutine.wrap(function() while true do end end) co()",
+        ] {
+            let (r, took) = run_bounded(src, Duration::from_secs(20));
+            let t = text(&r);
+            assert!(
+                t.starts_with(stopped)
+                    || t.contains("not enough memory")
+                    || t.contains("larger than a script's memory bound"),
+                "{src}: {t}"
+            );
+            assert!(took < Duration::from_secs(5), "{src}: took {took:?}");
+        }
+        // Work that C did in time proportional to its size or worse ends
+        // at once here.
+        for (src, want) in [
+            (
+                "return string.find(string.rep('a', 300000), string.rep('a', 150000) .. 'b', 1, true)",
+                Reply::Null,
+            ),
+            ("return #string.rep('', 2^31 - 1)", Reply::Int(0)),
+            ("return #string.rep('ab', 3, ',')", Reply::Int(6)),
+        ] {
+            let (r, took) = run_bounded(src, Duration::from_secs(20));
+            assert_eq!(r, want, "{src}");
+            assert!(took < Duration::from_secs(1), "{src}: took {took:?}");
+        }
+        for src in [
+            "return #string.rep('x', 2^31 - 1)",
+            "return #string.rep('abcdefgh', 2^28)",
+            "local t = {} for i = 1, 300 do t[i] = 'x' end return #table.concat(t, string.rep('y', 1e6))",
+        ] {
+            let (r, took) = run_bounded(src, Duration::from_secs(20));
+            assert!(text(&r).contains("not enough memory"), "{src}: {r:?}");
+            assert!(took < Duration::from_secs(2), "{src}: took {took:?}");
+        }
+    }
+
+    #[test]
+    fn a_killed_script_stops_inside_pattern_matching() {
+        let s = Scripts::default();
+        let mut e = s.engine().unwrap();
+        let src = "return string.find(string.rep('a', 40), string.rep('a?', 40) .. string.rep('a', 40) .. 'b')";
+        let (sha, f) = e.load(src.as_bytes()).unwrap();
+        s.running.begin(1);
+        let running = s.running.clone();
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            let started = Instant::now();
+            (running.kill(), started)
+        });
+        let r = e.run(&s.running, &sha, f, &[], &[], |_| Reply::OK);
+        s.running.end();
+        let (killed, at) = killer.join().unwrap();
+        assert_eq!(killed, Reply::OK);
+        assert!(
+            at.elapsed() < Duration::from_millis(500),
+            "{:?}",
+            at.elapsed()
+        );
         let Reply::Error(m) = r else { panic!("{r:?}") };
         assert!(m.starts_with(KILLED), "{}", String::from_utf8_lossy(&m));
     }

@@ -25,6 +25,8 @@ const MAX_C_STACK: usize = 8000;
 pub enum Fail {
     Arg(usize, String),
     Plain(String),
+    /// Lua's out-of-memory error: no position.
+    Memory,
 }
 
 impl Fail {
@@ -33,6 +35,7 @@ impl Fail {
         match self {
             Fail::Arg(n, m) => format!("bad argument #{n} to '{func}' ({m})"),
             Fail::Plain(m) => m.clone(),
+            Fail::Memory => "not enough memory".into(),
         }
     }
 }
@@ -46,7 +49,7 @@ struct Args<'a> {
     extra_nil: bool,
 }
 
-fn type_name(v: Option<&Value>) -> &'static str {
+pub(super) fn type_name(v: Option<&Value>) -> &'static str {
     match v {
         None => "no value",
         Some(Value::Nil) => "nil",
@@ -473,8 +476,12 @@ fn caller(lua: &Lua) -> String {
 }
 
 /// Raises `fail` as Lua's string error with the caller's position.
-fn raise(lua: &Lua, func: &str, fail: Fail) -> mlua::Error {
-    let msg = format!("{}{}", caller(lua), fail.text(func));
+pub(super) fn raise(lua: &Lua, func: &str, fail: Fail) -> mlua::Error {
+    let at = match fail {
+        Fail::Memory => String::new(),
+        _ => caller(lua),
+    };
+    let msg = format!("{at}{}", fail.text(func));
     match lua.create_string(&msg) {
         Ok(s) => {
             if let Err(e) = lua.set_named_registry_value(super::PENDING, s) {
