@@ -187,13 +187,12 @@ fn deliveries_are_signed_in_order_and_the_secret_stays_hidden() {
         .map(|e| (e["type"].as_str().unwrap(), e["member"].as_str().unwrap()))
         .collect();
     assert_eq!(got, [("leave", "b"), ("enter", "d"), ("move", "c")]);
-    // A hook with no secret of its own and none to keep is refused: right
-    // for a board with a hook of that name, not for this one.
+    // A hook with no secret of its own and none to keep is a bad config.
     let e = s.put(
         "/v1/boards/c",
         &json!({"webhooks": [{"name": "x", "url": rcv.url}]}),
     );
-    e.expect_error(409, "wrong_type");
+    e.expect_error(400, "invalid_config");
 }
 
 #[test]
