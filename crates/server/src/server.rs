@@ -273,7 +273,7 @@ fn webhook_mode(
              drop them",
             held.as_deref()
                 .unwrap_or("--webhooks hold")
-                .trim_end_matches(|c: char| c == '.')
+                .trim_end_matches('.')
         ),
         m if held.is_some() => match podium_core::backup::release_webhooks(dir) {
             Ok(()) => tracing::info!(

@@ -70,7 +70,6 @@ impl Ctx<'_> {
             .board_create(&ops::CreateBoard {
                 board: board.to_string(),
                 config,
-                confirm_rerank: true,
             })
             .await;
         self.l.add(&format!("create {board}"), r);
@@ -84,6 +83,7 @@ impl Ctx<'_> {
             .board_put(&ops::PutBoard {
                 board: board.to_string(),
                 config,
+                confirm_rerank: true,
             })
             .await;
         self.l.add(&format!("put {board} {label}"), r);
