@@ -321,9 +321,20 @@ describe("web console", { skip, timeout: 300000 }, () => {
 
     await page.click("button[data-action=reconfigure]");
     assert.equal(JSON.parse(await page.inputValue("#dlg-config")).order, "asc", "the current config to edit");
-    await page.fill("#dlg-config", JSON.stringify({ order: "desc", ranking: "dense" }));
+    // A field left as shown is kept; a change of order is a re-rank, asked
+    // for before it is done.
+    await page.fill("#dlg-config", JSON.stringify({ ...JSON.parse(await page.inputValue("#dlg-config")), order: "desc", ranking: "dense" }));
     await page.click("dialog button.primary");
+    await page.waitForSelector("dialog >> text=Re-rank");
+    await page.click("dialog button.danger");
     await page.waitForSelector(".facts >> text=desc, dense");
+    await page.click("button[data-action=reconfigure]");
+    const shown = JSON.parse(await page.inputValue("#dlg-config"));
+    await page.fill("#dlg-config", JSON.stringify({ ...shown, keep_archives: 8 }));
+    await page.click("dialog button.primary");
+    await page.waitForSelector(".message >> text=reconfigured");
+    const kept = await call("GET", "/v1/boards/sprint");
+    assert.deepEqual([kept.config.order, kept.config.ranking, kept.config.keep_archives], ["desc", "dense", 8]);
     await page.click("button[data-action=reconfigure]");
     await page.fill("#dlg-config", "{ not json");
     await page.click("dialog button.primary");

@@ -39,7 +39,7 @@ class AsyncClient:
     ``base_url`` defaults to ``$PODIUM_URL`` (else ``http://127.0.0.1:7070``),
     ``api_key`` to ``$PODIUM_API_KEY``. Reads (GET) are retried ``retries``
     times with exponential backoff on connection errors and 503 answers.
-    ``rpc`` (default ``$PODIUM_RPC``), the ``host:port`` of the server's
+    ``rpc`` (default ``$PODIUM_RPC_ADDR``), the ``host:port`` of the server's
     MessagePack-RPC listener, sends ``import_records`` over it: several times
     faster from Python (needs ``pip install 'podium-client[rpc]'``).
 
@@ -168,13 +168,30 @@ class AsyncClient:
         """A board's size and config."""
         return await self._run(ops.board_info(board))
 
-    async def put_board(self, board: str, config: Optional[Mapping[str, Any]] = None, **fields: Any) -> BoardInfo:
-        """Create a board with this config, or reconfigure it (``created`` tells which).
+    async def put_board(self, board: str, config: Optional[Mapping[str, Any]] = None, *,
+                  confirm_rerank: bool = False, **fields: Any) -> BoardInfo:
+        """Create a board with this config, or replace its whole config (``created`` tells which).
 
         The config is a mapping of the fields of docs/spec.md §1 (``order``,
         ``ranking``, ``update``, ``sort``, ...); keyword arguments add to it.
+        A field left out takes its default, on an existing board too: to
+        change some fields and keep the others, use :meth:`patch_board`. A
+        change that re-ranks an existing board (``order``, ``ranking``,
+        ``tiebreak``, ``sort``) raises :class:`Conflict`
+        (``confirm_rerank_required``) unless ``confirm_rerank=True``.
         """
-        return await self._run(ops.put_board(board, config, fields))
+        return await self._run(ops.put_board(board, config, fields, confirm_rerank))
+
+    async def patch_board(self, board: str, patch: Optional[Mapping[str, Any]] = None, *,
+                    confirm_rerank: bool = False, **fields: Any) -> BoardInfo:
+        """Change the config fields named and keep the others (HTTP PATCH, a JSON merge patch).
+
+        ``patch_board("weekly", keep_archives=8)``; a field set to ``None``
+        goes back to its default. A change that re-ranks the board raises
+        :class:`Conflict` (``confirm_rerank_required``) unless
+        ``confirm_rerank=True``; a missing board raises :class:`BoardNotFound`.
+        """
+        return await self._run(ops.patch_board(board, patch, fields, confirm_rerank))
 
     async def delete_board(self, board: str) -> bool:
         """Delete a board."""

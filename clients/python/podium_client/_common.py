@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import warnings
 from typing import Optional
 
 import httpx
@@ -27,7 +28,18 @@ def default_api_key() -> Optional[str]:
 
 
 def default_rpc() -> Optional[str]:
-    return os.environ.get("PODIUM_RPC") or None
+    """``$PODIUM_RPC_ADDR``: the one spelling of the server's MessagePack-RPC address across podium's
+    clients (``PODIUM_RPC`` names the address ``podium serve`` listens on, so a client reading it is
+    deprecated: still read, with a warning)."""
+    addr = os.environ.get("PODIUM_RPC_ADDR")
+    if addr:
+        return addr
+    old = os.environ.get("PODIUM_RPC")
+    if old:
+        warnings.warn("PODIUM_RPC is deprecated for clients: set PODIUM_RPC_ADDR (HOST:PORT of the "
+                      "server's MessagePack-RPC port)", DeprecationWarning, stacklevel=3)
+        return old
+    return None
 
 
 def user_agent() -> str:

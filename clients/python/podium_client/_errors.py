@@ -53,8 +53,10 @@ class MemberNotFound(NotFound):
 
 
 class Conflict(PodiumError):
-    """409: ``board_exists``, ``read_only`` (an archive) or ``wrong_type`` (a request of the other
-    kind than the board takes: ``scores`` to a plain board, a sort key or search field it lacks)."""
+    """409: ``board_exists``, ``read_only`` (an archive), ``confirm_rerank_required`` (a config
+    change that re-ranks the board, sent without ``confirm_rerank=True``) or ``wrong_type`` (a
+    request of the other kind than the board takes: ``scores`` to a plain board, a sort key or
+    search field it lacks)."""
 
 
 class RateLimited(PodiumError):
@@ -87,6 +89,7 @@ _BY_CODE: Dict[str, Type[PodiumError]] = {
     "not_found": NotFound,
     "board_exists": Conflict,
     "read_only": Conflict,
+    "confirm_rerank_required": Conflict,
     "wrong_type": Conflict,
     "rate_limited": RateLimited,
     "storage_unavailable": Unavailable,

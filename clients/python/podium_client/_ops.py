@@ -88,13 +88,29 @@ def board_info(board: str) -> Call[BoardInfo]:
     return Call("GET", board_path(board), BoardInfo.from_json)
 
 
-def put_board(board: str, config: Optional[Config], fields: Mapping[str, Any]) -> Call[BoardInfo]:
+def _config_body(config: Optional[Config], fields: Mapping[str, Any], confirm_rerank: bool) -> Dict[str, Any]:
     body: Dict[str, Any] = dict(config or {})
     body.update(fields)
     for k in ("min_score", "max_score"):
         if body.get(k) is not None:
             body[k] = encode_score(body[k])
+    if confirm_rerank:
+        body["confirm_rerank"] = True
+    return body
+
+
+def put_board(board: str, config: Optional[Config], fields: Mapping[str, Any],
+              confirm_rerank: bool = False) -> Call[BoardInfo]:
+    body = _config_body(config, fields, confirm_rerank)
     return Call("PUT", board_path(board), BoardInfo.from_json, json=body, has_json=True)
+
+
+def patch_board(board: str, patch: Optional[Config], fields: Mapping[str, Any],
+                confirm_rerank: bool = False) -> Call[BoardInfo]:
+    body = _config_body(patch, fields, confirm_rerank)
+    if not body or list(body) == ["confirm_rerank"]:
+        raise ValueError("patch_board: nothing to change (name the config fields to change)")
+    return Call("PATCH", board_path(board), BoardInfo.from_json, json=body, has_json=True)
 
 
 def delete_board(board: str) -> Call[bool]:

@@ -26,6 +26,7 @@ OPERATIONS: Dict[str, List[str]] = {
     "board_delete": ["delete_board"],
     "board_info": ["board_info"],
     "board_put": ["put_board"],
+    "board_patch": ["patch_board"],
     "around": ["around"],
     "count": ["count"],
     "subscribe": ["events"],
@@ -89,6 +90,19 @@ def test_env_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     c = Client()
     assert c.base_url == "http://127.0.0.1:7070" and c.api_key is None
     c.close()
+
+
+def test_env_rpc_address_has_one_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    from podium_client._common import default_rpc
+    monkeypatch.delenv("PODIUM_RPC", raising=False)
+    monkeypatch.setenv("PODIUM_RPC_ADDR", "127.0.0.1:7071")
+    assert default_rpc() == "127.0.0.1:7071"
+    monkeypatch.delenv("PODIUM_RPC_ADDR")
+    assert default_rpc() is None
+    # The old spelling is still read, with a deprecation warning.
+    monkeypatch.setenv("PODIUM_RPC", "127.0.0.1:7072")
+    with pytest.warns(DeprecationWarning, match="PODIUM_RPC_ADDR"):
+        assert default_rpc() == "127.0.0.1:7072"
 
 
 def test_reads_are_retried_on_503_writes_are_not() -> None:

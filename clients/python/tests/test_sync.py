@@ -24,8 +24,20 @@ def test_server_routes(client: Client) -> None:
 def test_boards(client: Client, board: str) -> None:
     info = client.put_board(board, {"order": "asc", "ranking": "dense"}, search_fields=["name"])
     assert info.created is True and info.config["order"] == "asc" and info.config["ranking"] == "dense"
-    again = client.put_board(board, {"order": "asc", "ranking": "competition"})
+    with pytest.raises(Conflict) as c:
+        client.put_board(board, {"order": "asc", "ranking": "competition"})
+    assert c.value.code == "confirm_rerank_required" and c.value.status == 409
+    again = client.put_board(board, {"order": "asc", "ranking": "competition"}, confirm_rerank=True)
     assert again.created is False
+    patched = client.patch_board(board, keep_archives=8)
+    assert patched.config["keep_archives"] == 8 and patched.config["ranking"] == "competition"
+    assert patched.config["order"] == "asc"
+    assert client.patch_board(board, {"keep_archives": None}).config["keep_archives"] is None
+    with pytest.raises(Conflict):
+        client.patch_board(board, order="desc")
+    assert client.patch_board(board, order="desc", confirm_rerank=True).config["order"] == "desc"
+    with pytest.raises(ValueError):
+        client.patch_board(board)
     got = client.board_info(board)
     assert got.board == board and got.members == 0 and not got.read_only
     assert got.config["ranking"] == "competition"

@@ -16,10 +16,15 @@ type Schemas = components["schemas"];
 export type KeyValue = number | bigint;
 /** Sort key values by key name. */
 export type Scores = Record<string, KeyValue>;
-/** A score or key value on input: a number (`Infinity` allowed), a `bigint` (sent exactly), or the server's string syntax. */
-export type ScoreInput = number | bigint | string;
+/** A score or key value as a string: a number's text (`"42"`, `"1.5e3"`) or an infinity. */
+export type ScoreString = `${number}` | "inf" | "+inf" | "-inf";
+/**
+ * A score or key value on input: a number (`Infinity` allowed), a `bigint` (sent exactly), or a
+ * number's text (`"42"`, `"-inf"`); a string that holds no number does not compile.
+ */
+export type ScoreInput = number | bigint | ScoreString;
 /** A `min`/`max` bound: as a score, or the server's syntax (`"(10"` exclusive, `"-inf"`, `"+inf"`); see `exclusive()`. */
-export type Bound = ScoreInput;
+export type Bound = number | bigint | string;
 
 const SCORE_KEYS = new Set(["score", "previous", "previous_score"]);
 const SCORES_KEYS = new Set(["scores", "previous_scores"]);
@@ -126,13 +131,33 @@ export function exclusive(v: ScoreInput): string {
   return "(" + encodeBound(v, "");
 }
 
+/** A config or patch as the server takes it: bounds encoded, `confirm_rerank` when asked. */
+function configBody(config: BoardConfig | BoardPatch, options: ConfigOptions): Record<string, unknown> {
+  const body: Record<string, unknown> = { ...config };
+  for (const k of ["min_score", "max_score"] as const) {
+    const v = config[k];
+    if (v !== undefined && v !== null) body[k] = encodeScore(v);
+  }
+  if (options.confirmRerank) body.confirm_rerank = true;
+  return body;
+}
+
 // --- types ----------------------------------------------------------------------
 
 export type ErrorCode = Schemas["ErrorBody"]["code"] | "transport" | "timeout";
-export type BoardConfig = Omit<Schemas["BoardConfig"], "archive_of" | "archive_seq" | "min_score" | "max_score"> & {
+export type BoardConfig = Omit<Schemas["BoardConfig"], "archive_of" | "archive_seq" | "min_score" | "max_score" | "confirm_rerank"> & {
   min_score?: ScoreInput | null;
   max_score?: ScoreInput | null;
 };
+/** The fields of a board's config to change (`null`: back to the default); see `patchBoard`. */
+export type BoardPatch = Omit<Schemas["BoardPatch"], "archive_of" | "archive_seq" | "min_score" | "max_score" | "confirm_rerank"> & {
+  min_score?: ScoreInput | null;
+  max_score?: ScoreInput | null;
+};
+/** `confirmRerank`: allow a change that re-ranks the board (order, ranking, tiebreak, sort). */
+export interface ConfigOptions {
+  confirmRerank?: boolean;
+}
 export type BoardInfo = Decoded<Schemas["BoardOut"]>;
 export type BoardSummary = Schemas["BoardsOut"]["boards"][number];
 export type Entry = Decoded<Schemas["EntryOut"]>;
@@ -628,14 +653,23 @@ export class PodiumClient {
     return decode(await this.json<Schemas["BoardOut"]>("GET", boardPath(board)));
   }
 
-  /** Creates or reconfigures a board (`created` says which). */
-  async putBoard(board: string, config: BoardConfig = {}): Promise<BoardInfo> {
-    const body: Record<string, unknown> = { ...config };
-    for (const k of ["min_score", "max_score"] as const) {
-      const v = config[k];
-      if (v !== undefined && v !== null) body[k] = encodeScore(v);
-    }
-    return decode(await this.json<Schemas["BoardOut"]>("PUT", boardPath(board), { json: body }));
+  /**
+   * Creates a board, or replaces its whole config (`created` says which): a field left out takes
+   * its default, on an existing board too (`patchBoard` keeps the fields it does not name). A change
+   * that re-ranks an existing board fails with `confirm_rerank_required` unless `confirmRerank`.
+   */
+  async putBoard(board: string, config: BoardConfig = {}, options: ConfigOptions = {}): Promise<BoardInfo> {
+    return decode(await this.json<Schemas["BoardOut"]>("PUT", boardPath(board), { json: configBody(config, options) }));
+  }
+
+  /**
+   * Changes the config fields named and keeps the others (HTTP PATCH, a JSON merge patch; `null`
+   * puts a field back to its default). A change that re-ranks the board fails with
+   * `confirm_rerank_required` unless `confirmRerank`; a missing board is `board_not_found`.
+   */
+  async patchBoard(board: string, patch: BoardPatch, options: ConfigOptions = {}): Promise<BoardInfo> {
+    if (Object.keys(patch).length === 0) throw new TypeError("patchBoard: nothing to change (name the config fields to change)");
+    return decode(await this.json<Schemas["BoardOut"]>("PATCH", boardPath(board), { json: configBody(patch, options) }));
   }
 
   async deleteBoard(board: string): Promise<boolean> {

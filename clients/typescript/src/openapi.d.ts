@@ -125,8 +125,8 @@ export interface paths {
         /** A board's size and config */
         get: operations["board_info"];
         /**
-         * Create or reconfigure a board
-         * @description Creates the board with this config, or reconfigures it (re-ranking when order, ranking or tiebreak change). An empty body is the default config.
+         * Create a board, or replace its whole config
+         * @description Creates the board with this config, or replaces an existing board's config with it: every field left out or null takes its default (PATCH changes some fields and keeps the others). A change that re-ranks an existing board (order, ranking, tiebreak or sort) is refused with 409 confirm_rerank_required unless the body says "confirm_rerank": true. An empty body is the default config.
          */
         put: operations["board_put"];
         post?: never;
@@ -134,7 +134,11 @@ export interface paths {
         delete: operations["board_delete"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change some fields of a board's config
+         * @description A JSON merge patch (RFC 7396) of the board's config: the fields it names change, the others keep their values; a field set to null goes back to its default. A change that re-ranks the board (order, ranking, tiebreak or sort) is refused with 409 confirm_rerank_required unless the body says "confirm_rerank": true. A missing board is 404 board_not_found (PUT creates one).
+         */
+        patch: operations["board_patch"];
         trace?: never;
     };
     "/v1/boards/{board}/around/{member}": {
@@ -547,12 +551,14 @@ export interface components {
             ranking: "unique" | "dense" | "competition";
             total: number;
         };
-        /** @description Settings left out or null keep their defaults (on create) or current values (on update). */
+        /** @description A whole config (PUT): settings left out or null take their defaults, on a new board and on an existing one alike. */
         BoardConfig: {
             /** @description On an archive only: the board it archives (set by reset; refused in a request) */
             readonly archive_of?: string;
             /** @description On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest */
             readonly archive_seq?: number;
+            /** @description true: the change may re-rank the board (a change of order, ranking, tiebreak or sort); without it such a change of an existing board is 409 confirm_rerank_required. Not part of the config */
+            confirm_rerank?: boolean | null;
             keep_archives?: number | null;
             max_data_bytes?: number | null;
             max_members?: number | null;
@@ -578,7 +584,7 @@ export interface components {
             /** @description Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only */
             webhooks?: components["schemas"]["Webhook"][] | null;
         };
-        /** @description Settings left out or null keep their defaults (on create) or current values (on update). */
+        /** @description A board's config, every field filled in */
         BoardConfigOut: {
             /** @description On an archive only: the board it archives (set by reset; refused in a request) */
             readonly archive_of?: string;
@@ -629,6 +635,39 @@ export interface components {
             /** @description The reset period the board is in */
             period?: string;
             read_only: boolean;
+        };
+        /** @description A JSON merge patch of a board's config (RFC 7396): the fields named change, null puts one back to its default, the others are kept */
+        BoardPatch: {
+            /** @description On an archive only: the board it archives (set by reset; refused in a request) */
+            readonly archive_of?: string;
+            /** @description On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest */
+            readonly archive_seq?: number;
+            /** @description true: the change may re-rank the board (a change of order, ranking, tiebreak or sort); without it such a change of an existing board is 409 confirm_rerank_required. Not part of the config */
+            confirm_rerank?: boolean | null;
+            keep_archives?: number | null;
+            max_data_bytes?: number | null;
+            max_members?: number | null;
+            max_score?: components["schemas"]["Score"] | null;
+            max_submits_per_member?: {
+                count?: number;
+                per?: number | string;
+            } | null;
+            min_score?: components["schemas"]["Score"] | null;
+            /** @enum {string|null} */
+            order?: "desc" | "asc" | null;
+            /** @enum {string|null} */
+            ranking?: "unique" | "dense" | "competition" | null;
+            /** @description never, daily, weekly, monthly or a cron expression (UTC) that fires: minute hour day-of-month month day-of-week, optionally seconds first (the pattern shows a simple subset) */
+            reset?: string | null;
+            search_fields?: string[] | null;
+            /** @description Rank by these keys lexicographically, then by tiebreak; the first key's order is the board's order */
+            sort?: components["schemas"]["SortKey"][] | null;
+            /** @enum {string|null} */
+            tiebreak?: "member" | "first" | "last" | null;
+            /** @enum {string|null} */
+            update?: "set" | "best" | "incr" | null;
+            /** @description Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only */
+            webhooks?: components["schemas"]["Webhook"][] | null;
         };
         BoardsOut: {
             boards: {
@@ -690,7 +729,7 @@ export interface components {
         };
         ErrorBody: {
             /** @enum {string} */
-            code: "invalid_argument" | "invalid_score" | "invalid_member" | "invalid_board_name" | "invalid_data" | "invalid_config" | "malformed_request" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "board_not_found" | "member_not_found" | "not_found" | "method_not_allowed" | "board_exists" | "read_only" | "wrong_type" | "unauthorized" | "forbidden" | "rate_limited" | "storage_unavailable" | "out_of_memory" | "too_many_clients" | "request_timeout" | "not_ready" | "unsupported" | "internal";
+            code: "invalid_argument" | "invalid_score" | "invalid_member" | "invalid_board_name" | "invalid_data" | "invalid_config" | "malformed_request" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "headers_too_large" | "board_not_found" | "member_not_found" | "not_found" | "method_not_allowed" | "board_exists" | "read_only" | "confirm_rerank_required" | "wrong_type" | "unauthorized" | "forbidden" | "rate_limited" | "storage_unavailable" | "out_of_memory" | "too_many_clients" | "request_timeout" | "not_ready" | "unsupported" | "internal";
             message: string;
         };
         ExportLine: {
@@ -1152,6 +1191,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeletedOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    board_patch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BoardPatch"];
+            };
+        };
+        responses: {
+            /** @description The board, reconfigured */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardOut"];
                 };
             };
             default: components["responses"]["Error"];

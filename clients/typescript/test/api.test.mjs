@@ -56,8 +56,17 @@ test("boards", async () => {
   assert.equal(info.created, true);
   assert.equal(info.config.order, "asc");
   assert.equal(info.config.ranking, "dense");
-  const again = await c.putBoard(board, { order: "asc", ranking: "competition" });
+  await rejects(c.putBoard(board, { order: "asc", ranking: "competition" }), "confirm_rerank_required", 409);
+  const again = await c.putBoard(board, { order: "asc", ranking: "competition" }, { confirmRerank: true });
   assert.equal(again.created, false);
+  const patched = await c.patchBoard(board, { keep_archives: 8 });
+  assert.equal(patched.config.keep_archives, 8);
+  assert.equal(patched.config.ranking, "competition");
+  assert.equal(patched.config.order, "asc");
+  assert.equal((await c.patchBoard(board, { keep_archives: null })).config.keep_archives, null);
+  await rejects(c.patchBoard(board, { order: "desc" }), "confirm_rerank_required", 409);
+  assert.equal((await c.patchBoard(board, { order: "desc" }, { confirmRerank: true })).config.order, "desc");
+  await assert.rejects(c.patchBoard(board, {}), TypeError);
   const got = await c.boardInfo(board);
   assert.equal(got.board, board);
   assert.equal(got.members, 0);

@@ -25,6 +25,7 @@ const OPERATIONS = {
   boards: ["boards", "archives"],
   board_info: ["boardInfo"],
   board_put: ["putBoard"],
+  board_patch: ["patchBoard"],
   board_delete: ["deleteBoard"],
   around: ["around"],
   count: ["count"],
@@ -90,6 +91,11 @@ test("examples/quickstart.ts compiles (strict) and runs", async () => {
   assert.match(stdout, /laps: 1152921504606846976n/);
   assert.match(stdout, /event: snapshot bea,ann,cy/);
   assert.match(stdout, /exported 3/);
+});
+
+test("the types refuse what the server refuses (test/types compiles, each @ts-expect-error used)", async () => {
+  const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+  await run(process.execPath, [tsc, "-p", join(ROOT, "test", "types", "tsconfig.json")], { cwd: ROOT });
 });
 
 test("the library uses no Node-only module (it runs in browsers)", async () => {

@@ -24,7 +24,7 @@ pub struct BackupArgs {
     #[arg(
         long,
         visible_alias = "server",
-        env = "PODIUM_SERVER",
+        env = crate::env::URL,
         default_value = "http://127.0.0.1:7070",
         value_name = "URL"
     )]

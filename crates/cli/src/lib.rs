@@ -27,6 +27,7 @@
 
 pub mod backup;
 pub mod board;
+pub mod env;
 pub mod export;
 pub mod import;
 pub mod input;

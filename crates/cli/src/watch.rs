@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::sync::mpsc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -112,6 +113,58 @@ impl View {
     }
 }
 
+/// The write an event belongs to: its id's LSN (`LSN-N`), shared by every
+/// event of one write.
+fn write_of(ev: &Value) -> Option<String> {
+    ev["id"]
+        .as_str()
+        .map(|id| id.split('-').next().unwrap_or(id).to_string())
+}
+
+/// The view and when to draw it: once per write, after all its events.
+/// Between two events of one write the view is half moved (a member
+/// entering at 1 before the one it pushed down has moved), so it is drawn
+/// only when an event of another write comes, or no more come for a
+/// moment.
+#[derive(Default)]
+struct Drawer {
+    view: View,
+    /// The write of the events applied and not drawn yet.
+    pending: Option<Option<String>>,
+}
+
+impl Drawer {
+    /// Applies `ev`; returns the frame of the write before it, if `ev`
+    /// starts another.
+    fn push(&mut self, ev: &Value, board: &str, top: u32) -> Option<String> {
+        let write = write_of(ev);
+        let frame = match &self.pending {
+            Some(w) if *w != write || w.is_none() => Some(self.view.render(board, top)),
+            _ => None,
+        };
+        self.view.apply(ev);
+        self.pending = Some(write);
+        frame
+    }
+
+    /// The frame of the events applied and not drawn yet.
+    fn flush(&mut self, board: &str, top: u32) -> Option<String> {
+        self.pending.take().map(|_| self.view.render(board, top))
+    }
+}
+
+/// The views drawn for `events` as they arrive one after another.
+#[cfg(test)]
+fn frames(board: &str, top: u32, events: &[Value]) -> Vec<String> {
+    let mut d = Drawer::default();
+    let mut out: Vec<String> = events
+        .iter()
+        .filter_map(|e| d.push(e, board, top))
+        .collect();
+    out.extend(d.flush(board, top));
+    out
+}
+
 /// A snapshot's list of entries, by member.
 fn by_member(list: &Value) -> HashMap<String, Value> {
     list.as_array()
@@ -138,7 +191,15 @@ pub fn watch(a: &WatchArgs) -> Result<()> {
         .timeout(None)
         .build()?;
     let tty = std::io::stdout().is_terminal() && !a.json;
-    let mut view = View::default();
+    let mut drawer = Drawer::default();
+    let draw = |frame: Option<String>| -> Result<()> {
+        if let Some(f) = frame {
+            let mut out = std::io::stdout().lock();
+            write!(out, "\x1b[H\x1b[2J{f}")?;
+            out.flush()?;
+        }
+        Ok(())
+    };
     let mut last: Option<String> = None;
     let mut seen = 0u64;
     loop {
@@ -157,6 +218,70 @@ pub fn watch(a: &WatchArgs) -> Result<()> {
             let body = resp.text().unwrap_or_default();
             return Err(crate::transport::server_error(status, body.as_bytes()).into());
         }
+        let rx = read_events(resp);
+        loop {
+            // Waiting for the rest of a write's events, briefly; else for
+            // the stream, which says it is alive at least every 15 s.
+            let wait = if drawer.pending.is_some() {
+                SAME_WRITE
+            } else {
+                STALLED
+            };
+            let ev = match rx.recv_timeout(wait) {
+                Ok(Some(Sse::Event(ev))) => ev,
+                Ok(Some(Sse::Alive)) => continue,
+                Err(mpsc::RecvTimeoutError::Timeout) if drawer.pending.is_some() => {
+                    draw(drawer.flush(&a.board, a.top))?;
+                    continue;
+                }
+                // Ended, failed or silent too long: resume.
+                _ => break,
+            };
+            if let Some(id) = ev["id"].as_str() {
+                last = Some(id.to_string());
+            }
+            if tty {
+                draw(drawer.push(&ev, &a.board, a.top))?;
+            } else {
+                let mut out = std::io::stdout().lock();
+                writeln!(out, "{ev}")?;
+                out.flush()?;
+            }
+            seen += 1;
+            if a.count.is_some_and(|n| seen >= n) {
+                return draw(drawer.flush(&a.board, a.top));
+            }
+            if ev["type"] == "lagged" {
+                break;
+            }
+        }
+        draw(drawer.flush(&a.board, a.top))?;
+        // The stream ended (server restart, network): resume after the
+        // last event seen.
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// How long the rest of a write's events may take to arrive (they are
+/// sent together) before the view is drawn.
+const SAME_WRITE: Duration = Duration::from_millis(50);
+/// A stream silent this long (three of the server's keep-alives) is taken
+/// for dead and resumed.
+const STALLED: Duration = Duration::from_secs(45);
+
+/// What the stream's reader hands on.
+enum Sse {
+    Event(Value),
+    /// A line that is no event (a keep-alive comment, an `id:` or `event:`
+    /// line): the stream is alive.
+    Alive,
+}
+
+/// Reads the stream on a thread of its own, so the view can wait for the
+/// next event with a time limit; `None` when the stream ends.
+fn read_events(resp: reqwest::blocking::Response) -> mpsc::Receiver<Option<Sse>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
         let mut lines = BufReader::new(resp);
         let mut data = String::new();
         let mut line = String::new();
@@ -167,35 +292,65 @@ pub fn watch(a: &WatchArgs) -> Result<()> {
                 Ok(_) => {}
             }
             let l = line.trim_end_matches(['\n', '\r']);
-            if let Some(d) = l.strip_prefix("data: ") {
+            let msg = if let Some(d) = l.strip_prefix("data: ") {
                 data = d.to_string();
-                continue;
-            }
-            if !l.is_empty() || data.is_empty() {
-                continue;
-            }
-            let ev: Value = serde_json::from_str(&std::mem::take(&mut data))?;
-            if let Some(id) = ev["id"].as_str() {
-                last = Some(id.to_string());
-            }
-            view.apply(&ev);
-            let mut out = std::io::stdout().lock();
-            if tty {
-                write!(out, "\x1b[H\x1b[2J{}", view.render(&a.board, a.top))?;
+                Sse::Alive
+            } else if !l.is_empty() || data.is_empty() {
+                Sse::Alive
             } else {
-                writeln!(out, "{ev}")?;
-            }
-            out.flush()?;
-            seen += 1;
-            if a.count.is_some_and(|n| seen >= n) {
-                return Ok(());
-            }
-            if ev["type"] == "lagged" {
-                break;
+                match serde_json::from_str(&std::mem::take(&mut data)) {
+                    Ok(ev) => Sse::Event(ev),
+                    Err(_) => Sse::Alive,
+                }
+            };
+            if tx.send(Some(msg)).is_err() {
+                return;
             }
         }
-        // The stream ended (server restart, network): resume after the
-        // last event seen.
-        std::thread::sleep(Duration::from_secs(1));
+        let _ = tx.send(None);
+    });
+    rx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ranks(frame: &str) -> Vec<u64> {
+        frame
+            .lines()
+            .take_while(|l| !l.starts_with("watched"))
+            .filter_map(|l| l.split_whitespace().next()?.parse().ok())
+            .collect()
+    }
+
+    /// One write moves three members (a newcomer at 1 pushes the others
+    /// down): drawn once, after all its events, never with two members at
+    /// one rank between them.
+    #[test]
+    fn a_write_is_drawn_once_with_distinct_ranks() {
+        let e = |id: &str, ty: &str, m: &str, rank: u64, score: f64| json!({"id": id, "type": ty, "member": m, "rank": rank, "score": score});
+        let events = [
+            json!({"id": "7-0", "type": "snapshot", "top": [
+                {"member": "a", "rank": 1, "score": 20.0},
+                {"member": "b", "rank": 2, "score": 10.0}], "members": []}),
+            e("8-0", "enter", "c", 1, 30.0),
+            e("8-1", "move", "a", 2, 20.0),
+            e("8-2", "move", "b", 3, 10.0),
+            e("9-0", "move", "b", 1, 40.0),
+            e("9-1", "move", "c", 2, 30.0),
+            e("9-2", "move", "a", 3, 20.0),
+        ];
+        let frames = frames("lb", 3, &events);
+        assert_eq!(frames.len(), 3, "one frame per write: {frames:#?}");
+        for f in &frames {
+            let mut r = ranks(f);
+            let n = r.len();
+            r.dedup();
+            assert_eq!(r.len(), n, "a rank shown twice:\n{f}");
+        }
+        assert_eq!(ranks(&frames[2]), [1, 2, 3]);
+        assert!(frames[2].contains("b") && frames[2].lines().nth(3).unwrap().contains(" b "));
     }
 }

@@ -135,6 +135,18 @@ impl Client {
         })
     }
 
+    /// Waits for a started call at most `timeout`: its answer, or `None`
+    /// past it with the call still under way (`f` can be waited for
+    /// again).
+    pub fn wait_for(
+        &self,
+        f: &mut ResponseFuture,
+        timeout: Duration,
+    ) -> Option<Result<RawResponse>> {
+        self.rt
+            .block_on(async move { tokio::time::timeout(timeout, f).await.ok() })
+    }
+
     /// Waits for a started call, calling `tick(bytes received so far on
     /// the connection)` every `every` meanwhile (a progress bar).
     pub fn wait_with_progress(
@@ -225,6 +237,10 @@ impl Client {
 
     pub fn board_create(&self, board: &str, config: Value) -> Result<BoardInfo> {
         self.rt.block_on(self.inner.board_create(board, config))
+    }
+
+    pub fn board_patch(&self, board: &str, patch: Value) -> Result<BoardInfo> {
+        self.rt.block_on(self.inner.board_patch(board, patch))
     }
 
     pub fn board_delete(&self, board: &str) -> Result<Value> {

@@ -356,6 +356,10 @@ pub fn parse_incoming(frame: Bytes) -> Result<Incoming, ClientError> {
         // "HTTP/1.1 400" reads as the lone MessagePack integer 72 ('H').
         if frame.first() == Some(&b'H') {
             protocol("an answer that starts like HTTP, not MessagePack-RPC (is this an HTTP port?)")
+        } else if matches!(frame.first(), Some(b'+' | b'-')) {
+            // A Redis server's "+OK" / "-ERR …" reads as the lone integer
+            // 43 or 45.
+            protocol("an answer in the Redis protocol, not MessagePack-RPC (is this a Redis port?)")
         } else {
             protocol(format!("a message that is not an array ({e:?})"))
         }
@@ -657,6 +661,10 @@ mod tests {
         // An HTTP server's answer ("HTTP/1.1 400 …") is named as such.
         let http = parse_incoming(Bytes::from_static(b"H")).err().unwrap();
         assert!(http.to_string().contains("starts like HTTP"), "{http}");
+        for redis in [&b"-"[..], b"+"] {
+            let e = parse_incoming(Bytes::from_static(redis)).err().unwrap();
+            assert!(e.to_string().contains("Redis protocol"), "{e}");
+        }
         for bad in [
             Value::from(1),
             Value::Array(vec![0.into(), 1.into(), "m".into(), Value::Array(vec![])]),

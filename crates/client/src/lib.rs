@@ -497,6 +497,14 @@ impl Client {
         self.call_as("board_create", &vec![Value::from(board), config])
     }
 
+    /// `board_patch(board, patch)`: changes the config fields `patch` (a
+    /// map) names and keeps the others; `nil` puts a field back to its
+    /// default. A change that re-ranks the board needs `confirm_rerank:
+    /// true` in the map (else the error `confirm_rerank_required`).
+    pub fn board_patch(&self, board: &str, patch: Value) -> CallFuture<BoardInfo> {
+        self.call_as("board_patch", &vec![Value::from(board), patch])
+    }
+
     /// `board_delete(board)`: `{board, deleted}`.
     pub fn board_delete(&self, board: &str) -> CallFuture<Value> {
         self.call("board_delete", &Ser((board,)))

@@ -14,6 +14,38 @@ use serde::{Deserialize, Serialize};
 use crate::private_fs;
 use sha2::{Digest, Sha256};
 
+/// The mark of a data directory that is a copy (restored from a backup,
+/// or repaired): its outbox holds the original's due webhook deliveries,
+/// which the original may well have sent since, to endpoints in
+/// production. A server started on a marked directory holds them until
+/// the operator says otherwise (`--webhooks`, docs/operations.md).
+pub const WEBHOOKS_HELD: &str = "WEBHOOKS-HELD";
+
+/// Marks `dir` as a copy whose webhook deliveries are held; `why` is the
+/// file's text, read back by [`webhooks_held`].
+pub fn hold_webhooks(dir: &Path, why: &str) -> io::Result<()> {
+    let path = dir.join(WEBHOOKS_HELD);
+    let mut f = File::create(&path)?;
+    f.write_all(why.as_bytes())?;
+    f.sync_all()?;
+    File::open(dir)?.sync_all()
+}
+
+/// Why `dir`'s webhook deliveries are held (the mark's text), when they are.
+pub fn webhooks_held(dir: &Path) -> Option<String> {
+    fs::read_to_string(dir.join(WEBHOOKS_HELD))
+        .ok()
+        .map(|t| t.trim().to_string())
+}
+
+/// Takes the mark away: the operator chose what the copy delivers.
+pub fn release_webhooks(dir: &Path) -> io::Result<()> {
+    match fs::remove_file(dir.join(WEBHOOKS_HELD)) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
 /// The manifest's file name, in the stream (its last entry) and in a
 /// backup directory.
 pub const MANIFEST: &str = "MANIFEST.json";
@@ -308,6 +340,13 @@ pub fn restore(from: &Path, data_dir: &Path) -> Result<Manifest, BackupError> {
         io::copy(&mut input, &mut out).map_err(io_at(&dst))?;
         out.sync_all().map_err(io_at(&dst))?;
     }
+    let why = format!(
+        "restored from the backup {} (taken at LSN {}): its webhook deliveries are held until \
+         the server is started with --webhooks on (deliver them) or off (drop them)",
+        from.display(),
+        m.last_lsn
+    );
+    hold_webhooks(data_dir, &why).map_err(io_at(data_dir))?;
     sync_dir(data_dir)?;
     Ok(m)
 }

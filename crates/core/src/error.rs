@@ -27,6 +27,10 @@ pub enum Code {
     MethodNotAllowed,
     BoardExists,
     ReadOnly,
+    /// A board update that would re-rank the board's members (a change of
+    /// `order`, `ranking`, `tiebreak` or `sort`) sent without
+    /// `confirm_rerank: true`.
+    ConfirmRerankRequired,
     /// A key of another type (Redis's WRONGTYPE).
     WrongType,
     Unauthorized,
@@ -69,6 +73,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::BoardExists => "board_exists",
             Code::ReadOnly => "read_only",
+            Code::ConfirmRerankRequired => "confirm_rerank_required",
             Code::WrongType => "wrong_type",
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
@@ -97,7 +102,9 @@ impl Code {
             Code::BoardNotFound | Code::MemberNotFound | Code::NotFound => 404,
             Code::MethodNotAllowed => 405,
             Code::RequestTimeout => 408,
-            Code::BoardExists | Code::ReadOnly | Code::WrongType => 409,
+            Code::BoardExists | Code::ReadOnly | Code::ConfirmRerankRequired | Code::WrongType => {
+                409
+            }
             Code::PayloadTooLarge => 413,
             Code::UriTooLong => 414,
             Code::UnsupportedMediaType => 415,
@@ -113,7 +120,7 @@ impl Code {
     }
 
     /// Every code, for the OpenAPI document and tests.
-    pub const ALL: [Code; 28] = [
+    pub const ALL: [Code; 29] = [
         Code::InvalidArgument,
         Code::InvalidScore,
         Code::InvalidMember,
@@ -131,6 +138,7 @@ impl Code {
         Code::MethodNotAllowed,
         Code::BoardExists,
         Code::ReadOnly,
+        Code::ConfirmRerankRequired,
         Code::WrongType,
         Code::Unauthorized,
         Code::Forbidden,

@@ -104,6 +104,9 @@ ops! {
     /// Creating or reconfiguring a board (Redis PERSIST of a board: a
     /// board's expiry is admin's to set and to clear).
     BoardPut = "board_put", ADMIN;
+    /// Changing some fields of a board's config, the others kept (HTTP
+    /// PATCH, a JSON merge patch).
+    BoardPatch = "board_patch", ADMIN;
     /// Deleting a board with its config (Redis DEL, UNLINK and the EXPIRE
     /// family on a key that names a board, archives included).
     BoardDelete = "board_delete", ADMIN;
@@ -130,7 +133,13 @@ impl Op {
     pub fn adds_data(self) -> bool {
         matches!(
             self,
-            Op::Submit | Op::SetData | Op::Import | Op::BoardPut | Op::Merge | Op::Intersect
+            Op::Submit
+                | Op::SetData
+                | Op::Import
+                | Op::BoardPut
+                | Op::BoardPatch
+                | Op::Merge
+                | Op::Intersect
         )
     }
 }

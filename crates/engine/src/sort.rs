@@ -387,7 +387,7 @@ impl KeyOp {
 }
 
 /// Whether two `sort`s order members alike (only their `op`s differ).
-pub(crate) fn same_order(a: &[SortKey], b: &[SortKey]) -> bool {
+pub fn same_order(a: &[SortKey], b: &[SortKey]) -> bool {
     a.len() == b.len()
         && a.iter()
             .zip(b)

@@ -202,10 +202,10 @@ pub fn keep_secrets(new: &mut [Webhook], old: &[Webhook]) -> Result<()> {
     for h in new.iter_mut().filter(|h| h.secret.is_empty()) {
         match old.iter().find(|o| o.name == h.name) {
             Some(o) => h.secret = o.secret.clone(),
-            // Right for a board that has a hook of that name: a conflict
-            // with this one's state rather than a malformed config.
+            // The config itself is incomplete, whatever the board holds:
+            // a bad config, as any other missing field is.
             None => {
-                return Err(Error::WrongKind(format!(
+                return Err(Error::BadConfig(format!(
                     "webhooks: {:?} needs a secret (its deliveries are signed with it; \
                      only a hook the board already has keeps its own when none is given)",
                     h.name
@@ -259,10 +259,11 @@ mod tests {
         assert_eq!(new[0].secret, "s".repeat(16));
         let mut other = vec![hook(json!({"name": "b", "url": "http://h/"})).unwrap()];
         assert!(keep_secrets(&mut other, &old).is_err());
-        assert!(matches!(
-            keep_secrets(&mut other, &old),
-            Err(Error::WrongKind(_))
-        ));
+        // A config that leaves a new hook unsigned is a bad config (400
+        // invalid_config), whatever the board holds.
+        let e = keep_secrets(&mut other, &old).unwrap_err();
+        assert!(matches!(e, Error::BadConfig(_)), "{e:?}");
+        assert!(e.to_string().contains("needs a secret"), "{e}");
         let twice = vec![new[0].clone(), new[0].clone()];
         assert!(validate(&twice).is_err());
     }

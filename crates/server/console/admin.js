@@ -93,17 +93,51 @@ export async function createBoard(onDone) {
   });
 }
 
+/**
+ * What an edited config changes, as a JSON merge patch: the fields whose
+ * value differs, and null for a field deleted (back to its default). Only
+ * the fields the user touched are sent, so a field left as shown is never
+ * reset by accident.
+ */
+export function patchOf(before, after) {
+  const patch = {};
+  for (const k of Object.keys(before)) if (!(k in after)) patch[k] = null;
+  for (const [k, v] of Object.entries(after)) {
+    if (JSON.stringify(v) !== JSON.stringify(before[k])) patch[k] = v;
+  }
+  return patch;
+}
+
 export async function reconfigureBoard(board, config, onDone) {
+  const before = config || {};
   const v = await confirmDialog({
     title: `Reconfigure “${board}”`, confirmLabel: "Save config",
-    text: "Fields left out keep their defaults. A change of sort order re-ranks the board.",
-    fields: [{ name: "config", label: "Config (JSON)", multiline: true, value: JSON.stringify(config || {}, null, 2) }],
+    text: "Only the fields you change are saved; a field you delete goes back to its default. A change of order, ranking, tiebreak or sort keys re-ranks the board, which is asked before it is done.",
+    fields: [{ name: "config", label: "Config (JSON)", multiline: true, value: JSON.stringify(before, null, 2) }],
   });
   if (!v) return;
-  await run(() => send("PUT", boardPath(board), parseConfig(v.config)), () => {
+  let patch;
+  try {
+    patch = patchOf(before, parseConfig(v.config));
+  } catch (e) {
+    return showError(e);
+  }
+  if (Object.keys(patch).length === 0) return showNote("Nothing changed.");
+  const done = () => {
     showNote(`Board “${board}” reconfigured.`);
     onDone();
-  });
+  };
+  try {
+    await send("PATCH", boardPath(board), patch);
+    return done();
+  } catch (e) {
+    if (!e || e.code !== "confirm_rerank_required") return showError(e);
+    const ok = await confirmDialog({
+      title: `Re-rank “${board}”?`, confirmLabel: "Re-rank board", danger: true, text: e.message,
+    });
+    if (!ok) return;
+    await run(() => send("PATCH", boardPath(board), { ...patch, confirm_rerank: true }), done);
+  }
 }
 
 export async function resetBoard(board, onDone) {

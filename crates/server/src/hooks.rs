@@ -50,8 +50,10 @@ impl Resolve for Checked {
     }
 }
 
-/// Starts delivering `outbox`'s hooks; runs until the process ends.
-pub fn spawn(outbox: Arc<dyn Outbox>) -> tokio::task::JoinHandle<()> {
+/// Starts delivering `outbox`'s hooks; runs until the process ends. With
+/// `send` false (`--webhooks off`) each hook's due events are acknowledged
+/// without being sent: dropped, so no later start sends them.
+pub fn spawn(outbox: Arc<dyn Outbox>, send: bool) -> tokio::task::JoinHandle<()> {
     let targets = Targets::current();
     let client = reqwest::Client::builder()
         .timeout(TIMEOUT)
@@ -83,7 +85,10 @@ pub fn spawn(outbox: Arc<dyn Outbox>) -> tokio::task::JoinHandle<()> {
                 if running.insert(key.clone()) {
                     let (o, c) = (outbox.clone(), client.clone());
                     tasks.spawn(async move {
-                        deliver(o, c, targets, &key.0, &key.1).await;
+                        match send {
+                            true => deliver(o, c, targets, &key.0, &key.1).await,
+                            false => drop_due(o, &key.0, &key.1).await,
+                        }
                         key
                     });
                 }
@@ -96,6 +101,24 @@ pub fn spawn(outbox: Arc<dyn Outbox>) -> tokio::task::JoinHandle<()> {
             }
         }
     })
+}
+
+/// Acknowledges one hook's queue without sending it.
+async fn drop_due(outbox: Arc<dyn Outbox>, board: &str, hook: &str) {
+    while let Some(p) = outbox.peek(board, hook, BATCH) {
+        let Some(upto) = p.events.iter().map(|e| e.id).max() else {
+            return;
+        };
+        tracing::debug!(
+            board,
+            hook,
+            events = p.events.len(),
+            "webhook events dropped (--webhooks off)"
+        );
+        let o = outbox.clone();
+        let (b, h) = (board.to_string(), hook.to_string());
+        let _ = tokio::task::spawn_blocking(move || o.ack(&b, &h, upto)).await;
+    }
 }
 
 /// Delivers one hook's queue until it is empty.

@@ -109,6 +109,11 @@ struct BenchArgs {
 }
 
 fn main() -> ExitCode {
+    // The client commands' old variable names, read as the new ones (with
+    // a warning); `serve` reads PODIUM_<FLAG> only.
+    if std::env::args_os().nth(1).is_some_and(|c| c != "serve") {
+        client::env::adopt_deprecated();
+    }
     let cli = Cli::parse();
     let done = |r: Result<()>| r.map(|()| ExitCode::SUCCESS);
     let result = match cli.command {

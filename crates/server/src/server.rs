@@ -14,7 +14,7 @@ use podium_engine::Store;
 use tokio::net::TcpListener;
 
 use crate::limits::{ClientGate, ConnLimits, Timeouts};
-use crate::settings::{Settings, DEFAULT_BACKEND};
+use crate::settings::{Settings, WebhookMode, DEFAULT_BACKEND};
 use podium_core::backend::Backend;
 use podium_core::schedule::{Clock, SystemClock};
 use podium_core::write_policy::{AutoCreate, WritePolicy};
@@ -50,8 +50,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
     let metrics = crate::http::install_metrics();
     let lim = &settings.limits;
     crate::limits::memory::install(lim.maxmemory.bytes());
-    let maxclients = lim.maxclients as usize;
-    let fds = crate::limits::clients::Descriptors::fit(lim.maxclients, settings.listeners().len());
+    let (maxclients, fds) =
+        crate::limits::clients::Descriptors::fit(lim.maxclients, settings.listeners().len());
+    let maxclients = maxclients as usize;
     let conn_limits = |what, timeouts| ConnLimits {
         gate: ClientGate::sharing(what, maxclients, fds.clone()),
         timeouts,
@@ -103,6 +104,7 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
             Some(metrics),
         ));
         announce("http", local, "HTTP/JSON");
+        println!("podium: console at http://{}/console/", browsable(local));
     }
     // Redis's `timeout`, which CONFIG SET changes for open connections too.
     let idle_secs = Arc::new(std::sync::atomic::AtomicU64::new(lim.timeout_secs));
@@ -167,7 +169,13 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
 
     let bg = engine.spawn_background(stop_rx.clone());
     let upkeep = tokio::spawn(crate::limits::memory::upkeep(stop_rx.clone()));
-    let hooks = engine.backend().outbox().map(crate::hooks::spawn);
+    let hooks = engine.backend().outbox().and_then(|outbox| {
+        match webhook_mode(&settings, outbox.as_ref()) {
+            WebhookMode::On => Some(crate::hooks::spawn(outbox, true)),
+            WebhookMode::Off => Some(crate::hooks::spawn(outbox, false)),
+            WebhookMode::Hold => None,
+        }
+    });
     shutdown.await;
     tracing::info!("shutting down: finishing in-flight requests");
     let _ = stop_tx.send(true);
@@ -247,6 +255,57 @@ impl Engine {
     }
 }
 
+/// What to do with the webhook deliveries of the embedded store whose
+/// outbox is `outbox`: `--webhooks` when given (`on` or `off` take away the
+/// mark of a copy: the operator has chosen), else `hold` on a data
+/// directory marked as a copy — its due deliveries may have been sent by
+/// the original since, to endpoints in production — and `on` otherwise.
+fn webhook_mode(
+    settings: &Settings,
+    outbox: &dyn podium_core::events::hooks::Outbox,
+) -> WebhookMode {
+    let dir = &settings.data_dir;
+    let held = podium_core::backup::webhooks_held(dir);
+    let mode = match (settings.webhooks, &held) {
+        (Some(m), _) => m,
+        (None, Some(_)) => WebhookMode::Hold,
+        (None, None) => WebhookMode::On,
+    };
+    let due = outbox.due().len();
+    match mode {
+        WebhookMode::Hold => tracing::warn!(
+            hooks_due = due,
+            "webhook deliveries held: {}; start with --webhooks on to deliver them, or off to \
+             drop them",
+            held.as_deref()
+                .unwrap_or("--webhooks hold")
+                .trim_end_matches('.')
+        ),
+        m if held.is_some() => match podium_core::backup::release_webhooks(dir) {
+            Ok(()) => tracing::info!(
+                hooks_due = due,
+                "webhook deliveries {} (--webhooks {}): this copy's hold is taken away",
+                if m == WebhookMode::On {
+                    "on"
+                } else {
+                    "dropped"
+                },
+                m.as_str()
+            ),
+            Err(e) => tracing::warn!(
+                "cannot take away the webhook hold of {}: {e}",
+                dir.display()
+            ),
+        },
+        WebhookMode::Off => tracing::info!(
+            hooks_due = due,
+            "webhook deliveries off: dropped as they fall due"
+        ),
+        WebhookMode::On => {}
+    }
+    mode
+}
+
 /// Binds a frontend's address; `what` names the protocol in the error.
 async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr)> {
     let listener = TcpListener::bind(addr)
@@ -256,11 +315,24 @@ async fn bind(addr: SocketAddr, what: &str) -> Result<(TcpListener, SocketAddr)>
     Ok((listener, local))
 }
 
-/// Says that a frontend listens: `flag` in the line on stdout that tests
-/// and scripts wait for (port 0 picks a free port), `what` in the log.
+/// Says that a frontend listens, once: `flag` in the line on stdout that
+/// tests and scripts wait for (port 0 picks a free port); the log has it
+/// at debug only, as the same line twice on a terminal reads as two
+/// listeners.
 fn announce(flag: &str, local: SocketAddr, what: &str) {
     println!("podium: {flag} listening on {local}");
-    tracing::info!(%local, "{what} listening");
+    tracing::debug!(%local, "{what} listening");
+}
+
+/// An address a browser on this host can open: a listener on every
+/// address (`0.0.0.0`, `::`) is reached through loopback.
+fn browsable(local: SocketAddr) -> SocketAddr {
+    let ip = match local.ip() {
+        std::net::IpAddr::V4(a) if a.is_unspecified() => std::net::Ipv4Addr::LOCALHOST.into(),
+        std::net::IpAddr::V6(a) if a.is_unspecified() => std::net::Ipv6Addr::LOCALHOST.into(),
+        ip => ip,
+    };
+    SocketAddr::new(ip, local.port())
 }
 
 /// Opens and recovers the data directory: the embedded engine.

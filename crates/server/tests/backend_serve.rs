@@ -506,7 +506,7 @@ fn sorted_boards_over_http_and_rpc_on_redis_answer_as_embedded() {
                 "PUT",
                 "/v1/boards/race",
                 Some(
-                    r#"{"ranking":"dense","update":"best","sort":[
+                    r#"{"ranking":"dense","update":"best","confirm_rerank":true,"sort":[
                     {"key":"laps","order":"desc","type":"int"},
                     {"key":"time_ms","order":"desc","type":"float"}]}"#,
                 ),
@@ -991,7 +991,11 @@ fn live_events_on_redis_over_sse() {
     assert_eq!(ev[1].data["rank"], Value::Null);
     assert_eq!(ev[1].data["previous_rank"], 1);
     // A config change and a deletion.
-    let (st, _) = node.http("PUT", "/v1/boards/b", Some(r#"{"order":"asc"}"#));
+    let (st, _) = node.http(
+        "PUT",
+        "/v1/boards/b",
+        Some(r#"{"order":"asc","confirm_rerank":true}"#),
+    );
     assert_eq!(st, 200);
     let ev = take(&all, 1);
     assert_eq!(ev[0].event, "config");

@@ -411,6 +411,15 @@ fn client_typed_calls_against_podium() {
     assert_eq!((info.board.as_str(), info.members), ("laps", 0));
     let e = c.board_create("laps", Value::Nil).unwrap_err();
     assert_eq!(e.code(), Some("board_exists"));
+    let info = c
+        .board_patch("laps", Value::Map(vec![("keep_archives".into(), 3.into())]))
+        .unwrap();
+    assert_eq!(info.config["order"], Value::from("asc"));
+    assert_eq!(info.config["keep_archives"], Value::from(3));
+    let e = c
+        .board_patch("laps", Value::Map(vec![("order".into(), "desc".into())]))
+        .unwrap_err();
+    assert_eq!(e.code(), Some("confirm_rerank_required"));
 
     let r = c.submit("lb", &Submission::new("ann", 30.5)).unwrap();
     assert_eq!(r["rank"], Value::from(1));
@@ -674,6 +683,8 @@ fn api_keys_from_a_file_stay_out_of_the_command_line() {
             .env("PODIUM_API_KEY", "writer-key-0123456789")
             .env_remove("PODIUM_SERVER")
             .env_remove("PODIUM_RPC_SERVER")
+            .env_remove("PODIUM_URL")
+            .env_remove("PODIUM_RPC_ADDR")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()
@@ -700,6 +711,55 @@ fn api_keys_from_a_file_stay_out_of_the_command_line() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("line 1"), "{err}");
     assert!(!err.contains("writer-key"), "the key is shown: {err}");
+}
+
+/// The client commands find the server by the variables every podium
+/// client reads (PODIUM_URL, PODIUM_RPC_ADDR); the names used before still
+/// work, with a warning that says the new one.
+#[test]
+fn the_server_comes_from_the_shared_variable_names() {
+    let srv = Podium::start(&[]);
+    let run = |env: &[(&str, &str)]| {
+        let mut c = Command::new(bin());
+        c.args(["submit", "b", "m", "1"]);
+        for k in [
+            "PODIUM_SERVER",
+            "PODIUM_RPC_SERVER",
+            "PODIUM_URL",
+            "PODIUM_RPC_ADDR",
+            "PODIUM_API_KEY",
+        ] {
+            c.env_remove(k);
+        }
+        for (k, v) in env {
+            c.env(k, v);
+        }
+        let out = c.stdin(Stdio::null()).output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    for env in [
+        [("PODIUM_URL", srv.http.as_str())],
+        [("PODIUM_RPC_ADDR", srv.rpc.as_str())],
+    ] {
+        let (ok, out) = run(&env);
+        assert!(ok && !out.contains("warning"), "{env:?}: {out}");
+    }
+    for (old, new, v) in [
+        ("PODIUM_SERVER", "PODIUM_URL", srv.http.as_str()),
+        ("PODIUM_RPC_SERVER", "PODIUM_RPC_ADDR", srv.rpc.as_str()),
+    ] {
+        let (ok, out) = run(&[(old, v)]);
+        assert!(ok, "{old}: {out}");
+        assert!(
+            out.contains(&format!("{old} is deprecated: set {new}")),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -957,7 +1017,33 @@ fn every_operation_has_a_command_over_rpc_and_http() {
             out.lines().any(|l| l.starts_with(&b) && l.contains(" 5 ")),
             "{out}"
         );
-        let out = run(&["board", "update", &b, "--config", r#"{"order":"asc"}"#]);
+        // `set` changes the fields it names and keeps the others; with
+        // none it changes nothing and says so.
+        let out = run(&["board", "set", &b, "keep_archives=8"]);
+        assert!(
+            out.contains("updated board")
+                && out.contains(r#""keep_archives":8"#)
+                && out.contains(r#""reset":"weekly""#),
+            "{out}"
+        );
+        let (st, out) = run_to_end(&["board", "set", conn[0], conn[1], &b]);
+        assert!(!st.success() && out.contains("nothing to change"), "{out}");
+        let (st, out) = run_to_end(&["board", "update", conn[0], conn[1], &b]);
+        assert!(!st.success() && out.contains("nothing to change"), "{out}");
+        // A change that re-ranks the board needs --rerank.
+        let (st, out) = run_to_end(&["board", "set", conn[0], conn[1], &b, "order=asc"]);
+        assert!(
+            !st.success() && out.contains("--rerank") && out.contains("confirm_rerank_required"),
+            "{out}"
+        );
+        let out = run(&[
+            "board",
+            "update",
+            &b,
+            "--config",
+            r#"{"order":"asc"}"#,
+            "--rerank",
+        ]);
         assert!(
             out.contains("updated board") && out.contains(r#""order":"asc""#),
             "{out}"
@@ -1001,6 +1087,25 @@ fn errors_say_what_to_do() {
     assert!(
         !st.success() && out.contains("is that podium's MessagePack-RPC port?"),
         "{out}"
+    );
+    // The Redis port given as the RPC port (it waits for a line that
+    // MessagePack never sends): named in a moment, not after the
+    // request's whole time limit.
+    let redis = support::resp::podium::Podium::start(&[]);
+    let t = std::time::Instant::now();
+    let (st, out) = run_to_end(&["top", "--rpc", &redis.addr(), "weekly"]);
+    assert!(
+        !st.success()
+            && out.contains(&format!(
+                "{} answered in the Redis protocol, not MessagePack-RPC; the RPC port is 7071",
+                redis.addr()
+            )),
+        "{out}"
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(15),
+        "{:?}",
+        t.elapsed()
     );
     for conn in [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]] {
         let (st, out) = run_to_end(&["top", conn[0], conn[1], "b"]);

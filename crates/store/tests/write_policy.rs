@@ -220,6 +220,7 @@ async fn a_new_limit_applies_at_once() {
     f.be.board_put(&PutBoard {
         board: "b".into(),
         config: json!({"max_submits_per_member": {"count": 1, "per": "1h"}}),
+        confirm_rerank: true,
     })
     .await
     .unwrap();
@@ -229,6 +230,7 @@ async fn a_new_limit_applies_at_once() {
     f.be.board_put(&PutBoard {
         board: "b".into(),
         config: json!({}),
+        confirm_rerank: true,
     })
     .await
     .unwrap();

@@ -25,6 +25,54 @@ use podium_client::ImportResult;
 /// How long a small request (`top`, `submit`, board info) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a small request may go unanswered before the port is asked
+/// which protocol it speaks.
+const PROBE_AFTER: Duration = Duration::from_secs(2);
+
+/// A protocol a port answered in that is not the one asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Redis,
+    Http,
+}
+
+impl std::fmt::Display for Protocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Protocol::Redis => "Redis protocol",
+            Protocol::Http => "HTTP protocol",
+        })
+    }
+}
+
+/// What `addr` (HOST:PORT) speaks, asked on a connection of its own with a
+/// Redis `PING` line: `+PONG` or a `-ERR`/`-NOAUTH` is Redis (podium's
+/// Redis port too), `HTTP/` an HTTP server refusing the line. `None`:
+/// neither, or no answer within a moment (a MessagePack-RPC server closes
+/// the connection on bytes that are not MessagePack).
+pub fn probe(addr: &str) -> Option<Protocol> {
+    use std::io::Read;
+    use std::net::{TcpStream, ToSocketAddrs};
+    let wait = Duration::from_secs(2);
+    let sa = addr.to_socket_addrs().ok()?.next()?;
+    let mut s = TcpStream::connect_timeout(&sa, wait).ok()?;
+    s.set_read_timeout(Some(wait)).ok()?;
+    s.set_write_timeout(Some(wait)).ok()?;
+    s.write_all(b"PING\r\n").ok()?;
+    let mut head = [0u8; 5];
+    let mut got = 0;
+    while got < head.len() {
+        match s.read(&mut head[got..]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got += n,
+        }
+    }
+    match &head[..got] {
+        [b'+' | b'-', ..] => Some(Protocol::Redis),
+        h if h.starts_with(b"HTTP/") => Some(Protocol::Http),
+        _ => None,
+    }
+}
 
 /// Where the server is and how to authenticate.
 #[derive(clap::Args, Debug, Clone)]
@@ -32,7 +80,7 @@ pub struct Conn {
     /// Address (HOST:PORT) of the podium server's MessagePack-RPC port.
     #[arg(
         long,
-        env = "PODIUM_RPC_SERVER",
+        env = crate::env::RPC_ADDR,
         default_value = "127.0.0.1:7071",
         value_name = "ADDR"
     )]
@@ -42,7 +90,7 @@ pub struct Conn {
     #[arg(
         long,
         visible_alias = "server",
-        env = "PODIUM_SERVER",
+        env = crate::env::URL,
         value_name = "URL"
     )]
     pub http: Option<String>,

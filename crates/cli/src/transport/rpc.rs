@@ -13,7 +13,7 @@ use podium_client::{blocking, ClientError, ImportResult, ResponseFuture, Ser};
 use podium_core::api::{BoardOut, EntryOut, ErrorBody, SearchOut, SubmitIn, SubmitOut, TopOut};
 use serde::{Deserialize, Serialize};
 
-use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, PROBE_AFTER, REQUEST_TIMEOUT};
 use crate::import::{ImportInput, Tally, IMPORT_BATCH, IMPORT_BATCH_BYTES, IMPORT_IN_FLIGHT};
 use crate::input::{import_entry, Format, Records, MAX_RECORD_BYTES};
 use crate::render::{draw_target, style};
@@ -63,10 +63,35 @@ impl Rpc {
         Ok(rpc)
     }
 
-    /// Waits for a small request's answer, at most [`REQUEST_TIMEOUT`].
-    fn small(&self, f: ResponseFuture) -> Result<podium_client::RawResponse> {
+    /// Waits for a small request's answer, at most [`REQUEST_TIMEOUT`]. A
+    /// podium answers a small call at once; a port silent past
+    /// [`PROBE_AFTER`] is asked what it speaks (a Redis or HTTP server
+    /// waits for the end of a line that MessagePack never sends), so a
+    /// wrong port is named in a moment rather than after the whole wait.
+    fn small(&self, mut f: ResponseFuture) -> Result<podium_client::RawResponse> {
+        let first = self
+            .c
+            .wait_for(&mut f, PROBE_AFTER)
+            .map(|r| r.map_err(|e| self.error(e)));
+        if let Some(r) = first {
+            return r;
+        }
+        if let Some(proto) = super::probe(&self.addr) {
+            bail!(
+                "{} answered in the {proto}, not MessagePack-RPC; the RPC port is 7071 by \
+                 default (--rpc HOST:PORT){}",
+                self.addr,
+                match proto {
+                    super::Protocol::Http => format!(
+                        ", or use this one over HTTP with --http http://{}",
+                        self.addr
+                    ),
+                    super::Protocol::Redis => String::new(),
+                }
+            );
+        }
         self.c
-            .wait_timeout(f, REQUEST_TIMEOUT)
+            .wait_timeout(f, REQUEST_TIMEOUT.saturating_sub(PROBE_AFTER))
             .map_err(|e| match e {
                 ClientError::Io(io) if io.kind() == io::ErrorKind::TimedOut => {
                     anyhow!("podium at {} did not answer in time ({io})", self.addr)
@@ -93,6 +118,11 @@ impl Rpc {
                 anyhow!("{e}: give the key with --api-key KEY or PODIUM_API_KEY")
             }
             ClientError::Server { .. } => anyhow!("{e}"),
+            ClientError::Protocol(m) if m.contains("Redis protocol") => anyhow!(
+                "{} answered in the Redis protocol, not MessagePack-RPC; the RPC port is 7071 \
+                 by default (--rpc HOST:PORT)",
+                self.addr
+            ),
             ClientError::Protocol(m) if m.contains("starts like HTTP") => anyhow!(
                 "{} answers HTTP, not MessagePack-RPC: is that podium's HTTP port? Give it as \
                  --http http://{} (the HTTP API), or give --rpc the RPC port (default 127.0.0.1:7071)",

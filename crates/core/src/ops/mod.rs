@@ -7,7 +7,7 @@
 //! the product's operations, reads the same scope table (`crate::op`).
 //!
 //! The files group operations by what they touch: `board` (create,
-//! reconfigure, delete, reset, merge/intersect), `submit` (scores in),
+//! reconfigure whole or in part, delete, reset, merge/intersect), `submit` (scores in),
 //! `import`, `remove`, `data`, `reads` (one member or one page), `range`
 //! (ranges by rank or score), `search`, `export` and `events` (live
 //! subscriptions).
@@ -29,7 +29,7 @@ pub mod remove;
 pub mod search;
 pub mod submit;
 
-pub use board::{Combine, CreateBoard, DeleteBoard, PutBoard, Reset};
+pub use board::{Combine, CreateBoard, DeleteBoard, PatchBoard, PutBoard, Reset};
 pub use data::SetData;
 pub use events::Subscribe;
 pub use export::ExportChunk;

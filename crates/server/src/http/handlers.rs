@@ -169,13 +169,27 @@ pub(crate) async fn board_put(
     } else {
         parse_json_value(&bytes)?
     };
-    let out = ops::PutBoard { board, config }.run(&*st.be).await?;
+    let out = ops::PutBoard::from_body(board, config)?
+        .run(&*st.be)
+        .await?;
     let status = if out.created == Some(true) {
         StatusCode::CREATED
     } else {
         StatusCode::OK
     };
     Ok((status, Json(out)).into_response())
+}
+
+/// `PATCH`: the fields the body names change, the others are kept (a
+/// JSON merge patch).
+pub(crate) async fn board_patch(
+    State(st): State<St>,
+    BoardP(board): BoardP,
+    JsonBody(bytes, _reserved): JsonBody,
+) -> HttpResult<Json<BoardOut>> {
+    let patch = parse_json_value(&bytes)?;
+    let op = ops::PatchBoard::from_body(board, patch)?;
+    Ok(Json(op.run(&*st.be).await?))
 }
 
 pub(crate) async fn board_info(

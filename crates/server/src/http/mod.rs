@@ -163,6 +163,7 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/v1/backup", op: Op::Backup, id: None, handler: |f| on(f, backup::backup) },
     RouteDef { method: "GET", path: "/v1/boards", op: Op::Boards, id: None, handler: |f| on(f, h::boards) },
     RouteDef { method: "PUT", path: "/v1/boards/{board}", op: Op::BoardPut, id: None, handler: |f| on(f, h::board_put) },
+    RouteDef { method: "PATCH", path: "/v1/boards/{board}", op: Op::BoardPatch, id: None, handler: |f| on(f, h::board_patch) },
     RouteDef { method: "GET", path: "/v1/boards/{board}", op: Op::BoardInfo, id: None, handler: |f| on(f, h::board_info) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/resort", op: Op::ResortStatus, id: None, handler: |f| on(f, h::resort_status) },
     RouteDef { method: "DELETE", path: "/v1/boards/{board}", op: Op::BoardDelete, id: None, handler: |f| on(f, h::board_delete) },

@@ -84,14 +84,21 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
             "responses": ok(r("BoardsOut"), "Every board, archives included"),
         }),
         "board_put" => json!({
-            "summary": "Create or reconfigure a board",
-            "description": "Creates the board with this config, or reconfigures it (re-ranking when order, ranking or tiebreak change). An empty body is the default config.",
+            "summary": "Create a board, or replace its whole config",
+            "description": "Creates the board with this config, or replaces an existing board's config with it: every field left out or null takes its default (PATCH changes some fields and keeps the others). A change that re-ranks an existing board (order, ranking, tiebreak or sort) is refused with 409 confirm_rerank_required unless the body says \"confirm_rerank\": true. An empty body is the default config.",
             "parameters": [b],
             "requestBody": { "required": false, "content": { "application/json": { "schema": r("BoardConfig") } } },
             "responses": {
                 "200": { "description": "Reconfigured", "content": { "application/json": { "schema": r("BoardOut") } } },
                 "201": { "description": "Created", "content": { "application/json": { "schema": r("BoardOut") } } }
             },
+        }),
+        "board_patch" => json!({
+            "summary": "Change some fields of a board's config",
+            "description": "A JSON merge patch (RFC 7396) of the board's config: the fields it names change, the others keep their values; a field set to null goes back to its default. A change that re-ranks the board (order, ranking, tiebreak or sort) is refused with 409 confirm_rerank_required unless the body says \"confirm_rerank\": true. A missing board is 404 board_not_found (PUT creates one).",
+            "parameters": [b],
+            "requestBody": json_body(r("BoardPatch"), "The fields to change"),
+            "responses": ok(r("BoardOut"), "The board, reconfigured"),
         }),
         "board_info" => json!({
             "summary": "A board's size and config",
@@ -505,7 +512,7 @@ fn schemas() -> Value {
     m.insert("BoardConfig".into(), json!({
             "type": "object",
             "additionalProperties": false,
-            "description": "Settings left out or null keep their defaults (on create) or current values (on update).",
+            "description": "A whole config (PUT): settings left out or null take their defaults, on a new board and on an existing one alike.",
             // With sort keys, the board's order is the first key's (which
             // is desc unless it says asc): an order given must agree.
             "dependentSchemas": {"order": {"anyOf": [
@@ -539,6 +546,7 @@ fn schemas() -> Value {
                     }
                 }, {"type": "null"}]},
                 "webhooks": {"type": ["array", "null"], "maxItems": podium_engine::webhook::MAX_WEBHOOKS, "items": r("Webhook"), "description": "Endpoints (a later hook of a name replaces an earlier one) the board's live events are POSTed to, signed (docs/spec.md §4, Webhooks); embedded store only"},
+                "confirm_rerank": {"type": ["boolean", "null"], "writeOnly": true, "description": "true: the change may re-rank the board (a change of order, ranking, tiebreak or sort); without it such a change of an existing board is 409 confirm_rerank_required. Not part of the config"},
                 "archive_of": {"type": "string", "readOnly": true, "description": "On an archive only: the board it archives (set by reset; refused in a request)"},
                 "archive_seq": {"type": "integer", "minimum": 1, "readOnly": true, "description": "On an archive only: its place among that board's archives, counting up from the oldest; keep_archives keeps the highest"}
             }
@@ -553,6 +561,27 @@ fn schemas() -> Value {
         .as_object_mut()
         .expect("an object")
         .remove("dependentSchemas");
+    config_out["properties"]
+        .as_object_mut()
+        .expect("properties")
+        .remove("confirm_rerank");
+    config_out["description"] = json!("A board's config, every field filled in");
+    // A patch names any of the config's fields (null: back to the
+    // default). Whether `order` agrees with the first sort key depends on
+    // the config it merges into, which no schema of the patch can know.
+    let mut patch = m["BoardConfig"].clone();
+    patch
+        .as_object_mut()
+        .expect("an object")
+        .remove("dependentSchemas");
+    // An object merges into the one there: `{"count": 5}` keeps the `per`
+    // the board has.
+    patch["properties"]["max_submits_per_member"]["oneOf"][0]
+        .as_object_mut()
+        .expect("an object")
+        .remove("required");
+    patch["description"] = json!("A JSON merge patch of a board's config (RFC 7396): the fields named change, null puts one back to its default, the others are kept");
+    m.insert("BoardPatch".into(), patch);
     m.insert("BoardConfigOut".into(), config_out);
     m.insert("Webhook".into(), json!({
             "type": "object",

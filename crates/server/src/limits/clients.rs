@@ -12,6 +12,8 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
+use crate::settings::DEFAULT_MAXCLIENTS;
+
 /// Places beyond the limit for loopback peers.
 pub const LOOPBACK_SPARE: usize = 4;
 /// File descriptors kept for the process's own files (log, snapshots,
@@ -36,11 +38,16 @@ impl Descriptors {
     }
 
     /// Raises the open-file limit as far as the hard limit allows for
-    /// `maxclients` connections on each of `protocols` listeners and
-    /// returns the budget that fits: all of them, or (with a warning, as
-    /// Redis gives) what the limit leaves after the process's own files.
-    pub fn fit(maxclients: u32, protocols: usize) -> Arc<Descriptors> {
-        Descriptors::new(fit_descriptors(maxclients, protocols))
+    /// `maxclients` connections on each of `protocols` listeners; returns
+    /// the connections each protocol takes and the budget they share.
+    /// `maxclients` set (`Some`): that many, sharing what the limit leaves
+    /// after the process's own files, with a warning (as Redis gives) when
+    /// that is less than they need. Not set: the default, or as many as the
+    /// limit holds when it holds fewer, said at info — the operator asked
+    /// for nothing the limit refuses.
+    pub fn fit(maxclients: Option<u32>, protocols: usize) -> (u32, Arc<Descriptors>) {
+        let (per, max) = fit_descriptors(maxclients, protocols);
+        (per, Descriptors::new(max))
     }
 
     /// A place for a connection from loopback (`spare`), which may take
@@ -137,25 +144,44 @@ impl ClientGate {
 }
 
 /// Raises the open-file limit as far as the hard limit allows and returns
-/// how many connections, across `protocols` listeners of `maxclients`
-/// each and their loopback spares, the descriptors hold beside the
-/// process's own files (the last [`LOOPBACK_SPARE`] for loopback only).
-fn fit_descriptors(maxclients: u32, protocols: usize) -> usize {
-    let all = (u64::from(maxclients) + LOOPBACK_SPARE as u64) * protocols.max(1) as u64;
+/// the connections of each of `protocols` listeners, and how many
+/// connections across them (their loopback spares included) the
+/// descriptors hold beside the process's own files (the last
+/// [`LOOPBACK_SPARE`] for loopback only).
+fn fit_descriptors(maxclients: Option<u32>, protocols: usize) -> (u32, usize) {
+    let asked = maxclients.unwrap_or(DEFAULT_MAXCLIENTS);
+    let protocols = protocols.max(1) as u64;
+    let all = (u64::from(asked) + LOOPBACK_SPARE as u64) * protocols;
     let want = all + RESERVED_FDS;
     let have = raise_nofile(want);
+    let total = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     if have >= want {
-        return usize::try_from(all).unwrap_or(usize::MAX);
+        return (asked, total(all));
     }
     let fit = have
         .saturating_sub(RESERVED_FDS)
         .max(LOOPBACK_SPARE as u64 + 1);
+    if maxclients.is_none() {
+        let per = (fit / protocols)
+            .saturating_sub(LOOPBACK_SPARE as u64)
+            .max(1);
+        let per = u32::try_from(per).unwrap_or(u32::MAX);
+        tracing::info!(
+            "maxclients {per} per protocol: what the open-file limit of {have} (ulimit -n) \
+             holds for {protocols} protocols (the default, {asked}, needs {want}); raise the \
+             limit (ulimit -n, LimitNOFILE=) or set --maxclients to change it"
+        );
+        return (
+            per,
+            total((u64::from(per) + LOOPBACK_SPARE as u64) * protocols),
+        );
+    }
     tracing::warn!(
-        "maxclients {maxclients} on each of {protocols} protocols needs {want} open files, \
+        "maxclients {asked} on each of {protocols} protocols needs {want} open files, \
          but this process may open {have} (ulimit -n): serving at most {fit} clients in \
          all. Raise the limit (ulimit -n, LimitNOFILE=) to serve more."
     );
-    usize::try_from(fit).unwrap_or(usize::MAX)
+    (asked, total(fit))
 }
 
 /// Raises the soft open-file limit towards `want` (at most the hard
@@ -224,9 +250,14 @@ mod tests {
     #[test]
     fn maxclients_fits_the_descriptors() {
         // Small enough for any machine: asked for, given.
-        assert_eq!(fit_descriptors(10, 3), 3 * (10 + LOOPBACK_SPARE));
-        // More than any hard limit allows: cut down, never to zero.
-        let fit = fit_descriptors(u32::MAX / 4, 3);
+        assert_eq!(
+            fit_descriptors(Some(10), 3),
+            (10, 3 * (10 + LOOPBACK_SPARE))
+        );
+        // More than any hard limit allows: kept as asked, the shared
+        // budget cut down, never to zero.
+        let (per, fit) = fit_descriptors(Some(u32::MAX / 4), 3);
+        assert_eq!(per, u32::MAX / 4);
         assert!((1..u32::MAX as usize / 4).contains(&fit), "{fit}");
     }
 

@@ -624,6 +624,7 @@ fn via_trait(be: Arc<dyn Backend>, call: Call) -> Exec {
         Call::SetData(op) => run(be, op),
         Call::BoardCreate(op) => run(be, op),
         Call::BoardUpdate(op) => run(be, op),
+        Call::BoardPatch(op) => run(be, op),
         Call::BoardDelete(op) => later(async move {
             op.run(&*be).await?;
             encode(&DeletedOut {

@@ -31,6 +31,7 @@ pub enum Method {
     SetData,
     BoardCreate,
     BoardUpdate,
+    BoardPatch,
     BoardDelete,
     Reset,
     Merge,
@@ -70,6 +71,7 @@ pub const METHODS: &[(&str, Method, Op)] = &[
     ("set_data", M::SetData, Op::SetData),
     ("board_create", M::BoardCreate, Op::BoardPut),
     ("board_update", M::BoardUpdate, Op::BoardPut),
+    ("board_patch", M::BoardPatch, Op::BoardPatch),
     ("board_delete", M::BoardDelete, Op::BoardDelete),
     ("reset", M::Reset, Op::Reset),
     ("merge", M::Merge, Op::Merge),
@@ -142,6 +144,7 @@ impl Method {
                 | M::SetData
                 | M::BoardCreate
                 | M::BoardUpdate
+                | M::BoardPatch
                 | M::BoardDelete
                 | M::Reset
                 | M::Merge
@@ -187,6 +190,7 @@ pub enum Call {
     SetData(ops::SetData),
     BoardCreate(ops::CreateBoard),
     BoardUpdate(ops::PutBoard),
+    BoardPatch(ops::PatchBoard),
     BoardDelete(ops::DeleteBoard),
     Reset(ops::Reset),
     Combine(ops::Combine),
@@ -770,8 +774,14 @@ pub fn parse(method: Method, params: Vec<Value>) -> Result<Call, ApiError> {
             if method == M::BoardCreate {
                 Call::BoardCreate(ops::CreateBoard { board, config })
             } else {
-                Call::BoardUpdate(ops::PutBoard { board, config })
+                Call::BoardUpdate(ops::PutBoard::from_body(board, config)?)
             }
+        }
+        M::BoardPatch => {
+            let mut p = p(2, 0, "board, {config fields to change}")?;
+            let board = p.board("board")?;
+            let patch: serde_json::Value = body(method, "patch", p.map("patch")?)?;
+            Call::BoardPatch(ops::PatchBoard::from_body(board, patch)?)
         }
         M::BoardDelete => Call::BoardDelete(ops::DeleteBoard {
             board: p(1, 0, "board")?.board("board")?,

@@ -58,6 +58,12 @@ pub struct ServeArgs {
           value_parser = clap::builder::BoolishValueParser::new())]
     pub auto_create: Option<bool>,
 
+    /// Webhook deliveries: "on" (deliver), "off" (drop them as they fall
+    /// due) or "hold" (keep them for a start with "on") [default: hold on
+    /// a data directory restored from a backup or repaired, else on]
+    #[arg(long, env = "PODIUM_WEBHOOKS", value_name = "on|off|hold")]
+    pub webhooks: Option<super::WebhookMode>,
+
     /// Log lines as "text" or "json" (one object a line) [default: text]
     #[arg(long, env = "PODIUM_LOG_FORMAT", value_name = "FORMAT")]
     pub log_format: Option<LogFormat>,
@@ -270,6 +276,7 @@ mod tests {
             ("events_max_filters", "PODIUM_EVENTS_MAX_FILTERS"),
             ("events_retain", "PODIUM_EVENTS_RETAIN"),
             ("http_hosts", "PODIUM_HTTP_HOSTS"),
+            ("webhooks", "PODIUM_WEBHOOKS"),
             ("rate_limit_per_key", "PODIUM_RATE_LIMIT_PER_KEY"),
             ("rate_limit_per_address", "PODIUM_RATE_LIMIT_PER_ADDRESS"),
         ] {
@@ -278,7 +285,7 @@ mod tests {
         // Every field is covered above (plus clap's own help).
         assert_eq!(
             cmd.get_arguments().filter(|a| a.get_id() != "help").count(),
-            34
+            35
         );
         let keys = cmd
             .get_arguments()

@@ -94,7 +94,29 @@ fn parse_key_file(text: &str) -> anyhow::Result<Vec<ApiKey>> {
     Ok(keys)
 }
 
+/// Words of the keys that examples and templates ship: a key holding one
+/// was copied, not made, and whoever read the example knows it.
+const PLACEHOLDERS: [&str; 9] = [
+    "replace-me",
+    "replaceme",
+    "change-me",
+    "changeme",
+    "changeit",
+    "placeholder",
+    "example",
+    "your-key",
+    "yourkey",
+];
+
 pub(super) fn check_key(key: &str) -> anyhow::Result<()> {
+    let lower = key.to_ascii_lowercase().replace('_', "-");
+    if let Some(word) = PLACEHOLDERS.iter().find(|w| lower.contains(*w)) {
+        bail!(
+            "an API key holds {word:?}: it looks like a placeholder copied from an example, \
+             which anyone who read the example can use. Make a key of your own \
+             (e.g. `openssl rand -hex 16`)"
+        );
+    }
     if key.len() < MIN_API_KEY_LEN {
         bail!(
             "API key of {} characters is too short: use at least {MIN_API_KEY_LEN} \
@@ -202,6 +224,35 @@ mod tests {
             ..Default::default()
         };
         assert!(s.validate().is_err());
+    }
+
+    /// A key copied from an example is refused wherever it comes from
+    /// (a flag, a key file, the config file), without showing it.
+    #[test]
+    fn placeholder_keys_are_refused() {
+        for key in [
+            "replace-me-admin-key-0123456789",
+            "REPLACE_ME-0123456789abcdef",
+            "changeme-0123456789abcdef",
+            "example-key-0123456789",
+            "your-key-here-0123456789",
+        ] {
+            let e = ApiKey::new(key, Scope::Admin).unwrap_err().to_string();
+            assert!(e.contains("placeholder") && !e.contains(key), "{key}: {e}");
+            let e = format!("{key}:admin").parse::<ApiKey>().unwrap_err();
+            assert!(e.contains("placeholder"), "{key}: {e}");
+            let f = TempConfig::new("placeholder-keys", &format!("{key}:admin\n"));
+            let e = format!(
+                "{:#}",
+                Settings::resolve(&parse(&["--api-key-file", f.0.to_str().unwrap()])).unwrap_err()
+            );
+            assert!(e.contains("placeholder") && !e.contains(key), "{key}: {e}");
+        }
+        let e = ApiKey::new("short-key", Scope::Read)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too short"), "{e}");
+        ApiKey::new("f3a9c1d27b8e4f60a5d2", Scope::Read).unwrap();
     }
 
     /// Keys from a file (flag, PODIUM_API_KEY_FILE or `api_key_file` in the

@@ -40,8 +40,10 @@ pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = crate::resp::script::DEFAULT_SCRIP
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Most open connections per protocol (a few more from loopback: room
-    /// for an operator when the limit is reached).
-    pub maxclients: u32,
+    /// for an operator when the limit is reached). `None`: not set, so
+    /// [`DEFAULT_MAXCLIENTS`], or as many as the open-file limit holds when
+    /// that is fewer (`crate::limits::clients::Descriptors::fit`).
+    pub maxclients: Option<u32>,
     /// The memory budget.
     pub maxmemory: MaxMemory,
     /// Seconds a Redis-protocol or MessagePack-RPC client may stay idle
@@ -81,7 +83,7 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            maxclients: DEFAULT_MAXCLIENTS,
+            maxclients: None,
             maxmemory: MaxMemory::Auto,
             timeout_secs: DEFAULT_TIMEOUT_SECS,
             http_idle_secs: DEFAULT_HTTP_IDLE_SECS,
@@ -206,7 +208,7 @@ impl LimitArgs {
                 .map_err(|_| anyhow::anyhow!("{what} {n} does not fit this machine's memory")),
         };
         Ok(Limits {
-            maxclients: self.maxclients.or(file.maxclients).unwrap_or(d.maxclients),
+            maxclients: self.maxclients.or(file.maxclients).or(d.maxclients),
             maxmemory: self.maxmemory.or(file.maxmemory).unwrap_or(d.maxmemory),
             timeout_secs: self.timeout.or(file.timeout).unwrap_or(d.timeout_secs),
             http_idle_secs: self
@@ -283,7 +285,7 @@ impl LimitArgs {
 
 impl Limits {
     pub(super) fn validate(&self) -> anyhow::Result<()> {
-        if self.maxclients == 0 {
+        if self.maxclients == Some(0) {
             anyhow::bail!("--maxclients must be at least 1");
         }
         if self.events_max_filters_per_member == 0
@@ -532,7 +534,7 @@ mod tests {
         assert_eq!(
             s.limits,
             Limits {
-                maxclients: 5,
+                maxclients: Some(5),
                 maxmemory: MaxMemory::Bytes(64 << 20),
                 timeout_secs: 30,
                 http_idle_secs: 0,
@@ -557,7 +559,7 @@ mod tests {
         let mut args = parse(&["--maxclients", "8"]);
         args.config = Some(cfg.0.clone());
         let s = Settings::resolve(&args).unwrap();
-        assert_eq!(s.limits.maxclients, 8, "the flag wins");
+        assert_eq!(s.limits.maxclients, Some(8), "the flag wins");
         assert_eq!(s.limits.maxmemory, MaxMemory::Bytes(1 << 30));
         assert_eq!(s.limits.timeout_secs, 9);
         assert_eq!(s.limits.multi_max_bytes, 2 << 20);

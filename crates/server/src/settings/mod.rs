@@ -44,6 +44,7 @@
 //! events_max_filters = 100000
 //! events_retain = 10           # seconds a filter outlives its last subscriber
 //! http_hosts = ["podium.internal"]  # names answered without API keys (DNS rebinding)
+//! webhooks = "on"              # on | off | hold (unset: hold on a restored copy)
 //! rate_limit_per_key = "1000/s"      # COUNT/PERIOD[,burst=N], or "off"
 //! rate_limit_per_address = "100/s,burst=500"
 //!
@@ -79,11 +80,14 @@ use std::path::PathBuf;
 pub use args::ServeArgs;
 pub use keys::ApiKey;
 pub use limits::{parse_redis_bytes, LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
-pub use limits::{DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MULTI_MAX_BYTES, DEFAULT_MULTI_MAX_COMMANDS};
+pub use limits::{
+    DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MAXCLIENTS, DEFAULT_MULTI_MAX_BYTES,
+    DEFAULT_MULTI_MAX_COMMANDS,
+};
 pub use podium_core::op::Scope;
 pub use podium_core::rate::Rate;
 pub use podium_store::FsyncPolicy;
-pub use values::{ByteSize, ListenAddr, LogFormat, RateLimit};
+pub use values::{ByteSize, ListenAddr, LogFormat, RateLimit, WebhookMode};
 
 /// Default `--data-dir`.
 pub const DEFAULT_DATA_DIR: &str = "./podium-data";
@@ -146,6 +150,9 @@ pub struct Settings {
     pub rate_limit_per_key: Option<Rate>,
     /// Requests per client address; `None`: no limit.
     pub rate_limit_per_address: Option<Rate>,
+    /// What to do with webhook deliveries; `None`: not set, so `hold` on a
+    /// data directory marked as a copy (restored or repaired), else `on`.
+    pub webhooks: Option<WebhookMode>,
 }
 
 impl Default for Settings {
@@ -168,6 +175,7 @@ impl Default for Settings {
             limits: Limits::default(),
             rate_limit_per_key: DEFAULT_RATE_LIMIT_PER_KEY,
             rate_limit_per_address: DEFAULT_RATE_LIMIT_PER_ADDRESS,
+            webhooks: None,
         }
     }
 }

@@ -53,6 +53,7 @@ impl Settings {
                 .or(file.log_level)
                 .unwrap_or(d.log_level),
             log_format: args.log_format.or(file.log_format).unwrap_or(d.log_format),
+            webhooks: args.webhooks.or(file.webhooks),
             access_log: args.access_log.or(file.access_log).unwrap_or(d.access_log),
             http_hosts: args
                 .http_hosts

@@ -264,6 +264,31 @@ mod tests {
     }
 }
 
+/// What the server does with its webhook deliveries (`--webhooks`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WebhookMode {
+    /// Deliver them.
+    On,
+    /// Deliver none and drop them as they fall due (acknowledged without
+    /// sending: no later start sends them).
+    Off,
+    /// Deliver none and keep them (each hook's queue bounded as always)
+    /// for a start with `on`: what a restored or repaired data directory
+    /// starts in.
+    Hold,
+}
+
+impl WebhookMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WebhookMode::On => "on",
+            WebhookMode::Off => "off",
+            WebhookMode::Hold => "hold",
+        }
+    }
+}
+
 /// How the server writes its log lines (`--log-format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

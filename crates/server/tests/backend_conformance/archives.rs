@@ -169,6 +169,7 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "x".to_string(),
             config: (json!({"archive_of": "v2", "archive_seq": 9})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -195,6 +196,7 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "s".to_string(),
             config: (json!({"reset": "never"})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -208,6 +210,7 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         .board_put(&ops::PutBoard {
             board: "c".to_string(),
             config: full.clone(),
+            confirm_rerank: true,
         })
         .await
         .unwrap();
@@ -240,6 +243,7 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "s".to_string(),
             config: (json!({"reset": "daily"})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -263,6 +267,7 @@ async fn archive_scenario(home: &Home) -> Vec<String> {
         .board_put(&ops::PutBoard {
             board: "c".to_string(),
             config: (json!({})).clone(),
+            confirm_rerank: true,
         })
         .await
         .unwrap();
@@ -394,4 +399,85 @@ async fn redis_archives_from_before_are_recognised() {
         .await
         .unwrap();
     assert_eq!(info.config["archive_seq"], 3);
+}
+
+/// Board config changes through the operations every frontend runs: a
+/// patch keeps the fields it does not name (`null` resets one), a whole
+/// config or a patch that would re-rank is refused unless confirmed, and
+/// a patch of a missing board is `board_not_found` — the same answers on
+/// every backend.
+async fn config_change_scenario(b: &dyn Backend) -> Vec<String> {
+    use podium_core::ops::Operation;
+    let mut l = Log::default();
+    let put = |config: serde_json::Value| {
+        ops::PutBoard::from_body("cfg".to_string(), config).expect("a body")
+    };
+    let patch = |body: serde_json::Value| {
+        ops::PatchBoard::from_body("cfg".to_string(), body).expect("a body")
+    };
+    l.add(
+        "create",
+        put(json!({"order": "asc", "reset": "weekly", "keep_archives": 4}))
+            .run(b)
+            .await,
+    );
+    for (m, v) in [("a", 1.0), ("b", 2.0), ("c", 3.0)] {
+        l.add(
+            "submit",
+            b.submit_one(&ops::Submit {
+                board: "cfg".to_string(),
+                entry: s(m, v),
+            })
+            .await,
+        );
+    }
+    l.add(
+        "patch keep",
+        patch(json!({"keep_archives": 8})).run(b).await,
+    );
+    l.add(
+        "patch null",
+        patch(json!({"keep_archives": null})).run(b).await,
+    );
+    l.add("patch order", patch(json!({"order": "desc"})).run(b).await);
+    l.add("put partial", put(json!({"keep_archives": 8})).run(b).await);
+    read_all(b, &mut l, "cfg", &["a", "b", "c"]).await;
+    l.add(
+        "patch order confirmed",
+        patch(json!({"order": "desc", "confirm_rerank": true}))
+            .run(b)
+            .await,
+    );
+    read_all(b, &mut l, "cfg", &["a", "b", "c"]).await;
+    l.add("patch bad", patch(json!({"colour": "red"})).run(b).await);
+    l.add(
+        "patch missing",
+        ops::PatchBoard::from_body("nope".to_string(), json!({}))
+            .unwrap()
+            .run(b)
+            .await,
+    );
+    l.0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn config_patches_and_rerank_confirmation_answer_the_same_on_every_backend() {
+    let want = config_change_scenario(&embedded()).await;
+    assert!(
+        want.iter()
+            .any(|l| l.starts_with("patch order => ERR confirm_rerank_required")),
+        "{want:#?}"
+    );
+    assert!(
+        want.iter().any(|l| l.starts_with("patch keep => ")
+            && l.contains(r#""order":"asc""#)
+            && l.contains(r#""keep_archives":8"#)),
+        "{want:#?}"
+    );
+    let single = Redis::single(false);
+    let be = redis_backend(&single.url()).await;
+    compare("redis", &want, &config_change_scenario(&be).await);
+    let cluster = Redis::cluster(false);
+    let be = redis_backend(&cluster.url()).await;
+    compare("cluster", &want, &config_change_scenario(&be).await);
 }

@@ -693,6 +693,7 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
         b.board_put(&ops::PutBoard {
             board: "people".to_string(),
             config: (json!({"search_fields": ["team"], "order": "asc"})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -702,6 +703,7 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
         b.board_put(&ops::PutBoard {
             board: "people".to_string(),
             config: (json!({"search_fields": ["team", "name"], "max_members": 12})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -746,6 +748,7 @@ pub(super) async fn search_scenario(b: &dyn Backend, l: &mut Log) {
         b.board_put(&ops::PutBoard {
             board: "people".to_string(),
             config: (json!({"search_fields": []})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );

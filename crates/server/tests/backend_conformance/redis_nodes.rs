@@ -73,6 +73,7 @@ async fn redis_refuses_what_it_cannot_honour() {
             .board_put(&ops::PutBoard {
                 board: "b".to_string(),
                 config: cfg.clone(),
+                confirm_rerank: true,
             })
             .await
             .unwrap_err();

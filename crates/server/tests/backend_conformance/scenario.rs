@@ -448,6 +448,7 @@ async fn run(b: &dyn Backend, l: &mut Log, label: &str, op: &Op) {
             b.board_put(&ops::PutBoard {
                 board: board.to_string(),
                 config: config.clone(),
+                confirm_rerank: true,
             })
             .await,
         ),

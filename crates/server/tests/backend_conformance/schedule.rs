@@ -196,6 +196,7 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "daily".to_string(),
             config: (json!({"reset": "weekly", "keep_archives": 2})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -204,6 +205,7 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "monthly".to_string(),
             config: (json!({"search_fields": ["name", "team"]})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );
@@ -212,6 +214,7 @@ async fn schedule_scenario(e: &Sched, clock: &ManualClock) -> Vec<String> {
         b.board_put(&ops::PutBoard {
             board: "plain".to_string(),
             config: (json!({"reset": "monthly"})).clone(),
+            confirm_rerank: true,
         })
         .await,
     );

@@ -83,6 +83,7 @@ impl Ctx<'_> {
             .board_put(&ops::PutBoard {
                 board: board.to_string(),
                 config,
+                confirm_rerank: true,
             })
             .await;
         self.l.add(&format!("put {board} {label}"), r);
@@ -1244,6 +1245,7 @@ async fn big_resort(b: &dyn Backend) -> Vec<String> {
                 {"key": "pts", "order": "desc", "type": "int"},
                 {"key": "t", "order": "desc", "type": "float"},
                 {"key": "y", "order": "asc", "type": "int"}]}),
+            confirm_rerank: true,
         })
         .await;
     log.add("put", r);

@@ -62,7 +62,7 @@ fn healthz_metrics_and_openapi() {
         ("/metrics", &["get"]),
         ("/openapi.json", &["get"]),
         ("/v1/boards", &["get"]),
-        ("/v1/boards/{}", &["put", "get", "delete"]),
+        ("/v1/boards/{}", &["put", "patch", "get", "delete"]),
         ("/v1/boards/{}/scores", &["post"]),
         ("/v1/boards/{}/top", &["get"]),
         ("/v1/boards/{}/members/{}", &["get", "patch", "delete"]),
@@ -132,11 +132,12 @@ fn boards_put_get_delete_and_list() {
         ]
     );
 
-    // PUT again: an update (200), re-ranking by the new config.
+    // PUT again: an update (200), re-ranking by the new config once
+    // confirmed.
     let v = s
         .put(
             &board_path("laps", ""),
-            &json!({"order": "desc", "ranking": "dense"}),
+            &json!({"order": "desc", "ranking": "dense", "confirm_rerank": true}),
         )
         .expect(200);
     assert_eq!(v["created"], false);
@@ -195,6 +196,71 @@ fn boards_put_get_delete_and_list() {
         .expect_error(400, "invalid_config");
     s.get(&board_path("bad", ""))
         .expect_error(404, "board_not_found");
+}
+
+/// PATCH changes the fields it names and keeps the others; PUT replaces the
+/// whole config. A change of either kind that would re-rank a board is
+/// refused (409 confirm_rerank_required, nothing changed) unless the body
+/// says `"confirm_rerank": true`.
+#[test]
+fn patch_keeps_other_fields_and_a_rerank_needs_confirming() {
+    let s = Server::start(&[]);
+    let path = board_path("scratch", "");
+    s.put(
+        &path,
+        &json!({"order": "asc", "reset": "weekly", "keep_archives": 4}),
+    )
+    .expect(201);
+    seed(&s, "scratch", &[("a", 1.0), ("b", 2.0)]);
+    let v = s.patch(&path, &json!({"keep_archives": 8})).expect(200);
+    assert_eq!(
+        (
+            &v["config"]["order"],
+            &v["config"]["reset"],
+            &v["config"]["keep_archives"]
+        ),
+        (&json!("asc"), &json!("weekly"), &json!(8)),
+        "{v}"
+    );
+    assert!(v.get("created").is_none(), "{v}");
+    // null puts a field back to its default.
+    let v = s.patch(&path, &json!({"keep_archives": null})).expect(200);
+    assert_eq!(v["config"]["keep_archives"], Value::Null, "{v}");
+    assert_eq!(v["config"]["reset"], "weekly", "{v}");
+    // A re-rank, by PATCH or by a PUT that leaves `order` out: refused.
+    s.patch(&path, &json!({"order": "desc"}))
+        .expect_error(409, "confirm_rerank_required");
+    let r = s.put(&path, &json!({"keep_archives": 8}));
+    r.expect_error(409, "confirm_rerank_required");
+    assert!(r.text.contains("confirm_rerank"), "{}", r.text);
+    let v = s.get(&path).expect(200);
+    assert_eq!(
+        (&v["config"]["order"], &v["config"]["reset"]),
+        (&json!("asc"), &json!("weekly")),
+        "a refused change changed the config: {v}"
+    );
+    assert_eq!(
+        members(&s.get(&board_path("scratch", "/top")).expect(200)),
+        strs(&["a", "b"])
+    );
+    let v = s
+        .patch(&path, &json!({"order": "desc", "confirm_rerank": true}))
+        .expect(200);
+    assert_eq!(v["config"]["reset"], "weekly", "{v}");
+    assert_eq!(
+        members(&s.get(&board_path("scratch", "/top")).expect(200)),
+        strs(&["b", "a"])
+    );
+    // A PATCH changes an existing board only; its fields are checked as a
+    // config's are.
+    s.patch(&board_path("nope", ""), &json!({}))
+        .expect_error(404, "board_not_found");
+    s.patch(&path, &json!({"colour": "red"}))
+        .expect_error(400, "invalid_config");
+    s.patch(&path, &json!({"confirm_rerank": "yes"}))
+        .expect_error(400, "invalid_config");
+    s.patch(&path, &json!([1]))
+        .expect_error(400, "invalid_config");
 }
 
 // ------------------------------------------------------------------ writes

@@ -152,7 +152,11 @@ fn sse_every_change_and_the_lifecycle() {
         (m.event.as_str(), &m.data["removed"]),
         ("change", &json!(true))
     );
-    s.put("/v1/boards/b", &json!({"order": "asc"})).expect(200);
+    s.put(
+        "/v1/boards/b",
+        &json!({"order": "asc", "confirm_rerank": true}),
+    )
+    .expect(200);
     // Re-sorted: ranks changed as a whole, so a reload, then the config.
     assert_eq!(next(&rx).event, "reload");
     assert_eq!(next(&rx).event, "config");

@@ -5,8 +5,10 @@
 
 use super::*;
 
-/// Creates (201) or reconfigures (200) a board.
-fn put_board(s: &Server, board: &str, config: Value) -> Value {
+/// Creates (201) or reconfigures (200) a board, re-ranking it if the
+/// config says so.
+fn put_board(s: &Server, board: &str, mut config: Value) -> Value {
+    config["confirm_rerank"] = json!(true);
     let r = s.put(&board_path(board, ""), &config);
     let status = if r.body["created"] == json!(true) {
         201
@@ -249,7 +251,8 @@ fn transfer_resort_and_a_crash_keep_every_key() {
     // the stored values conflict with it.
     s.put(
         &board_path("ladder", ""),
-        &json!({"sort": [{"key": "wins", "type": "int"}, {"key": "elo", "type": "int"}]}),
+        &json!({"sort": [{"key": "wins", "type": "int"}, {"key": "elo", "type": "int"}],
+            "confirm_rerank": true}),
     )
     .expect_error(409, "wrong_type");
     let before = s.get(&board_path("ladder", "/top")).expect(200);

@@ -187,13 +187,12 @@ fn deliveries_are_signed_in_order_and_the_secret_stays_hidden() {
         .map(|e| (e["type"].as_str().unwrap(), e["member"].as_str().unwrap()))
         .collect();
     assert_eq!(got, [("leave", "b"), ("enter", "d"), ("move", "c")]);
-    // A hook with no secret of its own and none to keep is refused: right
-    // for a board with a hook of that name, not for this one.
+    // A hook with no secret of its own and none to keep is a bad config.
     let e = s.put(
         "/v1/boards/c",
         &json!({"webhooks": [{"name": "x", "url": rcv.url}]}),
     );
-    e.expect_error(409, "wrong_type");
+    e.expect_error(400, "invalid_config");
 }
 
 #[test]
@@ -352,4 +351,56 @@ fn deliveries_ignore_proxies_from_the_environment() {
         );
         thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// A server started on a restored copy sends none of the deliveries it
+/// found due (the original may well have sent them, to the same
+/// endpoints) until it is started with `--webhooks on`; it says so at
+/// start.
+#[test]
+fn a_restored_copy_holds_its_deliveries_until_told() {
+    let mut s = Server::start(&[]);
+    let rcv = Receiver::start(503);
+    hooked(
+        &s,
+        "b",
+        json!({"name": "h", "url": rcv.url, "secret": SECRET}),
+    );
+    submit(&s, "b", "a", 1.0);
+    let t = Instant::now();
+    while rcv.failed.load(Ordering::SeqCst) < 1 {
+        assert!(t.elapsed() < Duration::from_secs(20), "no delivery tried");
+        thread::sleep(Duration::from_millis(50));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (backup, copy) = (dir.path().join("backup"), dir.path().join("copy"));
+    let (st, out) = super::run_to_end(&["backup", backup.to_str().unwrap(), "--http", &s.url("")]);
+    assert!(st.success(), "{out}");
+    s.terminate();
+    let (st, out) = super::run_to_end(&[
+        "restore",
+        backup.to_str().unwrap(),
+        "--data-dir",
+        copy.to_str().unwrap(),
+    ]);
+    assert!(st.success(), "{out}");
+    rcv.status.store(204, Ordering::SeqCst);
+    let mut c = Server::start_on(&copy, &[]);
+    thread::sleep(Duration::from_secs(3));
+    assert!(
+        rcv.rx.try_recv().is_err(),
+        "a restored copy delivered what it found due"
+    );
+    let err = c.stderr();
+    assert!(
+        err.contains("webhook deliveries held") && err.contains("--webhooks on"),
+        "{err}"
+    );
+    c.terminate();
+    // Still held at the next start without --webhooks; delivered with on.
+    let mut c = Server::start_on(&copy, &["--webhooks", "on"]);
+    let evs = rcv.events(1);
+    assert_eq!(evs[0]["member"], "a", "{evs:?}");
+    c.terminate();
+    assert!(!copy.join("WEBHOOKS-HELD").exists());
 }

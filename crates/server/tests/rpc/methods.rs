@@ -17,13 +17,40 @@ fn every_method_matches_the_http_api() {
     assert_eq!(get(&created, "members"), &Value::from(0));
     let e = c.call_err("board_create", vec!["lb".into()]);
     assert_eq!(e.code, "board_exists");
-    let updated = c.call(
+    // A whole config that re-ranks the board: refused unless confirmed.
+    let e = c.call_err(
         "board_update",
         vec!["lb".into(), map(&[("ranking", "competition".into())])],
+    );
+    assert_eq!(e.code, "confirm_rerank_required");
+    let updated = c.call(
+        "board_update",
+        vec![
+            "lb".into(),
+            map(&[
+                ("ranking", "competition".into()),
+                ("confirm_rerank", true.into()),
+            ]),
+        ],
     );
     assert_eq!(get(&updated, "created"), &Value::from(false));
     let fresh = c.call("board_update", vec!["other".into()]);
     assert_eq!(get(&fresh, "created"), &Value::from(true));
+    // board_patch changes the fields it names and keeps the others.
+    let patched = c.call(
+        "board_patch",
+        vec!["lb".into(), map(&[("keep_archives", 8.into())])],
+    );
+    let config = get(&patched, "config");
+    assert_eq!(get(config, "keep_archives"), &Value::from(8));
+    assert_eq!(get(config, "ranking"), &Value::from("competition"));
+    let e = c.call_err(
+        "board_patch",
+        vec!["lb".into(), map(&[("order", "asc".into())])],
+    );
+    assert_eq!(e.code, "confirm_rerank_required");
+    let e = c.call_err("board_patch", vec!["nope".into(), map(&[])]);
+    assert_eq!(e.code, "board_not_found");
 
     // --------------------------------------------------------- writes
     let s = c.call(

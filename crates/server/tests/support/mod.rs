@@ -71,6 +71,8 @@ pub fn run_to_end(args: &[&str]) -> (ExitStatus, String) {
         .env_remove("PODIUM_API_KEY")
         .env_remove("PODIUM_SERVER")
         .env_remove("PODIUM_RPC_SERVER")
+        .env_remove("PODIUM_URL")
+        .env_remove("PODIUM_RPC_ADDR")
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .stdout(Stdio::from(File::create(&out_path).unwrap()))

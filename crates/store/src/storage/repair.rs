@@ -17,13 +17,14 @@
 //!   reads and the log after that one reaches the damaged one's LSN;
 //!   otherwise refuse, since the records it holds exist nowhere else.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::log::{self, SegmentEnd, SEGMENT_MAGIC};
+use super::log::{self, SegmentEnd, FRAME_HEADER, SEGMENT_MAGIC};
+use super::record::LogOp;
 use super::{io_err, lock_dir, snapshot, walk_log, Stop, StorageError};
 
 /// One step of a repair, in the order [`apply`] takes them.
@@ -51,6 +52,8 @@ pub struct Plan {
     /// The LSNs the repair loses, `first..=last`: from the LSN the first
     /// damaged frame should hold to the highest LSN found after it.
     pub lost: Option<(u64, u64)>,
+    /// What the lost records were, as far as their bytes still tell.
+    pub lost_writes: LostWrites,
     /// The last LSN recovery reads after the repair.
     pub last_kept: u64,
     /// What recovery handles itself and the repair leaves alone.
@@ -60,6 +63,92 @@ pub struct Plan {
 impl Plan {
     pub fn is_empty(&self) -> bool {
         self.actions.is_empty()
+    }
+}
+
+/// The lost records that can still be read (whole frames after the damage,
+/// and in the segments moved aside), told in writes, boards and members;
+/// the others are damaged, and nothing can be known of them.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LostWrites {
+    /// LSNs of the lost range whose record reads.
+    pub readable: BTreeSet<u64>,
+    /// Per board: its writes among them and the members they name.
+    pub boards: BTreeMap<String, BoardLoss>,
+    /// Records that are no board's write: Redis keys (hashes, strings,
+    /// expiries, renames), reset periods, webhook bookkeeping.
+    pub other: u64,
+}
+
+/// One board's part of what a repair loses.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BoardLoss {
+    pub writes: u64,
+    /// The members its lost writes name (removals by rank or score, resets
+    /// and config changes name none).
+    pub members: BTreeSet<String>,
+    /// Writes that change the board as a whole: config, reset, deletion,
+    /// merge, removals by rank or score.
+    pub whole: u64,
+}
+
+impl LostWrites {
+    fn add(&mut self, op: &LogOp) {
+        let member = |m: &[u8]| String::from_utf8_lossy(m).into_owned();
+        let (board, members, whole): (&str, Vec<String>, bool) = match op {
+            LogOp::Unit(ops) => return ops.iter().for_each(|o| self.add(o)),
+            LogOp::Submit { board, entries } => (
+                board,
+                entries.iter().map(|e| member(&e.member)).collect(),
+                false,
+            ),
+            LogOp::SetData {
+                board, member: m, ..
+            } => (board, vec![member(m)], false),
+            LogOp::Remove { board, members } => {
+                (board, members.iter().map(|m| member(m)).collect(), false)
+            }
+            LogOp::Replace { board, entries } => (
+                board,
+                entries.iter().map(|(m, _)| member(m)).collect(),
+                true,
+            ),
+            LogOp::RemoveRankRange { board, .. }
+            | LogOp::RemoveScoreRange { board, .. }
+            | LogOp::Pop { board, .. }
+            | LogOp::Create { board, .. }
+            | LogOp::Put { board, .. }
+            | LogOp::Delete { board }
+            | LogOp::Archive { board, .. }
+            | LogOp::Combine { dest: board, .. } => (board, Vec::new(), true),
+            _ => {
+                self.other += 1;
+                return;
+            }
+        };
+        let b = self.boards.entry(board.to_string()).or_default();
+        b.writes += 1;
+        b.whole += u64::from(whole);
+        b.members.extend(members);
+    }
+
+    /// Reads every whole frame in `data` whose LSN is in `lost` and not
+    /// read yet: the frames after a damaged one are found by their header
+    /// and checksum, as recovery's own search for them does.
+    fn read(&mut self, data: &[u8], lost: (u64, u64)) {
+        let mut at = SEGMENT_MAGIC.len().min(data.len());
+        while at + FRAME_HEADER <= data.len() {
+            let Some((len, lsn)) = log::whole_frame_at(data, at, lost.0..=lost.1) else {
+                at += 1;
+                continue;
+            };
+            let op = LogOp::decode(&data[at + FRAME_HEADER..at + FRAME_HEADER + len]);
+            if let (Some(op), true) = (op, !self.readable.contains(&lsn)) {
+                self.readable.insert(lsn);
+                self.add(&op);
+            }
+            at += FRAME_HEADER + len;
+        }
     }
 }
 
@@ -102,6 +191,7 @@ pub fn plan(dir: &Path) -> Result<Plan, StorageError> {
         found: Vec::new(),
         actions: Vec::new(),
         lost: None,
+        lost_writes: LostWrites::default(),
         last_kept: 0,
         notes: Vec::new(),
     };
@@ -265,6 +355,7 @@ pub fn plan(dir: &Path) -> Result<Plan, StorageError> {
                 plan.actions.push(Action::Truncate(seg.clone(), *offset));
             }
         }
+        let mut later_bytes = Vec::new();
         for (later_start, later) in &segments[index + 1..] {
             plan.actions.push(Action::MoveAside(later.clone()));
             // Records up to a segment's start − 1 were written before it
@@ -272,11 +363,71 @@ pub fn plan(dir: &Path) -> Result<Plan, StorageError> {
             to = to.max(later_start.saturating_sub(1));
             let bytes = fs::read(later).map_err(io_err(later))?;
             to = to.max(highest_lsn(&bytes, *later_start).unwrap_or(0));
+            later_bytes.push(bytes);
         }
         plan.lost = (to >= from).then_some((from, to));
+        if let Some(lost) = plan.lost {
+            plan.lost_writes.read(&data, lost);
+            for bytes in &later_bytes {
+                plan.lost_writes.read(bytes, lost);
+            }
+        }
         break;
     }
     Ok(plan)
+}
+
+impl LostWrites {
+    /// The `lost:` lines after the range: what the readable records were,
+    /// and how many say nothing (`all`: the records of the range).
+    fn describe(&self, f: &mut fmt::Formatter<'_>, all: u64) -> fmt::Result {
+        const SHOWN: usize = 8;
+        let plural =
+            |n: u64, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        for (board, b) in &self.boards {
+            let mut line = format!(
+                "lost: board {board:?}: {}",
+                plural(b.writes, "write", "writes")
+            );
+            if !b.members.is_empty() {
+                let names: Vec<&str> = b.members.iter().take(SHOWN).map(String::as_str).collect();
+                let more = b.members.len().saturating_sub(SHOWN);
+                line.push_str(&format!(
+                    " naming {} ({}{})",
+                    plural(b.members.len() as u64, "member", "members"),
+                    names.join(", "),
+                    if more > 0 {
+                        format!(", and {more} more")
+                    } else {
+                        String::new()
+                    }
+                ));
+            }
+            if b.whole > 0 {
+                line.push_str(&format!(
+                    "; {} to the board as a whole (config, reset, merge, removal by rank or score)",
+                    plural(b.whole, "change", "changes")
+                ));
+            }
+            writeln!(f, "{line}")?;
+        }
+        if self.other > 0 {
+            writeln!(
+                f,
+                "lost: other records: {} (Redis keys, reset periods, webhook bookkeeping; no board's members)",
+                self.other
+            )?;
+        }
+        let unreadable = all.saturating_sub(self.readable.len() as u64);
+        if unreadable > 0 {
+            writeln!(
+                f,
+                "lost: {} damaged beyond reading: which boards and members they wrote cannot be known",
+                plural(unreadable, "record", "records")
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// The first `damaged-<n>` not yet in `dir`.
@@ -326,6 +477,14 @@ pub fn apply(plan: &Plan) -> Result<Option<PathBuf>, StorageError> {
         }
     }
     log::sync_dir(&aside).map_err(io_err(&aside))?;
+    // The records lost may include webhook acknowledgements: the outbox
+    // recovered may hold deliveries the receivers already have.
+    let why = format!(
+        "repaired by `podium repair` (the damaged files are in {}): its webhook deliveries are \
+         held until the server is started with --webhooks on (deliver them) or off (drop them)",
+        name(&aside)
+    );
+    podium_core::backup::hold_webhooks(dir, &why).map_err(io_err(dir))?;
     log::sync_dir(dir).map_err(io_err(dir))?;
     Ok(Some(aside))
 }
@@ -371,7 +530,11 @@ impl fmt::Display for Plan {
             }
         }
         match self.lost {
-            Some((a, b)) => writeln!(f, "lost: LSN {a} to {b} ({} records)", b - a + 1)?,
+            Some((a, b)) => {
+                let all = b - a + 1;
+                writeln!(f, "lost: LSN {a} to {b} ({all} records)")?;
+                self.lost_writes.describe(f, all)?;
+            }
             None => writeln!(f, "lost: nothing")?,
         }
         writeln!(f, "after the repair the log ends at LSN {}", self.last_kept)
@@ -458,6 +621,61 @@ mod tests {
             }
         }
         plan.lost
+    }
+
+    /// What a repair loses is told in writes, boards and members, as far
+    /// as the records after the damage still read; the damaged ones are
+    /// said to be unknowable.
+    #[test]
+    fn the_loss_is_told_in_boards_and_members() {
+        use podium_engine::{BoardConfig, Cond, Presence};
+        let dir = tmp("told");
+        {
+            let (s, _, _) = open(&dir, FsyncPolicy::Always, &Store::new()).unwrap();
+            let rec = |m: String| crate::storage::record::SubmitRec {
+                scores: None,
+                member: m.into_bytes().into(),
+                score: 1.0,
+                op: None,
+                presence: Presence::Any,
+                cond: Cond::Always,
+                name: None,
+                data: None,
+            };
+            for i in 1..=20u64 {
+                let board = if i % 2 == 0 { "weekly" } else { "daily" };
+                s.log.append(&LogOp::Submit {
+                    board: board.into(),
+                    entries: vec![rec(format!("p{i}"))],
+                });
+            }
+            s.log.append(&LogOp::Put {
+                board: "weekly".into(),
+                config: BoardConfig::default(),
+            });
+            let last = s.log.append(&op(22));
+            assert_eq!(last, 22);
+            s.log.wait_blocking(last).unwrap();
+            s.log.close().unwrap();
+        }
+        let (_, seg) = &log::list_segments(&dir).unwrap()[0];
+        let mut bytes = fs::read(seg).unwrap();
+        let (at, _) = frames(&bytes).into_iter().find(|(_, l)| *l == 15).unwrap();
+        bytes[at + log::FRAME_HEADER + 2] ^= 0x55;
+        fs::write(seg, &bytes).unwrap();
+        let p = plan(&dir).unwrap();
+        assert_eq!(p.lost, Some((15, 22)));
+        let text = p.to_string();
+        for line in [
+            "lost: LSN 15 to 22 (8 records)",
+            r#"lost: board "weekly": 4 writes naming 3 members (p16, p18, p20); 1 change to the board as a whole"#,
+            r#"lost: board "daily": 2 writes naming 2 members (p17, p19)"#,
+            "lost: other records: 1 (",
+            "lost: 1 record damaged beyond reading: which boards and members they wrote cannot be known",
+        ] {
+            assert!(text.contains(line), "no {line:?} in:\n{text}");
+        }
+        let _ = fs::remove_dir_all(&dir);
     }
 
     /// Two segments, records 1..=200 and 201..=400: a bit flipped at every

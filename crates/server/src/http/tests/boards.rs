@@ -124,6 +124,15 @@ async fn board_lifecycle() {
         Some(json!({"order": "asc"})),
     )
     .await;
+    assert_eq!(r.status, 409, "a re-rank unconfirmed");
+    assert_eq!(r.json()["error"]["code"], "confirm_rerank_required");
+    let r = call(
+        &app,
+        "PUT",
+        "/v1/boards/laps",
+        Some(json!({"order": "asc", "confirm_rerank": true})),
+    )
+    .await;
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["created"], false);
     // An empty body is the default config.

@@ -248,10 +248,13 @@ async fn error_cases() {
         "method_not_allowed",
     )
     .await;
-    let r = send(&app, req("PATCH", "/v1/boards/e", None)).await;
+    let r = send(&app, req("POST", "/v1/boards/e", None)).await;
     assert_eq!(r.status, 405);
     let allow = r.headers["allow"].to_str().unwrap().to_string();
-    assert!(allow.contains("PUT") && allow.contains("DELETE"), "{allow}");
+    assert!(
+        allow.contains("PUT") && allow.contains("PATCH") && allow.contains("DELETE"),
+        "{allow}"
+    );
 
     expect_err(
         &app,
