@@ -221,6 +221,9 @@ pub struct Persistence {
     /// A snapshot is being written (it rotates the log, as an AOF
     /// rewrite does).
     pub snapshot_in_progress: bool,
+    /// Bytes the log holds in batches written and not yet synced, and in
+    /// spare batch buffers (0 without a log).
+    pub log_buffers: u64,
 }
 
 /// INFO's keyspace statistics: lookups by read commands that found their

@@ -266,6 +266,7 @@ impl KeyStore for Service {
         Persistence {
             log_fsyncs: self.storage().map_or(0, |s| s.log.syncs()),
             snapshot_in_progress: self.snapshot_in_progress(),
+            log_buffers: self.storage().map_or(0, |s| s.log.held_bytes()),
         }
     }
 

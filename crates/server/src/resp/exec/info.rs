@@ -1,7 +1,8 @@
 //! INFO: the server described in Redis 7.0's sections and field names, so
 //! client libraries, their test harnesses and Redis dashboards read podium
 //! as they read Redis. Figures podium does not have (replication offsets,
-//! fork times) are Redis's idle values; podium adds `podium_log_fsyncs`.
+//! fork times) are Redis's idle values; podium adds `podium_log_fsyncs`
+//! and `podium_log_buffers`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -52,10 +53,25 @@ pub(super) fn human(n: u64) -> String {
 /// The highest [`used_memory`] seen, as Redis samples its own peak.
 static USED_MEMORY_PEAK: AtomicU64 = AtomicU64::new(0);
 
-/// Heap bytes in use as malloc counts them (the huge-page wrapper
-/// allocates through it too): blocks in its arenas plus those it maps on
-/// their own. The resident set size where malloc cannot say.
+/// The bytes the process's allocations hold, as Redis's `used_memory`
+/// counts them and as the memory budget and `/metrics`
+/// (`podium_used_memory_bytes`) read them: the counting allocator's
+/// figure; malloc's own where the binary did not install it.
 fn used_memory() -> u64 {
+    let m = match podium_engine::used::allocated() {
+        Some(_) => podium_core::memory::used(),
+        None => allocator_allocated(),
+    };
+    USED_MEMORY_PEAK.fetch_max(m, Ordering::Relaxed);
+    m
+}
+
+/// Heap bytes in use as malloc counts them (Redis's
+/// `allocator_allocated`): blocks in its arenas plus the regions it maps on
+/// their own — whole regions, so a 2 MiB-aligned block counts the slack
+/// malloc mapped to align it, which is address space, never touched; the
+/// resident set size where malloc cannot say.
+fn allocator_allocated() -> u64 {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallinfo2 only reads the allocator's statistics.
     let m = unsafe {
@@ -64,7 +80,6 @@ fn used_memory() -> u64 {
     };
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let m = rss();
-    USED_MEMORY_PEAK.fetch_max(m, Ordering::Relaxed);
     m
 }
 
@@ -184,8 +199,9 @@ impl Session {
                      used_memory_peak:{peak}\r\nused_memory_peak_human:{}\r\n\
                      used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{total}\r\n\
                      total_system_memory_human:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\n\
-                     maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:{frag:.2}\r\n\
-                     mem_allocator:libc\r\n",
+                     maxmemory_policy:noeviction\r\nallocator_allocated:{}\r\n\
+                     mem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n\
+                     podium_log_buffers:{}\r\n",
                     human(m),
                     human(rss),
                     human(peak),
@@ -196,6 +212,8 @@ impl Session {
                     },
                     human(total),
                     human(max),
+                    allocator_allocated(),
+                    self.store.persistence().log_buffers,
                 )
             }
             "persistence" => {

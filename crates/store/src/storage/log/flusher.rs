@@ -49,7 +49,11 @@ const RETRY_MAX: Duration = Duration::from_secs(1);
 /// Written but unsynced bytes after which the flusher syncs whatever the
 /// policy: it keeps them in memory until synced (to write them again if
 /// the sync fails), and this bounds that memory under `everysec` and `no`.
-const UNSYNCED_MAX: usize = 32 << 20;
+const UNSYNCED_MAX: usize = 4 << 20;
+
+/// Under `no`, unsynced bytes are synced once no batch came for this long,
+/// and the spare batch buffers are freed once the log was idle this long.
+const IDLE: Duration = Duration::from_secs(1);
 
 /// The flusher thread's state. Its invariant: the segment file holds
 /// `synced_len` durable bytes, followed (unless `torn`) by exactly the
@@ -78,7 +82,12 @@ struct Flusher {
     /// Sync at the end of the next pass whatever the policy (after a
     /// failure, recovery is reported only once the bytes are on disk).
     must_sync: bool,
+    /// Sync at the end of the next pass: the log went idle with bytes
+    /// unsynced.
+    sync_idle: bool,
     last_sync: Instant,
+    /// When a batch was last written.
+    last_write: Instant,
 }
 
 /// While the flusher is failing: since when, how often, when to try again.
@@ -112,11 +121,24 @@ impl Flusher {
                     if !st.buf.is_empty() || !st.queue.is_empty() {
                         break;
                     }
-                    if self.policy == FsyncPolicy::EverySec
-                        && !self.unsynced.is_empty()
-                        && self.last_sync.elapsed() >= Duration::from_secs(1)
-                    {
-                        break;
+                    if !self.unsynced.is_empty() {
+                        // Under `everysec` its second is up; under `no`
+                        // the writes stopped a second ago: syncing now
+                        // ends the bytes kept for a rewrite.
+                        let since = match self.policy {
+                            FsyncPolicy::No => self.last_write,
+                            _ => self.last_sync,
+                        };
+                        if self.policy != FsyncPolicy::Always && since.elapsed() >= IDLE {
+                            self.sync_idle = true;
+                            break;
+                        }
+                    } else if st.spare.bytes > 0 && self.last_write.elapsed() >= IDLE {
+                        st.spare.release();
+                        self.s
+                            .held
+                            .store(self.held_in_unsynced() as u64, Ordering::Relaxed);
+                        release_free_memory();
                     }
                     self.s.wake.wait_for(&mut st, COLLECT_EVERY);
                 }
@@ -125,14 +147,13 @@ impl Flusher {
             drop(self.s.pause.lock());
             let (last_lsn, shutdown) = {
                 let mut st = self.s.state.lock();
-                let buf = std::mem::take(&mut st.buf);
-                if !buf.is_empty() {
-                    st.queue.push_back(Work::Bytes(buf));
-                }
+                st.hand_over();
                 self.pending.extend(st.queue.drain(..));
                 (st.next_lsn - 1, st.shutdown)
             };
-            match self.pass(shutdown) {
+            let passed = self.pass(shutdown);
+            self.count_held();
+            match passed {
                 Ok(()) => {
                     if let Some(f) = failing.take() {
                         tracing::info!(
@@ -203,6 +224,7 @@ impl Flusher {
             if let Work::Bytes(b) = w {
                 self.unsynced_bytes += b.len();
                 self.unsynced.push(b);
+                self.last_write = Instant::now();
             }
         }
         let due = match self.policy {
@@ -210,12 +232,32 @@ impl Flusher {
             FsyncPolicy::EverySec => self.last_sync.elapsed() >= Duration::from_secs(1),
             FsyncPolicy::No => false,
         };
+        let idle = std::mem::take(&mut self.sync_idle);
         if !self.unsynced.is_empty()
-            && (due || shutdown || self.must_sync || self.unsynced_bytes > UNSYNCED_MAX)
+            && (due || shutdown || self.must_sync || idle || self.unsynced_bytes > UNSYNCED_MAX)
         {
             self.sync()?;
         }
         Ok(())
+    }
+
+    fn held_in_unsynced(&self) -> usize {
+        self.unsynced.iter().map(Vec::capacity).sum()
+    }
+
+    /// Publishes what the flusher holds ([`Log::held_bytes`]).
+    fn count_held(&self) {
+        let spare = self.s.state.lock().spare.bytes;
+        let pending: usize = self
+            .pending
+            .iter()
+            .map(|w| match w {
+                Work::Bytes(b) => b.capacity(),
+                Work::Rotate(_) => 0,
+            })
+            .sum();
+        let held = self.held_in_unsynced() + spare + pending;
+        self.s.held.store(held as u64, Ordering::Relaxed);
     }
 
     /// After a failure: what was written since the last good sync is not
@@ -289,8 +331,14 @@ impl Flusher {
         self.s.syncs.fetch_add(1, Ordering::Relaxed);
         metrics::histogram!("podium_fsync_seconds").record(t.elapsed().as_secs_f64());
         self.synced_len += self.unsynced_bytes as u64;
-        self.unsynced.clear();
         self.unsynced_bytes = 0;
+        if !self.unsynced.is_empty() {
+            let synced = std::mem::take(&mut self.unsynced);
+            let mut st = self.s.state.lock();
+            for b in synced {
+                st.spare.give(b);
+            }
+        }
         self.must_sync = false;
         self.last_sync = Instant::now();
         Ok(())
@@ -334,6 +382,19 @@ impl Flusher {
     }
 }
 
+/// Hands the pages malloc holds free back to the system. A burst of
+/// writes leaves the heap holding what its batches used (malloc keeps
+/// freed memory for reuse, and returns only the top of a heap by itself);
+/// once the log is idle and its buffers are freed, the process's resident
+/// size comes back down to what it stores.
+fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks malloc's own free lists.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 /// `e` with the operation and segment it failed on, for the operator.
 fn context(e: io::Error, doing: &str, seg_start: u64) -> io::Error {
     io::Error::new(
@@ -363,7 +424,9 @@ pub(super) fn start(
         pending: VecDeque::new(),
         torn: false,
         must_sync: false,
+        sync_idle: false,
         last_sync: Instant::now(),
+        last_write: Instant::now(),
     };
     std::thread::Builder::new()
         .name("podium-log".into())
@@ -405,6 +468,58 @@ mod tests {
             lsns.len() as u64 >= d && lsns[..d as usize] == (1..=d).collect::<Vec<_>>()[..],
             "durable {d}, on disk {lsns:?}"
         );
+    }
+
+    /// Appends `mb` MiB of records in ~64 KiB batches without waiting,
+    /// returning the most the flusher held meanwhile.
+    fn append_mib(log: &Log, mb: usize) -> u64 {
+        let big = LogOp::Submit {
+            board: "b".into(),
+            entries: (0..1000)
+                .map(|i| match op(i) {
+                    LogOp::Submit { mut entries, .. } => entries.remove(0),
+                    _ => unreachable!(),
+                })
+                .collect(),
+        };
+        let mut frame = Vec::new();
+        encode_frame(&mut frame, 1, &big);
+        let per_mib = (1 << 20) / frame.len() + 1;
+        let mut most = 0;
+        for _ in 0..mb * per_mib {
+            log.append(&big);
+            most = most.max(log.held_bytes());
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        most
+    }
+
+    fn until_held_is_zero(log: &Log) {
+        let t = Instant::now();
+        while log.held_bytes() > 0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "the log still holds {} bytes",
+                log.held_bytes()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    #[test]
+    fn the_bytes_kept_for_a_rewrite_stay_bounded_and_are_freed_once_idle() {
+        for policy in [FsyncPolicy::EverySec, FsyncPolicy::No] {
+            let dir = tmp(&format!("held-{policy:?}"));
+            let log = Log::open(&dir, 1, policy, 0).unwrap();
+            let most = append_mib(&log, 24);
+            // Unsynced batches up to the bound plus one pass's batches,
+            // and the spare buffers.
+            let bound = (super::UNSYNCED_MAX + (1 << 20) + SPARE_BYTES) as u64;
+            assert!(most <= bound, "{policy:?}: held {most} > {bound}");
+            until_held_is_zero(&log);
+            let (lsns, _) = read_all(&dir);
+            assert_eq!(lsns.len() as u64, log.next_lsn() - 1, "{policy:?}");
+        }
     }
 
     #[test]

@@ -52,6 +52,11 @@ enum Work {
 struct State {
     /// Frames appended since the last hand-over to the flusher.
     buf: Vec<u8>,
+    /// Emptied batches the flusher gave back once synced, to be the next
+    /// `buf`: reusing them keeps a steady stream of writes from
+    /// allocating and freeing a batch every few milliseconds, which left
+    /// the heap fragmented (resident memory that no board used).
+    spare: Spare,
     queue: VecDeque<Work>,
     next_lsn: u64,
     shutdown: bool,
@@ -62,6 +67,55 @@ struct State {
     /// `appended` at the last rotation: the bytes since, which drive
     /// snapshots, are the difference.
     rotated_at: u64,
+}
+
+/// At most this many bytes of emptied batches are kept for reuse; the
+/// rest are freed.
+const SPARE_BYTES: usize = 4 << 20;
+
+/// Emptied batch buffers kept for reuse, bounded by [`SPARE_BYTES`].
+#[derive(Default)]
+struct Spare {
+    bufs: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Spare {
+    fn take(&mut self) -> Vec<u8> {
+        match self.bufs.pop() {
+            Some(b) => {
+                self.bytes -= b.capacity();
+                b
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Keeps `b`, emptied, unless that would pass the bound.
+    fn give(&mut self, mut b: Vec<u8>) {
+        if self.bytes + b.capacity() <= SPARE_BYTES {
+            b.clear();
+            self.bytes += b.capacity();
+            self.bufs.push(b);
+        }
+    }
+
+    /// Frees every kept buffer (the log went idle).
+    fn release(&mut self) {
+        *self = Spare::default();
+    }
+}
+
+impl State {
+    /// Moves the appended frames to the work queue, the next appends
+    /// going to a spare buffer.
+    fn hand_over(&mut self) {
+        if !self.buf.is_empty() {
+            let next = self.spare.take();
+            let buf = std::mem::replace(&mut self.buf, next);
+            self.queue.push_back(Work::Bytes(buf));
+        }
+    }
 }
 
 /// `(durable LSN, failed)`: every record up to the LSN is written (and,
@@ -80,6 +134,10 @@ struct Shared {
     error: Mutex<Option<String>>,
     /// fsyncs done (group commit shows as fewer syncs than records).
     syncs: AtomicU64,
+    /// Bytes the flusher holds for the log's purposes: batches written and
+    /// not yet synced (kept to write again should the sync fail) and spare
+    /// batch buffers. Bounded; zero once the log has been idle a second.
+    held: AtomicU64,
     /// Held by a test to stop the flusher between batches.
     #[cfg(any(test, feature = "faults"))]
     pause: Mutex<()>,
@@ -110,6 +168,7 @@ impl Log {
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 buf: Vec::with_capacity(1 << 16),
+                spare: Spare::default(),
                 queue: VecDeque::new(),
                 next_lsn,
                 shutdown: false,
@@ -121,6 +180,7 @@ impl Log {
             live_bytes: AtomicU64::new(live_bytes + SEGMENT_MAGIC.len() as u64),
             error: Mutex::new(None),
             syncs: AtomicU64::new(0),
+            held: AtomicU64::new(0),
             #[cfg(any(test, feature = "faults"))]
             pause: Mutex::new(()),
             #[cfg(any(test, feature = "faults"))]
@@ -259,10 +319,7 @@ impl Log {
 
     fn close_segment(&self, for_snapshot: bool) -> u64 {
         let mut st = self.shared.state.lock();
-        let buf = std::mem::take(&mut st.buf);
-        if !buf.is_empty() {
-            st.queue.push_back(Work::Bytes(buf));
-        }
+        st.hand_over();
         let next = st.next_lsn;
         st.queue.push_back(Work::Rotate(next));
         if for_snapshot {
@@ -276,6 +333,13 @@ impl Log {
     /// The LSN the next record will get.
     pub fn next_lsn(&self) -> u64 {
         self.shared.state.lock().next_lsn
+    }
+
+    /// Bytes of batches the log holds beyond the one being appended to:
+    /// written but unsynced, and spare buffers (`INFO memory`'s
+    /// `podium_log_buffers`).
+    pub fn held_bytes(&self) -> u64 {
+        self.shared.held.load(Ordering::Relaxed)
     }
 
     /// fsyncs done so far.
