@@ -25,7 +25,7 @@ pub const WEBHOOKS_HELD: &str = "WEBHOOKS-HELD";
 /// file's text, read back by [`webhooks_held`].
 pub fn hold_webhooks(dir: &Path, why: &str) -> io::Result<()> {
     let path = dir.join(WEBHOOKS_HELD);
-    let mut f = File::create(&path)?;
+    let mut f = crate::private_fs::create(&path)?;
     f.write_all(why.as_bytes())?;
     f.sync_all()?;
     File::open(dir)?.sync_all()

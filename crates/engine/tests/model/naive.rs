@@ -160,7 +160,9 @@ pub(crate) fn coerce(k: &SortKey, n: Num) -> Result<Num, MErr> {
         (KeyType::Float, Num::Int(i)) => Ok(Num::Float(i as f64)),
         (KeyType::Int, Num::Int(i)) => Ok(Num::Int(i)),
         (KeyType::Int, Num::Float(x)) => {
-            if x.is_finite() && x.trunc() == x && (-TWO_63..TWO_63).contains(&x) {
+            // -2^63 is refused as 2^63 is: the double stands for integers
+            // below the range too; the minimum is taken as an integer.
+            if x.is_finite() && x.trunc() == x && x > -TWO_63 && x < TWO_63 {
                 Ok(Num::Int(x as i64))
             } else {
                 Err(MErr::BadArgument)

@@ -22,7 +22,10 @@ http, rpc, resp, dashboard = sys.argv[1:5]
 
 
 def get(path, method="GET", body=None):
-    req = urllib.request.Request(f"http://{http}{path}", data=body, method=method)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    req = urllib.request.Request(
+        f"http://{http}{path}", data=body, method=method, headers=headers
+    )
     try:
         with urllib.request.urlopen(req) as r:
             return r.status, r.read()
