@@ -7,13 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "== cargo fmt --check"
-cargo fmt --all -- --check
 
-echo "== cargo clippy"
-cargo clippy --workspace --all-targets --release --features podium-server/external -- -D warnings
+# Wall time is measured per phase and printed at the end (CI keeps it
+# under 20 minutes on two cores).
+phase_start=$SECONDS
+timings=()
+phase() { timings+=("$(printf "%4ds  %s" $((SECONDS - phase_start)) "$1")"); phase_start=$SECONDS; }
 
-echo "== test dependencies (redis-server, redis-cli, redis-py, the leaderboard libraries)"
 # The Redis-protocol tests (crates/server/tests/resp_*.rs) diff podium's
 # replies against a real redis-server and drive it with redis-cli and
 # redis-py. Install them when missing; the tests start their own servers.
@@ -64,7 +64,6 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore "$venv/bin/pip" install --quiet 'redis==2.10.6' 'leaderboard==3.7.3'
     fi
 }
-install_redis
 
 # The Node.js leaderboard library of the Redis world (agoragames'
 # `agoragames-leaderboard`, on node_redis 0.8): the exact version, in a
@@ -83,7 +82,6 @@ install_node_leaderboard() {
     fi
     npm install --prefix "$prefix" --no-audit --no-fund agoragames-leaderboard@2.1.0
 }
-install_node_leaderboard
 
 # mlomb's `redis-rank` (update policies and reads as Lua scripts through
 # ioredis, boards in database 15 in its own tests): the exact versions,
@@ -96,7 +94,6 @@ install_node_redis_rank() {
         [ -f "$prefix/node_modules/ioredis/package.json" ]; then return; fi
     npm install --prefix "$prefix" --no-audit --no-fund redis-rank@2.2.3 ioredis@5.6.1
 }
-install_node_redis_rank
 
 # Debian's Chromium, for the TypeScript client's test in a real browser
 # (clients/typescript/test/browser.test.mjs, headless).
@@ -109,33 +106,80 @@ install_chromium() {
         DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
     fi
 }
-install_chromium
+
+
+# What the tests need beyond Rust is installed in the background while
+# fmt and clippy run (downloads, not compiling): redis-server, redis-cli
+# and redis-py for the Redis-protocol tests, the leaderboard libraries
+# they run unchanged, Chromium for the browser tests.
+mkdir -p target
+deps_log=target/test-deps.log
+( install_redis && install_node_leaderboard && install_node_redis_rank && install_chromium ) > "$deps_log" 2>&1 &
+deps=$!
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --release --features podium-server/external -- -D warnings
+
+phase "fmt and clippy"
+
+echo "== test dependencies (redis-server, redis-cli, redis-py, the leaderboard libraries, chromium)"
+if ! wait "$deps"; then
+    cat "$deps_log" >&2
+    echo "installing the test dependencies failed" >&2
+    exit 1
+fi
+phase "waiting for the test dependencies"
 
 echo "== cargo test"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
 cargo test --workspace --release --features podium-server/external
+phase "cargo test"
+
+# The suites below each drive the release `podium` the cargo tests built,
+# from one process mostly waiting on the server. The OpenAPI document's
+# (tests/openapi: schemathesis --checks all, pinned in
+# tests/openapi/requirements.txt, in a virtualenv under target/, against
+# fresh data directories without API keys and with them, side by side) is
+# the longest: it runs in the background while the clients' and the
+# console's run one after the other; its output is printed after them.
+st_log=target/schemathesis.log
+tests/openapi/run-tests.sh > "$st_log" 2>&1 &
+st=$!
+failed=()
 
 echo "== Python client (clients/python: mypy --strict, pytest)"
 # A virtualenv of its own under target/ (never committed); the tests start
 # the release `podium` the cargo tests above built, and a redis-server for
 # the subset run on the Redis backend (required here: installed above).
-PODIUM_TEST_REDIS=require clients/python/run-tests.sh
+PODIUM_TEST_REDIS=require clients/python/run-tests.sh || failed+=("Python client")
 
 echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
 # Its dev dependencies from its lock file, under clients/typescript/node_modules
 # (never committed); the tests start the release `podium`.
-PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh
+PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh ||
+    failed+=("TypeScript client")
 
 echo "== Web console (tests/console: headless Chromium against podium serve)"
 # playwright-core from its lock file under tests/console/node_modules (never
 # committed), driving Debian's chromium installed above; the test starts the
 # release `podium` (with the console compiled in) and, when redis-server is
 # there, runs its read pages again on the Redis backend.
-PODIUM_TEST_BROWSER=require tests/console/run-tests.sh
+PODIUM_TEST_BROWSER=require tests/console/run-tests.sh || failed+=("web console")
+phase "clients and console"
 
 echo "== OpenAPI document (tests/openapi: schemathesis --checks all)"
-# schemathesis (pinned in tests/openapi/requirements.txt) in a virtualenv
-# under target/ (never committed), against the release `podium` on a fresh
-# data directory, without API keys and with them; any failure fails here.
-tests/openapi/run-tests.sh
+wait "$st" || failed+=("OpenAPI document")
+cat "$st_log"
+phase "schemathesis (after the clients)"
+
+echo "== wall time by phase"
+printf '%s\n' "${timings[@]}"
+printf '%4ds  in all\n' "$SECONDS"
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'FAILED: %s\n' "${failed[@]}" >&2
+    exit 1
+fi

@@ -29,54 +29,69 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
 fi
 
 work="$(mktemp -d)"
-server=""
+pids=()
 cleanup() {
-    [ -n "$server" ] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    wait 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
-# Starts podium with "$@" on a fresh data directory; sets $server and $url.
-start() {
-    rm -rf "$work/data" && mkdir -p "$work/data"
-    "$bin" serve --data-dir "$work/data" --http 127.0.0.1:0 --rpc off --resp off "$@" \
-        > "$work/out" 2> "$work/err" &
-    server=$!
+# One mode: podium with the server arguments before `--` on a fresh data
+# directory of its own, schemathesis with the arguments after it; the
+# output goes to $dir/log, the status is the exit code. Each mode runs in
+# its own directory (schemathesis and Hypothesis keep caches in the
+# working directory), so the two modes run side by side: schemathesis is
+# one Python thread, and a CI machine has two cores.
+mode() {
+    local name="$1" dir="$2"; shift 2
+    local server_args=() st_args=()
+    while [ "$#" -gt 0 ] && [ "$1" != "--" ]; do server_args+=("$1"); shift; done
+    [ "$#" -gt 0 ] && shift
+    st_args=("$@")
+    mkdir -p "$dir/data"
+    cd "$dir"
+    "$bin" serve --data-dir "$dir/data" --http 127.0.0.1:0 --rpc off --resp off \
+        "${server_args[@]}" > "$dir/out" 2> "$dir/err" &
+    local server=$! addr="" url=""
     for _ in $(seq 300); do
-        addr="$(sed -n 's/^podium: http listening on //p' "$work/out")"
-        [ -n "$addr" ] && { url="http://$addr"; return; }
+        addr="$(sed -n 's/^podium: http listening on //p' "$dir/out")"
+        [ -n "$addr" ] && break
         sleep 0.1
     done
-    echo "podium did not start:" >&2; cat "$work/out" "$work/err" >&2; exit 1
-}
-
-stop() {
-    kill "$server"; wait "$server" 2>/dev/null || true; server=""
-}
-
-run() {
-    local name="$1"; shift
+    if [ -z "$addr" ]; then
+        echo "podium did not start:"; cat "$dir/out" "$dir/err"
+        kill "$server" 2>/dev/null
+        return 1
+    fi
+    url="http://$addr"
     echo "== schemathesis: $name"
     # One worker: with two, Hypothesis's lambda descriptions call
     # ast.parse from two threads at once, which CPython 3.11 cannot do
     # ("AST constructor recursion depth mismatch").
+    local status=0
     "$venv/bin/schemathesis" --config-file "$here/schemathesis.toml" \
         run "$url/openapi.json" --checks all \
         --max-examples "$examples" --seed 42 --workers 1 \
-        --no-color --output-truncate false "$@"
+        --no-color --output-truncate false "${st_args[@]}" || status=1
+    kill "$server" 2>/dev/null; wait "$server" 2>/dev/null || true
+    return $status
 }
 
-status=0
-# schemathesis and Hypothesis keep caches in the working directory (failures
-# to replay, examples): in the run's own, so each run starts afresh.
-cd "$work"
-start
-run "no API keys" || status=1
-stop
-
 key="schemathesis-admin-key-0123456789"
-printf '%s:admin\nschemathesis-read-key-0123456789:read\n' "$key" > "$work/keys"
-start --api-key-file "$work/keys"
-run "API keys, an admin key sent" -H "Authorization: Bearer $key" || status=1
-stop
+mkdir -p "$work/keys"
+printf '%s:admin\nschemathesis-read-key-0123456789:read\n' "$key" > "$work/keys/keys"
+
+mode "no API keys" "$work/nokeys" > "$work/nokeys.log" 2>&1 &
+pids+=($!)
+mode "API keys, an admin key sent" "$work/keys" --api-key-file "$work/keys/keys" \
+    -- -H "Authorization: Bearer $key" > "$work/keys.log" 2>&1 &
+pids+=($!)
+
+status=0
+for i in 0 1; do
+    wait "${pids[$i]}" || status=1
+done
+pids=()
+cat "$work/nokeys.log" "$work/keys.log"
 exit $status
