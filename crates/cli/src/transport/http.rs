@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
 use indicatif::ProgressBar;
@@ -12,7 +13,7 @@ use podium_core::api::{BoardOut, ErrorBody, SearchOut, SubmitIn, SubmitOut, TopO
 use reqwest::blocking::{Body, Client, RequestBuilder, Response};
 use serde::Deserialize;
 
-use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, REQUEST_TIMEOUT};
+use super::{Answer, Conn, SearchQuery, CONNECT_TIMEOUT, READ_TIMEOUT, REQUEST_TIMEOUT};
 use crate::import::ImportInput;
 use crate::input::Format;
 use crate::render::{draw_target, style};
@@ -159,22 +160,35 @@ pub struct Http {
     base: String,
     key: Option<String>,
     http: Client,
+    /// For uploads (import): reqwest bounds a request's whole body by
+    /// the client's timeout, so this one has none.
+    upload: Client,
 }
 
 impl Http {
     pub fn new(server: &str, conn: &Conn) -> Result<Http> {
-        let http = Client::builder()
-            .no_proxy()
-            .connect_timeout(CONNECT_TIMEOUT)
-            // Streams run as long as they need; small requests set their own.
-            .timeout(None)
-            .user_agent(concat!("podium/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .context("cannot set up the HTTP client")?;
+        Http::with_read_timeout(server, conn, READ_TIMEOUT)
+    }
+
+    fn with_read_timeout(server: &str, conn: &Conn, read: Duration) -> Result<Http> {
+        let client = |timeout: Option<Duration>| {
+            Client::builder()
+                .no_proxy()
+                .connect_timeout(CONNECT_TIMEOUT)
+                .timeout(timeout)
+                .user_agent(concat!("podium/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .context("cannot set up the HTTP client")
+        };
         Ok(Http {
             base: base_url(server)?,
             key: conn.api_key.clone().filter(|k| !k.is_empty()),
-            http,
+            // A blocking client's own timeout bounds the wait for the
+            // answer's headers and then each read of its body, not the
+            // whole download: streams run as long as they need while
+            // bytes come. Small requests set a whole-request limit.
+            http: client(Some(read))?,
+            upload: client(None)?,
         })
     }
 
@@ -260,7 +274,7 @@ impl Http {
             None => Body::new(reader),
         };
         let rb = self
-            .http
+            .upload
             .post(url)
             .header(reqwest::header::CONTENT_TYPE, format.content_type())
             .body(body);
@@ -360,9 +374,14 @@ fn copy_lines(
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
+                let why = if stalled(&e) {
+                    format!("no bytes came for {}s", READ_TIMEOUT.as_secs())
+                } else {
+                    e.to_string()
+                };
                 return Err(anyhow!(
-                    "the export from podium at {base} broke off after {lines} members: {e}"
-                ))
+                    "the export from podium at {base} broke off after {lines} members: {why}"
+                ));
             }
         };
         let chunk = &buf[..n];
@@ -382,8 +401,71 @@ fn copy_lines(
     Ok(lines)
 }
 
+/// Whether a failed read of an answer's body was the read timeout: the
+/// blocking client reports it as a decoding error whose source is a
+/// reqwest timeout.
+fn stalled(e: &io::Error) -> bool {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = e.get_ref().map(|e| e as _);
+    while let Some(s) = src {
+        if let Some(r) = s.downcast_ref::<reqwest::Error>() {
+            if r.is_timeout() {
+                return true;
+            }
+        }
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        src = s.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
+    /// A download from a server that stops sending ends with an error
+    /// instead of waiting for ever.
+    #[test]
+    fn a_download_that_stalls_times_out() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\n\
+                  transfer-encoding: chunked\r\n\r\n\
+                  15\r\n{\"member\":\"a\",\"s\":1}\n\r\n",
+            );
+            std::thread::sleep(Duration::from_secs(30));
+        });
+        let conn = Conn {
+            rpc: String::new(),
+            http: None,
+            api_key: None,
+        };
+        let http =
+            Http::with_read_timeout(&format!("http://{addr}"), &conn, Duration::from_millis(500))
+                .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let started = std::time::Instant::now();
+        std::thread::spawn(move || {
+            let r = http
+                .export("b")
+                .and_then(|e| e.write(&mut io::sink(), 1, true));
+            let _ = tx.send(r.map_err(|e| format!("{e:#}")));
+        });
+        let r = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the download still waits");
+        let err = r.expect_err("a stalled download ended without an error");
+        // The first line arrived whole; the error is the wait for the next.
+        assert!(started.elapsed() >= Duration::from_millis(400), "{err}");
+        assert!(err.contains("no bytes came"), "{err}");
+    }
+
     use super::*;
 
     #[test]

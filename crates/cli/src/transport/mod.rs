@@ -25,6 +25,10 @@ use podium_client::ImportResult;
 /// How long a small request (`top`, `submit`, board info) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a download (export, backup) waits for its next bytes: a
+/// stream runs as long as it needs, but a server that stops sending ends
+/// it.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a small request may go unanswered before the port is asked
 /// which protocol it speaks.
 const PROBE_AFTER: Duration = Duration::from_secs(2);
