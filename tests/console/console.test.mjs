@@ -135,6 +135,30 @@ async function readFlow(page, { origin, call, restart }, label) {
   await page.click("form.inline-form:not([role]) button");
   await page.waitForFunction(() => document.querySelector("tr.hit")?.dataset.member === "p100");
 
+  // Members named `.` and `..`, which the browser drops from a URL path (the console names them in the
+  // query): their page, their place on the board, and their removal.
+  await call("POST", "/v1/boards/dots/scores", [
+    { member: ".", score: 3, data: { dots: 1 } }, { member: "..", score: 2, data: { dots: 2 } }, { member: "x", score: 1 }]);
+  for (const [m, dots] of [[".", 1], ["..", 2]]) {
+    await page.goto(`http://${origin}/console/#/board/dots/member/${encodeURIComponent(m)}`);
+    await page.waitForSelector("pre.data");
+    assert.deepEqual(JSON.parse(await page.textContent("pre.data")), { dots }, `member ${m} shown`);
+    assert.match(await page.textContent(".facts"), new RegExp(`^Rank${dots} of 3`), `rank of ${m}`);
+    await page.click("a >> text=Show on its page");
+    await page.waitForSelector("tr.hit");
+    assert.equal(await page.locator("tr.hit").getAttribute("data-member"), m, `${m}'s row is marked`);
+  }
+  for (const m of [".", ".."]) {
+    await page.goto(`http://${origin}/console/#/board/dots/member/${encodeURIComponent(m)}`);
+    await page.waitForSelector("pre.data");
+    await page.click("button[data-action=remove-member]");
+    await page.click("dialog button.danger");
+    await page.waitForFunction(() => location.hash === "#/board/dots");
+    await page.waitForSelector(`.message.note >> text=“${m}” removed`);
+  }
+  assert.deepEqual((await call("GET", "/v1/boards/dots/top")).entries.map((e) => e.member), ["x"], ". and .. removed");
+  await call("DELETE", "/v1/boards/dots");
+
   await page.goto(`http://${origin}/console/#/board/relay`);
   await page.waitForSelector('table.entries tbody tr[data-member="r2"]');
   assert.deepEqual(await page.$$eval("table.entries tbody tr[data-member]", (rows) => rows.map((r) => [r.dataset.member, r.cells[3].textContent])),

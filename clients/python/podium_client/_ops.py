@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, Sequence, TypeVar, Union
+from typing import (
+    Any, Callable, Dict, Generic, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar, Union,
+)
 from urllib.parse import quote
 
 from ._errors import error_from
@@ -37,6 +39,17 @@ def seg(value: str) -> str:
 
 def board_path(board: str, *rest: str) -> str:
     return "/v1/boards/" + seg(board) + "".join("/" + r for r in rest)
+
+
+def member_route(board: str, route: str, member: str, params: Optional[Params] = None) -> Tuple[str, Params]:
+    """A member's route (members, rank, percentile, around): the member as a path segment, or in the
+    query for "." and "..", dot segments that URL parsers (httpx's too) drop from a path (the server
+    answers both forms alike; the path keeps other URLs readable)."""
+    params = dict(params or {})
+    if member in (".", ".."):
+        params["member"] = member
+        return board_path(board, route), params
+    return board_path(board, route, seg(member)), params
 
 
 def submission_json(s: SubmissionLike) -> Dict[str, Any]:
@@ -168,7 +181,8 @@ def remove(board: str, members: Sequence[str]) -> Call[int]:
 
 
 def remove_member(board: str, member: str) -> Call[int]:
-    return Call("DELETE", board_path(board, "members", seg(member)), lambda d: int(d["removed"]))
+    path, params = member_route(board, "members", member)
+    return Call("DELETE", path, lambda d: int(d["removed"]), params=params)
 
 
 def _count(start: int, stop: int) -> int:
@@ -193,8 +207,8 @@ def set_data(board: str, member: str, data: Optional[Mapping[str, Any]], name: O
         body["data"] = dict(data)
     if name is not None:
         body["name"] = name
-    return Call("PATCH", board_path(board, "members", seg(member)), lambda d: bool(d["found"]),
-                json=body, has_json=True)
+    path, params = member_route(board, "members", member)
+    return Call("PATCH", path, lambda d: bool(d["found"]), params=params, json=body, has_json=True)
 
 
 # --- reads --------------------------------------------------------------------
@@ -210,12 +224,13 @@ def top(board: str, page: int, page_size: Optional[int], with_data: bool) -> Cal
 
 
 def rank(board: str, member: str) -> Call[Rank]:
-    return Call("GET", board_path(board, "rank", seg(member)), Rank.from_json)
+    path, params = member_route(board, "rank", member)
+    return Call("GET", path, Rank.from_json, params=params)
 
 
 def entry(board: str, member: str, page_size: Optional[int]) -> Call[EntryInfo]:
-    params: Params = {} if page_size is None else {"page_size": page_size}
-    return Call("GET", board_path(board, "members", seg(member)), EntryInfo.from_json, params=params)
+    path, params = member_route(board, "members", member, {} if page_size is None else {"page_size": page_size})
+    return Call("GET", path, EntryInfo.from_json, params=params)
 
 
 def around(board: str, member: str, page_size: Optional[int], with_data: bool) -> Call[Around]:
@@ -224,7 +239,8 @@ def around(board: str, member: str, page_size: Optional[int], with_data: bool) -
         params["page_size"] = page_size
     if with_data:
         params["with_data"] = "true"
-    return Call("GET", board_path(board, "around", seg(member)), Around.from_json, params=params)
+    path, params = member_route(board, "around", member, params)
+    return Call("GET", path, Around.from_json, params=params)
 
 
 def ranks(board: str, members: Sequence[str], with_data: bool) -> Call[Ranks]:
@@ -273,7 +289,8 @@ def range_by_score(board: str, min: Optional[ScoreValue], max: Optional[ScoreVal
 
 
 def percentile(board: str, member: str) -> Call[float]:
-    return Call("GET", board_path(board, "percentile", seg(member)), lambda d: float(d["percentile"]))
+    path, params = member_route(board, "percentile", member)
+    return Call("GET", path, lambda d: float(d["percentile"]), params=params)
 
 
 def score_at_percentile(board: str, p: float) -> Call[Optional[Entry]]:

@@ -51,6 +51,13 @@ OPERATIONS: Dict[str, List[str]] = {
     "submit": ["submit", "submit_many"],
     "search": ["search"],
     "top": ["top"],
+    # The member in the query: what these methods send for "." and "..".
+    "entry_by_query": ["entry"],
+    "set_data_by_query": ["set_data", "set_name"],
+    "remove_member_by_query": ["remove_member"],
+    "rank_by_query": ["rank", "score"],
+    "percentile_by_query": ["percentile"],
+    "around_by_query": ["around"],
 }
 
 

@@ -23,6 +23,7 @@ CASES: List[Callable[..., None]] = [
     test_sync.test_boards,
     test_sync.test_submit_and_reads,
     test_sync.test_member_ids_are_percent_encoded,
+    test_sync.test_members_named_dot_and_dot_dot,
     test_sync.test_submit_many,
     test_sync.test_removals_and_data,
     test_sync.test_reset_and_archives,

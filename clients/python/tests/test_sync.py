@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from podium_client import _ops as ops
 from podium_client import (
     BoardNotFound, Client, Conflict, InvalidRequest, MemberNotFound, PodiumError, SubmitFailure,
     SubmitResult, Submission, exclusive,
@@ -100,6 +101,34 @@ def test_member_ids_are_percent_encoded(client: Client, board: str) -> None:
     assert client.rank(board, member).member == member
     assert client.entry(board, member).member == member
     assert client.remove_member(board, member) == 1
+
+
+def test_members_named_dot_and_dot_dot(client: Client, board: str) -> None:
+    # Dot segments to every URL parser (httpx drops them from a path): the
+    # client names these two in the query.
+    client.submit_many(board, [Submission(".", 3), Submission("..", 2), Submission("x", 1)])
+    for member, rank in ((".", 1), ("..", 2)):
+        assert client.set_data(board, member, {"dots": len(member)}, name="Dot")
+        info = client.entry(board, member)
+        assert (info.member, info.rank, info.name, info.data) == (member, rank, "Dot", {"dots": len(member)})
+        assert client.rank(board, member).rank == rank and client.score(board, member) == 4 - rank
+        assert 0 < client.percentile(board, member) <= 100
+        around = client.around(board, member, 3, with_data=True)
+        assert around.rank == rank and [e.member for e in around.entries] == [".", "..", "x"]
+        assert around.entries[rank - 1].data == {"dots": len(member)}
+    assert client.percentile(board, ".") == 100
+    for member in (".", ".."):
+        assert client.remove_member(board, member) == 1
+        with pytest.raises(MemberNotFound):
+            client.rank(board, member)
+        with pytest.raises(MemberNotFound):
+            client.remove_member(board, member)
+    assert [e.member for e in client.top(board).entries] == ["x"]
+    # Only those two: any other id keeps the readable path.
+    dots = ops.rank(board, "..")
+    assert (dots.path, dots.params) == (f"/v1/boards/{board}/rank", {"member": ".."})
+    x = ops.around(board, "x", 3, False)
+    assert (x.path, x.params) == (f"/v1/boards/{board}/around/x", {"page_size": 3})
 
 
 def test_submit_many(client: Client, board: str) -> None:

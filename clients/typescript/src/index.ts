@@ -326,6 +326,17 @@ function boardPath(board: string, ...rest: string[]): string {
   return "/v1/boards/" + seg(board) + rest.map((r) => "/" + r).join("");
 }
 
+/**
+ * A member's route (`members`, `rank`, `percentile`, `around`): the member as
+ * a path segment, or in the query for `.` and `..`, dot segments that every
+ * URL parser drops from a path, percent-encoded too (the server answers both
+ * forms alike; the path keeps other URLs readable).
+ */
+function memberRoute(board: string, route: string, member: string, query: Query = {}): [string, Query] {
+  if (member === "." || member === "..") return [boardPath(board, route), { ...query, member }];
+  return [boardPath(board, route, seg(member)), query];
+}
+
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();
@@ -737,7 +748,8 @@ export class PodiumClient {
   }
 
   async removeMember(board: string, member: string): Promise<number> {
-    return (await this.json<Schemas["RemovedOut"]>("DELETE", boardPath(board, "members", seg(member)))).removed;
+    const [path, query] = memberRoute(board, "members", member);
+    return (await this.json<Schemas["RemovedOut"]>("DELETE", path, { query })).removed;
   }
 
   /** Removes the places `start`..`stop` (1-based, inclusive). */
@@ -757,7 +769,8 @@ export class PodiumClient {
     const body: Schemas["SetDataIn"] = {};
     if (data !== undefined) body.data = data as Schemas["SetDataIn"]["data"];
     if (options.name !== undefined) body.name = options.name;
-    return (await this.json<Schemas["SetDataOut"]>("PATCH", boardPath(board, "members", seg(member)), { json: body })).found;
+    const [path, query] = memberRoute(board, "members", member);
+    return (await this.json<Schemas["SetDataOut"]>("PATCH", path, { query, json: body })).found;
   }
 
   /** Sets a member's display name ("" clears it); answers whether it was found. */
@@ -774,7 +787,8 @@ export class PodiumClient {
   }
 
   async rank(board: string, member: string): Promise<Rank> {
-    return decode(await this.json<Schemas["RankOut"]>("GET", boardPath(board, "rank", seg(member))));
+    const [path, query] = memberRoute(board, "rank", member);
+    return decode(await this.json<Schemas["RankOut"]>("GET", path, { query }));
   }
 
   /** A member's score. */
@@ -784,14 +798,14 @@ export class PodiumClient {
 
   /** A member's rank, score, name, data, percentile and page. */
   async entry(board: string, member: string, options: { pageSize?: number } = {}): Promise<EntryInfo> {
-    return decode(await this.json<Schemas["EntryInfoOut"]>("GET", boardPath(board, "members", seg(member)),
-      { query: { page_size: options.pageSize } }));
+    const [path, query] = memberRoute(board, "members", member, { page_size: options.pageSize });
+    return decode(await this.json<Schemas["EntryInfoOut"]>("GET", path, { query }));
   }
 
   async around(board: string, member: string, options: { pageSize?: number; withData?: boolean } = {}): Promise<Around> {
-    return decode(await this.json<Schemas["AroundOut"]>("GET", boardPath(board, "around", seg(member)), {
-      query: { page_size: options.pageSize, with_data: options.withData ? "true" : undefined },
-    }));
+    const [path, query] = memberRoute(board, "around", member,
+      { page_size: options.pageSize, with_data: options.withData ? "true" : undefined });
+    return decode(await this.json<Schemas["AroundOut"]>("GET", path, { query }));
   }
 
   async ranks(board: string, members: string[], options: { withData?: boolean } = {}): Promise<Ranks> {
@@ -837,7 +851,8 @@ export class PodiumClient {
   }
 
   async percentile(board: string, member: string): Promise<number> {
-    return (await this.json<Schemas["PercentileOut"]>("GET", boardPath(board, "percentile", seg(member)))).percentile;
+    const [path, query] = memberRoute(board, "percentile", member);
+    return (await this.json<Schemas["PercentileOut"]>("GET", path, { query })).percentile;
   }
 
   /** The entry at percentile `p` (0–100), or null on an empty board. */

@@ -141,6 +141,26 @@ export interface paths {
         patch: operations["board_patch"];
         trace?: never;
     };
+    "/v1/boards/{board}/around": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page centred on a member, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        get: operations["around_by_query"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/boards/{board}/around/{member}": {
         parameters: {
             query?: never;
@@ -252,6 +272,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/boards/{board}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's rank, score, name, data, percentile and page, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        get: operations["entry_by_query"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        delete: operations["remove_member_by_query"];
+        options?: never;
+        head?: never;
+        /**
+         * Set a member's display name and/or data, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        patch: operations["set_data_by_query"];
+        trace?: never;
+    };
     "/v1/boards/{board}/members/{member}": {
         parameters: {
             query?: never;
@@ -282,6 +330,26 @@ export interface paths {
         put?: never;
         /** Union of boards into this board (ZUNIONSTORE) */
         post: operations["merge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{board}/percentile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's percentile, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        get: operations["percentile_by_query"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -348,6 +416,26 @@ export interface paths {
          * @description Both bounds are required (-inf / +inf for no bound): a removal says what it removes.
          */
         delete: operations["remove_range_by_score"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/boards/{board}/rank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A member's rank and score, the member named in the query
+         * @description The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not.
+         */
+        get: operations["rank_by_query"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -953,8 +1041,10 @@ export interface components {
         max: string;
         /** @description Upper score bound in Redis syntax: a number, +inf (or inf), or (number for an exclusive bound */
         max_required: string;
-        /** @description Member id (percent-encoded; '/' as %2F) */
+        /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
         member: string;
+        /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+        member_query: string;
         /** @description Score bound in Redis syntax: a number, -inf, +inf (or inf), or (number for an exclusive bound. Absent: no lower bound. */
         min: string;
         /** @description Lower score bound in Redis syntax: a number, -inf, or (number for an exclusive bound */
@@ -1225,6 +1315,37 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    around_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+                /** @description Entries per page */
+                page_size?: components["parameters"]["page_size"];
+                /** @description Include each entry's data */
+                with_data?: components["parameters"]["with_data"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entries around the member */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AroundOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     around: {
         parameters: {
             query?: {
@@ -1237,7 +1358,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;
@@ -1412,6 +1533,94 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    entry_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+                /** @description Entries per page */
+                page_size?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntryInfoOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    remove_member_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (404 member_not_found if it was not there) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RemovedOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    set_data_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        /** @description The fields to set */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetDataIn"];
+            };
+        };
+        responses: {
+            /** @description Set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SetDataOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     entry: {
         parameters: {
             query?: {
@@ -1422,7 +1631,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;
@@ -1448,7 +1657,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;
@@ -1474,7 +1683,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;
@@ -1527,6 +1736,33 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    percentile_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The share of the board (0–100) the member is at least as good as */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PercentileOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     percentile: {
         parameters: {
             query?: never;
@@ -1534,7 +1770,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;
@@ -1681,6 +1917,33 @@ export interface operations {
             default: components["responses"]["Error"];
         };
     };
+    rank_by_query: {
+        parameters: {
+            query: {
+                /** @description Member id, any (`.` and `..` too), percent-encoded as a query value; given once */
+                member: components["parameters"]["member_query"];
+            };
+            header?: never;
+            path: {
+                /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
+                board: components["parameters"]["board"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rank */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RankOut"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
     rank: {
         parameters: {
             query?: never;
@@ -1688,7 +1951,7 @@ export interface operations {
             path: {
                 /** @description Board name (1–200 bytes of UTF-8 without control characters, percent-encoded) */
                 board: components["parameters"]["board"];
-                /** @description Member id (percent-encoded; '/' as %2F) */
+                /** @description Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query */
                 member: components["parameters"]["member"];
             };
             cookie?: never;

@@ -140,6 +140,40 @@ test("member ids are percent-encoded", async () => {
   assert.equal(await c.removeMember(board, member), 1);
 });
 
+test("members named . and .., which no URL path keeps, go in the query", async () => {
+  const board = newBoard();
+  const urls = [];
+  const spy = new PodiumClient({
+    baseUrl: server.url,
+    fetch: (url, init) => { urls.push(new URL(url)); return fetch(url, init); },
+  });
+  await spy.submitMany(board, [{ member: ".", score: 3 }, { member: "..", score: 2 }, { member: "x", score: 1 }]);
+  for (const [member, rank] of [[".", 1], ["..", 2]]) {
+    urls.length = 0;
+    assert.equal(await spy.setData(board, member, { dots: member.length }, { name: "Dot" }), true);
+    const info = await spy.entry(board, member);
+    assert.deepEqual([info.member, info.rank, info.name, info.data], [member, rank, "Dot", { dots: member.length }]);
+    assert.deepEqual([(await spy.rank(board, member)).rank, await spy.score(board, member)], [rank, 4 - rank]);
+    assert.equal(typeof await spy.percentile(board, member), "number");
+    const around = await spy.around(board, member, { pageSize: 3, withData: true });
+    assert.equal(around.rank, rank);
+    assert.deepEqual(members(around), [".", "..", "x"]);
+    for (const u of urls) assert.equal(u.searchParams.get("member"), member, u.href);
+  }
+  assert.equal(await spy.percentile(board, "."), 100);
+  for (const member of [".", ".."]) {
+    assert.equal(await spy.removeMember(board, member), 1);
+    await rejects(spy.rank(board, member), "member_not_found", 404);
+    await rejects(spy.removeMember(board, member), "member_not_found", 404);
+  }
+  // Any other id keeps the readable path form.
+  urls.length = 0;
+  assert.equal((await spy.rank(board, "x")).member, "x");
+  assert.equal(await spy.removeMember(board, "x"), 1);
+  assert.deepEqual(urls.map((u) => [u.pathname, u.search]),
+    [[`/v1/boards/${board}/rank/x`, ""], [`/v1/boards/${board}/members/x`, ""]]);
+});
+
 test("submitMany, with per-entry failures and shared options", async () => {
   const board = newBoard();
   await c.putBoard(board, { max_submits_per_member: { count: 1, per: "1m" } });

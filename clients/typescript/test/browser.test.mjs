@@ -1,10 +1,10 @@
 // The built client in a real browser (headless Chromium): a page served
 // beside a real `podium serve` (a small Node server gives the page, the
 // built modules, and passes /v1/… through to podium, so the page and the
-// API share an origin) runs the five everyday tasks, a bigint sort key, an
-// error, an import and a live event, and writes what it saw into the DOM,
-// which `chromium --dump-dom` prints. Skipped without Chromium unless
-// PODIUM_TEST_BROWSER=require.
+// API share an origin) runs the five everyday tasks, members named `.` and
+// `..`, a bigint sort key, an error, an import and a live event, and writes
+// what it saw into the DOM, which `chromium --dump-dom` prints. Skipped
+// without Chromium unless PODIUM_TEST_BROWSER=require.
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
@@ -38,6 +38,16 @@ try {
   seen.page2 = (await c.top(b, { page: 2, pageSize: 10 })).entries.map((e) => e.member);
   seen.around = (await c.around(b, "p20", { pageSize: 5 })).entries.map((e) => e.member);
   seen.search = (await c.search(b, "Player 33")).entries.map((e) => e.member);
+  // Ids a browser's URL parser drops from a path: the client names them in the query.
+  const d = b + "-dots";
+  await c.submitMany(d, [{ member: ".", score: 2 }, { member: "..", score: 1 }]);
+  seen.dots = [];
+  for (const m of [".", ".."]) {
+    await c.setData(d, m, { m });
+    const e = await c.entry(d, m);
+    seen.dots.push([e.member, e.rank, e.data.m, (await c.rank(d, m)).rank,
+      (await c.around(d, m)).entries.length, await c.removeMember(d, m)]);
+  }
   try { await c.rank(b, "nobody"); seen.error = "none"; } catch (e) { seen.error = e instanceof PodiumError ? e.code : String(e); }
   const k = b + "-int";
   await c.putBoard(k, { sort: [{ key: "pts", type: "int" }] });
@@ -128,6 +138,7 @@ test("the client runs in a real browser (headless Chromium)", async (t) => {
   assert.deepEqual(seen.page2, ["p30", "p29", "p28", "p27", "p26", "p25", "p24", "p23", "p22", "p21"]);
   assert.deepEqual(seen.around, ["p22", "p21", "p20", "p19", "p18"]);
   assert.deepEqual(seen.search, ["p33"]);
+  assert.deepEqual(seen.dots, [[".", 1, ".", 1, 2, 1], ["..", 1, "..", 1, 1, 1]]);
   assert.equal(seen.error, "member_not_found");
   assert.equal(seen.bigint, "bigint:9007199254740993");
   assert.equal(seen.imported, 2);

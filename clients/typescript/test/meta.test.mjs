@@ -51,6 +51,13 @@ const OPERATIONS = {
   submit: ["submit", "submitMany"],
   search: ["search"],
   top: ["top"],
+  // The member in the query: what these methods send for `.` and `..`.
+  entry_by_query: ["entry"],
+  set_data_by_query: ["setData", "setName"],
+  remove_member_by_query: ["removeMember"],
+  rank_by_query: ["rank", "score"],
+  percentile_by_query: ["percentile"],
+  around_by_query: ["around"],
 };
 
 let server;

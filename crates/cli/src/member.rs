@@ -7,7 +7,7 @@ use podium_core::api::{AroundOut, EntryInfoOut, RankOut, RemovedOut};
 use serde_json::json;
 
 use crate::render::{fmt_score, render_around, render_entry};
-use crate::transport::{segment, Conn, HttpReq, RpcReq, Transport};
+use crate::transport::{member_path, Conn, HttpReq, RpcReq, Transport};
 
 /// `podium rank BOARD MEMBER`.
 #[derive(clap::Args, Debug)]
@@ -32,7 +32,7 @@ pub fn rank(a: &RankArgs) -> Result<()> {
         HttpReq {
             method: "GET",
             board: Some(&a.board),
-            path: format!("/rank/{}", segment(&a.member)),
+            path: member_path("rank", &a.member, ""),
             body: None,
         },
     )?;
@@ -76,7 +76,7 @@ pub fn around(a: &AroundArgs) -> Result<()> {
         HttpReq {
             method: "GET",
             board: Some(&a.board),
-            path: format!("/around/{}?page_size={}", segment(&a.member), a.page_size),
+            path: member_path("around", &a.member, &format!("page_size={}", a.page_size)),
             body: None,
         },
     )?;
@@ -113,10 +113,10 @@ pub fn entry(a: &EntryArgs) -> Result<()> {
         HttpReq {
             method: "GET",
             board: Some(&a.board),
-            path: format!(
-                "/members/{}?page_size={}&with_data=true",
-                segment(&a.member),
-                a.page_size
+            path: member_path(
+                "members",
+                &a.member,
+                &format!("page_size={}&with_data=true", a.page_size),
             ),
             body: None,
         },

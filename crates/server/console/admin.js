@@ -1,7 +1,7 @@
 // The actions that change or destroy boards and members, each behind the
 // confirmation dialog; destructive ones ask for the board's name to be typed.
 
-import { send, boardPath, allows } from "./api.js";
+import { send, boardPath, memberPath, allows } from "./api.js";
 import { h, showError, showNote } from "./ui.js";
 import { state } from "./state.js";
 
@@ -170,7 +170,7 @@ export async function removeMember(board, member, onDone) {
     text: `Remove “${member}” and its data from “${board}”?`,
   });
   if (!v) return;
-  await run(() => send("DELETE", boardPath(board, "members", member)), () => {
+  await run(() => send("DELETE", memberPath(board, "members", member)), () => {
     showNote(`Member “${member}” removed from “${board}”.`);
     onDone();
   });

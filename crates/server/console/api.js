@@ -46,7 +46,7 @@ export async function request(method, path, { query, json, signal } = {}) {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== null && v !== "") q.set(k, String(v));
     const s = q.toString();
-    if (s) url += "?" + s;
+    if (s) url += (url.includes("?") ? "&" : "?") + s;
   }
   const init = { method, headers: headers(json !== undefined ? { "Content-Type": "application/json" } : {}), signal };
   if (json !== undefined) init.body = JSON.stringify(json);
@@ -77,6 +77,12 @@ export async function getText(path) {
 
 export const enc = encodeURIComponent;
 export const boardPath = (board, ...rest) => ["/v1/boards", enc(board), ...rest.map(enc)].join("/");
+// A member's route (members, percentile, around): the member as a path segment, or in the query for
+// "." and "..", which the browser drops from a path as dot segments, percent-encoded too (the server
+// answers both forms alike; the path keeps other URLs readable).
+export const memberPath = (board, route, member) => member === "." || member === ".."
+  ? boardPath(board, route) + "?member=" + enc(member)
+  : boardPath(board, route, member);
 
 // The key's scope decides what the console offers; the server still checks
 // every call, so this only spares the user buttons that would be refused.

@@ -1,7 +1,7 @@
 // A board's pages: its ranking a page at a time, search, the page around a
 // member, and one member's detail. Archives open here too, read-only.
 
-import { getJson, boardPath } from "./api.js";
+import { getJson, boardPath, memberPath } from "./api.js";
 import { h, fmtInt, fmtBytes, boardHref, memberHref, entriesTable, scoreText, dl } from "./ui.js";
 import { actionButton, reconfigureBoard, resetBoard, deleteBoard, removeMember } from "./admin.js";
 
@@ -61,7 +61,7 @@ export async function boardPage(view, { board, params, navigate, refresh }) {
       h("a", { href: boardHref(board) }, "Clear search")),
     entriesTable(board, r.entries, { caption: `Search results for ${q}` })];
   } else if (around) {
-    const r = await getJson(boardPath(board, "around", around), { page_size: size });
+    const r = await getJson(memberPath(board, "around", around), { page_size: size });
     body = [h("p", { class: "result-note", role: "status" }, `${around} is ranked ${fmtInt(r.rank)} of ${fmtInt(r.total)}. `,
       h("a", { href: memberHref(board, around) }, "Member detail")),
     entriesTable(board, r.entries, { highlight: around, caption: `Entries around ${around}` })];
@@ -108,8 +108,8 @@ function pagerNav(r, link, navigate) {
 
 export async function memberPage(view, { board, member, navigate }) {
   const [entry, pct, info] = await Promise.all([
-    getJson(boardPath(board, "members", member)),
-    getJson(boardPath(board, "percentile", member)),
+    getJson(memberPath(board, "members", member)),
+    getJson(memberPath(board, "percentile", member)),
     getJson(boardPath(board)),
   ]);
   const archive = info.archive_of || info.read_only;

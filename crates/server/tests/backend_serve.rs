@@ -431,6 +431,56 @@ fn http_and_rpc_on_redis_answer_as_embedded() {
     assert_eq!((http_ok, rpc_ok), (31, 23), "calls that succeeded");
 }
 
+/// Members a URL path cannot carry (`.` and `..`), named in the query
+/// on the collection paths: every member route answers on Redis as on the
+/// embedded store, errors included.
+#[test]
+fn members_named_in_the_query_on_redis_answer_as_embedded() {
+    let redis = Redis::single(false);
+    let emb = Node::embedded();
+    let red = Node::on(&redis.url());
+    let mut calls: Vec<(&str, String, Option<&str>)> = vec![(
+        "POST",
+        "/v1/boards/dots/scores".into(),
+        Some(r#"[{"member":".","score":3},{"member":"..","score":2},{"member":"x","score":1}]"#),
+    )];
+    let mut ok = 1;
+    for m in [".", ".."] {
+        for (method, route, body) in [
+            ("PATCH", "members", Some(r#"{"name":"Dot","data":{"k":1}}"#)),
+            ("GET", "members?page_size=2&", None),
+            ("GET", "rank?", None),
+            ("GET", "percentile?", None),
+            ("GET", "around?page_size=3&with_data=true&", None),
+            ("DELETE", "members", None),
+        ] {
+            let sep = if route.ends_with(['?', '&']) { "" } else { "?" };
+            calls.push((
+                method,
+                format!("/v1/boards/dots/{route}{sep}member={m}"),
+                body,
+            ));
+            ok += 1;
+        }
+        // Gone now: 404 member_not_found on each route.
+        for route in ["members", "rank", "percentile", "around"] {
+            calls.push(("GET", format!("/v1/boards/dots/{route}?member={m}"), None));
+        }
+    }
+    // No member, an empty one, two: 400; a missing board: 404.
+    for q in ["", "?member=", "?member=x&member=y"] {
+        calls.push(("GET", format!("/v1/boards/dots/rank{q}"), None));
+    }
+    calls.push(("GET", "/v1/boards/none/around?member=.".into(), None));
+    calls.push(("GET", "/v1/boards/dots/members?member=x".into(), None));
+    ok += 1;
+    let calls: Vec<(&str, &str, Option<&str>)> =
+        calls.iter().map(|(m, p, b)| (*m, p.as_str(), *b)).collect();
+    assert_eq!(same_http(&emb, &red, &calls), ok);
+    let (status, v) = emb.http("GET", "/v1/boards/dots", None);
+    assert_eq!((status, &v["members"]), (200, &json!(1)), "{v}");
+}
+
 /// Boards with sort keys through the real server on both engines: HTTP
 /// (JSON, NDJSON export and import, CSV with a column per key, integers
 /// beyond 2^53 as strings, a change of sort and its progress) and

@@ -1071,6 +1071,102 @@ fn every_operation_has_a_command_over_rpc_and_http() {
     }
 }
 
+/// Members named `.` and `..`, which no URL path keeps (reqwest's `url`
+/// drops them as dot segments, percent-encoded too): the member commands
+/// reach them over HTTP, named in the query, as over RPC; and the Rust
+/// client's calls, which carry the member in MessagePack, read, change and
+/// remove them.
+#[test]
+fn members_named_dot_and_dot_dot_over_rpc_and_http() {
+    let srv = Podium::start(&[]);
+    for conn in [["--rpc", srv.rpc.as_str()], ["--http", srv.http.as_str()]] {
+        let b = format!("dots-{}", &conn[0][2..]);
+        let run = |args: &[&str]| {
+            let mut v: Vec<&str> = vec![args[0]];
+            v.extend_from_slice(&conn);
+            v.extend_from_slice(&args[1..]);
+            let (st, out) = run_to_end(&v);
+            assert!(st.success(), "{v:?}: {out}");
+            out
+        };
+        for (m, s) in [(".", "30"), ("..", "20"), ("x", "10")] {
+            run(&["submit", &b, m, s, "--name", &format!("Dot {m}")]);
+        }
+        for (m, rank) in [(".", 1), ("..", 2)] {
+            let j: serde_json::Value =
+                serde_json::from_str(run(&["rank", &b, m, "--json"]).trim()).unwrap();
+            assert_eq!(
+                (j["member"].as_str(), j["rank"].as_u64()),
+                (Some(m), Some(rank))
+            );
+            let j: serde_json::Value =
+                serde_json::from_str(run(&["entry", &b, m, "--json"]).trim()).unwrap();
+            assert_eq!(
+                (j["member"].as_str(), j["name"].as_str()),
+                (Some(m), Some(format!("Dot {m}").as_str()))
+            );
+            let j: serde_json::Value =
+                serde_json::from_str(run(&["around", &b, m, "--page-size", "3", "--json"]).trim())
+                    .unwrap();
+            assert_eq!(
+                (j["member"].as_str(), j["rank"].as_u64()),
+                (Some(m), Some(rank))
+            );
+            assert_eq!(j["entries"].as_array().map(Vec::len), Some(3), "{j}");
+        }
+        let out = run(&["remove", &b, ".", ".."]);
+        assert_eq!(out.trim(), format!("removed 2 of 2 from {b}"));
+        let (st, out) = run_to_end(&["rank", conn[0], conn[1], &b, ".."]);
+        assert!(!st.success() && out.contains("member_not_found"), "{out}");
+    }
+
+    let c = srv.client();
+    c.submit_many(
+        "rust-dots",
+        &[
+            Submission::new(".", 3.0),
+            Submission::new("..", 2.0),
+            Submission::new("x", 1.0),
+        ],
+    )
+    .unwrap();
+    for (m, rank) in [(".", 1u64), ("..", 2)] {
+        let set: Value = c
+            .call(
+                "set_data",
+                &vec![
+                    Value::from("rust-dots"),
+                    Value::from(m),
+                    Value::Map(vec![(
+                        "data".into(),
+                        Value::Map(vec![("dots".into(), Value::from(m.len()))]),
+                    )]),
+                ],
+            )
+            .unwrap();
+        assert_eq!(set["found"], Value::from(true), "{set}");
+        let e = c.entry("rust-dots", m).unwrap();
+        assert_eq!(e["member"], Value::from(m));
+        assert_eq!(e["data"]["dots"], Value::from(m.len()));
+        let r = c.rank("rust-dots", m).unwrap();
+        assert_eq!((r.member.as_str(), r.rank), (m, rank));
+        let a = c.around("rust-dots", m, 3).unwrap();
+        assert_eq!(a["rank"], Value::from(rank));
+    }
+    let removed = c
+        .call(
+            "remove",
+            &vec![
+                Value::from("rust-dots"),
+                Value::from(vec![Value::from("."), Value::from("..")]),
+            ],
+        )
+        .unwrap();
+    assert_eq!(removed["removed"], Value::from(2));
+    let e = c.rank("rust-dots", ".").unwrap_err();
+    assert_eq!(e.code(), Some("member_not_found"));
+}
+
 /// A wrong port, a missing key and a CSV file named otherwise: each error
 /// says what to do.
 #[test]

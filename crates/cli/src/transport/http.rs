@@ -124,6 +124,20 @@ pub fn board_url(base: &str, board: &str, rest: &str) -> Result<String> {
     Ok(format!("{base}/v1/boards/{}{rest}", segment(board)))
 }
 
+/// The path of a member's route under its board (`/rank/alice`), with the
+/// route's other query parameters (`page_size=5`, or empty): the member as
+/// a path segment, or in the query for `.` and `..`, dot segments that URL
+/// parsing drops from a path, percent-encoded too (the server answers both
+/// forms alike; the path keeps other URLs readable).
+pub fn member_path(route: &str, member: &str, query: &str) -> String {
+    if member == "." || member == ".." {
+        let more = if query.is_empty() { "" } else { "&" };
+        return format!("/{route}?member={}{more}{query}", segment(member));
+    }
+    let q = if query.is_empty() { "" } else { "?" };
+    format!("/{route}/{}{q}{query}", segment(member))
+}
+
 pub fn search_url(base: &str, board: &str, q: &SearchQuery) -> Result<String> {
     let mut url = board_url(base, board, "/search")?;
     url.push_str("?q=");
@@ -526,6 +540,36 @@ mod tests {
         // Encoded segments survive URL parsing unchanged.
         let u = reqwest::Url::parse(&top_url(&base, "a/../b", 1, 25).unwrap()).unwrap();
         assert_eq!(u.path(), "/v1/boards/a%2F..%2Fb/top");
+    }
+
+    #[test]
+    fn members_a_path_cannot_carry_go_in_the_query() {
+        let base = base_url("127.0.0.1:7070").unwrap();
+        let url = |route, member, query| {
+            let u = board_url(&base, "b", &member_path(route, member, query)).unwrap();
+            reqwest::Url::parse(&u).unwrap()
+        };
+        for m in [".", ".."] {
+            let u = url("rank", m, "");
+            assert_eq!(u.path(), "/v1/boards/b/rank");
+            assert_eq!(
+                u.query_pairs().collect::<Vec<_>>(),
+                [("member".into(), m.into())]
+            );
+            let u = url("around", m, "page_size=5");
+            assert_eq!(u.path(), "/v1/boards/b/around");
+            assert_eq!(u.query(), Some(format!("member={m}&page_size=5").as_str()));
+        }
+        assert_eq!(url("rank", "a/b", "").path(), "/v1/boards/b/rank/a%2Fb");
+        assert_eq!(
+            url("members", "..x", "page_size=2").as_str(),
+            "http://127.0.0.1:7070/v1/boards/b/members/..x?page_size=2"
+        );
+        // Why: the path form of `.` and `..` does not survive URL parsing.
+        for m in [".", "..", "%2e", "%2E%2E"] {
+            let u = reqwest::Url::parse(&format!("{base}/v1/boards/b/rank/{m}")).unwrap();
+            assert_eq!(u.path_segments().unwrap().next_back(), Some(""), "{m}: {u}");
+        }
     }
 
     #[test]

@@ -14,8 +14,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 pub use http::{
-    base_url, board_url, export_url, import_url, scores_url, search_url, segment, server_error,
-    top_url, ServerError,
+    base_url, board_url, export_url, import_url, member_path, scores_url, search_url, segment,
+    server_error, top_url, ServerError,
 };
 
 use crate::import::ImportInput;

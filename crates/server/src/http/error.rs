@@ -245,7 +245,8 @@ struct BoardParam {
 #[derive(Deserialize)]
 struct MemberParams {
     board: String,
-    member: String,
+    /// Absent on the routes that take the member in the query.
+    member: Option<String>,
 }
 
 fn check_board(board: &str) -> Result<(), HttpError> {
@@ -264,7 +265,10 @@ impl<S: Send + Sync> FromRequestParts<S> for BoardP {
     }
 }
 
-/// The `{board}` and `{member}` path parameters.
+/// The `{board}` path parameter and the member: the `{member}` path
+/// parameter, or on the collection path (`…/members`, `…/rank`) the
+/// `member` query parameter, which carries the ids a path cannot (`.`
+/// and `..` are dot segments to every URL parser, percent-encoded too).
 pub(crate) struct MemberP(pub String, pub String);
 
 impl<S: Send + Sync> FromRequestParts<S> for MemberP {
@@ -272,7 +276,52 @@ impl<S: Send + Sync> FromRequestParts<S> for MemberP {
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, HttpError> {
         let P(p) = P::<MemberParams>::from_request_parts(parts, state).await?;
         check_board(&p.board)?;
-        Ok(MemberP(p.board, p.member))
+        let member = match p.member {
+            Some(m) => m,
+            None => member_in_query(parts.uri.query().unwrap_or_default())?,
+        };
+        Ok(MemberP(p.board, member))
+    }
+}
+
+/// The one `member` parameter of a query string. Decoded strictly: a
+/// path's member that is not UTF-8 is refused, and so is a query's (a
+/// lossy decoding would name another member). Other parameters are the
+/// handler's.
+fn member_in_query(query: &str) -> Result<String, HttpError> {
+    let decode = |s: &str| {
+        let s = s.replace('+', " ");
+        percent_encoding::percent_decode_str(&s)
+            .decode_utf8()
+            .map(|c| c.into_owned())
+    };
+    let mut found = None;
+    for pair in query.split('&') {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        if k != "member" && decode(k).ok().as_deref() != Some("member") {
+            continue;
+        }
+        if found.is_some() {
+            return Err(ApiError::bad("the query parameter member is given twice").into());
+        }
+        found = Some(decode(v).map_err(|_| {
+            ApiError::new(
+                Code::MalformedRequest,
+                "the query parameter member is not UTF-8 once percent-decoded",
+            )
+        })?);
+    }
+    match found {
+        None => Err(ApiError::bad(
+            "the query parameter member (the member id) is required: ?member=ID",
+        )
+        .into()),
+        Some(m) if m.is_empty() => Err(ApiError::bad(format!(
+            "the query parameter member is empty: a member id is 1 to {} bytes",
+            podium_engine::MAX_MEMBER_BYTES
+        ))
+        .into()),
+        Some(m) => Ok(m),
     }
 }
 

@@ -144,7 +144,7 @@ pub(crate) struct RouteDef {
     pub op: Op,
     /// Its OpenAPI operation, when not the operation's own name: one
     /// operation served by routes with other parameters (ranges by rank
-    /// and by score).
+    /// and by score; `NAME_by_query`, the member in the query).
     pub id: Option<&'static str>,
     pub handler: fn(MethodFilter) -> MethodRouter<St>,
 }
@@ -177,6 +177,15 @@ pub(crate) const ROUTES: &[RouteDef] = &[
     RouteDef { method: "GET", path: "/v1/boards/{board}/percentile/{member}", op: Op::Percentile, id: None, handler: |f| on(f, h::percentile) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/score_at_percentile", op: Op::ScoreAtPercentile, id: None, handler: |f| on(f, h::score_at_percentile) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/around/{member}", op: Op::Around, id: None, handler: |f| on(f, h::around) },
+    // The member routes again with the member in the query, on the
+    // collection path: the form for ids a URL path cannot carry (`.` and
+    // `..`, dot segments to every URL parser, percent-encoded too).
+    RouteDef { method: "GET", path: "/v1/boards/{board}/members", op: Op::Entry, id: Some("entry_by_query"), handler: |f| on(f, h::entry) },
+    RouteDef { method: "PATCH", path: "/v1/boards/{board}/members", op: Op::SetData, id: Some("set_data_by_query"), handler: |f| on(f, h::set_data) },
+    RouteDef { method: "DELETE", path: "/v1/boards/{board}/members", op: Op::RemoveMember, id: Some("remove_member_by_query"), handler: |f| on(f, h::remove_member) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/rank", op: Op::Rank, id: Some("rank_by_query"), handler: |f| on(f, h::rank) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/percentile", op: Op::Percentile, id: Some("percentile_by_query"), handler: |f| on(f, h::percentile) },
+    RouteDef { method: "GET", path: "/v1/boards/{board}/around", op: Op::Around, id: Some("around_by_query"), handler: |f| on(f, h::around) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/search", op: Op::Search, id: None, handler: |f| on(f, h::search) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/range/rank", op: Op::Range, id: Some("range_by_rank"), handler: |f| on(f, h::range_by_rank) },
     RouteDef { method: "GET", path: "/v1/boards/{board}/range/score", op: Op::Range, id: Some("range_by_score"), handler: |f| on(f, h::range_by_score) },

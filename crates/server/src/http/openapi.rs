@@ -40,6 +40,9 @@ fn ok(schema: Value, description: &str) -> Value {
 /// What one operation takes and returns: `summary`, `parameters`,
 /// optional `requestBody`, and its success `responses`.
 pub(crate) fn operation(op: &str) -> Option<Value> {
+    if let Some(base) = op.strip_suffix("_by_query") {
+        return operation(base).map(member_in_query);
+    }
     let b = p("board");
     let m = p("member");
     let v = match op {
@@ -278,6 +281,27 @@ pub(crate) fn operation(op: &str) -> Option<Value> {
         _ => return None,
     };
     Some(v)
+}
+
+/// Operation `NAME_by_query`: NAME with the member in the query instead
+/// of the path.
+fn member_in_query(mut op: Value) -> Value {
+    let (in_path, in_query) = (p("member"), p("member_query"));
+    for param in op["parameters"].as_array_mut().expect("parameters") {
+        if *param == in_path {
+            *param = in_query.clone();
+        }
+    }
+    let summary = op["summary"].as_str().unwrap_or_default();
+    op["summary"] = json!(format!("{summary}, the member named in the query"));
+    let said = op
+        .get("description")
+        .and_then(Value::as_str)
+        .map_or(String::new(), |d| format!("{d} "));
+    op["description"] = json!(format!(
+        "{said}The same operation as with the member in the path, for ids a URL path cannot carry: `.` and `..` are dot segments to every URL parser (browsers, Node's fetch, httpx, the url crate), which drops them from a path, percent-encoded or not."
+    ));
+    op
 }
 
 fn schemas() -> Value {
@@ -749,7 +773,9 @@ fn parameters() -> Value {
         "board": {"name": "board", "in": "path", "required": true, "schema": r("BoardName"),
                   "description": "Board name (1–200 bytes of UTF-8 without control characters, percent-encoded)"},
         "member": {"name": "member", "in": "path", "required": true, "schema": {"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES},
-                   "description": "Member id (percent-encoded; '/' as %2F)"},
+                   "description": "Member id (percent-encoded; '/' as %2F). `.` and `..` cannot be sent in a path (URL parsers drop them as dot segments, percent-encoded too): the same route without /{member} takes the member in the query"},
+        "member_query": query_required("member", json!({"type": "string", "minLength": 1, "maxLength": podium_engine::MAX_MEMBER_BYTES}),
+                   "Member id, any (`.` and `..` too), percent-encoded as a query value; given once"),
         "page": query("page", json!({"type": "integer", "minimum": 1, "maximum": u64::MAX, "default": 1}), "1-based page number"),
         "page_size": query("page_size", json!({"type": "integer", "minimum": 1, "maximum": MAX_PAGE_SIZE, "default": DEFAULT_PAGE_SIZE}), "Entries per page"),
         "with_data": query("with_data", json!({"type": "boolean", "default": false}), "Include each entry's data"),

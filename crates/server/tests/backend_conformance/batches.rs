@@ -18,6 +18,8 @@ pub(super) async fn odd_members(b: &dyn Backend, l: &mut Log) {
         "é ü",
         "x\r\ny",
         "emoji 🎲",
+        ".",
+        "..",
     ];
     for (i, cfg) in [
         json!({}),
@@ -132,6 +134,69 @@ pub(super) async fn odd_members(b: &dyn Backend, l: &mut Log) {
             })
             .await,
         );
+        // The ids a URL path cannot carry (HTTP names them in the query):
+        // every operation on one member.
+        for m in [".", ".."] {
+            let member = m.to_string();
+            let board = board.to_string();
+            l.add(
+                &format!("set data {m}"),
+                b.set_data(&ops::SetData {
+                    board: board.clone(),
+                    member: member.clone(),
+                    name: Some(format!("Dot {m}")),
+                    data: Some(json!({"dots": m.len()})),
+                })
+                .await,
+            );
+            for _ in 0..2 {
+                l.add(
+                    &format!("entry {m}"),
+                    b.entry(&ops::GetEntry {
+                        board: board.clone(),
+                        member: member.clone(),
+                        page_size: Some(3),
+                    })
+                    .await,
+                );
+                l.add(
+                    &format!("rank {m}"),
+                    b.rank(&ops::Rank {
+                        board: board.clone(),
+                        member: member.clone(),
+                    })
+                    .await,
+                );
+                l.add(
+                    &format!("percentile {m}"),
+                    b.percentile(&ops::Percentile {
+                        board: board.clone(),
+                        member: member.clone(),
+                    })
+                    .await,
+                );
+                l.add(
+                    &format!("around {m}"),
+                    b.around(&ops::Around {
+                        board: board.clone(),
+                        member: member.clone(),
+                        page_size: Some(3),
+                        with_data: true,
+                    })
+                    .await,
+                );
+                // Removed on the first round: the second reads a member
+                // that is gone.
+                l.add(
+                    &format!("remove {m}"),
+                    b.remove(&ops::Remove {
+                        board: board.clone(),
+                        members: vec![member.clone()],
+                    })
+                    .await,
+                );
+            }
+        }
     }
 }
 

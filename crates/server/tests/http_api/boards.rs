@@ -71,6 +71,11 @@ fn healthz_metrics_and_openapi() {
         ("/v1/boards/{}/percentile/{}", &["get"]),
         ("/v1/boards/{}/score_at_percentile", &["get"]),
         ("/v1/boards/{}/around/{}", &["get"]),
+        // The member routes again, the member in the query.
+        ("/v1/boards/{}/members", &["get", "patch", "delete"]),
+        ("/v1/boards/{}/rank", &["get"]),
+        ("/v1/boards/{}/percentile", &["get"]),
+        ("/v1/boards/{}/around", &["get"]),
         ("/v1/boards/{}/range/rank", &["get", "delete"]),
         ("/v1/boards/{}/range/score", &["get", "delete"]),
         ("/v1/boards/{}/count", &["get"]),

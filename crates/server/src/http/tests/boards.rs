@@ -823,3 +823,216 @@ async fn an_event_stream_hands_over_small_pieces() {
         events += n;
     }
 }
+
+/// Every route with `{member}` in its path answers the same with the
+/// member in the query, on the collection path: the form for ids a URL
+/// path cannot carry (`.` and `..`, which every WHATWG URL parser drops
+/// from a path, percent-encoded or not).
+#[tokio::test]
+async fn members_named_in_the_query() {
+    let app = app();
+    let r = call(
+        &app,
+        "POST",
+        "/v1/boards/q/scores",
+        Some(json!([
+            {"member": ".", "score": 30},
+            {"member": "..", "score": 20},
+            {"member": "a b+c", "score": 10},
+            {"member": "x", "score": 5},
+        ])),
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.json());
+
+    // Each route both ways: the same status and body.
+    let routes: [(&str, &str, &str, Option<Value>); 6] = [
+        ("GET", "members", "page_size=2", None),
+        ("PATCH", "members", "", Some(json!({"data": {"k": 1}}))),
+        ("GET", "rank", "", None),
+        ("GET", "percentile", "", None),
+        ("GET", "around", "page_size=3&with_data=true", None),
+        ("GET", "members", "", None),
+    ];
+    for member in [".", "..", "a b+c", "x"] {
+        let in_path =
+            percent_encoding::utf8_percent_encode(member, percent_encoding::NON_ALPHANUMERIC)
+                .to_string();
+        let in_query = url_query(member);
+        for (method, route, extra, body) in &routes {
+            let amp = if extra.is_empty() { "" } else { "&" };
+            let by_path = call(
+                &app,
+                method,
+                &format!("/v1/boards/q/{route}/{in_path}?{extra}"),
+                body.clone(),
+            )
+            .await;
+            let by_query = call(
+                &app,
+                method,
+                &format!("/v1/boards/q/{route}?member={in_query}{amp}{extra}"),
+                body.clone(),
+            )
+            .await;
+            assert_eq!(
+                by_path.status,
+                200,
+                "{method} {route} {member:?}: {}",
+                by_path.json()
+            );
+            assert_eq!(
+                (by_query.status, by_query.json()),
+                (by_path.status, by_path.json()),
+                "{method} {route} {member:?}"
+            );
+            if by_path.json().get("member").is_some() {
+                assert_eq!(by_path.json()["member"], *member);
+            }
+        }
+    }
+    let r = call(&app, "GET", "/v1/boards/q/members?member=..", None).await;
+    assert_eq!(r.json()["data"], json!({"k": 1}));
+    assert_eq!(r.json()["rank"], 2);
+    // `+` is a space in a query, as forms send it.
+    let r = call(&app, "GET", "/v1/boards/q/rank?member=a+b%2Bc", None).await;
+    assert_eq!(r.json()["member"], "a b+c");
+
+    // Errors: the same as the path form's.
+    for (method, route, body) in [
+        ("GET", "members", None),
+        ("PATCH", "members", Some(r#"{"name":"n"}"#)),
+        ("DELETE", "members", None),
+        ("GET", "rank", None),
+        ("GET", "percentile", None),
+        ("GET", "around", None),
+    ] {
+        let by_path = send(
+            &app,
+            req(method, &format!("/v1/boards/q/{route}/nobody"), body),
+        )
+        .await;
+        let by_query = send(
+            &app,
+            req(method, &format!("/v1/boards/q/{route}?member=nobody"), body),
+        )
+        .await;
+        assert_eq!(by_path.status, 404, "{method} {route}");
+        assert_eq!(
+            (by_query.status, by_query.json()),
+            (by_path.status, by_path.json()),
+            "{method} {route}"
+        );
+        let by_path = send(
+            &app,
+            req(method, &format!("/v1/boards/none/{route}/m"), body),
+        )
+        .await;
+        let by_query = send(
+            &app,
+            req(method, &format!("/v1/boards/none/{route}?member=m"), body),
+        )
+        .await;
+        assert_eq!(
+            (by_query.status, by_query.json()),
+            (by_path.status, by_path.json()),
+            "{method} {route} on a missing board"
+        );
+        // An invalid board name is refused first, as in the path form.
+        let by_path = send(
+            &app,
+            req(method, &format!("/v1/boards/a%01/{route}/m"), body),
+        )
+        .await;
+        let by_query = send(
+            &app,
+            req(method, &format!("/v1/boards/a%01/{route}?member=m"), body),
+        )
+        .await;
+        assert_eq!(
+            (by_query.status, by_query.json()),
+            (by_path.status, by_path.json()),
+            "{method} {route} on a bad board name"
+        );
+        // A request naming no member, an empty one, two, or one that is
+        // not UTF-8: a clear 400.
+        for (query, needle) in [
+            ("", "the query parameter member (the member id) is required"),
+            (
+                "?page_size=3",
+                "the query parameter member (the member id) is required",
+            ),
+            ("?member=", "the query parameter member is empty"),
+            (
+                "?member=a&member=b",
+                "the query parameter member is given twice",
+            ),
+            ("?member=%FF", "the query parameter member is not UTF-8"),
+        ] {
+            let uri = format!("/v1/boards/q/{route}{query}");
+            let r = send(&app, req(method, &uri, body)).await;
+            assert_eq!(r.status, 400, "{method} {uri}: {}", r.json());
+            let code = if query.contains("%FF") {
+                "malformed_request"
+            } else {
+                "invalid_argument"
+            };
+            assert_eq!(r.code(), code, "{method} {uri}");
+            let msg = r.json()["error"]["message"].as_str().unwrap().to_string();
+            assert!(msg.contains(needle), "{method} {uri}: {msg}");
+        }
+    }
+    // A path's member that is not UTF-8 is the same code.
+    expect_err(
+        &app,
+        "GET",
+        "/v1/boards/q/rank/%FF",
+        None,
+        400,
+        "malformed_request",
+    )
+    .await;
+
+    // Removal by query, then the member is gone both ways.
+    for member in [".", ".."] {
+        let r = call(
+            &app,
+            "DELETE",
+            &format!("/v1/boards/q/members?member={member}"),
+            None,
+        )
+        .await;
+        assert_eq!(r.status, 200, "{}", r.json());
+        assert_eq!(r.json()["removed"], 1);
+        expect_err(
+            &app,
+            "DELETE",
+            &format!("/v1/boards/q/members?member={member}"),
+            None,
+            404,
+            "member_not_found",
+        )
+        .await;
+        expect_err(
+            &app,
+            "GET",
+            &format!("/v1/boards/q/rank?member={member}"),
+            None,
+            404,
+            "member_not_found",
+        )
+        .await;
+    }
+    let r = call(&app, "GET", "/v1/boards/q", None).await;
+    assert_eq!(r.json()["members"], 2);
+}
+
+/// A query value, percent-encoded but for the unreserved characters.
+fn url_query(s: &str) -> String {
+    const Q: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~');
+    percent_encoding::utf8_percent_encode(s, Q).to_string()
+}

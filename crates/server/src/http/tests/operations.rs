@@ -201,6 +201,29 @@ async fn openapi_and_router_list_the_same_routes() {
         }
     }
 
+    // Every route naming its member in the path has a twin on the
+    // collection path taking it in the query (ids a path cannot carry),
+    // documented so.
+    for r in ROUTES.iter().filter(|r| r.path.ends_with("/{member}")) {
+        let collection = r.path.trim_end_matches("/{member}");
+        let twin = ROUTES
+            .iter()
+            .find(|t| t.path == collection && t.method == r.method)
+            .unwrap_or_else(|| panic!("{} {} has no twin at {collection}", r.method, r.path));
+        assert_eq!(twin.op, r.op, "{} {collection}", r.method);
+        let id = format!("{}_by_query", r.id.unwrap_or(r.op.name()));
+        assert_eq!(twin.id, Some(id.as_str()));
+        let op = &doc["paths"][collection][r.method.to_ascii_lowercase()];
+        let params = op["parameters"].to_string();
+        assert!(params.contains("parameters/member_query"), "{id}: {params}");
+        assert!(!params.contains("parameters/member\""), "{id}: {params}");
+        let param = &doc["components"]["parameters"]["member_query"];
+        assert_eq!(
+            (&param["in"], &param["name"], &param["required"]),
+            (&json!("query"), &json!("member"), &json!(true))
+        );
+    }
+
     // Every $ref points at a component.
     fn refs(v: &Value, out: &mut Vec<String>) {
         match v {
