@@ -405,10 +405,14 @@ pub(crate) async fn import(
         None => media_type(&headers).as_deref() == Some("text/csv"),
     };
     // Lines of CSV or NDJSON, said so: never text or a form, which a web
-    // page may send to another site without its consent.
+    // page may send to another site without its consent. A request with
+    // no body at all (no length, or length 0) carries nothing to say a
+    // type of, and imports nothing.
+    let no_body = axum::body::HttpBody::size_hint(&body).exact() == Some(0);
     match media_type(&headers).as_deref() {
         Some(IMPORT_CSV | IMPORT_NDJSON | "application/ndjson" | "application/jsonl")
         | Some("application/json") => {}
+        None if no_body => {}
         other => {
             return Err(super::error::unsupported_type(
                 other,

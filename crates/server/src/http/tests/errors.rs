@@ -837,3 +837,35 @@ async fn hyper_answers_are_podium_errors() {
     assert!(line.starts_with("HTTP/1.1 200 "), "{line}");
     assert!(body.contains("\"ok\""), "{body}");
 }
+
+/// An import with no body at all needs no Content-Type: it imports
+/// nothing (the document calls its body optional, and there is nothing a
+/// web page could smuggle in it). A body without a type is still refused.
+#[tokio::test]
+async fn an_import_without_a_body_needs_no_content_type() {
+    let addr = serve_on_socket().await;
+    for req in [
+        "POST /v1/boards/nobody/import?format=csv HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n",
+        "POST /v1/boards/nobody/import?format=ndjson HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 0\r\n\r\n",
+    ] {
+        let (status, _, body) = raw_exchange(addr, req.as_bytes()).await;
+        assert!(status.contains(" 200 "), "{req:?}: {status} {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["imported"], 0, "{body}");
+    }
+    let (status, _, body) = raw_exchange(
+        addr,
+        b"POST /v1/boards/nobody/import?format=csv HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 4\r\n\r\na,1\n",
+    )
+    .await;
+    assert!(status.contains(" 415 "), "{status} {body}");
+    let (status, _, body) = raw_exchange(
+        addr,
+        b"POST /v1/boards/nobody/import?format=csv HTTP/1.1\r\nhost: 127.0.0.1\r\ntransfer-encoding: chunked\r\n\r\n0\r\n\r\n",
+    )
+    .await;
+    assert!(
+        status.contains(" 415 "),
+        "a body sent, empty or not, says its type: {status} {body}"
+    );
+}
