@@ -198,6 +198,8 @@ fn hostile_scripts_are_contained_whatever_the_key() {
         "return cmsgpack.unpack(string.rep('\\145', 100000))",
         "return select('#', cmsgpack.unpack(string.rep(cmsgpack.pack('a'), 10000)))",
         "local t = {1} for i = 1, 40 do t = {t, t} end return t",
+        // As many arguments as Lua passes to a function.
+        "local t = {} for i = 1, 7998 do t[i] = tostring(i) end return redis.call('ECHO', unpack(t))",
         PATTERN_BOMB,
         "return string.find(string.rep('a', 300000), string.rep('a', 150000) .. 'b', 1, true)",
         "local co = coroutine.wrap(function() while true do end end) co()",
