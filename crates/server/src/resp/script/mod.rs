@@ -670,6 +670,14 @@ impl Engine {
             ffi::lua_settop(state, top);
             failure
         };
+        // Lua 5.1 has no emergency collection: a run that filled the heap
+        // leaves its garbage there, and the next script would fail to
+        // compile or run for want of memory it does not use. A full
+        // collection now, when the heap is more than half full, costs what
+        // is still live (little between runs).
+        if self.lua.used_memory() > self.limit / 2 {
+            let _ = self.lua.gc_collect();
+        }
         if let Some(p) = bridge::take_panic() {
             std::panic::resume_unwind(p);
         }
