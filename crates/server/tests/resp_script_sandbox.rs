@@ -41,6 +41,11 @@ struct Server {
 
 impl Server {
     fn start(limit_ms: u64) -> Server {
+        Server::start_with(limit_ms, &[])
+    }
+
+    /// [`Server::start`] with more settings.
+    fn start_with(limit_ms: u64, settings: &[&str]) -> Server {
         let tmp = tempfile::tempdir().unwrap();
         let keys = [
             format!("{READ}:read"),
@@ -52,6 +57,7 @@ impl Server {
             extra.push("--api-key".into());
             extra.push(k.clone());
         }
+        extra.extend(settings.iter().map(|s| s.to_string()));
         let cmd = serve_command(
             &tmp.path().join("data"),
             &[
@@ -198,6 +204,8 @@ fn hostile_scripts_are_contained_whatever_the_key() {
         "return cmsgpack.unpack(string.rep('\\145', 100000))",
         "return select('#', cmsgpack.unpack(string.rep(cmsgpack.pack('a'), 10000)))",
         "local t = {1} for i = 1, 40 do t = {t, t} end return t",
+        // As many arguments as Lua passes to a function.
+        "local t = {} for i = 1, 7998 do t[i] = tostring(i) end return redis.call('ECHO', unpack(t))",
         PATTERN_BOMB,
         "return string.find(string.rep('a', 300000), string.rep('a', 150000) .. 'b', 1, true)",
         "local co = coroutine.wrap(function() while true do end end) co()",
@@ -311,4 +319,58 @@ fn sigterm_stops_a_running_script() {
             show(&r)
         );
     }
+}
+
+/// The peak resident memory of process `pid` so far (VmHWM), in bytes.
+fn peak_resident(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    kb * 1024
+}
+
+/// cjson.decode and cmsgpack.unpack of inputs small as text and immense
+/// as Lua values fail with `not enough memory` inside the Lua heap's
+/// bound (a quarter of --maxmemory, 16 MB here), as a script making the
+/// same tables itself would: neither builds its whole value outside the
+/// bound first (16 to 48 times the input), so the process never holds
+/// more than the bound for them.
+#[test]
+fn decoders_stay_within_the_lua_heap_bound() {
+    let s = Server::start_with(5000, &["--maxmemory", "64mb"]);
+    let mut c = s.conn(ADMIN);
+    let pid = s.child.id();
+    // Warm: the Lua state made, a first script run.
+    assert_eq!(eval(&mut c, "return 1", &["0"]), b":1\r\n");
+    let before = peak_resident(pid);
+    for bomb in [
+        // 300,000 one-key objects: 2.4 MB of JSON.
+        "local s = '[' .. string.rep('{\"a\":1},', 300000) .. '{}]' return #cjson.decode(s)",
+        // An array of 1,000,000 one-key maps: 4 MB of MessagePack.
+        "local n = 1000000 \
+         return #cmsgpack.unpack('\\221' .. struct.pack('>I4', n) .. string.rep('\\129\\161a\\1', n))",
+    ] {
+        let r = show(&eval(&mut c, bomb, &["0"]));
+        assert!(r.contains("not enough memory"), "{bomb}: {r}");
+        let grown = peak_resident(pid).saturating_sub(before);
+        assert!(
+            grown < 40 << 20,
+            "{bomb}: the peak resident memory grew by {} MB",
+            grown >> 20
+        );
+        assert_eq!(c.call(&cmd("PING")), b"+PONG\r\n");
+    }
+    // Within the bound, they decode.
+    assert_eq!(
+        show(&eval(
+            &mut c,
+            "return {#cjson.decode('[' .. string.rep('{\"a\":1},', 1000) .. '{}]'), \
+             #cmsgpack.unpack(cmsgpack.pack({1, {a = 2}, 'x'}))}",
+            &["0"]
+        )),
+        "*2\r\n:1001\r\n:3\r\n"
+    );
 }

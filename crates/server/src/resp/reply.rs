@@ -228,7 +228,7 @@ fn double(out: &mut BytesMut, d: f64, resp3: bool) {
 }
 
 /// An integral value that `%.17g` prints as plain digits (not -0).
-fn is_plain_integer(d: f64) -> bool {
+pub(crate) fn is_plain_integer(d: f64) -> bool {
     d == d.trunc() && d.abs() < 1e17 && !(d == 0.0 && d.is_sign_negative())
 }
 

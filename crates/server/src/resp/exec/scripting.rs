@@ -159,7 +159,7 @@ impl Session {
                     running.begin(self.id);
                     let _end = End(&running);
                     engine.run(&running, &sha, f, &keys, &args, |cmd| {
-                        let (r, l) = self.script_command(&cmd, read_only);
+                        let (r, l) = self.script_command(cmd, read_only);
                         lsn = lsn.max(l);
                         r
                     })

@@ -5,7 +5,11 @@
 //! Encoding counts its steps with the script's [`Watch`] and is bounded
 //! by the Lua heap's size: a table reached many times over (`t = {t, t}`
 //! nested thirty deep) encodes to more than fits in memory, in more time
-//! than a script may run.
+//! than a script may run. Decoding makes each Lua value as the input is
+//! read, with no tree of its own first: every table and string it makes
+//! is in the Lua heap, under its bound (a decoded value takes 16 to 48
+//! times its input), and a bomb fails with `not enough memory` as a
+//! script making the same tables would.
 
 use std::sync::Arc;
 
@@ -19,6 +23,10 @@ const MSGPACK_MAX_NESTING: usize = 16;
 /// How many values cmsgpack.unpack returns at most: each is a slot on a
 /// Lua stack, whose size Lua 5.1 bounds (`LUAI_MAXCSTACK`, 8000).
 const MSGPACK_MAX_RESULTS: usize = 4000;
+/// How deep cmsgpack.unpack goes into nested arrays and maps (each level
+/// under way holds a table, as the results do, in mlua's reference
+/// stack, which shares that bound).
+const MSGPACK_MAX_DEPTH: usize = 1000;
 
 /// Installs `cjson`, `cmsgpack`, `bit` and `struct` as globals, and the
 /// bounded string and table functions of [`super::pattern`].
@@ -66,16 +74,30 @@ fn cjson(lua: &Lua, watch: &Arc<Watch>) -> mlua::Result<Table> {
             lua.create_string(&out)
         })?,
     )?;
+    let w = watch.clone();
     t.raw_set(
         "decode",
-        lua.create_function(|lua, s: mlua::String| {
-            let v: serde_json::Value = serde_json::from_slice(&s.as_bytes()).map_err(|e| {
-                mlua::Error::runtime(format!(
+        lua.create_function(move |lua, s: mlua::String| {
+            let bytes = s.as_bytes();
+            let failed = std::cell::RefCell::new(None);
+            let mut de = serde_json::Deserializer::from_slice(&bytes);
+            let seed = JsonToLua {
+                lua,
+                watch: &w,
+                failed: &failed,
+            };
+            let v = serde::de::DeserializeSeed::deserialize(seed, &mut de).and_then(|v| {
+                de.end()?;
+                Ok(v)
+            });
+            match (v, failed.into_inner()) {
+                (_, Some(e)) => Err(e),
+                (Ok(v), None) => Ok(v),
+                (Err(e), None) => Err(mlua::Error::runtime(format!(
                     "Expected value but found invalid token at character {}",
                     e.column().max(1)
-                ))
-            })?;
-            json_to_lua(lua, &v)
+                ))),
+            }
         })?,
     )?;
     Ok(t)
@@ -233,28 +255,92 @@ fn json_encode_here(w: &Watch, v: &Value, depth: usize, out: &mut Vec<u8>) -> Re
     Ok(())
 }
 
-fn json_to_lua(lua: &Lua, v: &serde_json::Value) -> mlua::Result<Value> {
-    use serde_json::Value as J;
-    Ok(match v {
-        J::Null => null(),
-        J::Bool(b) => Value::Boolean(*b),
-        J::Number(n) => Value::Number(n.as_f64().unwrap_or(0.0)),
-        J::String(s) => Value::String(lua.create_string(s)?),
-        J::Array(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, json_to_lua(lua, item)?)?;
-            }
-            Value::Table(t)
+/// cjson.decode's value under way: JSON read by `serde_json` is made
+/// into Lua values as it is read. A Lua error (the heap's bound, the
+/// script being stopped) is kept in `failed`, and the parse cut short.
+#[derive(Clone, Copy)]
+struct JsonToLua<'a> {
+    lua: &'a Lua,
+    watch: &'a Watch,
+    failed: &'a std::cell::RefCell<Option<mlua::Error>>,
+}
+
+impl JsonToLua<'_> {
+    fn lua_error<E: serde::de::Error>(&self, e: mlua::Error) -> E {
+        *self.failed.borrow_mut() = Some(e);
+        E::custom("lua")
+    }
+
+    fn string<E: serde::de::Error>(self, s: &[u8]) -> Result<Value, E> {
+        self.lua
+            .create_string(s)
+            .map(Value::String)
+            .map_err(|e| self.lua_error(e))
+    }
+
+    fn table<E: serde::de::Error>(self) -> Result<mlua::Table, E> {
+        self.watch.step().map_err(|e| self.lua_error(e))?;
+        self.lua.create_table().map_err(|e| self.lua_error(e))
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for JsonToLua<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for JsonToLua<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Boolean(b))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Value, E> {
+        Ok(Value::Number(n as f64))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Value, E> {
+        Ok(Value::Number(n as f64))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, n: f64) -> Result<Value, E> {
+        Ok(Value::Number(n))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Value, E> {
+        self.string(s.as_bytes())
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Value, E> {
+        Ok(null())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let t = self.table()?;
+        let mut i = 1;
+        while let Some(v) = seq.next_element_seed(self)? {
+            t.raw_set(i, v).map_err(|e| self.lua_error(e))?;
+            i += 1;
         }
-        J::Object(m) => {
-            let t = lua.create_table_with_capacity(0, m.len())?;
-            for (k, item) in m {
-                t.raw_set(lua.create_string(k)?, json_to_lua(lua, item)?)?;
-            }
-            Value::Table(t)
+        Ok(Value::Table(t))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let t = self.table()?;
+        while let Some(k) = map.next_key_seed(self)? {
+            let v = map.next_value_seed(self)?;
+            t.raw_set(k, v).map_err(|e| self.lua_error(e))?;
         }
-    })
+        Ok(Value::Table(t))
+    }
 }
 
 // --------------------------------------------------------------- cmsgpack
@@ -275,22 +361,26 @@ fn cmsgpack(lua: &Lua, watch: &Arc<Watch>) -> mlua::Result<Table> {
             lua.create_string(&out)
         })?,
     )?;
+    let w = watch.clone();
     t.raw_set(
         "unpack",
-        lua.create_function(|lua, s: mlua::String| {
+        lua.create_function(move |lua, s: mlua::String| {
             let bytes = s.as_bytes();
-            let mut rd: &[u8] = &bytes;
+            let mut rd = Unpacker {
+                lua,
+                watch: &w,
+                buf: &bytes,
+                at: 0,
+            };
             let mut vals = Vec::new();
-            while !rd.is_empty() {
+            while rd.at < rd.buf.len() {
                 if vals.len() == MSGPACK_MAX_RESULTS {
                     return Err(mlua::Error::runtime(
                         "stack overflow (too many return values at once; use unpack_one or \
                          unpack_limit instead.)",
                     ));
                 }
-                let v = rmpv::decode::read_value(&mut rd)
-                    .map_err(|_| mlua::Error::runtime("Missing bytes in input."))?;
-                vals.push(unpack(lua, &v)?);
+                vals.push(rd.value(0)?);
             }
             Ok(MultiValue::from_iter(vals))
         })?,
@@ -349,39 +439,156 @@ fn pack(w: &Watch, v: &Value, depth: usize, out: &mut Vec<u8>) -> mlua::Result<(
     Ok(())
 }
 
-fn unpack(lua: &Lua, v: &rmpv::Value) -> mlua::Result<Value> {
-    stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || unpack_here(lua, v))
+/// cmsgpack.unpack's input under way: each value made in Lua as it is
+/// read (lua-cmsgpack's conversions: integers and floats to numbers,
+/// strings and binaries to strings, extensions to nil, map entries with
+/// a nil key dropped).
+struct Unpacker<'a> {
+    lua: &'a Lua,
+    watch: &'a Watch,
+    buf: &'a [u8],
+    at: usize,
 }
 
-fn unpack_here(lua: &Lua, v: &rmpv::Value) -> mlua::Result<Value> {
-    use rmpv::Value as M;
-    Ok(match v {
-        M::Nil => Value::Nil,
-        M::Boolean(b) => Value::Boolean(*b),
-        M::Integer(i) => Value::Number(i.as_f64().unwrap_or(0.0)),
-        M::F32(f) => Value::Number(f64::from(*f)),
-        M::F64(f) => Value::Number(*f),
-        M::String(s) => Value::String(lua.create_string(s.as_bytes())?),
-        M::Binary(b) => Value::String(lua.create_string(b)?),
-        M::Array(items) => {
-            let t = lua.create_table_with_capacity(items.len(), 0)?;
-            for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, unpack(lua, item)?)?;
-            }
-            Value::Table(t)
+fn truncated() -> mlua::Error {
+    mlua::Error::runtime("Missing bytes in input.")
+}
+
+impl<'a> Unpacker<'a> {
+    fn take(&mut self, n: usize) -> mlua::Result<&'a [u8]> {
+        let end = self.at.checked_add(n).ok_or_else(truncated)?;
+        let b = self.buf.get(self.at..end).ok_or_else(truncated)?;
+        self.at = end;
+        Ok(b)
+    }
+
+    fn fixed<const N: usize>(&mut self) -> mlua::Result<[u8; N]> {
+        let mut out = [0; N];
+        out.copy_from_slice(self.take(N)?);
+        Ok(out)
+    }
+
+    /// A length of `N` bytes, big-endian.
+    fn len<const N: usize>(&mut self) -> mlua::Result<usize> {
+        Ok(self
+            .fixed::<N>()?
+            .iter()
+            .fold(0, |n, &b| (n << 8) | b as usize))
+    }
+
+    fn string(&mut self, n: usize) -> mlua::Result<Value> {
+        let b = self.take(n)?;
+        Ok(Value::String(self.lua.create_string(b)?))
+    }
+
+    fn array(&mut self, n: usize, depth: usize) -> mlua::Result<Value> {
+        // Every item takes a byte at least: a length no input could fill
+        // reserves nothing.
+        let t = self
+            .lua
+            .create_table_with_capacity(n.min(self.buf.len() - self.at), 0)?;
+        for i in 1..=n {
+            let v = self.value(depth + 1)?;
+            t.raw_set(i, v)?;
         }
-        M::Map(pairs) => {
-            let t = lua.create_table()?;
-            for (k, item) in pairs {
-                let k = unpack(lua, k)?;
-                if !k.is_nil() {
-                    t.raw_set(k, unpack(lua, item)?)?;
-                }
+        Ok(Value::Table(t))
+    }
+
+    fn map(&mut self, n: usize, depth: usize) -> mlua::Result<Value> {
+        let t = self.lua.create_table()?;
+        for _ in 0..n {
+            let k = self.value(depth + 1)?;
+            let v = self.value(depth + 1)?;
+            if !k.is_nil() {
+                t.raw_set(k, v)?;
             }
-            Value::Table(t)
         }
-        M::Ext(..) => Value::Nil,
-    })
+        Ok(Value::Table(t))
+    }
+
+    fn value(&mut self, depth: usize) -> mlua::Result<Value> {
+        self.watch.step()?;
+        if depth > MSGPACK_MAX_DEPTH {
+            return Err(mlua::Error::runtime("MessagePack data nests too deep."));
+        }
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_GROWTH, || self.value_here(depth))
+    }
+
+    fn value_here(&mut self, depth: usize) -> mlua::Result<Value> {
+        use rmp::Marker as M;
+        let n = |x: f64| Ok(Value::Number(x));
+        let [byte] = self.fixed::<1>()?;
+        match M::from_u8(byte) {
+            M::FixPos(x) => n(f64::from(x)),
+            M::FixNeg(x) => n(f64::from(x)),
+            M::Null => Ok(Value::Nil),
+            M::True => Ok(Value::Boolean(true)),
+            M::False => Ok(Value::Boolean(false)),
+            M::U8 => n(f64::from(u8::from_be_bytes(self.fixed()?))),
+            M::U16 => n(f64::from(u16::from_be_bytes(self.fixed()?))),
+            M::U32 => n(f64::from(u32::from_be_bytes(self.fixed()?))),
+            M::U64 => n(u64::from_be_bytes(self.fixed()?) as f64),
+            M::I8 => n(f64::from(i8::from_be_bytes(self.fixed()?))),
+            M::I16 => n(f64::from(i16::from_be_bytes(self.fixed()?))),
+            M::I32 => n(f64::from(i32::from_be_bytes(self.fixed()?))),
+            M::I64 => n(i64::from_be_bytes(self.fixed()?) as f64),
+            M::F32 => n(f64::from(f32::from_be_bytes(self.fixed()?))),
+            M::F64 => n(f64::from_be_bytes(self.fixed()?)),
+            M::FixStr(len) => self.string(usize::from(len)),
+            M::Str8 | M::Bin8 => {
+                let len = self.len::<1>()?;
+                self.string(len)
+            }
+            M::Str16 | M::Bin16 => {
+                let len = self.len::<2>()?;
+                self.string(len)
+            }
+            M::Str32 | M::Bin32 => {
+                let len = self.len::<4>()?;
+                self.string(len)
+            }
+            M::FixArray(len) => self.array(usize::from(len), depth),
+            M::Array16 => {
+                let len = self.len::<2>()?;
+                self.array(len, depth)
+            }
+            M::Array32 => {
+                let len = self.len::<4>()?;
+                self.array(len, depth)
+            }
+            M::FixMap(len) => self.map(usize::from(len), depth),
+            M::Map16 => {
+                let len = self.len::<2>()?;
+                self.map(len, depth)
+            }
+            M::Map32 => {
+                let len = self.len::<4>()?;
+                self.map(len, depth)
+            }
+            ext @ (M::FixExt1 | M::FixExt2 | M::FixExt4 | M::FixExt8 | M::FixExt16) => {
+                let size = match ext {
+                    M::FixExt1 => 1,
+                    M::FixExt2 => 2,
+                    M::FixExt4 => 4,
+                    M::FixExt8 => 8,
+                    _ => 16,
+                };
+                self.take(1 + size)?;
+                Ok(Value::Nil)
+            }
+            M::Ext8 | M::Ext16 | M::Ext32 => {
+                let len = match M::from_u8(byte) {
+                    M::Ext8 => self.len::<1>()?,
+                    M::Ext16 => self.len::<2>()?,
+                    _ => self.len::<4>()?,
+                };
+                self.take(1)?;
+                self.take(len)?;
+                Ok(Value::Nil)
+            }
+            M::Reserved => Err(mlua::Error::runtime("Bad data format in input.")),
+        }
+    }
 }
 
 // -------------------------------------------------------------------- bit
@@ -519,6 +726,77 @@ mod tests {
             s(&lua, "local a, b = cmsgpack.unpack(cmsgpack.pack({x={1,'y'}}, 300)) return a.x[2] .. a.x[1] .. b"),
             "y1300"
         );
+    }
+
+    #[test]
+    fn cmsgpack_unpacks_every_format() {
+        let lua = lua();
+        let unpack = |hex: &str| -> std::string::String {
+            let bytes: Vec<u8> = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            let f: mlua::Function = lua
+                .load("return function(s) local t = {cmsgpack.unpack(s)} for i = 1, select('#', cmsgpack.unpack(s)) do local v = t[i] if type(v) == 'table' then local parts = {} for k, x in pairs(v) do parts[#parts + 1] = tostring(k) .. '=' .. tostring(x) end table.sort(parts) t[i] = '{' .. table.concat(parts, ',') .. '}' else t[i] = tostring(v) end end return table.concat(t, ' ') end")
+                .eval()
+                .unwrap();
+            match f.call::<std::string::String>(lua.create_string(&bytes).unwrap()) {
+                Ok(s) => s,
+                Err(e) => format!("error: {e}"),
+            }
+        };
+        assert_eq!(unpack("07"), "7");
+        assert_eq!(unpack("ff"), "-1");
+        assert_eq!(
+            unpack("cc80cd0100ce00010000cf0000000100000000"),
+            "128 256 65536 4294967296"
+        );
+        assert_eq!(
+            unpack("d080d1ff00d2ffff0000d3ffffffff00000000"),
+            "-128 -256 -65536 -4294967296"
+        );
+        assert_eq!(unpack("ca3fc00000cb3ff8000000000000"), "1.5 1.5");
+        assert_eq!(unpack("c0c2c3"), "nil false true");
+        assert_eq!(unpack("a161d90162da000162c40163"), "a b b c");
+        assert_eq!(unpack("dc000201029201c0"), "{1=1,2=2} {1=1}");
+        assert_eq!(unpack("82a16101c002"), "{a=1}");
+        assert_eq!(unpack("de0001a16102"), "{a=2}");
+        // Extensions read as nil, and are skipped whole.
+        assert_eq!(unpack("d401ffc70201000007"), "nil nil 7");
+        assert!(unpack("92").starts_with("error: "), "{}", unpack("92"));
+        assert!(unpack("92").contains("Missing bytes in input."));
+        assert!(unpack("da00ff61").contains("Missing bytes in input."));
+        assert!(unpack("c1").contains("Bad data format in input."));
+        assert!(unpack(&"91".repeat(2000)).contains("nests too deep"));
+    }
+
+    #[test]
+    fn cjson_decodes_as_lua_cjson() {
+        let lua = lua();
+        assert_eq!(
+            s(
+                &lua,
+                "local t = cjson.decode('{\"a\":[1,2.5,-3,\"x\\\\u0041\"],\"b\":{\"c\":false}}') \
+                     return t.a[1] + t.a[2] + t.a[3] .. t.a[4] .. tostring(t.b.c)"
+            ),
+            "0.5xAfalse"
+        );
+        assert_eq!(s(&lua, "return cjson.decode('\"s\"')"), "s");
+        for bad in [
+            "'[1,]'",
+            "'[1] x'",
+            "string.rep('[', 200) .. string.rep(']', 200)",
+        ] {
+            let e = lua
+                .load(format!("return cjson.decode({bad})"))
+                .exec()
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains("Expected value but found invalid token"),
+                "{bad}: {e}"
+            );
+        }
     }
 
     #[test]

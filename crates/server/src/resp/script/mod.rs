@@ -15,15 +15,18 @@
 //! count hook between VM instructions and by [`Watch`] inside the library
 //! functions that can run long without executing any (pattern matching,
 //! string.rep, cjson, cmsgpack…), so no call escapes the time limit.
-//! Conversions are in [`convert`], the libraries mlua lacks or whose C
-//! versions run unbounded in [`libs`] and [`pattern`].
+//! `redis.call` and the entry into a run are on Lua's C API, in
+//! [`bridge`]; conversions are in [`convert`], the libraries mlua lacks
+//! or whose C versions run unbounded in [`libs`] and [`pattern`].
 
+mod bridge;
 pub mod convert;
 mod libs;
 mod pattern;
 mod structlib;
 
 use std::collections::HashMap;
+use std::ffi::c_void;
 use std::sync::atomic::{
     AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed, Ordering::SeqCst,
 };
@@ -31,7 +34,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Table, Value};
+use mlua::{ffi, Function, Lua, LuaOptions, MultiValue, StdLib, Value};
 use parking_lot::{Condvar, MappedMutexGuard, Mutex, MutexGuard};
 
 use super::command::Cmd;
@@ -281,39 +284,29 @@ impl Default for Scripts {
 /// The Lua state with Redis's environment and the scripts compiled in it.
 pub struct Engine {
     lua: Lua,
+    /// The state's main thread, which runs are entered on.
+    state: *mut ffi::lua_State,
     /// What the count hook and the libraries look at while a script runs.
     watch: Arc<Watch>,
-    /// Runs a script function under Redis's error handler.
-    run: Function,
-    cache: HashMap<String, Function>,
-    /// The bound on the Lua state's memory while script code runs.
+    /// Registry references of [`bridge::enter`], of the environment's run
+    /// function, and of the field names results are read by.
+    enter: std::ffi::c_int,
+    run: std::ffi::c_int,
+    names: convert::Names,
+    cache: HashMap<String, Script>,
+    /// The bound on the Lua state's memory, and on a result's size as a
+    /// reply.
     limit: usize,
 }
 
-/// The Lua state's memory bound set to `now` for as long as this lives,
-/// then to `after`. The bound holds while script code runs and is lifted
-/// (0) while Rust code makes Lua values (KEYS and ARGV, a command's
-/// reply): with a bound set, mlua makes every value inside a protected
-/// call, which in Lua 5.1 allocates a C closure each time (a third of a
-/// short script's time went there). What the Rust side makes is counted
-/// and weighs on the script's next allocations.
-struct MemoryBound<'a> {
-    lua: &'a Lua,
-    after: usize,
-}
+// SAFETY: `state` belongs to `lua` (Send with mlua's `send` feature) and
+// is used only through `&mut Engine`, which the `Scripts` mutex hands to
+// one thread at a time.
+unsafe impl Send for Engine {}
 
-impl<'a> MemoryBound<'a> {
-    fn set(lua: &'a Lua, now: usize, after: usize) -> MemoryBound<'a> {
-        let _ = lua.set_memory_limit(now);
-        MemoryBound { lua, after }
-    }
-}
-
-impl Drop for MemoryBound<'_> {
-    fn drop(&mut self) {
-        let _ = self.lua.set_memory_limit(self.after);
-    }
-}
+/// A compiled script: its function's reference in the registry.
+#[derive(Clone, Copy, Debug)]
+pub struct Script(std::ffi::c_int);
 
 /// A script's SHA1 in lower-case hex.
 pub fn sha1hex(body: &[u8]) -> String {
@@ -399,37 +392,26 @@ impl Engine {
         let watch = Arc::new(Watch::new(running.clone(), hard_limit, limit));
         libs::install(&lua, &watch)?;
         let imp = lua.create_table()?;
-        // redis.call / redis.pcall dispatch to the run's own function
-        // (set by `run` in [`CALL`]), which answers the reply as a Lua
-        // value and whether it is an error.
-        let dispatch = move |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
-            // Called from script code: unbounded until it goes back there.
-            let _unbounded = MemoryBound::set(lua, 0, limit);
-            match CALL.get() {
-                // SAFETY: set by `run` for the length of its call on this
-                // thread, to a closure that outlives it there; nothing else
-                // calls it meanwhile (a command a script runs does not run
-                // Lua).
-                Some(call) => unsafe { (*call)(lua, args) },
-                None => Ok((
-                    Value::Table(convert::error_table(
-                        lua,
-                        b"ERR redis.call/pcall can only be called inside a script invocation",
-                    )?),
-                    true,
-                )),
-            }
-        };
-        imp.raw_set("redis_call", raising(&lua, dispatch)?)?;
-        imp.raw_set(
-            "redis_pcall",
-            lua.create_function(move |lua, args: MultiValue| Ok(dispatch(lua, args)?.0))?,
-        )?;
+        // redis.call and redis.pcall: C functions on Lua's API, with the
+        // function that pushes a reply as their upvalue.
+        for (name, f) in [
+            ("redis_call", bridge::redis_call as ffi::lua_CFunction),
+            ("redis_pcall", bridge::redis_pcall),
+        ] {
+            // SAFETY: pushes one C closure, inside mlua's protected call.
+            let func: Function = unsafe {
+                lua.exec_raw((), |state| {
+                    ffi::lua_pushcfunction(state, convert::push_prepared);
+                    ffi::lua_pushcclosure(state, f, 1);
+                })?
+            };
+            imp.raw_set(name, func)?;
+        }
         imp.raw_set(
             "take_error",
             lua.create_function(|lua, ()| {
-                let v: Value = lua.named_registry_value(PENDING)?;
-                lua.set_named_registry_value(PENDING, Value::Nil)?;
+                let v: Value = lua.named_registry_value(PENDING_NAME)?;
+                lua.set_named_registry_value(PENDING_NAME, Value::Nil)?;
                 Ok(v)
             })?,
         )?;
@@ -443,9 +425,9 @@ impl Engine {
                         e.push(b'-');
                     }
                     e.extend_from_slice(&s);
-                    convert::error_table(lua, &convert::error_text(&e))
+                    error_table(lua, &convert::error_text(&e))
                 }
-                _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
+                _ => error_table(lua, b"ERR wrong number or type of arguments"),
             })?,
         )?;
         imp.raw_set(
@@ -456,14 +438,14 @@ impl Engine {
                     t.raw_set("ok", s.clone())?;
                     Ok(t)
                 }
-                _ => convert::error_table(lua, b"ERR wrong number or type of arguments"),
+                _ => error_table(lua, b"ERR wrong number or type of arguments"),
             })?,
         )?;
         imp.raw_set(
             "sha1hex",
             raising(&lua, |lua, args: MultiValue| {
                 if args.len() != 1 {
-                    let e = convert::error_table(lua, b"ERR wrong number of arguments")?;
+                    let e = error_table(lua, b"ERR wrong number of arguments")?;
                     return Ok((Value::Table(e), true));
                 }
                 let body = match &args[0] {
@@ -479,7 +461,7 @@ impl Engine {
             "log",
             raising(&lua, |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
-                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                    Ok((Value::Table(error_table(lua, m)?), true))
                 };
                 if args.len() < 2 {
                     return fail(b"ERR redis.log() requires two arguments or more.");
@@ -517,7 +499,7 @@ impl Engine {
             "setresp",
             raising(&lua, move |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
-                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                    Ok((Value::Table(error_table(lua, m)?), true))
                 };
                 if args.len() != 1 {
                     return fail(b"ERR redis.setresp() requires one argument.");
@@ -533,7 +515,7 @@ impl Engine {
             "set_repl",
             raising(&lua, |lua, args: MultiValue| {
                 let fail = |m: &[u8]| -> mlua::Result<(Value, bool)> {
-                    Ok((Value::Table(convert::error_table(lua, m)?), true))
+                    Ok((Value::Table(error_table(lua, m)?), true))
                 };
                 if args.len() != 1 {
                     return fail(b"ERR redis.set_repl() requires two arguments.");
@@ -558,12 +540,21 @@ impl Engine {
             .load(include_str!("bootstrap.lua"))
             .set_name("=podium")
             .call(imp)?;
-        // SAFETY: sets the hook of the main thread, inside mlua's
-        // protected call; `count_hook` reads the watch `run` sets.
+        // SAFETY: sets the hook of the main thread, and puts the bridge's
+        // functions and names in the registry, inside mlua's protected
+        // call (which runs on the main thread: the state runs are entered
+        // on).
+        let mut state = std::ptr::null_mut();
+        let (mut enter, mut run_ref, mut names) = (0, 0, None);
         unsafe {
-            lua.exec_raw::<()>((), |state| {
+            lua.exec_raw::<()>(run, |s| {
+                state = s;
+                run_ref = ffi::luaL_ref(s, ffi::LUA_REGISTRYINDEX);
+                ffi::lua_pushcfunction(s, bridge::enter);
+                enter = ffi::luaL_ref(s, ffi::LUA_REGISTRYINDEX);
+                names = Some(convert::Names::intern(s));
                 ffi::lua_sethook(
-                    state,
+                    s,
                     Some(count_hook),
                     ffi::LUA_MASKCOUNT,
                     HOOK_EVERY as std::ffi::c_int,
@@ -572,38 +563,50 @@ impl Engine {
         }
         Ok(Engine {
             lua,
+            state,
             watch,
-            run,
+            enter,
+            run: run_ref,
+            names: names.expect("interned above"),
             cache: HashMap::new(),
             limit,
         })
     }
 
     /// The compiled script of `sha`, if cached.
-    pub fn cached(&self, sha: &str) -> Option<Function> {
-        self.cache.get(sha).cloned()
+    pub fn cached(&self, sha: &str) -> Option<Script> {
+        self.cache.get(sha).copied()
     }
 
     /// Compiles `body` (once) and caches it; Redis's error when it does
     /// not compile.
-    pub fn load(&mut self, body: &[u8]) -> Result<(String, Function), Reply> {
+    pub fn load(&mut self, body: &[u8]) -> Result<(String, Script), Reply> {
         let sha = sha1hex(body);
         if let Some(f) = self.cache.get(&sha) {
-            return Ok((sha, f.clone()));
+            return Ok((sha, *f));
         }
+        let compile_error = |e| {
+            Reply::err(format!(
+                "Error compiling script (new function): {}",
+                lua_err(e)
+            ))
+        };
         let f = self
             .lua
             .load(body)
             .set_name("@user_script")
             .into_function()
-            .map_err(|e| {
-                Reply::err(format!(
-                    "Error compiling script (new function): {}",
-                    lua_err(e)
-                ))
-            })?;
-        self.cache.insert(sha.clone(), f.clone());
-        Ok((sha, f))
+            .map_err(compile_error)?;
+        let mut r = 0;
+        // SAFETY: moves the function from the arguments mlua pushed into
+        // the registry, inside its protected call.
+        unsafe {
+            self.lua
+                .exec_raw::<()>(f, |s| r = ffi::luaL_ref(s, ffi::LUA_REGISTRYINDEX))
+                .map_err(compile_error)?;
+        }
+        self.cache.insert(sha.clone(), Script(r));
+        Ok((sha, Script(r)))
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
@@ -613,94 +616,103 @@ impl Engine {
     }
 
     /// Runs `f` with `keys` and `argv` as KEYS and ARGV, `call` running
-    /// each command the script sends (`raise` tells redis.call from
-    /// redis.pcall; it answers the reply). Returns the reply to the
-    /// script's caller. `running` must already name the caller.
+    /// each command the script sends (it answers the reply). Returns the
+    /// reply to the script's caller. `running` must already name the
+    /// caller.
+    ///
+    /// The run is entered on Lua's C API ([`bridge::enter`] under one
+    /// `lua_pcall`), and the Lua heap's bound holds throughout: KEYS and
+    /// ARGV, each command's reply and what the libraries make count
+    /// against it as the script's own values do.
     pub fn run(
         &mut self,
         running: &Running,
         sha: &str,
-        f: Function,
+        f: Script,
         keys: &[Bytes],
         argv: &[Bytes],
-        mut call: impl FnMut(Vec<Bytes>) -> Reply,
+        mut call: impl FnMut(&[Bytes]) -> Reply,
     ) -> Reply {
-        let (lua, limit) = (&self.lua, self.limit);
+        let state = self.state;
         let _watched = Watched::set(&self.watch);
-        // Unbounded but for the script's own code (`bounded` below).
-        let _unbounded = MemoryBound::set(lua, 0, limit);
-        let out = (|| -> mlua::Result<Reply> {
-            let list = |items: &[Bytes]| -> mlua::Result<Table> {
-                let t = lua.create_table_with_capacity(items.len(), 0)?;
-                for (i, a) in items.iter().enumerate() {
-                    t.raw_set(i + 1, lua.create_string(a)?)?;
-                }
-                Ok(t)
+        let _current = bridge::Current::set(&mut call);
+        let watch = &self.watch;
+        let mut go_on = || watch.step().is_ok();
+        let mut args = bridge::RunArgs {
+            keys,
+            argv,
+            running,
+            names: self.names,
+            limit: self.limit,
+            go_on: &mut go_on,
+            out: None,
+        };
+        // SAFETY: `state` is the main thread of the engine's Lua, used by
+        // this thread alone (`&mut self`), its stack balanced between
+        // calls; the four values pushed fit in the LUA_MINSTACK slots a
+        // balanced stack has, and nothing here raises outside the
+        // protected call. `args` outlives the call that reads it.
+        let failure = unsafe {
+            let top = ffi::lua_gettop(state);
+            ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.enter);
+            ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, self.run);
+            ffi::lua_rawgeti_(state, ffi::LUA_REGISTRYINDEX, f.0);
+            ffi::lua_pushlightuserdata(state, &mut args as *mut bridge::RunArgs as *mut c_void);
+            let status = ffi::lua_pcall(state, 3, 0, 0);
+            let failure = match status {
+                ffi::LUA_OK => None,
+                ffi::LUA_ERRMEM => Some(b"not enough memory".to_vec()),
+                _ => Some(match ffi::lua_type(state, -1) {
+                    ffi::LUA_TSTRING => convert::string_at(state, -1).to_vec(),
+                    _ => b"unknown error".to_vec(),
+                }),
             };
-            let (keys, argv) = (list(keys)?, list(argv)?);
-            lua.set_named_registry_value(PENDING, Value::Nil)?;
-            let mut call = |lua: &Lua, args: MultiValue| -> mlua::Result<(Value, bool)> {
-                let mut cmd = Vec::with_capacity(args.len());
-                for v in args {
-                    match v {
-                        Value::String(s) => cmd.push(Bytes::copy_from_slice(&s.as_bytes())),
-                        Value::Integer(i) => cmd.push(Bytes::from(convert::g17(i as f64))),
-                        Value::Number(n) => cmd.push(Bytes::from(convert::g17(n))),
-                        _ => {
-                            let e = convert::error_table(
-                                lua,
-                                b"ERR Lua redis lib command arguments must be strings or integers",
-                            )?;
-                            return Ok((Value::Table(e), true));
-                        }
-                    }
-                }
-                if cmd.is_empty() {
-                    let e = convert::error_table(
-                        lua,
-                        b"ERR Please specify at least one argument for this redis lib call",
-                    )?;
-                    return Ok((Value::Table(e), true));
-                }
-                let reply = call(cmd);
-                let failed = reply.is_error();
-                Ok((convert::reply_to_lua(lua, &reply, running.resp())?, failed))
-            };
-            let _current = Current::set(&mut call);
-            let (ok, v): (bool, Value) = {
-                let _bounded = MemoryBound::set(lua, limit, 0);
-                self.run.call((f, keys, argv))?
-            };
-            let done = match ok {
-                true => {
-                    let watch = &self.watch;
-                    convert::lua_to_reply_within(&v, running.resp(), limit, &mut || {
-                        watch.step().is_ok()
-                    })
-                }
-                false => None,
-            };
-            Ok(if let Some(reply) = done {
-                reply
-            } else {
-                let mut e = convert::ScriptError::from_value(&v);
-                match running.stop.load(SeqCst) {
-                    KILL => e.msg = KILLED.to_vec(),
-                    SHUTDOWN => e.msg = b"ERR Script stopped: the server is shutting down".to_vec(),
-                    TOO_LONG => {
-                        e.msg = format!(
-                            "ERR Script stopped: it ran past {} ms, {HARD_LIMIT_FACTOR} times \
-                             the script time limit (script_time_limit)",
-                            running.elapsed().as_millis()
-                        )
-                        .into_bytes()
-                    }
-                    _ => {}
-                }
+            ffi::lua_settop(state, top);
+            failure
+        };
+        // Lua 5.1 has no emergency collection: a run that filled the heap
+        // leaves its garbage there, and the next script would fail to
+        // compile or run for want of memory it does not use. A full
+        // collection now, when the heap is more than half full, costs what
+        // is still live (little between runs).
+        if self.lua.used_memory() > self.limit / 2 {
+            let _ = self.lua.gc_collect();
+        }
+        if let Some(p) = bridge::take_panic() {
+            std::panic::resume_unwind(p);
+        }
+        let stopped = |msg: &mut Vec<u8>| match running.stop.load(SeqCst) {
+            KILL => *msg = KILLED.to_vec(),
+            SHUTDOWN => *msg = b"ERR Script stopped: the server is shutting down".to_vec(),
+            TOO_LONG => {
+                *msg = format!(
+                    "ERR Script stopped: it ran past {} ms, {HARD_LIMIT_FACTOR} times \
+                     the script time limit (script_time_limit)",
+                    running.elapsed().as_millis()
+                )
+                .into_bytes()
+            }
+            _ => {}
+        };
+        match (failure, args.out) {
+            (None, Some(bridge::Outcome::Returned(Some(reply)))) => reply,
+            (None, Some(bridge::Outcome::Raised(mut e))) => {
+                stopped(&mut e.msg);
                 e.reply(sha)
-            })
-        })();
-        out.unwrap_or_else(|e| Reply::err(format!("Error running script: {}", lua_err(e))))
+            }
+            // Stopped while its result was read.
+            (None, _) => {
+                let mut msg = KILLED.to_vec();
+                stopped(&mut msg);
+                Reply::Error(msg)
+            }
+            (Some(text), _) => {
+                let mut msg = b"ERR Error running script: ".to_vec();
+                msg.extend_from_slice(&text);
+                stopped(&mut msg);
+                Reply::Error(msg)
+            }
+        }
     }
 }
 
@@ -770,42 +782,11 @@ unsafe extern "C-unwind" fn count_hook(state: *mut ffi::lua_State, _: *mut ffi::
 }
 
 /// Registry slot of the error table a Rust function raises.
-const PENDING: &str = "podium.error";
-
-/// The running script's command function (`redis.call` dispatches to it).
-type CallFnOf<'a> = dyn FnMut(&Lua, MultiValue) -> mlua::Result<(Value, bool)> + 'a;
-/// The same with its lifetime erased.
-type CallFn = CallFnOf<'static>;
-
-thread_local! {
-    /// Set by [`Engine::run`] while a script runs on this thread: one Lua
-    /// function made once dispatches to it (making one per run took a
-    /// fifth of a short script's time in a profile).
-    static CALL: std::cell::Cell<Option<*mut CallFn>> = const { std::cell::Cell::new(None) };
-}
-
-/// [`CALL`] set for as long as this lives.
-struct Current;
-
-impl Current {
-    fn set<'a>(f: &'a mut CallFnOf<'a>) -> Current {
-        let p: *mut CallFnOf<'a> = f;
-        // SAFETY: only the lifetime is erased; `Current` clears the slot
-        // when dropped, before `f`'s borrow ends.
-        let p: *mut CallFn = unsafe { std::mem::transmute(p) };
-        CALL.set(Some(p));
-        Current
-    }
-}
-
-impl Drop for Current {
-    fn drop(&mut self) {
-        CALL.set(None);
-    }
-}
+const PENDING_NAME: &str = "podium.error";
+const PENDING: &std::ffi::CStr = c"podium.error";
 
 /// A Lua function of `f`, raising the value `f` answers with `true` as a
-/// Lua error (through [`PENDING`], which the environment reads back).
+/// Lua error (through [`PENDING_NAME`], which the environment reads back).
 fn raising<F>(lua: &Lua, f: F) -> mlua::Result<Function>
 where
     F: Fn(&Lua, MultiValue) -> mlua::Result<(Value, bool)> + Send + 'static,
@@ -813,11 +794,18 @@ where
     lua.create_function(move |lua, args: MultiValue| {
         let (v, raise) = f(lua, args)?;
         if raise {
-            lua.set_named_registry_value(PENDING, v)?;
+            lua.set_named_registry_value(PENDING_NAME, v)?;
             return Err(mlua::Error::runtime("script error"));
         }
         Ok(v)
     })
+}
+
+/// `{err = text}`.
+fn error_table(lua: &Lua, text: &[u8]) -> mlua::Result<mlua::Table> {
+    let t = lua.create_table()?;
+    t.raw_set("err", lua.create_string(text)?)?;
+    Ok(t)
 }
 
 fn number(v: &Value) -> Option<f64> {
@@ -1092,6 +1080,71 @@ mod tests {
              return type(m)",
         );
         assert!(matches!(&r, Reply::Bulk(b) if b != b"table"), "{r:?}");
+    }
+
+    /// redis.call and redis.pcall take every argument Lua can pass them
+    /// (`unpack` stops at LUAI_MAXCSTACK, 8000 values, as in Redis), and a
+    /// reply of any length: the conversion of each argument into a Lua
+    /// reference ran out of room short of that and panicked.
+    #[test]
+    fn redis_call_takes_as_many_arguments_as_lua_passes() {
+        let s = Scripts::default();
+        let mut e = s.engine().unwrap();
+        let mut run_counting = |src: &str| {
+            let (sha, f) = e.load(src.as_bytes()).unwrap();
+            s.running.begin(1);
+            let r = e.run(&s.running, &sha, f, &[], &[], |args| match &args[0][..] {
+                b"count" => Reply::Int(args.len() as i64),
+                b"last" => Reply::Bulk(args[args.len() - 1].to_vec()),
+                b"range" => {
+                    Reply::Members((0..100_000).map(|i| format!("m{i}").into_bytes()).collect())
+                }
+                _ => Reply::err("unknown"),
+            });
+            s.running.end();
+            r
+        };
+        for (call, fill) in [
+            ("redis.call", "tostring(i)"),
+            ("redis.pcall", "tostring(i)"),
+            ("redis.call", "i"),
+            ("redis.pcall", "i + 0.5"),
+        ] {
+            let src = |n: usize, cmd: &str| {
+                format!(
+                    "local t = {{}} for i = 1, {n} do t[i] = {fill} end \
+                     return {call}('{cmd}', unpack(t))"
+                )
+            };
+            assert_eq!(
+                run_counting(&src(7998, "count")),
+                Reply::Int(7999),
+                "{call} {fill}"
+            );
+            let last = match fill {
+                "i + 0.5" => "7998.5",
+                _ => "7998",
+            };
+            assert_eq!(
+                run_counting(&src(7998, "last")),
+                Reply::bulk(last),
+                "{call} {fill}"
+            );
+            let r = run_counting(&src(8000, "count"));
+            assert!(
+                text(&r).contains("too many results to unpack"),
+                "{call} {fill}: {r:?}"
+            );
+        }
+        let r = run_counting("local t = redis.call('range') return {#t, t[1], t[#t]}");
+        assert_eq!(
+            r,
+            Reply::Array(vec![
+                Reply::Int(100_000),
+                Reply::bulk("m0"),
+                Reply::bulk("m99999")
+            ])
+        );
     }
 
     #[test]

@@ -484,7 +484,7 @@ pub(super) fn raise(lua: &Lua, func: &str, fail: Fail) -> mlua::Error {
     let msg = format!("{at}{}", fail.text(func));
     match lua.create_string(&msg) {
         Ok(s) => {
-            if let Err(e) = lua.set_named_registry_value(super::PENDING, s) {
+            if let Err(e) = lua.set_named_registry_value(super::PENDING_NAME, s) {
                 return e;
             }
             mlua::Error::runtime(msg)
