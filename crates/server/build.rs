@@ -17,15 +17,17 @@ fn main() {
         Ok(c) if !c.is_empty() => c,
         _ => match git(&["rev-parse", "--short=12", "HEAD"]) {
             Some(hash) => {
-                // Rebuilt when HEAD moves to another branch or commit.
-                for p in ["HEAD", "packed-refs"] {
+                // Rebuilt when HEAD moves to another branch or commit. Only
+                // files that exist are named: cargo counts a missing one as
+                // changed on every build (a fresh clone has no packed-refs),
+                // which rebuilt this crate and all above it each time.
+                let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];
+                watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
+                for p in &watched {
                     if let Some(path) = git(&["rev-parse", "--git-path", p]) {
-                        println!("cargo:rerun-if-changed={path}");
-                    }
-                }
-                if let Some(r) = git(&["symbolic-ref", "-q", "HEAD"]) {
-                    if let Some(path) = git(&["rev-parse", "--git-path", &r]) {
-                        println!("cargo:rerun-if-changed={path}");
+                        if std::path::Path::new(&path).exists() {
+                            println!("cargo:rerun-if-changed={path}");
+                        }
                     }
                 }
                 hash
