@@ -120,10 +120,27 @@ deps=$!
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
-echo "== cargo clippy"
-cargo clippy --workspace --all-targets --release --features podium-server/external -- -D warnings
-
+# Clippy checks in a target directory of its own while the release build
+# of every test goes on beside it: clippy's check-only artifacts could not
+# be shared anyway, and the build's long single-crate stretches leave the
+# second core idle.
+echo "== cargo clippy (the release build of the tests goes on beside it)"
+build_log=target/test-build.log
+cargo test --workspace --release --features podium-server/external --no-run > "$build_log" 2>&1 &
+build=$!
+if ! CARGO_TARGET_DIR=target/clippy \
+    cargo clippy --workspace --all-targets --release --features podium-server/external -- -D warnings; then
+    kill "$build" 2>/dev/null || true
+    exit 1
+fi
 phase "fmt and clippy"
+
+echo "== release build of the tests"
+if ! wait "$build"; then
+    cat "$build_log" >&2
+    exit 1
+fi
+phase "release build (after clippy)"
 
 echo "== test dependencies (redis-server, redis-cli, redis-py, the leaderboard libraries, chromium)"
 if ! wait "$deps"; then
@@ -133,23 +150,24 @@ if ! wait "$deps"; then
 fi
 phase "waiting for the test dependencies"
 
-echo "== cargo test"
-# Release mode: the property tests run thousands of operations per case.
-# `external` adds the test binaries that need what was installed above.
-cargo test --workspace --release --features podium-server/external
-phase "cargo test"
-
-# The suites below each drive the release `podium` the cargo tests built,
-# from one process mostly waiting on the server. The OpenAPI document's
-# (tests/openapi: schemathesis --checks all, pinned in
-# tests/openapi/requirements.txt, in a virtualenv under target/, against
-# fresh data directories without API keys and with them, side by side) is
-# the longest: it runs in the background while the clients' and the
-# console's run one after the other; its output is printed after them.
+# The OpenAPI document's suite (tests/openapi: schemathesis --checks all,
+# pinned in tests/openapi/requirements.txt, in a virtualenv under target/,
+# against fresh data directories without API keys and with them, side by
+# side) drives the release `podium` just built from one Python process
+# mostly waiting on the server: it runs in the background from here on,
+# its output printed at the end.
 st_log=target/schemathesis.log
 tests/openapi/run-tests.sh > "$st_log" 2>&1 &
 st=$!
 failed=()
+
+echo "== cargo test"
+# Release mode: the property tests run thousands of operations per case.
+# `external` adds the test binaries that need what was installed above.
+# Three test binaries at a time (scripts/rust-tests.sh says why).
+bash scripts/rust-tests.sh --workspace --release --features podium-server/external ||
+    failed+=("Rust tests")
+phase "cargo test (schemathesis beside it)"
 
 echo "== Python client (clients/python: mypy --strict, pytest)"
 # A virtualenv of its own under target/ (never committed); the tests start
@@ -174,7 +192,7 @@ phase "clients and console"
 echo "== OpenAPI document (tests/openapi: schemathesis --checks all)"
 wait "$st" || failed+=("OpenAPI document")
 cat "$st_log"
-phase "schemathesis (after the clients)"
+phase "schemathesis (what was left of it)"
 
 echo "== wall time by phase"
 printf '%s\n' "${timings[@]}"
