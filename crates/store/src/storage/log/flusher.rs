@@ -133,8 +133,14 @@ impl Flusher {
                             self.sync_idle = true;
                             break;
                         }
-                    } else if st.spare.bytes > 0 && self.last_write.elapsed() >= IDLE {
+                    } else if (st.spare.bytes > 0 || st.buf.capacity() > 0)
+                        && self.last_write.elapsed() >= IDLE
+                    {
                         st.spare.release();
+                        // The batch being filled is empty here, but it may
+                        // be a spare buffer taken up again, as large as the
+                        // largest batch.
+                        st.buf = Vec::new();
                         self.s
                             .held
                             .store(self.held_in_unsynced() as u64, Ordering::Relaxed);
@@ -247,7 +253,10 @@ impl Flusher {
 
     /// Publishes what the flusher holds ([`Log::held_bytes`]).
     fn count_held(&self) {
-        let spare = self.s.state.lock().spare.bytes;
+        let (spare, filling) = {
+            let st = self.s.state.lock();
+            (st.spare.bytes, st.buf.capacity())
+        };
         let pending: usize = self
             .pending
             .iter()
@@ -256,7 +265,7 @@ impl Flusher {
                 Work::Rotate(_) => 0,
             })
             .sum();
-        let held = self.held_in_unsynced() + spare + pending;
+        let held = self.held_in_unsynced() + spare + filling + pending;
         self.s.held.store(held as u64, Ordering::Relaxed);
     }
 

@@ -134,9 +134,10 @@ struct Shared {
     error: Mutex<Option<String>>,
     /// fsyncs done (group commit shows as fewer syncs than records).
     syncs: AtomicU64,
-    /// Bytes the flusher holds for the log's purposes: batches written and
-    /// not yet synced (kept to write again should the sync fail) and spare
-    /// batch buffers. Bounded; zero once the log has been idle a second.
+    /// Bytes the log holds for its purposes: batches written and not yet
+    /// synced (kept to write again should the sync fail), spare batch
+    /// buffers and the batch being filled. Bounded; zero once the log has
+    /// been idle a second.
     held: AtomicU64,
     /// Held by a test to stop the flusher between batches.
     #[cfg(any(test, feature = "faults"))]
@@ -335,9 +336,8 @@ impl Log {
         self.shared.state.lock().next_lsn
     }
 
-    /// Bytes of batches the log holds beyond the one being appended to:
-    /// written but unsynced, and spare buffers (`INFO memory`'s
-    /// `podium_log_buffers`).
+    /// Bytes of batches the log holds: written but unsynced, spare, and
+    /// the one being appended to (`INFO memory`'s `podium_log_buffers`).
     pub fn held_bytes(&self) -> u64 {
         self.shared.held.load(Ordering::Relaxed)
     }
