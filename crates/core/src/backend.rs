@@ -69,6 +69,15 @@ pub trait Backend: Send + Sync {
         Vec::new()
     }
 
+    /// What holds this engine's memory in process, part by part (the
+    /// metrics' breakdown): by default its key store's figures (none
+    /// without one); an engine keeping data elsewhere names what it keeps
+    /// here.
+    fn memory_use(&self) -> crate::memory::MemoryUse {
+        self.key_store()
+            .map_or_else(Default::default, |k| k.memory_use())
+    }
+
     /// The storage's own gauges (name, value) for the metrics: the
     /// embedded store's log size, whether its log is failing, whether a
     /// snapshot is due. None by default.

@@ -179,9 +179,144 @@ pub fn admit(op: Op) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// What holds the process's memory, part by part: INFO memory's
+/// `podium_mem_*` fields and `/metrics`' `podium_memory_bytes{part}`.
+/// Each part is the heap bytes of its structures as they count
+/// themselves (capacities, not lengths); what no part names (requests in
+/// flight, HTTP connections' buffers inside the HTTP library, scripts'
+/// Lua heaps, the allocator's rounding) is `other`, the used memory minus
+/// the parts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MemoryUse {
+    /// Live boards: their trees, member tables and ids, names and data
+    /// (search indexes apart).
+    pub boards: u64,
+    /// Every board's search index, archives' included (built by a
+    /// board's first search).
+    pub search_index: u64,
+    /// The boards resets archived (search indexes apart).
+    pub archives: u64,
+    /// The Redis data model beside the boards: strings, hashes and key
+    /// expiry times.
+    pub keyspace: u64,
+    /// The log's batches written and not yet synced, and its spare
+    /// batch buffers.
+    pub log_buffers: u64,
+    /// The events kept for subscribers and webhooks: every filter's ring
+    /// (process-wide, [`crate::events::ring_bytes`]).
+    pub event_rings: u64,
+    /// Client connections' read and write buffers, Redis protocol and
+    /// MessagePack-RPC (process-wide, [`connection_buffers`]).
+    pub connections: u64,
+}
+
+impl MemoryUse {
+    /// With the process-wide parts: event rings and connections, which
+    /// both engines' rings and every frontend's connections count into.
+    pub fn with_process_parts(self) -> MemoryUse {
+        MemoryUse {
+            event_rings: crate::events::ring_bytes(),
+            connections: connection_buffers(),
+            ..self
+        }
+    }
+
+    /// The parts by name, with `other` (what `used` holds beyond them),
+    /// in the order INFO and the metrics list them.
+    pub fn parts(&self, used: u64) -> [(&'static str, u64); 8] {
+        let named = [
+            ("boards", self.boards),
+            ("search_index", self.search_index),
+            ("archives", self.archives),
+            ("keyspace", self.keyspace),
+            ("log_buffers", self.log_buffers),
+            ("event_rings", self.event_rings),
+            ("connections", self.connections),
+        ];
+        let sum: u64 = named.iter().map(|p| p.1).sum();
+        let mut out = [("other", used.saturating_sub(sum)); 8];
+        out[..7].copy_from_slice(&named);
+        out
+    }
+}
+
+/// Bytes of every open connection's buffers, as [`ConnBuffers`] report
+/// them.
+static CONNECTION_BUFFERS: AtomicU64 = AtomicU64::new(0);
+
+/// The buffers of all open client connections (Redis protocol and
+/// MessagePack-RPC), in bytes.
+pub fn connection_buffers() -> u64 {
+    CONNECTION_BUFFERS.load(Relaxed)
+}
+
+/// One connection's share of [`connection_buffers`]: the connection
+/// [`ConnBuffers::note`]s its buffers' capacity after each batch it
+/// serves (the shared counter is written only when that changes, which
+/// is rare: buffers keep their capacity), and its share is taken back
+/// when it closes.
+#[derive(Debug, Default)]
+pub struct ConnBuffers(u64);
+
+impl ConnBuffers {
+    pub fn note(&mut self, bytes: usize) {
+        let bytes = bytes as u64;
+        if bytes != self.0 {
+            if bytes > self.0 {
+                CONNECTION_BUFFERS.fetch_add(bytes - self.0, Relaxed);
+            } else {
+                CONNECTION_BUFFERS.fetch_sub(self.0 - bytes, Relaxed);
+            }
+            self.0 = bytes;
+        }
+    }
+}
+
+impl Drop for ConnBuffers {
+    fn drop(&mut self) {
+        CONNECTION_BUFFERS.fetch_sub(self.0, Relaxed);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parts_name_what_used_memory_holds_beyond_them() {
+        let m = MemoryUse {
+            boards: 100,
+            search_index: 20,
+            archives: 3,
+            keyspace: 4,
+            log_buffers: 5,
+            event_rings: 6,
+            connections: 7,
+        };
+        let parts = m.parts(1000);
+        assert_eq!(parts[0], ("boards", 100));
+        assert_eq!(parts[7], ("other", 1000 - 145));
+        assert_eq!(parts.iter().map(|p| p.1).sum::<u64>(), 1000);
+        // Parts counted by capacity can exceed a stale reading of used.
+        assert_eq!(m.parts(100)[7], ("other", 0));
+    }
+
+    #[test]
+    fn connection_buffers_follow_open_connections() {
+        let before = connection_buffers();
+        let mut a = ConnBuffers::default();
+        a.note(1 << 20);
+        assert!(connection_buffers() >= before + (1 << 20));
+        a.note(16 << 10);
+        let mut b = ConnBuffers::default();
+        b.note(32 << 10);
+        // Other tests' connections may come and go in between: only this
+        // test's 1 MiB, far above them, is compared.
+        assert!(connection_buffers() < before + (1 << 20));
+        drop(a);
+        drop(b);
+        assert!(connection_buffers() < before + (16 << 10));
+    }
 
     /// The test binary does not count its memory (used = 0): a budget is
     /// never over, but a request larger than the budget finds no room.

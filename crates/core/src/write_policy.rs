@@ -273,6 +273,10 @@ impl Backend for WritePolicy {
         self.inner.storage_gauges()
     }
 
+    fn memory_use(&self) -> crate::memory::MemoryUse {
+        self.inner.memory_use()
+    }
+
     fn in_place(&self) -> Option<&Arc<dyn InPlace>> {
         self.inner.in_place()
     }

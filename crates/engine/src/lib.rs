@@ -49,5 +49,5 @@ pub use error::{Error, Result};
 pub use members::{check_member, Extra, MAX_MEMBER_BYTES, MAX_NAME_BYTES};
 pub use search::{Plan, SearchError, SearchHead, SearchOptions, SearchPage};
 pub use sort::{KeyOp, KeyType, Num, Scores, SortKey, MAX_SORT_KEYS};
-pub use store::Store;
+pub use store::{HeapUse, Store};
 pub use webhook::Webhook;

@@ -30,6 +30,17 @@ pub struct Store {
     boards: DashMap<Arc<str>, BoardRef>,
 }
 
+/// [`Store::heap_use`]: heap bytes by what holds them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeapUse {
+    /// Live boards, search indexes apart.
+    pub boards: u64,
+    /// Archives, search indexes apart.
+    pub archives: u64,
+    /// Every board's search index.
+    pub search_index: u64,
+}
+
 impl Store {
     pub fn new() -> Self {
         Self::default()
@@ -334,6 +345,25 @@ impl Store {
             .collect();
         out.sort();
         out
+    }
+
+    /// Heap bytes of every board's structures, summed: live boards and
+    /// archives apart, search indexes apart ([`HeapUse`]).
+    pub fn heap_use(&self) -> HeapUse {
+        let refs: Vec<BoardRef> = self.boards.iter().map(|e| e.value().clone()).collect();
+        let mut u = HeapUse::default();
+        for b in refs {
+            let g = b.read();
+            let search = g.search_heap_bytes() as u64;
+            let rest = (g.heap_bytes() as u64).saturating_sub(search);
+            u.search_index += search;
+            if g.archive_of().is_some() {
+                u.archives += rest;
+            } else {
+                u.boards += rest;
+            }
+        }
+        u
     }
 
     /// The name for the next archive of `name` labelled `label` (see

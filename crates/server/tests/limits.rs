@@ -1228,3 +1228,75 @@ fn an_http_request_to_the_redis_port_is_closed_unrun() {
     let mut other = Conn::open(&s.resp);
     assert_eq!(other.call(&cmd("EXISTS xp")), b":0\r\n");
 }
+
+/// INFO memory's `podium_mem_*` fields as numbers.
+fn memory_parts(c: &mut Conn) -> std::collections::HashMap<String, u64> {
+    let raw = c.call(&cmd("INFO memory"));
+    String::from_utf8_lossy(&raw)
+        .lines()
+        .filter_map(|l| l.trim().split_once(':'))
+        .filter(|(k, _)| k.starts_with("podium_mem_") || *k == "used_memory")
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// INFO memory and /metrics say what holds the memory: each part grows
+/// with what it counts, and the parts with `other` add up to
+/// `used_memory`.
+#[test]
+fn memory_is_broken_down_by_what_holds_it() {
+    let s = Three::start(&[]);
+    let mut c = Conn::open(&s.resp);
+    let before = memory_parts(&mut c);
+    for part in [
+        "boards",
+        "search_index",
+        "archives",
+        "keyspace",
+        "log_buffers",
+        "event_rings",
+        "connections",
+        "other",
+    ] {
+        assert!(
+            before.contains_key(&format!("podium_mem_{part}")),
+            "{part} missing: {before:?}"
+        );
+    }
+
+    load_board(&mut c, "lb", 20_000);
+    let big = "x".repeat(100_000);
+    assert_eq!(c.call(&cmd(&format!("SET big {big}"))), b"+OK\r\n");
+    let mut sub = Conn::open(&s.resp);
+    sub.send(&cmd("SUBSCRIBE __podium__:lb")).unwrap();
+    assert!(sub.read_reply().unwrap().starts_with(b"*3\r\n"));
+    assert_eq!(c.call(&cmd("ZADD lb 99999 newcomer")), b":1\r\n");
+    let event = sub.read_reply().unwrap();
+    assert!(String::from_utf8_lossy(&event).contains("newcomer"));
+
+    let after = memory_parts(&mut c);
+    let grew =
+        |part: &str| after[&format!("podium_mem_{part}")] - before[&format!("podium_mem_{part}")];
+    assert!(grew("boards") >= 20_000 * 30, "{after:?}");
+    assert!(grew("keyspace") >= 100_000, "{after:?}");
+    assert!(after["podium_mem_event_rings"] > 0, "{after:?}");
+    // Two Redis-protocol connections, 16 KiB each way at the least.
+    assert!(after["podium_mem_connections"] >= 2 * (32 << 10), "{after:?}");
+    let sum: u64 = after
+        .iter()
+        .filter(|(k, _)| k.starts_with("podium_mem_"))
+        .map(|(_, v)| v)
+        .sum();
+    assert_eq!(sum, after["used_memory"], "{after:?}");
+
+    let text = metrics_text(&s);
+    let boards = series(&text, r#"podium_memory_bytes{part="boards"}"#).expect("the boards part");
+    assert!(boards >= 20_000.0 * 30.0, "{text}");
+    let other = series(&text, r#"podium_memory_bytes{part="other"}"#).expect("the rest");
+    assert!(other > 0.0);
+    drop(sub);
+    eventually("a closed connection's buffers given back", || {
+        let now = memory_parts(&mut c);
+        (now["podium_mem_connections"] < after["podium_mem_connections"]).then_some(())
+    });
+}

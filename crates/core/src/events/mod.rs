@@ -23,7 +23,7 @@ use bytes::Bytes;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
-pub use ring::{Ring, Subscription};
+pub use ring::{ring_bytes, Ring, Subscription};
 
 /// Most places a `top` filter may watch.
 pub const MAX_TOP: u32 = 1000;
@@ -306,6 +306,14 @@ impl Event {
                 Bytes::from(out)
             })
             .clone()
+    }
+
+    /// Heap bytes of the event behind its `Arc`: its fields and its JSON
+    /// text. Fixed for its life, so a ring can add it when it comes and
+    /// take the same back when it goes: the Server-Sent-Events form, made
+    /// later if a subscriber streams it, is not counted.
+    pub fn heap_bytes(&self) -> usize {
+        2 * size_of::<usize>() + size_of::<Event>() + self.json.len()
     }
 
     /// The event as a JSON value (for protocols that re-encode it).

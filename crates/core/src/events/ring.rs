@@ -30,6 +30,17 @@ pub const RING_EVENTS: usize = 4096;
 /// Most events one [`Subscription::next_batch`] hands out.
 const BATCH: usize = 256;
 
+/// Heap bytes of the events every ring of the process holds: both
+/// engines' rings, for the memory breakdown ([`ring_bytes`]).
+static RING_BYTES: AtomicU64 = AtomicU64::new(0);
+
+/// Heap bytes of the events all rings hold (an event several filters
+/// share counts in each ring that holds it; the rings' own slots and
+/// the events' Server-Sent-Events forms are not counted).
+pub fn ring_bytes() -> u64 {
+    RING_BYTES.load(Ordering::Relaxed)
+}
+
 /// One filter's events.
 pub struct Ring {
     board: String,
@@ -54,6 +65,8 @@ struct Inner {
     cap: usize,
     /// Every event of this filter with an id above `floor` is in `events`.
     floor: EventId,
+    /// Heap bytes of the events in `events` ([`Event::heap_bytes`]).
+    bytes: usize,
     subscribers: usize,
     closed: bool,
 }
@@ -72,6 +85,7 @@ impl Ring {
                 events: VecDeque::new(),
                 cap: cap.max(1),
                 floor,
+                bytes: 0,
                 subscribers: 0,
                 closed: false,
             }),
@@ -89,13 +103,27 @@ impl Ring {
     pub fn extend(&self, evs: impl IntoIterator<Item = Arc<Event>>) {
         {
             let mut g = self.inner.lock();
+            let before = g.bytes;
             for ev in evs {
                 if g.events.len() == g.cap {
                     if let Some(old) = g.events.pop_front() {
                         g.floor = old.id;
+                        g.bytes -= old.heap_bytes();
                     }
                 }
+                g.bytes += ev.heap_bytes();
                 g.events.push_back(ev);
+            }
+            // One write to the shared counter a batch, none when a full
+            // ring traded events of the same size.
+            match g.bytes.cmp(&before) {
+                std::cmp::Ordering::Greater => {
+                    RING_BYTES.fetch_add((g.bytes - before) as u64, Ordering::Relaxed);
+                }
+                std::cmp::Ordering::Less => {
+                    RING_BYTES.fetch_sub((before - g.bytes) as u64, Ordering::Relaxed);
+                }
+                std::cmp::Ordering::Equal => {}
             }
         }
         self.notify.notify_waiters();
@@ -183,6 +211,12 @@ impl Ring {
             first: first.into(),
             done: false,
         }
+    }
+}
+
+impl Drop for Ring {
+    fn drop(&mut self) {
+        RING_BYTES.fetch_sub(self.inner.get_mut().bytes as u64, Ordering::Relaxed);
     }
 }
 
@@ -324,6 +358,15 @@ mod tests {
             ring.push(ev(i, 0));
         }
         assert_eq!(ring.inner.lock().events.len(), 4);
+        let held: usize = ring
+            .inner
+            .lock()
+            .events
+            .iter()
+            .map(|e| e.heap_bytes())
+            .sum();
+        assert_eq!(ring.inner.lock().bytes, held);
+        assert!(held > 0 && ring_bytes() >= held as u64);
         let last = slow.next_batch().await.unwrap();
         assert_eq!(last.len(), 1);
         assert_eq!(last[0].kind, Kind::Lagged);

@@ -512,6 +512,10 @@ impl KeyStore for Database {
         self.inner.persistence()
     }
 
+    fn memory_use(&self) -> crate::memory::MemoryUse {
+        self.inner.memory_use()
+    }
+
     fn save(&self) -> Result<bool, ApiError> {
         self.inner.save()
     }

@@ -221,9 +221,6 @@ pub struct Persistence {
     /// A snapshot is being written (it rotates the log, as an AOF
     /// rewrite does).
     pub snapshot_in_progress: bool,
-    /// Bytes the log holds in batches written and not yet synced, and in
-    /// spare batch buffers (0 without a log).
-    pub log_buffers: u64,
 }
 
 /// INFO's keyspace statistics: lookups by read commands that found their
@@ -493,6 +490,11 @@ pub trait KeyStore: Send + Sync {
 
     /// INFO's persistence figures.
     fn persistence(&self) -> Persistence;
+
+    /// What holds the store's memory, part by part (INFO memory's
+    /// breakdown); the process-wide parts are
+    /// [`crate::memory::MemoryUse::with_process_parts`]'s.
+    fn memory_use(&self) -> crate::memory::MemoryUse;
 
     // ------------------------------------------------------------ blocking
 

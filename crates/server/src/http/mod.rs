@@ -296,6 +296,11 @@ fn describe_metrics() {
         "Memory the process's allocations hold (Redis's used_memory)."
     );
     describe_gauge!(
+        "podium_memory_bytes",
+        Unit::Bytes,
+        "What holds the used memory, by part: boards, search_index, archives, keyspace, log_buffers, event_rings, connections, other (the rest of podium_used_memory_bytes)."
+    );
+    describe_gauge!(
         "podium_maxmemory_bytes",
         Unit::Bytes,
         "The memory budget (0: none); writes are refused past it."
@@ -394,6 +399,11 @@ impl AppState {
     pub(crate) async fn update_gauges(&self) -> String {
         for (name, value) in self.be.storage_gauges() {
             metrics::gauge!(name).set(value);
+        }
+        // Eight fixed series: registered once, not per board.
+        let used = podium_core::memory::used();
+        for (part, bytes) in self.be.memory_use().with_process_parts().parts(used) {
+            metrics::gauge!("podium_memory_bytes", "part" => part).set(bytes as f64);
         }
         let boards = match self.be.boards(&podium_core::ops::ListBoards).await {
             Ok(b) => b.boards,

@@ -86,6 +86,8 @@ where
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
     let mut out = BytesMut::with_capacity(16 * 1024);
+    // This connection's share of the memory breakdown's `connections`.
+    let mut buffers = memory::ConnBuffers::default();
     // Whether `inbuf` has grown past [`LARGE_QUERY`].
     let mut large = false;
     // A request held back by CLIENT PAUSE, run first once it ends.
@@ -245,6 +247,7 @@ where
                 out = BytesMut::with_capacity(16 * 1024);
             }
         }
+        buffers.note(inbuf.capacity() + out.capacity());
         if close || client.killed() {
             return wr.shutdown().await;
         }

@@ -210,6 +210,9 @@ where
     };
     let mut decoder = Decoder::new();
     let mut inbuf = BytesMut::with_capacity(16 * 1024);
+    // The read buffer's share of the memory breakdown's `connections`
+    // (the writer notes its own).
+    let mut buffers = podium_core::memory::ConnBuffers::default();
     let mut stopping = false;
     'read: loop {
         loop {
@@ -259,6 +262,7 @@ where
             }
             inbuf.reserve(64 * 1024);
         }
+        buffers.note(inbuf.capacity());
         tokio::select! {
             biased;
             _ = stop.wait_for(|s| *s) => { stopping = true; break 'read }
@@ -810,6 +814,8 @@ async fn write_loop<W: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
     let mut held: Vec<Held> = Vec::new();
+    let mut buffers = podium_core::memory::ConnBuffers::default();
+    buffers.note(buf.capacity());
     while let Some(first) = rx.recv().await {
         let mut next = Some(first);
         while let Some(out) = next.take() {
@@ -851,6 +857,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         if buf.capacity() > 4 * WRITE_BATCH {
             buf = Vec::with_capacity(64 * 1024);
         }
+        buffers.note(buf.capacity());
         wr.flush().await?;
     }
     wr.shutdown().await

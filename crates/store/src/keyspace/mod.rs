@@ -139,6 +139,42 @@ impl Keyspace {
         }
     }
 
+    /// Heap bytes of the hashes, strings and expiry times: each table's
+    /// slots (one control byte and one entry each) and every key's and
+    /// value's bytes. Walks every key: for INFO and the metrics, not for
+    /// requests.
+    pub fn heap_bytes(&self) -> u64 {
+        fn table<K, V>(capacity: usize) -> usize {
+            capacity * (size_of::<(K, V)>() + 1)
+        }
+        let strings: usize = self
+            .strings
+            .iter()
+            .map(|e| e.key().capacity() + e.value().capacity())
+            .sum();
+        let hashes: usize = self
+            .hashes
+            .iter()
+            .map(|e| {
+                let fields: usize = e
+                    .value()
+                    .iter()
+                    .map(|(f, v)| f.capacity() + v.capacity())
+                    .sum();
+                e.key().capacity() + table::<Vec<u8>, Vec<u8>>(e.value().capacity()) + fields
+            })
+            .sum();
+        let expires = {
+            let g = self.expires.lock();
+            table::<Vec<u8>, i64>(g.capacity()) + g.keys().map(Vec::capacity).sum::<usize>()
+        };
+        (table::<Vec<u8>, Vec<u8>>(self.strings.capacity())
+            + strings
+            + table::<Vec<u8>, Hash>(self.hashes.capacity())
+            + hashes
+            + expires) as u64
+    }
+
     // --------------------------------------------------------- namespace
 
     /// The key's type in the Redis view (`None`: no such key; expiry is

@@ -266,8 +266,11 @@ impl KeyStore for Service {
         Persistence {
             log_fsyncs: self.storage().map_or(0, |s| s.log.syncs()),
             snapshot_in_progress: self.snapshot_in_progress(),
-            log_buffers: self.storage().map_or(0, |s| s.log.held_bytes()),
         }
+    }
+
+    fn memory_use(&self) -> podium_core::memory::MemoryUse {
+        Service::memory_use(self)
     }
 
     fn rename(&self, src: &[u8], dst: &[u8], nx: bool) -> Result<(Option<bool>, Lsn), ApiError> {

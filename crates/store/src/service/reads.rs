@@ -46,6 +46,21 @@ impl Service {
         }
     }
 
+    /// What holds the store's memory (boards, archives, search indexes,
+    /// the Redis keyspace, the log's buffers); the process-wide parts are
+    /// left to [`podium_core::memory::MemoryUse::with_process_parts`].
+    pub fn memory_use(&self) -> podium_core::memory::MemoryUse {
+        let heap = self.store.heap_use();
+        podium_core::memory::MemoryUse {
+            boards: heap.boards,
+            search_index: heap.search_index,
+            archives: heap.archives,
+            keyspace: self.keyspace.heap_bytes(),
+            log_buffers: self.storage().map_or(0, |s| s.log.held_bytes()),
+            ..Default::default()
+        }
+    }
+
     /// Heap bytes of each board's search index (0 for a board not yet
     /// searched: its index is built by its first search), by board name.
     pub fn search_index_bytes(&self) -> Vec<(String, u64)> {

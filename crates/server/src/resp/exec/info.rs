@@ -2,7 +2,9 @@
 //! client libraries, their test harnesses and Redis dashboards read podium
 //! as they read Redis. Figures podium does not have (replication offsets,
 //! fork times) are Redis's idle values; podium adds `podium_log_fsyncs`
-//! and `podium_log_buffers`.
+//! and, in the memory section, what holds the memory (`podium_mem_*`:
+//! boards, search indexes, archives, keyspace, log buffers, event rings,
+//! connections and the rest).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -81,6 +83,17 @@ fn allocator_allocated() -> u64 {
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let m = rss();
     m
+}
+
+/// INFO memory's `podium_mem_<part>:<bytes>` lines, one per part of
+/// [`podium_core::memory::MemoryUse::parts`].
+fn breakdown(use_: podium_core::memory::MemoryUse, used: u64) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (part, bytes) in use_.parts(used) {
+        let _ = write!(out, "podium_mem_{part}:{bytes}\r\n");
+    }
+    out
 }
 
 /// Resident set size, as Redis's `used_memory_rss`.
@@ -200,8 +213,7 @@ impl Session {
                      used_memory_peak_perc:{:.2}%\r\ntotal_system_memory:{total}\r\n\
                      total_system_memory_human:{}\r\nmaxmemory:{max}\r\nmaxmemory_human:{}\r\n\
                      maxmemory_policy:noeviction\r\nallocator_allocated:{}\r\n\
-                     mem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n\
-                     podium_log_buffers:{}\r\n",
+                     mem_fragmentation_ratio:{frag:.2}\r\nmem_allocator:libc\r\n{}",
                     human(m),
                     human(rss),
                     human(peak),
@@ -213,7 +225,7 @@ impl Session {
                     human(total),
                     human(max),
                     allocator_allocated(),
-                    self.store.persistence().log_buffers,
+                    breakdown(self.store.memory_use().with_process_parts(), m),
                 )
             }
             "persistence" => {

@@ -337,7 +337,7 @@ impl Log {
     }
 
     /// Bytes of batches the log holds: written but unsynced, spare, and
-    /// the one being appended to (`INFO memory`'s `podium_log_buffers`).
+    /// the one being appended to (`INFO memory`'s `podium_mem_log_buffers`).
     pub fn held_bytes(&self) -> u64 {
         self.shared.held.load(Ordering::Relaxed)
     }
