@@ -15,7 +15,9 @@ Scenarios (the sizes `--quick` uses in brackets, for trying the tool):
 - resp: redis-benchmark `zadd lb __rand_int__ m:__rand_int__`, 8 clients,
   -P 64, 2M requests over 1M ids [200k over 100k]; after 4 s idle,
   `used_memory` and VmRSS per member; then ZREVRANK unpipelined and -P 16
-  (50 clients, 200k requests [50k]).
+  (50 clients, 200k requests [50k]). With each redis-benchmark figure,
+  the server's CPU time per request (`_server_cpu`, user + system from
+  /proc): steadier than the rate on a shared host.
 - evalsha: the leaderboard script of scripts/redis-bench-ops.sh (ZSCORE,
   compare, ZADD when higher, ZREVRANK) through EVALSHA on a board of 100k
   members [20k], 50 clients, unpipelined and -P 16, 200k requests [50k].
@@ -103,6 +105,21 @@ class Server:
                     return float(line.split()[1]) * 1024
         raise RuntimeError("no VmRSS")
 
+    def cpu_seconds(self):
+        """The server's user + system CPU time so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            # Fields after the command name (which may hold spaces).
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def bench_cpu(self, clients, requests, pipeline, keyspace, *cmd):
+        """redis-benchmark's requests per second for one command, and the
+        server's CPU time per request in µs: on a shared host the rate
+        swings with what else runs, the CPU a request costs much less."""
+        before = self.cpu_seconds()
+        rate = self.bench(clients, requests, pipeline, keyspace, *cmd)
+        return rate, (self.cpu_seconds() - before) * 1e6 / requests
+
     def bench(self, clients, requests, pipeline, keyspace, *cmd):
         """redis-benchmark's requests per second for one command."""
         out = subprocess.run(
@@ -129,13 +146,17 @@ def scenario_resp(binary, work, quick):
     s = Server(binary, work)
     try:
         out = {}
-        out[("zadd_p64", "req/s")] = s.bench(8, n, 64, ids, "zadd", "lb", "__rand_int__", "m:__rand_int__")
+        rate, cpu = s.bench_cpu(8, n, 64, ids, "zadd", "lb", "__rand_int__", "m:__rand_int__")
+        out[("zadd_p64", "req/s")] = rate
+        out[("zadd_p64_server_cpu", "µs")] = cpu
         time.sleep(4)
         members = float(s.cli("ZCARD", "lb"))
         out[("used_memory_per_member", "B/member")] = s.info("used_memory") / members
         out[("rss_per_member", "B/member")] = s.rss() / members
         for p in (1, 16):
-            out[(f"zrevrank_p{p}", "req/s")] = s.bench(50, reads, p, ids, "zrevrank", "lb", "m:__rand_int__")
+            rate, cpu = s.bench_cpu(50, reads, p, ids, "zrevrank", "lb", "m:__rand_int__")
+            out[(f"zrevrank_p{p}", "req/s")] = rate
+            out[(f"zrevrank_p{p}_server_cpu", "µs")] = cpu
         return out
     finally:
         s.stop()
@@ -149,8 +170,10 @@ def scenario_evalsha(binary, work, quick):
         sha = s.cli("SCRIPT", "LOAD", LEADERBOARD_SCRIPT)
         out = {}
         for p in (1, 16):
-            out[(f"evalsha_p{p}", "req/s")] = s.bench(
+            rate, cpu = s.bench_cpu(
                 50, requests, p, ids, "EVALSHA", sha, "1", "lb", "m:__rand_int__", "__rand_int__")
+            out[(f"evalsha_p{p}", "req/s")] = rate
+            out[(f"evalsha_p{p}_server_cpu", "µs")] = cpu
         return out
     finally:
         s.stop()

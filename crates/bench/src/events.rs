@@ -334,9 +334,18 @@ pub fn run(opts: &EventsOptions, out: &mut dyn Write) -> Result<Vec<Record>> {
                 let events = Arc::new(AtomicU64::new(0));
                 // The last run's subscribers gone (and their memory).
                 server.quiet()?;
-                let before = rss(server.pid());
+                // Used memory, not the resident set: a thousand
+                // subscribers' 20 MB were lost in the resident set's swings
+                // (pages the allocator keeps or gives back), which made
+                // the difference negative in some runs.
+                // A server before scrape-time readings samples the gauge
+                // once a second: waited for, so an older binary compares.
+                let memory = || server.used_memory().or_else(|| rss(server.pid()));
+                tokio::time::sleep(Duration::from_millis(1100)).await;
+                let before = memory();
                 let subs = open(&server, opts, kind, n, &events, None).await?;
-                let after = rss(server.pid());
+                tokio::time::sleep(Duration::from_millis(1100)).await;
+                let after = memory();
                 // Not while a snapshot (the preload's, or one the last
                 // run's writes made due) is being written.
                 server.settle()?;

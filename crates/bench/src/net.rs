@@ -244,6 +244,17 @@ impl PodiumServer {
         })
     }
 
+    /// The server's used memory (`podium_used_memory_bytes` in
+    /// `/metrics`: what its allocations hold, counted as they are made),
+    /// `None` from a server that does not count it.
+    pub fn used_memory(&self) -> Option<f64> {
+        let text = http_get(self.http, "/metrics").ok()?;
+        text.lines()
+            .find_map(|l| l.strip_prefix("podium_used_memory_bytes "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|&v| v > 0.0)
+    }
+
     /// Waits until no HTTP connection is open but the one asking:
     /// thousands of an earlier run's subscribers, closing, would still
     /// hold their descriptors when the next run connects its own, past the

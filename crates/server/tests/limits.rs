@@ -1281,7 +1281,10 @@ fn memory_is_broken_down_by_what_holds_it() {
     assert!(grew("keyspace") >= 100_000, "{after:?}");
     assert!(after["podium_mem_event_rings"] > 0, "{after:?}");
     // Two Redis-protocol connections, 16 KiB each way at the least.
-    assert!(after["podium_mem_connections"] >= 2 * (32 << 10), "{after:?}");
+    assert!(
+        after["podium_mem_connections"] >= 2 * (32 << 10),
+        "{after:?}"
+    );
     let sum: u64 = after
         .iter()
         .filter(|(k, _)| k.starts_with("podium_mem_"))

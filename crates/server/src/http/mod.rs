@@ -400,8 +400,12 @@ impl AppState {
         for (name, value) in self.be.storage_gauges() {
             metrics::gauge!(name).set(value);
         }
-        // Eight fixed series: registered once, not per board.
+        // Read now, not at the last second's sample: a client comparing
+        // two scrapes (the events bench's memory per subscriber) sees
+        // what changed in between. The parts are of the same reading.
         let used = podium_core::memory::used();
+        metrics::gauge!("podium_used_memory_bytes").set(used as f64);
+        // Eight fixed series: registered once, not per board.
         for (part, bytes) in self.be.memory_use().with_process_parts().parts(used) {
             metrics::gauge!("podium_memory_bytes", "part" => part).set(bytes as f64);
         }
