@@ -250,6 +250,10 @@ pub fn connection_buffers() -> u64 {
     CONNECTION_BUFFERS.load(Relaxed)
 }
 
+/// Smallest change of a connection's buffers [`ConnBuffers::note`]
+/// passes on: the figure is right to this much a connection.
+const NOTE_GRANULE: u64 = 8 << 10;
+
 /// One connection's share of [`connection_buffers`]: the connection
 /// [`ConnBuffers::note`]s its buffers' capacity after each batch it
 /// serves (the shared counter is written only when that changes, which
@@ -261,7 +265,10 @@ pub struct ConnBuffers(u64);
 impl ConnBuffers {
     pub fn note(&mut self, bytes: usize) {
         let bytes = bytes as u64;
-        if bytes != self.0 {
+        // A read buffer's capacity, seen from where its next request
+        // starts, shrinks a little with every request it consumes: changes
+        // under a granule are not worth a write to the shared counter.
+        if bytes.abs_diff(self.0) >= NOTE_GRANULE || (bytes == 0) != (self.0 == 0) {
             if bytes > self.0 {
                 CONNECTION_BUFFERS.fetch_add(bytes - self.0, Relaxed);
             } else {

@@ -91,6 +91,8 @@ pub struct Keyspace {
     /// `expires.len()`, readable without the lock: most deployments set no
     /// expiry, and then no request touches the mutex.
     expiring: AtomicUsize,
+    /// The last walk of [`Keyspace::heap_bytes`]: when, how long, what.
+    heap_walk: Mutex<Option<(std::time::Instant, std::time::Duration, u64)>>,
 }
 
 impl Keyspace {
@@ -101,6 +103,7 @@ impl Keyspace {
             expiring: AtomicUsize::new(expires.len()),
             expires: Mutex::new(expires),
             strings: Map::default(),
+            heap_walk: Mutex::default(),
         }
     }
 
@@ -141,9 +144,24 @@ impl Keyspace {
 
     /// Heap bytes of the hashes, strings and expiry times: each table's
     /// slots (one control byte and one entry each) and every key's and
-    /// value's bytes. Walks every key: for INFO and the metrics, not for
-    /// requests.
+    /// value's bytes. Walks every key, so INFO and the metrics (which any
+    /// client may ask for in a loop) get the last walk's figure until a
+    /// hundred times its duration has passed: the walks take at most a
+    /// hundredth of a core, and a small keyspace's figure stays current.
     pub fn heap_bytes(&self) -> u64 {
+        let mut last = self.heap_walk.lock();
+        if let Some((at, took, bytes)) = *last {
+            if at.elapsed() < took * 100 {
+                return bytes;
+            }
+        }
+        let start = std::time::Instant::now();
+        let bytes = self.walk_heap_bytes();
+        *last = Some((start, start.elapsed(), bytes));
+        bytes
+    }
+
+    fn walk_heap_bytes(&self) -> u64 {
         fn table<K, V>(capacity: usize) -> usize {
             capacity * (size_of::<(K, V)>() + 1)
         }
