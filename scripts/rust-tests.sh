@@ -14,12 +14,26 @@
 # second time). Each job's output goes to target/test-logs/; a failing
 # job's is printed in full.
 #
+# Other suites that mostly wait on the servers they start (the clients'
+# and the console's) can share the lanes: each `--job NAME COMMAND` before
+# cargo's arguments is one more job, COMMAND run by bash from the
+# repository's root once the tests are built, with its output in
+# target/test-logs/NAME.log like the rest.
+#
 # Arguments are cargo's (workspace, profile, features), e.g.
-#   scripts/rust-tests.sh --workspace --release --features podium-server/external
+#   scripts/rust-tests.sh --job py 'clients/python/run-tests.sh' \
+#       --workspace --release --features podium-server/external
 # RUST_TEST_LANES sets the number of lanes (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 lanes="${RUST_TEST_LANES:-3}"
+extra_names=()
+extra_cmds=()
+while [ "${1:-}" = --job ]; do
+    extra_names+=("$2")
+    extra_cmds+=("$3")
+    shift 3
+done
 logs=target/test-logs
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -42,14 +56,18 @@ for line in sys.stdin:
     print("\t".join([name, os.path.dirname(m["manifest_path"]), m["executable"]]))
 ' > "$jobs_file"
 
-# The slowest binaries start first so the lanes end together; the rest
-# follow in cargo's order.
+# The slowest binaries start first so the lanes end together, then the
+# other suites (each longer than most binaries); the rest follow in
+# cargo's order.
 slow=(backend_faults limits resp_clients resp_script_sandbox backend_serve backend_conformance chaos crash)
 ordered="$logs/ordered.tsv"
 : > "$ordered"
 for s in "${slow[@]}"; do grep -P "\\.test\\.$s\\t" "$jobs_file" >> "$ordered" || true; done
-cut -f1 "$ordered" > "$logs/slow-names"
-grep -v -F -f "$logs/slow-names" "$jobs_file" >> "$ordered" || true
+for i in "${!extra_names[@]}"; do
+    printf '%s\t.\tjob:%s\n' "${extra_names[$i]}" "$i" >> "$ordered"
+done
+awk -F'\t' 'NR == FNR { first[$1] = 1; next } !($1 in first)' "$ordered" "$jobs_file" > "$ordered.rest"
+cat "$ordered.rest" >> "$ordered"
 printf 'doctests\t.\t-\n' >> "$ordered"
 
 run_job() {
@@ -57,6 +75,8 @@ run_job() {
     if [ "$name" = doctests ]; then
         # A documentation test is named "<file> - <item> (line <n>)".
         cargo test "${cargo_args[@]}" -- ' (line ' > "$logs/$name.log" 2>&1 || status=$?
+    elif [ "${exe#job:}" != "$exe" ]; then
+        bash -c "${extra_cmds[${exe#job:}]}" > "$logs/$name.log" 2>&1 || status=$?
     else
         (cd "$dir" && "$exe") > "$logs/$name.log" 2>&1 || status=$?
     fi

@@ -150,33 +150,29 @@ tests/openapi/run-tests.sh > "$st_log" 2>&1 &
 st=$!
 failed=()
 
-echo "== cargo test"
+echo "== cargo test, the clients' and the console's tests"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
-# Three test binaries at a time (scripts/rust-tests.sh says why).
-bash scripts/rust-tests.sh --workspace --release --features podium-server/external ||
-    failed+=("Rust tests")
-phase "cargo test (schemathesis beside it)"
-
-echo "== Python client (clients/python: mypy --strict, pytest)"
-# A virtualenv of its own under target/ (never committed); the tests start
-# the release `podium` the cargo tests above built, and a redis-server for
-# the subset run on the Redis backend (required here: installed above).
-PODIUM_TEST_REDIS=require clients/python/run-tests.sh || failed+=("Python client")
-
-echo "== TypeScript client (clients/typescript: tsc --strict, node --test)"
-# Its dev dependencies from its lock file, under clients/typescript/node_modules
-# (never committed); the tests start the release `podium`.
-PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh ||
-    failed+=("TypeScript client")
-
-echo "== Web console (tests/console: headless Chromium against podium serve)"
-# playwright-core from its lock file under tests/console/node_modules (never
-# committed), driving Debian's chromium installed above; the test starts the
-# release `podium` (with the console compiled in) and, when redis-server is
-# there, runs its read pages again on the Redis backend.
-PODIUM_TEST_BROWSER=require tests/console/run-tests.sh || failed+=("web console")
-phase "clients and console"
+# Three jobs at a time (scripts/rust-tests.sh says why); the clients' and
+# the console's suites are jobs in the same lanes, as they too mostly wait
+# on the servers they start:
+# - the Python client (clients/python: mypy --strict, pytest) in a
+#   virtualenv of its own under target/ (never committed), and the
+#   TypeScript client (clients/typescript: tsc --strict, node --test) with
+#   its dev dependencies from its lock file: both start the release
+#   `podium` built above, and a redis-server for the subset run on the
+#   Redis backend (required here: installed above);
+# - the web console (tests/console: headless Chromium against podium
+#   serve): playwright-core from its lock file driving Debian's chromium;
+#   the test starts the release `podium` (with the console compiled in)
+#   and runs its read pages again on the Redis backend.
+bash scripts/rust-tests.sh \
+    --job clients.python 'PODIUM_TEST_REDIS=require clients/python/run-tests.sh' \
+    --job clients.typescript 'PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh' \
+    --job web.console 'PODIUM_TEST_BROWSER=require tests/console/run-tests.sh' \
+    --workspace --release --features podium-server/external ||
+    failed+=("tests")
+phase "tests (schemathesis beside them)"
 
 echo "== OpenAPI document (tests/openapi: schemathesis --checks all)"
 wait "$st" || failed+=("OpenAPI document")
