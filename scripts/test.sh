@@ -111,10 +111,14 @@ install_chromium() {
 # What the tests need beyond Rust is installed in the background while
 # fmt and clippy run (downloads, not compiling): redis-server, redis-cli
 # and redis-py for the Redis-protocol tests, the leaderboard libraries
-# they run unchanged, Chromium for the browser tests.
+# they run unchanged, Chromium for the browser tests, and the Python
+# client's virtualenv and the TypeScript client's and the console's
+# node_modules (their suites' `--prepare`).
 mkdir -p target
 deps_log=target/test-deps.log
-( install_redis && install_node_leaderboard && install_node_redis_rank && install_chromium ) > "$deps_log" 2>&1 &
+( install_redis && install_node_leaderboard && install_node_redis_rank && install_chromium &&
+    clients/python/run-tests.sh --prepare && clients/typescript/run-tests.sh --prepare &&
+    tests/console/run-tests.sh --prepare ) > "$deps_log" 2>&1 &
 deps=$!
 
 echo "== cargo fmt --check"

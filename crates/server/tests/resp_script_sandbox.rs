@@ -217,9 +217,13 @@ fn hostile_scripts_are_contained_whatever_the_key() {
         for script in hostile {
             let started = Instant::now();
             let r = eval(&mut c, script, &["0"]);
-            // Within the hard limit (2 s here) and a margin.
+            // Within the hard limit (2 s here) and a margin wide enough
+            // for a loaded machine: beside the memory limits' tests the
+            // 300 MB table.concat, 0.7 s alone, once took 12 s. The
+            // scripts the time limit stops run for minutes or for ever
+            // without it.
             assert!(
-                started.elapsed() < Duration::from_secs(8),
+                started.elapsed() < Duration::from_secs(30),
                 "{key}: {script}: {:?}",
                 started.elapsed()
             );
