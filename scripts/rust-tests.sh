@@ -14,8 +14,8 @@
 # second time). Each job's output goes to target/test-logs/; a failing
 # job's is printed in full.
 #
-# Other suites that mostly wait on the servers they start (the clients'
-# and the console's) can share the lanes: each `--job NAME COMMAND` before
+# Other suites (the clients' and the console's) can share the lanes:
+# each `--job NAME COMMAND` before
 # cargo's arguments is one more job, COMMAND run by bash from the
 # repository's root once the tests are built, with its output in
 # target/test-logs/NAME.log like the rest.

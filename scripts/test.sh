@@ -109,7 +109,8 @@ install_chromium() {
 
 
 # What the tests need beyond Rust is installed in the background while
-# fmt and clippy run (downloads, not compiling): redis-server, redis-cli
+# fmt and clippy run (mostly downloads; the virtualenv's pip takes some
+# CPU that clippy then shares): redis-server, redis-cli
 # and redis-py for the Redis-protocol tests, the leaderboard libraries
 # they run unchanged, Chromium for the browser tests, and the Python
 # client's virtualenv and the TypeScript client's and the console's
@@ -158,8 +159,9 @@ echo "== cargo test, the clients' and the console's tests"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
 # Three jobs at a time (scripts/rust-tests.sh says why); the clients' and
-# the console's suites are jobs in the same lanes, as they too mostly wait
-# on the servers they start:
+# the console's suites are jobs in the same lanes rather than a phase of
+# their own after them (the lanes are then busy on both cores, 4% idle,
+# so more lanes would not be faster):
 # - the Python client (clients/python: mypy --strict, pytest) in a
 #   virtualenv of its own under target/ (never committed), and the
 #   TypeScript client (clients/typescript: tsc --strict, node --test) with
