@@ -11,8 +11,8 @@
 # documentation tests run as one more job: `cargo test` again with a
 # filter only their names match (`cargo test --doc` alone resolves
 # features without the dev-dependencies' and would build the workspace a
-# second time). Each job's output goes to target/test-logs/; a failing
-# job's is printed in full.
+# second time). Each job's output goes to target/test-logs/; the summary
+# lines of every job are printed at the end, a failing job's log in full.
 #
 # Other suites (the clients' and the console's) can share the lanes:
 # each `--job NAME COMMAND` before
@@ -98,6 +98,21 @@ done < "$ordered"
 wait
 
 sort -rn "$logs/durations" | head -12 | sed 's/^/   slowest: /'
+
+# Each job's own summary (cargo's "test result:" lines, pytest's "N passed",
+# node's "# pass N" and "# fail N"), so the run's output shows what ran and
+# not only that the jobs exited 0.
+echo "== what each job ran"
+while IFS=$'\t' read -r name _ _; do
+    [ -f "$logs/$name.log" ] || continue
+    # The documentation tests' job runs every test binary with a filter
+    # none of their tests match: those binaries' empty results are left out.
+    grep -E '^test result:|^[0-9]+ passed|^=+ .*[0-9]+ (passed|failed)|^# (pass|fail) [0-9]+$' "$logs/$name.log" |
+        grep -vE '^test result: ok\. 0 passed; 0 failed; 0 ignored; 0 measured; [1-9][0-9]* filtered out' |
+        sed "s/^/   $name: /" || true
+done < "$ordered" | tee "$logs/summary"
+awk '{ for (i = 1; i < NF; i++) if ($(i + 1) ~ /^passed/ && $i ~ /^[0-9]+$/) n += $i; if ($2 == "#" && $3 == "pass") n += $4 }
+     END { print "   " n " tests passed in all" }' "$logs/summary"
 if [ -s "$logs/failed" ]; then
     while read -r _ name _; do
         echo "===== $name"
