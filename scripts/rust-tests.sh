@@ -7,7 +7,10 @@
 # idle under plain `cargo test`: on two cores, three lanes take about half
 # the time of one (376 s → 193 s), two lanes two thirds. Builds once with
 # cargo (`--no-run`), reads the test executables from cargo's JSON
-# messages, and runs each from its package's directory as cargo would. The
+# messages, and runs each from its package's directory as cargo would; a
+# test binary named `integration` (one module per subject) is run once per
+# top-level module, with exactly that module's tests, as if each module
+# were a binary of its own. The
 # documentation tests run as one more job: `cargo test` again with a
 # filter only their names match (`cargo test --doc` alone resolves
 # features without the dev-dependencies' and would build the workspace a
@@ -41,7 +44,7 @@ mkdir -p "$logs"
 jobs_file="$logs/jobs.tsv"
 cargo test "$@" --no-run --message-format=json-render-diagnostics |
     python3 -c '
-import json, os, sys
+import json, os, subprocess, sys
 for line in sys.stdin:
     try:
         m = json.loads(line)
@@ -52,8 +55,21 @@ for line in sys.stdin:
     if not m["profile"]["test"]:
         continue
     kind = m["target"]["kind"][0]
-    name = m["package_id"].split("#")[0].rsplit("/", 1)[-1] + "." + kind + "." + m["target"]["name"]
-    print("\t".join([name, os.path.dirname(m["manifest_path"]), m["executable"]]))
+    package = m["package_id"].split("#")[0].rsplit("/", 1)[-1]
+    cwd = os.path.dirname(m["manifest_path"])
+    if kind == "test" and m["target"]["name"] == "integration":
+        # One job per top-level module, running exactly its tests.
+        listing = subprocess.run([m["executable"], "--list", "--format", "terse"],
+                                 cwd=cwd, capture_output=True, text=True, check=True).stdout
+        modules = {}
+        for entry in listing.splitlines():
+            if entry.endswith(": test"):
+                test = entry[: -len(": test")]
+                modules.setdefault(test.split("::")[0], []).append(test)
+        for module, tests in modules.items():
+            print("\t".join([package + ".test." + module, cwd, m["executable"], " ".join(tests)]))
+        continue
+    print("\t".join([package + "." + kind + "." + m["target"]["name"], cwd, m["executable"]]))
 ' > "$jobs_file"
 
 # The slowest binaries start first so the lanes end together, then the
@@ -71,16 +87,24 @@ cat "$ordered.rest" >> "$ordered"
 printf 'doctests\t.\t-\n' >> "$ordered"
 
 run_job() {
-    local name="$1" dir="$2" exe="$3" start=$SECONDS status=0
+    local name="$1" dir="$2" exe="$3" tests="$4" start=$SECONDS status=0
     if [ "$name" = doctests ]; then
         # A documentation test is named "<file> - <item> (line <n>)".
         cargo test "${cargo_args[@]}" -- ' (line ' > "$logs/$name.log" 2>&1 || status=$?
     elif [ "${exe#job:}" != "$exe" ]; then
         bash -c "${extra_cmds[${exe#job:}]}" > "$logs/$name.log" 2>&1 || status=$?
     else
-        (cd "$dir" && "$exe") > "$logs/$name.log" 2>&1 || status=$?
+        # shellcheck disable=SC2086 # the test names are words
+        (cd "$dir" && "$exe" ${tests:+--exact $tests}) > "$logs/$name.log" 2>&1 || status=$?
     fi
-    printf '%4ds  %s\n' $((SECONDS - start)) "$name" >> "$logs/durations"
+    # CPU time of the job and what it waited for (servers it started and
+    # reaped included): on two cores the lanes are CPU-bound, so this is
+    # what a job costs the run, more than its wall time.
+    # (`times` into a file: in a pipe or $(...) it would report a subshell.)
+    local cpu
+    times > "$logs/$name.times"
+    cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); t += p[1] * 60 + p[2] } printf "%d", t }' "$logs/$name.times")
+    printf '%4ds %4ds cpu  %s\n' $((SECONDS - start)) "$cpu" "$name" >> "$logs/durations"
     if [ "$status" -ne 0 ]; then
         echo "FAILED: $name (exit $status)" >> "$logs/failed"
     fi
@@ -89,15 +113,17 @@ run_job() {
 cargo_args=("$@")
 
 running=0
-while IFS=$'\t' read -r name dir exe; do
+while IFS=$'\t' read -r name dir exe tests; do
     if [ "$running" -ge "$lanes" ]; then wait -n; running=$((running - 1)); fi
     echo "   $name"
-    run_job "$name" "$dir" "$exe" < /dev/null &
+    run_job "$name" "$dir" "$exe" "$tests" < /dev/null &
     running=$((running + 1))
 done < "$ordered"
 wait
 
 sort -rn "$logs/durations" | head -12 | sed 's/^/   slowest: /'
+sort -k2 -rn "$logs/durations" | head -12 | sed 's/^/   most CPU: /'
+awk '{ w += $1; c += $2 } END { printf "   in all: %d s of wall time in the jobs, %d s of CPU\n", w, c }' "$logs/durations"
 
 # Each job's own summary (cargo's "test result:" lines, pytest's "N passed",
 # node's "# pass N" and "# fail N"), so the run's output shows what ran and

@@ -14,7 +14,7 @@ phase_start=$SECONDS
 timings=()
 phase() { timings+=("$(printf "%4ds  %s" $((SECONDS - phase_start)) "$1")"); phase_start=$SECONDS; }
 
-# The Redis-protocol tests (crates/server/tests/resp_*.rs) diff podium's
+# The Redis-protocol tests (crates/server/tests/integration/resp_*.rs) diff podium's
 # replies against a real redis-server and drive it with redis-cli and
 # redis-py. Install them when missing; the tests start their own servers.
 install_redis() {
@@ -31,20 +31,20 @@ install_redis() {
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'redis>=5' 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'redis>=5'
     fi
-    # The MessagePack-RPC test (crates/server/tests/rpc_python.rs) drives podium
+    # The MessagePack-RPC test (crates/server/tests/integration/rpc_python.rs) drives podium
     # with the `msgpack` package's Packer/Unpacker, a client podium did not write.
     if ! python3 -c 'import msgpack' >/dev/null 2>&1; then
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet msgpack 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages msgpack
     fi
-    # /metrics read by Prometheus's own parser (crates/server/tests/metrics_python.rs).
+    # /metrics read by Prometheus's own parser (crates/server/tests/integration/metrics_python.rs).
     if ! python3 -c 'import prometheus_client' >/dev/null 2>&1; then
         PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet 'prometheus_client>=0.20' 2>/dev/null ||
             PIP_ROOT_USER_ACTION=ignore python3 -m pip install --quiet --break-system-packages 'prometheus_client>=0.20'
     fi
     # redis-py's own test suite (tests/ of its source distribution, which
     # PyPI's wheel leaves out), run against podium and redis-server by
-    # crates/server/tests/resp_clients.rs; it imports the `redis` package
+    # crates/server/tests/integration/resp_clients.rs; it imports the `redis` package
     # beside it, so the client is the version the tests were written for.
     local suite=target/redis-py
     if [ ! -f "$suite/redis-5.2.1/tests/test_commands.py" ]; then

@@ -2,7 +2,7 @@
 //! (a thread on a std socket): answers out of order, errors, a connection
 //! that breaks with calls in flight, oversized and dribbled responses, and
 //! the blocking wrapper. podium itself is driven by the client in
-//! `crates/server/tests/cli.rs`, where Cargo provides the `podium` binary.
+//! `crates/server/tests/integration/cli.rs`, where Cargo provides the `podium` binary.
 
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};

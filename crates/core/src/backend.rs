@@ -31,7 +31,7 @@ pub type Imported = Result<(), ErrorBody>;
 /// Every docs/spec.md §2 operation, whatever holds the data.
 ///
 /// Semantics (validation order, error codes, tie order, rank modes) are the
-/// embedded engine's: `crates/server/tests/backend_conformance/` runs the same
+/// embedded engine's: `crates/server/tests/integration/backend_conformance/` runs the same
 /// sequences against every implementation and requires identical results.
 #[async_trait]
 pub trait Backend: Send + Sync {

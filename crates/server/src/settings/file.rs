@@ -71,7 +71,7 @@ mod tests {
     /// fill in — a key added to [`FileConfig`] fails to compile here until
     /// it is listed, and this test until the example has it — and, as
     /// shipped, resolves into settings: it starts (the binary is started
-    /// with it in tests/startup.rs).
+    /// with it in tests/integration/startup.rs).
     #[test]
     fn the_example_config_names_every_key_and_loads_as_shipped() {
         let text = include_str!("../../../../docs/podium.example.toml");

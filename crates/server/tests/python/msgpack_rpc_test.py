@@ -2,7 +2,7 @@
 the `msgpack` package's Packer and Unpacker over a plain socket, framing
 requests as the MessagePack-RPC spec says ([0, msgid, method, params]).
 
-Usage: msgpack_rpc_test.py HOST:PORT   (run by crates/server/tests/rpc.rs)
+Usage: msgpack_rpc_test.py HOST:PORT   (run by crates/server/tests/integration/rpc.rs)
 """
 
 import math

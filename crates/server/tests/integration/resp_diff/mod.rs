@@ -18,8 +18,7 @@
 //! against a second redis-server instead of podium (the harness checking
 //! itself).
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 mod bad_input;
 mod blocking;

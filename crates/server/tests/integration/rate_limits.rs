@@ -6,7 +6,7 @@
 //! acknowledged write present afterwards. The limits are per hour, so no
 //! token comes back while a test runs and nothing depends on timing.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream};

@@ -7,10 +7,10 @@
 //! ([`redis`]); `podium bench` at smoke scale ([`bench`]). Here: the
 //! binary under test, its serve command line and the one-shot runs of it.
 //!
-//! A test binary declares `mod support;` (or `#[path = "../support/mod.rs"]`
-//! from a directory of its own) and uses the parts it needs.
+//! The integration binary declares `mod support;`; each test module
+//! uses the parts it needs (`use crate::support;`).
 
-#![allow(dead_code)] // each test binary uses its own subset
+#![allow(dead_code)] // without `external`, the modules using some parts are left out
 
 pub mod bench;
 pub mod http;

@@ -4,7 +4,7 @@
 //! run on a shared machine mean nothing); docs/BENCHMARKS.md has the real
 //! runs.
 
-mod support;
+use crate::support;
 
 use support::bench::*;
 

@@ -21,7 +21,7 @@ use podium_core::error::Code;
 use podium_core::ops;
 use podium_redis::RedisBackend;
 
-mod support;
+use crate::support;
 
 use support::redis::{answers_ping, cli, wait_for, Redis};
 

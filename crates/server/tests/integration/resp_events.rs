@@ -5,7 +5,7 @@
 //! pattern; a refused filter is said on the channel; the forwarder stops
 //! once nobody listens (PUBSUB NUMSUB) and starts again for a newcomer.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -4,7 +4,7 @@
 //! connection limit without a warning and says each listening line once,
 //! with the console's address.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Stdio};

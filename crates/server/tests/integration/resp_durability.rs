@@ -3,7 +3,7 @@
 //! and copies — survives `kill -9`,
 //! and a pipeline batch costs one fsync, not one per command.
 
-mod support;
+use crate::support;
 
 use support::resp::wire::{cmd, Conn};
 use support::resp::Podium;

@@ -23,7 +23,7 @@
 //! server refuses to start there with a clear error, and remounts it
 //! read-write before the restart.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};

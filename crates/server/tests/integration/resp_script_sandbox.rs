@@ -7,7 +7,7 @@
 //! connection), SCRIPT KILL and the time limit stop it, and SIGTERM
 //! stops the server promptly.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

@@ -18,7 +18,7 @@
 //!   another, in order; writes that went unrecorded (the listened marker
 //!   gone) make the subscribers reload.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 use std::process::{Child, Command};

@@ -4,7 +4,7 @@
 //! server exports. Needs python3 with prometheus_client and msgpack (the
 //! `external` feature).
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 use std::time::Duration;

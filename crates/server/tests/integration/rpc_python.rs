@@ -3,7 +3,7 @@
 //! (`tests/python/msgpack_rpc_test.py`). Needs python3 with msgpack (the
 //! `external` feature).
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 

@@ -13,7 +13,7 @@
 //! installed: `scripts/test.sh` installs them; without them these tests
 //! fail and say so.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! after a recovery that takes a while, and `podium backup` /
 //! `podium restore` while writes go on, compared by export.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

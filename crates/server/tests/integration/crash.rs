@@ -7,7 +7,7 @@
 //! and a log that failed on exhausted file descriptors recovers by itself
 //! once they are back, losing no acknowledged write.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! limit ends that one; under `kill -9` a script's writes are recovered
 //! all or none, and every acknowledged script's are there.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -8,7 +8,7 @@
 //! (`CARGO_BIN_EXE_podium`) to this package's tests only: typed calls,
 //! pipelining, errors, auth, a large export, clients on several tasks.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Stdio};
 
@@ -19,7 +19,7 @@ use support::{bin, run_to_end};
 
 impl Podium {
     /// A `podium-client` connection to the server's RPC port.
-    fn client(&self) -> blocking::Client {
+    fn blocking_client(&self) -> blocking::Client {
         blocking::Client::connect(self.rpc.as_str()).expect("connecting to podium's RPC port")
     }
 }
@@ -43,7 +43,7 @@ fn round_trip(srv: &Podium, conn: &[&str]) {
         let refs: Vec<&str> = v.iter().map(String::as_str).collect();
         run_to_end(&refs)
     };
-    let c = srv.client();
+    let c = srv.blocking_client();
 
     let (st, out) = run(&["submit", "week 1", "alice", "1200", "--name", "Alice"]);
     assert!(st.success(), "{out}");
@@ -151,7 +151,7 @@ fn submit_top_import_export_round_trip_over_http() {
 #[test]
 fn watch_follows_the_top_places_and_a_member_live() {
     let srv = Podium::start(&[]);
-    let c = srv.client();
+    let c = srv.blocking_client();
     let sub = |m: &str, s: f64| {
         c.submit("b", &Submission::new(m, s)).expect("submit");
     };
@@ -404,7 +404,7 @@ fn search_finds_imported_names_over_rpc_and_http() {
 #[test]
 fn client_typed_calls_against_podium() {
     let srv = Podium::start(&[]);
-    let c = srv.client();
+    let c = srv.blocking_client();
     let info = c
         .board_create("laps", Value::Map(vec![("order".into(), "asc".into())]))
         .unwrap();
@@ -565,7 +565,7 @@ fn client_pipelines_writes_in_order_and_exports_large_boards() {
 #[test]
 fn client_limits_response_size() {
     let srv = Podium::start(&[]);
-    let c = srv.client();
+    let c = srv.blocking_client();
     let batch: Vec<Submission> = (0..20_000)
         .map(|i| Submission::new(format!("member-{i}"), i as f64))
         .collect();
@@ -642,7 +642,7 @@ fn out_of_range_padded_and_repeated_input_is_refused() {
             "{out}"
         );
         assert!(out.contains("key \"score\" is repeated"), "{out}");
-        assert_eq!(members_of(&srv.client(), board), 2, "only c3 and n3");
+        assert_eq!(members_of(&srv.blocking_client(), board), 2, "only c3 and n3");
     }
 }
 
@@ -1120,7 +1120,7 @@ fn members_named_dot_and_dot_dot_over_rpc_and_http() {
         assert!(!st.success() && out.contains("member_not_found"), "{out}");
     }
 
-    let c = srv.client();
+    let c = srv.blocking_client();
     c.submit_many(
         "rust-dots",
         &[

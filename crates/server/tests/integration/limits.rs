@@ -3,7 +3,7 @@
 //! bystander connection keeps working, the process's resident size stays
 //! within the memory budget, and every acknowledged write is still there.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, TcpStream, UdpSocket};

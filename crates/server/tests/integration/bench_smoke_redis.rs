@@ -1,7 +1,7 @@
 //! `podium bench` end to end at a tiny scale with Redis beside podium: the
 //! network scenarios also measure redis-server (the `external` feature).
 
-mod support;
+use crate::support;
 
 use support::bench::*;
 

@@ -6,8 +6,7 @@
 //! subscriptions, and the durability of an acknowledged write across
 //! `kill -9`.
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 mod events;
 mod methods;

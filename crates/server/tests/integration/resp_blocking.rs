@@ -3,7 +3,7 @@
 //! MessagePack-RPC submit; 10,000 blocked clients cost little memory each
 //! and one write wakes exactly one of them.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;

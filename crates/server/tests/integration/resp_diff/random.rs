@@ -837,7 +837,7 @@ fn random_run(pair: &Pair, seed: u64, n: usize, proto: u8) -> Result<(), String>
                     .map(|(k, c)| format!("      #{} {}", from + k, clip(&show_args(c))))
                     .collect();
                 let m = format!(
-                    "random differential test, resp{proto}: seed {seed}, command #{idx} of {n}: {}\n    redis:  {}\n    podium: {}\n    preceding commands:\n{}\n    (rerun: RESP_DIFF_SEED={seed} cargo test -p podium-server --release --test resp_diff random)",
+                    "random differential test, resp{proto}: seed {seed}, command #{idx} of {n}: {}\n    redis:  {}\n    podium: {}\n    preceding commands:\n{}\n    (rerun: RESP_DIFF_SEED={seed} cargo test -p podium-server --release --test integration resp_diff::random)",
                     clip(&show_args(c)),
                     clip(&show(&r)),
                     clip(&show(&p)),

@@ -26,8 +26,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use serde_json::json;
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 mod archives;
 mod batches;

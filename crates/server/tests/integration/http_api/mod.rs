@@ -2,8 +2,7 @@
 //! binary, real requests, every route and every error code a client can
 //! provoke, API-key scopes, and durability across a graceful restart.
 
-#[path = "../support/mod.rs"]
-mod support;
+use crate::support;
 
 mod access;
 mod boards;
