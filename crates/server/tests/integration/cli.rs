@@ -642,7 +642,11 @@ fn out_of_range_padded_and_repeated_input_is_refused() {
             "{out}"
         );
         assert!(out.contains("key \"score\" is repeated"), "{out}");
-        assert_eq!(members_of(&srv.blocking_client(), board), 2, "only c3 and n3");
+        assert_eq!(
+            members_of(&srv.blocking_client(), board),
+            2,
+            "only c3 and n3"
+        );
     }
 }
 
