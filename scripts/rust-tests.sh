@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The workspace's Rust tests, as `cargo test` runs them, but three test
-# binaries at a time instead of one after the other.
+# binaries (or integration modules) at a time instead of one after the
+# other.
 #
-# Most of the integration binaries spend their time waiting on the servers
-# they start (timeouts, fsyncs, restarts, redis-server), so a core sits
+# Many integration tests spend their time waiting on the servers they
+# start (timeouts, fsyncs, restarts, redis-server), so a core sits
 # idle under plain `cargo test`: on two cores, three lanes take about half
 # the time of one (376 s → 193 s), two lanes two thirds. Builds once with
 # cargo (`--no-run`), reads the test executables from cargo's JSON

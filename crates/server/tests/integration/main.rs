@@ -1,10 +1,10 @@
 //! podium-server's integration tests, one module per subject, in one test
-//! binary: each module was a binary of its own, and linking 23 binaries
-//! against the whole server took longer than running most of them. Every
-//! test starts the real `podium` binary (or the library's parts) on free
-//! ports; none shares state with another beyond the machine, so
-//! scripts/rust-tests.sh runs the modules as separate processes side by
-//! side (`integration <module>::`), as `cargo test` runs them as threads.
+//! binary: each test binary links the whole server and its dependencies,
+//! and as 23 binaries they took a sixth of a fresh release build of the
+//! tests. Every test starts the real `podium` binary (or the library's
+//! parts) on free ports and shares nothing with another beyond the
+//! machine, so scripts/rust-tests.sh runs each module as a process of its
+//! own, side by side, where `cargo test` runs them all as threads of one.
 //!
 //! The modules behind the `external` feature need programs beyond the Rust
 //! toolchain (redis-server, redis-cli, Python with redis-py and msgpack,
