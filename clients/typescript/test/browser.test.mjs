@@ -149,6 +149,8 @@ test("the client runs in a real browser (headless Chromium)", async (t) => {
   const profile = mkdtempSync(join(tmpdir(), "podium-chromium-"));
   const browser = spawn(exe, [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+    // Nothing of its own on the network (this machine's is closed).
+    "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--remote-debugging-port=0", "--user-data-dir=" + profile, origin + "/",
   ], { stdio: ["ignore", "ignore", "pipe"] });
   browser.stderr.on("data", (d) => { stderr = (stderr + d).slice(-4000); });
