@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
-# The workspace's Rust tests, as `cargo test` runs them, but four test
+# The workspace's Rust tests, as `cargo test` runs them, but three test
 # binaries (or integration modules) at a time instead of one after the
 # other.
 #
 # Many integration tests spend their time waiting on the servers they
 # start (timeouts, fsyncs, restarts, redis-server), so a core sits
-# idle under plain `cargo test`: on two cores, three lanes took about half
-# the time of one (376 s → 193 s), two lanes two thirds; with the clients'
-# suites among the jobs, a fourth lane fills what some jobs leave idle
-# (whole lanes phase 276 s → 258 s; the jobs used 1.4 of the two cores
-# with three). Builds once with
+# idle under plain `cargo test`: on two cores, three lanes take about half
+# the time of one (376 s → 193 s), two lanes two thirds. Builds once with
 # cargo (`--no-run`), reads the test executables from cargo's JSON
 # messages, and runs each from its package's directory as cargo would; a
 # test binary named `integration` (one module per subject) is run once per
@@ -30,10 +27,10 @@
 # Arguments are cargo's (workspace, profile, features), e.g.
 #   scripts/rust-tests.sh --job py 'clients/python/run-tests.sh' \
 #       --workspace --release --features podium-server/external
-# RUST_TEST_LANES sets the number of lanes (default 4).
+# RUST_TEST_LANES sets the number of lanes (default 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-lanes="${RUST_TEST_LANES:-4}"
+lanes="${RUST_TEST_LANES:-3}"
 extra_names=()
 extra_cmds=()
 while [ "${1:-}" = --job ]; do
@@ -102,7 +99,7 @@ run_job() {
         (cd "$dir" && "$exe" ${tests:+--exact $tests}) > "$logs/$name.log" 2>&1 || status=$?
     fi
     # CPU time of the job and what it waited for (servers it started and
-    # reaped included): on two cores the lanes are mostly CPU-bound, so this is
+    # reaped included): on two cores the lanes are CPU-bound, so this is
     # what a job costs the run, more than its wall time.
     # (`times` into a file: in a pipe or $(...) it would report a subshell.)
     local cpu

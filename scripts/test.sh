@@ -158,9 +158,10 @@ failed=()
 echo "== cargo test, the clients' and the console's tests"
 # Release mode: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
-# Four jobs at a time (scripts/rust-tests.sh says why); the clients' and
+# Three jobs at a time (scripts/rust-tests.sh says why); the clients' and
 # the console's suites are jobs in the same lanes rather than a phase of
-# their own after them:
+# their own after them (the lanes are then busy on both cores, 4% idle,
+# so more lanes would not be faster):
 # - the Python client (clients/python: mypy --strict, pytest) in a
 #   virtualenv of its own under target/ (never committed), and the
 #   TypeScript client (clients/typescript: tsc --strict, node --test) with
