@@ -10,6 +10,7 @@
 //! writes, and compared byte for byte (RESP2 arrays, RESP3 pushes).
 
 use super::*;
+use std::time::Instant;
 
 /// The channel of the marker that ends each batch of events.
 const MARK: &str = "zz-mark";
@@ -43,6 +44,11 @@ fn missing(r: &[u8]) -> bool {
 /// lines) and on the marker channel.
 fn subscriber(d: &mut Diff, subs: &[&str]) -> (Conn, Conn) {
     let mut pair = second(d);
+    // The previous group's subscriber, just dropped, is counted by a
+    // server until it has read the close: the marker's PUBLISH would then
+    // count it on one server and not the other.
+    no_marker_subscriber(&mut pair.0);
+    no_marker_subscriber(&mut pair.1);
     for line in subs.iter().copied().chain([&*format!("SUBSCRIBE {MARK}")]) {
         let a = cmd(line);
         pair.0.send(&a).expect("writing to redis");
@@ -55,6 +61,15 @@ fn subscriber(d: &mut Diff, subs: &[&str]) -> (Conn, Conn) {
         }
     }
     pair
+}
+
+/// Waits (up to 10 s) until no connection is subscribed to the marker.
+fn no_marker_subscriber(c: &mut Conn) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let numsub = cmd(&format!("PUBSUB NUMSUB {MARK}"));
+    while !c.call(&numsub).ends_with(b":0\r\n") && Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(10));
+    }
 }
 
 fn read_n(c: &mut Conn, n: usize) -> Vec<u8> {
