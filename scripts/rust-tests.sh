@@ -99,8 +99,9 @@ run_job() {
         (cd "$dir" && "$exe" ${tests:+--exact $tests}) > "$logs/$name.log" 2>&1 || status=$?
     fi
     # CPU time of the job and what it waited for (servers it started and
-    # reaped included): on two cores the lanes are CPU-bound, so this is
-    # what a job costs the run, more than its wall time.
+    # reaped included): the jobs keep most of the two cores busy (1.4–1.7
+    # of them), so this is what a job costs the run, more than its wall
+    # time.
     # (`times` into a file: in a pipe or $(...) it would report a subshell.)
     local cpu
     times > "$logs/$name.times"
