@@ -90,24 +90,29 @@ impl Outbox {
         }
     }
 
-    fn push(&self, msg: Msg) {
+    /// Queues `msg`; whether it was queued. A subscriber cut off is no
+    /// longer counted as a receiver, though its connection may not have
+    /// noticed yet (as in Redis, where it is gone before the next command).
+    fn push(&self, msg: Msg) -> bool {
         if self.overflowed.load(Ordering::Relaxed) {
-            return;
+            return false;
         }
         let mut q = self.queue.lock();
         let cost = msg.cost();
-        if q.bytes + cost > OUTBOX_LIMIT {
+        let queued = q.bytes + cost <= OUTBOX_LIMIT;
+        if queued {
+            q.bytes += cost;
+            q.msgs.push_back(msg);
+        } else {
             // The connection is closed: what it had queued goes now, not
             // when the connection notices.
             self.overflowed.store(true, Ordering::Relaxed);
             *q = Queue::default();
-        } else {
-            q.bytes += cost;
-            q.msgs.push_back(msg);
         }
         self.queued.store(q.msgs.len(), Ordering::Release);
         drop(q);
         self.ready.notify_one();
+        queued
     }
 
     /// Whether the subscriber fell [`OUTBOX_LIMIT`] behind: it must be
@@ -211,12 +216,11 @@ impl Hub {
         let mut n = 0;
         if let Some(subs) = inner.channels.get(channel) {
             for o in subs {
-                o.push(Msg {
+                n += i64::from(o.push(Msg {
                     pattern: None,
                     channel: channel.clone(),
                     payload: payload.clone(),
-                });
-                n += 1;
+                }));
             }
         }
         for (pat, subs) in &inner.patterns {
@@ -224,12 +228,11 @@ impl Hub {
                 continue;
             }
             for o in subs {
-                o.push(Msg {
+                n += i64::from(o.push(Msg {
                     pattern: Some(pat.clone()),
                     channel: channel.clone(),
                     payload: payload.clone(),
-                });
-                n += 1;
+                }));
             }
         }
         n
@@ -312,15 +315,17 @@ mod tests {
         hub.subscribe(&b("c"), false, &o);
         let payload = Bytes::from(vec![b'x'; 1 << 20]);
         for _ in 0..31 {
-            hub.publish(&b("c"), &payload);
+            assert_eq!(hub.publish(&b("c"), &payload), 1);
         }
         assert!(!o.overflowed());
         assert!(o.queued_bytes() < OUTBOX_LIMIT);
-        hub.publish(&b("c"), &payload);
+        // The message that overflows is not delivered, and the subscriber
+        // no longer counts as a receiver while its connection closes.
+        assert_eq!(hub.publish(&b("c"), &payload), 0);
         assert!(o.overflowed());
         assert_eq!(o.queued_bytes(), 0);
         // Later messages are not kept either.
-        hub.publish(&b("c"), &payload);
+        assert_eq!(hub.publish(&b("c"), &payload), 0);
         assert_eq!(o.queued_bytes(), 0);
     }
 }
