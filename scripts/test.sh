@@ -125,16 +125,23 @@ deps=$!
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 
+# One profile for clippy and the tests (their build scripts and proc
+# macros are built once): Cargo.toml's `ci`, the release profile without
+# its ThinLTO pass, which only costs CPU here. The suites below drive the
+# `podium` it builds.
+profile=ci
+export PODIUM_BIN="$PWD/target/$profile/podium"
+
 echo "== cargo clippy"
-cargo clippy --workspace --all-targets --release --features podium-server/external -- -D warnings
+cargo clippy --workspace --all-targets --profile "$profile" --features podium-server/external -- -D warnings
 phase "fmt and clippy"
 
-# The release build of every test, apart from running them: the suites
+# The optimized build of every test, apart from running them: the suites
 # below all drive the `podium` binary it makes. (Beside clippy it took
 # longer in all: two cores, both busy either way.)
-echo "== release build of the tests"
-cargo test --workspace --release --features podium-server/external --no-run
-phase "release build"
+echo "== optimized build of the tests"
+cargo test --workspace --profile "$profile" --features podium-server/external --no-run
+phase "optimized build"
 
 echo "== test dependencies (redis-server, redis-cli, redis-py, the leaderboard libraries, chromium)"
 if ! wait "$deps"; then
@@ -147,7 +154,7 @@ phase "waiting for the test dependencies"
 # The OpenAPI document's suite (tests/openapi: schemathesis --checks all,
 # pinned in tests/openapi/requirements.txt, in a virtualenv under target/,
 # against fresh data directories without API keys and with them, side by
-# side) drives the release `podium` just built from one Python process
+# side) drives the `podium` just built from one Python process
 # mostly waiting on the server: it runs in the background from here on,
 # its output printed at the end.
 st_log=target/schemathesis.log
@@ -156,28 +163,29 @@ st=$!
 failed=()
 
 echo "== cargo test, the clients' and the console's tests"
-# Release mode: the property tests run thousands of operations per case.
+# Optimized: the property tests run thousands of operations per case.
 # `external` adds the test binaries that need what was installed above.
-# Three jobs at a time (scripts/rust-tests.sh says why); the clients' and
+# Three jobs at a time, and the jobs that mostly wait in a lane of their
+# own beside them (scripts/rust-tests.sh says why); the clients' and
 # the console's suites are jobs in the same lanes rather than a phase of
-# their own after them (a fourth lane was faster alone, 258 s against
-# 276 s, but in a fresh-clone run a Redis-backend command then waited
-# past its timeout):
+# their own after them (a fourth lane for every job was faster alone, 258 s
+# against 276 s, but in a fresh-clone run a Redis-backend command then
+# waited past its timeout):
 # - the Python client (clients/python: mypy --strict, pytest) in a
 #   virtualenv of its own under target/ (never committed), and the
 #   TypeScript client (clients/typescript: tsc --strict, node --test) with
-#   its dev dependencies from its lock file: both start the release
+#   its dev dependencies from its lock file: both start the
 #   `podium` built above, and a redis-server for the subset run on the
 #   Redis backend (required here: installed above);
 # - the web console (tests/console: headless Chromium against podium
 #   serve): playwright-core from its lock file driving Debian's chromium;
-#   the test starts the release `podium` (with the console compiled in)
+#   the test starts the `podium` (with the console compiled in)
 #   and runs its read pages again on the Redis backend.
 bash scripts/rust-tests.sh \
     --job clients.python 'PODIUM_TEST_REDIS=require clients/python/run-tests.sh' \
     --job clients.typescript 'PODIUM_TEST_REDIS=require PODIUM_TEST_BROWSER=require clients/typescript/run-tests.sh' \
     --job web.console 'PODIUM_TEST_BROWSER=require tests/console/run-tests.sh' \
-    --workspace --release --features podium-server/external ||
+    --workspace --profile "$profile" --features podium-server/external ||
     failed+=("tests")
 phase "tests (schemathesis beside them)"
 
