@@ -63,15 +63,8 @@ pub(super) fn run(store: &dyn KeyStore, cmd: Cmd, ev: &Events) -> Result<Run, Ap
             withscore,
         } => {
             let hit = store.zread(&key, |b| {
-                let pos = b.position(&member)?;
-                let len = b.len();
-                let asc = if b.config().order == Order::Desc {
-                    len - 1 - pos
-                } else {
-                    pos
-                };
-                let idx = if rev { len - 1 - asc } else { asc };
-                Some((idx as i64, stored(b.score(&member).unwrap_or(0.0), len)))
+                let idx = b.score_order_index(&member, rev)?;
+                Some((idx as i64, stored(b.score(&member).unwrap_or(0.0), b.len())))
             })?;
             done(match (hit.flatten(), withscore) {
                 (Some((i, _)), false) => Reply::Int(i),
