@@ -1,16 +1,17 @@
 //! Parsing of the sorted-set commands of lexicographic ranges and set
 //! algebra: the lexicographic range items (ZLEXCOUNT, ZREMRANGEBYLEX and
 //! the BYLEX forms of the ZRANGE family, which [`super::command`] parses),
-//! and ZUNION, ZINTER, ZDIFF, ZINTERCARD and ZDIFFSTORE, checked in the
-//! order of Redis's `zunionInterDiffGenericCommand`: the count and the keys
-//! first; the options after, carried in the command as a deferred `Result`
-//! since Redis reports them only after the keys' type check.
+//! and ZUNION, ZINTER, ZDIFF, ZUNIONSTORE, ZINTERSTORE, ZINTERCARD and
+//! ZDIFFSTORE, checked in the order of Redis's
+//! `zunionInterDiffGenericCommand`: the count and the keys first; the
+//! options after, carried in the command as a deferred `Result` since
+//! Redis reports them only after the keys' type check.
 
 use bytes::Bytes;
 use podium_core::keystore::{LexRange, SetOp};
 use podium_engine::Aggregate;
 
-use super::command::{AlgebraOpts, Cmd};
+use super::command::{AlgebraOpts, Cmd, StoreOpts};
 use super::num::{parse_double, parse_i64};
 use super::reply::Reply;
 
@@ -41,48 +42,76 @@ fn counted_keys(args: &[Bytes], at: usize, name: &str) -> Result<(Vec<Bytes>, us
     Ok((args[at + 1..end].to_vec(), end))
 }
 
+/// The options after the `n` keys that end at `from`, in the loop of
+/// Redis's `zunionInterDiffGenericCommand`: WEIGHTS and AGGREGATE where
+/// the command combines scores (`weighted`: not ZDIFF), WITHSCORES where
+/// it replies with the result (`replies`: not the STORE forms).
+fn set_options(
+    args: &[Bytes],
+    from: usize,
+    n: usize,
+    weighted: bool,
+    replies: bool,
+) -> Result<AlgebraOpts, Reply> {
+    let mut o = AlgebraOpts {
+        weights: vec![1.0; n],
+        agg: Aggregate::Sum,
+        withscores: false,
+    };
+    let mut j = from;
+    while j < args.len() {
+        let remaining = args.len() - j;
+        if weighted && remaining > n && eq(&args[j], "weights") {
+            for (i, w) in args[j + 1..j + 1 + n].iter().enumerate() {
+                o.weights[i] =
+                    parse_double(w).ok_or_else(|| Reply::err("weight value is not a float"))?;
+            }
+            j += 1 + n;
+        } else if weighted && remaining >= 2 && eq(&args[j], "aggregate") {
+            let a = &args[j + 1][..];
+            o.agg = if eq(a, "sum") {
+                Aggregate::Sum
+            } else if eq(a, "min") {
+                Aggregate::Min
+            } else if eq(a, "max") {
+                Aggregate::Max
+            } else {
+                return Err(Reply::syntax());
+            };
+            j += 2;
+        } else if replies && eq(&args[j], "withscores") {
+            o.withscores = true;
+            j += 1;
+        } else {
+            return Err(Reply::syntax());
+        }
+    }
+    Ok(o)
+}
+
 /// ZUNION / ZINTER / ZDIFF numkeys key [key ...] [WEIGHTS w ...]
 /// [AGGREGATE SUM|MIN|MAX] [WITHSCORES] (ZDIFF: WITHSCORES only).
 pub(super) fn algebra(args: &[Bytes], op: SetOp, name: &str) -> Result<Cmd, Reply> {
     let (keys, from) = counted_keys(args, 1, name)?;
-    let n = keys.len();
-    let opts = (|| {
-        let mut o = AlgebraOpts {
-            weights: vec![1.0; n],
-            agg: Aggregate::Sum,
-            withscores: false,
-        };
-        let mut j = from;
-        while j < args.len() {
-            let remaining = args.len() - j;
-            if op != SetOp::Diff && remaining > n && eq(&args[j], "weights") {
-                for (i, w) in args[j + 1..j + 1 + n].iter().enumerate() {
-                    o.weights[i] =
-                        parse_double(w).ok_or_else(|| Reply::err("weight value is not a float"))?;
-                }
-                j += 1 + n;
-            } else if op != SetOp::Diff && remaining >= 2 && eq(&args[j], "aggregate") {
-                let a = &args[j + 1][..];
-                o.agg = if eq(a, "sum") {
-                    Aggregate::Sum
-                } else if eq(a, "min") {
-                    Aggregate::Min
-                } else if eq(a, "max") {
-                    Aggregate::Max
-                } else {
-                    return Err(Reply::syntax());
-                };
-                j += 2;
-            } else if eq(&args[j], "withscores") {
-                o.withscores = true;
-                j += 1;
-            } else {
-                return Err(Reply::syntax());
-            }
-        }
-        Ok(o)
-    })();
+    let opts = set_options(args, from, keys.len(), op != SetOp::Diff, true);
     Ok(Cmd::ZAlgebra { keys, op, opts })
+}
+
+/// ZUNIONSTORE / ZINTERSTORE destination numkeys key [key ...]
+/// [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX].
+pub(super) fn store(args: &[Bytes], inter: bool) -> Result<Cmd, Reply> {
+    let name = if inter { "zinterstore" } else { "zunionstore" };
+    let (keys, from) = counted_keys(args, 2, name)?;
+    let opts = set_options(args, from, keys.len(), true, false).map(|o| StoreOpts {
+        weights: o.weights,
+        agg: o.agg,
+    });
+    Ok(Cmd::ZStore {
+        dest: args[1].clone(),
+        keys,
+        inter,
+        opts,
+    })
 }
 
 /// ZINTERCARD numkeys key [key ...] [LIMIT limit].
