@@ -11,7 +11,7 @@
 //! - **walk**: the board walk alone, each entry's id, score and rank read
 //!   and summed (no encoding): the floor the encoder stands on;
 //! - **encode**: the chunks exactly as the server streams them
-//!   (`rpc::exec::visit_chunk`: a fresh buffer per chunk);
+//!   (`podium_core::msgpack::visit_chunk`: a fresh buffer per chunk);
 //!
 //! and prints the median and best of each, in entries/s and MB/s of
 //! encoded bytes. `seq` gives member `m{i}` score `i` instead (records
@@ -26,8 +26,8 @@ use std::io::Write;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+use podium_core::msgpack::visit_chunk;
 use podium_engine::{Board, BoardConfig, Submit};
-use podium_server::rpc::exec::visit_chunk;
 use podium_store::service::Service;
 use rand::rngs::SmallRng;
 use rand::SeedableRng;

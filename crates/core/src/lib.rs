@@ -7,7 +7,9 @@
 //! limits (`rate`), the per-thread counters of hot paths (`counters`)
 //! and the write policy every engine is held to: the per-member
 //! submission limit and whether writes create boards (`write_policy`),
-//! and the backup format (`backup`).
+//! the backup format (`backup`), the MessagePack forms of results
+//! written straight from the engine's entries (`msgpack`), and how a
+//! runtime worker waits for what another thread holds (`wait`).
 
 pub mod api;
 pub mod backend;
@@ -20,10 +22,12 @@ pub mod events;
 pub mod json;
 pub mod keystore;
 pub mod memory;
+pub mod msgpack;
 pub mod op;
 pub mod ops;
 pub mod private_fs;
 pub mod rate;
 pub mod schedule;
 pub mod score;
+pub mod wait;
 pub mod write_policy;

@@ -22,7 +22,12 @@ use std::time::Duration;
 use podium_core::counters::Counters;
 use podium_core::op::Op;
 
-use crate::http::SECONDS_BUCKETS;
+/// Histogram buckets (seconds) of every `*_seconds` metric: request
+/// latency, fsync and snapshot time.
+pub const SECONDS_BUCKETS: &[f64] = &[
+    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+    1.0, 2.5, 5.0, 10.0,
+];
 
 /// The protocols, in the order of their rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,12 +171,42 @@ pub fn http_operation(op: Op, ok: bool, took: Duration) {
     OPERATIONS.record(op_row(op, Protocol::Http), ok, took);
 }
 
+/// Hands each of a protocol's rows over as its operation's sums.
+pub type AddOperations = fn(&mut dyn FnMut(Op, &[u64]));
+
+/// A protocol's own rows, which its frontend keeps (MessagePack-RPC's by
+/// method, the Redis protocol's by command): how they add into the
+/// operation rows, and how their own families are written.
+#[derive(Clone, Copy)]
+pub struct ProtocolRows {
+    pub protocol: Protocol,
+    pub add_operations: AddOperations,
+    /// Writes the protocol's own families.
+    pub render: fn(&mut String),
+}
+
+/// The protocols' own rows, in the order of [`Protocol`].
+static PROTOCOL_ROWS: parking_lot::RwLock<Vec<ProtocolRows>> = parking_lot::RwLock::new(Vec::new());
+
+/// Adds a protocol's own rows to what [`render`] writes (once per
+/// protocol). `podium serve` registers every frontend's, whichever
+/// listeners it opens, so a scrape always shows the same families.
+pub fn register(rows: ProtocolRows) {
+    let mut all = PROTOCOL_ROWS.write();
+    if !all.iter().any(|r| r.protocol == rows.protocol) {
+        all.push(rows);
+        all.sort_by_key(|r| r.protocol as usize);
+    }
+}
+
 /// Every family of this module, for `/metrics`.
 pub fn render(out: &mut String) {
     let per = Protocol::ALL.len();
     let mut ops = OPERATIONS.counts.all();
-    crate::rpc::add_operations(&mut |op, row| add_row(&mut ops, op_row(op, Protocol::Rpc), row));
-    crate::resp::add_operations(&mut |op, row| add_row(&mut ops, op_row(op, Protocol::Resp), row));
+    let protocols = PROTOCOL_ROWS.read().clone();
+    for p in &protocols {
+        (p.add_operations)(&mut |op, row| add_row(&mut ops, op_row(op, p.protocol), row));
+    }
     render_rows(
         &ops,
         out,
@@ -191,8 +226,9 @@ pub fn render(out: &mut String) {
             )
         },
     );
-    crate::rpc::render_stats(out);
-    crate::resp::render_stats(out);
+    for p in &protocols {
+        (p.render)(out);
+    }
 }
 
 /// Adds one row's sums into row `to` of `rows`.

@@ -97,6 +97,9 @@ pub async fn serve(settings: Settings, clock: Arc<dyn Clock>) -> Result<()> {
         false => AutoCreate::Off,
     };
     let limited: Arc<dyn Backend> = Arc::new(WritePolicy::new(engine.backend(), auto_create));
+    // `/metrics` shows every protocol's rows, whichever listeners run.
+    crate::callstats::register(crate::rpc::STATS);
+    crate::callstats::register(crate::resp::STATS);
     if let Some((routing, local)) = http {
         routing.open(crate::http::router(
             limited.clone(),

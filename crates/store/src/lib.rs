@@ -1,16 +1,16 @@
 //! The embedded durable store: the board service over the engine
 //! (`service`), the Redis data model beside it (`keyspace`), the
 //! write-ahead log, snapshots, recovery and repair (`storage`), and the
-//! storage interface's embedded implementation (`embedded`), the webhook
-//! deliveries it owes (`outbox`), and how a runtime worker waits for what
-//! another thread holds (`wait`).
+//! storage interface's embedded implementation (`embedded`) and the webhook
+//! deliveries it owes (`outbox`).
 
 pub mod embedded;
 pub mod keyspace;
 pub mod outbox;
 pub mod service;
 pub mod storage;
-pub mod wait;
+// (core's; most of the store's waits go through it.)
+use podium_core::wait;
 
 use std::fmt;
 use std::str::FromStr;

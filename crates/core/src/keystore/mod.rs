@@ -16,6 +16,7 @@ mod glob;
 mod lcs;
 mod lex;
 mod longdouble;
+pub mod notify;
 mod strings;
 mod waiters;
 

@@ -248,12 +248,7 @@ pub fn router(be: Arc<dyn Backend>, cfg: HttpConfig, metrics: Option<PrometheusH
         .with_state(st)
 }
 
-/// Histogram buckets (seconds) of every `*_seconds` metric: request
-/// latency, fsync and snapshot time.
-pub const SECONDS_BUCKETS: &[f64] = &[
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-    1.0, 2.5, 5.0, 10.0,
-];
+pub use crate::callstats::SECONDS_BUCKETS;
 
 /// The `# HELP` text of every series registered in the recorder (the
 /// series rendered at scrape time write their own).

@@ -54,7 +54,7 @@ fn record(index: usize, ok: bool, took: std::time::Duration) {
 /// Each command's sums, handed over as its operation's (a command whose
 /// operation depends on its keys — DEL and the EXPIRE family — as the one
 /// on keys that name no board).
-pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
+fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
     COMMAND_STATS.each_row(&mut |row, sums| {
         let op = match command::COMMANDS[row].access {
             command::Access::Op(op) => op,
@@ -64,8 +64,15 @@ pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
     });
 }
 
+/// This protocol's rows of `/metrics`, for `podium serve` to register.
+pub const STATS: crate::callstats::ProtocolRows = crate::callstats::ProtocolRows {
+    protocol: crate::callstats::Protocol::Resp,
+    add_operations,
+    render: render_stats,
+};
+
 /// The per-command families of `/metrics`.
-pub(crate) fn render_stats(out: &mut String) {
+fn render_stats(out: &mut String) {
     COMMAND_STATS.render(
         out,
         (

@@ -40,7 +40,7 @@ pub fn notification(id: u64, ev: &Event, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\x93\x02\xa5event\x92");
     // Writing into a Vec cannot fail.
     let _ = rmp::encode::write_uint(out, id);
-    if !super::json_mp::transcode_object(&ev.json, out) {
+    if !podium_core::msgpack::json::transcode_object(&ev.json, out) {
         // Not reached: podium writes every event as one JSON object whose
         // nested objects have sorted keys. Decoded and re-encoded then.
         let _ = rmp_serde::encode::write_named(out, &ev.value());

@@ -20,7 +20,6 @@ pub mod conn;
 pub mod events;
 pub mod exec;
 pub mod fast;
-pub mod json_mp;
 pub mod method;
 
 use std::sync::Arc;
@@ -49,12 +48,19 @@ fn record(m: method::Method, ok: bool, took: Duration) {
 }
 
 /// Each method's sums, handed over as its operation's.
-pub(crate) fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
+fn add_operations(add: &mut dyn FnMut(podium_core::op::Op, &[u64])) {
     METHOD_STATS.each_row(&mut |row, sums| add(method::METHODS[row].2, sums));
 }
 
+/// This protocol's rows of `/metrics`, for `podium serve` to register.
+pub const STATS: crate::callstats::ProtocolRows = crate::callstats::ProtocolRows {
+    protocol: crate::callstats::Protocol::Rpc,
+    add_operations,
+    render: render_stats,
+};
+
 /// The per-method families of `/metrics`.
-pub(crate) fn render_stats(out: &mut String) {
+fn render_stats(out: &mut String) {
     METHOD_STATS.render(
         out,
         (

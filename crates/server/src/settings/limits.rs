@@ -34,7 +34,7 @@ pub const DEFAULT_EXEC_TIME_LIMIT_MS: u64 = 1000;
 
 /// Default `--script-time-limit` (milliseconds): Redis's
 /// `busy-reply-threshold`.
-pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = crate::resp::script::DEFAULT_SCRIPT_TIME_LIMIT_MS;
+pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = 5000;
 
 /// The limits, resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -246,12 +246,14 @@ impl LimitArgs {
                 .or(file.notify_keyspace_events.as_ref())
             {
                 None => d.notify_keyspace_events,
-                Some(f) => crate::resp::notify::parse_flags(f.as_bytes()).ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "notify_keyspace_events {f:?}: {}",
-                        crate::resp::notify::BAD_FLAGS
-                    )
-                })?,
+                Some(f) => {
+                    podium_core::keystore::notify::parse_flags(f.as_bytes()).ok_or_else(|| {
+                        anyhow::anyhow!(
+                            "notify_keyspace_events {f:?}: {}",
+                            podium_core::keystore::notify::BAD_FLAGS
+                        )
+                    })?
+                }
             },
             webhook_targets: match self
                 .webhook_targets
@@ -544,7 +546,7 @@ mod tests {
                 multi_max_bytes: 1 << 20,
                 exec_time_limit_ms: 250,
                 script_time_limit_ms: 100,
-                notify_keyspace_events: crate::resp::notify::parse_flags(b"KEA").unwrap(),
+                notify_keyspace_events: podium_core::keystore::notify::parse_flags(b"KEA").unwrap(),
                 webhook_targets: podium_core::events::hooks::Targets::Public,
                 events_max_filters_per_member: 4,
                 events_max_filters_per_board: 40,
@@ -566,7 +568,7 @@ mod tests {
         assert_eq!(s.limits.exec_time_limit_ms, 0);
         assert_eq!(
             s.limits.notify_keyspace_events,
-            crate::resp::notify::parse_flags(b"Kz").unwrap()
+            podium_core::keystore::notify::parse_flags(b"Kz").unwrap()
         );
         assert_eq!(
             s.limits.webhook_targets,

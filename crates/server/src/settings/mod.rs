@@ -82,7 +82,7 @@ pub use keys::ApiKey;
 pub use limits::{parse_redis_bytes, LimitArgs, Limits, MaxMemory, MIN_MAXMEMORY};
 pub use limits::{
     DEFAULT_EXEC_TIME_LIMIT_MS, DEFAULT_MAXCLIENTS, DEFAULT_MULTI_MAX_BYTES,
-    DEFAULT_MULTI_MAX_COMMANDS,
+    DEFAULT_MULTI_MAX_COMMANDS, DEFAULT_SCRIPT_TIME_LIMIT_MS,
 };
 pub use podium_core::op::Scope;
 pub use podium_core::rate::Rate;

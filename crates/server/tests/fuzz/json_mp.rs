@@ -1,12 +1,12 @@
 //! A member's stored `data` (JSON text from disk or a client) written as
-//! MessagePack (`rpc::json_mp::transcode`).
+//! MessagePack (`podium_core::msgpack::json::transcode`).
 
 use proptest::prelude::*;
 use serde_json::Value;
 
 use crate::bounded;
 use crate::damage::{config, corpus, damage, damaged};
-use podium_server::rpc::json_mp::transcode;
+use podium_core::msgpack::json::transcode;
 
 /// What the general path writes for the same text: `rmp_serde` of the
 /// parsed `Value`, the bytes `transcode` promises.

@@ -491,7 +491,7 @@ impl Session {
         // Off the worker: a transaction's length is the client's to choose,
         // and while it runs here the worker's sockets must still be served
         // (reads beside it, other clients).
-        let replies = podium_store::wait::off_workers(|| {
+        let replies = podium_core::wait::off_workers(|| {
             store.atomically(writes, || {
                 let started = Instant::now();
                 m.queue

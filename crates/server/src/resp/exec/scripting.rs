@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::resp::script::BUSY;
-use podium_store::wait::{off_workers, spin};
+use podium_core::wait::{off_workers, spin};
 
 /// Commands Redis refuses inside a script (its `noscript` flag), by name:
 /// transactions, scripts, connection state, pub/sub and blocking commands.

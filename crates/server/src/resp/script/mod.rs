@@ -42,8 +42,7 @@ use super::exec::REDIS_VERSION;
 use super::num::parse_i64;
 use super::reply::Reply;
 
-/// Default `--script-time-limit` (Redis's `busy-reply-threshold`).
-pub const DEFAULT_SCRIPT_TIME_LIMIT_MS: u64 = 5000;
+pub use crate::settings::DEFAULT_SCRIPT_TIME_LIMIT_MS;
 
 /// A script still running this many times the time limit is stopped,
 /// written or not: nothing else may stall the store for ever.
@@ -220,7 +219,7 @@ impl Watch {
                 let _ = r.stop.compare_exchange(GO_ON, SHUTDOWN, SeqCst, SeqCst);
             }
             if elapsed >= LEAVE_WORKER_AFTER {
-                podium_store::wait::leave_worker();
+                podium_core::wait::leave_worker();
             }
         }
         match r.stop.load(SeqCst) {

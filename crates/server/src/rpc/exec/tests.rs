@@ -169,7 +169,7 @@ fn bare_entries_encode_as_the_dto_at_every_seam() {
 }
 
 /// An export whose members' `data` are long strings (the blob shape,
-/// json_mp's fast path: plain, with escapes, not ASCII, a control
+/// msgpack::json's fast path: plain, with escapes, not ASCII, a control
 /// character escaped), read in chunks of every size from 1 to 7 entries
 /// as the connection streams them, is byte for byte the DTOs' encoding.
 #[test]

@@ -1,5 +1,6 @@
 //! A member's `data` (a JSON object kept as text) written as MessagePack
-//! straight from its text, for the in-place entry encoder.
+//! straight from its text, for the in-place entry encoder
+//! ([`super::encode_entry_ref`]).
 //!
 //! The DTO path parses the text into a `serde_json::Value` (a tree: a
 //! `BTreeMap` node and a `String` per key and string) and has `rmp_serde`
